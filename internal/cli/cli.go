@@ -1,0 +1,164 @@
+// Package cli implements the 3gs command line: one binary, subcommands,
+// every flag with an environment-variable twin. It is a package rather than
+// code in main so tests run commands in-process with their own streams and
+// environment.
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Env is what a command may touch: its streams and its environment.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+// Exit codes.
+const (
+	ExitOK    = 0
+	ExitFail  = 1 // the command ran and found a problem
+	ExitUsage = 2 // the command line itself is wrong
+)
+
+type command struct {
+	name    string
+	args    string // argument synopsis
+	summary string
+	flags   func(*Flags) // declares the command's flags; nil for none
+	run     func(ctx context.Context, env *Env, f *Flags) int
+}
+
+func commands() []command {
+	return []command{
+		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
+		{"version", "", "print the version, commit and Go version", nil, runVersion},
+		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
+	}
+}
+
+// Run executes the command line args (without the program name) and
+// returns the process exit code.
+func Run(ctx context.Context, args []string, env *Env) int {
+	if len(args) == 0 {
+		return runHelp(ctx, env, &Flags{})
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		name = "help"
+	case "-version", "--version":
+		name = "version"
+	}
+	c, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(env.Stderr, "3gs: unknown command %q\n\n", name)
+		usage(env.Stderr)
+		return ExitUsage
+	}
+	f := newFlags(c, env)
+	if err := f.fs.Parse(args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	return c.run(ctx, env, f)
+}
+
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "3gs: three good sources, a curated MCP server\n\nUsage: 3gs COMMAND [flags] [args]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun '3gs help COMMAND' for a command's flags and their environment variables.")
+}
+
+func runHelp(_ context.Context, env *Env, f *Flags) int {
+	if f.fs == nil || f.fs.NArg() == 0 {
+		usage(env.Stdout)
+		return ExitOK
+	}
+	c, ok := lookup(f.fs.Arg(0))
+	if !ok {
+		fmt.Fprintf(env.Stderr, "3gs help: unknown command %q\n\n", f.fs.Arg(0))
+		usage(env.Stderr)
+		return ExitUsage
+	}
+	h := newFlags(c, env)
+	h.fs.SetOutput(env.Stdout)
+	h.fs.Usage()
+	return ExitOK
+}
+
+// Flags is a command's flag set. Each flag may have an environment twin that
+// supplies its value when the flag is not given; an explicit flag wins.
+type Flags struct {
+	fs    *flag.FlagSet
+	env   *Env
+	twins map[string]string // flag name → environment variable
+	defs  map[string]string // flag name → built-in default, for help
+}
+
+func newFlags(c command, env *Env) *Flags {
+	f := &Flags{fs: flag.NewFlagSet("3gs "+c.name, flag.ContinueOnError), env: env, twins: map[string]string{}, defs: map[string]string{}}
+	f.fs.SetOutput(env.Stderr)
+	if c.flags != nil {
+		c.flags(f)
+	}
+	f.fs.Usage = func() { f.usage(c) }
+	return f
+}
+
+// String declares a string flag with an environment twin.
+func (f *Flags) String(name, envVar, def, usage string) {
+	f.twins[name], f.defs[name] = envVar, def
+	if v := f.env.Getenv(envVar); v != "" {
+		def = v
+	}
+	f.fs.String(name, def, usage)
+}
+
+// Value is the value of a declared flag after parsing.
+func (f *Flags) Value(name string) string { return f.fs.Lookup(name).Value.String() }
+
+// Args are the arguments after the flags.
+func (f *Flags) Args() []string { return f.fs.Args() }
+
+func (f *Flags) usage(c command) {
+	w := f.fs.Output()
+	fmt.Fprintf(w, "Usage: 3gs %s %s\n\n%s.\n", c.name, strings.TrimSpace("[flags] "+c.args), capitalize(c.summary))
+	first := true
+	f.fs.VisitAll(func(fl *flag.Flag) {
+		if first {
+			fmt.Fprint(w, "\nFlags:\n")
+			first = false
+		}
+		def := f.defs[fl.Name]
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(w, "  --%s (env %s; default %s)\n        %s\n", fl.Name, f.twins[fl.Name], def, fl.Usage)
+	})
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

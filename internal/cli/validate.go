@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+func validateFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "registry file to check when no PATH is given; none means the embedded registry.json")
+}
+
+// runValidate checks each registry file and prints every problem, one per
+// line, as FILE: PATH: REASON. With no file it checks what the server would
+// load: --registry / REGISTRY_PATH, or the embedded default.
+func runValidate(_ context.Context, env *Env, f *Flags) int {
+	paths := f.Args()
+	if p := f.Value("registry"); len(paths) == 0 && p != "" {
+		paths = []string{p}
+	}
+	if len(paths) == 0 {
+		return report(env, "embedded registry.json", func() (*registry.Registry, error) { return registry.Load(threegs.DefaultRegistry) })
+	}
+	code := ExitOK
+	for _, p := range paths {
+		if c := report(env, p, func() (*registry.Registry, error) { return registry.LoadFile(p) }); c != ExitOK {
+			code = c
+		}
+	}
+	return code
+}
+
+func report(env *Env, name string, load func() (*registry.Registry, error)) int {
+	r, err := load()
+	if err == nil {
+		fmt.Fprintf(env.Stdout, "OK: %s: version %s, %d categories\n", name, r.Version(), len(r.Categories()))
+		return ExitOK
+	}
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) {
+		fmt.Fprintf(env.Stdout, "FAIL: %s: %v\n", name, err)
+		return ExitFail
+	}
+	for _, e := range errs {
+		fmt.Fprintf(env.Stdout, "%s: %s\n", name, e)
+	}
+	fmt.Fprintf(env.Stdout, "FAIL: %s: %d %s\n", name, len(errs), plural(len(errs), "problem", "problems"))
+	return ExitFail
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,181 @@
+// Package registry loads registry.json into an immutable snapshot.
+//
+// Loading is the generated strict decoder (every schema rule, with paths)
+// followed by the rules a JSON Schema cannot state: the three ranks are
+// exactly 1, 2 and 3; no URL appears twice in a category; every query
+// pattern keeps at least one searchable word after normalization. All
+// problems are reported together, so a curator fixes a file in one round.
+package registry
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/textnorm"
+)
+
+// Registry is a loaded, validated registry. It is never modified after Load
+// returns, so any number of requests may read it at once; a registry change
+// produces a new Registry.
+type Registry struct {
+	doc        gen.Registry
+	categories []Category // sorted by slug
+	bySlug     map[string]*Category
+	sha256     string
+	size       int
+}
+
+// Category is one topic with its slug. Callers must not modify it.
+type Category struct {
+	Slug string
+	*gen.Category
+}
+
+// MaxSize bounds the registry file. Registries are hand-curated; a file this
+// large is a mistake, and refusing it keeps load time and memory bounded.
+const MaxSize = 8 << 20
+
+// Load validates data and returns the snapshot, or a strictjson.Errors that
+// lists every problem found.
+func Load(data []byte) (*Registry, error) {
+	if len(data) > MaxSize {
+		return nil, strictjson.Errors{{Reason: fmt.Sprintf("registry is %d bytes, more than the %d-byte limit", len(data), MaxSize)}}
+	}
+	doc, err := gen.DecodeRegistry(data)
+	var errs strictjson.Errors
+	if err != nil && !errors.As(err, &errs) {
+		return nil, err
+	}
+	if doc == nil { // not JSON at all: nothing further to check
+		return nil, errs
+	}
+	errs = append(errs, checkRules(doc)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	sum := sha256.Sum256(data)
+	r := &Registry{doc: *doc, sha256: hex.EncodeToString(sum[:]), size: len(data), bySlug: map[string]*Category{}}
+	for slug := range doc.Categories {
+		c := doc.Categories[slug]
+		slices.SortFunc(c.Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
+		r.categories = append(r.categories, Category{Slug: slug, Category: &c})
+	}
+	slices.SortFunc(r.categories, func(a, b Category) int { return strings.Compare(a.Slug, b.Slug) })
+	for i := range r.categories {
+		r.bySlug[r.categories[i].Slug] = &r.categories[i]
+	}
+	return r, nil
+}
+
+// LoadFile reads and loads the registry at path.
+func LoadFile(path string) (*Registry, error) {
+	data, err := readLimited(path)
+	if err != nil {
+		return nil, err
+	}
+	return Load(data)
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxSize {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte registry limit", path, st.Size(), MaxSize)
+	}
+	return os.ReadFile(path)
+}
+
+// checkRules applies the rules beyond the schema. It runs on whatever the
+// decoder managed to fill, so it only judges values the schema accepted
+// (a rank outside 1..3 is already reported; here it is skipped).
+func checkRules(doc *gen.Registry) strictjson.Errors {
+	var errs strictjson.Errors
+	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
+	slugs := make([]string, 0, len(doc.Categories))
+	for slug := range doc.Categories {
+		slugs = append(slugs, slug)
+	}
+	slices.Sort(slugs)
+	for _, slug := range slugs {
+		c := doc.Categories[slug]
+		base := "categories." + slug
+		rankAt := map[int]int{}
+		urlAt := map[string]int{}
+		for i, s := range c.Sources {
+			sp := base + ".sources[" + strconv.Itoa(i) + "]"
+			if s.Rank >= 1 && s.Rank <= 3 {
+				if j, dup := rankAt[s.Rank]; dup {
+					fail(sp+".rank", fmt.Sprintf("rank %d is already used by sources[%d]; the three sources must be ranked 1, 2 and 3", s.Rank, j))
+				} else {
+					rankAt[s.Rank] = i
+				}
+			}
+			if s.URL != "" {
+				key := urlKey(s.URL)
+				if j, dup := urlAt[key]; dup {
+					fail(sp+".url", fmt.Sprintf("same URL as sources[%d]; each source must point somewhere different", j))
+				} else {
+					urlAt[key] = i
+				}
+			}
+		}
+		for i, p := range c.QueryPatterns {
+			if p != "" && len(textnorm.Tokens(p)) == 0 {
+				fail(base+".query_patterns["+strconv.Itoa(i)+"]", "has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic")
+			}
+		}
+	}
+	return errs
+}
+
+// urlKey normalizes what does not change where a URL leads: the case of
+// scheme and host, and a trailing slash.
+func urlKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	return u.String()
+}
+
+// Version is the registry content version.
+func (r *Registry) Version() string { return r.doc.Version }
+
+// Updated is the day of the last content change.
+func (r *Registry) Updated() string { return r.doc.Updated }
+
+// Curator is who answers for the content.
+func (r *Registry) Curator() gen.Curator { return r.doc.Curator }
+
+// Endorsements are other curators' endorsements, in file order.
+func (r *Registry) Endorsements() []gen.Endorsement { return r.doc.Endorsements }
+
+// Categories returns every category sorted by slug. Callers must not modify it.
+func (r *Registry) Categories() []Category { return r.categories }
+
+// Category returns the category with this slug.
+func (r *Registry) Category(slug string) (*Category, bool) {
+	c, ok := r.bySlug[slug]
+	return c, ok
+}
+
+// SHA256 is the hex SHA-256 of the exact bytes loaded.
+func (r *Registry) SHA256() string { return r.sha256 }
+
+// Size is the length in bytes of the file loaded.
+func (r *Registry) Size() int { return r.size }

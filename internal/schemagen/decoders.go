@@ -1,0 +1,345 @@
+package schemagen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// strictjsonPkg is the runtime the generated decoders call.
+const strictjsonPkg = "github.com/three-good-sources/3gs/internal/strictjson"
+
+// decoderEmitter writes one file of strict decoders: an exported DecodeX for
+// each root schema and an unexported decodeT per struct type reached from it.
+type decoderEmitter struct {
+	f        *jen.File
+	structs  structs
+	emitted  map[string]*Node
+	queue    []pendingStruct
+	patterns map[string]string // pattern source → variable name
+	enums    map[string]string // variable name → joined values
+	decls    []jen.Code        // package-level vars, emitted last
+	err      error
+}
+
+type pendingStruct struct {
+	typeName string
+	node     *Node
+}
+
+// pathRef names the *strictjson.Path of the value being decoded: either the
+// function's parameter p (a pointer) or a local Path value.
+type pathRef struct {
+	name  string
+	isPtr bool
+}
+
+func (r pathRef) arg() jen.Code {
+	if r.isPtr {
+		return jen.Id(r.name)
+	}
+	return jen.Op("&").Id(r.name)
+}
+
+func newDecoderEmitter(pkg, header string, st structs) *decoderEmitter {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(header)
+	f.ImportName(strictjsonPkg, "strictjson")
+	return &decoderEmitter{f: f, structs: st, emitted: map[string]*Node{}, patterns: map[string]string{}, enums: map[string]string{}}
+}
+
+func (e *decoderEmitter) fail(format string, args ...any) {
+	if e.err == nil {
+		e.err = fmt.Errorf(format, args...)
+	}
+}
+
+// root emits the exported entry point for one root schema.
+func (e *decoderEmitter) root(typeName string, n *Node, what string) {
+	fn := "Decode" + typeName
+	e.f.Comment(wrap(fmt.Sprintf("%s strictly decodes %s. On failure the error is a strictjson.Errors listing every problem with its path, and the returned value holds whatever could be decoded, so callers can run further checks and report everything at once.", fn, what)))
+	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(typeName), jen.Error()).Block(
+		jen.List(jen.Id("d"), jen.Err()).Op(":=").Qual(strictjsonPkg, "NewDecoder").Call(jen.Id("data")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Var().Id("out").Id(typeName),
+		jen.Id("decode"+typeName).Call(jen.Id("d"), jen.Nil(), jen.Op("&").Id("out")),
+		jen.Return(jen.Op("&").Id("out"), jen.Id("d").Dot("Finish").Call()),
+	)
+	e.enqueue(typeName, n)
+	for len(e.queue) > 0 {
+		next := e.queue[0]
+		e.queue = e.queue[1:]
+		e.structFunc(next.typeName, next.node)
+	}
+}
+
+func (e *decoderEmitter) enqueue(typeName string, n *Node) {
+	if prev, ok := e.emitted[typeName]; ok {
+		if prev != n {
+			e.fail("%s and %s both map to Go type %s", prev.where(), n.where(), typeName)
+		}
+		return
+	}
+	e.emitted[typeName] = n
+	e.queue = append(e.queue, pendingStruct{typeName, n})
+}
+
+// structFunc emits decodeT for an object schema with listed properties.
+func (e *decoderEmitter) structFunc(typeName string, n *Node) {
+	fields, ok := e.structs[typeName]
+	if !ok && len(n.Properties) > 0 {
+		e.fail("%s: go-jsonschema declared no type %s", n.where(), typeName)
+		return
+	}
+	namesVar := lowerFirst(typeName) + "Fields"
+	var names []jen.Code
+	var required uint64
+	var cases []jen.Code
+	for i, prop := range n.Properties {
+		f, ok := fields[prop.Name]
+		if !ok {
+			e.fail("%s: go-jsonschema declared no field for %q in %s", n.where(), prop.Name, typeName)
+			return
+		}
+		names = append(names, jen.Lit(prop.Name))
+		if n.IsRequired(prop.Name) {
+			required |= 1 << i
+		}
+		body := []jen.Code{
+			jen.If(jen.Op("!").Id("d").Dot("Claim").Call(jen.Id("p"), jen.Id("key"), jen.Op("&").Id("seen"), jen.Lit(i))).Block(jen.Continue()),
+			jen.Id("fp").Op(":=").Id("p").Dot("Key").Call(jen.Id("key")),
+		}
+		body = append(body, e.value(prop.Schema, pathRef{name: "fp"}, f.Type, jen.Id("out").Dot(f.GoName), typeName+f.GoName, 0)...)
+		cases = append(cases, jen.Case(jen.Lit(prop.Name)).Block(body...))
+	}
+	known := jen.Id(namesVar)
+	if len(n.Properties) == 0 {
+		known = jen.Nil()
+	}
+	cases = append(cases, jen.Default().Block(jen.Id("d").Dot("UnknownKey").Call(jen.Id("p"), jen.Id("key"), known)))
+
+	body := []jen.Code{jen.If(jen.Op("!").Id("d").Dot("Object").Call(jen.Id("p"))).Block(jen.Return())}
+	if len(n.Properties) > 0 {
+		body = append(body, jen.Var().Id("seen").Uint64())
+	}
+	body = append(body, jen.For().Block(
+		jen.List(jen.Id("key"), jen.Id("more")).Op(":=").Id("d").Dot("NextKey").Call(),
+		jen.If(jen.Op("!").Id("more")).Block(jen.Break()),
+		jen.Switch(jen.Id("key")).Block(cases...),
+	))
+	if required != 0 {
+		body = append(body, jen.Id("d").Dot("Missing").Call(jen.Id("p"), jen.Id("seen"), jen.Op(fmt.Sprintf("0b%b", required)), known))
+	}
+	e.f.Commentf("decode%s reads the object at p (%s) into out.", typeName, n.where())
+	e.f.Func().Id("decode"+typeName).Params(
+		jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
+		jen.Id("p").Op("*").Qual(strictjsonPkg, "Path"),
+		jen.Id("out").Op("*").Id(typeName),
+	).Block(body...)
+	if len(n.Properties) > 0 {
+		e.decls = append(e.decls,
+			jen.Commentf("%s lists %s's fields in schema order; bit i of a decoder's seen set stands for %s[i].", namesVar, typeName, namesVar),
+			jen.Var().Id(namesVar).Op("=").Index().String().Values(names...))
+	}
+}
+
+// value emits statements that decode the value at path into target, whose
+// Go type is goType, enforcing n's constraints. depth keeps the names of
+// nested loop variables apart.
+func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen.Statement, hint string, depth int) []jen.Code {
+	n = n.Resolved()
+	if base, ok := strings.CutPrefix(goType, "*"); ok {
+		v := fmt.Sprintf("opt%d", depth)
+		inner := []jen.Code{jen.Var().Id(v).Id(base)}
+		inner = append(inner, e.value(n, path, base, jen.Id(v), hint, depth+1)...)
+		inner = append(inner, jen.Add(target).Op("=").Op("&").Id(v))
+		return []jen.Code{jen.Block(inner...)}
+	}
+	convert := func(v jen.Code, builtin string) jen.Code {
+		if goType == builtin {
+			return v
+		}
+		return jen.Id(goType).Call(v)
+	}
+	read := func(method, builtin string, checks []jen.Code) []jen.Code {
+		body := append(checks, jen.Add(target).Op("=").Add(convert(jen.Id("v"), builtin)))
+		return []jen.Code{jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("d").Dot(method).Call(path.arg()), jen.Id("ok")).Block(body...)}
+	}
+	switch n.Type {
+	case "string":
+		return read("String", "string", e.stringChecks(n, path, hint))
+	case "boolean":
+		return read("Bool", "bool", nil)
+	case "integer", "number":
+		method, builtin, asFloat := "Float", "float64", jen.Id("v")
+		if n.Type == "integer" {
+			method, builtin, asFloat = "Int", "int", jen.Float64().Call(jen.Id("v"))
+		}
+		var checks []jen.Code
+		if n.Minimum != nil {
+			checks = append(checks, jen.Id("d").Dot("Minimum").Call(path.arg(), asFloat, jen.Lit(*n.Minimum)))
+		}
+		if n.Maximum != nil {
+			checks = append(checks, jen.Id("d").Dot("Maximum").Call(path.arg(), asFloat, jen.Lit(*n.Maximum)))
+		}
+		return read(method, builtin, checks)
+	case "array":
+		elem, ok := strings.CutPrefix(goType, "[]")
+		if !ok {
+			e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.where(), goType)
+			return nil
+		}
+		items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
+		loop := []jen.Code{
+			jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
+			jen.Var().Id(item).Id(elem),
+		}
+		loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1)...)
+		loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
+		min, max := -1, -1
+		if n.MinItems != nil {
+			min = *n.MinItems
+		}
+		if n.MaxItems != nil {
+			max = *n.MaxItems
+		}
+		body := []jen.Code{
+			jen.Id(items).Op(":=").Index().Id(elem).Values(),
+			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
+		}
+		if min >= 0 || max >= 0 {
+			body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
+		}
+		body = append(body, jen.Add(target).Op("=").Id(items))
+		return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
+	case "object":
+		if !n.IsMap() {
+			if len(n.Properties) == 0 {
+				e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.where())
+				return nil
+			}
+			e.enqueue(goType, n)
+			return []jen.Code{jen.Id("decode"+goType).Call(jen.Id("d"), path.arg(), jen.Op("&").Add(target))}
+		}
+		elem, ok := strings.CutPrefix(goType, "map[string]")
+		if !ok {
+			e.fail("%s: expected a map type, go-jsonschema declared %s", n.where(), goType)
+			return nil
+		}
+		m, key, more, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("more%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
+		loop := []jen.Code{
+			jen.List(jen.Id(key), jen.Id(more)).Op(":=").Id("d").Dot("NextKey").Call(),
+			jen.If(jen.Op("!").Id(more)).Block(jen.Break()),
+			jen.If(jen.List(jen.Id("_"), jen.Id("dup")).Op(":=").Id(m).Index(jen.Id(key)), jen.Id("dup")).Block(
+				jen.Id("d").Dot("DuplicateKey").Call(path.arg(), jen.Id(key)),
+				jen.Continue(),
+			),
+			jen.Id(kp).Op(":=").Id(path.name).Dot("Key").Call(jen.Id(key)),
+		}
+		if pn := n.PropertyNames; pn != nil {
+			if pn.Pattern != "" {
+				loop = append(loop, jen.Id("d").Dot("KeyPattern").Call(jen.Op("&").Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
+			}
+			if pn.MaxLength != nil {
+				loop = append(loop, jen.Id("d").Dot("KeyMaxLength").Call(jen.Op("&").Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
+			}
+		}
+		loop = append(loop, jen.Var().Id(v).Id(elem))
+		loop = append(loop, e.value(n.AdditionalSchema, pathRef{name: kp}, elem, jen.Id(v), hint+"Value", depth+1)...)
+		loop = append(loop, jen.Id(m).Index(jen.Id(key)).Op("=").Id(v))
+		body := []jen.Code{
+			jen.Id(m).Op(":=").Map(jen.String()).Id(elem).Values(),
+			jen.For().Block(loop...),
+		}
+		if n.MinProperties != nil {
+			body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
+		}
+		body = append(body, jen.Add(target).Op("=").Id(m))
+		return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
+	}
+	e.fail("%s: type %s is not supported", n.where(), n.Type)
+	return nil
+}
+
+// stringChecks emits the constraint checks for a decoded string v.
+func (e *decoderEmitter) stringChecks(n *Node, path pathRef, hint string) []jen.Code {
+	var c []jen.Code
+	call := func(method string, args ...jen.Code) {
+		c = append(c, jen.Id("d").Dot(method).Call(append([]jen.Code{path.arg(), jen.Id("v")}, args...)...))
+	}
+	if n.MinLength != nil {
+		call("MinLength", jen.Lit(*n.MinLength))
+	}
+	if n.MaxLength != nil {
+		call("MaxLength", jen.Lit(*n.MaxLength))
+	}
+	switch n.Format {
+	case "date":
+		call("FormatDate")
+	case "uri":
+		call("FormatURI")
+	}
+	if n.Pattern != "" {
+		call("Pattern", jen.Id(e.pattern(n.Pattern, hint)))
+	}
+	if len(n.Enum) > 0 {
+		name := "enum" + hint
+		joined := strings.Join(n.Enum, "\x00")
+		if prev, dup := e.enums[name]; !dup {
+			e.enums[name] = joined
+			var vals []jen.Code
+			for _, v := range n.Enum {
+				vals = append(vals, jen.Lit(v))
+			}
+			e.decls = append(e.decls, jen.Commentf("%s holds the values allowed at %s.", name, n.where()), jen.Var().Id(name).Op("=").Index().String().Values(vals...))
+		} else if prev != joined {
+			e.fail("%s: two different enums would be named %s", n.where(), name)
+		}
+		call("Enum", jen.Id(name))
+	}
+	return c
+}
+
+// pattern returns the variable holding the compiled pattern, declaring it on
+// first use. Patterns are compiled once, at package initialization.
+func (e *decoderEmitter) pattern(src, hint string) string {
+	if name, ok := e.patterns[src]; ok {
+		return name
+	}
+	name := "pattern" + hint
+	e.patterns[src] = name
+	e.decls = append(e.decls, jen.Var().Id(name).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(src)))
+	return name
+}
+
+// finish appends the package-level declarations and renders the file.
+func (e *decoderEmitter) finish() ([]byte, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	for _, d := range e.decls {
+		e.f.Add(d)
+	}
+	return render(e.f)
+}
+
+// wrap breaks text into comment lines of at most 80 characters.
+func wrap(text string) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		if n > 0 && n+1+len(w) > 80 {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }

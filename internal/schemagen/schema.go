@@ -1,0 +1,369 @@
+package schemagen
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Node is one JSON Schema, reduced to the keywords the generator implements.
+// Anything else in a schema file is refused, so an edit can never add a
+// keyword that the generated decoders would silently ignore.
+type Node struct {
+	File string // schema file, for messages
+	Ptr  string // JSON pointer of this schema inside File
+
+	Type        string // object, array, string, integer, number or boolean
+	Title       string
+	Description string
+
+	// object
+	Properties       []*Property
+	Required         []string
+	AdditionalFalse  bool  // additionalProperties: false
+	AdditionalSchema *Node // additionalProperties: {schema}: a map
+	PropertyNames    *Node
+	MinProperties    *int
+
+	// array
+	Items              *Node
+	MinItems, MaxItems *int
+
+	// string
+	MinLength, MaxLength *int
+	Pattern              string
+	Format               string
+	Enum                 []string
+
+	// number and integer
+	Minimum, Maximum *float64
+
+	// Ref is the target of a "$ref" schema; all other fields are then empty.
+	Ref     *Node
+	RefName string
+}
+
+// Property is a named member of an object schema.
+type Property struct {
+	Name   string
+	Schema *Node
+}
+
+// Resolved follows a $ref to the schema it names.
+func (n *Node) Resolved() *Node {
+	if n.Ref != nil {
+		return n.Ref
+	}
+	return n
+}
+
+// IsRequired reports whether the object schema n requires property name.
+func (n *Node) IsRequired(name string) bool { return slices.Contains(n.Required, name) }
+
+// IsMap reports whether n is an object keyed by arbitrary names.
+func (n *Node) IsMap() bool { return n.Type == "object" && n.AdditionalSchema != nil }
+
+func (n *Node) where() string { return n.File + "#" + n.Ptr }
+
+// keywords lists, per JSON type, the keywords the generator enforces or that
+// carry no validation (annotations). Anything else is refused.
+var (
+	annotationKeywords = []string{"$schema", "$id", "$defs", "$comment", "title", "description", "examples"}
+	typeKeywords       = map[string][]string{
+		"object":  {"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties"},
+		"array":   {"type", "items", "minItems", "maxItems"},
+		"string":  {"type", "minLength", "maxLength", "pattern", "format", "enum"},
+		"integer": {"type", "minimum", "maximum"},
+		"number":  {"type", "minimum", "maximum"},
+		"boolean": {"type"},
+	}
+	formats = []string{"date", "uri"}
+)
+
+// draft202012 is the only dialect accepted in "$schema".
+const draft202012 = "https://json-schema.org/draft/2020-12/schema"
+
+// schemaParser turns one document's tree into Nodes and resolves local refs.
+type schemaParser struct {
+	file string
+	defs map[string]*Node
+	refs []*Node // nodes whose Ref awaits resolution, by RefName
+}
+
+// parseSchema builds the Node for a root schema (a whole file, or a tool's
+// inputSchema/outputSchema). Its "$defs" are the targets of "#/$defs/NAME".
+func parseSchema(file, ptr string, v any) (*Node, error) {
+	p := &schemaParser{file: file, defs: map[string]*Node{}}
+	o, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s#%s: a schema must be an object", file, ptr)
+	}
+	if dv, ok := o.get("$defs"); ok {
+		defs, ok := dv.(*object)
+		if !ok {
+			return nil, fmt.Errorf("%s#%s/$defs: must be an object", file, ptr)
+		}
+		for _, name := range defs.keys {
+			n, err := p.node(ptr+"/$defs/"+name, defs.vals[name], false)
+			if err != nil {
+				return nil, err
+			}
+			p.defs[name] = n
+		}
+	}
+	root, err := p.node(ptr, v, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.refs {
+		target, ok := p.defs[r.RefName]
+		if !ok {
+			return nil, fmt.Errorf("%s: $ref names #/$defs/%s, which does not exist", r.where(), r.RefName)
+		}
+		if target.Ref != nil {
+			return nil, fmt.Errorf("%s: $ref to a $ref is not supported", r.where())
+		}
+		r.Ref = target
+	}
+	return root, nil
+}
+
+func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
+	n := &Node{File: p.file, Ptr: ptr}
+	o, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: a schema must be an object (boolean schemas are not supported)", n.where())
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", n.where(), fmt.Sprintf(format, args...))
+	}
+
+	if ref, ok := o.get("$ref"); ok {
+		s, _ := ref.(string)
+		name, found := strings.CutPrefix(s, "#/$defs/")
+		if !found || name == "" || strings.Contains(name, "/") {
+			return nil, fail("$ref must point into this document's $defs (#/$defs/NAME), got %q; other references are not supported", s)
+		}
+		for _, k := range o.keys {
+			if k != "$ref" && k != "description" && k != "$comment" {
+				return nil, fail("keyword %q beside $ref is not supported; put it in the referenced schema", k)
+			}
+		}
+		n.RefName = name
+		n.Description, _ = o.vals["description"].(string)
+		p.refs = append(p.refs, n)
+		return n, nil
+	}
+
+	t, _ := o.vals["type"].(string)
+	allowed, ok := typeKeywords[t]
+	if !ok {
+		return nil, fail("every schema needs \"type\" with one of object, array, string, integer, number, boolean (a single type; type lists are not supported)")
+	}
+	n.Type = t
+	for _, k := range o.keys {
+		if !slices.Contains(allowed, k) && !slices.Contains(annotationKeywords, k) {
+			return nil, fail("keyword %q is not supported for type %s by the generator; supported: %s", k, t, strings.Join(append(slices.Clone(allowed), annotationKeywords...), ", "))
+		}
+		if !root && (k == "$schema" || k == "$id" || k == "$defs") {
+			return nil, fail("%q is only allowed at the root of a schema", k)
+		}
+	}
+	if s, ok := o.vals["$schema"]; ok && s != draft202012 {
+		return nil, fail("$schema must be %q (JSON Schema 2020-12)", draft202012)
+	}
+	var err error
+	str := func(key string) string {
+		if err != nil {
+			return ""
+		}
+		v, ok := o.vals[key]
+		if !ok {
+			return ""
+		}
+		s, ok := v.(string)
+		if !ok {
+			err = fail("%q must be a string", key)
+		}
+		return s
+	}
+	count := func(key string) *int {
+		if err != nil {
+			return nil
+		}
+		v, ok := o.vals[key]
+		if !ok {
+			return nil
+		}
+		num, ok := v.(json.Number)
+		i, perr := num.Int64()
+		if !ok || perr != nil || i < 0 || i > math.MaxInt32 {
+			err = fail("%q must be a non-negative integer", key)
+			return nil
+		}
+		c := int(i)
+		return &c
+	}
+	number := func(key string) *float64 {
+		if err != nil {
+			return nil
+		}
+		v, ok := o.vals[key]
+		if !ok {
+			return nil
+		}
+		num, ok := v.(json.Number)
+		f, perr := num.Float64()
+		if !ok || perr != nil {
+			err = fail("%q must be a number", key)
+			return nil
+		}
+		return &f
+	}
+	n.Title = str("title")
+	n.Description = str("description")
+	switch t {
+	case "object":
+		n.MinProperties = count("minProperties")
+		if err == nil {
+			err = p.object(n, o)
+		}
+	case "array":
+		n.MinItems, n.MaxItems = count("minItems"), count("maxItems")
+		if err == nil {
+			iv, ok := o.get("items")
+			if !ok {
+				return nil, fail("arrays need \"items\"")
+			}
+			n.Items, err = p.node(ptr+"/items", iv, false)
+		}
+		if err == nil && n.MinItems != nil && n.MaxItems != nil && *n.MinItems > *n.MaxItems {
+			err = fail("minItems is greater than maxItems")
+		}
+	case "string":
+		n.MinLength, n.MaxLength = count("minLength"), count("maxLength")
+		n.Pattern, n.Format = str("pattern"), str("format")
+		if err == nil && n.Pattern != "" {
+			if _, rerr := regexp.Compile(n.Pattern); rerr != nil {
+				err = fail("pattern does not compile: %v", rerr)
+			}
+		}
+		if err == nil && n.Format != "" && !slices.Contains(formats, n.Format) {
+			err = fail("format %q is not supported; supported: %s", n.Format, strings.Join(formats, ", "))
+		}
+		if ev, ok := o.get("enum"); ok && err == nil {
+			list, _ := ev.([]any)
+			for _, e := range list {
+				s, ok := e.(string)
+				if !ok || slices.Contains(n.Enum, s) {
+					return nil, fail("enum must be a list of distinct strings")
+				}
+				n.Enum = append(n.Enum, s)
+			}
+			if len(n.Enum) == 0 {
+				err = fail("enum must not be empty")
+			}
+		}
+	case "integer", "number":
+		n.Minimum, n.Maximum = number("minimum"), number("maximum")
+		if err == nil && n.Minimum != nil && n.Maximum != nil && *n.Minimum > *n.Maximum {
+			err = fail("minimum is greater than maximum")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// object fills the object keywords. Every object must say what it does with
+// unlisted keys: "additionalProperties": false for records, or a schema for
+// maps keyed by name.
+func (p *schemaParser) object(n *Node, o *object) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", n.where(), fmt.Sprintf(format, args...))
+	}
+	if pv, ok := o.get("properties"); ok {
+		props, ok := pv.(*object)
+		if !ok {
+			return fail("\"properties\" must be an object")
+		}
+		for _, name := range props.keys {
+			child, err := p.node(n.Ptr+"/properties/"+name, props.vals[name], false)
+			if err != nil {
+				return err
+			}
+			n.Properties = append(n.Properties, &Property{Name: name, Schema: child})
+		}
+	}
+	if len(n.Properties) > 64 {
+		return fail("more than 64 properties; decoders track fields in a 64-bit set")
+	}
+	if rv, ok := o.get("required"); ok {
+		list, _ := rv.([]any)
+		for _, r := range list {
+			s, ok := r.(string)
+			if !ok || slices.Contains(n.Required, s) {
+				return fail("\"required\" must be a list of distinct strings")
+			}
+			if !slices.ContainsFunc(n.Properties, func(p *Property) bool { return p.Name == s }) {
+				return fail("required property %q is not declared in \"properties\"", s)
+			}
+			n.Required = append(n.Required, s)
+		}
+	}
+	switch av := o.vals["additionalProperties"].(type) {
+	case bool:
+		if av {
+			return fail("\"additionalProperties\": true is not allowed; list the properties or give a schema for map values")
+		}
+		n.AdditionalFalse = true
+	case *object:
+		if len(n.Properties) > 0 {
+			return fail("an object with both \"properties\" and an \"additionalProperties\" schema is not supported")
+		}
+		child, err := p.node(n.Ptr+"/additionalProperties", av, false)
+		if err != nil {
+			return err
+		}
+		n.AdditionalSchema = child
+	default:
+		return fail("objects must set \"additionalProperties\" to false (or to a schema, for maps)")
+	}
+	if pn, ok := o.get("propertyNames"); ok {
+		if n.AdditionalSchema == nil {
+			return fail("\"propertyNames\" is only supported on maps (objects with an \"additionalProperties\" schema)")
+		}
+		pno, ok := pn.(*object)
+		if !ok {
+			return fail("\"propertyNames\" must be an object")
+		}
+		// Property names are always strings, so "type" may be left out.
+		if _, ok := pno.get("type"); !ok {
+			pno = &object{keys: append([]string{"type"}, pno.keys...), vals: withKey(pno.vals, "type", "string")}
+		}
+		child, err := p.node(n.Ptr+"/propertyNames", pno, false)
+		if err != nil {
+			return err
+		}
+		if child.Type != "string" || child.Format != "" || len(child.Enum) > 0 || child.MinLength != nil {
+			return fail("\"propertyNames\" supports only \"pattern\" and \"maxLength\"")
+		}
+		n.PropertyNames = child
+	}
+	if n.MinProperties != nil && n.AdditionalSchema == nil {
+		return fail("\"minProperties\" is only supported on maps")
+	}
+	return nil
+}
+
+// withKey returns a copy of m with key set to v.
+func withKey(m map[string]any, key string, v any) map[string]any {
+	c := maps.Clone(m)
+	c[key] = v
+	return c
+}

@@ -1,0 +1,152 @@
+package schemagen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Tool is one MCP tool as declared in schema/tools/NAME.json.
+type Tool struct {
+	File        string
+	Name        string // MCP tool name, e.g. get_sources
+	Method      string // Go name, e.g. GetSources
+	Title       string
+	Description string
+	Tier        string // public, user or admin
+	Input       *Node
+	Output      *Node
+	// Manifest is the tool's entry in tools/list: name, title, description,
+	// the input and output schemas exactly as written (compacted), and
+	// annotations.
+	Manifest []byte
+}
+
+var (
+	toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	tiers      = []string{"public", "user", "admin"}
+	toolKeys   = []string{"name", "title", "description", "tier", "annotations", "inputSchema", "outputSchema"}
+	// Every hint is required so that no client falls back on the protocol's
+	// defaults (destructive, open-world) for a tool that is neither.
+	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+)
+
+// parseTool reads one tool file.
+func parseTool(file string, data []byte) (*Tool, error) {
+	tree, err := parseTree(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	o, ok := tree.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: a tool file must hold a JSON object", file)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", file, fmt.Sprintf(format, args...))
+	}
+	for _, k := range o.keys {
+		if !slices.Contains(toolKeys, k) {
+			return nil, fail("unknown key %q; a tool file has %s", k, strings.Join(toolKeys, ", "))
+		}
+	}
+	for _, k := range toolKeys {
+		if _, ok := o.get(k); !ok {
+			return nil, fail("missing key %q", k)
+		}
+	}
+	t := &Tool{File: file}
+	for key, dst := range map[string]*string{"name": &t.Name, "title": &t.Title, "description": &t.Description, "tier": &t.Tier} {
+		s, ok := o.vals[key].(string)
+		if !ok || s == "" {
+			return nil, fail("%q must be a non-empty string", key)
+		}
+		*dst = s
+	}
+	if !toolNameRE.MatchString(t.Name) || len(t.Name) > 64 {
+		return nil, fail("tool name %q must be lower_snake_case, at most 64 characters", t.Name)
+	}
+	if !slices.Contains(tiers, t.Tier) {
+		return nil, fail("tier %q must be one of %s", t.Tier, strings.Join(tiers, ", "))
+	}
+	if !strings.Contains(t.Description, "Example") {
+		return nil, fail("the description must show at least one call (\"Example: {...}\"); agents copy examples")
+	}
+	t.Method = goName(t.Name)
+
+	ann, ok := o.vals["annotations"].(*object)
+	if !ok {
+		return nil, fail("\"annotations\" must be an object")
+	}
+	if !slices.Equal(ann.keys, annotationKeys) {
+		return nil, fail("\"annotations\" must list exactly %s, in that order", strings.Join(annotationKeys, ", "))
+	}
+	for _, k := range annotationKeys[1:] {
+		if _, ok := ann.vals[k].(bool); !ok {
+			return nil, fail("annotations.%s must be a boolean", k)
+		}
+	}
+
+	if t.Input, err = parseSchema(file, "/inputSchema", o.vals["inputSchema"]); err != nil {
+		return nil, err
+	}
+	if t.Input.Type != "object" || !t.Input.AdditionalFalse {
+		return nil, fail("inputSchema must be an object with \"additionalProperties\": false")
+	}
+	if t.Output, err = parseSchema(file, "/outputSchema", o.vals["outputSchema"]); err != nil {
+		return nil, err
+	}
+	if t.Output.Type != "object" || t.Output.IsMap() {
+		return nil, fail("outputSchema must be an object with listed properties")
+	}
+	if t.Manifest, err = manifestEntry(t, data); err != nil {
+		return nil, fail("%v", err)
+	}
+	return t, nil
+}
+
+// manifestEntry builds the tool's tools/list entry. The schemas are copied
+// from the file byte for byte, only with insignificant whitespace removed,
+// so what clients see is exactly what reviewers read.
+func manifestEntry(t *Tool, data []byte) ([]byte, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	str := func(s string) {
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		b.Truncate(b.Len() - 1) // Encode's newline
+	}
+	b.WriteString(`{"name":`)
+	str(t.Name)
+	b.WriteString(`,"title":`)
+	str(t.Title)
+	b.WriteString(`,"description":`)
+	str(t.Description)
+	for _, k := range []string{"inputSchema", "outputSchema", "annotations"} {
+		b.WriteString(`,"` + k + `":`)
+		if err := json.Compact(&b, raw[k]); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// goName turns a snake_case name into an exported Go identifier.
+func goName(s string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(s, "_") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]))
+		b.WriteString(part[1:])
+	}
+	return b.String()
+}

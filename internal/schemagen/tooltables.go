@@ -1,0 +1,148 @@
+package schemagen
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+const sonicPkg = "github.com/bytedance/sonic"
+
+// handlersFile declares ToolHandlers, one method per tool, so a tool added
+// to schema/tools/ does not compile until internal/ implements it. Tools
+// whose input takes no parameters get their empty struct here, because
+// go-jsonschema emits nothing for an object without properties.
+func handlersFile(pkg, header string, tools []*Tool) ([]byte, error) {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(header)
+	f.Comment("ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.")
+	f.Comment("Each method gets strictly decoded arguments and returns the tool's structured result.")
+	f.Comment("An error is reported to the caller as a failed tool call; dispatch never sees a nil result with a nil error.")
+	var methods []jen.Code
+	for _, t := range tools {
+		methods = append(methods,
+			jen.Commentf("%s serves %s: %s.", t.Method, t.Name, t.Title),
+			jen.Id(t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("in").Op("*").Id(t.Method+"Input")).Params(jen.Op("*").Id(t.Method+"Output"), jen.Error()))
+	}
+	f.Type().Id("ToolHandlers").Interface(methods...)
+
+	var consts []jen.Code
+	for _, t := range tools {
+		consts = append(consts, jen.Id("Tool"+t.Method).Op("=").Lit(t.Name))
+	}
+	f.Comment("Tool names as clients send them in tools/call.")
+	f.Const().Defs(consts...)
+
+	for _, t := range tools {
+		if len(t.Input.Properties) == 0 {
+			f.Commentf("%sInput is the input of %s, which takes no parameters.", t.Method, t.Name)
+			f.Type().Id(t.Method + "Input").Struct()
+		}
+	}
+	return render(f)
+}
+
+// dispatchFile writes the dispatch table: for each tool its name, tier and a
+// call function that decodes the arguments strictly, runs the handler and
+// encodes the result with sonic.
+func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(header)
+	f.ImportName(sonicPkg, "sonic")
+
+	f.Comment("Tool is one entry of the dispatch table.")
+	f.Type().Id("Tool").Struct(
+		jen.Comment("Name is the MCP tool name."),
+		jen.Id("Name").String(),
+		jen.Comment("Tier is the lowest caller tier that may run the tool: public, user or admin."),
+		jen.Id("Tier").String(),
+		jen.Comment("Manifest is the tool's tools/list entry, schemas embedded verbatim."),
+		jen.Id("Manifest").String(),
+		jen.Id("call").Func().Params(jen.Qual("context", "Context"), jen.Id("ToolHandlers"), jen.Index().Byte()).Params(jen.Index().Byte(), jen.Error()),
+	)
+	f.Comment("Call decodes args (a JSON object; empty means {}) strictly, runs the tool and returns")
+	f.Comment("its structured result as JSON. Arguments that break the input schema yield a")
+	f.Comment("strictjson.Errors and the handler is not called; any other error is the handler's.")
+	f.Func().Params(jen.Id("t").Op("*").Id("Tool")).Id("Call").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.If(jen.Len(jen.Id("args")).Op("==").Lit(0)).Block(jen.Id("args").Op("=").Index().Byte().Call(jen.Lit("{}"))),
+		jen.Return(jen.Id("t").Dot("call").Call(jen.Id("ctx"), jen.Id("h"), jen.Id("args"))),
+	)
+
+	var entries []jen.Code
+	for _, t := range tools {
+		entries = append(entries, jen.Values(jen.Dict{
+			jen.Id("Name"):     jen.Lit(t.Name),
+			jen.Id("Tier"):     jen.Lit(t.Tier),
+			jen.Id("Manifest"): jen.Id(manifestConst(t)),
+			jen.Id("call"):     jen.Id("call" + t.Method),
+		}))
+	}
+	f.Comment("Tools lists every tool in tools/list order (by name). Do not modify it.")
+	f.Var().Id("Tools").Op("=").Index().Id("Tool").Values(entries...)
+
+	var cases []jen.Code
+	for i, t := range tools {
+		cases = append(cases, jen.Case(jen.Lit(t.Name)).Block(jen.Return(jen.Op("&").Id("Tools").Index(jen.Lit(i)))))
+	}
+	f.Comment("LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.")
+	f.Func().Id("LookupTool").Params(jen.Id("name").String()).Op("*").Id("Tool").Block(
+		jen.Switch(jen.Id("name")).Block(cases...),
+		jen.Return(jen.Nil()),
+	)
+
+	for _, t := range tools {
+		f.Commentf("call%s runs %s.", t.Method, t.Name)
+		f.Func().Id("call"+t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
+			jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("Decode"+t.Method+"Input").Call(jen.Id("args")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("h").Dot(t.Method).Call(jen.Id("ctx"), jen.Id("in")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.If(jen.Id("out").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(t.Name+": handler returned no result")))),
+			jen.Return(jen.Qual(sonicPkg, "Marshal").Call(jen.Id("out"))),
+		)
+	}
+	return render(f)
+}
+
+// manifestFile holds each tool's tools/list entry as one JSON string, and
+// the whole list, precomputed so tools/list costs no encoding at run time.
+func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(header)
+	var all bytes.Buffer
+	all.WriteByte('[')
+	for i, t := range tools {
+		if i > 0 {
+			all.WriteByte(',')
+		}
+		all.Write(t.Manifest)
+		f.Commentf("%s is the tools/list entry of %s, built from %s.", manifestConst(t), t.Name, t.File)
+		f.Const().Id(manifestConst(t)).Op("=").Add(rawString(string(t.Manifest)))
+	}
+	all.WriteByte(']')
+	f.Comment("AllToolsJSON is the JSON array of every tool's tools/list entry, in Tools order.")
+	f.Const().Id("AllToolsJSON").Op("=").Add(rawString(all.String()))
+	return render(f)
+}
+
+func manifestConst(t *Tool) string { return "manifest" + t.Method }
+
+// rawString writes s as a backquoted literal when it can, so reviewers read
+// the JSON without escapes.
+func rawString(s string) jen.Code {
+	if strings.ContainsAny(s, "`\r") {
+		return jen.Lit(s)
+	}
+	return jen.Op("`" + s + "`")
+}
+
+// render formats a jennifer file.
+func render(f *jen.File) ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.Render(&b); err != nil {
+		return nil, fmt.Errorf("rendering generated code: %w", err)
+	}
+	return b.Bytes(), nil
+}

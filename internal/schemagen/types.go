@@ -1,0 +1,161 @@
+package schemagen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/atombender/go-jsonschema/pkg/generator"
+	"github.com/atombender/go-jsonschema/pkg/schemas"
+)
+
+// typeRoot is one schema whose Go types go-jsonschema writes.
+type typeRoot struct {
+	id       string // synthetic $id that maps the schema to its root type
+	rootType string
+	output   string // file name under gen/
+	tree     any
+	node     *Node
+}
+
+// goTypes runs go-jsonschema in models-only mode (json tags, no
+// unmarshalers, no validation: our decoders do both) and returns the
+// formatted sources by file name.
+//
+// "format" is removed from the copy it sees, so that dates stay plain strings
+// and gen/ does not import go-jsonschema's runtime types; the decoders
+// enforce formats.
+func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
+	var mappings []generator.SchemaMapping
+	for _, r := range roots {
+		mappings = append(mappings, generator.SchemaMapping{SchemaID: r.id, PackageName: pkg, RootType: r.rootType, OutputName: r.output})
+	}
+	var warnings []string
+	g, err := generator.New(generator.Config{
+		SchemaMappings:            mappings,
+		DefaultPackageName:        pkg,
+		Capitalizations:           []string{"URL", "SHA256", "ID"},
+		Tags:                      []string{"json"},
+		OnlyModels:                true,
+		DisableCustomTypesForMaps: true,
+		Warner:                    func(s string) { warnings = append(warnings, s) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roots {
+		var b bytes.Buffer
+		writeTree(&b, r.tree, r.id)
+		s, err := schemas.FromJSONReader(&b)
+		if err != nil {
+			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.where(), err)
+		}
+		if err := g.AddFile(r.id, s); err != nil {
+			return nil, fmt.Errorf("go-jsonschema failed on %s: %w", r.node.where(), err)
+		}
+	}
+	if len(warnings) > 0 {
+		return nil, fmt.Errorf("go-jsonschema warned: %s", strings.Join(warnings, "; "))
+	}
+	return g.Sources()
+}
+
+// writeTree serializes a schema tree without its "format" keywords and with
+// the root's "$id" set to id.
+func writeTree(b *bytes.Buffer, v any, id string) {
+	switch t := v.(type) {
+	case *object:
+		b.WriteByte('{')
+		first := true
+		comma := func() {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+		}
+		if id != "" {
+			comma()
+			b.WriteString(`"$id":`)
+			b.WriteString(strconv.Quote(id))
+		}
+		for _, k := range t.keys {
+			if k == "format" || (id != "" && k == "$id") {
+				continue
+			}
+			comma()
+			kb, _ := json.Marshal(k)
+			b.Write(kb)
+			b.WriteByte(':')
+			writeTree(b, t.vals[k], "")
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeTree(b, e, "")
+		}
+		b.WriteByte(']')
+	default:
+		vb, _ := json.Marshal(t)
+		b.Write(vb)
+	}
+}
+
+// field is one struct field go-jsonschema declared.
+type field struct {
+	GoName string
+	Type   string // Go type expression, e.g. *string, []Source, map[string]Category
+}
+
+// structs maps type name to its fields by JSON name.
+type structs map[string]map[string]field
+
+// readStructs parses generated type sources and records every struct's
+// fields, so the decoders use exactly the names go-jsonschema chose instead
+// of guessing its naming rules.
+func readStructs(srcs map[string][]byte, into structs) error {
+	fset := token.NewFileSet()
+	for name, src := range srcs {
+		f, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			return fmt.Errorf("parsing go-jsonschema output %s: %w", name, err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if _, dup := into[ts.Name.Name]; dup {
+					return fmt.Errorf("type %s is declared twice in gen/; give one of the schemas a different name", ts.Name.Name)
+				}
+				fields := map[string]field{}
+				into[ts.Name.Name] = fields
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					continue
+				}
+				for _, fd := range st.Fields.List {
+					if fd.Tag == nil || len(fd.Names) != 1 {
+						return fmt.Errorf("%s: unexpected field shape in type %s", name, ts.Name.Name)
+					}
+					tag, _ := strconv.Unquote(fd.Tag.Value)
+					jsonName, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+					fields[jsonName] = field{GoName: fd.Names[0].Name, Type: types.ExprString(fd.Type)}
+				}
+			}
+		}
+	}
+	return nil
+}

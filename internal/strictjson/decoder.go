@@ -1,0 +1,240 @@
+package strictjson
+
+import (
+	"math"
+	"math/bits"
+	"strings"
+)
+
+// Decoder walks one tokenized document. Each read method consumes exactly
+// one value, whether or not it is of the wanted type, so a decoder that
+// finds a problem records it and carries on: one pass reports every problem.
+type Decoder struct {
+	toks []token
+	pos  int
+	errs Errors
+	tz   *tokenizer
+}
+
+// NewDecoder tokenizes data. A document that is not well-formed UTF-8 JSON,
+// or nests deeper than MaxDepth, yields an error and no decoder. Call
+// Finish when done.
+func NewDecoder(data []byte) (*Decoder, error) {
+	tz := tokenizers.Get().(*tokenizer)
+	if err := tz.tokenize(data, MaxDepth); err != nil {
+		tz.release()
+		return nil, Errors{err}
+	}
+	return &Decoder{toks: tz.toks, tz: tz}, nil
+}
+
+// Finish returns the problems recorded, as Errors, or nil, and recycles the
+// decoder's buffers; the decoder must not be used afterwards.
+func (d *Decoder) Finish() error {
+	d.tz.release()
+	d.toks, d.tz = nil, nil
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs
+}
+
+// Fail records a problem at p.
+func (d *Decoder) Fail(p *Path, reason string) {
+	switch {
+	case len(d.errs) < MaxErrors:
+		d.errs = append(d.errs, &Error{Path: p.String(), Reason: reason})
+	case len(d.errs) == MaxErrors:
+		d.errs = append(d.errs, &Error{Reason: "too many errors; fix the ones above and try again"})
+	}
+}
+
+// skip steps over the value at the current position.
+func (d *Decoder) skip() {
+	t := &d.toks[d.pos]
+	if t.kind == kindObject || t.kind == kindArray {
+		d.pos = int(t.end) + 1
+		return
+	}
+	d.pos++
+}
+
+// describe names a token's JSON type for "must be X, got Y" messages.
+func describe(t *token) string {
+	switch t.kind {
+	case kindNull:
+		return "null"
+	case kindBool:
+		return "a boolean"
+	case kindString:
+		return "a string"
+	case kindNumber:
+		return "a number"
+	case kindObject:
+		return "an object"
+	case kindArray:
+		return "an array"
+	}
+	return "nothing"
+}
+
+// expect consumes a value and reports whether it has kind k; a value of any
+// other kind (null included) is recorded as a type error and skipped.
+func (d *Decoder) expect(p *Path, k kind, want string) (*token, bool) {
+	t := &d.toks[d.pos]
+	if t.kind != k {
+		d.Fail(p, "must be "+want+", got "+describe(t))
+		d.skip()
+		return nil, false
+	}
+	d.pos++
+	return t, true
+}
+
+// Object enters an object value. It returns false, having recorded the type
+// error and skipped the value, when the value is not an object.
+func (d *Decoder) Object(p *Path) bool {
+	_, ok := d.expect(p, kindObject, "an object")
+	return ok
+}
+
+// NextKey returns the next member key of the object being read, or false
+// after consuming the end of the object.
+func (d *Decoder) NextKey() (string, bool) {
+	t := &d.toks[d.pos]
+	d.pos++
+	if t.kind == kindEnd {
+		return "", false
+	}
+	return t.str, true
+}
+
+// Array enters an array value, as Object does for objects.
+func (d *Decoder) Array(p *Path) bool {
+	_, ok := d.expect(p, kindArray, "an array")
+	return ok
+}
+
+// NextItem reports whether another element follows in the array being read;
+// it consumes the end of the array when none does.
+func (d *Decoder) NextItem() bool {
+	if d.toks[d.pos].kind == kindEnd {
+		d.pos++
+		return false
+	}
+	return true
+}
+
+// String reads a string value. Strings holding NUL characters are refused:
+// no field of ours has a use for them, and they truncate text in C-based
+// tools downstream.
+func (d *Decoder) String(p *Path) (string, bool) {
+	t, ok := d.expect(p, kindString, "a string")
+	if !ok {
+		return "", false
+	}
+	if strings.IndexByte(t.str, 0) >= 0 {
+		d.Fail(p, "must not contain NUL characters")
+		return "", false
+	}
+	return t.str, true
+}
+
+// Bool reads a boolean value.
+func (d *Decoder) Bool(p *Path) (bool, bool) {
+	t, ok := d.expect(p, kindBool, "a boolean")
+	if !ok {
+		return false, false
+	}
+	return t.bool, true
+}
+
+// Float reads a number value.
+func (d *Decoder) Float(p *Path) (float64, bool) {
+	t, ok := d.expect(p, kindNumber, "a number")
+	if !ok {
+		return 0, false
+	}
+	if t.isInt {
+		return float64(t.int()), true
+	}
+	return t.float(), true
+}
+
+// Int reads an integer value. As in JSON Schema, a number with a zero
+// fraction (2.0, 1e2) is an integer; 1.5 is not.
+func (d *Decoder) Int(p *Path) (int, bool) {
+	t, ok := d.expect(p, kindNumber, "an integer")
+	if !ok {
+		return 0, false
+	}
+	if t.isInt {
+		i := t.int()
+		if i < math.MinInt || i > math.MaxInt {
+			d.Fail(p, "integer out of range")
+			return 0, false
+		}
+		return int(i), true
+	}
+	f := t.float()
+	if f != math.Trunc(f) || math.IsInf(f, 0) {
+		d.Fail(p, "must be an integer, got "+brief(t.str))
+		return 0, false
+	}
+	if f < math.MinInt64 || f >= math.MaxInt64 {
+		d.Fail(p, "integer out of range")
+		return 0, false
+	}
+	return int(f), true
+}
+
+// Claim marks the known field with index bit as seen. A second occurrence of
+// the same key is a duplicate: it is recorded and its value skipped, and
+// Claim returns false.
+func (d *Decoder) Claim(p *Path, key string, seen *uint64, bit uint) bool {
+	if *seen&(1<<bit) != 0 {
+		kp := p.Key(key)
+		d.Fail(&kp, "duplicate key")
+		d.skip()
+		return false
+	}
+	*seen |= 1 << bit
+	return true
+}
+
+// DuplicateKey records a repeated key of a map-like object and skips its value.
+func (d *Decoder) DuplicateKey(p *Path, key string) {
+	kp := p.Key(key)
+	d.Fail(&kp, "duplicate key")
+	d.skip()
+}
+
+// UnknownKey records a key the schema does not allow and skips its value.
+// A key that matches a known one except for case gets its own message,
+// because such keys are how case-insensitive decoders get fooled.
+func (d *Decoder) UnknownKey(p *Path, key string, known []string) {
+	kp := p.Key(key)
+	reason := "unknown field"
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			reason = "unknown field; field names are case-sensitive, did you mean " + brief(k) + "?"
+			break
+		}
+	}
+	if len(known) == 0 {
+		reason += "; this object takes no fields"
+	} else if !strings.Contains(reason, "did you mean") {
+		reason += "; allowed: " + strings.Join(known, ", ")
+	}
+	d.Fail(&kp, reason)
+	d.skip()
+}
+
+// Missing records every required field (bit i of required names known[i])
+// that the object at p did not contain.
+func (d *Decoder) Missing(p *Path, seen, required uint64, known []string) {
+	for m := required &^ seen; m != 0; m &= m - 1 {
+		kp := p.Key(known[bits.TrailingZeros64(m)])
+		d.Fail(&kp, "required field is missing")
+	}
+}
