@@ -178,7 +178,7 @@ func (d *Decoder) Int(p *Path) (int, bool) {
 	}
 	f := t.float()
 	if f != math.Trunc(f) || math.IsInf(f, 0) {
-		d.Fail(p, "must be an integer, got "+brief(t.str))
+		d.Fail(p, "must be an integer, got "+briefNumber(t.str))
 		return 0, false
 	}
 	if f < math.MinInt64 || f >= math.MaxInt64 {

@@ -65,3 +65,11 @@ func brief(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// briefNumber shows a number's source text, cut short like brief.
+func briefNumber(s string) string {
+	if len(s) > briefLimit {
+		return s[:briefLimit] + "…"
+	}
+	return s
+}

@@ -138,18 +138,23 @@ func (t *tokenizer) tokenize(data []byte, maxDepth int) *Error {
 	if !utf8.Valid(data) {
 		return &Error{Reason: "invalid UTF-8 at byte " + strconv.Itoa(invalidUTF8At(data))}
 	}
+	// The depth-bounded traversal runs first, so a deeply nested document is
+	// reported as such rather than as whatever the validator trips on first.
+	t.maxDepth = maxDepth
+	err := ast.Preorder(string(data), t, nil)
+	if errors.Is(err, errTooDeep) {
+		return &Error{Reason: "nesting deeper than " + strconv.Itoa(maxDepth) + " levels"}
+	}
+	// The traversal stops after the first value; the validator also
+	// rejects anything after it, and locates syntax errors.
 	if ok, pos := encoder.Valid(data); !ok {
-		if len(data) == 0 || pos >= len(data) {
+		if pos < 0 || pos >= len(data) {
 			return &Error{Reason: "invalid JSON: unexpected end of input"}
 		}
 		return &Error{Reason: "invalid JSON: syntax error at byte " + strconv.Itoa(pos)}
 	}
-	t.maxDepth = maxDepth
-	if err := ast.Preorder(string(data), t, nil); err != nil {
-		if errors.Is(err, errTooDeep) {
-			return &Error{Reason: "nesting deeper than " + strconv.Itoa(maxDepth) + " levels"}
-		}
-		return &Error{Reason: "invalid JSON"}
+	if err != nil {
+		return &Error{Reason: "invalid JSON: a value cannot be represented (numbers must fit a 64-bit float)"}
 	}
 	return nil
 }

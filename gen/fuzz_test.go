@@ -1,0 +1,81 @@
+package gen
+
+import (
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/bytedance/sonic"
+)
+
+// fuzzDecoder checks a generated decoder on arbitrary bytes: it must never
+// panic, must fail with paths rather than half-answers, and whatever it
+// accepts must survive encode → decode unchanged.
+func fuzzDecoder[T any](f *testing.F, decode func([]byte) (*T, error), seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"a":1,"A":[{"b":null}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := decode(data)
+		if err != nil {
+			messages(t, err) // asserts the error is strictjson.Errors
+			return
+		}
+		enc, err := sonic.Marshal(v)
+		if err != nil {
+			t.Fatalf("accepted value does not encode: %v", err)
+		}
+		again, err := decode(enc)
+		if err != nil {
+			t.Fatalf("re-encoded value %s is rejected: %v", enc, err)
+		}
+		if !reflect.DeepEqual(v, again) {
+			t.Fatalf("round trip changed the value:\n%+v\n%+v", v, again)
+		}
+	})
+}
+
+func FuzzDecodeRegistry(f *testing.F) {
+	embedded, err := os.ReadFile("../registry.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzzDecoder(f, DecodeRegistry, validRegistry, string(embedded))
+}
+
+func FuzzDecodeGetSourcesInput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetSourcesInput, `{"query":"learn go"}`, `{"query":"x","threshold":0.5}`, `{"query":"x","Query":"y","query":"z"}`)
+}
+
+func FuzzDecodeListCategoriesInput(f *testing.F) {
+	fuzzDecoder(f, DecodeListCategoriesInput, `{"x":1}`)
+}
+
+func FuzzDecodeGetProvenanceInput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetProvenanceInput)
+}
+
+func FuzzDecodeGetEndorsementsInput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetEndorsementsInput)
+}
+
+func FuzzDecodeGetSourcesOutput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetSourcesOutput, `{"query":"q","category":{"slug":"s","name":"n","description":"d"},"score":0.5,"sources":[`+
+		`{"rank":1,"name":"a","url":"u","type":"tool","why":"w"},{"rank":2,"name":"b","url":"u","type":"tool","why":"w"},{"rank":3,"name":"c","url":"u","type":"tool","why":"w"}]}`)
+}
+
+func FuzzDecodeListCategoriesOutput(f *testing.F) {
+	fuzzDecoder(f, DecodeListCategoriesOutput, `{"categories":[{"slug":"s","name":"n","description":"d"}]}`)
+}
+
+func FuzzDecodeGetProvenanceOutput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetProvenanceOutput, `{"curator":{"name":"n","pubkey":"pk:x"},"version":"1.0.0","updated":"2026-11-21","category_count":3,`+
+		`"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":false}`)
+}
+
+func FuzzDecodeGetEndorsementsOutput(f *testing.F) {
+	fuzzDecoder(f, DecodeGetEndorsementsOutput, `{"endorsements":[{"pubkey":"pk:x","url":"u","since":"d","name":"n"}]}`)
+}

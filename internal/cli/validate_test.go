@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// run executes a 3gs command line in-process.
+func run(t *testing.T, environ map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	code = Run(context.Background(), args, env)
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateEmbeddedAndFiles(t *testing.T) {
+	code, out, _ := run(t, nil, "validate")
+	if code != ExitOK || !strings.HasPrefix(out, "OK: embedded registry.json: version ") {
+		t.Errorf("embedded: %d %q", code, out)
+	}
+	path := filepath.Join(fixture.Root(), "registry.json")
+	code, out, _ = run(t, nil, "validate", path)
+	if code != ExitOK || !strings.HasPrefix(out, "OK: "+path) {
+		t.Errorf("file: %d %q", code, out)
+	}
+	code, out, _ = run(t, map[string]string{"REGISTRY_PATH": path}, "validate")
+	if code != ExitOK || !strings.HasPrefix(out, "OK: "+path) {
+		t.Errorf("REGISTRY_PATH: %d %q", code, out)
+	}
+}
+
+func TestValidateSharedFixture(t *testing.T) {
+	path := fixture.SharedRegistry(t)
+	code, out, _ := run(t, nil, "validate", path)
+	if code != ExitOK || out != "OK: "+path+": version 0.1.0, 10 categories\n" {
+		t.Errorf("%d %q", code, out)
+	}
+}
+
+// broken writes a copy of our registry.json changed by edit and returns its path.
+func broken(t *testing.T, edit func(cat map[string]any)) string {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(threegs.DefaultRegistry, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc["categories"].(map[string]any)["rust-learning"].(map[string]any))
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "registry.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func source(cat map[string]any, i int) map[string]any {
+	return cat["sources"].([]any)[i].(map[string]any)
+}
+
+func TestValidateBrokenRegistries(t *testing.T) {
+	const p = "categories.rust-learning."
+	cases := []struct {
+		name string
+		edit func(cat map[string]any)
+		want []string
+	}{
+		{"two sources", func(c map[string]any) { c["sources"] = c["sources"].([]any)[:2] },
+			[]string{p + "sources: must have exactly 3 items, got 2"}},
+		{"ranks 1,1,3", func(c map[string]any) { source(c, 1)["rank"] = 1 },
+			[]string{p + "sources[1].rank: rank 1 is already used by sources[0]; the three sources must be ranked 1, 2 and 3"}},
+		{"unknown field", func(c map[string]any) { c["tags"] = []string{"rust"} },
+			[]string{p + "tags: unknown field; allowed: name, description, query_patterns, sources"}},
+		{"missing why", func(c map[string]any) { delete(source(c, 2), "why") },
+			[]string{p + "sources[2].why: required field is missing"}},
+		{"rank 2.5", func(c map[string]any) { source(c, 1)["rank"] = 2.5 },
+			[]string{p + "sources[1].rank: must be an integer, got 2.5"}},
+		{"Name beside name", func(c map[string]any) { c["Name"] = "Rust" },
+			[]string{p + `Name: unknown field; field names are case-sensitive, did you mean "name"?`}},
+		{"non-URL url", func(c map[string]any) { source(c, 0)["url"] = "the rust book" },
+			[]string{p + `sources[0].url: must be an absolute URL, got "the rust book"`,
+				p + `sources[0].url: must match the pattern ^https?://, got "the rust book"`}},
+		{"unknown type", func(c map[string]any) { source(c, 0)["type"] = "ebook" },
+			[]string{p + `sources[0].type: must be one of documentation, tutorial, video, article, tool, repo, forum, book, course, api; got "ebook"`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := broken(t, c.edit)
+			code, out, _ := run(t, nil, "validate", path)
+			if code != ExitFail {
+				t.Errorf("exit code %d, want %d", code, ExitFail)
+			}
+			var want []string
+			for _, w := range c.want {
+				want = append(want, path+": "+w)
+			}
+			want = append(want, "FAIL: "+path+": "+strconv.Itoa(len(c.want))+" "+plural(len(c.want), "problem", "problems"))
+			if got := strings.TrimSuffix(out, "\n"); got != strings.Join(want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+			}
+		})
+	}
+	t.Run("invalid slug", func(t *testing.T) {
+		var doc map[string]any
+		_ = json.Unmarshal(threegs.DefaultRegistry, &doc)
+		cats := doc["categories"].(map[string]any)
+		cats["Rust_Learning"] = cats["rust-learning"]
+		data, _ := json.Marshal(doc)
+		path := filepath.Join(t.TempDir(), "r.json")
+		_ = os.WriteFile(path, data, 0o644)
+		code, out, _ := run(t, nil, "validate", path)
+		want := path + ": categories.Rust_Learning: key must match the pattern ^[a-z0-9]+(-[a-z0-9]+)*$\nFAIL: " + path + ": 1 problem\n"
+		if code != ExitFail || out != want {
+			t.Errorf("%d\n%s", code, out)
+		}
+	})
+	t.Run("one good one bad", func(t *testing.T) {
+		bad := broken(t, func(c map[string]any) { delete(c, "name") })
+		good := filepath.Join(fixture.Root(), "registry.json")
+		code, out, _ := run(t, nil, "validate", good, bad)
+		if code != ExitFail || !strings.HasPrefix(out, "OK: "+good) || !strings.Contains(out, bad+": "+p+"name: required field is missing") {
+			t.Errorf("%d\n%s", code, out)
+		}
+	})
+	t.Run("missing file", func(t *testing.T) {
+		code, out, _ := run(t, nil, "validate", "/nonexistent/registry.json")
+		if code != ExitFail || !strings.Contains(out, "FAIL: /nonexistent/registry.json: open /nonexistent/registry.json: no such file or directory") {
+			t.Errorf("%d %q", code, out)
+		}
+	})
+}
+
+func TestUsageErrors(t *testing.T) {
+	if code, _, errOut := run(t, nil, "frobnicate"); code != ExitUsage || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "validate", "--bogus"); code != ExitUsage || !strings.Contains(errOut, "flag provided but not defined: -bogus") {
+		t.Errorf("unknown flag: %d %q", code, errOut)
+	}
+	if code, out, _ := run(t, nil, "help", "validate"); code != ExitOK || !strings.Contains(out, "--registry (env REGISTRY_PATH; default none)") {
+		t.Errorf("help validate: %d %q", code, out)
+	}
+	if code, out, _ := run(t, nil, "version"); code != ExitOK || !strings.HasPrefix(out, "3gs ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}

@@ -1,0 +1,155 @@
+package registry
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+func TestEmbeddedRegistry(t *testing.T) {
+	r, err := Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Categories()); n < 12 {
+		t.Errorf("the default registry has %d categories; it should cover at least 12 topics", n)
+	}
+	hosts := map[string]string{}
+	for _, c := range r.Categories() {
+		for i, s := range c.Sources {
+			if s.Rank != i+1 {
+				t.Errorf("%s: sources not in rank order: %v", c.Slug, c.Sources)
+			}
+			if !strings.HasPrefix(s.URL, "https://") {
+				t.Errorf("%s: %s is not https", c.Slug, s.URL)
+			}
+			if prev, dup := hosts[s.URL]; dup {
+				t.Errorf("%s and %s list the same URL %s", prev, c.Slug, s.URL)
+			}
+			hosts[s.URL] = c.Slug
+		}
+	}
+	if !slices.IsSortedFunc(r.Categories(), func(a, b Category) int { return strings.Compare(a.Slug, b.Slug) }) {
+		t.Error("categories are not sorted by slug")
+	}
+	if c, ok := r.Category("rust-learning"); !ok || c.Name != "Learning Rust" {
+		t.Errorf("lookup by slug: %v %v", c, ok)
+	}
+	if len(r.SHA256()) != 64 || r.Size() != len(threegs.DefaultRegistry) {
+		t.Errorf("digest %q size %d", r.SHA256(), r.Size())
+	}
+}
+
+func TestSharedFixtureRegistry(t *testing.T) {
+	r, err := LoadFile(fixture.SharedRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Categories()) != 10 {
+		t.Errorf("got %d categories", len(r.Categories()))
+	}
+}
+
+const base = `{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:abc"},"endorsements":[],` +
+	`"categories":{"go":{"name":"Go","description":"D","query_patterns":["learn go","go tutorial","go modules"],"sources":[` +
+	`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"},` +
+	`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},` +
+	`{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"}]}}}`
+
+func problems(t *testing.T, doc string) []string {
+	t.Helper()
+	_, err := Load([]byte(doc))
+	if err == nil {
+		return nil
+	}
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("%T: %v", err, err)
+	}
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestRules(t *testing.T) {
+	r, err := Load([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.Category("go")
+	if c.Sources[0].Name != "A" || c.Sources[2].Name != "C" {
+		t.Errorf("sources are not ordered by rank: %+v", c.Sources)
+	}
+	cases := []struct {
+		name, old, new string
+		want           []string
+	}{
+		{"repeated rank", `"rank":2,`, `"rank":1,`,
+			[]string{"categories.go.sources[2].rank: rank 1 is already used by sources[1]; the three sources must be ranked 1, 2 and 3"}},
+		{"repeated URL", `https://b.example/`, `https://A.example`,
+			[]string{"categories.go.sources[2].url: same URL as sources[1]; each source must point somewhere different"}},
+		{"pattern of stop words", `"go tutorial"`, `"How do I...?"`,
+			[]string{"categories.go.query_patterns[1]: has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic"}},
+		{"schema and rule problems together", `"rank":2,"name":"B"`, `"rank":3,"name":""`,
+			[]string{"categories.go.sources[2].name: must not be empty",
+				"categories.go.sources[2].rank: rank 3 is already used by sources[0]; the three sources must be ranked 1, 2 and 3"}},
+		{"out-of-range rank is reported once", `"rank":2,`, `"rank":7,`,
+			[]string{"categories.go.sources[2].rank: must be <= 3"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(base, c.old) {
+				t.Fatalf("%q not in base", c.old)
+			}
+			if got := problems(t, strings.Replace(base, c.old, c.new, 1)); !slices.Equal(got, c.want) {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(c.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestLoadFileLimits(t *testing.T) {
+	if _, err := LoadFile(t.TempDir() + "/missing.json"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := Load(make([]byte, MaxSize+1)); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("oversized registry: %v", err)
+	}
+}
+
+// BenchmarkDecodeFixture measures the strict decode alone of the 14 KB
+// registry curated by someone else (target: under 100 µs).
+func BenchmarkDecodeFixture(b *testing.B) {
+	data, err := os.ReadFile(fixture.SharedRegistry(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := gen.DecodeRegistry(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadEmbedded measures a whole load (decode, rules, digest,
+// index) of our own registry.
+func BenchmarkLoadEmbedded(b *testing.B) {
+	b.SetBytes(int64(len(threegs.DefaultRegistry)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Load(threegs.DefaultRegistry); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
