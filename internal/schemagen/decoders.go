@@ -110,7 +110,7 @@ func (e *decoderEmitter) structFunc(typeName string, n *Node) {
 			jen.If(jen.Op("!").Id("d").Dot("Claim").Call(jen.Id("p"), jen.Id("key"), jen.Op("&").Id("seen"), jen.Lit(i))).Block(jen.Continue()),
 			jen.Id("fp").Op(":=").Id("p").Dot("Key").Call(jen.Id("key")),
 		}
-		body = append(body, e.value(prop.Schema, pathRef{name: "fp"}, f.Type, jen.Id("out").Dot(f.GoName), typeName+f.GoName, 0)...)
+		body = append(body, e.value(prop.Schema, pathRef{name: "fp"}, f.Type, jen.Id("out").Dot(f.GoName), typeName+f.GoName, 0, !n.IsRequired(prop.Name))...)
 		cases = append(cases, jen.Case(jen.Lit(prop.Name)).Block(body...))
 	}
 	known := jen.Id(namesVar)
@@ -146,13 +146,15 @@ func (e *decoderEmitter) structFunc(typeName string, n *Node) {
 
 // value emits statements that decode the value at path into target, whose
 // Go type is goType, enforcing n's constraints. depth keeps the names of
-// nested loop variables apart.
-func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen.Statement, hint string, depth int) []jen.Code {
+// nested loop variables apart. For an optional property, an empty array or
+// map is left unset: the json tag omits empty collections, so storing one
+// would not survive an encode/decode round trip.
+func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
 	n = n.Resolved()
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		v := fmt.Sprintf("opt%d", depth)
 		inner := []jen.Code{jen.Var().Id(v).Id(base)}
-		inner = append(inner, e.value(n, path, base, jen.Id(v), hint, depth+1)...)
+		inner = append(inner, e.value(n, path, base, jen.Id(v), hint, depth+1, false)...)
 		inner = append(inner, jen.Add(target).Op("=").Op("&").Id(v))
 		return []jen.Code{jen.Block(inner...)}
 	}
@@ -195,7 +197,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 			jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
 			jen.Var().Id(item).Id(elem),
 		}
-		loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1)...)
+		loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1, false)...)
 		loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
 		min, max := -1, -1
 		if n.MinItems != nil {
@@ -211,7 +213,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 		if min >= 0 || max >= 0 {
 			body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
 		}
-		body = append(body, jen.Add(target).Op("=").Id(items))
+		body = append(body, assignCollection(target, items, optional))
 		return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
 	case "object":
 		if !n.IsMap() {
@@ -246,7 +248,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 			}
 		}
 		loop = append(loop, jen.Var().Id(v).Id(elem))
-		loop = append(loop, e.value(n.AdditionalSchema, pathRef{name: kp}, elem, jen.Id(v), hint+"Value", depth+1)...)
+		loop = append(loop, e.value(n.AdditionalSchema, pathRef{name: kp}, elem, jen.Id(v), hint+"Value", depth+1, false)...)
 		loop = append(loop, jen.Id(m).Index(jen.Id(key)).Op("=").Id(v))
 		body := []jen.Code{
 			jen.Id(m).Op(":=").Map(jen.String()).Id(elem).Values(),
@@ -255,11 +257,21 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 		if n.MinProperties != nil {
 			body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
 		}
-		body = append(body, jen.Add(target).Op("=").Id(m))
+		body = append(body, assignCollection(target, m, optional))
 		return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
 	}
 	e.fail("%s: type %s is not supported", n.where(), n.Type)
 	return nil
+}
+
+// assignCollection stores a decoded array or map, skipping an empty one for
+// an optional property.
+func assignCollection(target *jen.Statement, v string, optional bool) jen.Code {
+	assign := jen.Add(target).Op("=").Id(v)
+	if optional {
+		return jen.If(jen.Len(jen.Id(v)).Op(">").Lit(0)).Block(assign)
+	}
+	return assign
 }
 
 // stringChecks emits the constraint checks for a decoded string v.

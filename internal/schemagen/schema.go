@@ -84,6 +84,19 @@ var (
 	formats = []string{"date", "uri"}
 )
 
+// knownKeyword reports whether the generator implements keyword k for some type.
+func knownKeyword(k string) bool { return slices.Contains(allKeywords(), k) }
+
+// allKeywords lists every implemented keyword once, sorted.
+func allKeywords() []string {
+	all := slices.Clone(annotationKeywords)
+	for _, ks := range typeKeywords {
+		all = append(all, ks...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
 // draft202012 is the only dialect accepted in "$schema".
 const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
@@ -159,6 +172,14 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		return n, nil
 	}
 
+	for _, k := range o.keys {
+		if !knownKeyword(k) {
+			return nil, fail("keyword %q is not supported by the generator, which would not enforce it; supported: %s, $ref", k, strings.Join(allKeywords(), ", "))
+		}
+		if !root && (k == "$schema" || k == "$id" || k == "$defs") {
+			return nil, fail("%q is only allowed at the root of a schema", k)
+		}
+	}
 	t, _ := o.vals["type"].(string)
 	allowed, ok := typeKeywords[t]
 	if !ok {
@@ -167,10 +188,7 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 	n.Type = t
 	for _, k := range o.keys {
 		if !slices.Contains(allowed, k) && !slices.Contains(annotationKeywords, k) {
-			return nil, fail("keyword %q is not supported for type %s by the generator; supported: %s", k, t, strings.Join(append(slices.Clone(allowed), annotationKeywords...), ", "))
-		}
-		if !root && (k == "$schema" || k == "$id" || k == "$defs") {
-			return nil, fail("%q is only allowed at the root of a schema", k)
+			return nil, fail("keyword %q does not apply to type %s", k, t)
 		}
 	}
 	if s, ok := o.vals["$schema"]; ok && s != draft202012 {
@@ -329,6 +347,9 @@ func (p *schemaParser) object(n *Node, o *object) error {
 		child, err := p.node(n.Ptr+"/additionalProperties", av, false)
 		if err != nil {
 			return err
+		}
+		if child.Type == "object" {
+			return fail("map values that are objects must be a $ref to #/$defs/NAME: go-jsonschema gives inline map values no Go type name")
 		}
 		n.AdditionalSchema = child
 	default:

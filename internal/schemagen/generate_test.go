@@ -1,0 +1,240 @@
+package schemagen
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the generator's current output")
+
+// TestGolden pins the generator's output for testdata/schema, which uses
+// every supported keyword. Run `go test ./internal/schemagen -update` after
+// an intended change and review the golden diff.
+func TestGolden(t *testing.T) {
+	files, err := Generate("testdata/schema", "golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Generate("testdata/schema", "golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "golden")
+	if *update {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+	}
+	var names []string
+	for name, src := range files {
+		names = append(names, name)
+		if !bytes.Equal(src, again[name]) {
+			t.Errorf("%s differs between two runs: output is not deterministic", name)
+		}
+		if !strings.HasPrefix(string(src), "// Code generated ") || !strings.Contains(strings.SplitN(string(src), "\n", 2)[0], "DO NOT EDIT.") {
+			t.Errorf("%s lacks the generated-code header", name)
+		}
+		golden := filepath.Join(dir, name+".golden")
+		if *update {
+			if err := os.WriteFile(golden, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Errorf("%v (run with -update to create it)", err)
+			continue
+		}
+		if !bytes.Equal(src, want) {
+			t.Errorf("%s differs from %s; run `go test ./internal/schemagen -update` if the change is intended", name, golden)
+		}
+	}
+	slices.Sort(names)
+	wantNames := []string{RegistryDecodeFile, RegistryTypesFile, ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTypesFile}
+	slices.Sort(wantNames)
+	if !slices.Equal(names, wantNames) {
+		t.Errorf("generated %v, want %v", names, wantNames)
+	}
+}
+
+// TestGoldenCompiles builds the golden output as a package, so the code
+// paths only testdata/schema exercises (nested arrays, optional objects and
+// booleans, enum items) are known to compile.
+func TestGoldenCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a package with the go command")
+	}
+	files, err := Generate("testdata/schema", "golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The package must sit inside the module to import its runtime.
+	dir, err := os.MkdirTemp("testdata", "compile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(dir)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("generated golden package does not build: %v\n%s", err, out)
+	}
+}
+
+// TestGenIsFresh fails when gen/ does not match schema/, before CI's
+// `go generate && git diff` would.
+func TestGenIsFresh(t *testing.T) {
+	root := fixture.Root()
+	files, err := Generate(filepath.Join(root, "schema"), "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range files {
+		cur, err := os.ReadFile(filepath.Join(root, "gen", name))
+		if err != nil || !bytes.Equal(cur, src) {
+			t.Errorf("gen/%s is stale: run `go generate ./...` and commit the result", name)
+		}
+	}
+	existing, _ := filepath.Glob(filepath.Join(root, "gen", "*_gen.go"))
+	for _, path := range existing {
+		if _, ok := files[filepath.Base(path)]; !ok {
+			t.Errorf("gen/%s is no longer generated: run `go generate ./...`", filepath.Base(path))
+		}
+	}
+}
+
+// copySchemas copies the repository's schema/ into a temporary directory.
+func copySchemas(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join(fixture.Root(), "schema")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// A new schema field must reach the types, the decoder and the tools/list
+// payload through regeneration alone.
+func TestAddedFieldFlowsEverywhere(t *testing.T) {
+	dir := copySchemas(t)
+	path := filepath.Join(dir, "tools", "get_sources.json")
+	data, _ := os.ReadFile(path)
+	anchor := `"threshold": {`
+	if !bytes.Contains(data, []byte(anchor)) {
+		t.Fatal("get_sources.json no longer has a threshold property to anchor the edit")
+	}
+	data = bytes.Replace(data, []byte(anchor), []byte(`"max_age_days": { "description": "Only sources reviewed within this many days.", "type": "integer", "minimum": 1, "maximum": 3650 },
+      `+anchor), 1)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(dir, "gen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string][]string{
+		ToolsTypesFile:    {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
+		ToolsDecodeFile:   {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "max_age_days", "threshold"`},
+		ToolsManifestFile: {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
+	} {
+		for _, w := range want {
+			if !strings.Contains(string(files[file]), w) {
+				t.Errorf("%s lacks %s", file, w)
+			}
+		}
+	}
+}
+
+// The generator refuses what it cannot enforce, naming the file and place.
+func TestRefusals(t *testing.T) {
+	cases := []struct {
+		name, input, want string
+	}{
+		{"oneOf", `"query": {"oneOf": [{"type":"string"}]}`, `keyword "oneOf" is not supported`},
+		{"const", `"query": {"type": "string", "const": "x"}`, `keyword "const" is not supported`},
+		{"default", `"query": {"type": "string", "default": "x"}`, `keyword "default" is not supported`},
+		{"type list", `"query": {"type": ["string", "null"]}`, `every schema needs "type"`},
+		{"untyped", `"query": {"description": "x"}`, `every schema needs "type"`},
+		{"keyword for another type", `"query": {"type": "integer", "minLength": 1}`, `keyword "minLength" does not apply to type integer`},
+		{"patternProperties", `"query": {"type": "object", "additionalProperties": false, "patternProperties": {}}`, `keyword "patternProperties" is not supported`},
+		{"open object", `"query": {"type": "object", "properties": {"a": {"type": "string"}}}`, `objects must set "additionalProperties" to false`},
+		{"additionalProperties true", `"query": {"type": "object", "additionalProperties": true}`, `"additionalProperties": true is not allowed`},
+		{"external ref", `"query": {"$ref": "other.json#/x"}`, `$ref must point into this document's $defs`},
+		{"missing def", `"query": {"$ref": "#/$defs/nothing"}`, `$ref names #/$defs/nothing, which does not exist`},
+		{"unknown format", `"query": {"type": "string", "format": "email"}`, `format "email" is not supported`},
+		{"bad pattern", `"query": {"type": "string", "pattern": "(["}`, `pattern does not compile`},
+		{"inverted range", `"query": {"type": "number", "minimum": 2, "maximum": 1}`, `minimum is greater than maximum`},
+		{"array without items", `"query": {"type": "array"}`, `arrays need "items"`},
+		{"required undeclared", `"query": {"type": "object", "additionalProperties": false, "required": ["nope"]}`, `required property "nope" is not declared`},
+		{"inline map value", `"query": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": false}}`, `map values that are objects must be a $ref`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copySchemas(t)
+			path := filepath.Join(dir, "tools", "get_sources.json")
+			data, _ := os.ReadFile(path)
+			start := bytes.Index(data, []byte(`"query": {`))
+			end := start + bytes.Index(data[start:], []byte("},")) + 1
+			edited := append(append(append([]byte{}, data[:start]...), c.input...), data[end:]...)
+			if err := os.WriteFile(path, edited, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Generate(dir, "gen")
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "schema/tools/get_sources.json") {
+				t.Errorf("got %v\nwant an error naming schema/tools/get_sources.json and containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestToolFileChecks(t *testing.T) {
+	cases := []struct{ name, old, new, want string }{
+		{"unknown key", `"tier": "public",`, `"tier": "public", "hidden": true,`, `unknown key "hidden"`},
+		{"bad tier", `"tier": "public"`, `"tier": "root"`, `tier "root" must be one of public, user, admin`},
+		{"no example", `Examples: {\"query\"`, `Such as {\"query\"`, `the description must show at least one call`},
+		{"missing hint", `"openWorldHint": false`, `"x": false`, `"annotations" must list exactly`},
+		{"name mismatch", `"name": "get_sources"`, `"name": "get_source"`, `so the file must be named get_source.json`},
+		{"duplicate key", `"tier": "public",`, `"tier": "public", "tier": "public",`, `duplicate key "tier"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copySchemas(t)
+			path := filepath.Join(dir, "tools", "get_sources.json")
+			data, _ := os.ReadFile(path)
+			if !bytes.Contains(data, []byte(c.old)) {
+				t.Fatalf("%q not in get_sources.json", c.old)
+			}
+			os.WriteFile(path, bytes.Replace(data, []byte(c.old), []byte(c.new), 1), 0o644)
+			if _, err := Generate(dir, "gen"); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
