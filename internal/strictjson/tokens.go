@@ -40,8 +40,8 @@ type token struct {
 	isInt bool // the number fits int64 and has no fraction or exponent
 }
 
-func (t *token) int() int64       { return int64(t.num) }
-func (t *token) float() float64   { return math.Float64frombits(t.num) }
+func (t *token) int() int64     { return int64(t.num) }
+func (t *token) float() float64 { return math.Float64frombits(t.num) }
 
 // MaxDepth is the default bound on nesting of objects and arrays. The
 // documents 3gs reads nest at most five levels; the bound stops a hostile
