@@ -213,9 +213,17 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				continue
 			}
 			fp := p.Key(key)
-			decodeGetProvenanceOutputCurator(d, &fp, &out.Curator)
-		case "version":
+			decodeRegistryCurator(d, &fp, &out.Curator)
+		case "pubkey_configured":
 			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.PubkeyConfigured = v
+			}
+		case "version":
+			if !d.Claim(p, key, &seen, 2) {
 				continue
 			}
 			fp := p.Key(key)
@@ -223,7 +231,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				out.Version = v
 			}
 		case "updated":
-			if !d.Claim(p, key, &seen, 2) {
+			if !d.Claim(p, key, &seen, 3) {
 				continue
 			}
 			fp := p.Key(key)
@@ -231,7 +239,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				out.Updated = v
 			}
 		case "category_count":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -239,8 +247,17 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				d.Minimum(&fp, float64(v), 0.0)
 				out.CategoryCount = v
 			}
+		case "endorsement_count":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.EndorsementCount = v
+			}
 		case "registry_sha256":
-			if !d.Claim(p, key, &seen, 4) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -249,22 +266,30 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				out.RegistrySha256 = v
 			}
 		case "signed":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 7) {
 				continue
 			}
 			fp := p.Key(key)
 			if v, ok := d.Bool(&fp); ok {
 				out.Signed = v
 			}
+		case "verification":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Verification = v
+			}
 		default:
 			d.UnknownKey(p, key, getProvenanceOutputFields)
 		}
 	}
-	d.Missing(p, seen, 0b111111, getProvenanceOutputFields)
+	d.Missing(p, seen, 0b111111111, getProvenanceOutputFields)
 }
 
-// decodeGetProvenanceOutputCurator reads the object at p (schema/tools/get_provenance.json#/outputSchema/properties/curator) into out.
-func decodeGetProvenanceOutputCurator(d *strictjson.Decoder, p *strictjson.Path, out *GetProvenanceOutputCurator) {
+// decodeRegistryCurator reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/registryCurator) into out.
+func decodeRegistryCurator(d *strictjson.Decoder, p *strictjson.Path, out *RegistryCurator) {
 	if !d.Object(p) {
 		return
 	}
@@ -292,10 +317,10 @@ func decodeGetProvenanceOutputCurator(d *strictjson.Decoder, p *strictjson.Path,
 				out.Pubkey = v
 			}
 		default:
-			d.UnknownKey(p, key, getProvenanceOutputCuratorFields)
+			d.UnknownKey(p, key, registryCuratorFields)
 		}
 	}
-	d.Missing(p, seen, 0b11, getProvenanceOutputCuratorFields)
+	d.Missing(p, seen, 0b11, registryCuratorFields)
 }
 
 /*
@@ -393,24 +418,58 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 			if v, ok := d.String(&fp); ok {
 				out.Query = v
 			}
-		case "category":
+		case "slug":
 			if !d.Claim(p, key, &seen, 1) {
 				continue
 			}
 			fp := p.Key(key)
-			decodeMatchedCategory(d, &fp, &out.Category)
-		case "score":
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Slug = &opt0
+			}
+		case "name":
 			if !d.Claim(p, key, &seen, 2) {
 				continue
 			}
 			fp := p.Key(key)
-			if v, ok := d.Float(&fp); ok {
-				d.Minimum(&fp, v, 0.0)
-				d.Maximum(&fp, v, 1.0)
-				out.Score = v
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "description":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Description = &opt0
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Score = &opt0
 			}
 		case "sources":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -422,57 +481,65 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 					decodeRankedSource(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
-				d.Count(&fp, len(items0), 3, 3)
+				d.Count(&fp, len(items0), -1, 3)
 				out.Sources = items0
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		case "curator":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 AnsweringCurator
+				decodeAnsweringCurator(d, &fp, &opt0)
+				out.Curator = &opt0
+			}
+		case "closest":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 ClosestCategory
+				decodeClosestCategory(d, &fp, &opt0)
+				out.Closest = &opt0
+			}
+		case "available_categories":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []string{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.AvailableCategories = items0
+				}
 			}
 		default:
 			d.UnknownKey(p, key, getSourcesOutputFields)
 		}
 	}
-	d.Missing(p, seen, 0b1111, getSourcesOutputFields)
-}
-
-// decodeMatchedCategory reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/matchedCategory) into out.
-func decodeMatchedCategory(d *strictjson.Decoder, p *strictjson.Path, out *MatchedCategory) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "slug":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Slug = v
-			}
-		case "name":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Name = v
-			}
-		case "description":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Description = v
-			}
-		default:
-			d.UnknownKey(p, key, matchedCategoryFields)
-		}
-	}
-	d.Missing(p, seen, 0b111, matchedCategoryFields)
+	d.Missing(p, seen, 0b100001, getSourcesOutputFields)
 }
 
 // decodeRankedSource reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/rankedSource) into out.
@@ -534,6 +601,78 @@ func decodeRankedSource(d *strictjson.Decoder, p *strictjson.Path, out *RankedSo
 		}
 	}
 	d.Missing(p, seen, 0b11111, rankedSourceFields)
+}
+
+// decodeAnsweringCurator reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/answeringCurator) into out.
+func decodeAnsweringCurator(d *strictjson.Decoder, p *strictjson.Path, out *AnsweringCurator) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "name":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		default:
+			d.UnknownKey(p, key, answeringCuratorFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, answeringCuratorFields)
+}
+
+// decodeClosestCategory reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/closestCategory) into out.
+func decodeClosestCategory(d *strictjson.Decoder, p *strictjson.Path, out *ClosestCategory) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		default:
+			d.UnknownKey(p, key, closestCategoryFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, closestCategoryFields)
 }
 
 /*
@@ -656,11 +795,28 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *Categ
 			if v, ok := d.String(&fp); ok {
 				out.Description = v
 			}
+		case "tags":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []string{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				out.Tags = items0
+			}
 		default:
 			d.UnknownKey(p, key, categorySummaryFields)
 		}
 	}
-	d.Missing(p, seen, 0b111, categorySummaryFields)
+	d.Missing(p, seen, 0b1111, categorySummaryFields)
 }
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
@@ -671,25 +827,28 @@ var getEndorsementsOutputEndorsementsElemFields = []string{"pubkey", "url", "nam
 var patternGetProvenanceOutputRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
-var getProvenanceOutputFields = []string{"curator", "version", "updated", "category_count", "registry_sha256", "signed"}
+var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verification"}
 
-// getProvenanceOutputCuratorFields lists GetProvenanceOutputCurator's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputCuratorFields[i].
-var getProvenanceOutputCuratorFields = []string{"name", "pubkey"}
+// registryCuratorFields lists RegistryCurator's fields in schema order; bit i of a decoder's seen set stands for registryCuratorFields[i].
+var registryCuratorFields = []string{"name", "pubkey"}
 
 // getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
 var getSourcesInputFields = []string{"query", "threshold"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "category", "score", "sources"}
-
-// matchedCategoryFields lists MatchedCategory's fields in schema order; bit i of a decoder's seen set stands for matchedCategoryFields[i].
-var matchedCategoryFields = []string{"slug", "name", "description"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}
+
+// answeringCuratorFields lists AnsweringCurator's fields in schema order; bit i of a decoder's seen set stands for answeringCuratorFields[i].
+var answeringCuratorFields = []string{"name", "pubkey"}
+
+// closestCategoryFields lists ClosestCategory's fields in schema order; bit i of a decoder's seen set stands for closestCategoryFields[i].
+var closestCategoryFields = []string{"slug", "score"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories"}
 
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
-var categorySummaryFields = []string{"slug", "name", "description"}
+var categorySummaryFields = []string{"slug", "name", "description", "tags"}

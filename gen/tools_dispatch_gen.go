@@ -8,6 +8,24 @@ import (
 	"github.com/bytedance/sonic"
 )
 
+// ToolError is a failure the tool reports to the model rather than to the client:
+// it becomes a result with isError: true, the text block Text and structured
+// content Structured, which must match the tool's output schema.
+type ToolError struct {
+	Text       string
+	Structured any
+}
+
+func (e *ToolError) Error() string {
+	return e.Text
+}
+
+// Result is a successful tool call: the text block and the structured content as JSON.
+type Result struct {
+	Text       string
+	Structured []byte
+}
+
 // Tool is one entry of the dispatch table.
 type Tool struct {
 	// Name is the MCP tool name.
@@ -16,13 +34,13 @@ type Tool struct {
 	Tier string
 	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
 	Manifest string
-	call     func(context.Context, ToolHandlers, []byte) ([]byte, error)
+	call     func(context.Context, ToolHandlers, []byte) (*Result, error)
 }
 
-// Call decodes args (a JSON object; empty means {}) strictly, runs the tool and returns
-// its structured result as JSON. Arguments that break the input schema yield a
+// Call decodes args (a JSON object; empty means {}) strictly, runs the tool and
+// returns its result. Arguments that break the input schema yield a
 // strictjson.Errors and the handler is not called; any other error is the handler's.
-func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) ([]byte, error) {
+func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -68,7 +86,7 @@ func LookupTool(name string) *Tool {
 }
 
 // callGetEndorsements runs get_endorsements.
-func callGetEndorsements(ctx context.Context, h ToolHandlers, args []byte) ([]byte, error) {
+func callGetEndorsements(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	in, err := DecodeGetEndorsementsInput(args)
 	if err != nil {
 		return nil, err
@@ -80,11 +98,18 @@ func callGetEndorsements(ctx context.Context, h ToolHandlers, args []byte) ([]by
 	if out == nil {
 		return nil, errors.New("get_endorsements: handler returned no result")
 	}
-	return sonic.Marshal(out)
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.GetEndorsementsText(out),
+	}, nil
 }
 
 // callGetProvenance runs get_provenance.
-func callGetProvenance(ctx context.Context, h ToolHandlers, args []byte) ([]byte, error) {
+func callGetProvenance(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	in, err := DecodeGetProvenanceInput(args)
 	if err != nil {
 		return nil, err
@@ -96,11 +121,18 @@ func callGetProvenance(ctx context.Context, h ToolHandlers, args []byte) ([]byte
 	if out == nil {
 		return nil, errors.New("get_provenance: handler returned no result")
 	}
-	return sonic.Marshal(out)
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.GetProvenanceText(out),
+	}, nil
 }
 
 // callGetSources runs get_sources.
-func callGetSources(ctx context.Context, h ToolHandlers, args []byte) ([]byte, error) {
+func callGetSources(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	in, err := DecodeGetSourcesInput(args)
 	if err != nil {
 		return nil, err
@@ -112,11 +144,18 @@ func callGetSources(ctx context.Context, h ToolHandlers, args []byte) ([]byte, e
 	if out == nil {
 		return nil, errors.New("get_sources: handler returned no result")
 	}
-	return sonic.Marshal(out)
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.GetSourcesText(out),
+	}, nil
 }
 
 // callListCategories runs list_categories.
-func callListCategories(ctx context.Context, h ToolHandlers, args []byte) ([]byte, error) {
+func callListCategories(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	in, err := DecodeListCategoriesInput(args)
 	if err != nil {
 		return nil, err
@@ -128,5 +167,12 @@ func callListCategories(ctx context.Context, h ToolHandlers, args []byte) ([]byt
 	if out == nil {
 		return nil, errors.New("list_categories: handler returned no result")
 	}
-	return sonic.Marshal(out)
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.ListCategoriesText(out),
+	}, nil
 }

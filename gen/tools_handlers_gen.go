@@ -5,17 +5,27 @@ package gen
 import "context"
 
 // ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.
-// Each method gets strictly decoded arguments and returns the tool's structured result.
-// An error is reported to the caller as a failed tool call; dispatch never sees a nil result with a nil error.
+// For each tool, one method gets the strictly decoded arguments and returns the
+// structured result, and one renders that result as the plain text block that
+// accompanies it. A *ToolError from the first becomes a result with isError: true;
+// any other error is an internal error.
 type ToolHandlers interface {
 	// GetEndorsements serves get_endorsements: Get endorsements.
 	GetEndorsements(ctx context.Context, in *GetEndorsementsInput) (*GetEndorsementsOutput, error)
+	// GetEndorsementsText renders a get_endorsements result as plain text.
+	GetEndorsementsText(out *GetEndorsementsOutput) string
 	// GetProvenance serves get_provenance: Get registry provenance.
 	GetProvenance(ctx context.Context, in *GetProvenanceInput) (*GetProvenanceOutput, error)
+	// GetProvenanceText renders a get_provenance result as plain text.
+	GetProvenanceText(out *GetProvenanceOutput) string
 	// GetSources serves get_sources: Get three good sources.
 	GetSources(ctx context.Context, in *GetSourcesInput) (*GetSourcesOutput, error)
+	// GetSourcesText renders a get_sources result as plain text.
+	GetSourcesText(out *GetSourcesOutput) string
 	// ListCategories serves list_categories: List categories.
 	ListCategories(ctx context.Context, in *ListCategoriesInput) (*ListCategoriesOutput, error)
+	// ListCategoriesText renders a list_categories result as plain text.
+	ListCategoriesText(out *ListCategoriesOutput) string
 }
 
 // Tool names as clients send them in tools/call.

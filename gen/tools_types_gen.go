@@ -2,6 +2,14 @@
 
 package gen
 
+type AnsweringCurator struct {
+	// Curator's display name.
+	Name string `json:"name"`
+
+	// Curator's public key as written in the registry.
+	Pubkey string `json:"pubkey"`
+}
+
 type CategorySummary struct {
 	// What the category covers.
 	Description string `json:"description"`
@@ -10,6 +18,17 @@ type CategorySummary struct {
 	Name string `json:"name"`
 
 	// Stable category identifier.
+	Slug string `json:"slug"`
+
+	// Domain tags derived from the slug, e.g. rust, learning.
+	Tags []string `json:"tags"`
+}
+
+type ClosestCategory struct {
+	// Its match score from 0 to 1.
+	Score float64 `json:"score"`
+
+	// The best-scoring category, below the threshold.
 	Slug string `json:"slug"`
 }
 
@@ -37,7 +56,13 @@ type GetProvenanceOutput struct {
 	CategoryCount int `json:"category_count"`
 
 	// Curator corresponds to the JSON schema field "curator".
-	Curator GetProvenanceOutputCurator `json:"curator"`
+	Curator RegistryCurator `json:"curator"`
+
+	// How many endorsements the registry lists.
+	EndorsementCount int `json:"endorsement_count"`
+
+	// False while the registry carries the placeholder key.
+	PubkeyConfigured bool `json:"pubkey_configured"`
 
 	// Hex SHA-256 of the registry file's exact bytes.
 	RegistrySha256 string `json:"registry_sha256"`
@@ -48,16 +73,11 @@ type GetProvenanceOutput struct {
 	// Day of the last content change (YYYY-MM-DD).
 	Updated string `json:"updated"`
 
+	// How to check the registry yourself.
+	Verification string `json:"verification"`
+
 	// Registry content version (semver).
 	Version string `json:"version"`
-}
-
-type GetProvenanceOutputCurator struct {
-	// Curator's display name.
-	Name string `json:"name"`
-
-	// Curator's public key as written in the registry.
-	Pubkey string `json:"pubkey"`
 }
 
 type GetSourcesInput struct {
@@ -70,33 +90,40 @@ type GetSourcesInput struct {
 }
 
 type GetSourcesOutput struct {
-	// Category corresponds to the JSON schema field "category".
-	Category MatchedCategory `json:"category"`
+	// Every category slug, sorted; given when nothing matched.
+	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
+
+	// Closest corresponds to the JSON schema field "closest".
+	Closest *ClosestCategory `json:"closest,omitempty,omitzero"`
+
+	// Curator corresponds to the JSON schema field "curator".
+	Curator *AnsweringCurator `json:"curator,omitempty,omitzero"`
+
+	// What the matched category covers.
+	Description *string `json:"description,omitempty,omitzero"`
+
+	// The matched category's name.
+	Name *string `json:"name,omitempty,omitzero"`
 
 	// The query as received.
 	Query string `json:"query"`
 
-	// Match score from 0 to 1; higher is closer.
-	Score float64 `json:"score"`
+	// Version of the registry that answered.
+	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
 
-	// The category's three sources in rank order.
+	// Match score from 0 to 1; higher is closer.
+	Score *float64 `json:"score,omitempty,omitzero"`
+
+	// The matched category's stable identifier (absent when nothing matched).
+	Slug *string `json:"slug,omitempty,omitzero"`
+
+	// The category's three sources in rank order; empty when nothing matched.
 	Sources []RankedSource `json:"sources"`
 }
 
 type ListCategoriesOutput struct {
 	// All categories, sorted by slug.
 	Categories []CategorySummary `json:"categories"`
-}
-
-type MatchedCategory struct {
-	// What the category covers.
-	Description string `json:"description"`
-
-	// Human-readable category name.
-	Name string `json:"name"`
-
-	// Stable category identifier.
-	Slug string `json:"slug"`
 }
 
 type RankedSource struct {
@@ -114,4 +141,12 @@ type RankedSource struct {
 
 	// Why the curator chose it.
 	Why string `json:"why"`
+}
+
+type RegistryCurator struct {
+	// Curator's display name.
+	Name string `json:"name"`
+
+	// Curator's public key as written in the registry.
+	Pubkey string `json:"pubkey"`
 }

@@ -18,13 +18,18 @@ func handlersFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.Comment("ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.")
-	f.Comment("Each method gets strictly decoded arguments and returns the tool's structured result.")
-	f.Comment("An error is reported to the caller as a failed tool call; dispatch never sees a nil result with a nil error.")
+	f.Comment("For each tool, one method gets the strictly decoded arguments and returns the")
+	f.Comment("structured result, and one renders that result as the plain text block that")
+	f.Comment("accompanies it. A *ToolError from the first becomes a result with isError: true;")
+	f.Comment("any other error is an internal error.")
 	var methods []jen.Code
 	for _, t := range tools {
 		methods = append(methods,
 			jen.Commentf("%s serves %s: %s.", t.Method, t.Name, t.Title),
-			jen.Id(t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("in").Op("*").Id(t.Method+"Input")).Params(jen.Op("*").Id(t.Method+"Output"), jen.Error()))
+			jen.Id(t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("in").Op("*").Id(t.Method+"Input")).Params(jen.Op("*").Id(t.Method+"Output"), jen.Error()),
+			jen.Commentf("%sText renders a %s result as plain text.", t.Method, t.Name),
+			jen.Id(t.Method+"Text").Params(jen.Id("out").Op("*").Id(t.Method+"Output")).String(),
+		)
 	}
 	f.Type().Id("ToolHandlers").Interface(methods...)
 
@@ -52,6 +57,15 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	f.HeaderComment(header)
 	f.ImportName(sonicPkg, "sonic")
 
+	f.Comment("ToolError is a failure the tool reports to the model rather than to the client:")
+	f.Comment("it becomes a result with isError: true, the text block Text and structured")
+	f.Comment("content Structured, which must match the tool's output schema.")
+	f.Type().Id("ToolError").Struct(jen.Id("Text").String(), jen.Id("Structured").Any())
+	f.Func().Params(jen.Id("e").Op("*").Id("ToolError")).Id("Error").Params().String().Block(jen.Return(jen.Id("e").Dot("Text")))
+
+	f.Comment("Result is a successful tool call: the text block and the structured content as JSON.")
+	f.Type().Id("Result").Struct(jen.Id("Text").String(), jen.Id("Structured").Index().Byte())
+
 	f.Comment("Tool is one entry of the dispatch table.")
 	f.Type().Id("Tool").Struct(
 		jen.Comment("Name is the MCP tool name."),
@@ -60,12 +74,12 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 		jen.Id("Tier").String(),
 		jen.Comment("Manifest is the tool's tools/list entry, schemas embedded verbatim."),
 		jen.Id("Manifest").String(),
-		jen.Id("call").Func().Params(jen.Qual("context", "Context"), jen.Id("ToolHandlers"), jen.Index().Byte()).Params(jen.Index().Byte(), jen.Error()),
+		jen.Id("call").Func().Params(jen.Qual("context", "Context"), jen.Id("ToolHandlers"), jen.Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()),
 	)
-	f.Comment("Call decodes args (a JSON object; empty means {}) strictly, runs the tool and returns")
-	f.Comment("its structured result as JSON. Arguments that break the input schema yield a")
+	f.Comment("Call decodes args (a JSON object; empty means {}) strictly, runs the tool and")
+	f.Comment("returns its result. Arguments that break the input schema yield a")
 	f.Comment("strictjson.Errors and the handler is not called; any other error is the handler's.")
-	f.Func().Params(jen.Id("t").Op("*").Id("Tool")).Id("Call").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
+	f.Func().Params(jen.Id("t").Op("*").Id("Tool")).Id("Call").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
 		jen.If(jen.Len(jen.Id("args")).Op("==").Lit(0)).Block(jen.Id("args").Op("=").Index().Byte().Call(jen.Lit("{}"))),
 		jen.Return(jen.Id("t").Dot("call").Call(jen.Id("ctx"), jen.Id("h"), jen.Id("args"))),
 	)
@@ -94,13 +108,15 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 
 	for _, t := range tools {
 		f.Commentf("call%s runs %s.", t.Method, t.Name)
-		f.Func().Id("call"+t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
+		f.Func().Id("call"+t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
 			jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("Decode"+t.Method+"Input").Call(jen.Id("args")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("h").Dot(t.Method).Call(jen.Id("ctx"), jen.Id("in")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.If(jen.Id("out").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(t.Name+": handler returned no result")))),
-			jen.Return(jen.Qual(sonicPkg, "Marshal").Call(jen.Id("out"))),
+			jen.List(jen.Id("structured"), jen.Err()).Op(":=").Qual(sonicPkg, "Marshal").Call(jen.Id("out")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Op("&").Id("Result").Values(jen.Dict{jen.Id("Text"): jen.Id("h").Dot(t.Method+"Text").Call(jen.Id("out")), jen.Id("Structured"): jen.Id("structured")}), jen.Nil()),
 		)
 	}
 	return render(f)
