@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
+	github.com/agnivade/levenshtein v1.2.2 // indirect
 	github.com/atombender/go-jsonschema v0.24.1 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic v1.15.5 // indirect

@@ -10,7 +10,7 @@ import (
 )
 
 // Tokens lowercases s, splits it at every character that is not a letter or
-// digit, and drops stop words.
+// digit (which strips punctuation), and drops English stop words.
 func Tokens(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), isSeparator) {
@@ -21,28 +21,27 @@ func Tokens(s string) []string {
 	return out
 }
 
+// Normalize is Tokens joined by single spaces.
+func Normalize(s string) string { return strings.Join(Tokens(s), " ") }
+
 func isSeparator(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
-// IsStopWord reports whether w (lowercase) carries no topic on its own.
-func IsStopWord(w string) bool { return stopWords[w] }
-
-// stopWords are function words and the filler of how agents phrase requests
-// ("how do I", "a good guide to"); they say nothing about the topic.
+// stopWords is NLTK's English stop-word list. Contractions appear split at
+// the apostrophe ("don", "t") because Tokens splits there too.
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
-		a about above after again all am an and any are as at be because been
-		before being below between both but by can could did do does doing
-		down during each few for from further had has have having he her here
-		hers him his how i if in into is it its itself just me more most my
-		myself no nor not now of off on once only or other our ours out over
-		own same she should so some such than that the their theirs them then
-		there these they this those through to too under until up very was we
-		were what when where which while who whom why will with would you your
-		yours yourself
-		best good great guide guides help please recommend recommended show
-		tell want need find learn looking source sources resource resources
-		way ways get started start`) {
+		i me my myself we our ours ourselves you your yours yourself
+		yourselves he him his himself she her hers herself it its itself they
+		them their theirs themselves what which who whom this that these those
+		am is are was were be been being have has had having do does did doing
+		a an the and but if or because as until while of at by for with about
+		against between into through during before after above below to from
+		up down in out on off over under again further then once here there
+		when where why how all any both each few more most other some such no
+		nor not only own same so than too very s t can will just don should now
+		d ll m o re ve y ain aren couldn didn doesn hadn hasn haven isn ma
+		mightn mustn needn shan shouldn wasn weren won wouldn`) {
 		m[w] = true
 	}
 	return m

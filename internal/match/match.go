@@ -1,0 +1,40 @@
+// Package match maps an agent's free-text query to registry categories.
+package match
+
+import (
+	"errors"
+	"strings"
+)
+
+// Matcher scores every category of one registry against a query. It is
+// built once per registry and shared by all requests, so implementations
+// must be safe for concurrent use and must not change after construction.
+type Matcher interface {
+	// Match returns every category scored against the query, best first
+	// (ties broken by slug), or ErrEmptyQuery / ErrOnlyStopWords.
+	Match(query string) ([]Scored, error)
+}
+
+// Scored is a category's score for one query, from 0 (unrelated) to 1.
+type Scored struct {
+	Slug  string
+	Score float64
+}
+
+var (
+	// ErrEmptyQuery means the query is empty or only whitespace.
+	ErrEmptyQuery = errors.New("query is empty")
+	// ErrOnlyStopWords means nothing is left of the query once common
+	// words and punctuation are removed.
+	ErrOnlyStopWords = errors.New("query has only stop words")
+)
+
+func byScore(a, b Scored) int {
+	switch {
+	case a.Score > b.Score:
+		return -1
+	case a.Score < b.Score:
+		return 1
+	}
+	return strings.Compare(a.Slug, b.Slug)
+}

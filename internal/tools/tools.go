@@ -1,0 +1,191 @@
+// Package tools is the logic of the registry tools: it implements the
+// gen.ToolHandlers interface that the schemas under schema/tools/ declare,
+// over one immutable registry snapshot and its matcher.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// DefaultThreshold is the lowest match score get_sources accepts when
+// neither the server (MATCH_THRESHOLD) nor the call sets one.
+const DefaultThreshold = 0.4
+
+// placeholderKey is what a registry carries before its curator has a key.
+const placeholderKey = "pk:placeholder"
+
+// Handlers serves the registry tools. It holds no mutable state.
+type Handlers struct {
+	reg       *registry.Registry
+	matcher   match.Matcher
+	threshold float64
+	slugs     []string // sorted, for no-match answers
+}
+
+var _ gen.ToolHandlers = (*Handlers)(nil)
+
+// New returns handlers for reg, matching with m; threshold is the server's
+// default for get_sources.
+func New(reg *registry.Registry, m match.Matcher, threshold float64) *Handlers {
+	h := &Handlers{reg: reg, matcher: m, threshold: threshold}
+	for _, c := range reg.Categories() {
+		h.slugs = append(h.slugs, c.Slug)
+	}
+	return h
+}
+
+// GetSources implements gen.ToolHandlers.
+func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+	threshold := h.threshold
+	if in.Threshold != nil {
+		threshold = *in.Threshold
+	}
+	empty := &gen.GetSourcesOutput{Query: in.Query, Sources: []gen.RankedSource{}}
+	ranked, err := h.matcher.Match(in.Query)
+	switch {
+	case errors.Is(err, match.ErrEmptyQuery):
+		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
+	case errors.Is(err, match.ErrOnlyStopWords):
+		return nil, &gen.ToolError{Text: "Query '" + in.Query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
+	case err != nil:
+		return nil, err
+	}
+	if len(ranked) == 0 || ranked[0].Score < threshold {
+		return nil, h.noMatch(in.Query, ranked, threshold)
+	}
+	best := ranked[0]
+	c, _ := h.reg.Category(best.Slug)
+	cur := h.reg.Curator()
+	out := &gen.GetSourcesOutput{
+		Query:           in.Query,
+		Slug:            &c.Slug,
+		Name:            &c.Name,
+		Description:     &c.Description,
+		Score:           &best.Score,
+		RegistryVersion: ptr(h.reg.Version()),
+		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+	}
+	for _, s := range c.Sources {
+		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
+	}
+	return out, nil
+}
+
+func (h *Handlers) noMatch(query string, ranked []match.Scored, threshold float64) error {
+	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, AvailableCategories: h.slugs}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No matching category found for query '%s'.", query)
+	if len(ranked) > 0 {
+		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
+		fmt.Fprintf(&b, " Closest match: %s (score: %.2f, below the threshold %s).", ranked[0].Slug, ranked[0].Score, strconv.FormatFloat(threshold, 'f', -1, 64))
+	}
+	fmt.Fprintf(&b, " Available categories: %s.", strings.Join(h.slugs, ", "))
+	return &gen.ToolError{Text: b.String(), Structured: out}
+}
+
+// GetSourcesText implements gen.ToolHandlers.
+func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Category: %s\nSlug: %s\nDescription: %s\nMatch Score: %.2f\nRegistry Version: %s\nCurator: %s (%s)\n\nSources:\n",
+		deref(out.Name), deref(out.Slug), deref(out.Description), deref(out.Score), deref(out.RegistryVersion), out.Curator.Name, out.Curator.Pubkey)
+	for _, s := range out.Sources {
+		fmt.Fprintf(&b, "%d. %s\n   URL: %s\n   Type: %s\n   Why: %s\n", s.Rank, s.Name, s.URL, s.Type, s.Why)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ListCategories implements gen.ToolHandlers.
+func (h *Handlers) ListCategories(context.Context, *gen.ListCategoriesInput) (*gen.ListCategoriesOutput, error) {
+	out := &gen.ListCategoriesOutput{Categories: []gen.CategorySummary{}}
+	for _, c := range h.reg.Categories() {
+		out.Categories = append(out.Categories, gen.CategorySummary{Slug: c.Slug, Name: c.Name, Description: c.Description, Tags: strings.Split(c.Slug, "-")})
+	}
+	return out, nil
+}
+
+// ListCategoriesText implements gen.ToolHandlers.
+func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Categories (%d):\n", len(out.Categories))
+	for _, c := range out.Categories {
+		fmt.Fprintf(&b, "\n%s: %s\n  %s\n  Tags: %s\n", c.Slug, c.Name, c.Description, strings.Join(c.Tags, ", "))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// GetProvenance implements gen.ToolHandlers.
+func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
+	cur := h.reg.Curator()
+	configured := cur.Pubkey != placeholderKey
+	verification := "This registry is served unsigned, so its origin cannot be proven cryptographically yet. " +
+		"To check that you received the curator's file unchanged, compare registry_sha256 with the SHA-256 of the registry.json you trust (for example: sha256sum registry.json)."
+	return &gen.GetProvenanceOutput{
+		Curator:          gen.RegistryCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+		PubkeyConfigured: configured,
+		Version:          h.reg.Version(),
+		Updated:          h.reg.Updated(),
+		CategoryCount:    len(h.reg.Categories()),
+		EndorsementCount: len(h.reg.Endorsements()),
+		RegistrySha256:   h.reg.SHA256(),
+		Signed:           false,
+		Verification:     verification,
+	}, nil
+}
+
+// GetProvenanceText implements gen.ToolHandlers.
+func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
+	key := out.Curator.Pubkey
+	if !out.PubkeyConfigured {
+		key = "Not yet configured"
+	}
+	signed := "no"
+	if out.Signed {
+		signed = "yes, verified"
+	}
+	return fmt.Sprintf("Curator: %s\nPublic Key: %s\nRegistry Version: %s\nLast Updated: %s\nCategories: %d\nEndorsements: %d\nRegistry SHA-256: %s\nSigned: %s\n\nVerification: %s",
+		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySha256, signed, out.Verification)
+}
+
+// GetEndorsements implements gen.ToolHandlers.
+func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (*gen.GetEndorsementsOutput, error) {
+	out := &gen.GetEndorsementsOutput{Endorsements: []gen.GetEndorsementsOutputEndorsementsElem{}}
+	for _, e := range h.reg.Endorsements() {
+		out.Endorsements = append(out.Endorsements, gen.GetEndorsementsOutputEndorsementsElem{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since})
+	}
+	return out, nil
+}
+
+// GetEndorsementsText implements gen.ToolHandlers.
+func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
+	if len(out.Endorsements) == 0 {
+		return "No endorsements yet. An endorsement is another curator's public statement, published at a URL under their own public key, that they vouch for this registry. Endorsements appear here once the curator lists them in the registry."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Endorsements (%d):\n", len(out.Endorsements))
+	for _, e := range out.Endorsements {
+		name := "(unnamed)"
+		if e.Name != nil {
+			name = *e.Name
+		}
+		fmt.Fprintf(&b, "- %s: %s, since %s, published at %s\n", name, e.Pubkey, e.Since, e.URL)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
