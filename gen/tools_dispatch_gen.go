@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"github.com/bytedance/sonic"
+	"reflect"
 )
 
 // ToolError is a failure the tool reports to the model rather than to the client:
@@ -45,6 +46,17 @@ func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, 
 		args = []byte("{}")
 	}
 	return t.call(ctx, h, args)
+}
+
+// Pretouch compiles sonic's encoders for every tool result type now, so the first
+// call of each tool does not pay for it.
+func Pretouch() error {
+	for _, t := range []reflect.Type{reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput]()} {
+		if err := sonic.Pretouch(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.

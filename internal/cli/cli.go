@@ -36,6 +36,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "", "serve MCP on stdin/stdout (the default when no command is given)", serveFlags, runServe},
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
@@ -45,8 +46,8 @@ func commands() []command {
 // Run executes the command line args (without the program name) and
 // returns the process exit code.
 func Run(ctx context.Context, args []string, env *Env) int {
-	if len(args) == 0 {
-		return runHelp(ctx, env, &Flags{})
+	if len(args) == 0 || strings.HasPrefix(args[0], "--") && args[0] != "--help" && args[0] != "--version" {
+		args = append([]string{"serve"}, args...) // `3gs` and `3gs --registry X` serve
 	}
 	name := args[0]
 	switch name {

@@ -84,6 +84,19 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 		jen.Return(jen.Id("t").Dot("call").Call(jen.Id("ctx"), jen.Id("h"), jen.Id("args"))),
 	)
 
+	var touches []jen.Code
+	for _, t := range tools {
+		touches = append(touches, jen.Qual("reflect", "TypeFor").Types(jen.Id(t.Method+"Output")).Call())
+	}
+	f.Comment("Pretouch compiles sonic's encoders for every tool result type now, so the first")
+	f.Comment("call of each tool does not pay for it.")
+	f.Func().Id("Pretouch").Params().Error().Block(
+		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Index().Qual("reflect", "Type").Values(touches...)).Block(
+			jen.If(jen.Err().Op(":=").Qual(sonicPkg, "Pretouch").Call(jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		),
+		jen.Return(jen.Nil()),
+	)
+
 	var entries []jen.Code
 	for _, t := range tools {
 		entries = append(entries, jen.Values(jen.Dict{

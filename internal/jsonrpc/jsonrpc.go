@@ -1,0 +1,161 @@
+// Package jsonrpc reads JSON-RPC 2.0 envelopes and writes responses, for
+// one message per call. It knows nothing of MCP methods.
+//
+// Keys are matched exactly: sonic, like encoding/json, matches struct fields
+// case-insensitively unless told otherwise, and a "Method" accepted as
+// "method" is how case-insensitive decoders get fooled.
+package jsonrpc
+
+import (
+	"bytes"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/bytedance/sonic"
+	"github.com/bytedance/sonic/encoder"
+)
+
+// Error codes of JSON-RPC 2.0 and of MCP.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeNotInitialized is the legacy-era answer to a request sent before
+	// initialize (MCP reserves -32000..-32019 for such server errors).
+	CodeNotInitialized = -32002
+	// CodeUnsupportedProtocolVersion is MCP 2026-07-28's answer to a
+	// request for a version the server does not speak.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// Kind says what a message is.
+type Kind uint8
+
+const (
+	KindRequest      Kind = iota // has an id and a method: answer it
+	KindNotification             // has a method and no id: never answer
+	KindResponse                 // has an id and a result or error: a client's reply, ignored
+)
+
+// Message is one decoded envelope. ID and Params alias the input line.
+type Message struct {
+	Kind   Kind
+	ID     []byte // the id exactly as sent (a JSON string or number); nil for notifications
+	Method string
+	Params []byte // raw params, nil when absent
+}
+
+// Error is a JSON-RPC error object. Data, when not nil, is encoded as JSON.
+type Error struct {
+	Code    int
+	Message string
+	Data    any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// envelope has every member raw; Parse judges each itself, so that a wrong
+// type yields the right code rather than a decoder message.
+type envelope struct {
+	JSONRPC sonic.NoCopyRawMessage `json:"jsonrpc"`
+	ID      sonic.NoCopyRawMessage `json:"id"`
+	Method  sonic.NoCopyRawMessage `json:"method"`
+	Params  sonic.NoCopyRawMessage `json:"params"`
+	Result  sonic.NoCopyRawMessage `json:"result"`
+	Error   sonic.NoCopyRawMessage `json:"error"`
+}
+
+var api = sonic.Config{CaseSensitive: true}.Froze()
+
+var nullID = []byte("null")
+
+// Parse decodes one message. When the message is invalid it returns the
+// error to send and the id to send it with: the request's id when it could
+// be read, else null.
+func Parse(line []byte) (*Message, []byte, *Error) {
+	if !utf8.Valid(line) {
+		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: message is not valid UTF-8"}
+	}
+	trimmed := bytes.TrimLeft(line, " \t\r\n")
+	if ok, pos := encoder.Valid(trimmed); !ok {
+		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: invalid JSON at byte " + strconv.Itoa(pos+len(line)-len(trimmed))}
+	}
+	switch trimmed[0] {
+	case '[':
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Batch requests not supported"}
+	case '{':
+	default:
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}
+	}
+	var env envelope
+	if err := api.Unmarshal(trimmed, &env); err != nil {
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request"}
+	}
+	m := &Message{Params: env.Params}
+	id := nullID
+	if env.ID != nil {
+		switch c := env.ID[0]; {
+		case c == '"' || c == '-' || ('0' <= c && c <= '9'):
+			m.ID, id = env.ID, env.ID
+		default:
+			return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or a number"}
+		}
+	}
+	if string(env.JSONRPC) != `"2.0"` {
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be exactly "2.0"`}
+	}
+	if env.Method == nil {
+		if m.ID != nil && (env.Result != nil || env.Error != nil) {
+			m.Kind = KindResponse
+			return m, id, nil
+		}
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing"}
+	}
+	if env.Method[0] != '"' || api.Unmarshal(env.Method, &m.Method) != nil || m.Method == "" {
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
+	}
+	if env.Params != nil && env.Params[0] != '{' && string(env.Params) != "null" {
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object"}
+	}
+	if string(env.Params) == "null" {
+		m.Params = nil
+	}
+	if m.ID == nil {
+		m.Kind = KindNotification
+	}
+	return m, id, nil
+}
+
+// AppendResult appends a response carrying result (JSON) for id.
+func AppendResult(dst, id, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends an error response for id.
+func AppendError(dst, id []byte, e *Error) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = appendString(dst, e.Message)
+	if e.Data != nil {
+		data, err := sonic.Marshal(e.Data)
+		if err == nil {
+			dst = append(dst, `,"data":`...)
+			dst = append(dst, data...)
+		}
+	}
+	return append(dst, "}}"...)
+}
+
+func appendString(dst []byte, s string) []byte {
+	b, _ := sonic.Marshal(s)
+	return append(dst, b...)
+}

@@ -1,0 +1,327 @@
+// Package mcp is the Model Context Protocol core of 3gs: lifecycle, version
+// negotiation for both protocol eras, and the tools methods, driven by the
+// generated dispatch table. It answers one parsed message at a time and
+// knows nothing of transports.
+//
+// Two eras are served side by side. A session that starts with initialize
+// is legacy (2024-11-05 to 2025-11-25): requests before initialize are
+// refused. A request whose params._meta names a protocol version is modern
+// (2026-07-28): stateless, answered without initialize, results marked
+// resultType "complete".
+package mcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// ServerName is the serverInfo name clients see.
+const ServerName = "three-good-sources"
+
+// Protocol versions.
+const (
+	ModernVersion = "2026-07-28"
+	LatestLegacy  = "2025-11-25"
+)
+
+// LegacyVersions are the handshake versions initialize accepts, newest first.
+var LegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// SupportedVersions is every version served, newest first.
+var SupportedVersions = append([]string{ModernVersion}, LegacyVersions...)
+
+// Keys of params._meta in the modern era.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+)
+
+// Instructions tell the model, in initialize and server/discover, how to
+// use the server.
+const Instructions = "3gs answers 'where should I read about X?' with three human-vetted sources. " +
+	"Call get_sources with the topic in plain words; call list_categories to see every topic covered; " +
+	"get_provenance and get_endorsements tell who curated the registry and who vouches for it."
+
+// toolsListTTLMs is how long modern clients may cache tools/list and
+// server/discover: the tool set changes only with a new binary.
+const toolsListTTLMs = 3600000
+
+// Server holds what every session shares: the tool handlers and the
+// precomputed payloads. It is immutable.
+type Server struct {
+	handlers gen.ToolHandlers
+	version  string
+	log      *slog.Logger
+
+	legacyToolsList []byte
+	modernToolsList []byte
+	discover        []byte
+	serverInfo      []byte
+}
+
+// NewServer returns a server for handlers; version is reported in serverInfo.
+func NewServer(handlers gen.ToolHandlers, version string, log *slog.Logger) *Server {
+	s := &Server{handlers: handlers, version: version, log: log}
+	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: version})
+	s.legacyToolsList = []byte(`{"tools":` + gen.AllToolsJSON + `}`)
+	s.modernToolsList = []byte(`{"resultType":"complete","tools":` + gen.AllToolsJSON + `,"ttlMs":` + strconv.Itoa(toolsListTTLMs) + `,"cacheScope":"public"}`)
+	s.discover = mustJSON(discoverResult{
+		ResultType:        "complete",
+		SupportedVersions: SupportedVersions,
+		Capabilities:      serverCapabilities,
+		Instructions:      Instructions,
+		Meta:              discoverMeta{ServerInfo: implementation{Name: ServerName, Version: version}},
+		TTLMs:             toolsListTTLMs,
+		CacheScope:        "public",
+	})
+	return s
+}
+
+// Response shapes are structs, not maps, so their key order is fixed.
+type (
+	implementation struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	capabilities struct {
+		Tools struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	}
+	initializeResult struct {
+		ProtocolVersion string                 `json:"protocolVersion"`
+		Capabilities    capabilities           `json:"capabilities"`
+		ServerInfo      sonic.NoCopyRawMessage `json:"serverInfo"`
+		Instructions    string                 `json:"instructions"`
+	}
+	discoverMeta struct {
+		ServerInfo implementation `json:"io.modelcontextprotocol/serverInfo"`
+	}
+	discoverResult struct {
+		ResultType        string       `json:"resultType"`
+		SupportedVersions []string     `json:"supportedVersions"`
+		Capabilities      capabilities `json:"capabilities"`
+		Instructions      string       `json:"instructions"`
+		Meta              discoverMeta `json:"_meta"`
+		TTLMs             int          `json:"ttlMs"`
+		CacheScope        string       `json:"cacheScope"`
+	}
+	// paramsProblem is the data of an Invalid params error.
+	paramsProblem struct {
+		Path   string          `json:"path"`
+		Reason string          `json:"reason"`
+		Errors []paramsProblem `json:"errors,omitempty"`
+	}
+	versionProblem struct {
+		Supported []string `json:"supported"`
+		Requested string   `json:"requested"`
+	}
+)
+
+// serverCapabilities: tools only, and the list never changes while running.
+var serverCapabilities capabilities
+
+func mustJSON(v any) []byte {
+	b, err := sonic.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Session is one client's conversation: a stdio process or, later, an HTTP
+// session. Only the legacy handshake state lives here.
+type Session struct {
+	srv         *Server
+	initialized atomic.Bool
+}
+
+// NewSession starts a session.
+func (s *Server) NewSession() *Session { return &Session{srv: s} }
+
+// params holds every params member any method reads; each method checks
+// its own. Members stay raw until a method needs them.
+type params struct {
+	Meta            *meta                  `json:"_meta"`
+	ProtocolVersion sonic.NoCopyRawMessage `json:"protocolVersion"`
+	Name            sonic.NoCopyRawMessage `json:"name"`
+	Arguments       sonic.NoCopyRawMessage `json:"arguments"`
+	Cursor          sonic.NoCopyRawMessage `json:"cursor"`
+}
+
+type meta struct {
+	ProtocolVersion    sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+}
+
+var api = sonic.Config{CaseSensitive: true}.Froze()
+
+// Handle answers one request and returns the response line (without the
+// newline). It must not be called for notifications or responses.
+func (sess *Session) Handle(ctx context.Context, m *jsonrpc.Message) []byte {
+	result, err := sess.dispatch(ctx, m)
+	if err != nil {
+		return jsonrpc.AppendError(nil, m.ID, err)
+	}
+	return jsonrpc.AppendResult(nil, m.ID, result)
+}
+
+func invalidParams(path, reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: paramsProblem{Path: path, Reason: reason}}
+}
+
+func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
+	var p params
+	if m.Params != nil {
+		if err := api.Unmarshal(m.Params, &p); err != nil {
+			return nil, invalidParams("_meta", "must be an object")
+		}
+	}
+	modern := p.Meta != nil && p.Meta.ProtocolVersion != nil
+	if modern {
+		var v string
+		if api.Unmarshal(p.Meta.ProtocolVersion, &v) != nil {
+			return nil, invalidParams("_meta."+metaProtocolVersion, "must be a string")
+		}
+		if v != ModernVersion {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
+				Data: versionProblem{Supported: SupportedVersions, Requested: v}}
+		}
+		if p.Meta.ClientCapabilities == nil {
+			return nil, invalidParams("_meta."+metaClientCapabilities, "required field is missing")
+		}
+	} else if m.Method != "initialize" && m.Method != "ping" && !sess.initialized.Load() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeNotInitialized, Message: "Server not initialized: send initialize first, or name the protocol version in params._meta"}
+	}
+
+	switch m.Method {
+	case "initialize":
+		return sess.initialize(&p)
+	case "ping":
+		return complete(modern, []byte(`{}`)), nil
+	case "server/discover":
+		return sess.srv.discover, nil
+	case "tools/list":
+		if p.Cursor != nil && string(p.Cursor) != "null" && string(p.Cursor) != `""` {
+			return nil, invalidParams("cursor", "unknown cursor; tools/list has a single page, so send no cursor")
+		}
+		if modern {
+			return sess.srv.modernToolsList, nil
+		}
+		return sess.srv.legacyToolsList, nil
+	case "tools/call":
+		return sess.callTool(ctx, &p, modern)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + briefName(m.Method)}
+}
+
+// complete marks a modern result as final by adding resultType to it.
+func complete(modern bool, result []byte) []byte {
+	if !modern {
+		return result
+	}
+	if string(result) == "{}" {
+		return []byte(`{"resultType":"complete"}`)
+	}
+	return append([]byte(`{"resultType":"complete",`), result[1:]...)
+}
+
+func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
+	if p.ProtocolVersion == nil {
+		return nil, invalidParams("protocolVersion", "required field is missing")
+	}
+	var requested string
+	if api.Unmarshal(p.ProtocolVersion, &requested) != nil {
+		return nil, invalidParams("protocolVersion", "must be a string")
+	}
+	version := LatestLegacy
+	if slices.Contains(LegacyVersions, requested) {
+		version = requested
+	}
+	sess.initialized.Store(true)
+	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
+}
+
+func (sess *Session) callTool(ctx context.Context, p *params, modern bool) ([]byte, *jsonrpc.Error) {
+	var name string
+	if p.Name == nil {
+		return nil, invalidParams("name", "required field is missing")
+	}
+	if api.Unmarshal(p.Name, &name) != nil {
+		return nil, invalidParams("name", "must be a string")
+	}
+	tool := gen.LookupTool(name)
+	if tool == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + briefName(name)}
+	}
+	args := []byte(p.Arguments)
+	if string(args) == "null" {
+		args = nil
+	}
+	res, err := tool.Call(ctx, sess.srv.handlers, args)
+	var argErrs strictjson.Errors
+	var toolErr *gen.ToolError
+	switch {
+	case err == nil:
+		return complete(modern, toolResult(res.Text, res.Structured, false)), nil
+	case errors.As(err, &argErrs):
+		first := argErrs[0]
+		path := "arguments"
+		if first.Path != "" {
+			path += "." + first.Path
+		}
+		problem := paramsProblem{Path: path, Reason: first.Reason}
+		if len(argErrs) > 1 {
+			for _, a := range argErrs {
+				problem.Errors = append(problem.Errors, paramsProblem{Path: "arguments." + a.Path, Reason: a.Reason})
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: problem}
+	case errors.As(err, &toolErr):
+		structured, merr := sonic.Marshal(toolErr.Structured)
+		if merr != nil {
+			return nil, sess.internal(name, merr)
+		}
+		return complete(modern, toolResult(toolErr.Text, structured, true)), nil
+	}
+	return nil, sess.internal(name, err)
+}
+
+func (sess *Session) internal(tool string, err error) *jsonrpc.Error {
+	sess.srv.log.Error("tool failed", "tool", tool, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+}
+
+// toolResult builds a CallToolResult with one text block and the
+// structured content.
+func toolResult(text string, structured []byte, isError bool) []byte {
+	b := make([]byte, 0, len(text)+len(structured)+96)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	t, _ := sonic.Marshal(text)
+	b = append(b, t...)
+	b = append(b, `}],"structuredContent":`...)
+	b = append(b, structured...)
+	b = append(b, `,"isError":`...)
+	b = strconv.AppendBool(b, isError)
+	return append(b, '}')
+}
+
+// briefName shortens a client-supplied name for an error message.
+func briefName(s string) string {
+	const limit = 64
+	r := []rune(s)
+	if len(r) > limit {
+		return string(r[:limit]) + "…"
+	}
+	return s
+}

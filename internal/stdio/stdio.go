@@ -1,0 +1,290 @@
+// Package stdio carries MCP over a byte stream pair: newline-delimited
+// JSON-RPC in, one response line per request out.
+//
+// One goroutine reads and parses. Requests run concurrently, at most
+// MaxInFlight at a time: when that many are running the reader stops
+// reading, so a fast client cannot grow memory without bound. All writes go
+// through one writer goroutine that batches whatever is queued and flushes
+// when the queue is empty, so pipelined load costs few system calls while a
+// lone request is answered at once.
+package stdio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
+	"github.com/three-good-sources/3gs/internal/mcp"
+)
+
+// Options bound a connection.
+type Options struct {
+	// MaxMessageBytes is the longest accepted line, newline excluded.
+	MaxMessageBytes int
+	// MaxInFlight is how many requests may run at once.
+	MaxInFlight int
+	Log         *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultMaxInFlight     = 64
+)
+
+// Serve answers the messages read from in on out until in reaches EOF or
+// ctx is cancelled. Either way it stops reading, lets every request already
+// read finish, writes their answers, and returns.
+func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, opt Options) error {
+	if opt.MaxMessageBytes <= 0 {
+		opt.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opt.MaxInFlight <= 0 {
+		opt.MaxInFlight = DefaultMaxInFlight
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	c := &conn{sess: sess, opt: opt, w: newWriter(out), slots: make(chan struct{}, opt.MaxInFlight), calls: map[string][]*call{}}
+	go c.w.loop()
+
+	readErr := make(chan error, 1)
+	go func() { readErr <- c.read(ctx, in) }()
+	var err error
+	select {
+	case err = <-readErr:
+	case <-ctx.Done():
+		opt.Log.Info("shutting down: finishing requests in flight")
+	}
+	// Taking every slot waits for every running request; the reader cannot
+	// start another one meanwhile.
+	for range opt.MaxInFlight {
+		c.slots <- struct{}{}
+	}
+	c.w.close()
+	if err == nil {
+		err = c.w.err
+	}
+	return err
+}
+
+type conn struct {
+	sess  *mcp.Session
+	opt   Options
+	w     *writer
+	slots chan struct{}
+
+	mu    sync.Mutex
+	calls map[string][]*call // requests in flight by id text
+}
+
+type call struct {
+	cancel context.CancelFunc
+}
+
+// read is the single reader: it frames lines, parses them, and starts
+// requests.
+func (c *conn) read(ctx context.Context, in io.Reader) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, tooLong, err := readLine(r, c.opt.MaxMessageBytes)
+		if tooLong {
+			c.w.send(jsonrpc.AppendError(nil, []byte("null"), &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: "Invalid Request: message longer than " + strconv.Itoa(c.opt.MaxMessageBytes) + " bytes"}))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatch(ctx, line)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// readLine returns the next line without its newline, copied so it may
+// outlive the next read. A line over max is consumed and reported as too
+// long instead.
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	for {
+		var chunk []byte
+		chunk, err = r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > max+1 { // +1: the newline does not count
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			break
+		}
+	}
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if len(line) > max {
+		tooLong, line = true, nil
+	}
+	return line, tooLong, err
+}
+
+func (c *conn) dispatch(ctx context.Context, line []byte) {
+	m, id, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		c.w.send(jsonrpc.AppendError(nil, id, perr))
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.KindResponse:
+		return // nothing of ours awaits a client's reply
+	case jsonrpc.KindNotification:
+		if m.Method == "notifications/cancelled" {
+			c.cancel(m.Params)
+		}
+		return
+	}
+	c.slots <- struct{}{}
+	if m.Method == "initialize" {
+		// The handshake runs before the next line is read, so a request
+		// pipelined right behind initialize sees the session initialized;
+		// and initialize cannot be cancelled.
+		c.w.send(c.sess.Handle(ctx, m))
+		<-c.slots
+		return
+	}
+	key := string(m.ID)
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cl := &call{cancel: cancel}
+	c.mu.Lock()
+	c.calls[key] = append(c.calls[key], cl)
+	c.mu.Unlock()
+	go func() {
+		defer func() { <-c.slots }()
+		resp := c.handle(callCtx, m)
+		c.mu.Lock()
+		list := c.calls[key]
+		for i, x := range list {
+			if x == cl {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(c.calls, key)
+		} else {
+			c.calls[key] = list
+		}
+		c.mu.Unlock()
+		if callCtx.Err() == nil && resp != nil {
+			c.w.send(resp)
+		}
+		cancel()
+	}()
+}
+
+// handle runs one request; a panic becomes an internal error for that
+// request alone.
+func (c *conn) handle(ctx context.Context, m *jsonrpc.Message) (resp []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.opt.Log.Error("request panicked", "method", m.Method, "panic", r)
+			resp = jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+		}
+	}()
+	return c.sess.Handle(ctx, m)
+}
+
+// cancel honours notifications/cancelled: the named request stops and its
+// answer is not sent. Unknown or finished ids are ignored, as the
+// specification allows.
+func (c *conn) cancel(params []byte) {
+	var p struct {
+		RequestID sonic.NoCopyRawMessage `json:"requestId"`
+	}
+	if params == nil || sonic.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	c.mu.Lock()
+	for _, cl := range c.calls[string(p.RequestID)] {
+		cl.cancel()
+	}
+	c.mu.Unlock()
+}
+
+// writer serializes output lines.
+type writer struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  [][]byte
+	closed bool
+	done   chan struct{}
+	out    *bufio.Writer
+	err    error
+}
+
+func newWriter(out io.Writer) *writer {
+	w := &writer{done: make(chan struct{}), out: bufio.NewWriterSize(out, 64<<10)}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// send queues one message; after close it is dropped.
+func (w *writer) send(msg []byte) {
+	w.mu.Lock()
+	if !w.closed {
+		w.queue = append(w.queue, msg)
+		w.cond.Signal()
+	}
+	w.mu.Unlock()
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	var batch [][]byte
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closed {
+			w.cond.Wait()
+		}
+		batch, w.queue = w.queue, batch[:0]
+		closed := w.closed
+		w.mu.Unlock()
+		for _, msg := range batch {
+			if w.err == nil {
+				_, w.err = w.out.Write(msg)
+			}
+			if w.err == nil {
+				w.err = w.out.WriteByte('\n')
+			}
+		}
+		clear(batch)
+		if w.err == nil {
+			w.err = w.out.Flush()
+		}
+		if closed && len(batch) == 0 {
+			return
+		}
+	}
+}
+
+// close flushes everything queued and stops the writer.
+func (w *writer) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Signal()
+	w.mu.Unlock()
+	<-w.done
+}
