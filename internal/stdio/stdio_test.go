@@ -1,0 +1,320 @@
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+func session(t testing.TB, h gen.ToolHandlers) *mcp.Session {
+	t.Helper()
+	if h == nil {
+		reg, err := registry.Load(threegs.DefaultRegistry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+	}
+	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler)).NewSession()
+}
+
+const initLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// serve runs Serve over in and returns the response lines.
+func serve(t *testing.T, h gen.ToolHandlers, in string, opt Options) []string {
+	t.Helper()
+	var out strings.Builder
+	if err := Serve(context.Background(), session(t, h), strings.NewReader(in), &out, opt); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+}
+
+type response struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func decode(t *testing.T, line string) response {
+	t.Helper()
+	var r response
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		t.Fatalf("not a JSON response: %q", line)
+	}
+	return r
+}
+
+// Hundreds of pipelined requests, some cancelled, run concurrently under
+// the race detector: every request that was not cancelled is answered
+// exactly once, and nothing is answered twice.
+func TestPipelinedConcurrentWithCancellations(t *testing.T) {
+	const n = 600
+	block := make(chan struct{})
+	h := &blockingHandlers{Handlers: baseHandlers(t), block: block}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), session(t, h), inR, outW, Options{MaxInFlight: 1000})
+		outW.Close()
+	}()
+
+	answers := map[string]int{}
+	var mu sync.Mutex
+	readDone := make(chan struct{})
+	sentinel := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			r := decode(t, sc.Text())
+			mu.Lock()
+			answers[string(r.ID)]++
+			mu.Unlock()
+			if string(r.ID) == `"sentinel"` {
+				close(sentinel)
+			}
+		}
+		close(readDone)
+	}()
+
+	w := bufio.NewWriter(inW)
+	fmt.Fprintln(w, initLine)
+	for i := range n {
+		// Every fifth request blocks until released, so its cancellation
+		// surely arrives while it runs.
+		q := "learn rust"
+		if i%5 == 0 {
+			q = "block"
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%q}}}`+"\n", i, q)
+		if i%7 == 0 {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"list-%d","method":"tools/list"}`+"\n", i)
+		}
+	}
+	for i := 0; i < n; i += 5 {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"test"}}`+"\n", i)
+	}
+	// The reader handles lines in order, so once this ping is answered every
+	// cancellation above has been applied.
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":"sentinel","method":"ping"}`)
+	// Duplicate ids in flight are both answered.
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":"dup","method":"ping"}`)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","id":"dup","method":"ping"}`)
+	w.Flush()
+	h.waitBlocked(n / 5)
+	<-sentinel
+	close(block)
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	<-readDone
+
+	if answers[`"init"`] != 1 || answers[`"dup"`] != 2 {
+		t.Errorf("init answered %d times, dup %d times", answers[`"init"`], answers[`"dup"`])
+	}
+	for i := range n {
+		got := answers[fmt.Sprint(i)]
+		want := 1
+		if i%5 == 0 {
+			want = 0
+		}
+		if got != want {
+			t.Errorf("request %d answered %d times, want %d", i, got, want)
+		}
+		if i%7 == 0 && answers[fmt.Sprintf(`"list-%d"`, i)] != 1 {
+			t.Errorf("tools/list %d not answered once", i)
+		}
+	}
+}
+
+func baseHandlers(t *testing.T) *tools.Handlers {
+	reg, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+}
+
+// blockingHandlers makes get_sources for "block" wait until released or
+// cancelled, and panics for "panic".
+type blockingHandlers struct {
+	*tools.Handlers
+	block   chan struct{}
+	mu      sync.Mutex
+	cond    *sync.Cond
+	blocked int
+}
+
+func (b *blockingHandlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+	switch in.Query {
+	case "block":
+		b.mu.Lock()
+		b.blocked++
+		if b.cond != nil {
+			b.cond.Broadcast()
+		}
+		b.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-b.block:
+		}
+	case "panic":
+		panic("handler bug")
+	}
+	return b.Handlers.GetSources(ctx, in)
+}
+
+func (b *blockingHandlers) waitBlocked(n int) {
+	b.mu.Lock()
+	if b.cond == nil {
+		b.cond = sync.NewCond(&b.mu)
+	}
+	for b.blocked < n {
+		b.cond.Wait()
+	}
+	b.mu.Unlock()
+}
+
+func TestOversizedLineIsRefusedAndServingGoesOn(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"` + strings.Repeat("x", 3000) + `"}}}`
+	lines := serve(t, nil, initLine+"\n"+big+"\n"+`{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n", Options{MaxMessageBytes: 2048})
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines: %q", len(lines), lines)
+	}
+	if r := decode(t, lines[1]); r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "longer than 2048 bytes") {
+		t.Errorf("oversized line: %s", lines[1])
+	}
+	if r := decode(t, lines[2]); string(r.ID) != "3" || r.Error != nil {
+		t.Errorf("after the oversized line: %s", lines[2])
+	}
+	// Exactly at the limit is accepted.
+	exact := `{"jsonrpc":"2.0","id":4,"method":"ping","params":{"pad":"` + strings.Repeat("y", 2048-len(`{"jsonrpc":"2.0","id":4,"method":"ping","params":{"pad":""}}`)) + `"}}`
+	lines = serve(t, nil, initLine+"\n"+exact+"\n", Options{MaxMessageBytes: 2048})
+	if len(exact) != 2048 || len(lines) != 2 || decode(t, lines[1]).Error != nil {
+		t.Errorf("a %d-byte line at a 2048-byte limit: %q", len(exact), lines)
+	}
+}
+
+// A request already read when stdin reaches EOF is still answered, and a
+// final line without a newline counts.
+func TestEOFDrainsRequestsInFlight(t *testing.T) {
+	lines := serve(t, nil, initLine+"\n"+`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_categories"}}`, Options{})
+	if len(lines) != 2 || string(decode(t, lines[1]).ID) != "5" {
+		t.Errorf("got %q", lines)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	h := &blockingHandlers{Handlers: baseHandlers(t)}
+	lines := serve(t, h, initLine+"\n"+`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"panic"}}}`+"\n"+`{"jsonrpc":"2.0","id":7,"method":"ping"}`+"\n", Options{})
+	got := map[string]response{}
+	for _, l := range lines[1:] {
+		r := decode(t, l)
+		got[string(r.ID)] = r
+	}
+	if r := got["6"]; r.Error == nil || r.Error.Code != -32603 || r.Error.Message != "Internal error" {
+		t.Errorf("panic answered %+v", r)
+	}
+	if r := got["7"]; r.Error != nil || r.Result == nil {
+		t.Errorf("the server stopped serving after a panic: %+v", r)
+	}
+}
+
+// However many requests arrive, at most MaxInFlight handlers run at once:
+// the reader waits for a free slot before starting the next request.
+func TestInFlightIsBounded(t *testing.T) {
+	const slots, n = 2, 8
+	h := &countingHandlers{Handlers: baseHandlers(t), release: make(chan struct{})}
+	h.cond = sync.NewCond(&h.mu)
+	var in strings.Builder
+	in.WriteString(initLine + "\n")
+	for i := range n {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"rust"}}}`+"\n", i)
+	}
+	var out syncWriter
+	out.w = io.Discard
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(context.Background(), session(t, h), strings.NewReader(in.String()), &out, Options{MaxInFlight: slots})
+	}()
+	for i := range n {
+		h.mu.Lock()
+		for h.started < min(i+slots, n) {
+			h.cond.Wait()
+		}
+		// Give an unbounded reader every chance to start more handlers
+		// before the check; a bounded one has nothing to start.
+		h.mu.Unlock()
+		for range 200 {
+			runtime.Gosched()
+		}
+		h.mu.Lock()
+		if h.running > slots {
+			t.Errorf("%d handlers running with %d slots", h.running, slots)
+		}
+		h.mu.Unlock()
+		h.release <- struct{}{}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if h.maxRunning > slots || h.started != n {
+		t.Errorf("started %d, at most %d at once; want %d, at most %d", h.started, h.maxRunning, n, slots)
+	}
+}
+
+// countingHandlers counts get_sources calls running at once; each waits
+// for one token on release.
+type countingHandlers struct {
+	*tools.Handlers
+	release                      chan struct{}
+	mu                           sync.Mutex
+	cond                         *sync.Cond
+	started, running, maxRunning int
+}
+
+func (c *countingHandlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+	c.mu.Lock()
+	c.started++
+	c.running++
+	c.maxRunning = max(c.maxRunning, c.running)
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	<-c.release
+	c.mu.Lock()
+	c.running--
+	c.mu.Unlock()
+	return c.Handlers.GetSources(ctx, in)
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

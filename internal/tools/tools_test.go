@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+func handlers(t *testing.T, data []byte) *Handlers {
+	t.Helper()
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(reg, match.NewBaseline(reg), DefaultThreshold)
+}
+
+// outputDecoders hold every tool's structured result to its output schema.
+var outputDecoders = map[string]func([]byte) error{
+	gen.ToolGetSources:      func(b []byte) error { _, err := gen.DecodeGetSourcesOutput(b); return err },
+	gen.ToolListCategories:  func(b []byte) error { _, err := gen.DecodeListCategoriesOutput(b); return err },
+	gen.ToolGetProvenance:   func(b []byte) error { _, err := gen.DecodeGetProvenanceOutput(b); return err },
+	gen.ToolGetEndorsements: func(b []byte) error { _, err := gen.DecodeGetEndorsementsOutput(b); return err },
+}
+
+// Every result, error results included, must match the tool's outputSchema:
+// MCP clients validate structuredContent against it.
+func TestResultsMatchOutputSchemas(t *testing.T) {
+	h := handlers(t, threegs.DefaultRegistry)
+	calls := []struct{ tool, args string }{
+		{gen.ToolGetSources, `{"query":"learn rust"}`},
+		{gen.ToolGetSources, `{"query":"quantum physics supercollider"}`},
+		{gen.ToolGetSources, `{"query":" "}`},
+		{gen.ToolGetSources, `{"query":"the of and"}`},
+		{gen.ToolGetSources, `{"query":"kubernetes","threshold":0}`},
+		{gen.ToolListCategories, `{}`},
+		{gen.ToolGetProvenance, `{}`},
+		{gen.ToolGetEndorsements, `{}`},
+	}
+	seen := map[string]bool{}
+	for _, c := range calls {
+		seen[c.tool] = true
+		res, err := gen.LookupTool(c.tool).Call(context.Background(), h, []byte(c.args))
+		var structured []byte
+		var toolErr *gen.ToolError
+		switch {
+		case err == nil:
+			structured = res.Structured
+			if res.Text == "" || strings.Contains(res.Text, "**") {
+				t.Errorf("%s %s: text block must be plain, non-empty text: %q", c.tool, c.args, res.Text)
+			}
+		case errors.As(err, &toolErr):
+			structured, _ = json.Marshal(toolErr.Structured)
+		default:
+			t.Fatalf("%s %s: %v", c.tool, c.args, err)
+		}
+		if err := outputDecoders[c.tool](structured); err != nil {
+			t.Errorf("%s %s: result %s breaks the output schema: %v", c.tool, c.args, structured, err)
+		}
+	}
+	for _, tool := range gen.Tools {
+		if !seen[tool.Name] {
+			t.Errorf("no call of %s here", tool.Name)
+		}
+	}
+}
+
+// Each of our categories is found from a paraphrase, and endorsements with
+// names render.
+func TestSharedFixtureParaphrases(t *testing.T) {
+	data, err := os.ReadFile(fixture.SharedRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handlers(t, data)
+	for query, want := range map[string]string{
+		"how do I run a bitcoin full node at home": "bitcoin-node-setup",
+		"learning rust programming":                "rust-learning",
+	} {
+		out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: query})
+		if err != nil || *out.Slug != want || len(out.Sources) != 3 {
+			t.Errorf("%q: got %v, %v; want %s", query, out, err, want)
+		}
+	}
+}
