@@ -129,7 +129,7 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 			jen.If(jen.Id("out").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(t.Name+": handler returned no result")))),
 			jen.List(jen.Id("structured"), jen.Err()).Op(":=").Qual(sonicPkg, "Marshal").Call(jen.Id("out")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Return(jen.Op("&").Id("Result").Values(jen.Dict{jen.Id("Text"): jen.Id("h").Dot(t.Method+"Text").Call(jen.Id("out")), jen.Id("Structured"): jen.Id("structured")}), jen.Nil()),
+			jen.Return(jen.Op("&").Id("Result").Values(jen.Dict{jen.Id("Text"): jen.Id("h").Dot(t.Method + "Text").Call(jen.Id("out")), jen.Id("Structured"): jen.Id("structured")}), jen.Nil()),
 		)
 	}
 	return render(f)
