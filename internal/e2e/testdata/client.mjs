@@ -1,0 +1,55 @@
+// Drives the 3gs binary (argv[2]) with the official MCP TypeScript SDK over
+// stdio and checks what a real host would rely on. The SDK itself validates
+// every structuredContent against the tool's outputSchema.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const binary = process.argv[2];
+const transport = new StdioClientTransport({ command: binary, args: ["serve"], stderr: "pipe" });
+const client = new Client({ name: "3gs-e2e", version: "1.0.0" });
+await client.connect(transport);
+
+const info = client.getServerVersion();
+assert.equal(info.name, "three-good-sources");
+
+const { tools } = await client.listTools();
+assert.deepEqual(tools.map((t) => t.name).sort(), ["get_endorsements", "get_provenance", "get_sources", "list_categories"]);
+for (const t of tools) {
+  assert.equal(t.inputSchema.type, "object", `${t.name} input schema`);
+  assert.equal(t.annotations.readOnlyHint, true, `${t.name} readOnlyHint`);
+  assert.equal(t.annotations.openWorldHint, false, `${t.name} openWorldHint`);
+}
+
+const found = await client.callTool({ name: "get_sources", arguments: { query: "how do I learn the rust programming language" } });
+assert.equal(found.isError, false);
+assert.equal(found.structuredContent.slug, "rust-learning");
+assert.equal(found.structuredContent.sources.length, 3);
+assert.deepEqual(found.structuredContent.sources.map((s) => s.rank), [1, 2, 3]);
+assert.match(found.content[0].text, /^Category: Learning Rust/);
+
+const missed = await client.callTool({ name: "get_sources", arguments: { query: "quantum physics supercollider" } });
+assert.equal(missed.isError, true);
+assert.match(missed.content[0].text, /^No matching category found/);
+assert.ok(missed.structuredContent.available_categories.includes("rust-learning"));
+
+const cats = await client.callTool({ name: "list_categories", arguments: {} });
+assert.equal(cats.isError, false);
+assert.ok(cats.structuredContent.categories.length >= 12);
+
+const prov = await client.callTool({ name: "get_provenance", arguments: {} });
+assert.equal(prov.isError, false);
+assert.match(prov.structuredContent.registry_sha256, /^[0-9a-f]{64}$/);
+
+const ends = await client.callTool({ name: "get_endorsements" });
+assert.equal(ends.isError, false);
+assert.ok(Array.isArray(ends.structuredContent.endorsements));
+
+await assert.rejects(
+  client.callTool({ name: "get_sources", arguments: { query: "rust", Query: "go" } }),
+  (err) => err.code === -32602,
+);
+await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (err) => err.code === -32601);
+
+await client.close();
+console.log(`e2e ok: ${tools.length} tools, server ${info.name} ${info.version}`);
