@@ -8,6 +8,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -130,6 +131,7 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 
 // AppendResult appends a response carrying result (JSON) for id.
 func AppendResult(dst, id, result []byte) []byte {
+	dst = slices.Grow(dst, len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"result":`...)

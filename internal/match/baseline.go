@@ -25,8 +25,13 @@ type Baseline struct {
 
 type baselineCategory struct {
 	slug       string
-	candidates []string
+	candidates []candidate // sorted by length
 	slugWords  []string
+}
+
+type candidate struct {
+	text   string
+	length int // in characters
 }
 
 // Weights of the two parts of a baseline score.
@@ -41,8 +46,9 @@ func NewBaseline(r *registry.Registry) *Baseline {
 	for _, c := range r.Categories() {
 		bc := baselineCategory{slug: c.Slug, slugWords: strings.Split(c.Slug, "-")}
 		add := func(s string) {
-			if n := textnorm.Normalize(s); n != "" && !slices.Contains(bc.candidates, n) {
-				bc.candidates = append(bc.candidates, n)
+			n := textnorm.Normalize(s)
+			if n != "" && !slices.ContainsFunc(bc.candidates, func(c candidate) bool { return c.text == n }) {
+				bc.candidates = append(bc.candidates, candidate{n, utf8.RuneCountInString(n)})
 			}
 		}
 		add(strings.ReplaceAll(c.Slug, "-", " "))
@@ -50,6 +56,7 @@ func NewBaseline(r *registry.Registry) *Baseline {
 		for _, p := range c.QueryPatterns {
 			add(p)
 		}
+		slices.SortFunc(bc.candidates, func(a, b candidate) int { return a.length - b.length })
 		b.cats = append(b.cats, bc)
 	}
 	return b
@@ -65,12 +72,10 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 		return nil, ErrOnlyStopWords
 	}
 	norm := strings.Join(tokens, " ")
+	qlen := utf8.RuneCountInString(norm)
 	out := make([]Scored, 0, len(b.cats))
 	for _, c := range b.cats {
-		best := 0.0
-		for _, cand := range c.candidates {
-			best = max(best, similarity(norm, cand))
-		}
+		best := bestSimilarity(norm, qlen, c.candidates)
 		found := 0
 		for _, w := range c.slugWords {
 			if slices.Contains(tokens, w) {
@@ -84,11 +89,37 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 	return out, nil
 }
 
-// similarity is 1 − edit distance / length of the longer string.
-func similarity(a, b string) float64 {
-	longest := max(utf8.RuneCountInString(a), utf8.RuneCountInString(b))
-	if longest == 0 {
-		return 1
+// bestSimilarity is the highest similarity between q (qlen characters) and
+// any of cands, which are sorted by length. The edit distance is at least
+// the difference in length d, so a candidate's similarity is at most
+// 1 − d / max(qlen, len). On each side of qlen that bound falls as d grows,
+// so each side is walked outward from qlen and abandoned once its bound
+// cannot beat the best found. The result equals trying every candidate.
+func bestSimilarity(q string, qlen int, cands []candidate) float64 {
+	best := 0.0
+	split, _ := slices.BinarySearchFunc(cands, qlen, func(c candidate, n int) int { return c.length - n })
+	try := func(c candidate) bool {
+		longest := max(qlen, c.length)
+		if longest == 0 {
+			best = 1
+			return true
+		}
+		if 1-float64(abs(qlen-c.length))/float64(longest) <= best {
+			return false
+		}
+		best = max(best, 1-float64(levenshtein.ComputeDistance(q, c.text))/float64(longest))
+		return true
 	}
-	return 1 - float64(levenshtein.ComputeDistance(a, b))/float64(longest)
+	for i := split; i < len(cands) && try(cands[i]); i++ {
+	}
+	for i := split - 1; i >= 0 && try(cands[i]); i-- {
+	}
+	return best
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

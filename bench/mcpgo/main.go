@@ -1,0 +1,81 @@
+// Command mcpgo serves the four 3gs registry tools through
+// github.com/mark3labs/mcp-go, with 3gs's own tool logic and matcher, so the
+// load benchmark compares protocol handling and nothing else. It exists for
+// benchmarks only; the product never depends on mcp-go.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+func main() {
+	path := flag.String("registry", "", "registry file; none means the embedded one")
+	flag.Parse()
+	var reg *registry.Registry
+	var err error
+	if *path != "" {
+		reg, err = registry.LoadFile(*path)
+	} else {
+		reg, err = registry.Load(threegs.DefaultRegistry)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	h := tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+	s := server.NewMCPServer("mcpgo-3gs", "bench", server.WithToolCapabilities(false))
+	for _, t := range gen.Tools {
+		var m struct {
+			Description  string          `json:"description"`
+			InputSchema  json.RawMessage `json:"inputSchema"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		if err := json.Unmarshal([]byte(t.Manifest), &m); err != nil {
+			log.Fatal(err)
+		}
+		tool := mcp.NewToolWithRawSchema(t.Name, m.Description, m.InputSchema)
+		tool.RawOutputSchema = m.OutputSchema
+		s.AddTool(tool, handler(h, t.Name))
+	}
+	if err := server.ServeStdio(s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// handler adapts one 3gs tool to mcp-go: arguments arrive as a map, so they
+// are re-encoded and go through the same strict decoder as in 3gs.
+func handler(h *tools.Handlers, name string) server.ToolHandlerFunc {
+	tool := gen.LookupTool(name)
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := json.Marshal(req.GetArguments())
+		if err != nil {
+			return nil, err
+		}
+		res, err := tool.Call(ctx, h, args)
+		var toolErr *gen.ToolError
+		switch {
+		case errors.As(err, &toolErr):
+			r := mcp.NewToolResultStructured(toolErr.Structured, toolErr.Text)
+			r.IsError = true
+			return r, nil
+		case err != nil:
+			return nil, err
+		}
+		return mcp.NewToolResultStructured(json.RawMessage(res.Structured), res.Text), nil
+	}
+}

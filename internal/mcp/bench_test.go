@@ -1,0 +1,65 @@
+package mcp_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
+	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tools"
+
+	"log/slog"
+)
+
+var benchQueries = []string{
+	"how do I run a bitcoin full node", "self host my email server", "learn rust ownership",
+	"best password manager", "harden ssh on linux", "threat modeling with stride",
+	"home assistant without cloud", "build an mcp server in go",
+}
+
+// benchSession serves the shared fixture registry (10 categories), as the
+// stdio load benchmark does.
+func benchSession(b *testing.B) *mcp.Session {
+	reg, err := registry.LoadFile(fixture.SharedRegistry(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := mcp.NewServer(tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold), "bench", slog.New(slog.DiscardHandler))
+	sess := srv.NewSession()
+	m, _, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
+	sess.Handle(context.Background(), m)
+	return sess
+}
+
+// BenchmarkHandle measures parse + handle of one request, without transport.
+func BenchmarkHandle(b *testing.B) {
+	sess := benchSession(b)
+	var lines [][]byte
+	for i, q := range benchQueries {
+		lines = append(lines, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%q}}}`, i, q))
+	}
+	cases := map[string][][]byte{
+		"tools/list":  {[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)},
+		"get_sources": lines,
+	}
+	for name, in := range cases {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m, _, err := jsonrpc.Parse(in[i%len(in)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out := sess.Handle(context.Background(), m); len(out) == 0 {
+					b.Fatal("no answer")
+				}
+				i++
+			}
+		})
+	}
+}
