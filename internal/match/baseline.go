@@ -3,9 +3,6 @@ package match
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
-
-	"github.com/agnivade/levenshtein"
 
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -31,7 +28,8 @@ type baselineCategory struct {
 
 type candidate struct {
 	text   string
-	length int // in characters
+	runes  []rune
+	length int // len(runes)
 }
 
 // Weights of the two parts of a baseline score.
@@ -48,7 +46,8 @@ func NewBaseline(r *registry.Registry) *Baseline {
 		add := func(s string) {
 			n := textnorm.Normalize(s)
 			if n != "" && !slices.ContainsFunc(bc.candidates, func(c candidate) bool { return c.text == n }) {
-				bc.candidates = append(bc.candidates, candidate{n, utf8.RuneCountInString(n)})
+				r := []rune(n)
+				bc.candidates = append(bc.candidates, candidate{n, r, len(r)})
 			}
 		}
 		add(strings.ReplaceAll(c.Slug, "-", " "))
@@ -71,11 +70,10 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 	if len(tokens) == 0 {
 		return nil, ErrOnlyStopWords
 	}
-	norm := strings.Join(tokens, " ")
-	qlen := utf8.RuneCountInString(norm)
+	q := newPattern([]rune(strings.Join(tokens, " ")))
 	out := make([]Scored, 0, len(b.cats))
 	for _, c := range b.cats {
-		best := bestSimilarity(norm, qlen, c.candidates)
+		best := bestSimilarity(q, c.candidates)
 		found := 0
 		for _, w := range c.slugWords {
 			if slices.Contains(tokens, w) {
@@ -95,8 +93,9 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 // 1 − d / max(qlen, len). On each side of qlen that bound falls as d grows,
 // so each side is walked outward from qlen and abandoned once its bound
 // cannot beat the best found. The result equals trying every candidate.
-func bestSimilarity(q string, qlen int, cands []candidate) float64 {
+func bestSimilarity(q *pattern, cands []candidate) float64 {
 	best := 0.0
+	qlen := len(q.runes)
 	split, _ := slices.BinarySearchFunc(cands, qlen, func(c candidate, n int) int { return c.length - n })
 	try := func(c candidate) bool {
 		longest := max(qlen, c.length)
@@ -107,7 +106,7 @@ func bestSimilarity(q string, qlen int, cands []candidate) float64 {
 		if 1-float64(abs(qlen-c.length))/float64(longest) <= best {
 			return false
 		}
-		best = max(best, 1-float64(levenshtein.ComputeDistance(q, c.text))/float64(longest))
+		best = max(best, 1-float64(q.distance(c.runes))/float64(longest))
 		return true
 	}
 	for i := split; i < len(cands) && try(cands[i]); i++ {

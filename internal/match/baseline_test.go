@@ -51,9 +51,29 @@ func TestBestSimilarityEqualsExhaustive(t *testing.T) {
 				longest := max(qlen, cand.length)
 				want = max(want, 1-float64(levenshtein.ComputeDistance(query, cand.text))/float64(longest))
 			}
-			if got := bestSimilarity(query, qlen, c.candidates); got != want {
+			if got := bestSimilarity(newPattern([]rune(query)), c.candidates); got != want {
 				t.Fatalf("%q vs %s: pruned %v, exhaustive %v", query, c.slug, got, want)
 			}
+		}
+	}
+}
+
+// The bit-parallel distance equals the library's on every pair, including
+// non-ASCII text, empty strings and patterns past 64 characters.
+func TestPatternDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []rune("abcde é世 ")
+	word := func(n int) string {
+		r := make([]rune, n)
+		for i := range r {
+			r[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(r)
+	}
+	for range 20000 {
+		a, b := word(rng.IntN(70)), word(rng.IntN(70))
+		if got, want := newPattern([]rune(a)).distance([]rune(b)), levenshtein.ComputeDistance(a, b); got != want {
+			t.Fatalf("%q vs %q: got %d, want %d", a, b, got, want)
 		}
 	}
 }
