@@ -129,6 +129,15 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	return m, id, nil
 }
 
+// AppendResultStart appends the opening of a response for id, up to where
+// the result goes; the caller appends the result and then '}'. Building
+// the result in place saves copying it.
+func AppendResultStart(dst, id []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	return append(dst, `,"result":`...)
+}
+
 // AppendResult appends a response carrying result (JSON) for id.
 func AppendResult(dst, id, result []byte) []byte {
 	dst = slices.Grow(dst, len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))

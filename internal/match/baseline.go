@@ -70,10 +70,11 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 	if len(tokens) == 0 {
 		return nil, ErrOnlyStopWords
 	}
-	q := newPattern([]rune(strings.Join(tokens, " ")))
+	var q pattern
+	q.init([]rune(strings.Join(tokens, " ")))
 	out := make([]Scored, 0, len(b.cats))
 	for _, c := range b.cats {
-		best := bestSimilarity(q, c.candidates)
+		best := bestSimilarity(&q, c.candidates)
 		found := 0
 		for _, w := range c.slugWords {
 			if slices.Contains(tokens, w) {

@@ -20,9 +20,17 @@ type pattern struct {
 }
 
 func newPattern(q []rune) *pattern {
-	p := &pattern{runes: q, fits: len(q) > 0 && len(q) <= 64}
+	p := new(pattern)
+	p.init(q)
+	return p
+}
+
+// init prepares p for q. Match keeps its pattern on the stack: the masks
+// are a kilobyte that would otherwise be garbage after every query.
+func (p *pattern) init(q []rune) {
+	*p = pattern{runes: q, fits: len(q) > 0 && len(q) <= 64}
 	if !p.fits {
-		return p
+		return
 	}
 	for i, r := range q {
 		if r < 128 {
@@ -35,7 +43,6 @@ func newPattern(q []rune) *pattern {
 		}
 	}
 	p.last = 1 << (len(q) - 1)
-	return p
 }
 
 func (p *pattern) eq(r rune) uint64 {

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bytedance/sonic"
+	"github.com/bytedance/sonic/encoder"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
@@ -166,21 +167,24 @@ type meta struct {
 
 var api = sonic.Config{CaseSensitive: true}.Froze()
 
-// Handle answers one request and returns the response line (without the
-// newline). It must not be called for notifications or responses.
-func (sess *Session) Handle(ctx context.Context, m *jsonrpc.Message) []byte {
-	result, err := sess.dispatch(ctx, m)
+// Handle answers one request: it appends the response line (without the
+// newline) to dst and returns it. It must not be called for notifications
+// or responses.
+func (sess *Session) Handle(ctx context.Context, m *jsonrpc.Message, dst []byte) []byte {
+	start := len(dst)
+	out, err := sess.dispatch(ctx, m, jsonrpc.AppendResultStart(dst, m.ID))
 	if err != nil {
-		return jsonrpc.AppendError(nil, m.ID, err)
+		return jsonrpc.AppendError(dst[:start], m.ID, err)
 	}
-	return jsonrpc.AppendResult(nil, m.ID, result)
+	return append(out, '}')
 }
 
 func invalidParams(path, reason string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: paramsProblem{Path: path, Reason: reason}}
 }
 
-func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message) ([]byte, *jsonrpc.Error) {
+// dispatch appends the result of m to dst.
+func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byte) ([]byte, *jsonrpc.Error) {
 	var p params
 	if m.Params != nil {
 		if err := api.Unmarshal(m.Params, &p); err != nil {
@@ -206,34 +210,27 @@ func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message) ([]byte, 
 
 	switch m.Method {
 	case "initialize":
-		return sess.initialize(&p)
+		result, err := sess.initialize(&p)
+		return append(dst, result...), err
 	case "ping":
-		return complete(modern, []byte(`{}`)), nil
+		if modern {
+			return append(dst, `{"resultType":"complete"}`...), nil
+		}
+		return append(dst, `{}`...), nil
 	case "server/discover":
-		return sess.srv.discover, nil
+		return append(dst, sess.srv.discover...), nil
 	case "tools/list":
 		if p.Cursor != nil && string(p.Cursor) != "null" && string(p.Cursor) != `""` {
 			return nil, invalidParams("cursor", "unknown cursor; tools/list has a single page, so send no cursor")
 		}
 		if modern {
-			return sess.srv.modernToolsList, nil
+			return append(dst, sess.srv.modernToolsList...), nil
 		}
-		return sess.srv.legacyToolsList, nil
+		return append(dst, sess.srv.legacyToolsList...), nil
 	case "tools/call":
-		return sess.callTool(ctx, &p, modern)
+		return sess.callTool(ctx, &p, modern, dst)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + briefName(m.Method)}
-}
-
-// complete marks a modern result as final by adding resultType to it.
-func complete(modern bool, result []byte) []byte {
-	if !modern {
-		return result
-	}
-	if string(result) == "{}" {
-		return []byte(`{"resultType":"complete"}`)
-	}
-	return append([]byte(`{"resultType":"complete",`), result[1:]...)
 }
 
 func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
@@ -252,7 +249,7 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
 }
 
-func (sess *Session) callTool(ctx context.Context, p *params, modern bool) ([]byte, *jsonrpc.Error) {
+func (sess *Session) callTool(ctx context.Context, p *params, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
 	var name string
 	if p.Name == nil {
 		return nil, invalidParams("name", "required field is missing")
@@ -273,7 +270,7 @@ func (sess *Session) callTool(ctx context.Context, p *params, modern bool) ([]by
 	var toolErr *gen.ToolError
 	switch {
 	case err == nil:
-		return complete(modern, toolResult(res.Text, res.Structured, false)), nil
+		return appendToolResult(dst, modern, res.Text, res.Structured, false), nil
 	case errors.As(err, &argErrs):
 		first := argErrs[0]
 		path := "arguments"
@@ -292,7 +289,7 @@ func (sess *Session) callTool(ctx context.Context, p *params, modern bool) ([]by
 		if merr != nil {
 			return nil, sess.internal(name, merr)
 		}
-		return complete(modern, toolResult(toolErr.Text, structured, true)), nil
+		return appendToolResult(dst, modern, toolErr.Text, structured, true), nil
 	}
 	return nil, sess.internal(name, err)
 }
@@ -302,18 +299,23 @@ func (sess *Session) internal(tool string, err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 }
 
-// toolResult builds a CallToolResult with one text block and the
-// structured content.
-func toolResult(text string, structured []byte, isError bool) []byte {
-	b := make([]byte, 0, len(text)+len(structured)+96)
-	b = append(b, `{"content":[{"type":"text","text":`...)
-	t, _ := sonic.Marshal(text)
-	b = append(b, t...)
-	b = append(b, `}],"structuredContent":`...)
-	b = append(b, structured...)
-	b = append(b, `,"isError":`...)
-	b = strconv.AppendBool(b, isError)
-	return append(b, '}')
+// appendToolResult appends a CallToolResult with one text block and the
+// structured content; modern results are marked complete.
+func appendToolResult(dst []byte, modern bool, text string, structured []byte, isError bool) []byte {
+	dst = slices.Grow(dst, len(text)+len(structured)+128)
+	dst = append(dst, '{')
+	if modern {
+		dst = append(dst, `"resultType":"complete",`...)
+	}
+	dst = append(dst, `"content":[{"type":"text","text":`...)
+	if err := encoder.EncodeInto(&dst, text, 0); err != nil {
+		dst = append(dst, `""`...) // a string always encodes; keep the JSON whole regardless
+	}
+	dst = append(dst, `}],"structuredContent":`...)
+	dst = append(dst, structured...)
+	dst = append(dst, `,"isError":`...)
+	dst = strconv.AppendBool(dst, isError)
+	return append(dst, '}')
 }
 
 // briefName shortens a client-supplied name for an error message.

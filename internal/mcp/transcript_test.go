@@ -40,7 +40,7 @@ func exchange(sess *mcp.Session, line []byte) []byte {
 	if m.Kind != jsonrpc.KindRequest {
 		return nil
 	}
-	return sess.Handle(context.Background(), m)
+	return sess.Handle(context.Background(), m, nil)
 }
 
 // TestTranscripts replays testdata/*.txtar: each file is one session; the

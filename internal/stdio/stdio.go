@@ -1,9 +1,10 @@
 // Package stdio carries MCP over a byte stream pair: newline-delimited
 // JSON-RPC in, one response line per request out.
 //
-// One goroutine reads and parses. Requests run concurrently, at most
-// MaxInFlight at a time: when that many are running the reader stops
-// reading, so a fast client cannot grow memory without bound. All writes go
+// One goroutine reads and parses. Requests run concurrently on MaxInFlight
+// long-lived workers (whose grown stacks are reused, unlike a fresh
+// goroutine per request): when all are busy the reader stops reading, so a
+// fast client cannot grow memory without bound. All writes go
 // through one writer goroutine that batches whatever is queued and flushes
 // when the queue is empty, so pipelined load costs few system calls while a
 // lone request is answered at once.
@@ -16,6 +17,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -53,8 +56,12 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &conn{sess: sess, opt: opt, w: newWriter(out), slots: make(chan struct{}, opt.MaxInFlight), calls: map[string][]*call{}}
+	c := &conn{sess: sess, opt: opt, w: newWriter(out), jobs: make(chan *job), quit: make(chan struct{}), calls: map[string][]*job{}}
 	go c.w.loop()
+	c.workers.Add(opt.MaxInFlight)
+	for range opt.MaxInFlight {
+		go c.work()
+	}
 
 	readErr := make(chan error, 1)
 	go func() { readErr <- c.read(ctx, in) }()
@@ -64,11 +71,10 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	case <-ctx.Done():
 		opt.Log.Info("shutting down: finishing requests in flight")
 	}
-	// Taking every slot waits for every running request; the reader cannot
-	// start another one meanwhile.
-	for range opt.MaxInFlight {
-		c.slots <- struct{}{}
-	}
+	// Every request handed to a worker is finished before the workers
+	// return; the reader hands over no more once quit is closed.
+	close(c.quit)
+	c.workers.Wait()
 	c.w.close()
 	if err == nil {
 		err = c.w.err
@@ -77,16 +83,22 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 }
 
 type conn struct {
-	sess  *mcp.Session
-	opt   Options
-	w     *writer
-	slots chan struct{}
+	sess    *mcp.Session
+	opt     Options
+	w       *writer
+	jobs    chan *job // unbuffered: a send waits for a free worker
+	quit    chan struct{}
+	workers sync.WaitGroup
 
 	mu    sync.Mutex
-	calls map[string][]*call // requests in flight by id text
+	calls map[string][]*job // requests in flight by id text
 }
 
-type call struct {
+// job is one request handed to a worker.
+type job struct {
+	m      *jsonrpc.Message
+	key    string
+	ctx    context.Context
 	cancel context.CancelFunc
 }
 
@@ -156,55 +168,87 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		}
 		return
 	}
-	c.slots <- struct{}{}
 	if m.Method == "initialize" {
 		// The handshake runs before the next line is read, so a request
 		// pipelined right behind initialize sees the session initialized;
 		// and initialize cannot be cancelled.
-		c.w.send(c.sess.Handle(ctx, m))
-		<-c.slots
+		c.w.send(c.handle(ctx, m, getBuffer()))
 		return
 	}
-	key := string(m.ID)
-	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	cl := &call{cancel: cancel}
+	j := &job{m: m, key: string(m.ID)}
+	j.ctx, j.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.mu.Lock()
-	c.calls[key] = append(c.calls[key], cl)
+	c.calls[j.key] = append(c.calls[j.key], j)
 	c.mu.Unlock()
-	go func() {
-		defer func() { <-c.slots }()
-		resp := c.handle(callCtx, m)
-		c.mu.Lock()
-		list := c.calls[key]
-		for i, x := range list {
-			if x == cl {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
+	select {
+	case c.jobs <- j:
+	case <-c.quit:
+		j.cancel()
+	}
+}
+
+// work runs requests until Serve stops.
+func (c *conn) work() {
+	defer c.workers.Done()
+	for {
+		select {
+		case j := <-c.jobs:
+			c.run(j)
+		case <-c.quit:
+			return
 		}
-		if len(list) == 0 {
-			delete(c.calls, key)
-		} else {
-			c.calls[key] = list
+	}
+}
+
+func (c *conn) run(j *job) {
+	resp := c.handle(j.ctx, j.m, getBuffer())
+	c.mu.Lock()
+	list := c.calls[j.key]
+	for i, x := range list {
+		if x == j {
+			list = append(list[:i], list[i+1:]...)
+			break
 		}
-		c.mu.Unlock()
-		if callCtx.Err() == nil && resp != nil {
-			c.w.send(resp)
-		}
-		cancel()
-	}()
+	}
+	if len(list) == 0 {
+		delete(c.calls, j.key)
+	} else {
+		c.calls[j.key] = list
+	}
+	c.mu.Unlock()
+	if j.ctx.Err() == nil && resp != nil {
+		c.w.send(resp)
+	} else {
+		putBuffer(resp)
+	}
+	j.cancel()
 }
 
 // handle runs one request; a panic becomes an internal error for that
 // request alone.
-func (c *conn) handle(ctx context.Context, m *jsonrpc.Message) (resp []byte) {
+func (c *conn) handle(ctx context.Context, m *jsonrpc.Message, buf []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.opt.Log.Error("request panicked", "method", m.Method, "panic", r)
-			resp = jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+			c.opt.Log.Error("request panicked", "method", m.Method, "panic", r, "stack", string(debug.Stack()))
+			resp = jsonrpc.AppendError(buf[:0], m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
 		}
 	}()
-	return c.sess.Handle(ctx, m)
+	return c.sess.Handle(ctx, m, buf)
+}
+
+// Response buffers are recycled once written: with many requests in flight
+// they would otherwise be most of the garbage the server makes.
+var buffers = sync.Pool{New: func() any { return make([]byte, 0, 4<<10) }}
+
+// maxPooledBuffer keeps a rare huge response from pinning its memory.
+const maxPooledBuffer = 64 << 10
+
+func getBuffer() []byte { return buffers.Get().([]byte)[:0] }
+
+func putBuffer(b []byte) {
+	if b != nil && cap(b) <= maxPooledBuffer {
+		buffers.Put(b[:0]) //nolint:staticcheck // a slice header is small; the pool avoids the backing array's garbage
+	}
 }
 
 // cancel honours notifications/cancelled: the named request stops and its
@@ -218,8 +262,8 @@ func (c *conn) cancel(params []byte) {
 		return
 	}
 	c.mu.Lock()
-	for _, cl := range c.calls[string(p.RequestID)] {
-		cl.cancel()
+	for _, j := range c.calls[string(p.RequestID)] {
+		j.cancel()
 	}
 	c.mu.Unlock()
 }
@@ -269,15 +313,32 @@ func (w *writer) loop() {
 			if w.err == nil {
 				w.err = w.out.WriteByte('\n')
 			}
+			putBuffer(msg)
 		}
 		clear(batch)
-		if w.err == nil {
+		if len(batch) > 0 && !closed && w.pending() == 0 {
+			// Let handlers finishing on other goroutines add to this write
+			// before paying for a system call; when nothing else is
+			// runnable this returns at once.
+			runtime.Gosched()
+		}
+		if w.pending() == 0 && w.err == nil {
 			w.err = w.out.Flush()
 		}
 		if closed && len(batch) == 0 {
+			if w.err == nil {
+				w.err = w.out.Flush()
+			}
 			return
 		}
 	}
+}
+
+// pending is how many messages wait to be written.
+func (w *writer) pending() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue)
 }
 
 // close flushes everything queued and stops the writer.

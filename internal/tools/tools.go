@@ -91,15 +91,32 @@ func (h *Handlers) noMatch(query string, ranked []match.Scored, threshold float6
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 
-// GetSourcesText implements gen.ToolHandlers.
+// GetSourcesText implements gen.ToolHandlers. It is on every get_sources
+// call, so it appends rather than formats.
 func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Category: %s\nSlug: %s\nDescription: %s\nMatch Score: %.2f\nRegistry Version: %s\nCurator: %s (%s)\n\nSources:\n",
-		deref(out.Name), deref(out.Slug), deref(out.Description), deref(out.Score), deref(out.RegistryVersion), out.Curator.Name, out.Curator.Pubkey)
-	for _, s := range out.Sources {
-		fmt.Fprintf(&b, "%d. %s\n   URL: %s\n   Type: %s\n   Why: %s\n", s.Rank, s.Name, s.URL, s.Type, s.Why)
+	b.Grow(1024)
+	line := func(label, value string) {
+		b.WriteString(label)
+		b.WriteString(value)
+		b.WriteByte('\n')
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	line("Category: ", deref(out.Name))
+	line("Slug: ", deref(out.Slug))
+	line("Description: ", deref(out.Description))
+	line("Match Score: ", strconv.FormatFloat(deref(out.Score), 'f', 2, 64))
+	line("Registry Version: ", deref(out.RegistryVersion))
+	line("Curator: ", out.Curator.Name+" ("+out.Curator.Pubkey+")")
+	b.WriteString("\nSources:")
+	for _, s := range out.Sources {
+		b.WriteByte('\n')
+		line(strconv.Itoa(s.Rank)+". ", s.Name)
+		line("   URL: ", s.URL)
+		line("   Type: ", s.Type)
+		b.WriteString("   Why: ")
+		b.WriteString(s.Why)
+	}
+	return b.String()
 }
 
 // ListCategories implements gen.ToolHandlers.
