@@ -2,10 +2,14 @@
 package e2e
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
@@ -41,4 +45,46 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		t.Fatalf("unexpected output:\n%s", out)
 	}
 	t.Logf("%s", out)
+}
+
+// SIGTERM while stdin is still open: the server answers what it has read,
+// logs nothing to stdout, and exits 0.
+func TestSIGTERMExitsCleanly(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "3gs")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
+	build.Dir = fixture.Root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_categories"}}`)
+	r := bufio.NewReader(stdout)
+	for i := 0; i < 2; i++ {
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":`) {
+			t.Fatalf("answer %d: %q %v", i+1, line, err)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if len(rest) != 0 {
+		t.Errorf("stdout after the answers: %q", rest)
+	}
+	if !strings.Contains(stderr.String(), "shutting down") {
+		t.Errorf("stderr does not say it is shutting down:\n%s", stderr.String())
+	}
 }

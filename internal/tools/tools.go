@@ -85,9 +85,9 @@ func (h *Handlers) noMatch(query string, ranked []match.Scored, threshold float6
 	fmt.Fprintf(&b, "No matching category found for query '%s'.", query)
 	if len(ranked) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
-		fmt.Fprintf(&b, " Closest match: %s (score: %.2f, below the threshold %s).", ranked[0].Slug, ranked[0].Score, strconv.FormatFloat(threshold, 'f', -1, 64))
+		fmt.Fprintf(&b, " Closest match: %s (score: %.2f).", ranked[0].Slug, ranked[0].Score)
 	}
-	fmt.Fprintf(&b, " Available categories: %s.", strings.Join(h.slugs, ", "))
+	fmt.Fprintf(&b, " Available categories: %s. Matches need a score of at least %s; rephrase the query, pass a lower threshold, or call list_categories.", strings.Join(h.slugs, ", "), strconv.FormatFloat(threshold, 'f', -1, 64))
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 
