@@ -33,11 +33,7 @@ func messages(t *testing.T, err error) []string {
 	if !errors.As(err, &errs) {
 		t.Fatalf("error is %T, not strictjson.Errors: %v", err, err)
 	}
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
+	return errs.Lines()
 }
 
 func TestDecodeRegistryRejects(t *testing.T) {

@@ -70,6 +70,11 @@ type envelope struct {
 
 var api = sonic.Config{CaseSensitive: true}.Froze()
 
+// Unmarshal decodes JSON into v matching object keys exactly. Every
+// protocol-level decode goes through it: sonic's default, like
+// encoding/json, would accept "RequestId" for "requestId".
+func Unmarshal(data []byte, v any) error { return api.Unmarshal(data, v) }
+
 var nullID = []byte("null")
 
 // Parse decodes one message. When the message is invalid it returns the

@@ -165,8 +165,6 @@ type meta struct {
 	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 }
 
-var api = sonic.Config{CaseSensitive: true}.Froze()
-
 // Handle answers one request: it appends the response line (without the
 // newline) to dst and returns it. It must not be called for notifications
 // or responses.
@@ -187,14 +185,14 @@ func invalidParams(path, reason string) *jsonrpc.Error {
 func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byte) ([]byte, *jsonrpc.Error) {
 	var p params
 	if m.Params != nil {
-		if err := api.Unmarshal(m.Params, &p); err != nil {
+		if err := jsonrpc.Unmarshal(m.Params, &p); err != nil {
 			return nil, invalidParams("_meta", "must be an object")
 		}
 	}
 	modern := p.Meta != nil && p.Meta.ProtocolVersion != nil
 	if modern {
 		var v string
-		if api.Unmarshal(p.Meta.ProtocolVersion, &v) != nil {
+		if jsonrpc.Unmarshal(p.Meta.ProtocolVersion, &v) != nil {
 			return nil, invalidParams("_meta."+metaProtocolVersion, "must be a string")
 		}
 		if v != ModernVersion {
@@ -238,7 +236,7 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 		return nil, invalidParams("protocolVersion", "required field is missing")
 	}
 	var requested string
-	if api.Unmarshal(p.ProtocolVersion, &requested) != nil {
+	if jsonrpc.Unmarshal(p.ProtocolVersion, &requested) != nil {
 		return nil, invalidParams("protocolVersion", "must be a string")
 	}
 	version := LatestLegacy
@@ -254,7 +252,7 @@ func (sess *Session) callTool(ctx context.Context, p *params, modern bool, dst [
 	if p.Name == nil {
 		return nil, invalidParams("name", "required field is missing")
 	}
-	if api.Unmarshal(p.Name, &name) != nil {
+	if jsonrpc.Unmarshal(p.Name, &name) != nil {
 		return nil, invalidParams("name", "must be a string")
 	}
 	tool := gen.LookupTool(name)

@@ -73,11 +73,7 @@ func problems(t *testing.T, doc string) []string {
 	if !errors.As(err, &errs) {
 		t.Fatalf("%T: %v", err, err)
 	}
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Error())
-	}
-	return out
+	return errs.Lines()
 }
 
 func TestRules(t *testing.T) {

@@ -258,7 +258,7 @@ func (c *conn) cancel(params []byte) {
 	var p struct {
 		RequestID sonic.NoCopyRawMessage `json:"requestId"`
 	}
-	if params == nil || sonic.Unmarshal(params, &p) != nil || p.RequestID == nil {
+	if params == nil || jsonrpc.Unmarshal(params, &p) != nil || p.RequestID == nil {
 		return
 	}
 	c.mu.Lock()

@@ -318,3 +318,44 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// Keys are matched exactly: a cancellation naming "RequestId" cancels
+// nothing, so the request is still answered.
+func TestCancellationKeyIsCaseSensitive(t *testing.T) {
+	block := make(chan struct{})
+	h := &blockingHandlers{Handlers: baseHandlers(t), block: block}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), session(t, h), inR, outW, Options{}); outW.Close() }()
+	answers := make(chan response, 8)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			answers <- decode(t, sc.Text())
+		}
+		close(answers)
+	}()
+	fmt.Fprintln(inW, initLine)
+	<-answers
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"block"}}}`)
+	h.waitBlocked(1)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"RequestId":1}}`)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":"sentinel","method":"ping"}`)
+	if r := <-answers; string(r.ID) != `"sentinel"` {
+		t.Fatalf("expected the sentinel first, got %s", r.ID)
+	}
+	close(block)
+	inW.Close() // Serve drains and returns; the answers channel then closes
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for r := range answers {
+		got = append(got, string(r.ID))
+	}
+	if len(got) != 1 || got[0] != "1" {
+		t.Errorf("after a case-variant cancellation, request 1 must still be answered; got answers %v", got)
+	}
+}

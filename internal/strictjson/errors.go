@@ -26,6 +26,15 @@ func (e *Error) Error() string {
 // A decoder stops recording after MaxErrors and notes that it did.
 type Errors []*Error
 
+// Lines renders each problem as one "path: reason" line.
+func (es Errors) Lines() []string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return lines
+}
+
 // MaxErrors bounds how many problems one document can report, so a hostile
 // input cannot make the error list itself the expensive part.
 const MaxErrors = 100
