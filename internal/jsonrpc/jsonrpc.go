@@ -8,7 +8,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -141,16 +140,6 @@ func AppendResultStart(dst, id []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	return append(dst, `,"result":`...)
-}
-
-// AppendResult appends a response carrying result (JSON) for id.
-func AppendResult(dst, id, result []byte) []byte {
-	dst = slices.Grow(dst, len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, result...)
-	return append(dst, '}')
 }
 
 // AppendError appends an error response for id.

@@ -326,10 +326,7 @@ func (w *writer) loop() {
 			w.err = w.out.Flush()
 		}
 		if closed && len(batch) == 0 {
-			if w.err == nil {
-				w.err = w.out.Flush()
-			}
-			return
+			return // nothing can be queued after close, and the flush above ran
 		}
 	}
 }
