@@ -516,8 +516,26 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 				decodeClosestCategory(d, &fp, &opt0)
 				out.Closest = &opt0
 			}
-		case "available_categories":
+		case "alternatives":
 			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []AlternativeCategory{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 AlternativeCategory
+					decodeAlternativeCategory(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 2)
+				if len(items0) > 0 {
+					out.Alternatives = items0
+				}
+			}
+		case "available_categories":
+			if !d.Claim(p, key, &seen, 10) {
 				continue
 			}
 			fp := p.Key(key)
@@ -673,6 +691,51 @@ func decodeClosestCategory(d *strictjson.Decoder, p *strictjson.Path, out *Close
 		}
 	}
 	d.Missing(p, seen, 0b11, closestCategoryFields)
+}
+
+// decodeAlternativeCategory reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/alternativeCategory) into out.
+func decodeAlternativeCategory(d *strictjson.Decoder, p *strictjson.Path, out *AlternativeCategory) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		default:
+			d.UnknownKey(p, key, alternativeCategoryFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, alternativeCategoryFields)
 }
 
 /*
@@ -836,7 +899,7 @@ var registryCuratorFields = []string{"name", "pubkey"}
 var getSourcesInputFields = []string{"query", "threshold"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "available_categories"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}
@@ -846,6 +909,9 @@ var answeringCuratorFields = []string{"name", "pubkey"}
 
 // closestCategoryFields lists ClosestCategory's fields in schema order; bit i of a decoder's seen set stands for closestCategoryFields[i].
 var closestCategoryFields = []string{"slug", "score"}
+
+// alternativeCategoryFields lists AlternativeCategory's fields in schema order; bit i of a decoder's seen set stands for alternativeCategoryFields[i].
+var alternativeCategoryFields = []string{"slug", "name", "score"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories"}

@@ -2,6 +2,17 @@
 
 package gen
 
+type AlternativeCategory struct {
+	// Its display name.
+	Name string `json:"name"`
+
+	// Its match score from 0 to 1.
+	Score float64 `json:"score"`
+
+	// The runner-up category's stable identifier.
+	Slug string `json:"slug"`
+}
+
 type AnsweringCurator struct {
 	// Curator's display name.
 	Name string `json:"name"`
@@ -90,6 +101,11 @@ type GetSourcesInput struct {
 }
 
 type GetSourcesOutput struct {
+	// Up to two runner-up categories, best first, that scored above half the
+	// threshold, so an agent can recover from a near miss by asking for one of them
+	// by name.
+	Alternatives []AlternativeCategory `json:"alternatives,omitempty,omitzero"`
+
 	// Every category slug, sorted; given when nothing matched.
 	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
 

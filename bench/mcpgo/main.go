@@ -18,7 +18,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -36,7 +36,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+	h := tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
 	s := server.NewMCPServer("mcpgo-3gs", "bench", server.WithToolCapabilities(false))
 	for _, t := range gen.Tools {
 		var m struct {

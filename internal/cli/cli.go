@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -37,6 +38,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "", "serve MCP on stdin/stdout (the default when no command is given)", serveFlags, runServe},
+		{"query", "TEXT...", "show which category a query matches and, with --explain, why", queryFlags, runQuery},
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
@@ -132,6 +134,14 @@ func (f *Flags) String(name, envVar, def, usage string) {
 		def = v
 	}
 	f.fs.String(name, def, usage)
+}
+
+// Bool declares a boolean flag with an environment twin; the twin is true
+// when set to 1, t, true (any case), as strconv.ParseBool reads it.
+func (f *Flags) Bool(name, envVar string, usage string) {
+	f.twins[name], f.defs[name] = envVar, "false"
+	def, _ := strconv.ParseBool(f.env.Getenv(envVar))
+	f.fs.Bool(name, def, usage)
 }
 
 // Value is the value of a declared flag after parsing.

@@ -9,7 +9,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/stdio"
@@ -62,7 +62,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	handlers := tools.New(reg, match.NewBaseline(reg), threshold)
+	handlers := tools.New(reg, matcher.New(reg), threshold)
 	srv := mcp.NewServer(handlers, buildVersion(), log)
 	log.Info("serving MCP on stdio", "registry", source, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256())
 	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})

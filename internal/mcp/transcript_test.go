@@ -12,7 +12,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -27,7 +27,7 @@ func newServer(t testing.TB) *mcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcp.NewServer(tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold), "test", slog.New(slog.DiscardHandler))
+	return mcp.NewServer(tools.New(reg, matcher.New(reg), tools.DefaultThreshold), "test", slog.New(slog.DiscardHandler))
 }
 
 // exchange feeds one client line to a session the way the stdio transport

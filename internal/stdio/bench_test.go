@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -24,7 +24,7 @@ func BenchmarkServePipelined(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcp.NewServer(tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold), "bench", slog.New(slog.DiscardHandler))
+	srv := mcp.NewServer(tools.New(reg, matcher.New(reg), tools.DefaultThreshold), "bench", slog.New(slog.DiscardHandler))
 	for _, method := range []string{"tools/list", "get_sources"} {
 		b.Run(method, func(b *testing.B) {
 			inR, inW, _ := os.Pipe()

@@ -14,7 +14,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -27,7 +27,7 @@ func session(t testing.TB, h gen.ToolHandlers) *mcp.Session {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h = tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+		h = tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
 	}
 	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler)).NewSession()
 }
@@ -152,7 +152,7 @@ func baseHandlers(t *testing.T) *tools.Handlers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tools.New(reg, match.NewBaseline(reg), tools.DefaultThreshold)
+	return tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
 }
 
 // blockingHandlers makes get_sources for "block" wait until released or

@@ -13,7 +13,7 @@ import (
 // digit (which strips punctuation), and drops English stop words.
 func Tokens(s string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), isSeparator) {
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), IsSeparator) {
 		if !stopWords[w] {
 			out = append(out, w)
 		}
@@ -24,7 +24,13 @@ func Tokens(s string) []string {
 // Normalize is Tokens joined by single spaces.
 func Normalize(s string) string { return strings.Join(Tokens(s), " ") }
 
-func isSeparator(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+// IsSeparator reports whether r splits words: every character that is not
+// a letter or a digit.
+func IsSeparator(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+
+// IsStopWord reports whether w (lowercase) is an English stop word, which
+// Tokens drops.
+func IsStopWord(w string) bool { return stopWords[w] }
 
 // stopWords is NLTK's English stop-word list. Contractions appear split at
 // the apostrophe ("don", "t") because Tokens splits there too.

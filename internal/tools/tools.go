@@ -7,11 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -25,7 +26,7 @@ const placeholderKey = "pk:placeholder"
 // Handlers serves the registry tools. It holds no mutable state.
 type Handlers struct {
 	reg       *registry.Registry
-	matcher   match.Matcher
+	matcher   matcher.Matcher
 	threshold float64
 	slugs     []string // sorted, for no-match answers
 }
@@ -34,7 +35,7 @@ var _ gen.ToolHandlers = (*Handlers)(nil)
 
 // New returns handlers for reg, matching with m; threshold is the server's
 // default for get_sources.
-func New(reg *registry.Registry, m match.Matcher, threshold float64) *Handlers {
+func New(reg *registry.Registry, m matcher.Matcher, threshold float64) *Handlers {
 	h := &Handlers{reg: reg, matcher: m, threshold: threshold}
 	for _, c := range reg.Categories() {
 		h.slugs = append(h.slugs, c.Slug)
@@ -49,11 +50,11 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		threshold = *in.Threshold
 	}
 	empty := &gen.GetSourcesOutput{Query: in.Query, Sources: []gen.RankedSource{}}
-	ranked, err := h.matcher.Match(in.Query)
+	ranked, err := h.matcher.Match(in.Query, 1+maxAlternatives)
 	switch {
-	case errors.Is(err, match.ErrEmptyQuery):
+	case errors.Is(err, matcher.ErrEmptyQuery):
 		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
-	case errors.Is(err, match.ErrOnlyStopWords):
+	case errors.Is(err, matcher.ErrOnlyStopWords):
 		return nil, &gen.ToolError{Text: "Query '" + in.Query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
 	case err != nil:
 		return nil, err
@@ -76,16 +77,39 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 	for _, s := range c.Sources {
 		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
 	}
+	out.Alternatives = h.alternatives(ranked[1:], threshold)
 	return out, nil
 }
 
-func (h *Handlers) noMatch(query string, ranked []match.Scored, threshold float64) error {
+// maxAlternatives is how many runner-up categories get_sources names.
+const maxAlternatives = 2
+
+// alternatives are the runner-ups worth offering: those scoring above half
+// the threshold. Below that they are noise, not near misses.
+func (h *Handlers) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
+	var out []gen.AlternativeCategory
+	for _, s := range rest[:min(len(rest), maxAlternatives)] {
+		if s.Score <= threshold/2 {
+			break
+		}
+		c, _ := h.reg.Category(s.Slug)
+		out = append(out, gen.AlternativeCategory{Slug: s.Slug, Name: c.Name, Score: s.Score})
+	}
+	return out
+}
+
+func (h *Handlers) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, AvailableCategories: h.slugs}
 	var b strings.Builder
 	fmt.Fprintf(&b, "No matching category found for query '%s'.", query)
 	if len(ranked) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
-		fmt.Fprintf(&b, " Closest match: %s (score: %.2f).", ranked[0].Slug, ranked[0].Score)
+		out.Alternatives = h.alternatives(ranked[1:], threshold)
+		fmt.Fprintf(&b, " Closest match: %s (score: %s)", ranked[0].Slug, fmtScore(ranked[0].Score))
+		for _, a := range out.Alternatives {
+			fmt.Fprintf(&b, ", then %s (score: %s)", a.Slug, fmtScore(a.Score))
+		}
+		b.WriteByte('.')
 	}
 	fmt.Fprintf(&b, " Available categories: %s. Matches need a score of at least %s; rephrase the query, pass a lower threshold, or call list_categories.", strings.Join(h.slugs, ", "), strconv.FormatFloat(threshold, 'f', -1, 64))
 	return &gen.ToolError{Text: b.String(), Structured: out}
@@ -104,7 +128,7 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 	line("Category: ", deref(out.Name))
 	line("Slug: ", deref(out.Slug))
 	line("Description: ", deref(out.Description))
-	line("Match Score: ", strconv.FormatFloat(deref(out.Score), 'f', 2, 64))
+	line("Match Score: ", fmtScore(deref(out.Score)))
 	line("Registry Version: ", deref(out.RegistryVersion))
 	line("Curator: ", out.Curator.Name+" ("+out.Curator.Pubkey+")")
 	b.WriteString("\nSources:")
@@ -115,6 +139,18 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 		line("   Type: ", s.Type)
 		b.WriteString("   Why: ")
 		b.WriteString(s.Why)
+	}
+	if len(out.Alternatives) > 0 {
+		b.WriteString("\n\nAlso close:")
+		for _, a := range out.Alternatives {
+			b.WriteString("\n- ")
+			b.WriteString(a.Slug)
+			b.WriteString(" (")
+			b.WriteString(a.Name)
+			b.WriteString(", score: ")
+			b.WriteString(fmtScore(a.Score))
+			b.WriteByte(')')
+		}
 	}
 	return b.String()
 }
@@ -195,6 +231,12 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 		fmt.Fprintf(&b, "- %s: %s, since %s, published at %s\n", name, e.Pubkey, e.Since, e.URL)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// fmtScore shows a score with two decimals, rounded down: 0.898 against a
+// threshold of 0.9 must not read as "0.90".
+func fmtScore(s float64) string {
+	return strconv.FormatFloat(math.Floor(s*100+1e-9)/100, 'f', 2, 64)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -11,7 +11,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fixture"
-	"github.com/three-good-sources/3gs/internal/match"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -21,7 +21,7 @@ func handlers(t *testing.T, data []byte) *Handlers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(reg, match.NewBaseline(reg), DefaultThreshold)
+	return New(reg, matcher.New(reg), DefaultThreshold)
 }
 
 // outputDecoders hold every tool's structured result to its output schema.

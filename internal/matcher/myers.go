@@ -1,6 +1,6 @@
-package match
+package matcher
 
-import "github.com/agnivade/levenshtein"
+import "github.com/hbollon/go-edlib"
 
 // pattern is a query prepared for bit-parallel edit distance (Myers 1999,
 // in Hyyrö's formulation for the distance between whole strings). Each
@@ -8,7 +8,7 @@ import "github.com/agnivade/levenshtein"
 // full dynamic-programming table, which matters because every query is
 // compared with every candidate of every category.
 //
-// agnivade/levenshtein computes the table; no well-kept Go library offers
+// go-edlib computes the table; no well-kept Go library offers
 // the bit-parallel form, so it is written here and tested against that
 // library.
 type pattern struct {
@@ -55,7 +55,7 @@ func (p *pattern) eq(r rune) uint64 {
 // distance is the Levenshtein distance between the pattern and t.
 func (p *pattern) distance(t []rune) int {
 	if !p.fits {
-		return levenshtein.ComputeDistance(string(p.runes), string(t))
+		return edlib.LevenshteinDistance(string(p.runes), string(t))
 	}
 	m := len(p.runes)
 	vp := ^uint64(0) >> (64 - m) // vertical deltas +1 down the first column

@@ -1,4 +1,4 @@
-package match
+package matcher
 
 import (
 	"slices"
@@ -39,9 +39,12 @@ const (
 )
 
 // NewBaseline precomputes everything that depends only on the registry.
-func NewBaseline(r *registry.Registry) *Baseline {
+func NewBaseline(r *registry.Registry) *Baseline { return BuildBaseline(r.Categories()) }
+
+// BuildBaseline is NewBaseline for categories without a registry file.
+func BuildBaseline(cats []registry.Category) *Baseline {
 	b := &Baseline{}
-	for _, c := range r.Categories() {
+	for _, c := range cats {
 		bc := baselineCategory{slug: c.Slug, slugWords: strings.Split(c.Slug, "-")}
 		add := func(s string) {
 			n := textnorm.Normalize(s)
@@ -62,7 +65,7 @@ func NewBaseline(r *registry.Registry) *Baseline {
 }
 
 // Match implements Matcher.
-func (b *Baseline) Match(query string) ([]Scored, error) {
+func (b *Baseline) Match(query string, limit int) ([]Scored, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, ErrEmptyQuery
 	}
@@ -85,7 +88,10 @@ func (b *Baseline) Match(query string) ([]Scored, error) {
 		out = append(out, Scored{Slug: c.slug, Score: min(score, 1)})
 	}
 	slices.SortFunc(out, byScore)
-	return out, nil
+	for len(out) > 0 && out[len(out)-1].Score == 0 {
+		out = out[:len(out)-1]
+	}
+	return out[:min(len(out), max(limit, 0))], nil
 }
 
 // bestSimilarity is the highest similarity between q (qlen characters) and

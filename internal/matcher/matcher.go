@@ -1,18 +1,22 @@
-// Package match maps an agent's free-text query to registry categories.
-package match
+// Package matcher maps an agent's free-text query to registry categories.
+//
+// Index is the matcher the server uses; Baseline is the first, whole-string
+// algorithm, kept to measure Index against in tests and benchmarks.
+package matcher
 
 import (
 	"errors"
 	"strings"
 )
 
-// Matcher scores every category of one registry against a query. It is
+// Matcher scores the categories of one registry against a query. It is
 // built once per registry and shared by all requests, so implementations
 // must be safe for concurrent use and must not change after construction.
 type Matcher interface {
-	// Match returns every category scored against the query, best first
-	// (ties broken by slug), or ErrEmptyQuery / ErrOnlyStopWords.
-	Match(query string) ([]Scored, error)
+	// Match returns up to limit categories, best first (ties broken by
+	// slug), leaving out categories that share nothing with the query, or
+	// ErrEmptyQuery / ErrOnlyStopWords.
+	Match(query string, limit int) ([]Scored, error)
 }
 
 // Scored is a category's score for one query, from 0 (unrelated) to 1.
@@ -28,6 +32,9 @@ var (
 	// words and punctuation are removed.
 	ErrOnlyStopWords = errors.New("query has only stop words")
 )
+
+var _ Matcher = (*Index)(nil)
+var _ Matcher = (*Baseline)(nil)
 
 func byScore(a, b Scored) int {
 	switch {

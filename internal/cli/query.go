@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// explainTop is how many categories --explain breaks down.
+const explainTop = 5
+
+func queryFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "registry file to match against; none means the embedded registry.json")
+	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest score (0 to 1) that counts as a match")
+	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, for comparison)")
+	f.Bool("explain", "THREEGS_EXPLAIN", "break down the scores of the best "+strconv.Itoa(explainTop)+" categories by field and by query word (index matcher only)")
+}
+
+// runQuery matches the words after the flags as one query, the way
+// get_sources would, and prints the answer. Exit 0 on a match, 1 when
+// nothing reaches the threshold, so scripts can check patterns.
+func runQuery(_ context.Context, env *Env, f *Flags) int {
+	query := strings.Join(f.Args(), " ")
+	if strings.TrimSpace(query) == "" {
+		fmt.Fprintln(env.Stderr, "3gs query: give the query text, e.g. 3gs query --explain how do I harden a linux server")
+		return ExitUsage
+	}
+	threshold, err := strconv.ParseFloat(f.Value("threshold"), 64)
+	if err != nil || threshold < 0 || threshold > 1 {
+		fmt.Fprintf(env.Stderr, "3gs query: --threshold (MATCH_THRESHOLD) must be a number from 0 to 1, got %q\n", f.Value("threshold"))
+		return ExitUsage
+	}
+	reg, source, err := loadRegistry(f.Value("registry"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs query: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", source, err, source)
+		return ExitFail
+	}
+	m, err := newMatcher(f.Value("matcher"), reg)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+		return ExitUsage
+	}
+	explain := f.Value("explain") == "true"
+	if _, isIndex := m.(*matcher.Index); explain && !isIndex {
+		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
+		return ExitUsage
+	}
+	ranked, err := m.Match(query, max(explainTop, 3))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs query: %v; name the topic itself, e.g. \"password manager\"\n", err)
+		return ExitFail
+	}
+	code := printMatch(env.Stdout, reg, query, ranked, threshold)
+	if explain {
+		ex, err := m.(*matcher.Index).Explain(query, explainTop)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+			return ExitFail
+		}
+		printExplanations(env.Stdout, ex)
+	}
+	return code
+}
+
+func printMatch(w io.Writer, reg *registry.Registry, query string, ranked []matcher.Scored, threshold float64) int {
+	fmt.Fprintf(w, "Query: %s\n", query)
+	code := ExitOK
+	rest := ranked
+	if len(ranked) > 0 && ranked[0].Score >= threshold {
+		c, _ := reg.Category(ranked[0].Slug)
+		fmt.Fprintf(w, "Match: %s (%s), score %.3f, threshold %s\n", c.Slug, c.Name, ranked[0].Score, fmtFloat(threshold))
+		rest = ranked[1:]
+	} else {
+		fmt.Fprintf(w, "No match: no category reaches the threshold %s\n", fmtFloat(threshold))
+		code = ExitFail
+	}
+	var others []string
+	for _, s := range rest[:min(len(rest), 3)] {
+		others = append(others, fmt.Sprintf("%s %.3f", s.Slug, s.Score))
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(w, "Next: %s\n", strings.Join(others, ", "))
+	}
+	return code
+}
+
+func printExplanations(w io.Writer, ex []matcher.Explanation) {
+	for i, e := range ex {
+		fmt.Fprintf(w, "\n%d. %s  score %.3f\n", i+1, e.Slug, e.Score)
+		fmt.Fprintf(w, "   coverage %.3f, phrase %.3f, adjacency %.3f\n", e.Coverage, e.Phrase, e.Adjacency)
+		if e.BestPhrase != "" {
+			fmt.Fprintf(w, "   best phrase  %s\n", e.BestPhrase)
+		}
+		var fields []string
+		for f := range matcher.NumFields {
+			if v := e.Fields[f]; v > 0 {
+				fields = append(fields, fmt.Sprintf("%s %.3f", matcher.Field(f), v))
+			}
+		}
+		if len(fields) == 0 {
+			fields = []string{"none"}
+		}
+		fmt.Fprintf(w, "   coverage by field: %s\n", strings.Join(fields, ", "))
+		for _, we := range e.Words {
+			found := "not in this category"
+			if we.Term != "" {
+				var in []string
+				for _, f := range we.In {
+					in = append(in, f.String())
+				}
+				found = fmt.Sprintf("→ %s (%s, quality %.2f) in %s", we.Term, we.Kind, we.Quality, strings.Join(in, ", "))
+			} else if we.Kind == matcher.KindNone {
+				found = "unknown to the registry"
+			}
+			fmt.Fprintf(w, "   %-16s weight %.3f  +%.3f  %s\n", we.Word, we.Weight, we.Contribution, found)
+		}
+	}
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// loadRegistry loads path, or the embedded registry when path is empty,
+// and names what it loaded for messages.
+func loadRegistry(path string) (*registry.Registry, string, error) {
+	if path == "" {
+		r, err := registry.Load(threegs.DefaultRegistry)
+		return r, "embedded registry.json", err
+	}
+	r, err := registry.LoadFile(path)
+	return r, path, err
+}
+
+// newMatcher builds the named matching algorithm over reg.
+func newMatcher(name string, reg *registry.Registry) (matcher.Matcher, error) {
+	switch name {
+	case "index":
+		return matcher.New(reg), nil
+	case "baseline":
+		return matcher.New(reg), nil
+	}
+	return nil, fmt.Errorf("--matcher (THREEGS_MATCHER) must be index or baseline, got %q", name)
+}

@@ -1,0 +1,183 @@
+package matcher
+
+import (
+	_ "embed"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+
+	"github.com/three-good-sources/3gs/internal/textnorm"
+)
+
+// stem reduces a lowercase word to its Snowball (Porter2) English stem, so
+// "hardening", "harden" and "hardened" meet. Words with digits ("esp32",
+// "rfc9110") are names, not English, and are kept as written.
+func stem(raw string) string {
+	for _, r := range raw {
+		if unicode.IsDigit(r) || r > unicode.MaxASCII {
+			return raw
+		}
+	}
+	return english.Stem(raw, true)
+}
+
+// scan walks lower (already lowercase) the way textnorm.Tokens splits it:
+// words are runs of letters and digits, and stop words are skipped. It
+// calls word for each remaining word in order, and compound with the joined
+// form of every whitespace-separated chunk that punctuation splits into
+// several words ("self-hosted" → "selfhosted", "mail-in-a-box" →
+// "mailinabox"): names are written both ways, and a query that joins them
+// must still meet the split form. Raw words are substrings of lower, so
+// scanning allocates only for compounds.
+func scan(lower string, word func(raw string), compound func(joined string)) {
+	chunkStart, parts, start := -1, 0, -1
+	var joined []byte
+	endChunk := func(end int) {
+		if parts > 1 && compound != nil {
+			joined = joined[:0]
+			for _, r := range lower[chunkStart:end] {
+				if !textnorm.IsSeparator(r) {
+					joined = utf8.AppendRune(joined, r)
+				}
+			}
+			if len(joined) >= minCompoundLen {
+				compound(string(joined))
+			}
+		}
+		chunkStart, parts = -1, 0
+	}
+	endWord := func(end int) {
+		w := lower[start:end]
+		parts++
+		if !textnorm.IsStopWord(w) {
+			word(w)
+		}
+		start = -1
+	}
+	for i := 0; i < len(lower); {
+		// ASCII is decided by table; other runes by package unicode.
+		c, size := lower[i], 1
+		var space, sep bool
+		if c < utf8.RuneSelf {
+			space, sep = asciiClass[c] == classSpace, asciiClass[c] == classSep
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(lower[i:])
+			space, sep = unicode.IsSpace(r), textnorm.IsSeparator(r)
+		}
+		switch {
+		case space:
+			if start >= 0 {
+				endWord(i)
+			}
+			if chunkStart >= 0 {
+				endChunk(i)
+			}
+		case sep:
+			if start >= 0 {
+				endWord(i)
+			}
+			if chunkStart < 0 {
+				chunkStart = i
+			}
+		default:
+			if chunkStart < 0 {
+				chunkStart = i
+			}
+			if start < 0 {
+				start = i
+			}
+		}
+		i += size
+	}
+	if start >= 0 {
+		endWord(len(lower))
+	}
+	if chunkStart >= 0 {
+		endChunk(len(lower))
+	}
+}
+
+const (
+	classWord = iota
+	classSep
+	classSpace
+)
+
+// asciiClass sorts ASCII bytes the way unicode.IsSpace and
+// textnorm.IsSeparator do, without a call per byte.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range t {
+		switch r := rune(c); {
+		case unicode.IsSpace(r):
+			t[c] = classSpace
+		case textnorm.IsSeparator(r):
+			t[c] = classSep
+		}
+	}
+	return t
+}()
+
+// minCompoundLen keeps joined forms such as "e-g" ("eg") out of the index:
+// short joins are abbreviations that collide with unrelated words.
+const minCompoundLen = 5
+
+// hostText turns a source URL's host into text worth matching: the labels
+// without "www" and without the top-level domain, so
+// "https://www.home-assistant.io/docs/" gives "home-assistant".
+func hostText(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	labels := strings.Split(strings.ToLower(u.Hostname()), ".")
+	if len(labels) > 1 {
+		labels = labels[:len(labels)-1]
+	}
+	if len(labels) > 0 && labels[0] == "www" {
+		labels = labels[1:]
+	}
+	return strings.Join(labels, " ")
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+//go:embed data/generic.txt
+var genericList string
+
+// genericStems holds the stems of data/generic.txt.
+var genericStems = func() map[string]bool {
+	m := map[string]bool{}
+	for _, line := range strings.Split(genericList, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		for _, w := range strings.Fields(line) {
+			m[stem(w)] = true
+		}
+	}
+	return m
+}()
+
+//go:embed data/abbreviations.txt
+var abbreviationList string
+
+// abbreviations maps an abbreviation to the words it stands for.
+var abbreviations = func() map[string][]string {
+	m := map[string][]string{}
+	for _, line := range strings.Split(abbreviationList, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if f := strings.Fields(line); len(f) >= 2 {
+			m[f[0]] = f[1:]
+		}
+	}
+	return m
+}()

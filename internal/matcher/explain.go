@@ -1,0 +1,127 @@
+package matcher
+
+import (
+	"slices"
+)
+
+// Explanation is how one category's score came about: the numbers a
+// curator reads to see why a query went where it went (3gs query
+// --explain) and which field to change.
+type Explanation struct {
+	Slug  string
+	Score float64
+	// Coverage is the share of the query's weight the category explains;
+	// Fields splits it by the field the evidence came from.
+	Coverage float64
+	Fields   [numFields]float64
+	// Phrase is the two-way coverage of the best short field, shown in
+	// BestPhrase as stored (stems, stop words removed).
+	Phrase     float64
+	BestPhrase string
+	// Adjacency is the weight share of query word pairs found side by side.
+	Adjacency float64
+	Words     []WordExplanation
+}
+
+// WordExplanation is one query word's part in a category's score.
+type WordExplanation struct {
+	Word   string    // as written, lowercased
+	Stem   string    // its stem
+	Kind   MatchKind // how it met the vocabulary
+	Weight float64   // its share of the query's weight
+	// Term is the registry term it met in this category ("" when none),
+	// with the match quality and the fields the term is in.
+	Term    string
+	Quality float64
+	In      []Field
+	// Contribution is the word's part of Coverage.
+	Contribution float64
+}
+
+// NumFields is the number of fields, for iterating Explanation.Fields.
+const NumFields = int(numFields)
+
+// Explain scores the query like Match and explains the limit best
+// categories.
+func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
+	top, err := x.Match(query, limit)
+	if err != nil {
+		return nil, err
+	}
+	p, err := x.parse(query)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Explanation, 0, len(top))
+	for _, sc := range top {
+		c := uint32(slices.Index(x.slugs, sc.Slug))
+		e := Explanation{Slug: sc.Slug}
+		var acc float32
+		for _, w := range p.words {
+			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
+			var bestV float32
+			var bestMask uint8
+			for _, cd := range w.cands {
+				mask, ok := x.maskOf(cd.term, c)
+				if v := cd.quality * x.strength[mask]; ok && v > bestV {
+					bestV, bestMask = v, mask
+					we.Term, we.Quality = x.terms[cd.term], float64(cd.quality)
+				}
+			}
+			acc += w.weight * bestV
+			we.Contribution = float64(w.weight * bestV / p.total)
+			we.In = attribute(&x.tune, bestMask, we.Contribution, &e.Fields)
+			e.Words = append(e.Words, we)
+		}
+		e.Score = x.finish(p, c, acc/p.total, &e)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// maskOf finds the fields term t has in category c.
+func (x *Index) maskOf(t, c uint32) (uint8, bool) {
+	cats, masks := x.postings(t)
+	if i, ok := slices.BinarySearch(cats, c); ok {
+		return masks[i], true
+	}
+	return 0, false
+}
+
+// attribute splits a word's contribution among the fields of mask: the
+// strongest field gets its strength, each other field the multi-field
+// bonus, scaled to sum to the contribution. It returns the fields,
+// strongest first.
+func attribute(t *tuning, mask uint8, contribution float64, fields *[numFields]float64) []Field {
+	var in []Field
+	for f := range numFields {
+		if mask&(1<<f) != 0 {
+			in = append(in, f)
+		}
+	}
+	if len(in) == 0 || contribution == 0 {
+		return in
+	}
+	slices.SortStableFunc(in, func(a, b Field) int {
+		switch {
+		case t.fieldStrength[a] > t.fieldStrength[b]:
+			return -1
+		case t.fieldStrength[a] < t.fieldStrength[b]:
+			return 1
+		}
+		return 0
+	})
+	parts := make([]float64, len(in))
+	sum := 0.0
+	for i, f := range in {
+		parts[i] = t.multiFieldBonus
+		if i == 0 {
+			parts[i] = t.fieldStrength[f]
+		}
+		sum += parts[i]
+	}
+	for i, f := range in {
+		fields[f] += contribution * parts[i] / sum
+	}
+	return in
+}

@@ -1,0 +1,387 @@
+package matcher
+
+import (
+	"math"
+	"math/bits"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// Field is a part of a category that the matcher reads.
+type Field uint8
+
+// The fields, strongest evidence first. A query word found in a short,
+// curated field (slug, name, query patterns) says more about the topic than
+// one found in a source's "why" sentence.
+const (
+	FieldSlug Field = iota
+	FieldName
+	FieldPattern
+	FieldSourceName
+	FieldSourceHost
+	FieldDescription
+	FieldSourceWhy
+	FieldSourceType
+	numFields
+)
+
+var fieldNames = [numFields]string{"slug", "name", "pattern", "source name", "source host", "description", "source why", "source type"}
+
+func (f Field) String() string { return fieldNames[f] }
+
+// tuning holds the constants of the scoring model (see score.go). It is a
+// variable only so that tests can measure a change against the evaluation
+// sets; the server never changes it.
+type tuning struct {
+	// fieldStrength is how much a query word found in a field proves.
+	fieldStrength [numFields]float64
+	// multiFieldBonus is added for each field after the strongest that a
+	// word appears in, up to strengthCap: words a curator repeats across
+	// fields are what the category is about, so "security" says more
+	// about a category named "Linux Security Hardening" than about one
+	// that mentions security once.
+	multiFieldBonus, strengthCap float64
+	// genericFactor scales the weight of generic request words
+	// (data/generic.txt) and bare numbers.
+	genericFactor float64
+	// unknownWeight is the weight of the first query word the registry
+	// does not know; the k-th weighs unknownWeight/k^unknownDecay.
+	unknownWeight, unknownDecay float64
+	// phraseWeight is the share of the score that depends on covering a
+	// whole short field; adjacencyWeight how much of the remaining gap
+	// adjacent word pairs can close.
+	phraseWeight, adjacencyWeight float64
+}
+
+var tune = tuning{
+	fieldStrength: [numFields]float64{
+		FieldSlug:        1,
+		FieldName:        1,
+		FieldPattern:     1,
+		FieldSourceName:  0.9,
+		FieldSourceHost:  0.85,
+		FieldDescription: 0.7,
+		FieldSourceWhy:   0.7,
+		FieldSourceType:  0.35,
+	},
+	multiFieldBonus: 0.1,
+	strengthCap:     1.4,
+	genericFactor:   0.3,
+	unknownWeight:   0.8,
+	unknownDecay:    1,
+	phraseWeight:    0.35,
+	adjacencyWeight: 0.3,
+}
+
+// strengthTable[m] is the strength of a word found in the fields of mask m.
+func strengthTable(t *tuning) (out [1 << numFields]float32) {
+	for m := 1; m < len(out); m++ {
+		best := 0.0
+		for f := range numFields {
+			if m&(1<<f) != 0 {
+				best = max(best, t.fieldStrength[f])
+			}
+		}
+		out[m] = float32(min(t.strengthCap, best+t.multiFieldBonus*float64(bits.OnesCount(uint(m))-1)))
+	}
+	return out
+}
+
+// Index is the matcher: an inverted index over every field of every
+// category, built once per registry and then only read, so one Index
+// serves any number of concurrent queries.
+//
+// Terms are word stems, numbered in sorted order (so a prefix is a range).
+// A term's postings list the categories that contain it, each with the
+// set of fields it appears in. Short fields (slug, name, patterns, source
+// names and hosts) are also kept as term sequences, to reward queries that
+// cover a whole phrase in order.
+type Index struct {
+	slugs []string // category number → slug
+
+	terms  []string  // term id → stem, sorted (a map would double the memory)
+	weight []float32 // term id → weight in (0, 1]
+
+	postStart []uint32 // term id → first posting; len(terms)+1 entries
+	postCat   []uint32 // category numbers, ascending within a term
+	postMask  []uint8  // fields the term appears in for that category
+
+	elemStart []uint32 // category → first element token; len(slugs)+1 entries
+	elems     []uint32 // term ids; elemMark|field opens each element
+
+	typos typoIndex
+
+	tune     tuning
+	strength [1 << numFields]float32 // strengthTable(&tune)
+
+	scratch sync.Pool // *scratch sized for this index
+}
+
+// elemMark tags the entry that opens a short element in Index.elems; the
+// low bits hold its Field. Term ids stay below it (a registry would need
+// two billion distinct words to reach it).
+const elemMark = 1 << 31
+
+// shortFields are kept as sequences for phrase scoring.
+func isShort(f Field) bool { return f <= FieldSourceHost }
+
+// New builds the index of a registry.
+func New(r *registry.Registry) *Index { return Build(r.Categories()) }
+
+// Build indexes cats. It is New for callers that have categories without a
+// registry file, such as benchmarks with generated registries.
+//
+// Words are read and stemmed by one builder per core, each over a
+// contiguous run of categories; their vocabularies are then merged.
+func Build(cats []registry.Category) *Index {
+	x := &Index{slugs: make([]string, len(cats)), elemStart: make([]uint32, 0, len(cats)+1), tune: tune}
+	x.strength = strengthTable(&x.tune)
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(cats)/minCategoriesPerWorker))
+	parts := make([]*builder, workers)
+	per := (len(cats) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range parts {
+		lo, hi := min(w*per, len(cats)), min((w+1)*per, len(cats))
+		b := &builder{rawTerm: map[string]uint32{}, stemTerm: map[string]uint32{},
+			postings: make([]posting, 0, 64*(hi-lo)), elems: make([]uint32, 0, 48*(hi-lo))}
+		parts[w] = b
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				x.slugs[i] = cats[i].Slug
+				b.category(uint32(i), cats[i])
+			}
+		})
+	}
+	wg.Wait()
+
+	// One vocabulary, numbered in sorted order; local[w][id] is the final
+	// id of builder w's term id.
+	global := map[string]uint32{}
+	var stems []string
+	var words []bool
+	local := make([][]uint32, workers)
+	for w, b := range parts {
+		local[w] = make([]uint32, len(b.stems))
+		for id, st := range b.stems {
+			g, ok := global[st]
+			if !ok {
+				g = uint32(len(stems))
+				global[st] = g
+				stems = append(stems, st)
+				words = append(words, false)
+			}
+			words[g] = words[g] || b.split[id]
+			local[w][id] = g
+		}
+	}
+	order := make([]uint32, len(stems))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(a, c uint32) int { return strings.Compare(stems[a], stems[c]) })
+	renum := make([]uint32, len(order))
+	x.terms = make([]string, len(order))
+	typoTerms := make([]bool, len(order))
+	for newID, old := range order {
+		renum[old] = uint32(newID)
+		x.terms[newID] = stems[old]
+		typoTerms[newID] = words[old]
+	}
+	for w := range local {
+		for id, g := range local[w] {
+			local[w][id] = renum[g]
+		}
+	}
+	// The typo index needs only the terms: build it on another core
+	// while the rest is assembled.
+	typosDone := make(chan typoIndex)
+	go func() { typosDone <- buildTypoIndex(x.terms, typoTerms) }()
+
+	total := 0
+	for _, b := range parts {
+		total += len(b.elems)
+	}
+	x.elems = make([]uint32, 0, total)
+	for w, b := range parts {
+		base := uint32(len(x.elems))
+		for _, off := range b.elemStart {
+			x.elemStart = append(x.elemStart, base+off)
+		}
+		for _, t := range b.elems {
+			if t&elemMark == 0 {
+				t = local[w][t]
+			}
+			x.elems = append(x.elems, t)
+		}
+	}
+	x.elemStart = append(x.elemStart, uint32(len(x.elems)))
+
+	// Postings, grouped by term by counting sort; categories stay ascending
+	// because builders hold ascending runs and are read in order.
+	x.postStart = make([]uint32, len(x.terms)+1)
+	npost := 0
+	for w, b := range parts {
+		for _, p := range b.postings {
+			x.postStart[local[w][p.term]+1]++
+		}
+		npost += len(b.postings)
+	}
+	for i := 1; i < len(x.postStart); i++ {
+		x.postStart[i] += x.postStart[i-1]
+	}
+	x.postCat = make([]uint32, npost)
+	x.postMask = make([]uint8, npost)
+	next := slices.Clone(x.postStart[:len(x.terms)])
+	for w, b := range parts {
+		for _, p := range b.postings {
+			t := local[w][p.term]
+			x.postCat[next[t]] = p.cat
+			x.postMask[next[t]] = p.mask
+			next[t]++
+		}
+	}
+	// IDF: a term in every category is worth little, one in a single
+	// category is worth 1. Normalized by ln(1+N) so that weights mean the
+	// same for a registry of 10 categories and one of 100,000.
+	n := float64(max(len(cats), 1))
+	x.weight = make([]float32, len(x.terms))
+	for t := range x.terms {
+		df := float64(x.postStart[t+1] - x.postStart[t])
+		w := math.Log1p(n/df) / math.Log1p(n)
+		if genericStems[x.terms[t]] || isNumber(x.terms[t]) {
+			w *= x.tune.genericFactor
+		}
+		x.weight[t] = float32(w)
+	}
+	x.typos = <-typosDone
+	x.scratch.New = func() any { return newScratch(len(cats)) }
+	return x
+}
+
+// builder accumulates the index one category at a time.
+type builder struct {
+	rawTerm  map[string]uint32 // lowercase word → term, so each word is stemmed once
+	stemTerm map[string]uint32
+	stems    []string // term id (first-seen order) → stem
+	split    []bool   // term id → the term occurs as a word of its own, not only joined
+	mask     []uint8  // term id → fields it has in the current category
+	inCat    []uint32 // terms of the current category
+	postings []posting
+	elems    []uint32
+	// elemStart[i] is where the builder's i-th category starts in elems.
+	elemStart []uint32
+}
+
+// minCategoriesPerWorker: below this, one builder is faster than merging.
+const minCategoriesPerWorker = 2000
+
+// category reads one category's fields.
+func (b *builder) category(num uint32, c registry.Category) {
+	b.elemStart = append(b.elemStart, uint32(len(b.elems)))
+	b.field(FieldSlug, strings.ReplaceAll(c.Slug, "-", " "))
+	b.field(FieldName, c.Name)
+	b.field(FieldDescription, c.Description)
+	for _, p := range c.QueryPatterns {
+		b.field(FieldPattern, p)
+	}
+	for _, s := range c.Sources {
+		b.field(FieldSourceName, s.Name)
+		b.field(FieldSourceHost, hostText(s.URL))
+		b.field(FieldSourceWhy, s.Why)
+		b.field(FieldSourceType, string(s.Type))
+	}
+	b.endCategory(num)
+}
+
+type posting struct {
+	term, cat uint32
+	mask      uint8
+}
+
+// term returns the id of raw's stem; word says raw stands as a word of
+// its own (not only joined into a compound).
+func (b *builder) term(raw string, word bool) uint32 {
+	id, ok := b.rawTerm[raw]
+	if !ok {
+		s := stem(raw)
+		id, ok = b.stemTerm[s]
+		if !ok {
+			id = uint32(len(b.stems))
+			b.stems = append(b.stems, s)
+			b.split = append(b.split, false)
+			b.mask = append(b.mask, 0)
+			b.stemTerm[s] = id
+		}
+		b.rawTerm[strings.Clone(raw)] = id
+	}
+	if word {
+		b.split[id] = true
+	}
+	return id
+}
+
+func (b *builder) field(f Field, text string) {
+	if text == "" {
+		return
+	}
+	bit := uint8(1) << f
+	if isShort(f) {
+		b.elems = append(b.elems, elemMark|uint32(f))
+	}
+	scan(strings.ToLower(text), func(raw string) {
+		t := b.term(raw, true)
+		b.mark(t, bit)
+		if isShort(f) {
+			b.elems = append(b.elems, t)
+		}
+	}, func(joined string) {
+		b.mark(b.term(joined, false), bit)
+	})
+}
+
+func (b *builder) mark(t uint32, bit uint8) {
+	if b.mask[t] == 0 {
+		b.inCat = append(b.inCat, t)
+	}
+	b.mask[t] |= bit
+}
+
+func (b *builder) endCategory(cat uint32) {
+	for _, t := range b.inCat {
+		b.postings = append(b.postings, posting{term: t, cat: cat, mask: b.mask[t]})
+		b.mask[t] = 0
+	}
+	b.inCat = b.inCat[:0]
+}
+
+// Len is the number of categories indexed.
+func (x *Index) Len() int { return len(x.slugs) }
+
+// Terms is the number of distinct terms (stems) indexed.
+func (x *Index) Terms() int { return len(x.terms) }
+
+// term looks up the id of a stem.
+func (x *Index) term(stem string) (uint32, bool) {
+	i, ok := slices.BinarySearch(x.terms, stem)
+	return uint32(i), ok
+}
+
+// postings returns the categories and field masks of term t.
+func (x *Index) postings(t uint32) ([]uint32, []uint8) {
+	s, e := x.postStart[t], x.postStart[t+1]
+	return x.postCat[s:e], x.postMask[s:e]
+}
+
+// prefixRange returns the ids of the terms that start with p.
+func (x *Index) prefixRange(p string) (lo, hi int) {
+	lo, _ = slices.BinarySearch(x.terms, p)
+	hi = lo
+	for hi < len(x.terms) && strings.HasPrefix(x.terms[hi], p) {
+		hi++
+	}
+	return lo, hi
+}

@@ -1,0 +1,712 @@
+package matcher
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// How a score is made. For a query with words q1..qn (stop words removed)
+// and a category c:
+//
+//  1. Each word has a weight w: the normalized IDF of the term it meets
+//     (1 for a term in one category, near 0.3 for one in every category),
+//     times genericFactor for generic request words ("guide", "best",
+//     "learn") and numbers. A word the registry has never seen, even
+//     allowing for typos, weighs unknownWeight: it is probably the topic,
+//     and a category that does not contain it should not win on the rest.
+//     The k-th unknown word weighs unknownWeight/k: in a long, rambling
+//     query most unknown words are filler ("I keep fighting the borrow
+//     checker ..."), while in a short one the unknown word is the topic.
+//  2. Each word finds, in c, the strength of the fields it appears in
+//     (fieldStrength, plus multiFieldBonus per extra field), times the
+//     quality of the match: 1 for the same stem, less for a typo, a prefix
+//     ("keepass" → "keepassxc") or a split compound ("mailserver").
+//  3. Coverage Q = Σ w·strength / Σ w: the share of the query that c
+//     explains. It is 1 when every word sits in c's name, slug or patterns.
+//  4. Phrase P: the best single short field of c (slug, name, a pattern, a
+//     source name or host) scored both ways: the share of the field's
+//     weight the query covers times the share of the query the field
+//     covers. P is 1 when the query is exactly one of c's patterns.
+//  5. base = Q·(1 − phraseWeight + phraseWeight·P), so a query that
+//     scatters its words across fields scores below one that states a
+//     curated phrase.
+//  6. Adjacency A: the weight of the adjacent query word pairs that also
+//     stand next to each other in one of c's short fields, over Σ w.
+//     score = base + adjacencyWeight·(1 − base)·A.
+//
+// The score is therefore in [0, 1]: near 1 only when the query is, up to
+// stop words and word forms, one of the category's own phrases; 0.4 (the
+// default threshold) when about half of what the query asks for is found in
+// the category's strongest fields. Unknown words pull it down, which is
+// what keeps off-topic queries ("learn python", when the registry has no
+// Python) below the threshold.
+//
+// The constants are in tuning (index.go).
+const (
+	// maxQueryWords bounds the distinct words a query is scored on; the
+	// rest of a longer query is ignored (the schema already caps a query
+	// at 500 characters).
+	maxQueryWords = 48
+	// minFuzzyLen is the shortest query word that may match by typo or
+	// prefix; twoTypoLen the shortest that may have two typos.
+	minFuzzyLen = 4
+	twoTypoLen  = 8
+	// firstLetterFreeLen: words shorter than this must keep their first
+	// letter to match by typo.
+	firstLetterFreeLen = 8
+	// maxPrefixTerms: a prefix that starts more terms than this is too
+	// vague to guess from ("data" → dataset, datab, datacent, ...).
+	maxPrefixTerms = 8
+)
+
+// MatchKind says how a query word met a term.
+type MatchKind uint8
+
+// Ways a query word meets a term, best first.
+const (
+	KindNone         MatchKind = iota // the registry does not know the word
+	KindExact                         // same stem
+	KindSplit                         // a joined word split into two known words
+	KindPrefix                        // one is a prefix of the other
+	KindTypo                          // within edit distance 1 (2 for 8+ letters)
+	KindAbbreviation                  // an abbreviation's expansion (data/abbreviations.txt)
+)
+
+var kindNames = [...]string{"unknown", "exact", "split", "prefix", "typo", "abbreviation"}
+
+func (k MatchKind) String() string { return kindNames[k] }
+
+// qword is one distinct word of a query.
+type qword struct {
+	raw    string
+	stem   string
+	kind   MatchKind
+	weight float32
+	cands  []cand // terms it meets; empty when unknown
+}
+
+type cand struct {
+	term    uint32
+	quality float32
+}
+
+// parsed is an analyzed query.
+type parsed struct {
+	words []qword
+	seq   []uint8    // word index at each position, in query order
+	pairs [][2]uint8 // distinct adjacent word pairs, in order
+	total float32    // Σ weight
+	// fuzzLoss is Σ weight·(1 − quality) over words met only by typo,
+	// prefix or split: the part of the query no category can match
+	// exactly, which caps coverage so that a misspelled query never
+	// scores as a near-exact one, however prominent the term it meets.
+	fuzzLoss float32
+
+	// lookup finds the query word a term belongs to when scanning a
+	// category's fields: a 1024-bit filter, then a short list.
+	filter [16]uint64
+	lookup []termWord
+}
+
+type termWord struct {
+	term    uint32
+	word    uint8
+	quality float32
+}
+
+func filterBit(t uint32) (int, uint64) {
+	h := (t * 2654435761) >> 22 // top 10 bits
+	return int(h >> 6), 1 << (h & 63)
+}
+
+func (p *parsed) find(t uint32) (termWord, bool) {
+	i, bit := filterBit(t)
+	if p.filter[i]&bit == 0 {
+		return termWord{}, false
+	}
+	for _, tw := range p.lookup {
+		if tw.term == t {
+			return tw, true
+		}
+	}
+	return termWord{}, false
+}
+
+// parse analyzes a query against the index's vocabulary.
+func (x *Index) parse(query string) (*parsed, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, ErrEmptyQuery
+	}
+	p := &parsed{}
+	unknown := 0
+	add := func(raw, st string, kind MatchKind, cands []cand) {
+		i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
+		if i < 0 {
+			if len(p.words) == maxQueryWords {
+				return
+			}
+			i = len(p.words)
+			var w float32
+			for _, c := range cands {
+				w = max(w, x.weight[c.term])
+			}
+			if len(cands) == 0 {
+				if genericStems[st] || isNumber(st) {
+					w = float32(x.tune.unknownWeight * x.tune.genericFactor)
+				} else {
+					unknown++
+					w = float32(x.tune.unknownWeight / math.Pow(float64(unknown), x.tune.unknownDecay))
+				}
+			}
+			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands})
+			p.total += w
+		}
+		p.seq = append(p.seq, uint8(i))
+	}
+	any := false
+	scan(strings.ToLower(query), func(raw string) {
+		any = true
+		x.resolve(raw, add)
+	}, nil)
+	if !any {
+		return nil, ErrOnlyStopWords
+	}
+	for k := 1; k < len(p.seq); k++ {
+		pair := [2]uint8{p.seq[k-1], p.seq[k]}
+		if pair[0] != pair[1] && !slices.Contains(p.pairs, pair) && len(p.pairs) < 64 {
+			p.pairs = append(p.pairs, pair)
+		}
+	}
+	for i, w := range p.words {
+		var best float32
+		for _, c := range w.cands {
+			best = max(best, c.quality)
+		}
+		if len(w.cands) > 0 {
+			p.fuzzLoss += w.weight * (1 - best)
+		}
+		for _, c := range w.cands {
+			if _, dup := p.find(c.term); dup {
+				continue // a term claimed by an earlier word stays with it
+			}
+			fi, bit := filterBit(c.term)
+			p.filter[fi] |= bit
+			p.lookup = append(p.lookup, termWord{c.term, uint8(i), c.quality})
+		}
+	}
+	return p, nil
+}
+
+// resolve finds the terms a query word meets and reports them through add
+// (once, or twice for a split compound).
+func (x *Index) resolve(raw string, add func(raw, stem string, kind MatchKind, cands []cand)) {
+	x.resolveWord(raw, 0, add)
+}
+
+// resolveWord is resolve; depth 1 marks the words of an expanded
+// abbreviation, which are not expanded again.
+func (x *Index) resolveWord(raw string, depth int, add func(raw, stem string, kind MatchKind, cands []cand)) {
+	st := stem(raw)
+	if t, ok := x.term(st); ok {
+		add(raw, st, KindExact, []cand{{t, 1}})
+		return
+	}
+	if t, ok := x.term(raw); ok { // a name the stemmer would mangle
+		add(raw, raw, KindExact, []cand{{t, 1}})
+		return
+	}
+	if exp, ok := abbreviations[raw]; ok && depth == 0 {
+		for _, w := range exp {
+			x.resolveWord(w, 1, func(r, st string, kind MatchKind, cands []cand) {
+				if kind == KindExact {
+					kind = KindAbbreviation
+				}
+				add(r, st, kind, cands)
+			})
+		}
+		return
+	}
+	n := utf8.RuneCountInString(raw)
+	if n < minFuzzyLen || n != len(raw) {
+		add(raw, st, KindNone, nil)
+		return
+	}
+	// A joined word whose halves are both known: "mailserver". The left
+	// half is looked up as written (it is rarely inflected), the right
+	// one stemmed; the most even split wins.
+	bestSplit, bestBalance := 0, 0
+	var left, right uint32
+	for i := minSplitLen; n-i >= minSplitLen; i++ {
+		tl, ok := x.term(raw[:i])
+		if !ok {
+			continue
+		}
+		if tr, ok := x.term(stem(raw[i:])); ok && min(i, n-i) > bestBalance {
+			bestSplit, bestBalance, left, right = i, min(i, n-i), tl, tr
+		}
+	}
+	if bestSplit > 0 {
+		add(raw[:bestSplit], x.terms[left], KindSplit, []cand{{left, splitQuality}})
+		add(raw[bestSplit:], x.terms[right], KindSplit, []cand{{right, splitQuality}})
+		return
+	}
+	var cands []cand
+	keep := func(t uint32, q float32) {
+		for k := range cands {
+			if cands[k].term == t {
+				cands[k].quality = max(cands[k].quality, q)
+				return
+			}
+		}
+		cands = append(cands, cand{t, q})
+	}
+	// The typo rule applies to the stem, which is what is compared:
+	// "penetration" is "penetr", too short for two edits.
+	maxDist := 0
+	switch {
+	case len(st) >= twoTypoLen:
+		maxDist = 2
+	case len(st) >= minFuzzyLen:
+		maxDist = 1
+	}
+	if maxDist > 0 {
+		x.typos.near(st, maxDist, x.terms, func(t uint32, d int) {
+			// Short words are only forgiven typos after the first letter,
+			// where nearly all typos are: otherwise "test" would be "best".
+			if len(st) < firstLetterFreeLen && st[0] != x.terms[t][0] {
+				return
+			}
+			keep(t, typoQuality(d, max(len(st), len(x.terms[t]))))
+		})
+	}
+	// The word starts a longer term ("keepass" → "keepassxc") ...
+	if lo, hi := x.prefixRange(st); hi > lo && hi-lo <= maxPrefixTerms {
+		for t := lo; t < hi; t++ {
+			keep(uint32(t), prefixQuality(len(st), len(x.terms[t])))
+		}
+	}
+	// ... or a known term starts the word ("esphomes" → "esphom").
+	for l := len(st) - 1; l >= minFuzzyLen && l*5 >= len(st)*3; l-- {
+		if t, ok := x.term(st[:l]); ok {
+			keep(t, prefixQuality(l, len(st)))
+			break
+		}
+	}
+	kind := KindNone
+	if len(cands) > 0 {
+		kind = KindTypo
+		if x.typoFree(st, cands) {
+			kind = KindPrefix
+		}
+	}
+	add(raw, st, kind, cands)
+}
+
+// typoFree reports whether every candidate is a prefix match, for the
+// explanation's label.
+func (x *Index) typoFree(st string, cands []cand) bool {
+	for _, c := range cands {
+		t := x.terms[c.term]
+		if !strings.HasPrefix(t, st) && !strings.HasPrefix(st, t) {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	splitQuality = 0.9
+	minSplitLen  = 3 // shortest half of a split compound
+)
+
+// typoQuality: one typo in a 4-letter word leaves 0.7 of the evidence, one
+// in an 8-letter word 0.85, two in an 8-letter word 0.7.
+func typoQuality(dist, length int) float32 {
+	return float32(max(0.2, 1-1.2*float64(dist)/float64(length)))
+}
+
+// prefixQuality grows with the share of the longer word that the shorter
+// one covers: "keepass" in "keepassxc" is 0.83.
+func prefixQuality(short, long int) float32 {
+	return float32(0.6 + 0.3*float64(short)/float64(long))
+}
+
+// scratch is per-query working memory, sized to the index and pooled.
+type scratch struct {
+	acc      []float32 // Σ w·strength per category
+	matched  []float32 // Σ w of the query words found in the category
+	best     []float32 // the current word's best strength per category
+	stamp    []uint32  // word pass that last wrote best[c]
+	pass     uint32
+	touched  []uint32 // categories with acc > 0
+	wordSeen []uint32 // categories the current word reached
+}
+
+func newScratch(n int) *scratch {
+	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
+}
+
+// Match implements Matcher.
+func (x *Index) Match(query string, limit int) ([]Scored, error) {
+	p, err := x.parse(query)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 || p.total == 0 {
+		return nil, nil
+	}
+	s := x.scratch.Get().(*scratch)
+	defer x.scratch.Put(s)
+	x.accumulate(p, s, limit)
+	out := x.top(p, s, limit)
+	for _, c := range s.touched {
+		s.acc[c], s.matched[c] = 0, 0
+	}
+	s.touched = s.touched[:0]
+	return out, nil
+}
+
+// accumulate walks the postings of every term the query meets and sums
+// each category's coverage numerator. Only categories that share a term
+// with the query are touched.
+//
+// Words go rarest (heaviest) first, and as soon as the words left could
+// not lift a category that none of the earlier words reached above the
+// limit-th best score already assured, the remaining words only update
+// categories already touched (the MaxScore idea from search engines). A
+// query that names its topic next to "guide" or "server" thus never walks
+// the long postings of those common words in full.
+func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
+	var order [maxQueryWords]uint8
+	n := 0
+	for i, w := range p.words {
+		if len(w.cands) > 0 {
+			order[n] = uint8(i)
+			n++
+		}
+	}
+	slices.SortStableFunc(order[:n], func(a, b uint8) int {
+		switch wa, wb := p.words[a].weight, p.words[b].weight; {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		}
+		return 0
+	})
+	// restAcc[k], restW[k]: the most words order[k:] can add to a
+	// category's numerator, and their weight.
+	var restAcc, restW [maxQueryWords + 1]float32
+	for k := n - 1; k >= 0; k-- {
+		w := &p.words[order[k]]
+		var q float32
+		for _, c := range w.cands {
+			q = max(q, c.quality)
+		}
+		restAcc[k] = restAcc[k+1] + w.weight*q*float32(x.tune.strengthCap)
+		restW[k] = restW[k+1] + w.weight
+	}
+	inv := 1 / p.total
+	qmax := 1 - p.fuzzLoss*inv
+	updateOnly := false
+	for k := range n {
+		w := &p.words[order[k]]
+		if !updateOnly && k > 0 && len(s.touched) >= limit {
+			fresh := x.upperBound(p, min(restAcc[k]*inv, qmax), restW[k]*inv)
+			updateOnly = fresh < x.assured(s, limit, inv, qmax)
+		}
+		s.pass++
+		if s.pass == 0 { // wrapped: old stamps could collide
+			clear(s.stamp)
+			s.pass = 1
+		}
+		note := func(cat uint32, v float32) {
+			if s.stamp[cat] != s.pass {
+				s.stamp[cat] = s.pass
+				s.best[cat] = v
+				s.wordSeen = append(s.wordSeen, cat)
+			} else if v > s.best[cat] {
+				s.best[cat] = v
+			}
+		}
+		for _, c := range w.cands {
+			cats, masks := x.postings(c.term)
+			switch {
+			case !updateOnly:
+				for j, cat := range cats {
+					note(cat, c.quality*x.strength[masks[j]])
+				}
+			case len(s.touched)*16 < len(cats):
+				// Few categories left in play: look each up.
+				for _, cat := range s.touched {
+					if j, ok := slices.BinarySearch(cats, cat); ok {
+						note(cat, c.quality*x.strength[masks[j]])
+					}
+				}
+			default:
+				for j, cat := range cats {
+					if s.acc[cat] > 0 {
+						note(cat, c.quality*x.strength[masks[j]])
+					}
+				}
+			}
+		}
+		for _, cat := range s.wordSeen {
+			if s.acc[cat] == 0 {
+				s.touched = append(s.touched, cat)
+			}
+			s.acc[cat] += w.weight * s.best[cat]
+			s.matched[cat] += w.weight
+		}
+		s.wordSeen = s.wordSeen[:0]
+	}
+}
+
+// assured is the limit-th best score that the touched categories are
+// already sure to reach: coverage only grows as words are added, and the
+// phrase and adjacency parts only add, so q·(1 − phraseWeight) is a floor.
+func (x *Index) assured(s *scratch, limit int, inv, qmax float32) float32 {
+	var worst [8]float32 // the limit best floors, ascending; limit ≤ 8 here
+	if limit > len(worst) {
+		return 0
+	}
+	k := 0
+	for _, c := range s.touched {
+		v := min(s.acc[c]*inv, qmax)
+		if k < limit {
+			worst[k] = v
+			k++
+			slices.Sort(worst[:k])
+		} else if v > worst[0] {
+			worst[0] = v
+			slices.Sort(worst[:k])
+		}
+	}
+	return worst[0] * (1 - float32(x.tune.phraseWeight))
+}
+
+// maxFinish bounds how many categories get their phrases scored. They are
+// taken in order of their upper bound, and scoring stops once no bound
+// can beat the limit-th score, so the answer is exact unless more than
+// maxFinish categories tie near the top: a query made only of words that
+// most categories share ("guide"), where any of them is as good an answer.
+const maxFinish = 64
+
+// top returns the limit best categories. Scoring phrases needs a look at a
+// category's fields, so it is done only where it can change the answer: in
+// order of the categories' upper bounds, until the next bound cannot beat
+// the worst score kept.
+func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
+	inv := 1 / p.total
+	qmax := 1 - p.fuzzLoss*inv
+	var store [maxFinish]qcand
+	byUB := store[:0]
+	for _, c := range s.touched {
+		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv)
+		if len(byUB) < maxFinish {
+			byUB = append(byUB, qcand{c, ub})
+			if len(byUB) == maxFinish {
+				heapify(byUB)
+			}
+		} else if ub > byUB[0].q {
+			byUB[0] = qcand{c, ub}
+			siftDown(byUB, 0)
+		}
+	}
+	slices.SortFunc(byUB, func(a, b qcand) int {
+		switch {
+		case a.q > b.q:
+			return -1
+		case a.q < b.q:
+			return 1
+		}
+		return int(a.cat) - int(b.cat)
+	})
+	kept := &scoreHeap{}
+	for _, qc := range byUB {
+		if kept.Len() == limit && float64(qc.q) < kept.items[0].Score {
+			break
+		}
+		sc := Scored{Slug: x.slugs[qc.cat], Score: x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)}
+		if kept.Len() < limit {
+			heap.Push(kept, sc)
+		} else if byScore(sc, kept.items[0]) < 0 {
+			kept.items[0] = sc
+			heap.Fix(kept, 0)
+		}
+	}
+	out := kept.items
+	for i := range out {
+		// Scores are computed in float32; six decimals is all they hold,
+		// and it keeps "0.6170543432235718" out of answers.
+		out[i].Score = math.Round(out[i].Score*1e6) / 1e6
+	}
+	slices.SortFunc(out, byScore)
+	return out
+}
+
+// upperBound is the highest score a category can reach with coverage q
+// when the query words it contains weigh m (a share of the query). Both
+// the phrase score and the adjacency share are at most m: a phrase can only
+// cover words the category has, and each such word is in at most two
+// adjacent pairs, each counting half its weight.
+func (x *Index) upperBound(p *parsed, q, m float32) float32 {
+	q, m = min(q, 1), min(m, 1)
+	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
+	if len(p.pairs) == 0 {
+		aw = 0
+	}
+	base := q * (1 - pw + pw*m)
+	return base + aw*(1-base)*m
+}
+
+// finish turns coverage q into the final score of category c by scoring
+// its short fields as phrases. With e non-nil it also records the parts.
+func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
+	var (
+		bestP     float32
+		bestElem  [2]uint32
+		pairsSeen uint64
+		elemW     float32
+		elemHit   float32
+		qHit      uint64
+		qQual     [maxQueryWords]float32
+		prevWord  = -1
+		elemStart uint32
+	)
+	closeElem := func(end uint32) {
+		if elemW > 0 && qHit != 0 {
+			var qw float32
+			for m := qHit; m != 0; m &= m - 1 {
+				i := trailingZeros(m)
+				qw += p.words[i].weight * qQual[i]
+				qQual[i] = 0
+			}
+			if v := elemHit / elemW * qw / p.total; v > bestP {
+				bestP, bestElem = v, [2]uint32{elemStart, end}
+			}
+		}
+		elemW, elemHit, qHit, prevWord = 0, 0, 0, -1
+	}
+	toks := x.elems[x.elemStart[c]:x.elemStart[c+1]]
+	for k, t := range toks {
+		if t&elemMark != 0 {
+			closeElem(uint32(k))
+			elemStart = uint32(k)
+			continue
+		}
+		w := x.weight[t]
+		elemW += w
+		tw, ok := p.find(t)
+		if !ok {
+			prevWord = -1
+			continue
+		}
+		elemHit += w * tw.quality
+		qHit |= 1 << tw.word
+		qQual[tw.word] = max(qQual[tw.word], tw.quality)
+		if prevWord >= 0 {
+			for i, pr := range p.pairs {
+				if int(pr[0]) == prevWord && pr[1] == tw.word {
+					pairsSeen |= 1 << i
+				}
+			}
+		}
+		prevWord = int(tw.word)
+	}
+	closeElem(uint32(len(toks)))
+	var adj float32
+	for m := pairsSeen; m != 0; m &= m - 1 {
+		pr := p.pairs[trailingZeros(m)]
+		adj += (p.words[pr[0]].weight + p.words[pr[1]].weight) / 2
+	}
+	adj = min(1, adj/p.total)
+	// Strengths above 1 can push the sum past the query's weight; a
+	// fuzzy match can never be made up for.
+	q = min(q, 1-p.fuzzLoss/p.total)
+	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
+	base := q * (1 - pw + pw*bestP)
+	score := min(1, base+aw*(1-base)*adj)
+	if e != nil {
+		e.Coverage, e.Phrase, e.Adjacency = float64(q), float64(bestP), float64(adj)
+		if bestP > 0 {
+			e.BestPhrase = x.elementText(toks[bestElem[0]:bestElem[1]])
+		}
+	}
+	return float64(score)
+}
+
+func trailingZeros(m uint64) int {
+	n := 0
+	for m&1 == 0 {
+		m >>= 1
+		n++
+	}
+	return n
+}
+
+// elementText renders a stored short field ("pattern: run mail server").
+func (x *Index) elementText(toks []uint32) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if t&elemMark != 0 {
+			b.WriteString(Field(t &^ elemMark).String())
+			b.WriteString(":")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(x.terms[t])
+	}
+	return b.String()
+}
+
+type qcand struct {
+	cat uint32
+	q   float32
+}
+
+// heapify and siftDown keep a min-heap of qcand on q without the
+// interface boxing of container/heap, which would allocate per push.
+func heapify(h []qcand) {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
+func siftDown(h []qcand, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].q < h[l].q {
+			m = r
+		}
+		if h[i].q <= h[m].q {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// scoreHeap keeps the best results with the worst on top.
+type scoreHeap struct {
+	items []Scored
+}
+
+func (h *scoreHeap) Len() int           { return len(h.items) }
+func (h *scoreHeap) Less(i, j int) bool { return byScore(h.items[i], h.items[j]) > 0 }
+func (h *scoreHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *scoreHeap) Push(v any)         { h.items = append(h.items, v.(Scored)) }
+func (h *scoreHeap) Pop() any {
+	v := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return v
+}

@@ -1,0 +1,145 @@
+package matcher
+
+import (
+	"hash/maphash"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/hbollon/go-edlib"
+)
+
+// typoIndex finds the terms within a small edit distance of a word without
+// comparing the word to every term. It is a deletion neighbourhood (the
+// SymSpell idea): two words at Levenshtein distance d become equal after
+// deleting at most d characters from each, so every term is stored under
+// each string its deletions make, and a query word looks up its own
+// deletions. Candidates are then checked with a real edit distance: the
+// optimal string alignment distance, Levenshtein plus transposition of
+// neighbours as one edit, since "teh" is the commonest typo of all (the
+// deletion rule above holds for it too: "rsut" and "rust" both give "rut").
+//
+// Terms of 7 to 12 characters are stored with up to two deletions, others
+// with one. That covers distance 1 for query words of 4+ letters, and
+// distance 2 for words of 8+ letters except against terms of 6 letters or
+// of more than 12 (two letters short of the query, or long enough that two
+// edits of a long name are rare): the price of an index a third the size. Keys are 32-bit hashes in flat arrays, far smaller than a
+// map of strings; a hash collision (the bucket's top bits and the 16 bits
+// stored agree) only adds a candidate that the
+// distance check then drops.
+type typoIndex struct {
+	// Entries are bucketed by the top bits of their hash (a counting sort,
+	// so building is linear): bucket b is keys[start[b]:start[b+1]].
+	shift uint
+	start []uint32
+	keys  []uint16 // low 16 bits of the variant's hash; the bucket holds the top bits
+	terms []uint32 // terms[i] is stored under keys[i]
+}
+
+var typoSeed = maphash.MakeSeed()
+
+const (
+	minTypoTermLen    = 3  // shortest stored term
+	twoDeletionLen    = 7  // terms this long are stored with two deletions
+	maxTwoDeletionLen = 12 // ... up to this length
+	maxTypoTermLen    = 32 // longer terms are not words anyone misspells
+)
+
+func variantHash(v []byte) uint32 { return uint32(maphash.Bytes(typoSeed, v)) }
+
+// buildTypoIndex indexes the terms marked in words. Joined compounds
+// ("mailinabox") are left out: they are long, so they would cost the most
+// entries, and their parts are indexed as words anyway.
+func buildTypoIndex(terms []string, words []bool) typoIndex {
+	var hashes, owners []uint32
+	var own []uint32
+	for id, t := range terms {
+		n := len(t)
+		if !words[id] || n < minTypoTermLen || n > maxTypoTermLen || utf8.RuneCountInString(t) != n { // ASCII only
+			continue
+		}
+		depth := 1
+		if n >= twoDeletionLen && n <= maxTwoDeletionLen {
+			depth = 2
+		}
+		own = own[:0]
+		deletions(t, depth, func(v []byte) { own = append(own, variantHash(v)) })
+		// The same variant arises from different deletions ("bitcoin"
+		// without either "i"); store each once per term.
+		slices.Sort(own)
+		for _, h := range slices.Compact(own) {
+			hashes = append(hashes, h)
+			owners = append(owners, uint32(id))
+		}
+	}
+	bits := uint(1)
+	for 4<<bits < len(hashes) && bits < 30 { // about 4 entries a bucket
+		bits++
+	}
+	ix := typoIndex{shift: 32 - bits, start: make([]uint32, 1<<bits+1), keys: make([]uint16, len(hashes)), terms: make([]uint32, len(hashes))}
+	for _, h := range hashes {
+		ix.start[h>>ix.shift+1]++
+	}
+	for b := 1; b < len(ix.start); b++ {
+		ix.start[b] += ix.start[b-1]
+	}
+	next := slices.Clone(ix.start[:len(ix.start)-1])
+	for i, h := range hashes {
+		b := h >> ix.shift
+		ix.keys[next[b]], ix.terms[next[b]] = uint16(h), owners[i]
+		next[b]++
+	}
+	return ix
+}
+
+// deletions calls fn with s and every string made by deleting up to depth
+// (1 or 2) bytes from it; s is ASCII and at most maxTypoTermLen long. v is
+// only valid during the call.
+func deletions(s string, depth int, fn func(v []byte)) {
+	var buf [maxTypoTermLen]byte
+	n := copy(buf[:], s)
+	fn(buf[:n])
+	for i := range n {
+		one := append(append(buf[:0:maxTypoTermLen], s[:i]...), s[i+1:]...)
+		fn(one)
+		if depth < 2 {
+			continue
+		}
+		var two [maxTypoTermLen]byte
+		for j := i; j < n-1; j++ {
+			k := copy(two[:], one[:j])
+			k += copy(two[k:], one[j+1:])
+			fn(two[:k])
+		}
+	}
+}
+
+// near calls fn for every term within maxDist edits of w (ASCII), each
+// term once, with its distance. w itself, if it is a term, is skipped: the
+// caller has already looked it up exactly.
+func (ix *typoIndex) near(w string, maxDist int, terms []string, fn func(term uint32, dist int)) {
+	if len(ix.keys) == 0 || len(w) > maxTypoTermLen {
+		return
+	}
+	var seen [64]uint32
+	nseen := 0
+	deletions(w, maxDist, func(v []byte) {
+		h := variantHash(v)
+		b := h >> ix.shift
+		for i := ix.start[b]; i < ix.start[b+1]; i++ {
+			if ix.keys[i] != uint16(h) {
+				continue
+			}
+			t := ix.terms[i]
+			if terms[t] == w || slices.Contains(seen[:nseen], t) {
+				continue
+			}
+			if nseen < len(seen) {
+				seen[nseen] = t
+				nseen++
+			}
+			if d := edlib.OSADamerauLevenshteinDistance(w, terms[t]); d <= maxDist {
+				fn(t, d)
+			}
+		}
+	})
+}
