@@ -143,7 +143,7 @@ func newMatcher(name string, reg *registry.Registry) (matcher.Matcher, error) {
 	case "index":
 		return matcher.New(reg), nil
 	case "baseline":
-		return matcher.New(reg), nil
+		return matcher.NewBaseline(reg), nil
 	}
 	return nil, fmt.Errorf("--matcher (THREEGS_MATCHER) must be index or baseline, got %q", name)
 }

@@ -9,7 +9,6 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/stdio"
@@ -19,6 +18,7 @@ import (
 func serveFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "registry file to serve; none means the embedded registry.json")
 	f.String("match-threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest match score (0 to 1) get_sources accepts when a call sets no threshold")
+	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600")
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
@@ -62,7 +62,12 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	handlers := tools.New(reg, matcher.New(reg), threshold)
+	m, err := newMatcher(f.Value("matcher"), reg)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+		return ExitUsage
+	}
+	handlers := tools.New(reg, m, threshold)
 	srv := mcp.NewServer(handlers, buildVersion(), log)
 	log.Info("serving MCP on stdio", "registry", source, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256())
 	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})

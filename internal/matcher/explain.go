@@ -73,7 +73,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 			we.In = attribute(&x.tune, bestMask, we.Contribution, &e.Fields)
 			e.Words = append(e.Words, we)
 		}
-		e.Score = x.finish(p, c, acc/p.total, &e)
+		e.Score = roundScore(x.finish(p, c, acc/p.total, &e))
 		out = append(out, e)
 	}
 	return out, nil

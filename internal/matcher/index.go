@@ -109,6 +109,12 @@ type Index struct {
 	postStart []uint32 // term id → first posting; len(terms)+1 entries
 	postCat   []uint32 // category numbers, ascending within a term
 	postMask  []uint8  // fields the term appears in for that category
+	// postShare is the term's largest share of one short field of that
+	// category, in 255ths: how much of the field a query holding only this
+	// word would cover. It bounds the phrase score before the fields are
+	// read, which is what lets a one-word query among thousands of
+	// categories go straight to the ones that are named by that word.
+	postShare []uint8
 
 	elemStart []uint32 // category → first element token; len(slugs)+1 entries
 	elems     []uint32 // term ids; elemMark|field opens each element
@@ -257,9 +263,60 @@ func Build(cats []registry.Category) *Index {
 		}
 		x.weight[t] = float32(w)
 	}
+	x.shares()
 	x.typos = <-typosDone
 	x.scratch.New = func() any { return newScratch(len(cats)) }
 	return x
+}
+
+// shares fills postShare from the short fields, once the weights are
+// known. Categories are independent, so the work is split across cores.
+func (x *Index) shares() {
+	x.postShare = make([]uint8, len(x.postCat))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(x.slugs)/minCategoriesPerWorker))
+	per := (len(x.slugs) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for c := w * per; c < min((w+1)*per, len(x.slugs)); c++ {
+				x.categoryShares(uint32(c))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (x *Index) categoryShares(c uint32) {
+	toks := x.elems[x.elemStart[c]:x.elemStart[c+1]]
+	for start := 0; start < len(toks); {
+		end := start + 1
+		for end < len(toks) && toks[end]&elemMark == 0 {
+			end++
+		}
+		elem := toks[start+1 : end]
+		var total float32
+		for _, t := range elem {
+			total += x.weight[t]
+		}
+		for i, t := range elem {
+			if slices.Index(elem, t) != i {
+				continue // counted with its first occurrence
+			}
+			var own float32
+			for _, u := range elem {
+				if u == t {
+					own += x.weight[t]
+				}
+			}
+			share := uint8(min(255, math.Ceil(float64(own/total)*255)))
+			cats, _ := x.postings(t)
+			if j, ok := slices.BinarySearch(cats, c); ok {
+				k := x.postStart[t] + uint32(j)
+				x.postShare[k] = max(x.postShare[k], share)
+			}
+		}
+		start = end
+	}
 }
 
 // builder accumulates the index one category at a time.
@@ -374,6 +431,11 @@ func (x *Index) term(stem string) (uint32, bool) {
 func (x *Index) postings(t uint32) ([]uint32, []uint8) {
 	s, e := x.postStart[t], x.postStart[t+1]
 	return x.postCat[s:e], x.postMask[s:e]
+}
+
+// postingShares returns the postShare entries of term t.
+func (x *Index) postingShares(t uint32) []uint8 {
+	return x.postShare[x.postStart[t]:x.postStart[t+1]]
 }
 
 // prefixRange returns the ids of the terms that start with p.

@@ -338,6 +338,8 @@ func prefixQuality(short, long int) float32 {
 type scratch struct {
 	acc      []float32 // Σ w·strength per category
 	matched  []float32 // Σ w of the query words found in the category
+	share    []float32 // Σ of the words' best short-field shares (postShare)
+	shareNow []float32 // the current word's best share per category
 	best     []float32 // the current word's best strength per category
 	stamp    []uint32  // word pass that last wrote best[c]
 	pass     uint32
@@ -346,7 +348,7 @@ type scratch struct {
 }
 
 func newScratch(n int) *scratch {
-	return &scratch{acc: make([]float32, n), matched: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
+	return &scratch{acc: make([]float32, n), matched: make([]float32, n), share: make([]float32, n), shareNow: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
 }
 
 // Match implements Matcher.
@@ -363,7 +365,7 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 	x.accumulate(p, s, limit)
 	out := x.top(p, s, limit)
 	for _, c := range s.touched {
-		s.acc[c], s.matched[c] = 0, 0
+		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
 	}
 	s.touched = s.touched[:0]
 	return out, nil
@@ -415,41 +417,45 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 	for k := range n {
 		w := &p.words[order[k]]
 		if !updateOnly && k > 0 && len(s.touched) >= limit {
-			fresh := x.upperBound(p, min(restAcc[k]*inv, qmax), restW[k]*inv)
-			updateOnly = fresh < x.assured(s, limit, inv, qmax)
+			fresh := x.upperBound(p, min(restAcc[k]*inv, qmax), restW[k]*inv, restW[k]*inv)
+			updateOnly = fresh+roundingSlack < x.assured(s, limit, inv, qmax)
 		}
 		s.pass++
 		if s.pass == 0 { // wrapped: old stamps could collide
 			clear(s.stamp)
 			s.pass = 1
 		}
-		note := func(cat uint32, v float32) {
-			if s.stamp[cat] != s.pass {
-				s.stamp[cat] = s.pass
-				s.best[cat] = v
-				s.wordSeen = append(s.wordSeen, cat)
-			} else if v > s.best[cat] {
-				s.best[cat] = v
-			}
-		}
 		for _, c := range w.cands {
 			cats, masks := x.postings(c.term)
+			shares := x.postingShares(c.term)
+			note := func(j int, cat uint32) {
+				v := c.quality * x.strength[masks[j]]
+				sh := c.quality * float32(shares[j]) / 255
+				if s.stamp[cat] != s.pass {
+					s.stamp[cat] = s.pass
+					s.best[cat], s.shareNow[cat] = v, sh
+					s.wordSeen = append(s.wordSeen, cat)
+				} else {
+					s.best[cat] = max(s.best[cat], v)
+					s.shareNow[cat] = max(s.shareNow[cat], sh)
+				}
+			}
 			switch {
 			case !updateOnly:
 				for j, cat := range cats {
-					note(cat, c.quality*x.strength[masks[j]])
+					note(j, cat)
 				}
 			case len(s.touched)*16 < len(cats):
 				// Few categories left in play: look each up.
 				for _, cat := range s.touched {
 					if j, ok := slices.BinarySearch(cats, cat); ok {
-						note(cat, c.quality*x.strength[masks[j]])
+						note(j, cat)
 					}
 				}
 			default:
 				for j, cat := range cats {
 					if s.acc[cat] > 0 {
-						note(cat, c.quality*x.strength[masks[j]])
+						note(j, cat)
 					}
 				}
 			}
@@ -460,6 +466,7 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 			}
 			s.acc[cat] += w.weight * s.best[cat]
 			s.matched[cat] += w.weight
+			s.share[cat] += s.shareNow[cat]
 		}
 		s.wordSeen = s.wordSeen[:0]
 	}
@@ -505,7 +512,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
 	var store [maxFinish]qcand
 	byUB := store[:0]
 	for _, c := range s.touched {
-		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv)
+		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
 		if len(byUB) < maxFinish {
 			byUB = append(byUB, qcand{c, ub})
 			if len(byUB) == maxFinish {
@@ -527,10 +534,10 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
 	})
 	kept := &scoreHeap{}
 	for _, qc := range byUB {
-		if kept.Len() == limit && float64(qc.q) < kept.items[0].Score {
+		if kept.Len() == limit && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
-		sc := Scored{Slug: x.slugs[qc.cat], Score: x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)}
+		sc := Scored{Slug: x.slugs[qc.cat], Score: roundScore(x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil))}
 		if kept.Len() < limit {
 			heap.Push(kept, sc)
 		} else if byScore(sc, kept.items[0]) < 0 {
@@ -539,27 +546,35 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
 		}
 	}
 	out := kept.items
-	for i := range out {
-		// Scores are computed in float32; six decimals is all they hold,
-		// and it keeps "0.6170543432235718" out of answers.
-		out[i].Score = math.Round(out[i].Score*1e6) / 1e6
-	}
 	slices.SortFunc(out, byScore)
 	return out
 }
+
+// roundScore keeps six decimals: scores are computed in float32, which
+// holds no more, and "0.6170543432235718" has no place in an answer.
+// Scores equal to six decimals are ties, broken by slug.
+func roundScore(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// roundingSlack covers rounding when a bound is compared with a rounded
+// score.
+const roundingSlack = 1e-6
 
 // upperBound is the highest score a category can reach with coverage q
 // when the query words it contains weigh m (a share of the query). Both
 // the phrase score and the adjacency share are at most m: a phrase can only
 // cover words the category has, and each such word is in at most two
 // adjacent pairs, each counting half its weight.
-func (x *Index) upperBound(p *parsed, q, m float32) float32 {
+//
+// sh, the sum of the words' best shares of one short field, bounds the
+// phrase score too: a field's covered share is at most the sum of the
+// shares of the words it holds.
+func (x *Index) upperBound(p *parsed, q, m, sh float32) float32 {
 	q, m = min(q, 1), min(m, 1)
 	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
 	if len(p.pairs) == 0 {
 		aw = 0
 	}
-	base := q * (1 - pw + pw*m)
+	base := q * (1 - pw + pw*min(m, sh))
 	return base + aw*(1-base)*m
 }
 

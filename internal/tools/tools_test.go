@@ -92,3 +92,53 @@ func TestSharedFixtureParaphrases(t *testing.T) {
 		}
 	}
 }
+
+// Runner-up categories come back as alternatives only above half the
+// threshold, at most two, best first; the no-match text names them.
+func TestAlternatives(t *testing.T) {
+	h := handlers(t, threegs.DefaultRegistry)
+	out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "rust and go programming"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *out.Slug != "rust-learning" || len(out.Alternatives) == 0 || out.Alternatives[0].Slug != "go-learning" || out.Alternatives[0].Name != "Learning Go" {
+		t.Fatalf("got %s with alternatives %+v, want rust-learning then go-learning", *out.Slug, out.Alternatives)
+	}
+	if !strings.Contains(h.GetSourcesText(out), "Also close:\n- go-learning (Learning Go, score: ") {
+		t.Errorf("text does not name the alternative:\n%s", h.GetSourcesText(out))
+	}
+	for _, a := range out.Alternatives {
+		if a.Score <= DefaultThreshold/2 || a.Score > *out.Score {
+			t.Errorf("alternative %+v outside (threshold/2, best]", a)
+		}
+	}
+	// Raised threshold: no match, the closest and the runner-up named.
+	th := 0.95
+	_, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "rust and go programming", Threshold: &th})
+	var te *gen.ToolError
+	if !errors.As(err, &te) {
+		t.Fatalf("threshold 0.95: %v, want a tool error", err)
+	}
+	miss := te.Structured.(*gen.GetSourcesOutput)
+	if miss.Closest == nil || miss.Closest.Slug != "rust-learning" || len(miss.Alternatives) == 0 || miss.Alternatives[0].Slug != "go-learning" {
+		t.Fatalf("closest %+v alternatives %+v", miss.Closest, miss.Alternatives)
+	}
+	if !strings.Contains(te.Text, "Closest match: rust-learning (score: 0.8") || !strings.Contains(te.Text, ", then go-learning (score: ") {
+		t.Errorf("no-match text: %s", te.Text)
+	}
+	// A specific query has no runner-up worth naming.
+	out, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "shellcheck"})
+	if err != nil || len(out.Alternatives) != 0 {
+		t.Errorf("shellcheck: %v alternatives %+v, want none", err, out.Alternatives)
+	}
+}
+
+// Scores in text are rounded down so that a score below the threshold
+// never reads as equal to it.
+func TestScoreTextRoundsDown(t *testing.T) {
+	for in, want := range map[float64]string{0.898: "0.89", 0.9: "0.90", 0.29: "0.29", 1: "1.00", 0: "0.00"} {
+		if got := fmtScore(in); got != want {
+			t.Errorf("fmtScore(%v) = %s, want %s", in, got, want)
+		}
+	}
+}

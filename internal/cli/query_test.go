@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+func TestQueryMatchAndExplain(t *testing.T) {
+	code, out, errOut := run(t, nil, "query", "--explain", "postfix", "mail", "setup")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"Query: postfix mail setup\n",
+		"Match: self-hosted-email (Self-Hosted Email), score 1.000, threshold 0.4\n",
+		"\n1. self-hosted-email  score 1.000\n",
+		"   best phrase  pattern: postfix mail setup\n",
+		"   coverage by field: ",
+		"   postfix          weight ",
+		"→ postfix (exact, quality 1.00) in pattern, source name",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n   coverage by field: "); n < 2 || n > explainTop {
+		t.Errorf("%d categories explained, want 2..%d", n, explainTop)
+	}
+}
+
+func TestQueryNoMatchExitsOne(t *testing.T) {
+	code, out, _ := run(t, map[string]string{"MATCH_THRESHOLD": "0.99"}, "query", "rust", "and", "go", "programming")
+	if code != ExitFail || !strings.Contains(out, "No match: no category reaches the threshold 0.99\nNext: rust-learning 0.898") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, nil, "query", "--threshold", "0.3", "quantum", "chromodynamics")
+	if code != ExitFail || !strings.Contains(out, "No match") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestQueryBaselineAndUsage(t *testing.T) {
+	code, out, _ := run(t, map[string]string{"THREEGS_MATCHER": "baseline"}, "query", "learn", "rust")
+	_, indexOut, _ := run(t, nil, "query", "learn", "rust")
+	if code != ExitOK || !strings.Contains(out, "Match: rust-learning") || out == indexOut {
+		t.Errorf("baseline: %d\n%s\nmust match, with its own score:\n%s", code, out, indexOut)
+	}
+	for _, args := range [][]string{
+		{"query"},
+		{"query", "--threshold", "2", "rust"},
+		{"query", "--matcher", "magic", "rust"},
+		{"query", "--matcher", "baseline", "--explain", "rust"},
+	} {
+		if code, _, errOut := run(t, nil, args...); code != ExitUsage || errOut == "" {
+			t.Errorf("%v: exit %d, stderr %q; want %d with a message", args, code, errOut, ExitUsage)
+		}
+	}
+	if code, _, errOut := run(t, nil, "query", "the", "of"); code != ExitFail || !strings.Contains(errOut, "only stop words") {
+		t.Errorf("stop words: %d %q", code, errOut)
+	}
+}
+
+// The examples of what the old matcher got wrong, against a
+// registry someone else curated.
+func TestQuerySharedFixtureExamples(t *testing.T) {
+	path := fixture.SharedRegistry(t)
+	for query, want := range map[string]string{
+		"keepass alternatives": "password-management",
+		"umbrel node":          "bitcoin-node-setup",
+		"owasp stride":         "threat-modeling",
+		"esphome":              "home-automation-private",
+		"sysctl security":      "linux-hardening",
+		"postfix mail setup":   "self-hosted-email",
+	} {
+		code, out, _ := run(t, nil, "query", "--registry", path, query)
+		if code != ExitOK || !strings.Contains(out, "Match: "+want+" ") {
+			t.Errorf("%q: exit %d\n%s", query, code, out)
+		}
+	}
+}
