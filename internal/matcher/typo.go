@@ -72,7 +72,7 @@ func buildTypoIndex(terms []string, words []bool) typoIndex {
 		}
 	}
 	bits := uint(1)
-	for 4<<bits < len(hashes) && bits < 30 { // about 4 entries a bucket
+	for 8<<bits < len(hashes) && bits < 30 { // about 8 entries a bucket
 		bits++
 	}
 	ix := typoIndex{shift: 32 - bits, start: make([]uint32, 1<<bits+1), keys: make([]uint16, len(hashes)), terms: make([]uint32, len(hashes))}
