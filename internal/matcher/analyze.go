@@ -152,15 +152,31 @@ func isNumber(s string) bool {
 	return s != ""
 }
 
+// isGeneric reports whether a stem is a generic request word
+// (data/generic.txt) or a bare number: words that say little about a topic.
+func isGeneric(stem string) bool { return genericStems[stem] || isNumber(stem) }
+
+// dataLines returns the words of each line of an embedded data file that
+// has any, with '#' comments removed.
+func dataLines(text string) [][]string {
+	var out [][]string
+	for _, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		if f := strings.Fields(line); len(f) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 //go:embed data/generic.txt
 var genericList string
 
 // genericStems holds the stems of data/generic.txt.
 var genericStems = func() map[string]bool {
 	m := map[string]bool{}
-	for _, line := range strings.Split(genericList, "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		for _, w := range strings.Fields(line) {
+	for _, words := range dataLines(genericList) {
+		for _, w := range words {
 			m[stem(w)] = true
 		}
 	}
@@ -173,9 +189,8 @@ var abbreviationList string
 // abbreviations maps an abbreviation to the words it stands for.
 var abbreviations = func() map[string][]string {
 	m := map[string][]string{}
-	for _, line := range strings.Split(abbreviationList, "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		if f := strings.Fields(line); len(f) >= 2 {
+	for _, f := range dataLines(abbreviationList) {
+		if len(f) >= 2 {
 			m[f[0]] = f[1:]
 		}
 	}

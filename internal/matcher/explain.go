@@ -44,18 +44,15 @@ const NumFields = int(numFields)
 // Explain scores the query like Match and explains the limit best
 // categories.
 func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
-	top, err := x.Match(query, limit)
-	if err != nil {
-		return nil, err
-	}
 	p, err := x.parse(query)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Explanation, 0, len(top))
-	for _, sc := range top {
-		c := uint32(slices.Index(x.slugs, sc.Slug))
-		e := Explanation{Slug: sc.Slug}
+	hits := x.rank(p, limit)
+	out := make([]Explanation, 0, len(hits))
+	for _, h := range hits {
+		c := h.cat
+		e := Explanation{Slug: h.Slug}
 		var acc float32
 		for _, w := range p.words {
 			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
@@ -81,11 +78,11 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 
 // maskOf finds the fields term t has in category c.
 func (x *Index) maskOf(t, c uint32) (uint8, bool) {
-	cats, masks := x.postings(t)
-	if i, ok := slices.BinarySearch(cats, c); ok {
-		return masks[i], true
+	k, ok := x.posting(t, c)
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return x.postMask[k], true
 }
 
 // attribute splits a word's contribution among the fields of mask: the

@@ -146,23 +146,17 @@ func New(r *registry.Registry) *Index { return Build(r.Categories()) }
 func Build(cats []registry.Category) *Index {
 	x := &Index{slugs: make([]string, len(cats)), elemStart: make([]uint32, 0, len(cats)+1), tune: tune}
 	x.strength = strengthTable(&x.tune)
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(cats)/minCategoriesPerWorker))
+	workers := workersFor(len(cats))
 	parts := make([]*builder, workers)
-	per := (len(cats) + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range parts {
-		lo, hi := min(w*per, len(cats)), min((w+1)*per, len(cats))
+	inParallel(len(cats), workers, func(w, lo, hi int) {
 		b := &builder{rawTerm: map[string]uint32{}, stemTerm: map[string]uint32{},
 			postings: make([]posting, 0, 64*(hi-lo)), elems: make([]uint32, 0, 48*(hi-lo))}
 		parts[w] = b
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				x.slugs[i] = cats[i].Slug
-				b.category(uint32(i), cats[i])
-			}
-		})
-	}
-	wg.Wait()
+		for i := lo; i < hi; i++ {
+			x.slugs[i] = cats[i].Slug
+			b.category(uint32(i), cats[i])
+		}
+	})
 
 	// One vocabulary, numbered in sorted order; local[w][id] is the final
 	// id of builder w's term id.
@@ -258,7 +252,7 @@ func Build(cats []registry.Category) *Index {
 	for t := range x.terms {
 		df := float64(x.postStart[t+1] - x.postStart[t])
 		w := math.Log1p(n/df) / math.Log1p(n)
-		if genericStems[x.terms[t]] || isNumber(x.terms[t]) {
+		if isGeneric(x.terms[t]) {
 			w *= x.tune.genericFactor
 		}
 		x.weight[t] = float32(w)
@@ -273,27 +267,30 @@ func Build(cats []registry.Category) *Index {
 // known. Categories are independent, so the work is split across cores.
 func (x *Index) shares() {
 	x.postShare = make([]uint8, len(x.postCat))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(x.slugs)/minCategoriesPerWorker))
-	per := (len(x.slugs) + workers - 1) / workers
+	inParallel(len(x.slugs), workersFor(len(x.slugs)), func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			x.categoryShares(uint32(c))
+		}
+	})
+}
+
+// workersFor is how many cores to spend on n categories.
+func workersFor(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/minCategoriesPerWorker)) }
+
+// inParallel splits [0, n) into workers contiguous runs and calls
+// fn(w, lo, hi) for run w on its own goroutine, returning when all are done.
+func inParallel(n, workers int, fn func(w, lo, hi int)) {
+	per := (n + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() {
-			for c := w * per; c < min((w+1)*per, len(x.slugs)); c++ {
-				x.categoryShares(uint32(c))
-			}
-		})
+		wg.Go(func() { fn(w, min(w*per, n), min((w+1)*per, n)) })
 	}
 	wg.Wait()
 }
 
 func (x *Index) categoryShares(c uint32) {
-	toks := x.elems[x.elemStart[c]:x.elemStart[c+1]]
-	for start := 0; start < len(toks); {
-		end := start + 1
-		for end < len(toks) && toks[end]&elemMark == 0 {
-			end++
-		}
-		elem := toks[start+1 : end]
+	for elem := range x.elements(c) {
+		elem = elem[1:]
 		var total float32
 		for _, t := range elem {
 			total += x.weight[t]
@@ -309,13 +306,10 @@ func (x *Index) categoryShares(c uint32) {
 				}
 			}
 			share := uint8(min(255, math.Ceil(float64(own/total)*255)))
-			cats, _ := x.postings(t)
-			if j, ok := slices.BinarySearch(cats, c); ok {
-				k := x.postStart[t] + uint32(j)
+			if k, ok := x.posting(t, c); ok {
 				x.postShare[k] = max(x.postShare[k], share)
 			}
 		}
-		start = end
 	}
 }
 
@@ -431,6 +425,14 @@ func (x *Index) term(stem string) (uint32, bool) {
 func (x *Index) postings(t uint32) ([]uint32, []uint8) {
 	s, e := x.postStart[t], x.postStart[t+1]
 	return x.postCat[s:e], x.postMask[s:e]
+}
+
+// posting finds the posting of term t for category c: its index in
+// postCat, postMask and postShare.
+func (x *Index) posting(t, c uint32) (uint32, bool) {
+	cats, _ := x.postings(t)
+	j, ok := slices.BinarySearch(cats, c)
+	return x.postStart[t] + uint32(j), ok
 }
 
 // postingShares returns the postShare entries of term t.

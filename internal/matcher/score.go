@@ -2,7 +2,9 @@ package matcher
 
 import (
 	"container/heap"
+	"iter"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -85,7 +87,8 @@ type qword struct {
 	stem   string
 	kind   MatchKind
 	weight float32
-	cands  []cand // terms it meets; empty when unknown
+	cands  []cand  // terms it meets; empty when unknown
+	best   float32 // the best quality among cands (0 when unknown)
 }
 
 type cand struct {
@@ -99,11 +102,12 @@ type parsed struct {
 	seq   []uint8    // word index at each position, in query order
 	pairs [][2]uint8 // distinct adjacent word pairs, in order
 	total float32    // Σ weight
-	// fuzzLoss is Σ weight·(1 − quality) over words met only by typo,
-	// prefix or split: the part of the query no category can match
-	// exactly, which caps coverage so that a misspelled query never
-	// scores as a near-exact one, however prominent the term it meets.
-	fuzzLoss float32
+	// maxCoverage is 1 − Σ weight·(1 − best quality)/total over the words
+	// that meet some term: what is left once the part of the query that
+	// only typos, prefixes or splits reach is taken out. It caps coverage
+	// so that a misspelled query never scores as a near-exact one,
+	// however prominent the term it meets.
+	maxCoverage float32
 
 	// lookup finds the query word a term belongs to when scanning a
 	// category's fields: a 1024-bit filter, then a short list.
@@ -149,19 +153,20 @@ func (x *Index) parse(query string) (*parsed, error) {
 				return
 			}
 			i = len(p.words)
-			var w float32
+			var w, best float32
 			for _, c := range cands {
 				w = max(w, x.weight[c.term])
+				best = max(best, c.quality)
 			}
 			if len(cands) == 0 {
-				if genericStems[st] || isNumber(st) {
+				if isGeneric(st) {
 					w = float32(x.tune.unknownWeight * x.tune.genericFactor)
 				} else {
 					unknown++
 					w = float32(x.tune.unknownWeight / math.Pow(float64(unknown), x.tune.unknownDecay))
 				}
 			}
-			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands})
+			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best})
 			p.total += w
 		}
 		p.seq = append(p.seq, uint8(i))
@@ -169,7 +174,7 @@ func (x *Index) parse(query string) (*parsed, error) {
 	any := false
 	scan(strings.ToLower(query), func(raw string) {
 		any = true
-		x.resolve(raw, add)
+		x.resolve(raw, 0, add)
 	}, nil)
 	if !any {
 		return nil, ErrOnlyStopWords
@@ -180,13 +185,10 @@ func (x *Index) parse(query string) (*parsed, error) {
 			p.pairs = append(p.pairs, pair)
 		}
 	}
+	var fuzzLoss float32
 	for i, w := range p.words {
-		var best float32
-		for _, c := range w.cands {
-			best = max(best, c.quality)
-		}
 		if len(w.cands) > 0 {
-			p.fuzzLoss += w.weight * (1 - best)
+			fuzzLoss += w.weight * (1 - w.best)
 		}
 		for _, c := range w.cands {
 			if _, dup := p.find(c.term); dup {
@@ -197,18 +199,15 @@ func (x *Index) parse(query string) (*parsed, error) {
 			p.lookup = append(p.lookup, termWord{c.term, uint8(i), c.quality})
 		}
 	}
+	p.maxCoverage = 1 - fuzzLoss/p.total
 	return p, nil
 }
 
 // resolve finds the terms a query word meets and reports them through add
-// (once, or twice for a split compound).
-func (x *Index) resolve(raw string, add func(raw, stem string, kind MatchKind, cands []cand)) {
-	x.resolveWord(raw, 0, add)
-}
-
-// resolveWord is resolve; depth 1 marks the words of an expanded
-// abbreviation, which are not expanded again.
-func (x *Index) resolveWord(raw string, depth int, add func(raw, stem string, kind MatchKind, cands []cand)) {
+// (once, twice for a split compound, once per word of an abbreviation).
+// Depth 1 marks the words of an expanded abbreviation, which are not
+// expanded again.
+func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind MatchKind, cands []cand)) {
 	st := stem(raw)
 	if t, ok := x.term(st); ok {
 		add(raw, st, KindExact, []cand{{t, 1}})
@@ -220,7 +219,7 @@ func (x *Index) resolveWord(raw string, depth int, add func(raw, stem string, ki
 	}
 	if exp, ok := abbreviations[raw]; ok && depth == 0 {
 		for _, w := range exp {
-			x.resolveWord(w, 1, func(r, st string, kind MatchKind, cands []cand) {
+			x.resolve(w, 1, func(r, st string, kind MatchKind, cands []cand) {
 				if kind == KindExact {
 					kind = KindAbbreviation
 				}
@@ -357,8 +356,24 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 	if err != nil {
 		return nil, err
 	}
+	hits := x.rank(p, limit)
+	out := make([]Scored, len(hits))
+	for i, h := range hits {
+		out[i] = h.Scored
+	}
+	return out, nil
+}
+
+// hit is a ranked category with its number in the index.
+type hit struct {
+	Scored
+	cat uint32
+}
+
+// rank returns the limit best categories for a parsed query.
+func (x *Index) rank(p *parsed, limit int) []hit {
 	if limit <= 0 || p.total == 0 {
-		return nil, nil
+		return nil
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
@@ -368,7 +383,7 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
 	}
 	s.touched = s.touched[:0]
-	return out, nil
+	return out
 }
 
 // accumulate walks the postings of every term the query meets and sums
@@ -404,15 +419,10 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 	var restAcc, restW [maxQueryWords + 1]float32
 	for k := n - 1; k >= 0; k-- {
 		w := &p.words[order[k]]
-		var q float32
-		for _, c := range w.cands {
-			q = max(q, c.quality)
-		}
-		restAcc[k] = restAcc[k+1] + w.weight*q*float32(x.tune.strengthCap)
+		restAcc[k] = restAcc[k+1] + w.weight*w.best*float32(x.tune.strengthCap)
 		restW[k] = restW[k+1] + w.weight
 	}
-	inv := 1 / p.total
-	qmax := 1 - p.fuzzLoss*inv
+	inv, qmax := 1/p.total, p.maxCoverage
 	updateOnly := false
 	for k := range n {
 		w := &p.words[order[k]]
@@ -506,9 +516,8 @@ const maxFinish = 64
 // category's fields, so it is done only where it can change the answer: in
 // order of the categories' upper bounds, until the next bound cannot beat
 // the worst score kept.
-func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
-	inv := 1 / p.total
-	qmax := 1 - p.fuzzLoss*inv
+func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
+	inv, qmax := 1/p.total, p.maxCoverage
 	var store [maxFinish]qcand
 	byUB := store[:0]
 	for _, c := range s.touched {
@@ -537,16 +546,16 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []Scored {
 		if kept.Len() == limit && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
-		sc := Scored{Slug: x.slugs[qc.cat], Score: roundScore(x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil))}
+		sc := hit{Scored{Slug: x.slugs[qc.cat], Score: roundScore(x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil))}, qc.cat}
 		if kept.Len() < limit {
 			heap.Push(kept, sc)
-		} else if byScore(sc, kept.items[0]) < 0 {
+		} else if byScore(sc.Scored, kept.items[0].Scored) < 0 {
 			kept.items[0] = sc
 			heap.Fix(kept, 0)
 		}
 	}
 	out := kept.items
-	slices.SortFunc(out, byScore)
+	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 	return out
 }
 
@@ -569,13 +578,20 @@ const roundingSlack = 1e-6
 // phrase score too: a field's covered share is at most the sum of the
 // shares of the words it holds.
 func (x *Index) upperBound(p *parsed, q, m, sh float32) float32 {
-	q, m = min(q, 1), min(m, 1)
-	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
+	m = min(m, 1)
+	adj := m
 	if len(p.pairs) == 0 {
-		aw = 0
+		adj = 0
 	}
-	base := q * (1 - pw + pw*min(m, sh))
-	return base + aw*(1-base)*m
+	return x.combine(min(q, 1), min(m, sh), adj)
+}
+
+// combine is the score of a category with coverage q, phrase score phrase
+// and adjacency share adj (steps 5 and 6 above); it grows with each.
+func (x *Index) combine(q, phrase, adj float32) float32 {
+	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
+	base := q * (1 - pw + pw*phrase)
+	return min(1, base+aw*(1-base)*adj)
 }
 
 // finish turns coverage q into the final score of category c by scoring
@@ -583,84 +599,82 @@ func (x *Index) upperBound(p *parsed, q, m, sh float32) float32 {
 func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
 	var (
 		bestP     float32
-		bestElem  [2]uint32
+		bestElem  []uint32
 		pairsSeen uint64
-		elemW     float32
-		elemHit   float32
-		qHit      uint64
 		qQual     [maxQueryWords]float32
-		prevWord  = -1
-		elemStart uint32
 	)
-	closeElem := func(end uint32) {
-		if elemW > 0 && qHit != 0 {
-			var qw float32
-			for m := qHit; m != 0; m &= m - 1 {
-				i := trailingZeros(m)
-				qw += p.words[i].weight * qQual[i]
-				qQual[i] = 0
+	for elem := range x.elements(c) {
+		var elemW, elemHit float32
+		var qHit uint64
+		prevWord := -1
+		for _, t := range elem[1:] {
+			w := x.weight[t]
+			elemW += w
+			tw, ok := p.find(t)
+			if !ok {
+				prevWord = -1
+				continue
 			}
-			if v := elemHit / elemW * qw / p.total; v > bestP {
-				bestP, bestElem = v, [2]uint32{elemStart, end}
-			}
-		}
-		elemW, elemHit, qHit, prevWord = 0, 0, 0, -1
-	}
-	toks := x.elems[x.elemStart[c]:x.elemStart[c+1]]
-	for k, t := range toks {
-		if t&elemMark != 0 {
-			closeElem(uint32(k))
-			elemStart = uint32(k)
-			continue
-		}
-		w := x.weight[t]
-		elemW += w
-		tw, ok := p.find(t)
-		if !ok {
-			prevWord = -1
-			continue
-		}
-		elemHit += w * tw.quality
-		qHit |= 1 << tw.word
-		qQual[tw.word] = max(qQual[tw.word], tw.quality)
-		if prevWord >= 0 {
-			for i, pr := range p.pairs {
-				if int(pr[0]) == prevWord && pr[1] == tw.word {
-					pairsSeen |= 1 << i
+			elemHit += w * tw.quality
+			qHit |= 1 << tw.word
+			qQual[tw.word] = max(qQual[tw.word], tw.quality)
+			if prevWord >= 0 {
+				for i, pr := range p.pairs {
+					if int(pr[0]) == prevWord && pr[1] == tw.word {
+						pairsSeen |= 1 << i
+					}
 				}
 			}
+			prevWord = int(tw.word)
 		}
-		prevWord = int(tw.word)
+		if qHit == 0 {
+			continue
+		}
+		var qw float32
+		for m := qHit; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			qw += p.words[i].weight * qQual[i]
+			qQual[i] = 0
+		}
+		if v := elemHit / elemW * qw / p.total; v > bestP {
+			bestP, bestElem = v, elem
+		}
 	}
-	closeElem(uint32(len(toks)))
 	var adj float32
 	for m := pairsSeen; m != 0; m &= m - 1 {
-		pr := p.pairs[trailingZeros(m)]
+		pr := p.pairs[bits.TrailingZeros64(m)]
 		adj += (p.words[pr[0]].weight + p.words[pr[1]].weight) / 2
 	}
 	adj = min(1, adj/p.total)
 	// Strengths above 1 can push the sum past the query's weight; a
 	// fuzzy match can never be made up for.
-	q = min(q, 1-p.fuzzLoss/p.total)
-	pw, aw := float32(x.tune.phraseWeight), float32(x.tune.adjacencyWeight)
-	base := q * (1 - pw + pw*bestP)
-	score := min(1, base+aw*(1-base)*adj)
+	q = min(q, p.maxCoverage)
+	score := x.combine(q, bestP, adj)
 	if e != nil {
 		e.Coverage, e.Phrase, e.Adjacency = float64(q), float64(bestP), float64(adj)
 		if bestP > 0 {
-			e.BestPhrase = x.elementText(toks[bestElem[0]:bestElem[1]])
+			e.BestPhrase = x.elementText(bestElem)
 		}
 	}
 	return float64(score)
 }
 
-func trailingZeros(m uint64) int {
-	n := 0
-	for m&1 == 0 {
-		m >>= 1
-		n++
+// elements yields the short fields of category c as stored: each starts
+// with its elemMark|field entry, followed by its term ids.
+func (x *Index) elements(c uint32) iter.Seq[[]uint32] {
+	return func(yield func([]uint32) bool) {
+		toks := x.elems[x.elemStart[c]:x.elemStart[c+1]]
+		for start := 0; start < len(toks); {
+			end := start + 1
+			for end < len(toks) && toks[end]&elemMark == 0 {
+				end++
+			}
+			if !yield(toks[start:end]) {
+				return
+			}
+			start = end
+		}
 	}
-	return n
 }
 
 // elementText renders a stored short field ("pattern: run mail server").
@@ -713,13 +727,13 @@ func siftDown(h []qcand, i int) {
 
 // scoreHeap keeps the best results with the worst on top.
 type scoreHeap struct {
-	items []Scored
+	items []hit
 }
 
 func (h *scoreHeap) Len() int           { return len(h.items) }
-func (h *scoreHeap) Less(i, j int) bool { return byScore(h.items[i], h.items[j]) > 0 }
+func (h *scoreHeap) Less(i, j int) bool { return byScore(h.items[i].Scored, h.items[j].Scored) > 0 }
 func (h *scoreHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *scoreHeap) Push(v any)         { h.items = append(h.items, v.(Scored)) }
+func (h *scoreHeap) Push(v any)         { h.items = append(h.items, v.(hit)) }
 func (h *scoreHeap) Pop() any {
 	v := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
