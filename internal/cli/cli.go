@@ -144,6 +144,16 @@ func (f *Flags) Bool(name, envVar string, usage string) {
 	f.fs.Bool(name, def, usage)
 }
 
+// Threshold is the value of a match-threshold flag: a number from 0 to 1.
+// The error names the flag and its environment twin.
+func (f *Flags) Threshold(name string) (float64, error) {
+	v, err := strconv.ParseFloat(f.Value(name), 64)
+	if err != nil || v < 0 || v > 1 {
+		return 0, fmt.Errorf("--%s (%s) must be a number from 0 to 1, got %q", name, f.twins[name], f.Value(name))
+	}
+	return v, nil
+}
+
 // Value is the value of a declared flag after parsing.
 func (f *Flags) Value(name string) string { return f.fs.Lookup(name).Value.String() }
 

@@ -32,26 +32,26 @@ func runQuery(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs query: give the query text, e.g. 3gs query --explain how do I harden a linux server")
 		return ExitUsage
 	}
-	threshold, err := strconv.ParseFloat(f.Value("threshold"), 64)
-	if err != nil || threshold < 0 || threshold > 1 {
-		fmt.Fprintf(env.Stderr, "3gs query: --threshold (MATCH_THRESHOLD) must be a number from 0 to 1, got %q\n", f.Value("threshold"))
+	threshold, err := f.Threshold("threshold")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 		return ExitUsage
 	}
-	reg, source, err := loadRegistry(f.Value("registry"))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs query: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", source, err, source)
-		return ExitFail
-	}
-	m, err := newMatcher(f.Value("matcher"), reg)
+	newMatcher, err := matcherNamed(f.Value("matcher"))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 		return ExitUsage
 	}
 	explain := f.Value("explain") == "true"
-	if _, isIndex := m.(*matcher.Index); explain && !isIndex {
+	if explain && f.Value("matcher") != "index" {
 		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
 		return ExitUsage
 	}
+	reg, _, ok := loadRegistry(env, "query", f.Value("registry"))
+	if !ok {
+		return ExitFail
+	}
+	m := newMatcher(reg)
 	ranked, err := m.Match(query, max(explainTop, 3))
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs query: %v; name the topic itself, e.g. \"password manager\"\n", err)
@@ -127,23 +127,33 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // loadRegistry loads path, or the embedded registry when path is empty,
-// and names what it loaded for messages.
-func loadRegistry(path string) (*registry.Registry, string, error) {
+// and names what it loaded. On failure it tells the user of command cmd
+// what went wrong and how to see every problem.
+func loadRegistry(env *Env, cmd, path string) (*registry.Registry, string, bool) {
+	source := "embedded registry.json"
+	var r *registry.Registry
+	var err error
 	if path == "" {
-		r, err := registry.Load(threegs.DefaultRegistry)
-		return r, "embedded registry.json", err
+		r, err = registry.Load(threegs.DefaultRegistry)
+	} else {
+		source = path
+		r, err = registry.LoadFile(path)
 	}
-	r, err := registry.LoadFile(path)
-	return r, path, err
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: cannot load %s: %v\nRun '%s' to see every problem.\n", cmd, source, err, strings.TrimSpace("3gs validate "+path))
+		return nil, source, false
+	}
+	return r, source, true
 }
 
-// newMatcher builds the named matching algorithm over reg.
-func newMatcher(name string, reg *registry.Registry) (matcher.Matcher, error) {
+// matcherNamed returns the constructor of the named matching algorithm,
+// so a wrong name is reported before any registry is loaded.
+func matcherNamed(name string) (func(*registry.Registry) matcher.Matcher, error) {
 	switch name {
 	case "index":
-		return matcher.New(reg), nil
+		return func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }, nil
 	case "baseline":
-		return matcher.NewBaseline(reg), nil
+		return func(r *registry.Registry) matcher.Matcher { return matcher.NewBaseline(r) }, nil
 	}
 	return nil, fmt.Errorf("--matcher (THREEGS_MATCHER) must be index or baseline, got %q", name)
 }

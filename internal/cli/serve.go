@@ -7,10 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/stdio"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -31,9 +29,14 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs serve: unexpected argument %q; the registry is chosen with --registry PATH\n", f.Args()[0])
 		return ExitUsage
 	}
-	threshold, err := strconv.ParseFloat(f.Value("match-threshold"), 64)
-	if err != nil || threshold < 0 || threshold > 1 {
-		fmt.Fprintf(env.Stderr, "3gs serve: --match-threshold (MATCH_THRESHOLD) must be a number from 0 to 1, got %q\n", f.Value("match-threshold"))
+	threshold, err := f.Threshold("match-threshold")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+		return ExitUsage
+	}
+	newMatcher, err := matcherNamed(f.Value("matcher"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
 		return ExitUsage
 	}
 	maxBytes, err := strconv.Atoi(f.Value("max-message-bytes"))
@@ -47,27 +50,14 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		return ExitUsage
 	}
 
-	source := "embedded registry.json"
-	var reg *registry.Registry
-	if path := f.Value("registry"); path != "" {
-		source = path
-		reg, err = registry.LoadFile(path)
-	} else {
-		reg, err = registry.Load(threegs.DefaultRegistry)
-	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", source, err, source)
+	reg, source, ok := loadRegistry(env, "serve", f.Value("registry"))
+	if !ok {
 		return ExitFail
 	}
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	m, err := newMatcher(f.Value("matcher"), reg)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
-		return ExitUsage
-	}
-	handlers := tools.New(reg, m, threshold)
+	handlers := tools.New(reg, newMatcher(reg), threshold)
 	srv := mcp.NewServer(handlers, buildVersion(), log)
 	log.Info("serving MCP on stdio", "registry", source, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256())
 	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
