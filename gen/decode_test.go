@@ -12,7 +12,7 @@ import (
 
 // validRegistry is the smallest registry the schema accepts; each case below
 // breaks it in one way by replacing text.
-const validRegistry = `{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:abc"},"endorsements":[],` +
+const validRegistry = `{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:placeholder"},"endorsements":[],` +
 	`"categories":{"go":{"name":"Go","description":"D","query_patterns":["learn go","go tutorial","go modules"],"sources":[` +
 	`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},` +
 	`{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},` +
@@ -64,9 +64,9 @@ func TestDecodeRegistryRejects(t *testing.T) {
 			[]string{"version: must be a string, got a number"}},
 		{"missing required", `,"why":"W"}`, `}`,
 			[]string{"categories.go.sources[0].why: required field is missing"}},
-		{"missing several", `"curator":{"name":"C","pubkey":"pk:abc"}`, `"curator":{}`,
+		{"missing several", `"curator":{"name":"C","pubkey":"pk:placeholder"}`, `"curator":{}`,
 			[]string{"curator.name: required field is missing", "curator.pubkey: required field is missing"}},
-		{"null object", `"curator":{"name":"C","pubkey":"pk:abc"}`, `"curator":null`,
+		{"null object", `"curator":{"name":"C","pubkey":"pk:placeholder"}`, `"curator":null`,
 			[]string{"curator: must be an object, got null"}},
 		{"null array", `"endorsements":[]`, `"endorsements":null`,
 			[]string{"endorsements: must be an array, got null"}},
@@ -154,7 +154,7 @@ func TestDecodeRegistryAccepts(t *testing.T) {
 		t.Errorf("rank 1.0: %v", err)
 	}
 	// Optional fields: an endorsement without a name, and one with.
-	doc := strings.Replace(validRegistry, `"endorsements":[]`, `"endorsements":[{"pubkey":"pk:x","url":"https://e.example/","since":"2026-01-01"},{"pubkey":"pk:y","url":"https://f.example/","since":"2026-01-02","name":"F"}]`, 1)
+	doc := strings.Replace(validRegistry, `"endorsements":[]`, `"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://e.example/","since":"2026-01-01"},{"pubkey":"pk:47pjoycnsrfmxikm95jh13y88e8qnhzu5kungjpxyepgt7a8krpy","url":"https://f.example/","since":"2026-01-02","name":"F"}]`, 1)
 	r, err = DecodeRegistry([]byte(doc))
 	if err != nil {
 		t.Fatal(err)

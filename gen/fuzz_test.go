@@ -63,7 +63,7 @@ func FuzzDecodeGetEndorsementsInput(f *testing.F) {
 }
 
 func FuzzDecodeGetSourcesOutput(f *testing.F) {
-	fuzzDecoder(f, DecodeGetSourcesOutput, `{"query":"q","slug":"s","name":"n","description":"d","score":0.5,"registry_version":"1.0.0","curator":{"name":"c","pubkey":"pk:x"},"sources":[`+
+	fuzzDecoder(f, DecodeGetSourcesOutput, `{"query":"q","slug":"s","name":"n","description":"d","score":0.5,"registry_version":"1.0.0","curator":{"name":"c","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[`+
 		`{"rank":1,"name":"a","url":"u","type":"tool","why":"w"},{"rank":2,"name":"b","url":"u","type":"tool","why":"w"},{"rank":3,"name":"c","url":"u","type":"tool","why":"w"}]}`,
 		`{"query":"q","sources":[],"closest":{"slug":"s","score":0.2},"available_categories":["a","b"]}`)
 }
@@ -73,10 +73,10 @@ func FuzzDecodeListCategoriesOutput(f *testing.F) {
 }
 
 func FuzzDecodeGetProvenanceOutput(f *testing.F) {
-	fuzzDecoder(f, DecodeGetProvenanceOutput, `{"curator":{"name":"n","pubkey":"pk:x"},"pubkey_configured":false,"version":"1.0.0","updated":"2026-11-21","category_count":3,`+
+	fuzzDecoder(f, DecodeGetProvenanceOutput, `{"curator":{"name":"n","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":false,"version":"1.0.0","updated":"2026-11-21","category_count":3,`+
 		`"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":false,"verification":"v"}`)
 }
 
 func FuzzDecodeGetEndorsementsOutput(f *testing.F) {
-	fuzzDecoder(f, DecodeGetEndorsementsOutput, `{"endorsements":[{"pubkey":"pk:x","url":"u","since":"d","name":"n"}]}`)
+	fuzzDecoder(f, DecodeGetEndorsementsOutput, `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"u","since":"d","name":"n"}]}`)
 }

@@ -137,7 +137,6 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *Curator) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 64)
 				d.Pattern(&fp, v, patternCuratorPubkey)
 				out.Pubkey = v
 			}
@@ -166,8 +165,7 @@ func decodeEndorsement(d *strictjson.Decoder, p *strictjson.Path, out *Endorseme
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternCuratorPubkey)
+				d.Pattern(&fp, v, patternEndorsementPubkey)
 				out.Pubkey = v
 			}
 		case "url":
@@ -360,10 +358,11 @@ var patternRegistryCategoriesKey = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$"
 
 // registryFields lists Registry's fields in schema order; bit i of a decoder's seen set stands for registryFields[i].
 var registryFields = []string{"version", "updated", "curator", "endorsements", "categories"}
-var patternCuratorPubkey = regexp.MustCompile("^pk:[a-z0-9]+$")
+var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
 
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
 var curatorFields = []string{"name", "pubkey"}
+var patternEndorsementPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
 var patternEndorsementURL = regexp.MustCompile("^https?://")
 
 // endorsementFields lists Endorsement's fields in schema order; bit i of a decoder's seen set stands for endorsementFields[i].

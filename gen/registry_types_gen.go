@@ -23,8 +23,9 @@ type Curator struct {
 	// Curator's display name.
 	Name string `json:"name"`
 
-	// Curator's public key in PKARR form: pk: followed by the z-base-32 Ed25519 key
-	// (pk:placeholder while the registry is unsigned).
+	// Curator's Ed25519 public key in PKARR form: pk: followed by its 52-character
+	// z-base-32 encoding. pk:placeholder means the registry has no curator key yet
+	// and cannot be signed.
 	Pubkey string `json:"pubkey"`
 }
 
@@ -33,7 +34,8 @@ type Endorsement struct {
 	// Endorser's display name.
 	Name *string `json:"name,omitempty,omitzero"`
 
-	// Endorser's public key in PKARR form.
+	// Endorser's Ed25519 public key in PKARR form: pk: followed by its 52-character
+	// z-base-32 encoding.
 	Pubkey string `json:"pubkey"`
 
 	// Day the endorsement was given (YYYY-MM-DD).

@@ -3,11 +3,14 @@
 // Loading is the generated strict decoder (every schema rule, with paths)
 // followed by the rules a JSON Schema cannot state: the three ranks are
 // exactly 1, 2 and 3; no URL appears twice in a category; every query
-// pattern keeps at least one searchable word after normalization. All
+// pattern keeps at least one searchable word after normalization; every
+// public key is a real Ed25519 key in canonical z-base-32, and no endorser
+// is listed twice. All
 // problems are reported together, so a curator fixes a file in one round.
 package registry
 
 import (
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -19,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
@@ -30,8 +34,8 @@ type Registry struct {
 	doc        gen.Registry
 	categories []Category // sorted by slug
 	bySlug     map[string]*Category
+	data       []byte
 	sha256     string
-	size       int
 }
 
 // Category is one topic with its slug. Callers must not modify it.
@@ -63,7 +67,7 @@ func Load(data []byte) (*Registry, error) {
 		return nil, errs
 	}
 	sum := sha256.Sum256(data)
-	r := &Registry{doc: *doc, sha256: hex.EncodeToString(sum[:]), size: len(data), bySlug: map[string]*Category{}}
+	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}}
 	for slug := range doc.Categories {
 		c := doc.Categories[slug]
 		slices.SortFunc(c.Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
@@ -103,6 +107,19 @@ func readLimited(path string) ([]byte, error) {
 func checkRules(doc *gen.Registry) strictjson.Errors {
 	var errs strictjson.Errors
 	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
+	if k := doc.Curator.Pubkey; k != Placeholder {
+		checkKey(k, "curator.pubkey", fail)
+	}
+	endorsedBy := map[string]int{}
+	for i, e := range doc.Endorsements {
+		p := "endorsements[" + strconv.Itoa(i) + "].pubkey"
+		checkKey(e.Pubkey, p, fail)
+		if j, dup := endorsedBy[e.Pubkey]; dup && e.Pubkey != "" {
+			fail(p, fmt.Sprintf("same key as endorsements[%d]; list each endorser once", j))
+		} else {
+			endorsedBy[e.Pubkey] = i
+		}
+	}
 	slugs := make([]string, 0, len(doc.Categories))
 	for slug := range doc.Categories {
 		slugs = append(slugs, slug)
@@ -138,6 +155,18 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 		}
 	}
 	return errs
+}
+
+// checkKey reports a key that has the form the schema asks for (so the
+// schema has not already reported it) but is still not an Ed25519 public
+// key: a non-canonical last character, or bytes off the curve.
+func checkKey(k, path string, fail func(path, reason string)) {
+	if len(k) != len(pkarr.Prefix)+pkarr.EncodedLen || !strings.HasPrefix(k, pkarr.Prefix) {
+		return
+	}
+	if _, err := pkarr.ParsePublicKey(k); err != nil {
+		fail(path, err.Error())
+	}
 }
 
 // urlKey normalizes what does not change where a URL leads: the case of
@@ -178,4 +207,22 @@ func (r *Registry) Category(slug string) (*Category, bool) {
 func (r *Registry) SHA256() string { return r.sha256 }
 
 // Size is the length in bytes of the file loaded.
-func (r *Registry) Size() int { return r.size }
+func (r *Registry) Size() int { return len(r.data) }
+
+// Bytes are the exact bytes loaded: what the SHA-256 and any signature
+// cover. Callers must not modify them.
+func (r *Registry) Bytes() []byte { return r.data }
+
+// Placeholder is the curator key of a registry whose curator has no key
+// yet. Such a registry is served unsigned and cannot be signed.
+const Placeholder = "pk:placeholder"
+
+// CuratorKey is the curator's public key, or false for the placeholder.
+// Load has checked that any other value is a valid PKARR key.
+func (r *Registry) CuratorKey() (ed25519.PublicKey, bool) {
+	if r.doc.Curator.Pubkey == Placeholder {
+		return nil, false
+	}
+	k, err := pkarr.ParsePublicKey(r.doc.Curator.Pubkey)
+	return k, err == nil
+}

@@ -10,6 +10,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -57,7 +58,14 @@ func TestSharedFixtureRegistry(t *testing.T) {
 	}
 }
 
-const base = `{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:abc"},"endorsements":[],` +
+// keyA is PKARR's test key; offCurve is 32 bytes that are not a curve
+// point (y = 2), in canonical z-base-32.
+const (
+	keyA     = "pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"
+	offCurve = "pk:yeyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy"
+)
+
+const base = `{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:placeholder"},"endorsements":[],` +
 	`"categories":{"go":{"name":"Go","description":"D","query_patterns":["learn go","go tutorial","go modules"],"sources":[` +
 	`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"},` +
 	`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},` +
@@ -100,6 +108,16 @@ func TestRules(t *testing.T) {
 				"categories.go.sources[2].rank: rank 3 is already used by sources[0]; the three sources must be ranked 1, 2 and 3"}},
 		{"out-of-range rank is reported once", `"rank":2,`, `"rank":7,`,
 			[]string{"categories.go.sources[2].rank: must be <= 3"}},
+		{"curator key off the curve", `"pubkey":"pk:placeholder"`, `"pubkey":"` + offCurve + `"`,
+			[]string{"curator.pubkey: is not an Ed25519 public key: the bytes are not a point on the curve"}},
+		{"curator key not canonical", `"pubkey":"pk:placeholder"`, `"pubkey":"` + keyA[:len(keyA)-1] + `n"`,
+			[]string{"curator.pubkey: is not canonical z-base-32: its last character sets bits beyond the 32-byte key"}},
+		{"curator key in upper case", `"pubkey":"pk:placeholder"`, `"pubkey":"` + strings.ToUpper(keyA) + `"`,
+			[]string{`curator.pubkey: must match the pattern ^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$, got "PK:GCUMBHD7SQIT6NN457JXMRWQX9PYYMQWAMNAR"…`}},
+		{"endorser listed twice, one key off the curve", `"endorsements":[]`,
+			`"endorsements":[{"pubkey":"` + keyA + `","url":"https://e.example/","since":"2026-01-01"},{"pubkey":"` + offCurve + `","url":"https://f.example/","since":"2026-01-01"},{"pubkey":"` + keyA + `","url":"https://g.example/","since":"2026-01-02"}]`,
+			[]string{"endorsements[1].pubkey: is not an Ed25519 public key: the bytes are not a point on the curve",
+				"endorsements[2].pubkey: same key as endorsements[0]; list each endorser once"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,6 +134,16 @@ func TestRules(t *testing.T) {
 func TestLoadFileLimits(t *testing.T) {
 	if _, err := LoadFile(t.TempDir() + "/missing.json"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	r, err := Load([]byte(strings.Replace(base, `"pk:placeholder"`, `"`+keyA+`"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, ok := r.CuratorKey(); !ok || pkarr.URI(k) != keyA {
+		t.Errorf("CuratorKey = %v, %v", k, ok)
+	}
+	if string(r.Bytes()) == "" || r.Size() != len(r.Bytes()) {
+		t.Error("Bytes and Size disagree")
 	}
 	if _, err := Load(make([]byte, MaxSize+1)); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("oversized registry: %v", err)

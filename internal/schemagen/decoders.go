@@ -289,6 +289,8 @@ func (e *decoderEmitter) stringChecks(n *Node, path pathRef, hint string) []jen.
 	switch n.Format {
 	case "date":
 		call("FormatDate")
+	case "date-time":
+		call("FormatDateTime")
 	case "uri":
 		call("FormatURI")
 	}

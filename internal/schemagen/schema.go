@@ -81,7 +81,7 @@ var (
 		"number":  {"type", "minimum", "maximum"},
 		"boolean": {"type"},
 	}
-	formats = []string{"date", "uri"}
+	formats = []string{"date", "date-time", "uri"}
 )
 
 // knownKeyword reports whether the generator implements keyword k for some type.

@@ -121,6 +121,14 @@ func (d *Decoder) FormatDate(p *Path, s string) {
 	}
 }
 
+// FormatDateTime checks JSON Schema's "date-time" format: an RFC 3339
+// timestamp with a time zone, e.g. 2026-11-21T09:30:00Z.
+func (d *Decoder) FormatDateTime(p *Path, s string) {
+	if _, err := time.Parse(time.RFC3339Nano, s); err != nil || strings.ContainsAny(s, "tz ") {
+		d.Fail(p, "must be an RFC 3339 date and time such as 2026-11-21T09:30:00Z, got "+brief(s))
+	}
+}
+
 // FormatURI checks JSON Schema's "uri" format: an absolute URI. URIs with an
 // authority (http, https) must name a host.
 func (d *Decoder) FormatURI(p *Path, s string) {

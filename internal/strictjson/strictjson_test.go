@@ -120,3 +120,26 @@ func TestIntegerForms(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatDateTime(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"2026-11-21T09:30:00Z":        true,
+		"2026-11-21T09:30:00.123456Z": true,
+		"2026-11-21T09:30:00+01:00":   true,
+		"2026-11-21":                  false,
+		"2026-11-21T09:30:00":         false, // no time zone
+		"2026-11-21t09:30:00z":        false,
+		"2026-02-30T09:30:00Z":        false,
+		"2026-11-21 09:30:00Z":        false,
+		"":                            false,
+	} {
+		d, err := NewDecoder([]byte(`""`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.FormatDateTime(nil, s)
+		if got := d.Finish() == nil; got != ok {
+			t.Errorf("FormatDateTime(%q) accepted=%v, want %v", s, got, ok)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	schemaDir := flag.String("schema", "schema", "directory holding registry.schema.json and tools/")
+	schemaDir := flag.String("schema", "schema", "directory holding the document schemas (*.schema.json) and tools/")
 	outDir := flag.String("out", "gen", "directory to write the *_gen.go files into")
 	pkg := flag.String("pkg", "gen", "Go package name of the generated files")
 	flag.Parse()

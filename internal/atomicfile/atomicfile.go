@@ -1,0 +1,94 @@
+// Package atomicfile writes files so that a reader, or a process started
+// after a crash, sees either the old content or the new content, never a
+// mix. Registry, signature, key and token files are all written through it.
+//
+// The new content goes to a temporary file in the same directory, is synced
+// to disk, and is then moved into place with rename (Write) or link (Create)
+// in one step; the directory is synced afterwards so the move itself
+// survives a power loss.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Write replaces path with data, creating it with perm if it is new. An
+// existing file keeps nothing of its old content, but the new file gets
+// perm, not the old file's mode.
+func Write(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := stage(path, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Create writes data to path only if nothing exists there yet. It never
+// overwrites, even when two processes race: the final step is a hard link,
+// which fails if the name is taken. The error then wraps fs.ErrExist.
+func Create(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := stage(path, data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%s already exists: %w", path, fs.ErrExist)
+		}
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// stage writes data to a new temporary file next to path and syncs it.
+func stage(path string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	fail := func(err error) (string, error) {
+		f.Close()
+		os.Remove(tmp)
+		return "", err
+	}
+	// CreateTemp makes the file 0600; set the wanted mode before any byte
+	// is written, so a secret is never readable by others even briefly.
+	if err := f.Chmod(perm); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// Some file systems cannot sync a directory; the rename has happened
+	// regardless, so that is not worth failing the write for.
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) && !errors.Is(err, fs.ErrPermission) {
+		return err
+	}
+	return nil
+}

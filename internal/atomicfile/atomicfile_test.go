@@ -1,0 +1,99 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func TestWriteReplacesAndSetsMode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "registry.json")
+	if err := Write(path, []byte("one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "two" {
+		t.Fatalf("content %q, %v; want two", got, err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	assertNoTemporaries(t, dir, 1)
+}
+
+func TestCreateNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "curator.key")
+	if err := Create(path, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := Create(path, []byte("second"), 0o600)
+	if !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second Create: %v, want fs.ErrExist", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "first" {
+		t.Errorf("content %q, want first", got)
+	}
+	assertNoTemporaries(t, dir, 1)
+}
+
+// Of many processes racing to create the same file, exactly one wins and
+// the file holds that one's content whole.
+func TestCreateRace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "key")
+	var wg sync.WaitGroup
+	wins := make(chan string, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := string(rune('a'+i)) + "-content"
+			if Create(path, []byte(data), 0o600) == nil {
+				wins <- data
+			}
+		}()
+	}
+	wg.Wait()
+	close(wins)
+	var won []string
+	for w := range wins {
+		won = append(won, w)
+	}
+	if len(won) != 1 {
+		t.Fatalf("%d creators won, want exactly 1", len(won))
+	}
+	if got, _ := os.ReadFile(path); string(got) != won[0] {
+		t.Errorf("file holds %q, the winner wrote %q", got, won[0])
+	}
+	assertNoTemporaries(t, dir, 1)
+}
+
+func TestWriteIntoMissingDirectoryFails(t *testing.T) {
+	if err := Write(filepath.Join(t.TempDir(), "no", "such", "file"), []byte("x"), 0o644); err == nil {
+		t.Fatal("want an error for a missing directory")
+	}
+}
+
+func assertNoTemporaries(t *testing.T, dir string, want int) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != want {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v, want %d file(s) and no temporaries", names, want)
+	}
+}
