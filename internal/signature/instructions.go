@@ -1,0 +1,116 @@
+package signature
+
+import (
+	"crypto/ed25519"
+	"strings"
+
+	"github.com/three-good-sources/3gs/internal/pkarr"
+)
+
+// Step is one shell command of a manual verification and what it should
+// show when all is well.
+type Step struct {
+	What   string
+	Run    string
+	Expect string
+}
+
+// Files names the registry and signature files the way the reader will
+// type them, and says where they come from.
+type Files struct {
+	Registry, Signature string
+	// Builtin is set when the registry is the one compiled into 3gs:
+	// `3gs verify` without paths checks that copy.
+	Builtin bool
+	// Where tells a reader without 3gs how to get the two files.
+	Where string
+}
+
+// Instructions tell a reader how to check a signed registry: one 3gs
+// command, and the same check done with common tools.
+type Instructions struct {
+	Command string
+	Where   string
+	Steps   []Step
+}
+
+// ed25519SPKIPrefix is the DER header of an Ed25519 SubjectPublicKeyInfo
+// (RFC 8410): SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING (33
+// bytes, 0 unused bits) }. The 32 key bytes follow it. Written as octal
+// escapes, which every POSIX printf understands.
+const ed25519SPKIPrefix = `\060\052\060\005\006\003\053\145\160\003\041\000`
+
+// Output files the manual steps create in the current directory.
+const (
+	SignatureBinFile = "registry.sig.bin"
+	PublicKeyDERFile = "curator.der"
+)
+
+// StandardBase32Alphabet is RFC 4648's base32 alphabet, onto which the
+// manual steps map z-base-32 with tr so coreutils' base32 can decode it.
+const StandardBase32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+// SignedInstructions are the steps for a registry with digest sha256 signed
+// by curator.
+func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instructions {
+	z := pkarr.Encode(curator)
+	reg, sig := ShellQuote(f.Registry), ShellQuote(f.Signature)
+	cmd := "3gs verify --pubkey " + z + " " + reg + " " + sig
+	if f.Builtin {
+		cmd = "3gs verify --pubkey " + z
+	}
+	return Instructions{
+		Command: cmd,
+		Where:   f.Where,
+		Steps: []Step{
+			{
+				What:   "Hash the registry file.",
+				Run:    "sha256sum " + reg,
+				Expect: sha256,
+			},
+			{
+				What:   "Read the digest the signature covers.",
+				Run:    "jq -r .signed_sha256 " + sig,
+				Expect: sha256,
+			},
+			{
+				What:   "Decode the 64-byte Ed25519 signature.",
+				Run:    "jq -r .signature " + sig + " | base64 -d > " + SignatureBinFile,
+				Expect: "no output; " + SignatureBinFile + " holds 64 bytes",
+			},
+			{
+				What: "Turn the curator's z-base-32 key into a DER public key for openssl (first compare " + z + " with the key you trust for this curator).",
+				Run: "{ printf '" + ed25519SPKIPrefix + "'; printf '%s====' " + z +
+					" | tr '" + pkarr.Alphabet + "' '" + StandardBase32Alphabet + "' | base32 -d; } > " + PublicKeyDERFile,
+				Expect: "no output; " + PublicKeyDERFile + " holds 44 bytes",
+			},
+			{
+				What:   "Verify the signature over the registry's exact bytes.",
+				Run:    "openssl pkeyutl -verify -pubin -keyform DER -inkey " + PublicKeyDERFile + " -rawin -in " + reg + " -sigfile " + SignatureBinFile,
+				Expect: "Signature Verified Successfully",
+			},
+		},
+	}
+}
+
+// UnsignedInstructions are what can still be checked without a signature:
+// that the file at hand is the one being served.
+func UnsignedInstructions(sha256 string, f Files) Instructions {
+	return Instructions{
+		Where: f.Where,
+		Steps: []Step{{
+			What:   "Hash the registry file and compare with registry_sha256. This shows the file is the one served, not who wrote it.",
+			Run:    "sha256sum " + ShellQuote(f.Registry),
+			Expect: sha256,
+		}},
+	}
+}
+
+// ShellQuote returns s as one POSIX shell word: unchanged when it holds
+// only characters no shell treats specially, single-quoted otherwise.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+@%,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,168 @@
+// Package signature signs and verifies registry files. A signature is a
+// small JSON document (schema/signature.schema.json) kept next to the
+// registry as registry.json.sig: an Ed25519 signature, made with the
+// standard library, over the exact bytes of the file, together with the
+// signer's PKARR key, the SHA-256 of those bytes and the signing time.
+//
+// Ed25519 signs the bytes themselves, not a digest of them, so anyone can
+// check a registry with stock tools (sha256sum, base64, openssl); see
+// Instructions.
+package signature
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// Suffix is appended to a registry's path to name its signature file.
+const Suffix = ".sig"
+
+// MaxSize bounds a signature file; a real one is under 300 bytes.
+const MaxSize = 4096
+
+// The reasons a signature fails, for errors.Is. Each error returned by this
+// package wraps one of them and says precisely what was found.
+var (
+	// ErrMalformed: the signature file is not a signature document.
+	ErrMalformed = errors.New("malformed signature file")
+	// ErrDigest: the bytes are not the ones that were signed.
+	ErrDigest = errors.New("registry bytes changed since signing")
+	// ErrWrongKey: the signature was made by another key than expected.
+	ErrWrongKey = errors.New("signed by a different key")
+	// ErrBadSignature: the digest matches but the signature does not
+	// verify, so the signature or its document was altered.
+	ErrBadSignature = errors.New("signature does not verify")
+	// ErrNotCurator: a valid signature, but not by the key the registry
+	// names as its curator's.
+	ErrNotCurator = errors.New("signer is not the registry's curator")
+)
+
+// Sign returns the signature document for data, made with key at time now.
+func Sign(data []byte, key ed25519.PrivateKey, now time.Time) []byte {
+	sum := sha256.Sum256(data)
+	doc := gen.Signature{
+		Algorithm:    gen.SignatureAlgorithmEd25519,
+		Pubkey:       pkarr.Encode(pkarr.Public(key)),
+		Signature:    base64.StdEncoding.EncodeToString(ed25519.Sign(key, data)),
+		SignedSha256: hex.EncodeToString(sum[:]),
+		SignedAt:     now.UTC().Format(time.RFC3339),
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		panic(err) // a struct of strings always marshals
+	}
+	return append(out, '\n')
+}
+
+// Verified describes a signature that checked out.
+type Verified struct {
+	Signer   ed25519.PublicKey
+	SignedAt string
+	SHA256   string
+}
+
+// Parse strictly decodes a signature document.
+func Parse(doc []byte) (*gen.Signature, error) {
+	if len(doc) > MaxSize {
+		return nil, fmt.Errorf("%w: %d bytes, more than the %d a signature document can need", ErrMalformed, len(doc), MaxSize)
+	}
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return nil, fmt.Errorf("%w: the file is empty", ErrMalformed)
+	}
+	sig, err := gen.DecodeSignature(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return sig, nil
+}
+
+// Verify checks that doc is a valid signature of data. With a non-nil
+// trusted key, the signature must also be by that key. The checks run from
+// the cheapest and most telling to the cryptographic one, so the error
+// names the first thing that is wrong: the document, the digest, the key,
+// then the signature itself.
+func Verify(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
+	sig, err := Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := pkarr.ParsePublicKey(sig.Pubkey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: pubkey %s", ErrMalformed, err)
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(sig.Signature)
+	if err != nil || len(raw) != ed25519.SignatureSize {
+		return nil, fmt.Errorf("%w: signature is not %d bytes of standard base64", ErrMalformed, ed25519.SignatureSize)
+	}
+	sum := sha256.Sum256(data)
+	if have := hex.EncodeToString(sum[:]); have != sig.SignedSha256 {
+		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSha256)
+	}
+	if trusted != nil && !trusted.Equal(signer) {
+		return nil, fmt.Errorf("%w: the signature is by %s, not by the expected %s", ErrWrongKey, pkarr.Encode(signer), pkarr.Encode(trusted))
+	}
+	if !ed25519.Verify(signer, data, raw) {
+		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for them under %s; the signature file was altered", ErrBadSignature, pkarr.Encode(signer))
+	}
+	return &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSha256}, nil
+}
+
+// CheckCurator returns an error unless signer is the curator reg names.
+func CheckCurator(reg *registry.Registry, signer ed25519.PublicKey) error {
+	cur, ok := reg.CuratorKey()
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: the registry's curator.pubkey is %s, so no key can sign for its curator; set it to %q", ErrNotCurator, registry.Placeholder, pkarr.URI(signer))
+	case !cur.Equal(signer):
+		return fmt.Errorf("%w: the signature is by %s, but curator.pubkey in the registry is %s", ErrNotCurator, pkarr.URI(signer), reg.Curator().Pubkey)
+	}
+	return nil
+}
+
+// Status is what is known about the signature of a served registry.
+type Status struct {
+	// Document is the signature file's content; nil when there is none.
+	Document []byte
+	// Verified is set when Document verifies the registry's bytes under
+	// the curator's key.
+	Verified bool
+	// Signer and SignedAt come from a document that could be read.
+	Signer   ed25519.PublicKey
+	SignedAt string
+	// Problem says why a present document does not verify.
+	Problem error
+}
+
+// Signed reports whether a signature document accompanies the registry.
+func (s Status) Signed() bool { return s.Document != nil }
+
+// Check verifies doc (nil when there is no signature file) against the
+// registry's bytes and its curator's key.
+func Check(reg *registry.Registry, doc []byte) Status {
+	st := Status{Document: doc}
+	if doc == nil {
+		return st
+	}
+	if sig, err := Parse(doc); err == nil {
+		st.SignedAt = sig.SignedAt
+		st.Signer, _ = pkarr.ParsePublicKey(sig.Pubkey)
+	}
+	v, err := Verify(reg.Bytes(), doc, nil)
+	if err == nil {
+		err = CheckCurator(reg, v.Signer)
+	}
+	st.Problem = err
+	st.Verified = err == nil
+	return st
+}
