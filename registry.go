@@ -7,3 +7,9 @@ import _ "embed"
 //
 //go:embed registry.json
 var DefaultRegistry []byte
+
+// DefaultSignature is registry.json.sig as of the build: the curator's
+// Ed25519 signature over DefaultRegistry's exact bytes (see 3gs verify).
+//
+//go:embed registry.json.sig
+var DefaultSignature []byte

@@ -74,9 +74,17 @@ func FuzzDecodeListCategoriesOutput(f *testing.F) {
 
 func FuzzDecodeGetProvenanceOutput(f *testing.F) {
 	fuzzDecoder(f, DecodeGetProvenanceOutput, `{"curator":{"name":"n","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":false,"version":"1.0.0","updated":"2026-11-21","category_count":3,`+
-		`"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":false,"verification":"v"}`)
+		`"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":false,"signature_detail":"d",`+
+		`"signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z",`+
+		`"verification":{"command":"3gs verify","where":"w","steps":[{"what":"w","run":"r","expect":"e"}]}}`)
 }
 
 func FuzzDecodeGetEndorsementsOutput(f *testing.F) {
 	fuzzDecoder(f, DecodeGetEndorsementsOutput, `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"u","since":"d","name":"n"}]}`)
+}
+
+func FuzzDecodeSignature(f *testing.F) {
+	fuzzDecoder(f, DecodeSignature, `{"algorithm":"ed25519","pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o",`+
+		`"signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",`+
+		`"signed_at":"2026-11-21T10:48:32Z","signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`)
 }

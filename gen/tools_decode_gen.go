@@ -273,19 +273,57 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 			if v, ok := d.Bool(&fp); ok {
 				out.Signed = v
 			}
-		case "verification":
+		case "verified":
 			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Verification = v
+			if v, ok := d.Bool(&fp); ok {
+				out.Verified = v
 			}
+		case "signature_detail":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.SignatureDetail = v
+			}
+		case "signed_by":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.SignedBy = &opt0
+			}
+		case "signed_at":
+			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.SignedAt = &opt0
+			}
+		case "verification":
+			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			decodeVerification(d, &fp, &out.Verification)
 		default:
 			d.UnknownKey(p, key, getProvenanceOutputFields)
 		}
 	}
-	d.Missing(p, seen, 0b111111111, getProvenanceOutputFields)
+	d.Missing(p, seen, 0b1001111111111, getProvenanceOutputFields)
 }
 
 // decodeRegistryCurator reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/registryCurator) into out.
@@ -321,6 +359,103 @@ func decodeRegistryCurator(d *strictjson.Decoder, p *strictjson.Path, out *Regis
 		}
 	}
 	d.Missing(p, seen, 0b11, registryCuratorFields)
+}
+
+// decodeVerification reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/verification) into out.
+func decodeVerification(d *strictjson.Decoder, p *strictjson.Path, out *Verification) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "command":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Command = &opt0
+			}
+		case "where":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Where = v
+			}
+		case "steps":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []VerificationStep{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 VerificationStep
+					decodeVerificationStep(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Steps = items0
+			}
+		default:
+			d.UnknownKey(p, key, verificationFields)
+		}
+	}
+	d.Missing(p, seen, 0b110, verificationFields)
+}
+
+// decodeVerificationStep reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/verificationStep) into out.
+func decodeVerificationStep(d *strictjson.Decoder, p *strictjson.Path, out *VerificationStep) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "what":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.What = v
+			}
+		case "run":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Run = v
+			}
+		case "expect":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Expect = v
+			}
+		default:
+			d.UnknownKey(p, key, verificationStepFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, verificationStepFields)
 }
 
 /*
@@ -890,10 +1025,16 @@ var getEndorsementsOutputEndorsementsElemFields = []string{"pubkey", "url", "nam
 var patternGetProvenanceOutputRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
-var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verification"}
+var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}
 
 // registryCuratorFields lists RegistryCurator's fields in schema order; bit i of a decoder's seen set stands for registryCuratorFields[i].
 var registryCuratorFields = []string{"name", "pubkey"}
+
+// verificationFields lists Verification's fields in schema order; bit i of a decoder's seen set stands for verificationFields[i].
+var verificationFields = []string{"command", "where", "steps"}
+
+// verificationStepFields lists VerificationStep's fields in schema order; bit i of a decoder's seen set stands for verificationStepFields[i].
+var verificationStepFields = []string{"what", "run", "expect"}
 
 // getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
 var getSourcesInputFields = []string{"query", "threshold"}

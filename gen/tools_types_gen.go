@@ -52,7 +52,8 @@ type GetEndorsementsOutputEndorsementsElem struct {
 	// Endorser's display name, when given.
 	Name *string `json:"name,omitempty,omitzero"`
 
-	// Endorser's public key in PKARR form.
+	// Endorser's Ed25519 public key: pk: and its 52-character z-base-32 encoding,
+	// checked when the registry loaded.
 	Pubkey string `json:"pubkey"`
 
 	// Day the endorsement was given (YYYY-MM-DD).
@@ -72,20 +73,35 @@ type GetProvenanceOutput struct {
 	// How many endorsements the registry lists.
 	EndorsementCount int `json:"endorsement_count"`
 
-	// False while the registry carries the placeholder key.
+	// False while the registry's curator key is pk:placeholder: such a registry
+	// cannot be signed.
 	PubkeyConfigured bool `json:"pubkey_configured"`
 
 	// Hex SHA-256 of the registry file's exact bytes.
 	RegistrySha256 string `json:"registry_sha256"`
 
-	// Whether a verified curator signature covers these bytes.
+	// One sentence on the signature: who signed and when, why it does not verify, or
+	// why there is none.
+	SignatureDetail string `json:"signature_detail"`
+
+	// Whether a signature file accompanies the registry being served.
 	Signed bool `json:"signed"`
+
+	// When the signature was made (RFC 3339), when a signature file could be read.
+	SignedAt *string `json:"signed_at,omitempty,omitzero"`
+
+	// The signer's key (pk: and z-base-32), when a signature file could be read.
+	SignedBy *string `json:"signed_by,omitempty,omitzero"`
 
 	// Day of the last content change (YYYY-MM-DD).
 	Updated string `json:"updated"`
 
-	// How to check the registry yourself.
-	Verification string `json:"verification"`
+	// Verification corresponds to the JSON schema field "verification".
+	Verification Verification `json:"verification"`
+
+	// Whether that signature is valid for the exact bytes served and was made by the
+	// curator's key. Never true without a signature.
+	Verified bool `json:"verified"`
 
 	// Registry content version (semver).
 	Version string `json:"version"`
@@ -165,4 +181,26 @@ type RegistryCurator struct {
 
 	// Curator's public key as written in the registry.
 	Pubkey string `json:"pubkey"`
+}
+
+type Verification struct {
+	// The 3gs command that checks the signature, absent when there is none to check.
+	Command *string `json:"command,omitempty,omitzero"`
+
+	// The same check with common tools, one shell command per step, in order.
+	Steps []VerificationStep `json:"steps"`
+
+	// Where to get the registry and signature files the steps name.
+	Where string `json:"where"`
+}
+
+type VerificationStep struct {
+	// What the command prints, or leaves behind, when all is well.
+	Expect string `json:"expect"`
+
+	// A POSIX shell command.
+	Run string `json:"run"`
+
+	// What the step does.
+	What string `json:"what"`
 }

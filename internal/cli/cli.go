@@ -40,6 +40,9 @@ func commands() []command {
 		{"serve", "", "serve MCP on stdin/stdout (the default when no command is given)", serveFlags, runServe},
 		{"query", "TEXT...", "show which category a query matches and, with --explain, why", queryFlags, runQuery},
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
+		{"keygen", "", "create a curator key (Ed25519) and print its public key", keygenFlags, runKeygen},
+		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
+		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
 	}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/stdio"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -18,6 +21,8 @@ func serveFlags(f *Flags) {
 	f.String("match-threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest match score (0 to 1) get_sources accepts when a call sets no threshold")
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600")
+	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
+	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature file does not verify; get_provenance then reports it as not verified")
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -50,16 +55,20 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		return ExitUsage
 	}
 
-	reg, source, ok := loadRegistry(env, "serve", f.Value("registry"))
+	srvd, ok := loadServed(env, "serve", f.Value("registry"))
 	if !ok {
 		return ExitFail
 	}
+	if !checkProvenance(env, f, log, srvd) {
+		return ExitFail
+	}
+	reg := srvd.reg
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	handlers := tools.New(reg, newMatcher(reg), threshold)
+	handlers := tools.New(tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: threshold, Signature: srvd.sig, Files: srvd.files})
 	srv := mcp.NewServer(handlers, buildVersion(), log)
-	log.Info("serving MCP on stdio", "registry", source, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256())
+	log.Info("serving MCP on stdio", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
 	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
 	if err != nil {
 		log.Error("stdio failed", "err", err)
@@ -67,6 +76,54 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	}
 	log.Info("stdin closed; exiting")
 	return ExitOK
+}
+
+// checkProvenance applies the start-up policy on signatures and keys. A
+// signature file that does not verify stops the server unless
+// --allow-unsigned says to serve the registry marked unverified; a missing
+// one is served as unsigned. A configured key must be the curator's, or
+// what it signs later could never verify.
+func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) bool {
+	st := s.sig
+	switch {
+	case st.Signed() && !st.Verified && !flagBool(f, "allow-unsigned"):
+		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: its signature does not verify: %v\n"+
+			"If the registry was changed on purpose, its curator re-signs it: 3gs sign --key-file KEY %s\n"+
+			"To serve it anyway, reported as not verified by get_provenance, add --allow-unsigned (THREEGS_ALLOW_UNSIGNED=1).\n",
+			s.name, st.Problem, signature.ShellQuote(s.files.Registry))
+		return false
+	case st.Signed() && !st.Verified:
+		log.Warn("serving a registry whose signature does not verify (--allow-unsigned)", "registry", s.name, "problem", st.Problem.Error())
+	case st.Verified:
+		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt)
+	default:
+		if _, ok := s.reg.CuratorKey(); ok {
+			log.Warn("registry names a curator key but has no signature file; serving it unsigned", "registry", s.name, "fix", "3gs sign --key-file KEY "+signature.ShellQuote(s.files.Registry))
+		} else {
+			log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.name)
+		}
+	}
+	key, from, err := signingKey(env, f, func(msg string) { log.Warn(msg) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+		return false
+	}
+	if key == nil {
+		return true
+	}
+	if err := signature.CheckCurator(s.reg, pkarr.Public(key)); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: the key from %s is %s, but %s names curator key %s.\n"+
+			"Serve with the curator's key, or make this key the curator's: set \"pubkey\": %q in the registry's \"curator\" and run 3gs sign.\n",
+			from, pkarr.URI(pkarr.Public(key)), s.name, s.reg.Curator().Pubkey, pkarr.URI(pkarr.Public(key)))
+		return false
+	}
+	log.Info("curator key loaded", "from", from, "pubkey", pkarr.URI(pkarr.Public(key)))
+	return true
+}
+
+func flagBool(f *Flags, name string) bool {
+	v, _ := strconv.ParseBool(f.Value(name))
+	return v
 }
 
 func newLogger(env *Env, format, level string) (*slog.Logger, error) {

@@ -15,19 +15,26 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the -- server -- sections of testdata/*.txtar from the current output")
 
-// newServer serves our embedded registry with the default threshold.
+// newServer serves our embedded registry, signed, with the default
+// threshold, as `3gs serve` does with no flags.
 func newServer(t testing.TB) *mcp.Server {
 	t.Helper()
 	reg, err := registry.Load(threegs.DefaultRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mcp.NewServer(tools.New(reg, matcher.New(reg), tools.DefaultThreshold), "test", slog.New(slog.DiscardHandler))
+	h := tools.New(tools.Config{
+		Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold,
+		Signature: signature.Check(reg, threegs.DefaultSignature),
+		Files:     signature.Files{Builtin: true, Where: "the 3gs source tree"},
+	})
+	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler))
 }
 
 // exchange feeds one client line to a session the way the stdio transport

@@ -7,8 +7,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 )
 
-// Step is one shell command of a manual verification and what it should
-// show when all is well.
+// Step is one shell command of a manual verification. Expect is text its
+// output contains when all is well, or, for a step that only writes a file,
+// starts with "no output".
 type Step struct {
 	What   string
 	Run    string
@@ -16,7 +17,8 @@ type Step struct {
 }
 
 // Files names the registry and signature files the way the reader will
-// type them, and says where they come from.
+// type them, and says where they come from. Empty names stand for
+// registry.json and registry.json.sig.
 type Files struct {
 	Registry, Signature string
 	// Builtin is set when the registry is the one compiled into 3gs:
@@ -53,6 +55,7 @@ const StandardBase32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 // SignedInstructions are the steps for a registry with digest sha256 signed
 // by curator.
 func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instructions {
+	f = f.withDefaults()
 	z := pkarr.Encode(curator)
 	reg, sig := ShellQuote(f.Registry), ShellQuote(f.Signature)
 	cmd := "3gs verify --pubkey " + z + " " + reg + " " + sig
@@ -64,7 +67,7 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 		Where:   f.Where,
 		Steps: []Step{
 			{
-				What:   "Hash the registry file.",
+				What:   "Hash the registry file; the first field printed must be the digest expected.",
 				Run:    "sha256sum " + reg,
 				Expect: sha256,
 			},
@@ -96,14 +99,25 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 // UnsignedInstructions are what can still be checked without a signature:
 // that the file at hand is the one being served.
 func UnsignedInstructions(sha256 string, f Files) Instructions {
+	f = f.withDefaults()
 	return Instructions{
 		Where: f.Where,
 		Steps: []Step{{
-			What:   "Hash the registry file and compare with registry_sha256. This shows the file is the one served, not who wrote it.",
+			What:   "Hash the registry file; the first field printed must be registry_sha256. This shows the file is the one served, not who wrote it.",
 			Run:    "sha256sum " + ShellQuote(f.Registry),
 			Expect: sha256,
 		}},
 	}
+}
+
+func (f Files) withDefaults() Files {
+	if f.Registry == "" {
+		f.Registry = "registry.json"
+	}
+	if f.Signature == "" {
+		f.Signature = f.Registry + Suffix
+	}
+	return f
 }
 
 // ShellQuote returns s as one POSIX shell word: unchanged when it holds

@@ -3,6 +3,7 @@ package signature
 import (
 	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os/exec"
@@ -189,4 +190,35 @@ func TestShellQuote(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Whatever the signature file holds, Verify answers without panicking, and
+// it accepts only a signature the signer's key really made over the bytes.
+func FuzzVerify(f *testing.F) {
+	k, _ := pkarr.ParseSeed(seedA)
+	data := registryFor(k)
+	good := Sign(data, k, when)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add([]byte(`{"algorithm":"ed25519"}`))
+	f.Add([]byte("\xff\xfe{"))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		v, err := Verify(data, doc, nil)
+		if err != nil {
+			for _, kind := range []error{ErrMalformed, ErrDigest, ErrWrongKey, ErrBadSignature} {
+				if errors.Is(err, kind) {
+					return
+				}
+			}
+			t.Fatalf("error of no known kind: %v", err)
+		}
+		sig, perr := Parse(doc)
+		if perr != nil {
+			t.Fatalf("verified a document that does not parse: %v", perr)
+		}
+		raw, _ := base64.StdEncoding.DecodeString(sig.Signature)
+		if !ed25519.Verify(v.Signer, data, raw) {
+			t.Fatal("Verify accepted a signature that does not verify")
+		}
+	})
 }

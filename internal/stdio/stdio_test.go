@@ -27,7 +27,7 @@ func session(t testing.TB, h gen.ToolHandlers) *mcp.Session {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h = tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
+		h = tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
 	}
 	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler)).NewSession()
 }
@@ -152,7 +152,7 @@ func baseHandlers(t *testing.T) *tools.Handlers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
+	return tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
 }
 
 // blockingHandlers makes get_sources for "block" wait until released or

@@ -13,32 +13,46 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // DefaultThreshold is the lowest match score get_sources accepts when
 // neither the server (MATCH_THRESHOLD) nor the call sets one.
 const DefaultThreshold = 0.4
 
-// placeholderKey is what a registry carries before its curator has a key.
-const placeholderKey = "pk:placeholder"
-
 // Handlers serves the registry tools. It holds no mutable state.
 type Handlers struct {
 	reg       *registry.Registry
 	matcher   matcher.Matcher
 	threshold float64
+	signature signature.Status
+	files     signature.Files
 	slugs     []string // sorted, for no-match answers
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
 
-// New returns handlers for reg, matching with m; threshold is the server's
-// default for get_sources.
-func New(reg *registry.Registry, m matcher.Matcher, threshold float64) *Handlers {
-	h := &Handlers{reg: reg, matcher: m, threshold: threshold}
-	for _, c := range reg.Categories() {
-		h.slugs = append(h.slugs, c.Slug)
+// Config is what the handlers serve.
+type Config struct {
+	Registry *registry.Registry
+	Matcher  matcher.Matcher
+	// Threshold is the server's default for get_sources.
+	Threshold float64
+	// Signature is the outcome of checking the registry's signature file;
+	// the zero value means there is none.
+	Signature signature.Status
+	// Files names the registry and signature files in get_provenance's
+	// verification steps.
+	Files signature.Files
+}
+
+// New returns handlers for c.
+func New(c Config) *Handlers {
+	h := &Handlers{reg: c.Registry, matcher: c.Matcher, threshold: c.Threshold, signature: c.Signature, files: c.Files}
+	for _, cat := range c.Registry.Categories() {
+		h.slugs = append(h.slugs, cat.Slug)
 	}
 	return h
 }
@@ -177,10 +191,9 @@ func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
 // GetProvenance implements gen.ToolHandlers.
 func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
 	cur := h.reg.Curator()
-	configured := cur.Pubkey != placeholderKey
-	verification := "This registry is served unsigned, so its origin cannot be proven cryptographically yet. " +
-		"To check that you received the curator's file unchanged, compare registry_sha256 with the SHA-256 of the registry.json you trust (for example: sha256sum registry.json)."
-	return &gen.GetProvenanceOutput{
+	curatorKey, configured := h.reg.CuratorKey()
+	st := h.signature
+	out := &gen.GetProvenanceOutput{
 		Curator:          gen.RegistryCurator{Name: cur.Name, Pubkey: cur.Pubkey},
 		PubkeyConfigured: configured,
 		Version:          h.reg.Version(),
@@ -188,23 +201,71 @@ func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen
 		CategoryCount:    len(h.reg.Categories()),
 		EndorsementCount: len(h.reg.Endorsements()),
 		RegistrySha256:   h.reg.SHA256(),
-		Signed:           false,
-		Verification:     verification,
-	}, nil
+		Signed:           st.Signed(),
+		Verified:         st.Verified,
+	}
+	if st.Signer != nil {
+		out.SignedBy = ptr(pkarr.URI(st.Signer))
+	}
+	if st.SignedAt != "" {
+		out.SignedAt = ptr(st.SignedAt)
+	}
+	var ins signature.Instructions
+	switch {
+	case st.Verified:
+		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
+		ins = signature.SignedInstructions(curatorKey, h.reg.SHA256(), h.files)
+	case st.Signed():
+		out.SignatureDetail = "NOT VERIFIED: " + st.Problem.Error() + ". Do not rely on this registry's origin until its curator re-signs it."
+		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+	case configured:
+		out.SignatureDetail = "Unsigned: the registry names curator key " + cur.Pubkey + ", but no signature file accompanies it, so nothing proves the curator wrote these bytes."
+		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+	default:
+		out.SignatureDetail = "Unsigned: the registry has no curator key yet (" + registry.Placeholder + "), so it cannot be signed; the digest only shows which bytes are served."
+		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+	}
+	out.Verification = gen.Verification{Where: ins.Where, Steps: []gen.VerificationStep{}}
+	if ins.Command != "" {
+		out.Verification.Command = ptr(ins.Command)
+	}
+	for _, s := range ins.Steps {
+		out.Verification.Steps = append(out.Verification.Steps, gen.VerificationStep{What: s.What, Run: s.Run, Expect: s.Expect})
+	}
+	return out, nil
 }
 
 // GetProvenanceText implements gen.ToolHandlers.
 func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
+	var b strings.Builder
 	key := out.Curator.Pubkey
 	if !out.PubkeyConfigured {
-		key = "Not yet configured"
+		key = "none yet (" + key + ")"
 	}
-	signed := "no"
-	if out.Signed {
-		signed = "yes, verified"
+	state := "no"
+	switch {
+	case out.Verified:
+		state = "yes, verified"
+	case out.Signed:
+		state = "present but NOT VERIFIED"
 	}
-	return fmt.Sprintf("Curator: %s\nPublic Key: %s\nRegistry Version: %s\nLast Updated: %s\nCategories: %d\nEndorsements: %d\nRegistry SHA-256: %s\nSigned: %s\n\nVerification: %s",
-		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySha256, signed, out.Verification)
+	fmt.Fprintf(&b, "Curator: %s\nPublic Key: %s\nRegistry Version: %s\nLast Updated: %s\nCategories: %d\nEndorsements: %d\nRegistry SHA-256: %s\nSignature: %s\n%s\n",
+		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySha256, state, out.SignatureDetail)
+	v := out.Verification
+	b.WriteString("\nVerify it yourself\n")
+	if v.Command != nil {
+		b.WriteString("With 3gs: " + *v.Command + "\n")
+	}
+	if v.Where != "" {
+		b.WriteString("Files: " + v.Where + "\n")
+	}
+	if v.Command != nil {
+		b.WriteString("Without 3gs, in a POSIX shell:\n")
+	}
+	for i, s := range v.Steps {
+		fmt.Fprintf(&b, "%d. %s\n   $ %s\n   Expect: %s\n", i+1, s.What, s.Run, s.Expect)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // GetEndorsements implements gen.ToolHandlers.

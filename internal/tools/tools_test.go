@@ -21,7 +21,7 @@ func handlers(t *testing.T, data []byte) *Handlers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(reg, matcher.New(reg), DefaultThreshold)
+	return New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
 }
 
 // outputDecoders hold every tool's structured result to its output schema.

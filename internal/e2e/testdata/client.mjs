@@ -40,6 +40,8 @@ assert.ok(cats.structuredContent.categories.length >= 12);
 const prov = await client.callTool({ name: "get_provenance", arguments: {} });
 assert.equal(prov.isError, false);
 assert.match(prov.structuredContent.registry_sha256, /^[0-9a-f]{64}$/);
+assert.equal(prov.structuredContent.verified, true, "the embedded registry is served signed and verified");
+assert.match(prov.structuredContent.verification.command, /^3gs verify --pubkey [ybndrfg8ejkmcpqxot1uwisza345h769]{52}$/);
 
 const ends = await client.callTool({ name: "get_endorsements" });
 assert.equal(ends.isError, false);

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// secretKeyEnv holds a curator key as a 64-hex-character seed, the way
+// PKARR tools pass one; it is an alternative to --key-file.
+const secretKeyEnv = "PKARR_SECRET_KEY"
+
+func keygenFlags(f *Flags) {
+	f.String("out", "THREEGS_KEY_FILE", "", "where to write the new secret key (required; the file must not exist yet)")
+}
+
+// runKeygen creates a curator key. The public key goes to stdout alone, so
+// scripts can capture it; the advice goes to stderr.
+func runKeygen(_ context.Context, env *Env, f *Flags) int {
+	out := f.Value("out")
+	if out == "" || len(f.Args()) > 0 {
+		fmt.Fprintln(env.Stderr, "3gs keygen: name the key file to create with --out PATH (or THREEGS_KEY_FILE), e.g. 3gs keygen --out ~/.config/3gs/curator.key")
+		return ExitUsage
+	}
+	key, err := pkarr.Generate()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs keygen: cannot read random bytes: %v\n", err)
+		return ExitFail
+	}
+	if err := pkarr.WriteKeyFile(out, key); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs keygen: %v\n", err)
+		return ExitFail
+	}
+	pub := pkarr.URI(pkarr.Public(key))
+	fmt.Fprintln(env.Stdout, pub)
+	fmt.Fprintf(env.Stderr, "Wrote the secret key to %s (mode 0600). Keep it private and backed up: whoever holds it can sign as you, and without it you cannot sign again under this key.\n"+
+		"Next: set \"pubkey\": %q in your registry's \"curator\", then run: 3gs sign --key-file %s REGISTRY\n", out, pub, signature.ShellQuote(out))
+	return ExitOK
+}
+
+// keyFlag declares --key-file; PKARR_SECRET_KEY is the other way to pass a key.
+func keyFlag(f *Flags, usage string) {
+	f.String("key-file", "THREEGS_KEY_FILE", "", usage+"; instead of a file, "+secretKeyEnv+" may hold the key as 64 hex characters")
+}
+
+// signingKey returns the key from --key-file or PKARR_SECRET_KEY, nil when
+// neither is set, and says where it came from. Both at once is an error:
+// which one wins would be a guess.
+func signingKey(env *Env, f *Flags, log func(msg string)) (ed25519.PrivateKey, string, error) {
+	path, hexSeed := f.Value("key-file"), env.Getenv(secretKeyEnv)
+	switch {
+	case path != "" && hexSeed != "":
+		return nil, "", fmt.Errorf("both --key-file (THREEGS_KEY_FILE) and %s are set; keep one", secretKeyEnv)
+	case path != "":
+		kf, err := pkarr.ReadKeyFile(path)
+		if err != nil {
+			return nil, "", fmt.Errorf("--key-file: %w", err)
+		}
+		if kf.Exposed && log != nil {
+			log(fmt.Sprintf("key file %s has mode %04o, so other users may read the secret key; run: chmod 600 %s", path, kf.Mode, signature.ShellQuote(path)))
+		}
+		return kf.Key, "--key-file " + path, nil
+	case hexSeed != "":
+		key, err := pkarr.ParseSeed(hexSeed)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s %w", secretKeyEnv, err)
+		}
+		return key, secretKeyEnv, nil
+	}
+	return nil, "", nil
+}
+
+func signFlags(f *Flags) {
+	keyFlag(f, "the curator's secret key file, as written by 3gs keygen")
+	f.String("registry", "REGISTRY_PATH", "", "registry file to sign when no PATH is given")
+}
+
+// runSign writes PATH.sig for the registry at PATH. It refuses to sign a
+// registry that does not load or that names another curator key: such a
+// signature could never verify.
+func runSign(_ context.Context, env *Env, f *Flags) int {
+	path, ok := onePath(env, "sign", f)
+	if !ok {
+		return ExitUsage
+	}
+	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs sign: warning:", msg) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
+		return ExitUsage
+	}
+	if key == nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
+		return ExitUsage
+	}
+	reg, err := registry.LoadFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: %s is not a valid registry, so it is not signed: %v\nRun '3gs validate %s' to see every problem.\n", path, err, signature.ShellQuote(path))
+		return ExitFail
+	}
+	pub := pkarr.Public(key)
+	if err := signature.CheckCurator(reg, pub); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
+			"Set \"pubkey\": %q in the registry's \"curator\" if this is now the curator's key, or sign with the key of %s.\n",
+			path, from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
+		return ExitFail
+	}
+	doc := signature.Sign(reg.Bytes(), key, time.Now())
+	sigPath := path + signature.Suffix
+	if err := atomicfile.Write(sigPath, doc, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v\n", sigPath, err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "Signed %s (sha256 %s) as %s; wrote %s\n", path, reg.SHA256(), pkarr.Encode(pub), sigPath)
+	return ExitOK
+}
+
+// onePath is the registry file a command works on: its one argument, or
+// --registry / REGISTRY_PATH.
+func onePath(env *Env, cmd string, f *Flags) (string, bool) {
+	args := f.Args()
+	switch {
+	case len(args) == 1:
+		return args[0], true
+	case len(args) == 0 && f.Value("registry") != "":
+		return f.Value("registry"), true
+	case len(args) == 0:
+		fmt.Fprintf(env.Stderr, "3gs %s: name the registry file, e.g. 3gs %s --key-file KEY registry.json\n", cmd, cmd)
+	default:
+		fmt.Fprintf(env.Stderr, "3gs %s: one registry file at a time, got %d arguments\n", cmd, len(args))
+	}
+	return "", false
+}
+
+func verifyFlags(f *Flags) {
+	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32); without it the key named in the registry is used, which proves integrity but not identity")
+	f.String("registry", "REGISTRY_PATH", "", "registry file to verify when no PATH is given; none means the embedded registry.json")
+}
+
+// runVerify checks a registry against its signature file and prints one
+// line: OK with the signer and curator, or FAIL with the first thing wrong.
+func runVerify(_ context.Context, env *Env, f *Flags) int {
+	var trusted ed25519.PublicKey
+	if z := f.Value("pubkey"); z != "" {
+		k, err := pkarr.ParsePublicKey(z)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "3gs verify: --pubkey %v\n", err)
+			return ExitUsage
+		}
+		trusted = k
+	}
+	args := f.Args()
+	if len(args) > 2 {
+		fmt.Fprintf(env.Stderr, "3gs verify: expected REGISTRY [SIGNATURE], got %d arguments\n", len(args))
+		return ExitUsage
+	}
+	if len(args) == 0 && f.Value("registry") != "" {
+		args = []string{f.Value("registry")}
+	}
+	var data, doc []byte
+	var regName, sigName string
+	switch len(args) {
+	case 0:
+		data, doc = threegs.DefaultRegistry, threegs.DefaultSignature
+		regName, sigName = "embedded registry.json", "embedded registry.json.sig"
+	default:
+		regName, sigName = args[0], args[0]+signature.Suffix
+		if len(args) == 2 {
+			sigName = args[1]
+		}
+		var err error
+		if data, err = readBounded(regName, registry.MaxSize); err != nil {
+			fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry: %v\n", err)
+			return ExitFail
+		}
+		if doc, err = readBounded(sigName, signature.MaxSize); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(env.Stdout, "FAIL: %s is not signed: there is no %s. Its curator signs it with: 3gs sign --key-file KEY %s\n", regName, sigName, signature.ShellQuote(regName))
+			return ExitFail
+		} else if err != nil {
+			fmt.Fprintf(env.Stdout, "FAIL: cannot read the signature: %v\n", err)
+			return ExitFail
+		}
+	}
+	v, err := signature.Verify(data, doc, trusted)
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "FAIL: %s does not verify against %s: %v\n", regName, sigName, err)
+		return ExitFail
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		fmt.Fprintf(env.Stdout, "FAIL: the signature is valid, but %s is not a valid registry: %v\n", regName, loadProblem(err))
+		return ExitFail
+	}
+	if err := signature.CheckCurator(reg, v.Signer); err != nil {
+		fmt.Fprintf(env.Stdout, "FAIL: %s: %v\n", regName, err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)\n", pkarr.Encode(v.Signer), reg.Curator().Name)
+	if trusted == nil {
+		fmt.Fprintf(env.Stderr, "Note: checked against the key the files name themselves. To prove who signed, pass the curator key you trust: 3gs verify --pubkey %s ...\n", pkarr.Encode(v.Signer))
+	}
+	return ExitOK
+}
+
+// loadProblem shortens a registry load error to its first problem.
+func loadProblem(err error) error {
+	var errs strictjson.Errors
+	if errors.As(err, &errs) && len(errs) > 1 {
+		return fmt.Errorf("%v (and %d more problems)", errs[0], len(errs)-1)
+	}
+	return err
+}
+
+// readBounded reads a file that must not exceed limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit", path, st.Size(), limit)
+	}
+	return os.ReadFile(path)
+}
+
+// served is a registry as the server will serve it: the snapshot, its
+// signature check, and the file names that get_provenance's verification
+// steps use.
+type served struct {
+	reg   *registry.Registry
+	name  string // for messages: a path or "embedded registry.json"
+	sig   signature.Status
+	files signature.Files
+}
+
+// loadServed loads the registry at path (the embedded one when empty) and
+// checks the signature file beside it.
+func loadServed(env *Env, cmd, path string) (*served, bool) {
+	reg, name, ok := loadRegistry(env, cmd, path)
+	if !ok {
+		return nil, false
+	}
+	s := &served{reg: reg, name: name}
+	if path == "" {
+		s.sig = signature.Check(reg, threegs.DefaultSignature)
+		s.files = signature.Files{
+			Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,
+			Where: "This registry is built into the 3gs binary; 3gs verify without file names checks that copy. The same two files are registry.json and registry.json.sig at the root of the 3gs source tree (module github.com/three-good-sources/3gs); run the steps there.",
+		}
+		return s, true
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	sigPath := abs + signature.Suffix
+	doc, err := readBounded(sigPath, signature.MaxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		doc = nil
+	case err != nil:
+		// Unreadable is not the same as absent: treat it as a signature
+		// that cannot be checked, so the start-up policy applies.
+		doc = []byte{}
+		s.sig = signature.Status{Document: doc, Problem: fmt.Errorf("%w: cannot read %s: %v", signature.ErrMalformed, sigPath, err)}
+	}
+	if s.sig.Problem == nil {
+		s.sig = signature.Check(reg, doc)
+	}
+	s.files = signature.Files{
+		Registry: abs, Signature: sigPath,
+		Where: "The server reads " + abs + " and its signature " + sigPath + "; run the steps where you can read both files.",
+	}
+	if doc == nil {
+		s.files.Where = "The server reads " + abs + "; run the steps where you can read it."
+	}
+	return s, true
+}

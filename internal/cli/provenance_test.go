@@ -1,0 +1,307 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/signature"
+)
+
+// curatorSetup makes a key with keygen and a copy of our registry naming
+// that key as curator, in a fresh directory.
+func curatorSetup(t *testing.T) (dir, keyPath, pub, regPath string) {
+	t.Helper()
+	dir = t.TempDir()
+	keyPath = filepath.Join(dir, "curator.key")
+	code, out, errOut := run(t, nil, "keygen", "--out", keyPath)
+	if code != ExitOK {
+		t.Fatalf("keygen: %d %s", code, errOut)
+	}
+	pub = strings.TrimSpace(out)
+	if _, err := pkarr.ParsePublicKey(pub); err != nil || !strings.HasPrefix(pub, "pk:") {
+		t.Fatalf("keygen printed %q: %v", pub, err)
+	}
+	if !strings.Contains(errOut, "3gs sign --key-file "+keyPath) {
+		t.Errorf("keygen does not say what to do next: %s", errOut)
+	}
+	st, err := os.Stat(keyPath)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v mode %v, want 0600", err, st.Mode())
+	}
+	var cur struct{ Curator struct{ Pubkey string } }
+	json.Unmarshal(threegs.DefaultRegistry, &cur)
+	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(pub), 1)
+	regPath = filepath.Join(dir, "registry.json")
+	if err := os.WriteFile(regPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, keyPath, pub, regPath
+}
+
+func TestKeygenSignVerifyRoundTrip(t *testing.T) {
+	_, keyPath, pub, regPath := curatorSetup(t)
+	code, out, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath)
+	if code != ExitOK || !strings.Contains(out, "wrote "+regPath+".sig") {
+		t.Fatalf("sign: %d %s %s", code, out, errOut)
+	}
+	z := strings.TrimPrefix(pub, "pk:")
+	want := "OK: signed by " + z + " (curator 3gs maintainers)\n"
+	for _, args := range [][]string{
+		{"verify", regPath},
+		{"verify", "--pubkey", pub, regPath},
+		{"verify", "--pubkey", z, regPath, regPath + ".sig"},
+	} {
+		code, out, errOut = run(t, nil, args...)
+		if code != ExitOK || out != want {
+			t.Errorf("%v: %d %q %s; want %q", args, code, out, errOut, want)
+		}
+		if hasKey := len(args) > 2; hasKey == strings.Contains(errOut, "To prove who signed") {
+			t.Errorf("%v: the note about --pubkey should appear exactly when no key is given: %q", args, errOut)
+		}
+	}
+	// The key can also come from PKARR_SECRET_KEY, and re-signing replaces
+	// the signature file.
+	seed, _ := os.ReadFile(keyPath)
+	code, _, errOut = run(t, map[string]string{"PKARR_SECRET_KEY": strings.TrimSpace(string(seed))}, "sign", regPath)
+	if code != ExitOK {
+		t.Fatalf("sign with PKARR_SECRET_KEY: %s", errOut)
+	}
+	if code, out, _ = run(t, nil, "verify", regPath); code != ExitOK {
+		t.Errorf("after re-signing: %s", out)
+	}
+	// Keys are never overwritten.
+	if code, _, errOut = run(t, nil, "keygen", "--out", keyPath); code != ExitFail || !strings.Contains(errOut, "already exists") {
+		t.Errorf("keygen over an existing key: %d %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(keyPath); !bytes.Equal(after, seed) {
+		t.Error("keygen changed an existing key file")
+	}
+}
+
+func TestVerifyFailures(t *testing.T) {
+	dir, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	good, _ := os.ReadFile(regPath)
+	sig, _ := os.ReadFile(regPath + ".sig")
+	other, _ := pkarr.Generate()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// One byte changed: a lower-case letter in a description.
+	i := bytes.Index(good, []byte(`"description": "`)) + len(`"description": "`) + 3
+	changed := bytes.Clone(good)
+	changed[i] ^= 0x20
+	changedPath := write("changed.json", changed)
+	write("changed.json.sig", sig)
+	// Signed correctly, but by a key that is not the registry's curator.
+	write("stranger.json", good)
+	write("stranger.json.sig", signature.Sign(good, other, time.Now()))
+	cases := []struct {
+		name string
+		args []string
+		says []string
+	}{
+		{"one byte changed", []string{changedPath}, []string{"registry bytes changed since signing", "the registry's SHA-256 is " + sha256Hex(changed), "the signature covers " + sha256Hex(good)}},
+		{"different key", []string{"--pubkey", pkarr.URI(pkarr.Public(other)), regPath}, []string{"signed by a different key", "not by the expected " + pkarr.Encode(pkarr.Public(other))}},
+		{"truncated signature", []string{regPath, write("truncated.sig", sig[:len(sig)/2])}, []string{"malformed signature file"}},
+		{"not JSON", []string{regPath, write("text.sig", []byte("Wjp2oGMxdyxb4pDq\n"))}, []string{"malformed signature file"}},
+		{"empty signature", []string{regPath, write("empty.sig", nil)}, []string{"malformed signature file: the file is empty"}},
+		{"not the curator", []string{filepath.Join(dir, "stranger.json")}, []string{"signer is not the registry's curator", "but curator.pubkey in the registry is"}},
+		{"no signature", []string{write("unsigned.json", good)}, []string{"is not signed: there is no " + filepath.Join(dir, "unsigned.json.sig"), "3gs sign --key-file KEY"}},
+		{"no registry", []string{filepath.Join(dir, "missing.json")}, []string{"cannot read the registry", "no such file"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, _ := run(t, nil, append([]string{"verify"}, c.args...)...)
+			if code != ExitFail || !strings.HasPrefix(out, "FAIL: ") || strings.Count(out, "\n") != 1 {
+				t.Errorf("exit %d, output %q; want exit 1 and one FAIL line", code, out)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(out, s) {
+					t.Errorf("output %q does not say %q", out, s)
+				}
+			}
+		})
+	}
+	if code, _, errOut := run(t, nil, "verify", "--pubkey", "pk:placeholder", regPath); code != ExitUsage || !strings.Contains(errOut, "--pubkey is 11 characters long") {
+		t.Errorf("bad --pubkey: %d %s", code, errOut)
+	}
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func TestSignRefusals(t *testing.T) {
+	dir, keyPath, _, regPath := curatorSetup(t)
+	otherKey := filepath.Join(dir, "other.key")
+	if code, _, _ := run(t, nil, "keygen", "--out", otherKey); code != ExitOK {
+		t.Fatal("keygen")
+	}
+	code, _, errOut := run(t, nil, "sign", "--key-file", otherKey, regPath)
+	if code != ExitFail || !strings.Contains(errOut, "refusing to sign") || !strings.Contains(errOut, "the registry's curator.pubkey is pk:") {
+		t.Errorf("other key: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(regPath + ".sig"); !os.IsNotExist(err) {
+		t.Error("a refused sign wrote a signature file")
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"version":"1"}`), 0o644)
+	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, bad); code != ExitFail || !strings.Contains(errOut, "is not a valid registry, so it is not signed") {
+		t.Errorf("invalid registry: %d %s", code, errOut)
+	}
+	seed, _ := os.ReadFile(keyPath)
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		says string
+	}{
+		{nil, []string{"sign", regPath}, "no key: pass --key-file KEY"},
+		{map[string]string{"PKARR_SECRET_KEY": string(seed)}, []string{"sign", "--key-file", keyPath, regPath}, "both --key-file (THREEGS_KEY_FILE) and PKARR_SECRET_KEY are set"},
+		{map[string]string{"PKARR_SECRET_KEY": "not-a-key"}, []string{"sign", regPath}, "PKARR_SECRET_KEY must be 64 hex characters"},
+		{nil, []string{"sign", "--key-file", keyPath}, "name the registry file"},
+		{nil, []string{"keygen"}, "--out PATH"},
+	} {
+		code, _, errOut := run(t, c.env, c.args...)
+		if code != ExitUsage || !strings.Contains(errOut, c.says) {
+			t.Errorf("%v: %d %s; want exit 2 saying %q", c.args, code, errOut, c.says)
+		}
+		if strings.Contains(errOut, strings.TrimSpace(string(seed))) {
+			t.Errorf("%v: the secret key appears in the error", c.args)
+		}
+	}
+	// An exposed key file still signs, with a warning naming the fix.
+	os.Chmod(keyPath, 0o644)
+	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("exposed key: %d %s", code, errOut)
+	}
+}
+
+// The registry compiled into 3gs carries its curator's signature. This
+// fails when registry.json is edited without re-signing it:
+// 3gs sign --key-file CURATOR_KEY registry.json
+func TestEmbeddedRegistryIsSigned(t *testing.T) {
+	code, out, _ := run(t, nil, "verify")
+	if code != ExitOK || !strings.HasPrefix(out, "OK: signed by ") {
+		t.Fatalf("3gs verify of the embedded registry: %d %s\nIf registry.json changed on purpose, its curator re-signs it: 3gs sign --key-file CURATOR_KEY registry.json", code, out)
+	}
+}
+
+// serveOnce runs `3gs serve` in-process with one get_provenance call on
+// stdin and returns the exit code, the call's structured result and stderr.
+func serveOnce(t *testing.T, environ map[string]string, args ...string) (int, map[string]any, string) {
+	t.Helper()
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_provenance","arguments":{}}}` + "\n"
+	var out, errOut bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	code := Run(context.Background(), append([]string{"serve"}, args...), env)
+	if code != ExitOK {
+		return code, nil, errOut.String()
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var resp struct {
+		Result struct {
+			StructuredContent map[string]any `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &resp); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	return code, resp.Result.StructuredContent, errOut.String()
+}
+
+func TestServeChecksTheSignature(t *testing.T) {
+	dir, keyPath, pub, regPath := curatorSetup(t)
+
+	// Unsigned: served, and said so.
+	code, prov, _ := serveOnce(t, nil, "--registry", regPath)
+	if code != ExitOK || prov["signed"] != false || prov["verified"] != false || !strings.HasPrefix(prov["signature_detail"].(string), "Unsigned: the registry names curator key "+pub) {
+		t.Errorf("unsigned: %d %v", code, prov)
+	}
+
+	// Signed: verified.
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	code, prov, _ = serveOnce(t, nil, "--registry", regPath, "--key-file", keyPath)
+	if code != ExitOK || prov["signed"] != true || prov["verified"] != true || prov["signed_by"] != pub {
+		t.Errorf("signed: %d %v", code, prov)
+	}
+
+	// Tampered: refuses to start, saying why and what to do.
+	data, _ := os.ReadFile(regPath)
+	os.WriteFile(regPath, bytes.Replace(data, []byte(`"3gs maintainers"`), []byte(`"3gs maintainerz"`), 1), 0o644)
+	code, _, errOut := serveOnce(t, nil, "--registry", regPath)
+	if code != ExitFail || !strings.Contains(errOut, "refusing to serve "+regPath+": its signature does not verify: registry bytes changed since signing") ||
+		!strings.Contains(errOut, "3gs sign --key-file KEY") || !strings.Contains(errOut, "--allow-unsigned") {
+		t.Errorf("tampered: exit %d, stderr %s", code, errOut)
+	}
+	// With --allow-unsigned (or its twin): served, reported unverified.
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{nil, []string{"--registry", regPath, "--allow-unsigned"}},
+		{map[string]string{"THREEGS_ALLOW_UNSIGNED": "1"}, []string{"--registry", regPath}},
+	} {
+		code, prov, errOut = serveOnce(t, c.env, c.args...)
+		if code != ExitOK || prov["signed"] != true || prov["verified"] != false || !strings.HasPrefix(prov["signature_detail"].(string), "NOT VERIFIED: registry bytes changed since signing") {
+			t.Errorf("%v: %d %v", c.args, code, prov)
+		}
+		if !strings.Contains(errOut, "signature does not verify (--allow-unsigned)") {
+			t.Errorf("no warning on stderr: %s", errOut)
+		}
+		if v := prov["verification"].(map[string]any); v["command"] != nil {
+			t.Errorf("an unverified registry offers a verify command: %v", v)
+		}
+	}
+	// A malformed signature file is a bad signature too.
+	os.WriteFile(regPath, data, 0o644)
+	os.WriteFile(regPath+".sig", []byte("{"), 0o644)
+	if code, _, errOut = serveOnce(t, nil, "--registry", regPath); code != ExitFail || !strings.Contains(errOut, "malformed signature file") {
+		t.Errorf("malformed .sig: %d %s", code, errOut)
+	}
+	os.Remove(regPath + ".sig")
+
+	// A key that is not the curator's is refused: what it signed could
+	// never verify.
+	otherKey := filepath.Join(dir, "other.key")
+	run(t, nil, "keygen", "--out", otherKey)
+	if code, _, errOut = serveOnce(t, nil, "--registry", regPath, "--key-file", otherKey); code != ExitFail || !strings.Contains(errOut, "names curator key "+pub) {
+		t.Errorf("other key: %d %s", code, errOut)
+	}
+	if code, _, errOut = serveOnce(t, map[string]string{"PKARR_SECRET_KEY": strings.Repeat("z", 64)}, "--registry", regPath); code != ExitFail || !strings.Contains(errOut, "PKARR_SECRET_KEY must be 64 hex characters") {
+		t.Errorf("bad PKARR_SECRET_KEY: %d %s", code, errOut)
+	}
+}
+
+// With no set-up, the embedded registry is served signed and verified.
+func TestServeEmbeddedIsVerified(t *testing.T) {
+	code, prov, errOut := serveOnce(t, nil)
+	if code != ExitOK || prov["verified"] != true {
+		t.Fatalf("%d %v %s", code, prov, errOut)
+	}
+	v := prov["verification"].(map[string]any)
+	if !strings.HasPrefix(v["command"].(string), "3gs verify --pubkey ") || strings.Contains(v["command"].(string), "registry.json") {
+		t.Errorf("embedded verify command %v; want 3gs verify --pubkey Z32 with no file names", v["command"])
+	}
+}
