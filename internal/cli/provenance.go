@@ -245,42 +245,40 @@ type served struct {
 }
 
 // loadServed loads the registry at path (the embedded one when empty) and
-// checks the signature file beside it.
+// checks the signature file beside it. Both files are read together, and an
+// interrupted signed write is completed first (signature.ReadSigned).
 func loadServed(env *Env, cmd, path string) (*served, bool) {
-	reg, name, ok := loadRegistry(env, cmd, path)
-	if !ok {
-		return nil, false
-	}
-	s := &served{reg: reg, name: name}
 	if path == "" {
-		s.sig = signature.Check(reg, threegs.DefaultSignature)
-		s.files = signature.Files{
-			Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,
-			Where: "This registry is built into the 3gs binary; 3gs verify without file names checks that copy. The same two files are registry.json and registry.json.sig at the root of the 3gs source tree (module github.com/three-good-sources/3gs); run the steps there.",
+		reg, name, ok := loadRegistry(env, cmd, path)
+		if !ok {
+			return nil, false
 		}
-		return s, true
+		return &served{
+			reg: reg, name: name,
+			sig: signature.Check(reg, threegs.DefaultSignature),
+			files: signature.Files{
+				Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,
+				Where: "This registry is built into the 3gs binary; 3gs verify without file names checks that copy. The same two files are registry.json and registry.json.sig at the root of the 3gs source tree (module github.com/three-good-sources/3gs); run the steps there.",
+			},
+		}, true
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		abs = path
 	}
-	sigPath := abs + signature.Suffix
-	doc, err := readBounded(sigPath, signature.MaxSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		doc = nil
-	case err != nil:
-		// Unreadable is not the same as absent: treat it as a signature
-		// that cannot be checked, so the start-up policy applies.
-		doc = []byte{}
-		s.sig = signature.Status{Document: doc, Problem: fmt.Errorf("%w: cannot read %s: %v", signature.ErrMalformed, sigPath, err)}
+	data, doc, err := signature.ReadSigned(abs, registry.MaxSize)
+	var reg *registry.Registry
+	if err == nil {
+		reg, err = registry.Load(data)
 	}
-	if s.sig.Problem == nil {
-		s.sig = signature.Check(reg, doc)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", cmd, path, loadProblem(err), signature.ShellQuote(path))
+		return nil, false
 	}
+	s := &served{reg: reg, name: path, sig: signature.Check(reg, doc)}
 	s.files = signature.Files{
-		Registry: abs, Signature: sigPath,
-		Where: "The server reads " + abs + " and its signature " + sigPath + "; run the steps where you can read both files.",
+		Registry: abs, Signature: abs + signature.Suffix,
+		Where: "The server reads " + abs + " and its signature " + abs + signature.Suffix + "; run the steps where you can read both files.",
 	}
 	if doc == nil {
 		s.files.Where = "The server reads " + abs + "; run the steps where you can read it."

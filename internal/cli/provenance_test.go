@@ -305,3 +305,28 @@ func TestServeEmbeddedIsVerified(t *testing.T) {
 		t.Errorf("embedded verify command %v; want 3gs verify --pubkey Z32 with no file names", v["command"])
 	}
 }
+
+// A signed write the server was interrupted in (new registry in place, its
+// signature still pending) is completed at start, not refused.
+func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	kf, err := pkarr.ReadKeyFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(regPath)
+	if err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The state a crash between WriteSigned's second and third steps leaves.
+	changed := bytes.Replace(old, []byte(`"3gs maintainers"`), []byte(`"3gs curators"`), 1)
+	os.WriteFile(regPath+".sig.next", signature.Sign(changed, kf.Key, time.Now()), 0o644)
+	os.WriteFile(regPath, changed, 0o644)
+	code, prov, errOut := serveOnce(t, nil, "--registry", regPath)
+	if code != ExitOK || prov["verified"] != true || prov["curator"].(map[string]any)["name"] != "3gs curators" {
+		t.Fatalf("%d %v %s", code, prov, errOut)
+	}
+	if code, out, _ := run(t, nil, "verify", regPath); code != ExitOK {
+		t.Errorf("after completion, verify says %s", out)
+	}
+}

@@ -1,0 +1,88 @@
+package signature
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+)
+
+// pendingSuffix names the signature of registry bytes that are being put
+// in place: it exists only between the steps of WriteSigned.
+const pendingSuffix = ".sig.next"
+
+// WriteSigned replaces the registry at path with data and its signature
+// file with a signature of data made with key, so that a crash at any
+// moment leaves a registry and a signature that verify together.
+//
+// Two files cannot be renamed in one step, so the new signature is first
+// put in place under a pending name; then the registry is replaced; then
+// the pending signature takes its final name. A crash before the registry
+// is replaced leaves the old pair intact. A crash after leaves the new
+// registry with the old signature and the pending one, which ReadSigned
+// recognises and completes.
+func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time, perm fs.FileMode) error {
+	pending := path + pendingSuffix
+	if err := atomicfile.Write(pending, Sign(data, key, now), 0o644); err != nil {
+		return fmt.Errorf("writing the new signature: %w", err)
+	}
+	if err := atomicfile.Write(path, data, perm); err != nil {
+		os.Remove(pending)
+		return fmt.Errorf("writing the registry: %w", err)
+	}
+	if err := os.Rename(pending, path+Suffix); err != nil {
+		return fmt.Errorf("putting the new signature in place: %w", err)
+	}
+	return nil
+}
+
+// ReadSigned reads the registry at path and its signature file (nil when
+// there is none). If a write by WriteSigned was interrupted after the
+// registry was replaced, it finishes that write first: a pending signature
+// becomes the signature when the current one does not verify the registry
+// on disk and the pending one does. Whether its signer is the curator is
+// still for Check to decide, so a stray pending file gains nothing.
+func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
+	if data, err = readLimited(path, maxSize); err != nil {
+		return nil, nil, err
+	}
+	sigPath := path + Suffix
+	doc, err = readLimited(sigPath, MaxSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		doc, err = nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if doc != nil {
+		if _, verr := Verify(data, doc, nil); verr == nil {
+			return data, doc, nil
+		}
+	}
+	pending, perr := readLimited(path+pendingSuffix, MaxSize)
+	if perr != nil {
+		return data, doc, nil
+	}
+	if _, verr := Verify(data, pending, nil); verr != nil {
+		return data, doc, nil // stale: from a write that never replaced the registry
+	}
+	if err := os.Rename(path+pendingSuffix, sigPath); err != nil {
+		return nil, nil, fmt.Errorf("completing an interrupted signed write of %s: %w", path, err)
+	}
+	return data, pending, nil
+}
+
+func readLimited(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit", path, st.Size(), limit)
+	}
+	return os.ReadFile(path)
+}
