@@ -3,16 +3,17 @@ module github.com/three-good-sources/3gs
 go 1.26
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/atombender/go-jsonschema v0.24.1
 	github.com/bytedance/sonic v1.15.5
 	github.com/dave/jennifer v1.7.1
 	github.com/hbollon/go-edlib v1.6.0
 	github.com/kljensen/snowball v0.10.0
+	github.com/tv42/zbase32 v0.0.0-20220222190657-f76a9fc892fa
 )
 
 require (
 	dario.cat/mergo v1.0.2 // indirect
-	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
@@ -22,7 +23,6 @@ require (
 	github.com/mitchellh/go-wordwrap v1.0.1 // indirect
 	github.com/sanity-io/litter v1.5.8 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
-	github.com/tv42/zbase32 v0.0.0-20220222190657-f76a9fc892fa // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
 	golang.org/x/sys v0.22.0 // indirect

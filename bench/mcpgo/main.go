@@ -36,7 +36,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := tools.New(reg, matcher.New(reg), tools.DefaultThreshold)
+	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
 	s := server.NewMCPServer("mcpgo-3gs", "bench", server.WithToolCapabilities(false))
 	for _, t := range gen.Tools {
 		var m struct {
