@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -221,4 +222,27 @@ func FuzzVerify(f *testing.F) {
 			t.Fatal("Verify accepted a signature that does not verify")
 		}
 	})
+}
+
+// BenchmarkVerify measures what start-up adds to load a signed registry:
+// parse the document, hash the bytes, verify Ed25519, over our embedded
+// registry.
+func BenchmarkVerify(b *testing.B) {
+	data, doc := threegs.DefaultRegistry, threegs.DefaultSignature
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Verify(data, doc, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSign(b *testing.B) {
+	k := key(b, seedA)
+	data := threegs.DefaultRegistry
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Sign(data, k, when)
+	}
 }
