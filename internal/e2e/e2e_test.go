@@ -88,3 +88,50 @@ func TestSIGTERMExitsCleanly(t *testing.T) {
 		t.Errorf("stderr does not say it is shutting down:\n%s", stderr.String())
 	}
 }
+
+// The built binary refuses to serve a registry changed after signing, with
+// exit status 1 and the reason on stderr, and serves it with
+// --allow-unsigned.
+func TestTamperedRegistryExitStatus(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "3gs")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
+	build.Dir = fixture.Root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "registry.json")
+	for _, name := range []string{"registry.json", "registry.json.sig"} {
+		data, err := os.ReadFile(filepath.Join(fixture.Root(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "registry.json" {
+			data = []byte(strings.Replace(string(data), "Rust", "Rusk", 1))
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(args ...string) (int, string) {
+		cmd := exec.Command(bin, append([]string{"serve", "--registry", reg}, args...)...)
+		cmd.Stdin = strings.NewReader("") // EOF at once: serve exits 0 if it started
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if exit, ok := err.(*exec.ExitError); ok {
+			return exit.ExitCode(), stderr.String()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return 0, stderr.String()
+	}
+	code, stderr := serve()
+	if code != 1 || !strings.Contains(stderr, "refusing to serve "+reg+": its signature does not verify: registry bytes changed since signing") {
+		t.Errorf("tampered registry: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, stderr = serve("--allow-unsigned")
+	if code != 0 || !strings.Contains(stderr, "signature does not verify (--allow-unsigned)") {
+		t.Errorf("with --allow-unsigned: exit %d, stderr:\n%s", code, stderr)
+	}
+}
