@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -180,11 +179,11 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 			sigName = args[1]
 		}
 		var err error
-		if data, err = readBounded(regName, registry.MaxSize); err != nil {
+		if data, err = signature.ReadLimited(regName, registry.MaxSize); err != nil {
 			fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry: %v\n", err)
 			return ExitFail
 		}
-		if doc, err = readBounded(sigName, signature.MaxSize); errors.Is(err, fs.ErrNotExist) {
+		if doc, err = signature.ReadLimited(sigName, signature.MaxSize); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(env.Stdout, "FAIL: %s is not signed: there is no %s. Its curator signs it with: 3gs sign --key-file KEY %s\n", regName, sigName, signature.ShellQuote(regName))
 			return ExitFail
 		} else if err != nil {
@@ -220,18 +219,6 @@ func loadProblem(err error) error {
 		return fmt.Errorf("%v (and %d more problems)", errs[0], len(errs)-1)
 	}
 	return err
-}
-
-// readBounded reads a file that must not exceed limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit", path, st.Size(), limit)
-	}
-	return os.ReadFile(path)
 }
 
 // served is a registry as the server will serve it: the snapshot, its

@@ -47,11 +47,11 @@ func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time
 // on disk and the pending one does. Whether its signer is the curator is
 // still for Check to decide, so a stray pending file gains nothing.
 func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
-	if data, err = readLimited(path, maxSize); err != nil {
+	if data, err = ReadLimited(path, maxSize); err != nil {
 		return nil, nil, err
 	}
 	sigPath := path + Suffix
-	doc, err = readLimited(sigPath, MaxSize)
+	doc, err = ReadLimited(sigPath, MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		doc, err = nil, nil
 	}
@@ -63,7 +63,7 @@ func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
 			return data, doc, nil
 		}
 	}
-	pending, perr := readLimited(path+pendingSuffix, MaxSize)
+	pending, perr := ReadLimited(path+pendingSuffix, MaxSize)
 	if perr != nil {
 		return data, doc, nil
 	}
@@ -76,7 +76,9 @@ func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
 	return data, pending, nil
 }
 
-func readLimited(path string, limit int64) ([]byte, error) {
+// ReadLimited reads the file at path, refusing one larger than limit bytes
+// before reading it: registry and signature files both have a bound.
+func ReadLimited(path string, limit int64) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
