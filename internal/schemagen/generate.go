@@ -42,13 +42,13 @@ type document struct {
 	node     *Node
 }
 
-func readDocuments(schemaDir string) ([]document, error) {
+func readDocuments(schemaDir string) (documents, error) {
 	paths, err := filepath.Glob(filepath.Join(schemaDir, "*"+documentSuffix))
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(paths)
-	var docs []document
+	var docs documents
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -63,7 +63,7 @@ func readDocuments(schemaDir string) ([]document, error) {
 		if d.tree, err = parseTree(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.path, err)
 		}
-		if d.node, err = parseSchema(d.path, "", d.tree); err != nil {
+		if d.node, err = parseSchema(d.path, "", d.tree, nil); err != nil {
 			return nil, err
 		}
 		if d.node.Type != "object" || d.node.IsMap() {
@@ -78,6 +78,39 @@ func readDocuments(schemaDir string) ([]document, error) {
 }
 
 var documentName = regexp.MustCompile(`^[a-z]+$`)
+
+// documents are the document schemas a tool schema may refer into.
+type documents []document
+
+func (ds documents) find(name string) *document {
+	for i := range ds {
+		if ds[i].name == name {
+			return &ds[i]
+		}
+	}
+	return nil
+}
+
+// defs resolves a tool schema's references into document schemas.
+func (ds documents) defs(doc, def string) *Node {
+	if d := ds.find(doc); d != nil {
+		return d.node.Defs[def]
+	}
+	return nil
+}
+
+// defTree is the tree of a document's $defs entry, nil when absent.
+func (ds documents) defTree(doc, def string) any {
+	d := ds.find(doc)
+	if d == nil {
+		return nil
+	}
+	defs, _ := d.tree.(*object).vals["$defs"].(*object)
+	if defs == nil {
+		return nil
+	}
+	return defs.vals[def]
+}
 
 // Generate reads schemaDir (*.schema.json and tools/*.json) and returns the
 // generated files for package pkg, by file name.
@@ -99,7 +132,7 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 			return nil, err
 		}
 		name := filepath.ToSlash(filepath.Join("schema", toolsSchemaDir, filepath.Base(path)))
-		t, err := parseTool(name, data)
+		t, err := parseTool(name, data, docs)
 		if err != nil {
 			return nil, err
 		}
@@ -158,17 +191,24 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 		out[name] = src
 	}
 
+	docDecoders := map[string]*Node{} // struct types whose decoders the document files hold
 	for _, d := range docs {
 		dd := newDecoderEmitter(pkg, generatedHeaderStem+d.path+". DO NOT EDIT.", st)
 		dd.root(d.rootType, d.node, "a "+d.name+" document ("+d.path+")")
 		if out[DocumentDecodeFile(d.name)], err = dd.finish(); err != nil {
 			return nil, err
 		}
+		for typeName, n := range dd.emitted {
+			docDecoders[typeName] = n
+		}
 	}
 
 	toolsHeader := generatedHeaderStem + "schema/tools/*.json. DO NOT EDIT."
 
 	td := newDecoderEmitter(pkg, toolsHeader, st)
+	for typeName, n := range docDecoders {
+		td.emitted[typeName] = n // a tool reusing a document type reuses its decoder
+	}
 	for _, t := range tools {
 		td.root(t.Method+"Input", t.Input, "the arguments of "+t.Name)
 		td.root(t.Method+"Output", t.Output, "a result of "+t.Name+"; tests use it to hold results to the output schema")

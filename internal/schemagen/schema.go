@@ -43,8 +43,15 @@ type Node struct {
 	Minimum, Maximum *float64
 
 	// Ref is the target of a "$ref" schema; all other fields are then empty.
+	// RefDoc is set when the target is in another document schema
+	// (registry.schema.json#/$defs/NAME): the generated code then uses that
+	// document's Go type and decoder.
 	Ref     *Node
 	RefName string
+	RefDoc  string
+
+	// Defs are a root schema's "$defs" by name.
+	Defs map[string]*Node
 }
 
 // Property is a named member of an object schema.
@@ -100,17 +107,25 @@ func allKeywords() []string {
 // draft202012 is the only dialect accepted in "$schema".
 const draft202012 = "https://json-schema.org/draft/2020-12/schema"
 
-// schemaParser turns one document's tree into Nodes and resolves local refs.
+// schemaParser turns one document's tree into Nodes and resolves refs.
 type schemaParser struct {
-	file string
-	defs map[string]*Node
-	refs []*Node // nodes whose Ref awaits resolution, by RefName
+	file     string
+	defs     map[string]*Node
+	refs     []*Node // nodes whose Ref awaits resolution, by RefName
+	external externalDefs
 }
+
+// externalDefs finds a $defs entry of a document schema by the document's
+// name (registry for registry.schema.json); nil when there is none.
+type externalDefs func(doc, def string) *Node
+
+// externalRef is the form of a $ref into a document schema's $defs.
+var externalRef = regexp.MustCompile(`^([a-z]+)\.schema\.json#/\$defs/([A-Za-z0-9_]+)$`)
 
 // parseSchema builds the Node for a root schema (a whole file, or a tool's
 // inputSchema/outputSchema). Its "$defs" are the targets of "#/$defs/NAME".
-func parseSchema(file, ptr string, v any) (*Node, error) {
-	p := &schemaParser{file: file, defs: map[string]*Node{}}
+func parseSchema(file, ptr string, v any, external externalDefs) (*Node, error) {
+	p := &schemaParser{file: file, defs: map[string]*Node{}, external: external}
 	o, ok := v.(*object)
 	if !ok {
 		return nil, fmt.Errorf("%s#%s: a schema must be an object", file, ptr)
@@ -132,7 +147,19 @@ func parseSchema(file, ptr string, v any) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	root.Defs = p.defs
 	for _, r := range p.refs {
+		if r.RefDoc != "" {
+			var target *Node
+			if p.external != nil {
+				target = p.external(r.RefDoc, r.RefName)
+			}
+			if target == nil {
+				return nil, fmt.Errorf("%s: $ref names %s.schema.json#/$defs/%s, which does not exist", r.where(), r.RefDoc, r.RefName)
+			}
+			r.Ref = target
+			continue
+		}
 		target, ok := p.defs[r.RefName]
 		if !ok {
 			return nil, fmt.Errorf("%s: $ref names #/$defs/%s, which does not exist", r.where(), r.RefName)
@@ -158,8 +185,11 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 	if ref, ok := o.get("$ref"); ok {
 		s, _ := ref.(string)
 		name, found := strings.CutPrefix(s, "#/$defs/")
+		if m := externalRef.FindStringSubmatch(s); m != nil && p.external != nil {
+			n.RefDoc, name, found = m[1], m[2], true
+		}
 		if !found || name == "" || strings.Contains(name, "/") {
-			return nil, fail("$ref must point into this document's $defs (#/$defs/NAME), got %q; other references are not supported", s)
+			return nil, fail("$ref must point into this schema's $defs (#/$defs/NAME) or, from a tool, into a document schema's (registry.schema.json#/$defs/NAME); got %q", s)
 		}
 		for _, k := range o.keys {
 			if k != "$ref" && k != "description" && k != "$comment" {

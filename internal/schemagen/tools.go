@@ -35,7 +35,7 @@ var (
 )
 
 // parseTool reads one tool file.
-func parseTool(file string, data []byte) (*Tool, error) {
+func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	tree, err := parseTree(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -89,19 +89,19 @@ func parseTool(file string, data []byte) (*Tool, error) {
 		}
 	}
 
-	if t.Input, err = parseSchema(file, "/inputSchema", o.vals["inputSchema"]); err != nil {
+	if t.Input, err = parseSchema(file, "/inputSchema", o.vals["inputSchema"], docs.defs); err != nil {
 		return nil, err
 	}
 	if t.Input.Type != "object" || !t.Input.AdditionalFalse {
 		return nil, fail("inputSchema must be an object with \"additionalProperties\": false")
 	}
-	if t.Output, err = parseSchema(file, "/outputSchema", o.vals["outputSchema"]); err != nil {
+	if t.Output, err = parseSchema(file, "/outputSchema", o.vals["outputSchema"], docs.defs); err != nil {
 		return nil, err
 	}
 	if t.Output.Type != "object" || t.Output.IsMap() {
 		return nil, fail("outputSchema must be an object with listed properties")
 	}
-	if t.Manifest, err = manifestEntry(t, data); err != nil {
+	if t.Manifest, err = manifestEntry(t, data, docs); err != nil {
 		return nil, fail("%v", err)
 	}
 	return t, nil
@@ -109,8 +109,11 @@ func parseTool(file string, data []byte) (*Tool, error) {
 
 // manifestEntry builds the tool's tools/list entry. The schemas are copied
 // from the file byte for byte, only with insignificant whitespace removed,
-// so what clients see is exactly what reviewers read.
-func manifestEntry(t *Tool, data []byte) ([]byte, error) {
+// so what clients see is exactly what reviewers read. A schema that refers
+// into a document schema (registry.schema.json#/$defs/NAME) gets those
+// definitions, and the ones they use, copied into its own "$defs", because
+// clients cannot follow references to files they do not have.
+func manifestEntry(t *Tool, data []byte, docs documents) ([]byte, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
@@ -130,6 +133,17 @@ func manifestEntry(t *Tool, data []byte) ([]byte, error) {
 	str(t.Description)
 	for _, k := range []string{"inputSchema", "outputSchema", "annotations"} {
 		b.WriteString(`,"` + k + `":`)
+		if k != "annotations" && externalRefIn.Match(raw[k]) {
+			tree, err := parseTree(raw[k])
+			if err != nil {
+				return nil, err
+			}
+			if err := inlineDocumentDefs(tree.(*object), docs); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			writeJSON(&b, tree)
+			continue
+		}
 		if err := json.Compact(&b, raw[k]); err != nil {
 			return nil, err
 		}
@@ -149,4 +163,101 @@ func goName(s string) string {
 		b.WriteString(part[1:])
 	}
 	return b.String()
+}
+
+// externalRefIn finds a reference into a document schema in raw JSON.
+var externalRefIn = regexp.MustCompile(`"\$ref"\s*:\s*"[a-z]+\.schema\.json#`)
+
+// inlineDocumentDefs rewrites every reference into a document schema as a
+// local one and copies the definitions reached, with the document's own
+// references among them, into schema's "$defs".
+func inlineDocumentDefs(schema *object, docs documents) error {
+	defs, _ := schema.vals["$defs"].(*object)
+	if defs == nil {
+		defs = &object{vals: map[string]any{}}
+		schema.keys = append(schema.keys, "$defs")
+		schema.vals["$defs"] = defs
+	}
+	local := map[string]bool{}
+	for _, k := range defs.keys {
+		local[k] = true
+	}
+	type pending struct{ doc, def string }
+	var queue []pending
+	copied := map[string]string{} // def name → document it came from
+	var rewrite func(v any, doc string)
+	rewrite = func(v any, doc string) {
+		switch t := v.(type) {
+		case *object:
+			if ref, ok := t.vals["$ref"].(string); ok {
+				if m := externalRef.FindStringSubmatch(ref); m != nil {
+					t.vals["$ref"] = "#/$defs/" + m[2]
+					queue = append(queue, pending{m[1], m[2]})
+				} else if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && doc != "" {
+					queue = append(queue, pending{doc, name}) // local to the copied document
+				}
+			}
+			for _, k := range t.keys {
+				rewrite(t.vals[k], doc)
+			}
+		case []any:
+			for _, e := range t {
+				rewrite(e, doc)
+			}
+		}
+	}
+	rewrite(schema, "")
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if from, done := copied[p.def]; done {
+			if from != p.doc {
+				return fmt.Errorf("$defs/%s would come from both %s and %s.schema.json", p.def, from, p.doc)
+			}
+			continue
+		}
+		if local[p.def] {
+			return fmt.Errorf("$defs/%s is defined here and also copied from %s.schema.json; rename the local one", p.def, p.doc)
+		}
+		tree := docs.defTree(p.doc, p.def)
+		if tree == nil {
+			return fmt.Errorf("%s.schema.json has no $defs/%s", p.doc, p.def)
+		}
+		copied[p.def] = p.doc
+		defs.keys = append(defs.keys, p.def)
+		defs.vals[p.def] = tree
+		rewrite(tree, p.doc)
+	}
+	return nil
+}
+
+// writeJSON writes a tree as compact JSON, keys in their original order.
+func writeJSON(b *bytes.Buffer, v any) {
+	switch t := v.(type) {
+	case *object:
+		b.WriteByte('{')
+		for i, k := range t.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, k)
+			b.WriteByte(':')
+			writeJSON(b, t.vals[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false) // as json.Compact leaves the file's text
+		_ = enc.Encode(t)
+		b.Truncate(b.Len() - 1) // Encode's newline
+	}
 }

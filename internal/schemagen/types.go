@@ -38,7 +38,9 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 		mappings = append(mappings, generator.SchemaMapping{SchemaID: r.id, PackageName: pkg, RootType: r.rootType, OutputName: r.output})
 	}
 	var warnings []string
+	parsed := docLoader{}
 	g, err := generator.New(generator.Config{
+		Loader:                    parsed,
 		SchemaMappings:            mappings,
 		DefaultPackageName:        pkg,
 		Capitalizations:           []string{"URL", "SHA256", "ID"},
@@ -57,6 +59,9 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.where(), err)
 		}
+		if doc, ok := strings.CutPrefix(r.id, "urn:3gs:"); ok && !strings.Contains(doc, ":") {
+			parsed[docURL(doc)] = s
+		}
 		if err := g.AddFile(r.id, s); err != nil {
 			return nil, fmt.Errorf("go-jsonschema failed on %s: %w", r.node.where(), err)
 		}
@@ -66,6 +71,22 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	return g.Sources()
 }
+
+// docLoader hands go-jsonschema the document schemas it has already read
+// when a tool schema refers into one (registry.schema.json#/$defs/NAME), so
+// the tool reuses the document's Go type instead of declaring a copy.
+type docLoader map[string]*schemas.Schema
+
+func (l docLoader) Load(uri, _ string) (*schemas.Schema, error) {
+	if s, ok := l[uri]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%s is not a document schema", uri)
+}
+
+// docURL is how a reference into document schema doc reaches go-jsonschema:
+// an absolute URL it will not try to resolve as a file path.
+func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + documentSuffix }
 
 // writeTree serializes a schema tree without its "format" keywords and with
 // the root's "$id" set to id.
@@ -93,6 +114,12 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			kb, _ := json.Marshal(k)
 			b.Write(kb)
 			b.WriteByte(':')
+			if ref, ok := t.vals[k].(string); ok && k == "$ref" {
+				if m := externalRef.FindStringSubmatch(ref); m != nil {
+					writeTree(b, docURL(m[1])+"#/$defs/"+m[2], "")
+					continue
+				}
+			}
 			writeTree(b, t.vals[k], "")
 		}
 		b.WriteByte('}')
