@@ -31,8 +31,10 @@ type Result struct {
 type Tool struct {
 	// Name is the MCP tool name.
 	Name string
-	// Tier is the lowest caller tier that may run the tool: public, user or admin.
-	Tier string
+	// Tier is the lowest caller tier that may run the tool.
+	Tier Tier
+	// Discoverable tools are listed to callers below Tier, who may not run them.
+	Discoverable bool
 	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
 	Manifest string
 	call     func(context.Context, ToolHandlers, []byte) (*Result, error)
@@ -61,25 +63,29 @@ func Pretouch() error {
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{{
-	Manifest: manifestGetEndorsements,
-	Name:     "get_endorsements",
-	Tier:     "public",
-	call:     callGetEndorsements,
+	Discoverable: false,
+	Manifest:     manifestGetEndorsements,
+	Name:         "get_endorsements",
+	Tier:         TierPublic,
+	call:         callGetEndorsements,
 }, {
-	Manifest: manifestGetProvenance,
-	Name:     "get_provenance",
-	Tier:     "public",
-	call:     callGetProvenance,
+	Discoverable: false,
+	Manifest:     manifestGetProvenance,
+	Name:         "get_provenance",
+	Tier:         TierPublic,
+	call:         callGetProvenance,
 }, {
-	Manifest: manifestGetSources,
-	Name:     "get_sources",
-	Tier:     "public",
-	call:     callGetSources,
+	Discoverable: false,
+	Manifest:     manifestGetSources,
+	Name:         "get_sources",
+	Tier:         TierPublic,
+	call:         callGetSources,
 }, {
-	Manifest: manifestListCategories,
-	Name:     "list_categories",
-	Tier:     "public",
-	call:     callListCategories,
+	Discoverable: false,
+	Manifest:     manifestListCategories,
+	Name:         "list_categories",
+	Tier:         TierPublic,
+	call:         callListCategories,
 }}
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.

@@ -67,7 +67,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
 	handlers := tools.New(tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: threshold, Signature: srvd.sig, Files: srvd.files})
-	srv := mcp.NewServer(handlers, buildVersion(), log)
+	srv := mcp.NewServer(mcp.Config{Handlers: handlers, Version: buildVersion(), Log: log})
 	log.Info("serving MCP on stdio", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
 	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
 	if err != nil {

@@ -28,6 +28,11 @@ const (
 	// CodeUnsupportedProtocolVersion is MCP 2026-07-28's answer to a
 	// request for a version the server does not speak.
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeAuthRequired and CodeForbidden refuse a tool the caller may see
+	// but not run: without a valid token, or with one of too low a tier.
+	// They sit outside the JSON-RPC reserved range (-32768..-32000).
+	CodeAuthRequired = -31001
+	CodeForbidden    = -31003
 )
 
 // Kind says what a message is.

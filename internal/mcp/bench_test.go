@@ -28,7 +28,7 @@ func benchSession(b *testing.B) *mcp.Session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcp.NewServer(tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), "bench", slog.New(slog.DiscardHandler))
+	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), Version: "bench", Log: slog.New(slog.DiscardHandler)})
 	sess := srv.NewSession()
 	m, _, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	sess.Handle(context.Background(), m, nil)

@@ -22,6 +22,7 @@ import (
 	"github.com/bytedance/sonic/encoder"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
@@ -57,25 +58,44 @@ const Instructions = "3gs answers 'where should I read about X?' with three huma
 // server/discover: the tool set changes only with a new binary.
 const toolsListTTLMs = 3600000
 
-// Server holds what every session shares: the tool handlers and the
-// precomputed payloads. It is immutable.
+// Server holds what every session shares: the tool handlers, the tokens it
+// accepts and the precomputed payloads. It is immutable.
 type Server struct {
 	handlers gen.ToolHandlers
 	version  string
 	log      *slog.Logger
+	keyring  *auth.Keyring
 
-	legacyToolsList []byte
-	modernToolsList []byte
+	// Tool lists by caller tier; modern ones by whether the caller
+	// presented a valid token (then the list is theirs alone: "private").
+	legacyToolsList [gen.NumTiers][]byte
+	modernToolsList [gen.NumTiers][2][]byte
 	discover        []byte
 	serverInfo      []byte
 }
 
-// NewServer returns a server for handlers; version is reported in serverInfo.
-func NewServer(handlers gen.ToolHandlers, version string, log *slog.Logger) *Server {
-	s := &Server{handlers: handlers, version: version, log: log}
-	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: version})
-	s.legacyToolsList = []byte(`{"tools":` + gen.AllToolsJSON + `}`)
-	s.modernToolsList = []byte(`{"resultType":"complete","tools":` + gen.AllToolsJSON + `,"ttlMs":` + strconv.Itoa(toolsListTTLMs) + `,"cacheScope":"public"}`)
+// Config is what a server is made of.
+type Config struct {
+	Handlers gen.ToolHandlers
+	// Version is reported in serverInfo.
+	Version string
+	Log     *slog.Logger
+	// Keyring holds the tokens that unlock user and admin tools; nil
+	// means every caller is public.
+	Keyring *auth.Keyring
+}
+
+// NewServer returns a server for c.
+func NewServer(c Config) *Server {
+	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
+	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version})
+	for tier, list := range gen.ToolsListJSON {
+		s.legacyToolsList[tier] = []byte(`{"tools":` + list + `}`)
+		for i, scope := range []string{"public", "private"} {
+			s.modernToolsList[tier][i] = []byte(`{"resultType":"complete","tools":` + list + `,"ttlMs":` + strconv.Itoa(toolsListTTLMs) + `,"cacheScope":"` + scope + `"}`)
+		}
+	}
+	version := c.Version
 	s.discover = mustJSON(discoverResult{
 		ResultType:        "complete",
 		SupportedVersions: SupportedVersions,
@@ -127,6 +147,9 @@ type (
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
 	}
+	tierProblem struct {
+		RequiredTier string `json:"required_tier"`
+	}
 )
 
 // serverCapabilities: tools only, and the list never changes while running.
@@ -141,14 +164,22 @@ func mustJSON(v any) []byte {
 }
 
 // Session is one client's conversation: a stdio process or, later, an HTTP
-// session. Only the legacy handshake state lives here.
+// session. The legacy handshake state lives here, and the token a stdio
+// session was started with.
 type Session struct {
-	srv         *Server
-	initialized atomic.Bool
+	srv          *Server
+	initialized  atomic.Bool
+	defaultToken string
 }
 
 // NewSession starts a session.
 func (s *Server) NewSession() *Session { return &Session{srv: s} }
+
+// NewSessionWithToken starts a session whose requests that carry no token
+// of their own use token: for stdio, THREEGS_TOKEN.
+func (s *Server) NewSessionWithToken(token string) *Session {
+	return &Session{srv: s, defaultToken: token}
+}
 
 // params holds every params member any method reads; each method checks
 // its own. Members stay raw until a method needs them.
@@ -158,11 +189,47 @@ type params struct {
 	Name            sonic.NoCopyRawMessage `json:"name"`
 	Arguments       sonic.NoCopyRawMessage `json:"arguments"`
 	Cursor          sonic.NoCopyRawMessage `json:"cursor"`
+	// Token is where legacy clients that cannot set _meta put a token.
+	Token sonic.NoCopyRawMessage `json:"token"`
 }
 
 type meta struct {
 	ProtocolVersion    sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+	Token              sonic.NoCopyRawMessage `json:"io.3gs/token"`
+}
+
+// metaToken is the _meta key of a caller's token.
+const metaToken = "io.3gs/token"
+
+// caller identifies who sent a request from the first token found, in this
+// order: the transport's (HTTP Authorization), params._meta's, params',
+// then the session's default. The first one present decides, valid or not.
+func (sess *Session) caller(ctx context.Context, p *params) (auth.Caller, *jsonrpc.Error) {
+	token, found := auth.TransportToken(ctx)
+	for _, src := range []struct {
+		raw  sonic.NoCopyRawMessage
+		path string
+	}{{metaTokenRaw(p), "_meta." + metaToken}, {p.Token, "token"}} {
+		if found || src.raw == nil {
+			continue
+		}
+		if jsonrpc.Unmarshal(src.raw, &token) != nil {
+			return auth.Caller{}, invalidParams(src.path, "must be a string")
+		}
+		found = true
+	}
+	if !found {
+		token = sess.defaultToken
+	}
+	return sess.srv.keyring.Identify(token), nil
+}
+
+func metaTokenRaw(p *params) sonic.NoCopyRawMessage {
+	if p.Meta == nil {
+		return nil
+	}
+	return p.Meta.Token
 }
 
 // Handle answers one request: it appends the response line (without the
@@ -221,10 +288,18 @@ func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byt
 		if p.Cursor != nil && string(p.Cursor) != "null" && string(p.Cursor) != `""` {
 			return nil, invalidParams("cursor", "unknown cursor; tools/list has a single page, so send no cursor")
 		}
-		if modern {
-			return append(dst, sess.srv.modernToolsList...), nil
+		c, err := sess.caller(ctx, &p)
+		if err != nil {
+			return nil, err
 		}
-		return append(dst, sess.srv.legacyToolsList...), nil
+		if modern {
+			private := 0
+			if c.Authenticated() {
+				private = 1
+			}
+			return append(dst, sess.srv.modernToolsList[c.Tier][private]...), nil
+		}
+		return append(dst, sess.srv.legacyToolsList[c.Tier]...), nil
 	case "tools/call":
 		return sess.callTool(ctx, &p, modern, dst)
 	}
@@ -255,10 +330,23 @@ func (sess *Session) callTool(ctx context.Context, p *params, modern bool, dst [
 	if jsonrpc.Unmarshal(p.Name, &name) != nil {
 		return nil, invalidParams("name", "must be a string")
 	}
+	c, perr := sess.caller(ctx, p)
+	if perr != nil {
+		return nil, perr
+	}
 	tool := gen.LookupTool(name)
-	if tool == nil {
+	// A tool the caller may not even see answers as if it did not exist,
+	// so probing names reveals nothing.
+	if tool == nil || tool.Tier > c.Tier && !tool.Discoverable {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + briefName(name)}
 	}
+	if tool.Tier > c.Tier {
+		if !c.Authenticated() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required", Data: tierProblem{RequiredTier: tool.Tier.String()}}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions", Data: tierProblem{RequiredTier: tool.Tier.String()}}
+	}
+	ctx = auth.WithCaller(ctx, c)
 	args := []byte(p.Arguments)
 	if string(args) == "null" {
 		args = nil

@@ -34,7 +34,7 @@ func newServer(t testing.TB) *mcp.Server {
 		Signature: signature.Check(reg, threegs.DefaultSignature),
 		Files:     signature.Files{Builtin: true, Where: "the 3gs source tree"},
 	})
-	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler))
+	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)})
 }
 
 // exchange feeds one client line to a session the way the stdio transport

@@ -17,6 +17,9 @@ type Tool struct {
 	Title       string
 	Description string
 	Tier        string // public, user or admin
+	// Discoverable tools are listed to callers below their tier, so those
+	// learn the tool exists and that a token would unlock it.
+	Discoverable bool
 	Input       *Node
 	Output      *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
@@ -29,6 +32,8 @@ var (
 	toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	tiers      = []string{"public", "user", "admin"}
 	toolKeys   = []string{"name", "title", "description", "tier", "annotations", "inputSchema", "outputSchema"}
+	// optionalToolKeys may be left out of a tool file.
+	optionalToolKeys = []string{"discoverable"}
 	// Every hint is required so that no client falls back on the protocol's
 	// defaults (destructive, open-world) for a tool that is neither.
 	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
@@ -48,8 +53,8 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 		return fmt.Errorf("%s: %s", file, fmt.Sprintf(format, args...))
 	}
 	for _, k := range o.keys {
-		if !slices.Contains(toolKeys, k) {
-			return nil, fail("unknown key %q; a tool file has %s", k, strings.Join(toolKeys, ", "))
+		if !slices.Contains(toolKeys, k) && !slices.Contains(optionalToolKeys, k) {
+			return nil, fail("unknown key %q; a tool file has %s, and may have %s", k, strings.Join(toolKeys, ", "), strings.Join(optionalToolKeys, ", "))
 		}
 	}
 	for _, k := range toolKeys {
@@ -70,6 +75,16 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	}
 	if !slices.Contains(tiers, t.Tier) {
 		return nil, fail("tier %q must be one of %s", t.Tier, strings.Join(tiers, ", "))
+	}
+	if v, ok := o.vals["discoverable"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return nil, fail("\"discoverable\" must be a boolean")
+		}
+		if b && t.Tier == "public" {
+			return nil, fail("a public tool is listed to everyone already; \"discoverable\" applies to user and admin tools")
+		}
+		t.Discoverable = b
 	}
 	if !strings.Contains(t.Description, "Example") {
 		return nil, fail("the description must show at least one call (\"Example: {...}\"); agents copy examples")

@@ -3,6 +3,7 @@ package schemagen
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -70,8 +71,10 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	f.Type().Id("Tool").Struct(
 		jen.Comment("Name is the MCP tool name."),
 		jen.Id("Name").String(),
-		jen.Comment("Tier is the lowest caller tier that may run the tool: public, user or admin."),
-		jen.Id("Tier").String(),
+		jen.Comment("Tier is the lowest caller tier that may run the tool."),
+		jen.Id("Tier").Id("Tier"),
+		jen.Comment("Discoverable tools are listed to callers below Tier, who may not run them."),
+		jen.Id("Discoverable").Bool(),
 		jen.Comment("Manifest is the tool's tools/list entry, schemas embedded verbatim."),
 		jen.Id("Manifest").String(),
 		jen.Id("call").Func().Params(jen.Qual("context", "Context"), jen.Id("ToolHandlers"), jen.Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()),
@@ -101,7 +104,8 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	for _, t := range tools {
 		entries = append(entries, jen.Values(jen.Dict{
 			jen.Id("Name"):     jen.Lit(t.Name),
-			jen.Id("Tier"):     jen.Lit(t.Tier),
+			jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
+			jen.Id("Discoverable"): jen.Lit(t.Discoverable),
 			jen.Id("Manifest"): jen.Id(manifestConst(t)),
 			jen.Id("call"):     jen.Id("call" + t.Method),
 		}))
@@ -136,23 +140,84 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 }
 
 // manifestFile holds each tool's tools/list entry as one JSON string, and
-// the whole list, precomputed so tools/list costs no encoding at run time.
+// the list each tier sees, precomputed so tools/list costs no encoding at
+// run time.
 func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
-	var all bytes.Buffer
-	all.WriteByte('[')
-	for i, t := range tools {
-		if i > 0 {
-			all.WriteByte(',')
-		}
-		all.Write(t.Manifest)
+	for _, t := range tools {
 		f.Commentf("%s is the tools/list entry of %s, built from %s.", manifestConst(t), t.Name, t.File)
 		f.Const().Id(manifestConst(t)).Op("=").Add(rawString(string(t.Manifest)))
 	}
-	all.WriteByte(']')
-	f.Comment("AllToolsJSON is the JSON array of every tool's tools/list entry, in Tools order.")
-	f.Const().Id("AllToolsJSON").Op("=").Add(rawString(all.String()))
+	var lists []jen.Code
+	for tier := range tiers {
+		var list bytes.Buffer
+		list.WriteByte('[')
+		for _, t := range tools {
+			if !visible(t, tier) {
+				continue
+			}
+			if list.Len() > 1 {
+				list.WriteByte(',')
+			}
+			list.Write(t.Manifest)
+		}
+		list.WriteByte(']')
+		lists = append(lists, jen.Line().Id(tierConst(tiers[tier])).Op(":").Add(rawString(list.String())))
+	}
+	f.Comment("ToolsListJSON holds, for each caller tier, the JSON array of the tools/list")
+	f.Comment("entries that tier sees, in Tools order: every tool at or below the tier, and")
+	f.Comment("the discoverable ones above it.")
+	f.Var().Id("ToolsListJSON").Op("=").Index(jen.Id("NumTiers")).String().Values(append(lists, jen.Line())...)
+	return render(f)
+}
+
+// visible reports whether a caller of tier (an index into tiers) sees t in
+// tools/list.
+func visible(t *Tool, tier int) bool {
+	return tierIndex(t.Tier) <= tier || t.Discoverable
+}
+
+func tierIndex(name string) int { return slices.Index(tiers, name) }
+
+// tierConst is the Go constant of a tier name: public → TierPublic.
+func tierConst(name string) string { return "Tier" + strings.ToUpper(name[:1]) + name[1:] }
+
+// tiersFile declares the caller tiers in order of standing. The names come
+// from the generator's list, the one place tiers are spelled.
+func tiersFile(pkg, header string) ([]byte, error) {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(header)
+	f.Comment("Tier is a caller's standing, and the lowest standing a tool requires. A higher")
+	f.Comment("tier may do everything a lower one may.")
+	f.Type().Id("Tier").Int()
+	var defs []jen.Code
+	for i, name := range tiers {
+		if i == 0 {
+			defs = append(defs, jen.Id(tierConst(name)).Id("Tier").Op("=").Iota())
+		} else {
+			defs = append(defs, jen.Id(tierConst(name)))
+		}
+	}
+	defs = append(defs, jen.Comment("NumTiers counts the tiers."), jen.Id("NumTiers").Op("=").Lit(len(tiers)))
+	f.Const().Defs(defs...)
+	var names []jen.Code
+	for _, name := range tiers {
+		names = append(names, jen.Lit(name))
+	}
+	f.Var().Id("tierNames").Op("=").Index(jen.Id("NumTiers")).String().Values(names...)
+	f.Comment("String is the tier's name as schemas and tokens files spell it.")
+	f.Func().Params(jen.Id("t").Id("Tier")).Id("String").Params().String().Block(
+		jen.If(jen.Id("t").Op("<").Lit(0).Op("||").Id("t").Op(">=").Id("NumTiers")).Block(jen.Return(jen.Lit("unknown"))),
+		jen.Return(jen.Id("tierNames").Index(jen.Id("t"))),
+	)
+	f.Comment("ParseTier reads a tier name.")
+	f.Func().Id("ParseTier").Params(jen.Id("s").String()).Params(jen.Id("Tier"), jen.Bool()).Block(
+		jen.For(jen.List(jen.Id("i"), jen.Id("name")).Op(":=").Range().Id("tierNames")).Block(
+			jen.If(jen.Id("name").Op("==").Id("s")).Block(jen.Return(jen.Id("Tier").Call(jen.Id("i")), jen.True())),
+		),
+		jen.Return(jen.Lit(0), jen.False()),
+	)
 	return render(f)
 }
 

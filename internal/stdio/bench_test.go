@@ -24,7 +24,7 @@ func BenchmarkServePipelined(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcp.NewServer(tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), "bench", slog.New(slog.DiscardHandler))
+	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), Version: "bench", Log: slog.New(slog.DiscardHandler)})
 	for _, method := range []string{"tools/list", "get_sources"} {
 		b.Run(method, func(b *testing.B) {
 			inR, inW, _ := os.Pipe()

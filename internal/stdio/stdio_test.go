@@ -29,7 +29,7 @@ func session(t testing.TB, h gen.ToolHandlers) *mcp.Session {
 		}
 		h = tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
 	}
-	return mcp.NewServer(h, "test", slog.New(slog.DiscardHandler)).NewSession()
+	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}).NewSession()
 }
 
 const initLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

@@ -1,0 +1,86 @@
+package auth
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+)
+
+// FileMode is the tokens file's mode: hashes are not tokens, but the file
+// also says who holds which tier, which is nobody else's business.
+const FileMode = 0o600
+
+// Add makes a token named name for tier, records its hash in the tokens file
+// at path (creating the file if needed) and returns the token, which is
+// never stored and cannot be shown again.
+func Add(path, name string, tier gen.Tier, now time.Time) (string, error) {
+	if tier != gen.TierUser && tier != gen.TierAdmin {
+		return "", fmt.Errorf("a token's tier is user or admin, not %s", tier)
+	}
+	token, err := NewToken()
+	if err != nil {
+		return "", err
+	}
+	err = update(path, func(doc *gen.Tokens) error {
+		for _, t := range doc.Tokens {
+			if t.Name == name {
+				return fmt.Errorf("a token named %q already exists; revoke it first or choose another name", name)
+			}
+		}
+		doc.Tokens = append(doc.Tokens, gen.Token{Name: name, Tier: gen.TokenTier(tier.String()), Sha256: Hash(token), Created: now.UTC().Format(time.RFC3339)})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// Revoke removes the token named name from the tokens file at path.
+func Revoke(path, name string) error {
+	return update(path, func(doc *gen.Tokens) error {
+		i := slices.IndexFunc(doc.Tokens, func(t gen.Token) bool { return t.Name == name })
+		if i < 0 {
+			return fmt.Errorf("no token named %q in %s; 3gs token list shows the names", name, path)
+		}
+		doc.Tokens = slices.Delete(doc.Tokens, i, i+1)
+		return nil
+	})
+}
+
+// update applies change to the tokens file under an exclusive lock, so two
+// `3gs token` commands at once cannot lose each other's change, and writes
+// the result atomically. The file is checked before and after.
+func update(path string, change func(*gen.Tokens) error) error {
+	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, FileMode)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking %s: %w", path+".lock", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	doc, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := change(doc); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if _, err := gen.DecodeTokens(data); err != nil {
+		return fmt.Errorf("refusing to write an invalid tokens file: %w", err)
+	}
+	return atomicfile.Write(path, data, FileMode)
+}
