@@ -223,6 +223,8 @@ func TestToolFileChecks(t *testing.T) {
 		{"missing hint", `"openWorldHint": false`, `"x": false`, `"annotations" must list exactly`},
 		{"name mismatch", `"name": "get_sources"`, `"name": "get_source"`, `so the file must be named get_source.json`},
 		{"duplicate key", `"tier": "public",`, `"tier": "public", "tier": "public",`, `duplicate key "tier"`},
+		{"discoverable public tool", `"tier": "public",`, `"tier": "public", "discoverable": true,`, `"discoverable" applies to user and admin tools`},
+		{"discoverable not a boolean", `"tier": "public",`, `"tier": "user", "discoverable": "yes",`, `"discoverable" must be a boolean`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

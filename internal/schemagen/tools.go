@@ -20,8 +20,8 @@ type Tool struct {
 	// Discoverable tools are listed to callers below their tier, so those
 	// learn the tool exists and that a token would unlock it.
 	Discoverable bool
-	Input       *Node
-	Output      *Node
+	Input        *Node
+	Output       *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
 	// the input and output schemas exactly as written (compacted), and
 	// annotations.

@@ -103,11 +103,11 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	var entries []jen.Code
 	for _, t := range tools {
 		entries = append(entries, jen.Values(jen.Dict{
-			jen.Id("Name"):     jen.Lit(t.Name),
+			jen.Id("Name"):         jen.Lit(t.Name),
 			jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
 			jen.Id("Discoverable"): jen.Lit(t.Discoverable),
-			jen.Id("Manifest"): jen.Id(manifestConst(t)),
-			jen.Id("call"):     jen.Id("call" + t.Method),
+			jen.Id("Manifest"):     jen.Id(manifestConst(t)),
+			jen.Id("call"):         jen.Id("call" + t.Method),
 		}))
 	}
 	f.Comment("Tools lists every tool in tools/list order (by name). Do not modify it.")
