@@ -8,6 +8,415 @@ import (
 )
 
 /*
+DecodeExplainMatchInput strictly decodes the arguments of explain_match. On
+failure the error is a strictjson.Errors listing every problem with its path,
+and the returned value holds whatever could be decoded, so callers can run
+further checks and report everything at once.
+*/
+func DecodeExplainMatchInput(data []byte) (*ExplainMatchInput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out ExplainMatchInput
+	decodeExplainMatchInput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeExplainMatchInput reads the object at p (schema/tools/explain_match.json#/inputSchema) into out.
+func decodeExplainMatchInput(d *strictjson.Decoder, p *strictjson.Path, out *ExplainMatchInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "query":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 500)
+				out.Query = v
+			}
+		case "threshold":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Threshold = &opt0
+			}
+		case "limit":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 10.0)
+					opt0 = v
+				}
+				out.Limit = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, explainMatchInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, explainMatchInputFields)
+}
+
+/*
+DecodeExplainMatchOutput strictly decodes a result of explain_match; tests use
+it to hold results to the output schema. On failure the error is a
+strictjson.Errors listing every problem with its path, and the returned value
+holds whatever could be decoded, so callers can run further checks and report
+everything at once.
+*/
+func DecodeExplainMatchOutput(data []byte) (*ExplainMatchOutput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out ExplainMatchOutput
+	decodeExplainMatchOutput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeExplainMatchOutput reads the object at p (schema/tools/explain_match.json#/outputSchema) into out.
+func decodeExplainMatchOutput(d *strictjson.Decoder, p *strictjson.Path, out *ExplainMatchOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "query":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Query = v
+			}
+		case "threshold":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Threshold = v
+			}
+		case "matched":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Matched = &opt0
+			}
+		case "candidates":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Candidate{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Candidate
+					decodeCandidate(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 10)
+				out.Candidates = items0
+			}
+		default:
+			d.UnknownKey(p, key, explainMatchOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1011, explainMatchOutputFields)
+}
+
+// decodeCandidate reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/candidate) into out.
+func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		case "coverage":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Coverage = v
+			}
+		case "phrase":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Phrase = v
+			}
+		case "best_phrase":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.BestPhrase = &opt0
+			}
+		case "adjacency":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Adjacency = v
+			}
+		case "fields":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []FieldCoverage{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 FieldCoverage
+					decodeFieldCoverage(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Fields = items0
+			}
+		case "words":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Word{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Word
+					decodeWord(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Words = items0
+			}
+		default:
+			d.UnknownKey(p, key, candidateFields)
+		}
+	}
+	d.Missing(p, seen, 0b111011111, candidateFields)
+}
+
+// decodeFieldCoverage reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/fieldCoverage) into out.
+func decodeFieldCoverage(d *strictjson.Decoder, p *strictjson.Path, out *FieldCoverage) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "field":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Field = v
+			}
+		case "coverage":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Coverage = v
+			}
+		default:
+			d.UnknownKey(p, key, fieldCoverageFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, fieldCoverageFields)
+}
+
+// decodeWord reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/word) into out.
+func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "word":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Word = v
+			}
+		case "kind":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Kind = v
+			}
+		case "weight":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Weight = v
+			}
+		case "contribution":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Contribution = v
+			}
+		case "term":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Term = &opt0
+			}
+		case "quality":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Quality = &opt0
+			}
+		case "in":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []string{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.In = items0
+				}
+			}
+		default:
+			d.UnknownKey(p, key, wordFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, wordFields)
+}
+
+/*
 DecodeGetEndorsementsInput strictly decodes the arguments of get_endorsements.
 On failure the error is a strictjson.Errors listing every problem with its path,
 and the returned value holds whatever could be decoded, so callers can run
@@ -1017,6 +1426,460 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *Categ
 	d.Missing(p, seen, 0b1111, categorySummaryFields)
 }
 
+/*
+DecodeReloadRegistryInput strictly decodes the arguments of reload_registry. On
+failure the error is a strictjson.Errors listing every problem with its path,
+and the returned value holds whatever could be decoded, so callers can run
+further checks and report everything at once.
+*/
+func DecodeReloadRegistryInput(data []byte) (*ReloadRegistryInput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out ReloadRegistryInput
+	decodeReloadRegistryInput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeReloadRegistryInput reads the object at p (schema/tools/reload_registry.json#/inputSchema) into out.
+func decodeReloadRegistryInput(d *strictjson.Decoder, p *strictjson.Path, out *ReloadRegistryInput) {
+	if !d.Object(p) {
+		return
+	}
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		default:
+			d.UnknownKey(p, key, nil)
+		}
+	}
+}
+
+/*
+DecodeReloadRegistryOutput strictly decodes a result of reload_registry; tests
+use it to hold results to the output schema. On failure the error is a
+strictjson.Errors listing every problem with its path, and the returned value
+holds whatever could be decoded, so callers can run further checks and report
+everything at once.
+*/
+func DecodeReloadRegistryOutput(data []byte) (*ReloadRegistryOutput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out ReloadRegistryOutput
+	decodeReloadRegistryOutput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeReloadRegistryOutput reads the object at p (schema/tools/reload_registry.json#/outputSchema) into out.
+func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *ReloadRegistryOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "reloaded":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Reloaded = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.RegistryVersion = v
+			}
+		case "registry_sha256":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
+				out.RegistrySha256 = v
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.CategoryCount = v
+			}
+		case "verified":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Verified = v
+			}
+		case "errors":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Problem{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Problem
+					decodeProblem(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.Errors = items0
+				}
+			}
+		default:
+			d.UnknownKey(p, key, reloadRegistryOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111, reloadRegistryOutputFields)
+}
+
+// decodeProblem reads the object at p (schema/tools/reload_registry.json#/outputSchema/$defs/problem) into out.
+func decodeProblem(d *strictjson.Decoder, p *strictjson.Path, out *Problem) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "path":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Path = v
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Reason = v
+			}
+		default:
+			d.UnknownKey(p, key, problemFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, problemFields)
+}
+
+/*
+DecodeRemoveCategoryInput strictly decodes the arguments of remove_category. On
+failure the error is a strictjson.Errors listing every problem with its path,
+and the returned value holds whatever could be decoded, so callers can run
+further checks and report everything at once.
+*/
+func DecodeRemoveCategoryInput(data []byte) (*RemoveCategoryInput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out RemoveCategoryInput
+	decodeRemoveCategoryInput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeRemoveCategoryInput reads the object at p (schema/tools/remove_category.json#/inputSchema) into out.
+func decodeRemoveCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *RemoveCategoryInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
+				out.Slug = v
+			}
+		default:
+			d.UnknownKey(p, key, removeCategoryInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, removeCategoryInputFields)
+}
+
+/*
+DecodeRemoveCategoryOutput strictly decodes a result of remove_category; tests
+use it to hold results to the output schema. On failure the error is a
+strictjson.Errors listing every problem with its path, and the returned value
+holds whatever could be decoded, so callers can run further checks and report
+everything at once.
+*/
+func DecodeRemoveCategoryOutput(data []byte) (*RemoveCategoryOutput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out RemoveCategoryOutput
+	decodeRemoveCategoryOutput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeRemoveCategoryOutput reads the object at p (schema/tools/remove_category.json#/outputSchema) into out.
+func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *RemoveCategoryOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.RegistryVersion = v
+			}
+		case "updated":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Updated = v
+			}
+		case "registry_sha256":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
+				out.RegistrySha256 = v
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.CategoryCount = v
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Signed = v
+			}
+		default:
+			d.UnknownKey(p, key, removeCategoryOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b111111, removeCategoryOutputFields)
+}
+
+/*
+DecodeUpsertCategoryInput strictly decodes the arguments of upsert_category. On
+failure the error is a strictjson.Errors listing every problem with its path,
+and the returned value holds whatever could be decoded, so callers can run
+further checks and report everything at once.
+*/
+func DecodeUpsertCategoryInput(data []byte) (*UpsertCategoryInput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out UpsertCategoryInput
+	decodeUpsertCategoryInput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeUpsertCategoryInput reads the object at p (schema/tools/upsert_category.json#/inputSchema) into out.
+func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *UpsertCategoryInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
+				out.Slug = v
+			}
+		case "category":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			decodeCategory(d, &fp, &out.Category)
+		default:
+			d.UnknownKey(p, key, upsertCategoryInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, upsertCategoryInputFields)
+}
+
+/*
+DecodeUpsertCategoryOutput strictly decodes a result of upsert_category; tests
+use it to hold results to the output schema. On failure the error is a
+strictjson.Errors listing every problem with its path, and the returned value
+holds whatever could be decoded, so callers can run further checks and report
+everything at once.
+*/
+func DecodeUpsertCategoryOutput(data []byte) (*UpsertCategoryOutput, error) {
+	d, err := strictjson.NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out UpsertCategoryOutput
+	decodeUpsertCategoryOutput(d, nil, &out)
+	return &out, d.Finish()
+}
+
+// decodeUpsertCategoryOutput reads the object at p (schema/tools/upsert_category.json#/outputSchema) into out.
+func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *UpsertCategoryOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "created":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Created = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.RegistryVersion = v
+			}
+		case "updated":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Updated = v
+			}
+		case "registry_sha256":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
+				out.RegistrySha256 = v
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.CategoryCount = v
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Signed = v
+			}
+		default:
+			d.UnknownKey(p, key, upsertCategoryOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111111, upsertCategoryOutputFields)
+}
+
+// explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
+var explainMatchInputFields = []string{"query", "threshold", "limit"}
+
+// explainMatchOutputFields lists ExplainMatchOutput's fields in schema order; bit i of a decoder's seen set stands for explainMatchOutputFields[i].
+var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
+
+// candidateFields lists Candidate's fields in schema order; bit i of a decoder's seen set stands for candidateFields[i].
+var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "fields", "words"}
+
+// fieldCoverageFields lists FieldCoverage's fields in schema order; bit i of a decoder's seen set stands for fieldCoverageFields[i].
+var fieldCoverageFields = []string{"field", "coverage"}
+
+// wordFields lists Word's fields in schema order; bit i of a decoder's seen set stands for wordFields[i].
+var wordFields = []string{"word", "kind", "weight", "contribution", "term", "quality", "in"}
+
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
 
@@ -1059,3 +1922,22 @@ var listCategoriesOutputFields = []string{"categories"}
 
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
 var categorySummaryFields = []string{"slug", "name", "description", "tags"}
+
+// reloadRegistryOutputFields lists ReloadRegistryOutput's fields in schema order; bit i of a decoder's seen set stands for reloadRegistryOutputFields[i].
+var reloadRegistryOutputFields = []string{"reloaded", "registry_version", "registry_sha256", "category_count", "verified", "errors"}
+
+// problemFields lists Problem's fields in schema order; bit i of a decoder's seen set stands for problemFields[i].
+var problemFields = []string{"path", "reason"}
+var patternRemoveCategoryInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+
+// removeCategoryInputFields lists RemoveCategoryInput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryInputFields[i].
+var removeCategoryInputFields = []string{"slug"}
+
+// removeCategoryOutputFields lists RemoveCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryOutputFields[i].
+var removeCategoryOutputFields = []string{"slug", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
+
+// upsertCategoryInputFields lists UpsertCategoryInput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryInputFields[i].
+var upsertCategoryInputFields = []string{"slug", "category"}
+
+// upsertCategoryOutputFields lists UpsertCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryOutputFields[i].
+var upsertCategoryOutputFields = []string{"slug", "created", "registry_version", "updated", "registry_sha256", "category_count", "signed"}

@@ -53,7 +53,7 @@ func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, 
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -63,6 +63,12 @@ func Pretouch() error {
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{{
+	Discoverable: true,
+	Manifest:     manifestExplainMatch,
+	Name:         "explain_match",
+	Tier:         TierUser,
+	call:         callExplainMatch,
+}, {
 	Discoverable: false,
 	Manifest:     manifestGetEndorsements,
 	Name:         "get_endorsements",
@@ -86,21 +92,70 @@ var Tools = []Tool{{
 	Name:         "list_categories",
 	Tier:         TierPublic,
 	call:         callListCategories,
+}, {
+	Discoverable: true,
+	Manifest:     manifestReloadRegistry,
+	Name:         "reload_registry",
+	Tier:         TierAdmin,
+	call:         callReloadRegistry,
+}, {
+	Discoverable: false,
+	Manifest:     manifestRemoveCategory,
+	Name:         "remove_category",
+	Tier:         TierAdmin,
+	call:         callRemoveCategory,
+}, {
+	Discoverable: false,
+	Manifest:     manifestUpsertCategory,
+	Name:         "upsert_category",
+	Tier:         TierAdmin,
+	call:         callUpsertCategory,
 }}
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.
 func LookupTool(name string) *Tool {
 	switch name {
-	case "get_endorsements":
+	case "explain_match":
 		return &Tools[0]
-	case "get_provenance":
+	case "get_endorsements":
 		return &Tools[1]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[2]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[3]
+	case "list_categories":
+		return &Tools[4]
+	case "reload_registry":
+		return &Tools[5]
+	case "remove_category":
+		return &Tools[6]
+	case "upsert_category":
+		return &Tools[7]
 	}
 	return nil
+}
+
+// callExplainMatch runs explain_match.
+func callExplainMatch(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	in, err := DecodeExplainMatchInput(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.ExplainMatch(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("explain_match: handler returned no result")
+	}
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.ExplainMatchText(out),
+	}, nil
 }
 
 // callGetEndorsements runs get_endorsements.
@@ -192,5 +247,74 @@ func callListCategories(ctx context.Context, h ToolHandlers, args []byte) (*Resu
 	return &Result{
 		Structured: structured,
 		Text:       h.ListCategoriesText(out),
+	}, nil
+}
+
+// callReloadRegistry runs reload_registry.
+func callReloadRegistry(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	in, err := DecodeReloadRegistryInput(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.ReloadRegistry(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("reload_registry: handler returned no result")
+	}
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.ReloadRegistryText(out),
+	}, nil
+}
+
+// callRemoveCategory runs remove_category.
+func callRemoveCategory(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	in, err := DecodeRemoveCategoryInput(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.RemoveCategory(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("remove_category: handler returned no result")
+	}
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.RemoveCategoryText(out),
+	}, nil
+}
+
+// callUpsertCategory runs upsert_category.
+func callUpsertCategory(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	in, err := DecodeUpsertCategoryInput(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.UpsertCategory(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New("upsert_category: handler returned no result")
+	}
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Structured: structured,
+		Text:       h.UpsertCategoryText(out),
 	}, nil
 }

@@ -10,6 +10,10 @@ import "context"
 // accompanies it. A *ToolError from the first becomes a result with isError: true;
 // any other error is an internal error.
 type ToolHandlers interface {
+	// ExplainMatch serves explain_match: Explain a match.
+	ExplainMatch(ctx context.Context, in *ExplainMatchInput) (*ExplainMatchOutput, error)
+	// ExplainMatchText renders a explain_match result as plain text.
+	ExplainMatchText(out *ExplainMatchOutput) string
 	// GetEndorsements serves get_endorsements: Get endorsements.
 	GetEndorsements(ctx context.Context, in *GetEndorsementsInput) (*GetEndorsementsOutput, error)
 	// GetEndorsementsText renders a get_endorsements result as plain text.
@@ -26,14 +30,30 @@ type ToolHandlers interface {
 	ListCategories(ctx context.Context, in *ListCategoriesInput) (*ListCategoriesOutput, error)
 	// ListCategoriesText renders a list_categories result as plain text.
 	ListCategoriesText(out *ListCategoriesOutput) string
+	// ReloadRegistry serves reload_registry: Reload the registry.
+	ReloadRegistry(ctx context.Context, in *ReloadRegistryInput) (*ReloadRegistryOutput, error)
+	// ReloadRegistryText renders a reload_registry result as plain text.
+	ReloadRegistryText(out *ReloadRegistryOutput) string
+	// RemoveCategory serves remove_category: Remove a category.
+	RemoveCategory(ctx context.Context, in *RemoveCategoryInput) (*RemoveCategoryOutput, error)
+	// RemoveCategoryText renders a remove_category result as plain text.
+	RemoveCategoryText(out *RemoveCategoryOutput) string
+	// UpsertCategory serves upsert_category: Add or replace a category.
+	UpsertCategory(ctx context.Context, in *UpsertCategoryInput) (*UpsertCategoryOutput, error)
+	// UpsertCategoryText renders a upsert_category result as plain text.
+	UpsertCategoryText(out *UpsertCategoryOutput) string
 }
 
 // Tool names as clients send them in tools/call.
 const (
+	ToolExplainMatch    = "explain_match"
 	ToolGetEndorsements = "get_endorsements"
 	ToolGetProvenance   = "get_provenance"
 	ToolGetSources      = "get_sources"
 	ToolListCategories  = "list_categories"
+	ToolReloadRegistry  = "reload_registry"
+	ToolRemoveCategory  = "remove_category"
+	ToolUpsertCategory  = "upsert_category"
 )
 
 // GetEndorsementsInput is the input of get_endorsements, which takes no parameters.
@@ -44,3 +64,6 @@ type GetProvenanceInput struct{}
 
 // ListCategoriesInput is the input of list_categories, which takes no parameters.
 type ListCategoriesInput struct{}
+
+// ReloadRegistryInput is the input of reload_registry, which takes no parameters.
+type ReloadRegistryInput struct{}

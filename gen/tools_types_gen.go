@@ -21,6 +21,36 @@ type AnsweringCurator struct {
 	Pubkey string `json:"pubkey"`
 }
 
+type Candidate struct {
+	// The weight share of query word pairs found side by side in one field.
+	Adjacency float64 `json:"adjacency"`
+
+	// That field, as the matcher stores it (stems, stop words removed).
+	BestPhrase *string `json:"best_phrase,omitempty,omitzero"`
+
+	// The share of the query's weight the category explains, from 0 to 1.
+	Coverage float64 `json:"coverage"`
+
+	// Coverage split by the field the evidence came from; fields that explain nothing
+	// are left out.
+	Fields []FieldCoverage `json:"fields"`
+
+	// The category's name.
+	Name string `json:"name"`
+
+	// How fully the best short field and the query cover each other, from 0 to 1.
+	Phrase float64 `json:"phrase"`
+
+	// Its match score from 0 to 1.
+	Score float64 `json:"score"`
+
+	// The category's slug.
+	Slug string `json:"slug"`
+
+	// Each query word's part, in query order.
+	Words []Word `json:"words"`
+}
+
 type CategorySummary struct {
 	// What the category covers.
 	Description string `json:"description"`
@@ -41,6 +71,41 @@ type ClosestCategory struct {
 
 	// The best-scoring category, below the threshold.
 	Slug string `json:"slug"`
+}
+
+type ExplainMatchInput struct {
+	// How many candidates to explain, 1 to 10 (default 5).
+	Limit *int `json:"limit,omitempty,omitzero"`
+
+	// The topic in plain words, as an agent would pass it to get_sources.
+	Query string `json:"query"`
+
+	// The threshold to judge candidates by, from 0 to 1 (default: the server's).
+	Threshold *float64 `json:"threshold,omitempty,omitzero"`
+}
+
+type ExplainMatchOutput struct {
+	// The best candidates, best first.
+	Candidates []Candidate `json:"candidates"`
+
+	// The slug get_sources would answer with; absent when no candidate reaches the
+	// threshold.
+	Matched *string `json:"matched,omitempty,omitzero"`
+
+	// The query as received.
+	Query string `json:"query"`
+
+	// The threshold applied.
+	Threshold float64 `json:"threshold"`
+}
+
+type FieldCoverage struct {
+	// Its part of the coverage.
+	Coverage float64 `json:"coverage"`
+
+	// The field: slug, name, pattern, source name, source host, description, source
+	// why or source type.
+	Field string `json:"field"`
 }
 
 type GetEndorsementsOutput struct {
@@ -158,6 +223,15 @@ type ListCategoriesOutput struct {
 	Categories []CategorySummary `json:"categories"`
 }
 
+type Problem struct {
+	// Where in the file, e.g. categories.rust-learning.sources[1].url; empty for the
+	// whole file.
+	Path string `json:"path"`
+
+	// What is wrong.
+	Reason string `json:"reason"`
+}
+
 type RankedSource struct {
 	// Source title.
 	Name string `json:"name"`
@@ -183,6 +257,82 @@ type RegistryCurator struct {
 	Pubkey string `json:"pubkey"`
 }
 
+type ReloadRegistryOutput struct {
+	// How many categories the served registry holds.
+	CategoryCount int `json:"category_count"`
+
+	// Every problem found in the file on disk, when it was not loaded.
+	Errors []Problem `json:"errors,omitempty,omitzero"`
+
+	// Hex SHA-256 of the registry served after the call.
+	RegistrySha256 string `json:"registry_sha256"`
+
+	// The version of the registry served after the call.
+	RegistryVersion string `json:"registry_version"`
+
+	// True when the file on disk is now served; false when the old registry stays.
+	Reloaded bool `json:"reloaded"`
+
+	// Whether a curator signature verifies the registry served.
+	Verified bool `json:"verified"`
+}
+
+type RemoveCategoryInput struct {
+	// The category's slug: lower-case words joined by hyphens, e.g. "rust-learning".
+	Slug string `json:"slug"`
+}
+
+type RemoveCategoryOutput struct {
+	// How many categories the registry holds now.
+	CategoryCount int `json:"category_count"`
+
+	// Hex SHA-256 of the registry file as written.
+	RegistrySha256 string `json:"registry_sha256"`
+
+	// The registry's version after the change (its patch number went up).
+	RegistryVersion string `json:"registry_version"`
+
+	// Whether the server re-signed the file with the curator key.
+	Signed bool `json:"signed"`
+
+	// The category changed.
+	Slug string `json:"slug"`
+
+	// The registry's updated day after the change (today, YYYY-MM-DD).
+	Updated string `json:"updated"`
+}
+
+type UpsertCategoryInput struct {
+	// The whole category, as it would appear under categories in registry.json.
+	Category Category `json:"category"`
+
+	// The category's slug: lower-case words joined by hyphens, e.g. "rust-learning".
+	Slug string `json:"slug"`
+}
+
+type UpsertCategoryOutput struct {
+	// How many categories the registry holds now.
+	CategoryCount int `json:"category_count"`
+
+	// True when the slug was new, false when an existing category was replaced.
+	Created bool `json:"created"`
+
+	// Hex SHA-256 of the registry file as written.
+	RegistrySha256 string `json:"registry_sha256"`
+
+	// The registry's version after the change (its patch number went up).
+	RegistryVersion string `json:"registry_version"`
+
+	// Whether the server re-signed the file with the curator key.
+	Signed bool `json:"signed"`
+
+	// The category changed.
+	Slug string `json:"slug"`
+
+	// The registry's updated day after the change (today, YYYY-MM-DD).
+	Updated string `json:"updated"`
+}
+
 type Verification struct {
 	// The 3gs command that checks the signature, absent when there is none to check.
 	Command *string `json:"command,omitempty,omitzero"`
@@ -203,4 +353,28 @@ type VerificationStep struct {
 
 	// What the step does.
 	What string `json:"what"`
+}
+
+type Word struct {
+	// Its part of this category's coverage.
+	Contribution float64 `json:"contribution"`
+
+	// The fields that term is in.
+	In []string `json:"in,omitempty,omitzero"`
+
+	// How it met the registry's vocabulary: none, exact, stem, split, abbreviation,
+	// typo or prefix.
+	Kind string `json:"kind"`
+
+	// How well it met that term, from 0 to 1 (1 is exact).
+	Quality *float64 `json:"quality,omitempty,omitzero"`
+
+	// The term it met in this category; absent when it met none here.
+	Term *string `json:"term,omitempty,omitzero"`
+
+	// Its share of the query's weight.
+	Weight float64 `json:"weight"`
+
+	// The word as written, lower-cased.
+	Word string `json:"word"`
 }

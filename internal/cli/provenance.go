@@ -227,6 +227,7 @@ func loadProblem(err error) error {
 type served struct {
 	reg   *registry.Registry
 	name  string // for messages: a path or "embedded registry.json"
+	path  string // absolute path of the registry file; empty when embedded
 	sig   signature.Status
 	files signature.Files
 }
@@ -262,7 +263,7 @@ func loadServed(env *Env, cmd, path string) (*served, bool) {
 		fmt.Fprintf(env.Stderr, "3gs %s: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", cmd, path, loadProblem(err), signature.ShellQuote(path))
 		return nil, false
 	}
-	s := &served{reg: reg, name: path, sig: signature.Check(reg, doc)}
+	s := &served{reg: reg, name: path, path: abs, sig: signature.Check(reg, doc)}
 	s.files = signature.Files{
 		Registry: abs, Signature: abs + signature.Suffix,
 		Where: "The server reads " + abs + " and its signature " + abs + signature.Suffix + "; run the steps where you can read both files.",

@@ -2,12 +2,17 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -22,6 +27,8 @@ func serveFlags(f *Flags) {
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600")
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
+	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
+	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
 	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature file does not verify; get_provenance then reports it as not verified")
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
@@ -59,17 +66,29 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	if !checkProvenance(env, f, log, srvd) {
+	key, ok := checkProvenance(env, f, log, srvd)
+	if !ok {
+		return ExitFail
+	}
+	keyring, ok := loadKeyring(ctx, env, f, log)
+	if !ok {
 		return ExitFail
 	}
 	reg := srvd.reg
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	handlers := tools.New(tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: threshold, Signature: srvd.sig, Files: srvd.files})
-	srv := mcp.NewServer(mcp.Config{Handlers: handlers, Version: buildVersion(), Log: log})
+	cfg := tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: threshold, Signature: srvd.sig, Files: srvd.files}
+	if srvd.path != "" {
+		audit := f.Value("audit-log")
+		if audit == "" {
+			audit = srvd.path + ".audit.jsonl"
+		}
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
+	}
+	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(cfg), Version: buildVersion(), Log: log, Keyring: keyring})
 	log.Info("serving MCP on stdio", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	err = stdio.Serve(ctx, srv.NewSession(), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
+	err = stdio.Serve(ctx, srv.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
 	if err != nil {
 		log.Error("stdio failed", "err", err)
 		return ExitFail
@@ -83,7 +102,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 // --allow-unsigned says to serve the registry marked unverified; a missing
 // one is served as unsigned. A configured key must be the curator's, or
 // what it signs later could never verify.
-func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) bool {
+func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.PrivateKey, bool) {
 	st := s.sig
 	switch {
 	case st.Signed() && !st.Verified && !flagBool(f, "allow-unsigned"):
@@ -91,7 +110,7 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) bool {
 			"If the registry was changed on purpose, its curator re-signs it: 3gs sign --key-file KEY %s\n"+
 			"To serve it anyway, reported as not verified by get_provenance, add --allow-unsigned (THREEGS_ALLOW_UNSIGNED=1).\n",
 			s.name, st.Problem, signature.ShellQuote(s.files.Registry))
-		return false
+		return nil, false
 	case st.Signed() && !st.Verified:
 		log.Warn("serving a registry whose signature does not verify (--allow-unsigned)", "registry", s.name, "problem", st.Problem.Error())
 	case st.Verified:
@@ -106,19 +125,62 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) bool {
 	key, from, err := signingKey(env, f, func(msg string) { log.Warn(msg) })
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
-		return false
+		return nil, false
 	}
 	if key == nil {
-		return true
+		return nil, true
 	}
 	if err := signature.CheckCurator(s.reg, pkarr.Public(key)); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs serve: the key from %s is %s, but %s names curator key %s.\n"+
 			"Serve with the curator's key, or make this key the curator's: set \"pubkey\": %q in the registry's \"curator\" and run 3gs sign.\n",
 			from, pkarr.URI(pkarr.Public(key)), s.name, s.reg.Curator().Pubkey, pkarr.URI(pkarr.Public(key)))
-		return false
+		return nil, false
 	}
 	log.Info("curator key loaded", "from", from, "pubkey", pkarr.URI(pkarr.Public(key)))
-	return true
+	return key, true
+}
+
+// stdioTokenEnv holds the token of a stdio session: the host that starts
+// 3gs sets it, since a stdio client has no header to send one in.
+const stdioTokenEnv = "THREEGS_TOKEN"
+
+// loadKeyring reads --tokens and re-reads it on SIGHUP for as long as the
+// process runs. A bad file at start stops the server; a bad file on SIGHUP
+// is logged and the tokens in use stay.
+func loadKeyring(ctx context.Context, env *Env, f *Flags, log *slog.Logger) (*auth.Keyring, bool) {
+	path := f.Value("tokens")
+	if path == "" {
+		if env.Getenv(stdioTokenEnv) != "" {
+			log.Warn(stdioTokenEnv + " is set but no --tokens file is given, so the token cannot be checked; every caller is public")
+		}
+		return nil, true
+	}
+	k, err := auth.LoadKeyring(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: --tokens: %v\nFix the file, or make a new one with 3gs token new --tokens %s ...\n", err, signature.ShellQuote(path))
+		return nil, false
+	}
+	counts := k.Count()
+	log.Info("tokens loaded", "file", path, "user", counts[gen.TierUser], "admin", counts[gen.TierAdmin])
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+			}
+			if err := k.Reload(); err != nil {
+				log.Error("SIGHUP: tokens file not reloaded; the tokens in use stay", "file", path, "err", err)
+				continue
+			}
+			counts := k.Count()
+			log.Info("SIGHUP: tokens reloaded", "file", path, "user", counts[gen.TierUser], "admin", counts[gen.TierAdmin])
+		}
+	}()
+	return k, true
 }
 
 func flagBool(f *Flags, name string) bool {

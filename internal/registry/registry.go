@@ -182,6 +182,19 @@ func urlKey(raw string) string {
 	return u.String()
 }
 
+// Document returns a copy of the decoded document that may be changed and
+// loaded again: its categories map is the copy's own. Categories themselves
+// are shared, so replace a category rather than modifying it.
+func (r *Registry) Document() gen.Registry {
+	doc := r.doc
+	doc.Categories = make(map[string]gen.Category, len(r.doc.Categories))
+	for slug, c := range r.doc.Categories {
+		doc.Categories[slug] = c
+	}
+	doc.Endorsements = slices.Clone(r.doc.Endorsements)
+	return doc
+}
+
 // Version is the registry content version.
 func (r *Registry) Version() string { return r.doc.Version }
 

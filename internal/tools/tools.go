@@ -5,6 +5,7 @@ package tools
 
 import (
 	"context"
+	"sync/atomic"
 	"errors"
 	"fmt"
 	"math"
@@ -22,17 +23,34 @@ import (
 // neither the server (MATCH_THRESHOLD) nor the call sets one.
 const DefaultThreshold = 0.4
 
-// Handlers serves the registry tools. It holds no mutable state.
+// Handlers serves the tools. What they read is one immutable snapshot,
+// swapped whole when an admin tool changes the registry, so a request that
+// started on the old registry finishes on it and no request sees half a
+// change.
 type Handlers struct {
+	cur       atomic.Pointer[snapshot]
+	threshold float64
+	edit      *editor // nil when the registry has no file to write
+}
+
+var _ gen.ToolHandlers = (*Handlers)(nil)
+
+// snapshot is a registry with everything derived from it.
+type snapshot struct {
 	reg       *registry.Registry
 	matcher   matcher.Matcher
-	threshold float64
 	signature signature.Status
 	files     signature.Files
 	slugs     []string // sorted, for no-match answers
 }
 
-var _ gen.ToolHandlers = (*Handlers)(nil)
+func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files) *snapshot {
+	s := &snapshot{reg: reg, matcher: m, signature: st, files: files}
+	for _, cat := range reg.Categories() {
+		s.slugs = append(s.slugs, cat.Slug)
+	}
+	return s
+}
 
 // Config is what the handlers serve.
 type Config struct {
@@ -46,13 +64,16 @@ type Config struct {
 	// Files names the registry and signature files in get_provenance's
 	// verification steps.
 	Files signature.Files
+	// Edit, when set, lets the admin tools change the registry file.
+	Edit *EditConfig
 }
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{reg: c.Registry, matcher: c.Matcher, threshold: c.Threshold, signature: c.Signature, files: c.Files}
-	for _, cat := range c.Registry.Categories() {
-		h.slugs = append(h.slugs, cat.Slug)
+	h := &Handlers{threshold: c.Threshold}
+	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files))
+	if c.Edit != nil {
+		h.edit = newEditor(*c.Edit)
 	}
 	return h
 }
@@ -63,8 +84,9 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 	if in.Threshold != nil {
 		threshold = *in.Threshold
 	}
+	s := h.cur.Load()
 	empty := &gen.GetSourcesOutput{Query: in.Query, Sources: []gen.RankedSource{}}
-	ranked, err := h.matcher.Match(in.Query, 1+maxAlternatives)
+	ranked, err := s.matcher.Match(in.Query, 1+maxAlternatives)
 	switch {
 	case errors.Is(err, matcher.ErrEmptyQuery):
 		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
@@ -74,24 +96,24 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		return nil, err
 	}
 	if len(ranked) == 0 || ranked[0].Score < threshold {
-		return nil, h.noMatch(in.Query, ranked, threshold)
+		return nil, s.noMatch(in.Query, ranked, threshold)
 	}
 	best := ranked[0]
-	c, _ := h.reg.Category(best.Slug)
-	cur := h.reg.Curator()
+	c, _ := s.reg.Category(best.Slug)
+	cur := s.reg.Curator()
 	out := &gen.GetSourcesOutput{
 		Query:           in.Query,
 		Slug:            &c.Slug,
 		Name:            &c.Name,
 		Description:     &c.Description,
 		Score:           &best.Score,
-		RegistryVersion: ptr(h.reg.Version()),
+		RegistryVersion: ptr(s.reg.Version()),
 		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
 	}
 	for _, s := range c.Sources {
 		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
 	}
-	out.Alternatives = h.alternatives(ranked[1:], threshold)
+	out.Alternatives = s.alternatives(ranked[1:], threshold)
 	return out, nil
 }
 
@@ -100,32 +122,32 @@ const maxAlternatives = 2
 
 // alternatives are the runner-ups worth offering: those scoring above half
 // the threshold. Below that they are noise, not near misses.
-func (h *Handlers) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
+func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
 	var out []gen.AlternativeCategory
-	for _, s := range rest[:min(len(rest), maxAlternatives)] {
-		if s.Score <= threshold/2 {
+	for _, r := range rest[:min(len(rest), maxAlternatives)] {
+		if r.Score <= threshold/2 {
 			break
 		}
-		c, _ := h.reg.Category(s.Slug)
-		out = append(out, gen.AlternativeCategory{Slug: s.Slug, Name: c.Name, Score: s.Score})
+		c, _ := s.reg.Category(r.Slug)
+		out = append(out, gen.AlternativeCategory{Slug: r.Slug, Name: c.Name, Score: r.Score})
 	}
 	return out
 }
 
-func (h *Handlers) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
-	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, AvailableCategories: h.slugs}
+func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
+	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, AvailableCategories: s.slugs}
 	var b strings.Builder
 	fmt.Fprintf(&b, "No matching category found for query '%s'.", query)
 	if len(ranked) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
-		out.Alternatives = h.alternatives(ranked[1:], threshold)
+		out.Alternatives = s.alternatives(ranked[1:], threshold)
 		fmt.Fprintf(&b, " Closest match: %s (score: %s)", ranked[0].Slug, fmtScore(ranked[0].Score))
 		for _, a := range out.Alternatives {
 			fmt.Fprintf(&b, ", then %s (score: %s)", a.Slug, fmtScore(a.Score))
 		}
 		b.WriteByte('.')
 	}
-	fmt.Fprintf(&b, " Available categories: %s. Matches need a score of at least %s; rephrase the query, pass a lower threshold, or call list_categories.", strings.Join(h.slugs, ", "), strconv.FormatFloat(threshold, 'f', -1, 64))
+	fmt.Fprintf(&b, " Available categories: %s. Matches need a score of at least %s; rephrase the query, pass a lower threshold, or call list_categories.", strings.Join(s.slugs, ", "), strconv.FormatFloat(threshold, 'f', -1, 64))
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 
@@ -172,7 +194,7 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 // ListCategories implements gen.ToolHandlers.
 func (h *Handlers) ListCategories(context.Context, *gen.ListCategoriesInput) (*gen.ListCategoriesOutput, error) {
 	out := &gen.ListCategoriesOutput{Categories: []gen.CategorySummary{}}
-	for _, c := range h.reg.Categories() {
+	for _, c := range h.cur.Load().reg.Categories() {
 		out.Categories = append(out.Categories, gen.CategorySummary{Slug: c.Slug, Name: c.Name, Description: c.Description, Tags: strings.Split(c.Slug, "-")})
 	}
 	return out, nil
@@ -190,17 +212,18 @@ func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
 
 // GetProvenance implements gen.ToolHandlers.
 func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
-	cur := h.reg.Curator()
-	curatorKey, configured := h.reg.CuratorKey()
-	st := h.signature
+	s := h.cur.Load()
+	cur := s.reg.Curator()
+	curatorKey, configured := s.reg.CuratorKey()
+	st := s.signature
 	out := &gen.GetProvenanceOutput{
 		Curator:          gen.RegistryCurator{Name: cur.Name, Pubkey: cur.Pubkey},
 		PubkeyConfigured: configured,
-		Version:          h.reg.Version(),
-		Updated:          h.reg.Updated(),
-		CategoryCount:    len(h.reg.Categories()),
-		EndorsementCount: len(h.reg.Endorsements()),
-		RegistrySha256:   h.reg.SHA256(),
+		Version:          s.reg.Version(),
+		Updated:          s.reg.Updated(),
+		CategoryCount:    len(s.reg.Categories()),
+		EndorsementCount: len(s.reg.Endorsements()),
+		RegistrySha256:   s.reg.SHA256(),
 		Signed:           st.Signed(),
 		Verified:         st.Verified,
 	}
@@ -214,16 +237,16 @@ func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen
 	switch {
 	case st.Verified:
 		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
-		ins = signature.SignedInstructions(curatorKey, h.reg.SHA256(), h.files)
+		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), s.files)
 	case st.Signed():
 		out.SignatureDetail = "NOT VERIFIED: " + st.Problem.Error() + ". Do not rely on this registry's origin until its curator re-signs it."
-		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
 	case configured:
 		out.SignatureDetail = "Unsigned: the registry names curator key " + cur.Pubkey + ", but no signature file accompanies it, so nothing proves the curator wrote these bytes."
-		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
 	default:
 		out.SignatureDetail = "Unsigned: the registry has no curator key yet (" + registry.Placeholder + "), so it cannot be signed; the digest only shows which bytes are served."
-		ins = signature.UnsignedInstructions(h.reg.SHA256(), h.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
 	}
 	out.Verification = gen.Verification{Where: ins.Where, Steps: []gen.VerificationStep{}}
 	if ins.Command != "" {
@@ -271,7 +294,7 @@ func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
 // GetEndorsements implements gen.ToolHandlers.
 func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (*gen.GetEndorsementsOutput, error) {
 	out := &gen.GetEndorsementsOutput{Endorsements: []gen.GetEndorsementsOutputEndorsementsElem{}}
-	for _, e := range h.reg.Endorsements() {
+	for _, e := range h.cur.Load().reg.Endorsements() {
 		out.Endorsements = append(out.Endorsements, gen.GetEndorsementsOutputEndorsementsElem{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since})
 	}
 	return out, nil

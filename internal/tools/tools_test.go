@@ -30,6 +30,10 @@ var outputDecoders = map[string]func([]byte) error{
 	gen.ToolListCategories:  func(b []byte) error { _, err := gen.DecodeListCategoriesOutput(b); return err },
 	gen.ToolGetProvenance:   func(b []byte) error { _, err := gen.DecodeGetProvenanceOutput(b); return err },
 	gen.ToolGetEndorsements: func(b []byte) error { _, err := gen.DecodeGetEndorsementsOutput(b); return err },
+	gen.ToolExplainMatch:    func(b []byte) error { _, err := gen.DecodeExplainMatchOutput(b); return err },
+	gen.ToolUpsertCategory:  func(b []byte) error { _, err := gen.DecodeUpsertCategoryOutput(b); return err },
+	gen.ToolRemoveCategory:  func(b []byte) error { _, err := gen.DecodeRemoveCategoryOutput(b); return err },
+	gen.ToolReloadRegistry:  func(b []byte) error { _, err := gen.DecodeReloadRegistryOutput(b); return err },
 }
 
 // Every result, error results included, must match the tool's outputSchema:
@@ -45,6 +49,15 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 		{gen.ToolListCategories, `{}`},
 		{gen.ToolGetProvenance, `{}`},
 		{gen.ToolGetEndorsements, `{}`},
+		{gen.ToolExplainMatch, `{"query":"how do I harden a linux server"}`},
+		{gen.ToolExplainMatch, `{"query":"zzzz qqqq","limit":1,"threshold":0.9}`},
+		{gen.ToolExplainMatch, `{"query":"the of and"}`},
+		// No registry file here: the admin tools answer with the state kept.
+		{gen.ToolUpsertCategory, `{"slug":"x","category":{"name":"X","description":"D","query_patterns":["a b","c d","e f"],"sources":[` +
+			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"tool","why":"W"},` +
+			`{"rank":3,"name":"C","url":"https://c.example/","type":"tool","why":"W"}]}}`},
+		{gen.ToolRemoveCategory, `{"slug":"rust-learning"}`},
+		{gen.ToolReloadRegistry, `{}`},
 	}
 	seen := map[string]bool{}
 	for _, c := range calls {

@@ -14,10 +14,12 @@ const info = client.getServerVersion();
 assert.equal(info.name, "three-good-sources");
 
 const { tools } = await client.listTools();
-assert.deepEqual(tools.map((t) => t.name).sort(), ["get_endorsements", "get_provenance", "get_sources", "list_categories"]);
+// Without a token: the four registry tools, and the two gated tools that
+// are discoverable (listed so an agent learns a token would unlock them).
+assert.deepEqual(tools.map((t) => t.name).sort(), ["explain_match", "get_endorsements", "get_provenance", "get_sources", "list_categories", "reload_registry"]);
 for (const t of tools) {
   assert.equal(t.inputSchema.type, "object", `${t.name} input schema`);
-  assert.equal(t.annotations.readOnlyHint, true, `${t.name} readOnlyHint`);
+  assert.equal(t.annotations.readOnlyHint, t.name !== "reload_registry", `${t.name} readOnlyHint`);
   assert.equal(t.annotations.openWorldHint, false, `${t.name} openWorldHint`);
 }
 
@@ -52,6 +54,8 @@ await assert.rejects(
   (err) => err.code === -32602,
 );
 await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (err) => err.code === -32601);
+await assert.rejects(client.callTool({ name: "upsert_category", arguments: {} }), (err) => err.code === -32601);
+await assert.rejects(client.callTool({ name: "explain_match", arguments: { query: "rust" } }), (err) => err.code === -31001 && err.data.required_tier === "user");
 
 await client.close();
 console.log(`e2e ok: ${tools.length} tools, server ${info.name} ${info.version}`);

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/signature"
+)
+
+// tokenSubcommands are the verbs of `3gs token`.
+var tokenSubcommands = []command{
+	{"new", "", "make a token, print it once, and store its hash", func(f *Flags) {
+		tokensFlag(f)
+		f.String("tier", "THREEGS_TOKEN_TIER", "", "what the token unlocks: user (contributor tools) or admin (every tool)")
+		f.String("name", "THREEGS_TOKEN_NAME", "", "who holds it: names the caller in the audit log, and is how it is revoked")
+	}, runTokenNew},
+	{"list", "", "list the tokens: name, tier, creation time (never the tokens)", tokensFlag, runTokenList},
+	{"revoke", "NAME", "remove a token; a running server stops accepting it on SIGHUP", tokensFlag, runTokenRevoke},
+}
+
+func tokensFlag(f *Flags) {
+	f.String("tokens", "THREEGS_TOKENS", "", "the tokens file (required); created if missing, mode 0600")
+}
+
+// runToken dispatches `3gs token VERB [flags]`.
+func runToken(ctx context.Context, env *Env, f *Flags) int {
+	args := f.Args()
+	if len(args) == 0 {
+		tokenUsage(env)
+		return ExitUsage
+	}
+	for _, c := range tokenSubcommands {
+		if c.name != args[0] {
+			continue
+		}
+		c.name = "token " + c.name
+		sub := newFlags(c, env)
+		if err := sub.fs.Parse(args[1:]); err != nil {
+			return ExitUsage
+		}
+		if sub.Value("tokens") == "" {
+			fmt.Fprintf(env.Stderr, "3gs %s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", c.name)
+			return ExitUsage
+		}
+		return c.run(ctx, env, sub)
+	}
+	fmt.Fprintf(env.Stderr, "3gs token: unknown verb %q\n\n", args[0])
+	tokenUsage(env)
+	return ExitUsage
+}
+
+func tokenUsage(env *Env) {
+	fmt.Fprint(env.Stderr, "Usage: 3gs token VERB [flags]\n\nVerbs:\n")
+	for _, c := range tokenSubcommands {
+		fmt.Fprintf(env.Stderr, "  %-7s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(env.Stderr, "\nRun '3gs token VERB --help' for a verb's flags.")
+}
+
+func runTokenNew(_ context.Context, env *Env, f *Flags) int {
+	tier, ok := gen.ParseTier(f.Value("tier"))
+	if !ok || tier == gen.TierPublic {
+		fmt.Fprintf(env.Stderr, "3gs token new: --tier must be user or admin, got %q\n", f.Value("tier"))
+		return ExitUsage
+	}
+	name := f.Value("name")
+	if name == "" || len(f.Args()) > 0 {
+		fmt.Fprintln(env.Stderr, "3gs token new: name the holder with --name NAME (letters, digits, . _ @ -), e.g. --name alice-laptop")
+		return ExitUsage
+	}
+	path := f.Value("tokens")
+	token, err := auth.Add(path, name, tier, time.Now())
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs token new: %v\n", err)
+		return ExitFail
+	}
+	fmt.Fprintln(env.Stdout, token)
+	fmt.Fprintf(env.Stderr, "Made %s token %q in %s. The token above is shown this once; only its SHA-256 is stored.\n"+
+		"Give it to the caller: as THREEGS_TOKEN for a stdio server, or in params._meta[\"io.3gs/token\"].\n"+
+		"A running server accepts it after SIGHUP: kill -HUP $(pidof 3gs)\n", tier, name, signature.ShellQuote(path))
+	return ExitOK
+}
+
+func runTokenList(_ context.Context, env *Env, f *Flags) int {
+	doc, err := auth.ReadFile(f.Value("tokens"))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs token list: %v\n", err)
+		return ExitFail
+	}
+	if len(doc.Tokens) == 0 {
+		fmt.Fprintf(env.Stdout, "No tokens in %s.\n", f.Value("tokens"))
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stdout, "%-24s %-6s %s\n", "NAME", "TIER", "CREATED")
+	for _, t := range doc.Tokens {
+		fmt.Fprintf(env.Stdout, "%-24s %-6s %s\n", t.Name, t.Tier, t.Created)
+	}
+	return ExitOK
+}
+
+func runTokenRevoke(_ context.Context, env *Env, f *Flags) int {
+	if len(f.Args()) != 1 {
+		fmt.Fprintln(env.Stderr, "3gs token revoke: name one token, e.g. 3gs token revoke --tokens tokens.json alice-laptop")
+		return ExitUsage
+	}
+	if err := auth.Revoke(f.Value("tokens"), f.Args()[0]); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs token revoke: %v\n", err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "Revoked %q. A running server stops accepting it after SIGHUP: kill -HUP $(pidof 3gs)\n", f.Args()[0])
+	return ExitOK
+}

@@ -1,0 +1,189 @@
+package tools
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// EditConfig lets the admin tools change the registry file being served.
+type EditConfig struct {
+	// Path is the registry file.
+	Path string
+	// Key, when set, is the curator's key: every change is re-signed.
+	Key ed25519.PrivateKey
+	// AuditLog is the JSON Lines file each change is appended to.
+	AuditLog string
+	// NewMatcher builds the matcher of a new snapshot.
+	NewMatcher func(*registry.Registry) matcher.Matcher
+	// AllowUnsigned lets reload_registry serve a file whose signature does
+	// not verify, reported as unverified, as --allow-unsigned does at start.
+	AllowUnsigned bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// editor makes changes one at a time. Readers never wait for it: they load
+// the current snapshot, and a change stores a new one only once the file
+// and the audit log hold it.
+type editor struct {
+	EditConfig
+	mu sync.Mutex
+}
+
+func newEditor(c EditConfig) *editor {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &editor{EditConfig: c}
+}
+
+// errNoFile answers admin tools on a server without a registry file.
+const errNoFile = "This server serves the registry built into 3gs, which has no file to change. Start it with --registry PATH (or REGISTRY_PATH) to edit a registry."
+
+// change applies edit to a copy of the current document, then validates the
+// whole registry, writes it (signed when a key is set), records it in the
+// audit log and serves it. Any failure before the swap leaves the file,
+// its signature and the served snapshot as they were.
+func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
+	e := h.edit
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := h.cur.Load()
+	if old.signature.Signed() && e.Key == nil {
+		return nil, errors.New("the registry is signed by its curator and this server has no curator key, so a change would break the signature. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here, or edit the file and run 3gs sign")
+	}
+	doc := old.reg.Document()
+	if err := edit(&doc); err != nil {
+		return nil, err
+	}
+	now := e.Now()
+	doc.Updated = now.UTC().Format(time.DateOnly)
+	doc.Version = bumpPatch(doc.Version)
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	reg, err := registry.Load(data)
+	if err != nil {
+		return nil, err
+	}
+	st := signature.Status{}
+	if e.Key != nil {
+		err = signature.WriteSigned(e.Path, data, e.Key, now, 0o644)
+		if err == nil {
+			_, doc, rerr := signature.ReadSigned(e.Path, registry.MaxSize)
+			if rerr == nil {
+				st = signature.Check(reg, doc)
+			}
+		}
+	} else {
+		err = atomicfile.Write(e.Path, data, 0o644)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing %s: %w", e.Path, err)
+	}
+	if err := e.audit(now, caller, tool, slug, old.reg, reg); err != nil {
+		h.restore(old)
+		return nil, err
+	}
+	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files)
+	h.cur.Store(next)
+	return next, nil
+}
+
+// restore puts the old registry and signature back after a change whose
+// audit entry could not be written: a change nobody can trace is undone.
+func (h *Handlers) restore(old *snapshot) {
+	e := h.edit
+	if old.signature.Signed() {
+		atomicfile.Write(e.Path+signature.Suffix, old.signature.Document, 0o644)
+	}
+	atomicfile.Write(e.Path, old.reg.Bytes(), 0o644)
+}
+
+// auditEntry is one line of the audit log.
+type auditEntry struct {
+	Time         string `json:"time"`
+	Token        string `json:"token"`
+	Tool         string `json:"tool"`
+	Slug         string `json:"slug,omitempty"`
+	BeforeSHA256 string `json:"before_sha256"`
+	AfterSHA256  string `json:"after_sha256"`
+	Version      string `json:"version"`
+}
+
+// audit appends one line and syncs it. The line goes out in one write to a
+// file opened for appending, so concurrent writers and a killed process
+// leave whole lines.
+func (e *editor) audit(now time.Time, caller, tool, slug string, before, after *registry.Registry) error {
+	line, err := json.Marshal(auditEntry{
+		Time: now.UTC().Format(time.RFC3339Nano), Token: caller, Tool: tool, Slug: slug,
+		BeforeSHA256: before.SHA256(), AfterSHA256: after.SHA256(), Version: after.Version(),
+	})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(e.AuditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("writing the audit log: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing the audit log: %w", err)
+	}
+	return nil
+}
+
+// bumpPatch raises the patch number of a semantic version and drops any
+// pre-release or build suffix: 1.4.2 → 1.4.3, 2.0.0-rc.1 → 2.0.1.
+func bumpPatch(v string) string {
+	core, _, _ := strings.Cut(v, "-")
+	core, _, _ = strings.Cut(core, "+")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return v
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return v
+	}
+	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
+}
+
+// categoryErrors turns the problems of one category in a whole-registry
+// check into argument problems: "categories.SLUG.sources[1].url" becomes
+// "category.sources[1].url". Problems elsewhere keep their path.
+func categoryErrors(err error, slug string) error {
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) {
+		return err
+	}
+	prefix := "categories." + slug
+	out := make(strictjson.Errors, 0, len(errs))
+	for _, e := range errs {
+		p := e.Path
+		if rest, ok := strings.CutPrefix(p, prefix); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+			p = "category" + rest
+		}
+		out = append(out, &strictjson.Error{Path: p, Reason: e.Reason})
+	}
+	return out
+}
