@@ -5,12 +5,12 @@ package tools
 
 import (
 	"context"
-	"sync/atomic"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
