@@ -97,3 +97,31 @@ func assertNoTemporaries(t *testing.T, dir string, want int) {
 		t.Errorf("directory holds %v, want %d file(s) and no temporaries", names, want)
 	}
 }
+
+// A write interrupted after the new content is on disk but before the
+// rename (a crash at that point) leaves the original whole; the stray
+// temporary file has another name, so no reader of path ever sees it.
+func TestInterruptedBeforeRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "registry.json")
+	if err := Write(path, []byte("original"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := stage(path, []byte("half-way"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "original" {
+		t.Errorf("after an interrupted write the file holds %q", got)
+	}
+	if filepath.Dir(tmp) != dir || filepath.Base(tmp) == filepath.Base(path) {
+		t.Errorf("temporary file %s", tmp)
+	}
+	// The next write still succeeds.
+	if err := Write(path, []byte("next"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "next" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -1,0 +1,346 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// editable serves a writable copy of our registry, as `3gs serve
+// --registry` does, with an optional curator key.
+func editable(t *testing.T, key []byte) (*Handlers, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "registry.json")
+	data := threegs.DefaultRegistry
+	var doc []byte
+	if key != nil {
+		var cur struct{ Curator struct{ Pubkey string } }
+		json.Unmarshal(data, &cur)
+		data = bytes.Replace(data, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+		doc = signature.Sign(data, key, time.Now())
+		os.WriteFile(path+signature.Suffix, doc, 0o644)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	h := New(Config{
+		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
+		Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher,
+			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
+	})
+	return h, path
+}
+
+var admin = auth.WithCaller(context.Background(), auth.Caller{Name: "root", Presented: true})
+
+func sqlite(name string) gen.Category {
+	return gen.Category{
+		Name: name, Description: "Using SQLite, the embedded SQL database.",
+		QueryPatterns: []string{"learn sqlite", "sqlite tutorial", "embedded sql database"},
+		Sources: []gen.Source{
+			{Rank: 1, Name: "SQLite documentation", URL: "https://sqlite.org/docs.html", Type: "documentation", Why: "Its authors explain every feature."},
+			{Rank: 2, Name: "SQLite Tutorial", URL: "https://www.sqlitetutorial.net/", Type: "tutorial", Why: "Works through SQL with SQLite step by step."},
+			{Rank: 3, Name: "SQLite Forum", URL: "https://sqlite.org/forum/", Type: "forum", Why: "Where the developers answer questions."},
+		},
+	}
+}
+
+func TestUpsertThenFind(t *testing.T) {
+	h, path := editable(t, nil)
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+		t.Fatal("sqlite matched before it was added")
+	}
+	out, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Created || out.RegistryVersion != "1.1.1" || out.Updated != "2026-12-24" || out.CategoryCount != 17 || out.Signed {
+		t.Errorf("upsert result %+v", out)
+	}
+	found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"})
+	if err != nil || *found.Slug != "sqlite-learning" || *found.RegistryVersion != "1.1.1" {
+		t.Fatalf("after upsert: %v %v", found, err)
+	}
+	// The file holds the change, loads, and matches the digest reported.
+	reg, err := registry.LoadFile(path)
+	if err != nil || reg.SHA256() != out.RegistrySha256 || reg.Version() != "1.1.1" {
+		t.Fatalf("file after upsert: %v", err)
+	}
+	// Replace: same slug, new name; not created.
+	out, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("SQLite, learned")})
+	if err != nil || out.Created || out.RegistryVersion != "1.1.2" || out.CategoryCount != 17 {
+		t.Fatalf("replace: %+v %v", out, err)
+	}
+	found, _ = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"})
+	if *found.Name != "SQLite, learned" {
+		t.Errorf("replaced category answers as %s", *found.Name)
+	}
+	// Remove.
+	rm, err := h.RemoveCategory(admin, &gen.RemoveCategoryInput{Slug: "sqlite-learning"})
+	if err != nil || rm.CategoryCount != 16 || rm.RegistryVersion != "1.1.3" {
+		t.Fatalf("remove: %+v %v", rm, err)
+	}
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+		t.Error("sqlite still matches after removal")
+	}
+	// Every change is in the audit log, whole lines, with who did it.
+	f, _ := os.Open(path + ".audit.jsonl")
+	defer f.Close()
+	var tools []string
+	sc := bufio.NewScanner(f)
+	prev := ""
+	for sc.Scan() {
+		var e auditEntry
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		if e.Token != "root" || e.Slug != "sqlite-learning" || e.BeforeSHA256 == e.AfterSHA256 || (prev != "" && e.BeforeSHA256 != prev) {
+			t.Errorf("audit entry %+v", e)
+		}
+		prev = e.AfterSHA256
+		tools = append(tools, e.Tool)
+	}
+	if strings.Join(tools, ",") != "upsert_category,upsert_category,remove_category" {
+		t.Errorf("audit log tools %v", tools)
+	}
+}
+
+// A change that breaks a rule is refused with the path inside the
+// argument, and nothing changes: the file's bytes, the answers, the log.
+func TestInvalidUpsertChangesNothing(t *testing.T) {
+	h, path := editable(t, nil)
+	before, _ := os.ReadFile(path)
+	answer := func() string {
+		out, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"})
+		b, _ := json.Marshal(out)
+		return string(b)
+	}
+	ans := answer()
+	bad := sqlite("Learning SQLite")
+	bad.Sources[2].Rank = 1
+	bad.Sources[1].URL = bad.Sources[0].URL
+	_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: bad})
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) || len(errs) != 2 || !strings.HasPrefix(errs[0].Path, "category.sources[") {
+		t.Fatalf("got %v, want two problems at category.sources[...]", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) || answer() != ans {
+		t.Error("a refused change altered the file or the answers")
+	}
+	if _, err := os.Stat(path + ".audit.jsonl"); !os.IsNotExist(err) {
+		t.Error("a refused change was audited")
+	}
+	// Unknown slug on remove: the argument's path.
+	_, err = h.RemoveCategory(admin, &gen.RemoveCategoryInput{Slug: "nope"})
+	if !errors.As(err, &errs) || errs[0].Path != "slug" {
+		t.Errorf("remove unknown: %v", err)
+	}
+	// A failed write (the directory is read-only) leaves both as they were.
+	if os.Getuid() != 0 { // root ignores directory permissions
+		os.Chmod(filepath.Dir(path), 0o555)
+		defer os.Chmod(filepath.Dir(path), 0o755)
+		_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+		var te *gen.ToolError
+		if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
+			t.Errorf("write failure: %v", err)
+		}
+	}
+}
+
+// A failed audit write undoes the change: nothing happens untraced.
+func TestAuditFailureUndoes(t *testing.T) {
+	h, path := editable(t, nil)
+	before, _ := os.ReadFile(path)
+	h.edit.AuditLog = filepath.Join(path, "not-a-dir", "audit.jsonl") // cannot be created
+	_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	var te *gen.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "audit log") {
+		t.Fatalf("got %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Error("the file kept a change whose audit entry failed")
+	}
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+		t.Error("the change is served")
+	}
+}
+
+func TestReload(t *testing.T) {
+	h, path := editable(t, nil)
+	good, _ := os.ReadFile(path)
+	// A broken file: the old snapshot stays, and every problem has a path.
+	broken := bytes.Replace(good, []byte(`"rank": 2`), []byte(`"rank": 7`), 1)
+	broken = bytes.Replace(broken, []byte(`"https://`), []byte(`"ftp://`), 1)
+	os.WriteFile(path, broken, 0o644)
+	_, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	var te *gen.ToolError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %v", err)
+	}
+	out := te.Structured.(*gen.ReloadRegistryOutput)
+	if out.Reloaded || out.RegistryVersion != "1.1.0" || len(out.Errors) < 2 || out.Errors[0].Path == "" {
+		t.Errorf("broken reload: %+v", out)
+	}
+	for _, e := range out.Errors {
+		if !strings.Contains(te.Text, e.Path) {
+			t.Errorf("text does not name %s", e.Path)
+		}
+	}
+	if found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"}); err != nil || *found.Slug != "rust-learning" {
+		t.Error("the old registry is not served after a failed reload")
+	}
+	// A good edit made outside the server is picked up.
+	edited := bytes.Replace(good, []byte(`"version": "1.1.0"`), []byte(`"version": "1.2.0"`), 1)
+	os.WriteFile(path, edited, 0o644)
+	res, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	if err != nil || !res.Reloaded || res.RegistryVersion != "1.2.0" {
+		t.Fatalf("reload: %+v %v", res, err)
+	}
+	if p, _ := h.GetProvenance(context.Background(), nil); p.Version != "1.2.0" {
+		t.Errorf("provenance after reload: %s", p.Version)
+	}
+}
+
+func TestSignedEdits(t *testing.T) {
+	key, _ := pkarr.Generate()
+	h, path := editable(t, key)
+	out, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	if err != nil || !out.Signed {
+		t.Fatalf("signed upsert: %+v %v", out, err)
+	}
+	data, doc, err := signature.ReadSigned(path, registry.MaxSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signature.Verify(data, doc, pkarr.Public(key)); err != nil {
+		t.Errorf("the re-signed pair does not verify: %v", err)
+	}
+	if p, _ := h.GetProvenance(context.Background(), nil); !p.Verified || p.RegistrySha256 != out.RegistrySha256 {
+		t.Errorf("provenance after a signed change: %+v", p)
+	}
+	// Without the key, a signed registry is not changed: the change would
+	// break its signature.
+	h.edit.Key = nil
+	_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Other")})
+	var te *gen.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "no curator key") {
+		t.Errorf("keyless change of a signed registry: %v", err)
+	}
+}
+
+// 50 readers run while 20 upserts land (run with -race). Each read sees one
+// whole snapshot: the version and the category count it reports belong
+// together (each upsert adds one category and one patch version).
+func TestReadersDuringUpserts(t *testing.T) {
+	h, _ := editable(t, nil)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 100)
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p, _ := h.GetProvenance(context.Background(), nil)
+				var patch int
+				fmt.Sscanf(p.Version, "1.1.%d", &patch)
+				if p.CategoryCount != 16+patch {
+					errs <- fmt.Errorf("torn read: version %s with %d categories", p.Version, p.CategoryCount)
+					return
+				}
+				l, _ := h.ListCategories(context.Background(), nil)
+				if n := len(l.Categories); n < 16 || n > 36 {
+					errs <- fmt.Errorf("list of %d categories", n)
+					return
+				}
+				if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		c := sqlite(fmt.Sprintf("Topic %d", i))
+		c.QueryPatterns = []string{fmt.Sprintf("topic%d basics", i), "sqlite tutorial", "embedded sql database"}
+		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: fmt.Sprintf("topic-%d", i), Category: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if p, _ := h.GetProvenance(context.Background(), nil); p.CategoryCount != 36 || p.Version != "1.1.20" {
+		t.Errorf("after 20 upserts: %s, %d categories", p.Version, p.CategoryCount)
+	}
+}
+
+func TestBumpPatch(t *testing.T) {
+	for in, want := range map[string]string{"1.4.2": "1.4.3", "2.0.0-rc.1": "2.0.1", "0.0.9+build.7": "0.0.10", "1.2": "1.2"} {
+		if got := bumpPatch(in); got != want {
+			t.Errorf("bumpPatch(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestExplainMatch(t *testing.T) {
+	h := handlers(t, threegs.DefaultRegistry)
+	out, err := h.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "harden my linux server"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Matched == nil || *out.Matched != "linux-server-hardening" || len(out.Candidates) == 0 || len(out.Candidates) > 5 {
+		t.Fatalf("explain: %+v", out)
+	}
+	// The explanation agrees with get_sources.
+	found, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "harden my linux server"})
+	if c := out.Candidates[0]; c.Slug != *found.Slug || c.Score != *found.Score || len(c.Words) != 3 || len(c.Fields) == 0 {
+		t.Errorf("first candidate %+v, get_sources %s %v", c, *found.Slug, *found.Score)
+	}
+	text := h.ExplainMatchText(out)
+	if !strings.Contains(text, "get_sources answers with: linux-server-hardening") || !strings.Contains(text, "- harden: weight") {
+		t.Errorf("text:\n%s", text)
+	}
+	// The baseline matcher cannot explain: said plainly.
+	reg, _ := registry.Load(threegs.DefaultRegistry)
+	b := New(Config{Registry: reg, Matcher: matcher.NewBaseline(reg), Threshold: DefaultThreshold})
+	_, err = b.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "rust"})
+	var te *gen.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "baseline") {
+		t.Errorf("baseline: %v", err)
+	}
+}
