@@ -135,3 +135,60 @@ func TestTamperedRegistryExitStatus(t *testing.T) {
 		t.Errorf("with --allow-unsigned: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// A token revoked while the server runs stops working after SIGHUP.
+func TestSIGHUPReloadsTokens(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "3gs")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
+	build.Dir = fixture.Root()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	tok, err := exec.Command(bin, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--tokens", tokens)
+	cmd.Env = append(os.Environ(), "THREEGS_TOKEN="+strings.TrimSpace(string(tok)))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	out, logs := bufio.NewReader(stdout), bufio.NewScanner(stderr)
+	count := func(id int) int {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", id)
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(line, `{"name":"`)
+	}
+	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(1); n != 8 {
+		t.Fatalf("admin sees %d tools, want 8", n)
+	}
+	if out, err := exec.Command(bin, "token", "revoke", "--tokens", tokens, "root").CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v %s", err, out)
+	}
+	if n := count(2); n != 8 {
+		t.Fatalf("before SIGHUP the revoked token should still work (the file is read on SIGHUP): %d tools", n)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	for logs.Scan() { // wait for the reload to be logged, not for a time
+		if strings.Contains(logs.Text(), "SIGHUP: tokens reloaded") {
+			break
+		}
+	}
+	if n := count(3); n != 6 {
+		t.Errorf("after revoke and SIGHUP the caller sees %d tools, want the public 6", n)
+	}
+	go io.Copy(io.Discard, stderr)
+}
