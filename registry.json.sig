@@ -1,7 +1,7 @@
 {
   "algorithm": "ed25519",
   "pubkey": "6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo",
-  "signature": "Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",
-  "signed_at": "2026-11-21T10:48:32Z",
-  "signed_sha256": "1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"
+  "signature": "tJHGKfal04qN5Wq85Eo70vOhtXU4LIeyOK0Lemqqnz3RQVNkipGf8RxUxt2G5XDVIIc8kJQFe52FKAx3MApqBg==",
+  "signed_sha256": "4b3a8055d4555162e142dbedfc682db45b17c97e567cdfaf6b4e180b779e9cea",
+  "signed_at": "2026-11-21T11:09:07Z"
 }

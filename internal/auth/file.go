@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -74,11 +73,7 @@ func update(path string, change func(*gen.Tokens) error) error {
 	if err := change(doc); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	data = append(data, '\n')
+	data := gen.EncodeTokens(doc)
 	if _, err := gen.DecodeTokens(data); err != nil {
 		return fmt.Errorf("refusing to write an invalid tokens file: %w", err)
 	}

@@ -32,6 +32,9 @@ const (
 func DocumentTypesFile(name string) string  { return name + "_types_gen.go" }
 func DocumentDecodeFile(name string) string { return name + "_decode_gen.go" }
 
+// DocumentEncodeFile names the encoder file of a document schema.
+func DocumentEncodeFile(name string) string { return name + "_encode_gen.go" }
+
 // document is a file format 3gs reads, such as registry.json: a schema at
 // the top of the schema directory whose root becomes a Go type named after
 // the file (registry.schema.json → Registry) with a strict decoder.
@@ -201,6 +204,11 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 		}
 		for typeName, n := range dd.emitted {
 			docDecoders[typeName] = n
+		}
+		de := newEncoderEmitter(pkg, generatedHeaderStem+d.path+". DO NOT EDIT.", st)
+		de.root(d.rootType, d.node, "a "+d.name+" document")
+		if out[DocumentEncodeFile(d.name)], err = de.finish(); err != nil {
+			return nil, err
 		}
 	}
 

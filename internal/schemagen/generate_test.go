@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	wantNames := []string{DocumentDecodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentTypesFile("stamp"), ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile}
+	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile}
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("generated %v, want %v", names, wantNames)

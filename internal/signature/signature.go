@@ -15,7 +15,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -58,11 +57,7 @@ func Sign(data []byte, key ed25519.PrivateKey, now time.Time) []byte {
 		SignedSha256: hex.EncodeToString(sum[:]),
 		SignedAt:     now.UTC().Format(time.RFC3339),
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		panic(err) // a struct of strings always marshals
-	}
-	return append(out, '\n')
+	return gen.EncodeSignature(&doc)
 }
 
 // Verified describes a signature that checked out.

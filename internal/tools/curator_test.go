@@ -57,6 +57,14 @@ func editable(t *testing.T, key []byte) (*Handlers, string) {
 
 var admin = auth.WithCaller(context.Background(), auth.Caller{Name: "root", Presented: true})
 
+func registryUpdated(t *testing.T) string {
+	reg, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg.Updated()
+}
+
 func sqlite(name string) gen.Category {
 	return gen.Category{
 		Name: name, Description: "Using SQLite, the embedded SQL database.",
@@ -106,6 +114,14 @@ func TestUpsertThenFind(t *testing.T) {
 	}
 	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
 		t.Error("sqlite still matches after removal")
+	}
+	// Added and removed again, the file is the original but for version
+	// and day: the server writes in the curator's layout.
+	final, _ := os.ReadFile(path)
+	final = bytes.Replace(final, []byte(`"version": "1.1.3"`), []byte(`"version": "1.1.0"`), 1)
+	final = bytes.Replace(final, []byte(`"updated": "2026-12-24"`), []byte(`"updated": "`+registryUpdated(t)+`"`), 1)
+	if !bytes.Equal(final, threegs.DefaultRegistry) {
+		t.Error("after add and remove the file differs from the original beyond version and day")
 	}
 	// Every change is in the audit log, whole lines, with who did it.
 	f, _ := os.Open(path + ".audit.jsonl")

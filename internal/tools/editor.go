@@ -73,11 +73,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	now := e.Now()
 	doc.Updated = now.UTC().Format(time.DateOnly)
 	doc.Version = bumpPatch(doc.Version)
-	data, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	data = append(data, '\n')
+	data := gen.EncodeRegistry(&doc) // schema order, so the file's diff is the change
 	reg, err := registry.Load(data)
 	if err != nil {
 		return nil, err
