@@ -52,7 +52,8 @@ const (
 // use the server.
 const Instructions = "3gs answers 'where should I read about X?' with three human-vetted sources. " +
 	"Call get_sources with the topic in plain words; call list_categories to see every topic covered; " +
-	"get_provenance and get_endorsements tell who curated the registry and who vouches for it."
+	"get_provenance and get_endorsements tell who curated the registry and who vouches for it. " +
+	"With a token (params._meta[\"io.3gs/token\"]), explain_match shows why a query matches, and a curator can edit the registry."
 
 // toolsListTTLMs is how long modern clients may cache tools/list and
 // server/discover: the tool set changes only with a new binary.
