@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -144,5 +145,29 @@ func TestContextCarriers(t *testing.T) {
 	}
 	if CallerFrom(ctx).Name != "root" {
 		t.Error("caller lost")
+	}
+}
+
+// BenchmarkIdentify measures what a token costs a request: one SHA-256 and
+// a constant-time comparison with every stored hash (here 100).
+func BenchmarkIdentify(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "tokens.json")
+	var last string
+	for i := range 100 {
+		tok, err := Add(path, "holder-"+strconv.Itoa(i), gen.TierUser, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = tok
+	}
+	k, err := LoadKeyring(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !k.Identify(last).Authenticated() {
+			b.Fatal("not identified")
+		}
 	}
 }

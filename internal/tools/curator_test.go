@@ -26,7 +26,7 @@ import (
 
 // editable serves a writable copy of our registry, as `3gs serve
 // --registry` does, with an optional curator key.
-func editable(t *testing.T, key []byte) (*Handlers, string) {
+func editable(t testing.TB, key []byte) (*Handlers, string) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "registry.json")
@@ -358,5 +358,18 @@ func TestExplainMatch(t *testing.T) {
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "baseline") {
 		t.Errorf("baseline: %v", err)
+	}
+}
+
+// BenchmarkUpsert measures one whole change of our registry: validate,
+// encode, write and fsync, audit and fsync, rebuild the index, swap.
+func BenchmarkUpsert(b *testing.B) {
+	h, _ := editable(b, nil)
+	i := 0
+	for b.Loop() {
+		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(fmt.Sprintf("SQLite %d", i))}); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	}
 }
