@@ -176,15 +176,16 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	if !errors.As(err, &errs) || errs[0].Path != "slug" {
 		t.Errorf("remove unknown: %v", err)
 	}
-	// A failed write (the directory is read-only) leaves both as they were.
-	if os.Getuid() != 0 { // root ignores directory permissions
-		os.Chmod(filepath.Dir(path), 0o555)
-		defer os.Chmod(filepath.Dir(path), 0o755)
-		_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
-		var te *gen.ToolError
-		if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
-			t.Errorf("write failure: %v", err)
-		}
+	// A failed write (here: the file's directory has gone) leaves what is
+	// served as it was and says nothing changed.
+	h.edit.Path = filepath.Join(filepath.Dir(path), "gone", "registry.json")
+	_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	var te *gen.ToolError
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
+		t.Errorf("write failure: %v", err)
+	}
+	if p, _ := h.GetProvenance(context.Background(), nil); p.Version != "1.1.0" || p.CategoryCount != 16 {
+		t.Errorf("after a failed write the server serves %s with %d categories", p.Version, p.CategoryCount)
 	}
 }
 
