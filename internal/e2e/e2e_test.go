@@ -9,11 +9,49 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
 )
+
+// buildBinary builds cmd/3gs once for all the tests here.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "3gs-e2e-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "3gs")
+		build := exec.Command("go", "build", "-o", binPath, "./cmd/3gs")
+		build.Dir = fixture.Root()
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
 
 // TestTypeScriptSDKClient runs the official TypeScript SDK client in
 // testdata/client.mjs against the built binary. Its npm packages are pinned
@@ -31,12 +69,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatal("node is not on PATH")
 	}
-	bin := filepath.Join(t.TempDir(), "3gs")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
-	build.Dir = fixture.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	out, err := exec.Command(node, "testdata/client.mjs", bin).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK client failed: %v\n%s", err, out)
@@ -50,12 +83,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 // SIGTERM while stdin is still open: the server answers what it has read,
 // logs nothing to stdout, and exits 0.
 func TestSIGTERMExitsCleanly(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "3gs")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
-	build.Dir = fixture.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	cmd := exec.Command(bin)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -93,12 +121,7 @@ func TestSIGTERMExitsCleanly(t *testing.T) {
 // exit status 1 and the reason on stderr, and serves it with
 // --allow-unsigned.
 func TestTamperedRegistryExitStatus(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "3gs")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
-	build.Dir = fixture.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "registry.json")
 	for _, name := range []string{"registry.json", "registry.json.sig"} {
@@ -138,12 +161,7 @@ func TestTamperedRegistryExitStatus(t *testing.T) {
 
 // A token revoked while the server runs stops working after SIGHUP.
 func TestSIGHUPReloadsTokens(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "3gs")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/3gs")
-	build.Dir = fixture.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
 	tok, err := exec.Command(bin, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root").Output()
 	if err != nil {
