@@ -315,7 +315,7 @@ func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, _ := os.ReadFile(regPath)
-	if err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
+	if _, err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The state a crash between WriteSigned's second and third steps leaves.

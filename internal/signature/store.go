@@ -24,20 +24,21 @@ const pendingSuffix = ".sig.next"
 // the pending signature takes its final name. A crash before the registry
 // is replaced leaves the old pair intact. A crash after leaves the new
 // registry with the old signature and the pending one, which ReadSigned
-// recognises and completes.
-func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time, perm fs.FileMode) error {
+// recognises and completes. It returns the signature document written.
+func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time, perm fs.FileMode) ([]byte, error) {
 	pending := path + pendingSuffix
-	if err := atomicfile.Write(pending, Sign(data, key, now), 0o644); err != nil {
-		return fmt.Errorf("writing the new signature: %w", err)
+	doc := Sign(data, key, now)
+	if err := atomicfile.Write(pending, doc, 0o644); err != nil {
+		return nil, fmt.Errorf("writing the new signature: %w", err)
 	}
 	if err := atomicfile.Write(path, data, perm); err != nil {
 		os.Remove(pending)
-		return fmt.Errorf("writing the registry: %w", err)
+		return nil, fmt.Errorf("writing the registry: %w", err)
 	}
 	if err := os.Rename(pending, path+Suffix); err != nil {
-		return fmt.Errorf("putting the new signature in place: %w", err)
+		return nil, fmt.Errorf("putting the new signature in place: %w", err)
 	}
-	return nil
+	return doc, nil
 }
 
 // ReadSigned reads the registry at path and its signature file (nil when

@@ -15,7 +15,7 @@ func TestWriteSignedThenRead(t *testing.T) {
 	k := key(t, seedA)
 	path := filepath.Join(t.TempDir(), "registry.json")
 	data := registryFor(k)
-	if err := WriteSigned(path, data, k, when, 0o644); err != nil {
+	if _, err := WriteSigned(path, data, k, when, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, doc, err := ReadSigned(path, registry.MaxSize)
@@ -38,7 +38,7 @@ func TestWriteSignedInterrupted(t *testing.T) {
 	newData := bytes.Replace(oldData, []byte(`"A"`), []byte(`"A2"`), 1)
 	setup := func(t *testing.T) string {
 		path := filepath.Join(t.TempDir(), "registry.json")
-		if err := WriteSigned(path, oldData, k, when, 0o644); err != nil {
+		if _, err := WriteSigned(path, oldData, k, when, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return path

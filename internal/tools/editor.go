@@ -80,12 +80,9 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	}
 	st := signature.Status{}
 	if e.Key != nil {
-		err = signature.WriteSigned(e.Path, data, e.Key, now, 0o644)
-		if err == nil {
-			_, doc, rerr := signature.ReadSigned(e.Path, registry.MaxSize)
-			if rerr == nil {
-				st = signature.Check(reg, doc)
-			}
+		var doc []byte
+		if doc, err = signature.WriteSigned(e.Path, data, e.Key, now, 0o644); err == nil {
+			st = signature.Check(reg, doc) // what was written, without reading it back
 		}
 	} else {
 		err = atomicfile.Write(e.Path, data, 0o644)
