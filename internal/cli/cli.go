@@ -11,6 +11,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Env is what a command may touch: its streams and its environment.
@@ -37,7 +38,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "", "serve MCP on stdin/stdout (the default when no command is given)", serveFlags, runServe},
+		{"serve", "", "serve MCP on stdin/stdout, or over HTTP with --http (the default when no command is given)", serveFlags, runServe},
 		{"query", "TEXT...", "show which category a query matches and, with --explain, why", queryFlags, runQuery},
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
 		{"keygen", "", "create a curator key (Ed25519) and print its public key", keygenFlags, runKeygen},
@@ -156,6 +157,36 @@ func (f *Flags) Threshold(name string) (float64, error) {
 		return 0, fmt.Errorf("--%s (%s) must be a number from 0 to 1, got %q", name, f.twins[name], f.Value(name))
 	}
 	return v, nil
+}
+
+// Int is the value of a whole-number flag of at least min; the error
+// names the flag and its environment twin.
+func (f *Flags) Int(name string, min int) (int, error) {
+	v, err := strconv.Atoi(f.Value(name))
+	if err != nil || v < min {
+		return 0, fmt.Errorf("--%s (%s) must be a whole number of at least %d, got %q", name, f.twins[name], min, f.Value(name))
+	}
+	return v, nil
+}
+
+// Duration is the value of a positive duration flag, such as 30s or 5m.
+func (f *Flags) Duration(name string) (time.Duration, error) {
+	v, err := time.ParseDuration(f.Value(name))
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("--%s (%s) must be a positive duration such as 30s or 5m, got %q", name, f.twins[name], f.Value(name))
+	}
+	return v, nil
+}
+
+// List is a comma-separated flag's items, blanks dropped.
+func (f *Flags) List(name string) []string {
+	var out []string
+	for _, item := range strings.Split(f.Value(name), ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // Value is the value of a declared flag after parsing.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -230,6 +231,9 @@ type served struct {
 	path  string // absolute path of the registry file; empty when embedded
 	sig   signature.Status
 	files signature.Files
+	// modified is when the registry's bytes last changed: the file's
+	// modification time, or for the embedded one when it was signed.
+	modified time.Time
 }
 
 // loadServed loads the registry at path (the embedded one when empty) and
@@ -241,9 +245,11 @@ func loadServed(env *Env, cmd, path string) (*served, bool) {
 		if !ok {
 			return nil, false
 		}
+		st := signature.Check(reg, threegs.DefaultSignature)
+		signedAt, _ := time.Parse(time.RFC3339, st.SignedAt)
 		return &served{
-			reg: reg, name: name,
-			sig: signature.Check(reg, threegs.DefaultSignature),
+			reg: reg, name: name, modified: signedAt,
+			sig: st,
 			files: signature.Files{
 				Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,
 				Where: "This registry is built into the 3gs binary; 3gs verify without file names checks that copy. The same two files are registry.json and registry.json.sig at the root of the 3gs source tree (module github.com/three-good-sources/3gs); run the steps there.",
@@ -264,6 +270,9 @@ func loadServed(env *Env, cmd, path string) (*served, bool) {
 		return nil, false
 	}
 	s := &served{reg: reg, name: path, path: abs, sig: signature.Check(reg, doc)}
+	if fi, err := os.Stat(abs); err == nil {
+		s.modified = fi.ModTime()
+	}
 	s.files = signature.Files{
 		Registry: abs, Signature: abs + signature.Suffix,
 		Where: "The server reads " + abs + " and its signature " + abs + signature.Suffix + "; run the steps where you can read both files.",

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/httpserver"
+	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -25,76 +28,190 @@ func serveFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "registry file to serve; none means the embedded registry.json")
 	f.String("match-threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest match score (0 to 1) get_sources accepts when a call sets no threshold")
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
-	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600")
+	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600 (HTTP: 413)")
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
 	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature file does not verify; get_provenance then reports it as not verified")
+	f.String("http", "THREEGS_HTTP", "", "serve MCP Streamable HTTP on this address (e.g. 127.0.0.1:3000) instead of stdio, with /mcp, /health and /registry")
+	f.String("allow-origin", "THREEGS_ALLOW_ORIGIN", "", "HTTP: comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
+	f.String("allow-host", "THREEGS_ALLOW_HOST", "", "HTTP: comma-separated Host names accepted besides localhost, 127.0.0.1 and ::1 (needed behind a proxy that keeps the Host header); when bound to a non-loopback address, the only names accepted")
+	f.String("public-url", "THREEGS_PUBLIC_URL", "", "HTTP: base URL clients reach this server by, for the download steps get_provenance prints; none means the request's Host")
+	f.String("max-concurrent", "THREEGS_MAX_CONCURRENT", strconv.Itoa(httpserver.DefaultMaxConcurrent), "HTTP: /mcp requests run at once; more get 503 with Retry-After")
+	f.String("max-sessions", "THREEGS_MAX_SESSIONS", strconv.Itoa(httpserver.DefaultMaxSessions), "HTTP: open sessions of 2025-era clients; an initialize beyond it gets 503")
+	f.String("session-idle-timeout", "THREEGS_SESSION_IDLE_TIMEOUT", httpserver.DefaultSessionIdle.String(), "HTTP: a session unused this long ends (its id then gets 404)")
+	f.String("shutdown-timeout", "THREEGS_SHUTDOWN_TIMEOUT", httpserver.DefaultShutdownTimeout.String(), "HTTP: on SIGTERM, how long requests in flight may take to finish")
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
 
-// runServe serves MCP on stdin/stdout. Logs go to stderr only: stdout
-// carries nothing but protocol messages.
-func runServe(ctx context.Context, env *Env, f *Flags) int {
-	if len(f.Args()) > 0 {
-		fmt.Fprintf(env.Stderr, "3gs serve: unexpected argument %q; the registry is chosen with --registry PATH\n", f.Args()[0])
-		return ExitUsage
-	}
-	threshold, err := f.Threshold("match-threshold")
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
-		return ExitUsage
-	}
-	newMatcher, err := matcherNamed(f.Value("matcher"))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
-		return ExitUsage
-	}
-	maxBytes, err := strconv.Atoi(f.Value("max-message-bytes"))
-	if err != nil || maxBytes < 1024 {
-		fmt.Fprintf(env.Stderr, "3gs serve: --max-message-bytes (THREEGS_MAX_MESSAGE_BYTES) must be a whole number of at least 1024, got %q\n", f.Value("max-message-bytes"))
-		return ExitUsage
-	}
-	log, err := newLogger(env, f.Value("log-format"), f.Value("log-level"))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
-		return ExitUsage
-	}
+// serveConfig is the command line of serve, checked.
+type serveConfig struct {
+	threshold  float64
+	newMatcher func(*registry.Registry) matcher.Matcher
+	maxBytes   int
+	log        *slog.Logger
+	http       *httpserver.Options // nil: stdio
+	httpAddr   string
+}
 
-	srvd, ok := loadServed(env, "serve", f.Value("registry"))
+func parseServe(env *Env, f *Flags) (*serveConfig, error) {
+	if len(f.Args()) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q; the registry is chosen with --registry PATH", f.Args()[0])
+	}
+	c := &serveConfig{}
+	var err error
+	if c.threshold, err = f.Threshold("match-threshold"); err != nil {
+		return nil, err
+	}
+	if c.newMatcher, err = matcherNamed(f.Value("matcher")); err != nil {
+		return nil, err
+	}
+	if c.maxBytes, err = f.Int("max-message-bytes", 1024); err != nil {
+		return nil, err
+	}
+	if c.log, err = newLogger(env, f.Value("log-format"), f.Value("log-level")); err != nil {
+		return nil, err
+	}
+	c.httpAddr = f.Value("http")
+	if c.httpAddr == "" {
+		for _, name := range []string{"allow-origin", "allow-host", "public-url"} {
+			if f.Value(name) != "" {
+				return nil, fmt.Errorf("--%s (%s) applies to HTTP only; add --http ADDR, or drop it", name, f.twins[name])
+			}
+		}
+		return c, nil
+	}
+	if _, _, err := net.SplitHostPort(c.httpAddr); err != nil {
+		return nil, fmt.Errorf("--http (THREEGS_HTTP) must be HOST:PORT, such as 127.0.0.1:3000, got %q", c.httpAddr)
+	}
+	o := &httpserver.Options{MaxMessageBytes: int64(c.maxBytes), Log: c.log, Version: buildVersion(), PublicURL: f.Value("public-url")}
+	if o.MaxConcurrent, err = f.Int("max-concurrent", 1); err != nil {
+		return nil, err
+	}
+	if o.MaxSessions, err = f.Int("max-sessions", 1); err != nil {
+		return nil, err
+	}
+	if o.SessionIdle, err = f.Duration("session-idle-timeout"); err != nil {
+		return nil, err
+	}
+	if o.ShutdownTimeout, err = f.Duration("shutdown-timeout"); err != nil {
+		return nil, err
+	}
+	for _, origin := range f.List("allow-origin") {
+		if httpserver.NormalOrigin(origin) == "" || strings.ContainsAny(strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://"), "/?#") {
+			return nil, fmt.Errorf("--allow-origin (THREEGS_ALLOW_ORIGIN): %q is not an origin; write scheme://host[:port], such as https://app.example.com", origin)
+		}
+		o.AllowOrigins = append(o.AllowOrigins, origin)
+	}
+	hosts := f.List("allow-host")
+	if httpserver.IsLoopbackAddr(c.httpAddr) {
+		hosts = append(hosts, httpserver.LoopbackHosts...)
+	}
+	o.Hosts = hosts
+	if u := o.PublicURL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return nil, fmt.Errorf("--public-url (THREEGS_PUBLIC_URL) must start with http:// or https://, got %q", u)
+	}
+	c.http = o
+	return c, nil
+}
+
+// runServe serves MCP on stdin/stdout, or over HTTP with --http. Logs go
+// to stderr only: stdout carries nothing but protocol messages.
+func runServe(ctx context.Context, env *Env, f *Flags) int {
+	c, err := parseServe(env, f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+		return ExitUsage
+	}
+	if c.http != nil {
+		return serveHTTP(ctx, env, f, c)
+	}
+	srv, ok := newServer(ctx, env, f, c)
 	if !ok {
 		return ExitFail
+	}
+	c.log.Info("serving MCP on stdio")
+	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
+	if err != nil {
+		c.log.Error("stdio failed", "err", err)
+		return ExitFail
+	}
+	c.log.Info("stdin closed; exiting")
+	return ExitOK
+}
+
+// serveHTTP binds the address first, so a port in use is reported at
+// once and /health answers 503 while the registry loads, then serves until
+// SIGTERM or SIGINT and drains.
+func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
+	ln, err := net.Listen("tcp", c.httpAddr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: cannot listen on %s: %v\nIs another server using it? Choose another address with --http (THREEGS_HTTP).\n", c.httpAddr, err)
+		return ExitFail
+	}
+	if !httpserver.IsLoopbackAddr(c.httpAddr) {
+		c.log.Warn("listening beyond loopback: anyone who can reach this address can call the public tools; put TLS in front (a reverse proxy) and give tokens only over it", "addr", ln.Addr().String())
+	}
+	hs := httpserver.New(*c.http)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ctx, ln) }()
+
+	srv, ok := newServer(ctx, env, f, c)
+	if !ok {
+		stop()
+		<-served
+		return ExitFail
+	}
+	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published})
+	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
+	if err := <-served; err != nil {
+		c.log.Error("HTTP server stopped", "err", err)
+		return ExitFail
+	}
+	c.log.Info("all requests finished; exiting")
+	return ExitOK
+}
+
+// server is a loaded registry behind the MCP core.
+type server struct {
+	mcp   *mcp.Server
+	tools *tools.Handlers
+}
+
+// newServer loads the registry, checks its signature and the keys, and
+// builds the tools and the MCP core. Problems are reported on stderr.
+func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server, bool) {
+	log := c.log
+	srvd, ok := loadServed(env, "serve", f.Value("registry"))
+	if !ok {
+		return nil, false
 	}
 	key, ok := checkProvenance(env, f, log, srvd)
 	if !ok {
-		return ExitFail
+		return nil, false
 	}
 	keyring, ok := loadKeyring(ctx, env, f, log)
 	if !ok {
-		return ExitFail
+		return nil, false
 	}
 	reg := srvd.reg
 	if err := gen.Pretouch(); err != nil {
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
-	cfg := tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: threshold, Signature: srvd.sig, Files: srvd.files}
+	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified}
 	if srvd.path != "" {
 		audit := f.Value("audit-log")
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
-		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
 	}
-	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(cfg), Version: buildVersion(), Log: log, Keyring: keyring})
-	log.Info("serving MCP on stdio", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	err = stdio.Serve(ctx, srv.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: maxBytes, Log: log})
-	if err != nil {
-		log.Error("stdio failed", "err", err)
-		return ExitFail
-	}
-	log.Info("stdin closed; exiting")
-	return ExitOK
+	h := tools.New(cfg)
+	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
+	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h}, true
 }
 
 // checkProvenance applies the start-up policy on signatures and keys. A

@@ -58,17 +58,7 @@ func TestMain(m *testing.M) {
 // by testdata/package-lock.json; .ci/run installs them. Outside CI the test
 // skips when they are not installed; in CI it fails instead.
 func TestTypeScriptSDKClient(t *testing.T) {
-	if _, err := os.Stat("testdata/node_modules/@modelcontextprotocol/sdk"); err != nil {
-		msg := "the TypeScript SDK is not installed; run: npm ci --prefix internal/e2e/testdata"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH")
-	}
+	node := needSDK(t)
 	bin := buildBinary(t)
 	out, err := exec.Command(node, "testdata/client.mjs", bin).CombinedOutput()
 	if err != nil {

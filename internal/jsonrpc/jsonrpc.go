@@ -28,6 +28,9 @@ const (
 	// CodeUnsupportedProtocolVersion is MCP 2026-07-28's answer to a
 	// request for a version the server does not speak.
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeHeaderMismatch is MCP 2026-07-28's answer, over HTTP, to headers
+	// that are missing or disagree with the body they mirror.
+	CodeHeaderMismatch = -32020
 	// CodeAuthRequired and CodeForbidden refuse a tool the caller may see
 	// but not run: without a valid token, or with one of too low a tier.
 	// They sit outside the JSON-RPC reserved range (-32768..-32000).

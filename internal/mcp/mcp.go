@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/bytedance/sonic"
@@ -170,7 +171,16 @@ func mustJSON(v any) []byte {
 type Session struct {
 	srv          *Server
 	initialized  atomic.Bool
+	version      atomic.Pointer[string] // negotiated by initialize
 	defaultToken string
+}
+
+// Version is the protocol version initialize negotiated; empty before it.
+func (sess *Session) Version() string {
+	if v := sess.version.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // NewSession starts a session.
@@ -237,12 +247,94 @@ func metaTokenRaw(p *params) sonic.NoCopyRawMessage {
 // newline) to dst and returns it. It must not be called for notifications
 // or responses.
 func (sess *Session) Handle(ctx context.Context, m *jsonrpc.Message, dst []byte) []byte {
-	start := len(dst)
-	out, err := sess.dispatch(ctx, m, jsonrpc.AppendResultStart(dst, m.ID))
-	if err != nil {
-		return jsonrpc.AppendError(dst[:start], m.ID, err)
+	req := Prepare(m)
+	out, _ := sess.Answer(ctx, &req, dst)
+	return out
+}
+
+// Request is a request whose params have been read, so that a transport
+// can check what it carries out of band (HTTP headers) against the body
+// before Answer runs it, without reading the params twice.
+type Request struct {
+	Msg *jsonrpc.Message
+	p   params
+	// perr is why the params could not be read; Answer reports it.
+	perr *jsonrpc.Error
+}
+
+// Prepare reads m's params.
+func Prepare(m *jsonrpc.Message) Request {
+	r := Request{Msg: m}
+	if m.Params != nil {
+		if err := jsonrpc.Unmarshal(m.Params, &r.p); err != nil {
+			r.perr = invalidParams("_meta", "must be an object")
+		}
 	}
-	return append(out, '}')
+	return r
+}
+
+// Modern reports whether the request names its protocol version in
+// params._meta (the 2026-07-28 era), and the version it names. The version
+// is empty when it is not a string; Answer then refuses the request.
+func (r *Request) Modern() (version string, ok bool) {
+	if r.perr != nil || r.p.Meta == nil || r.p.Meta.ProtocolVersion == nil {
+		return "", false
+	}
+	jsonrpc.Unmarshal(r.p.Meta.ProtocolVersion, &version)
+	return version, true
+}
+
+// ToolName is params.name when it is a string.
+func (r *Request) ToolName() (string, bool) {
+	var name string
+	if r.perr != nil || r.p.Name == nil || jsonrpc.Unmarshal(r.p.Name, &name) != nil {
+		return "", false
+	}
+	return name, true
+}
+
+// Status classifies an answer for transports that report it out of band
+// as well: Streamable HTTP turns it into a status code.
+type Status uint8
+
+const (
+	// Answered: a result, or an error about what was asked (HTTP 200).
+	Answered Status = iota
+	// Rejected: a modern request that cannot be served at all, for its
+	// protocol version or its _meta (HTTP 400).
+	Rejected
+	// NoSuchMethod: a modern request for a method the server lacks (HTTP
+	// 404, so a client can tell it from a legacy server's 404).
+	NoSuchMethod
+)
+
+// Answer runs a prepared request, appends its response line (without the
+// newline) to dst and returns it with its status.
+func (sess *Session) Answer(ctx context.Context, req *Request, dst []byte) ([]byte, Status) {
+	m := req.Msg
+	start := len(dst)
+	out, err := sess.dispatch(ctx, req, jsonrpc.AppendResultStart(dst, m.ID))
+	if err != nil {
+		return jsonrpc.AppendError(dst[:start], m.ID, err), sess.status(req, err)
+	}
+	return append(out, '}'), Answered
+}
+
+func (sess *Session) status(req *Request, err *jsonrpc.Error) Status {
+	if _, modern := req.Modern(); !modern && req.perr == nil {
+		return Answered
+	}
+	switch {
+	case err.Code == jsonrpc.CodeUnsupportedProtocolVersion:
+		return Rejected
+	case err.Code == jsonrpc.CodeMethodNotFound && req.Msg.Method != "tools/call":
+		return NoSuchMethod
+	case err.Code == jsonrpc.CodeInvalidParams:
+		if p, ok := err.Data.(paramsProblem); ok && strings.HasPrefix(p.Path, "_meta") {
+			return Rejected
+		}
+	}
+	return Answered
 }
 
 func invalidParams(path, reason string) *jsonrpc.Error {
@@ -250,13 +342,11 @@ func invalidParams(path, reason string) *jsonrpc.Error {
 }
 
 // dispatch appends the result of m to dst.
-func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byte) ([]byte, *jsonrpc.Error) {
-	var p params
-	if m.Params != nil {
-		if err := jsonrpc.Unmarshal(m.Params, &p); err != nil {
-			return nil, invalidParams("_meta", "must be an object")
-		}
+func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]byte, *jsonrpc.Error) {
+	if req.perr != nil {
+		return nil, req.perr
 	}
+	m, p := req.Msg, &req.p
 	modern := p.Meta != nil && p.Meta.ProtocolVersion != nil
 	if modern {
 		var v string
@@ -276,7 +366,7 @@ func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byt
 
 	switch m.Method {
 	case "initialize":
-		result, err := sess.initialize(&p)
+		result, err := sess.initialize(p)
 		return append(dst, result...), err
 	case "ping":
 		if modern {
@@ -289,7 +379,7 @@ func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byt
 		if p.Cursor != nil && string(p.Cursor) != "null" && string(p.Cursor) != `""` {
 			return nil, invalidParams("cursor", "unknown cursor; tools/list has a single page, so send no cursor")
 		}
-		c, err := sess.caller(ctx, &p)
+		c, err := sess.caller(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +392,7 @@ func (sess *Session) dispatch(ctx context.Context, m *jsonrpc.Message, dst []byt
 		}
 		return append(dst, sess.srv.legacyToolsList[c.Tier]...), nil
 	case "tools/call":
-		return sess.callTool(ctx, &p, modern, dst)
+		return sess.callTool(ctx, p, modern, dst)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + briefName(m.Method)}
 }
@@ -319,6 +409,7 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	if slices.Contains(LegacyVersions, requested) {
 		version = requested
 	}
+	sess.version.Store(&version)
 	sess.initialized.Store(true)
 	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
 }

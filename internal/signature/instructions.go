@@ -26,6 +26,22 @@ type Files struct {
 	Builtin bool
 	// Where tells a reader without 3gs how to get the two files.
 	Where string
+	// URL, when set, is where a remote reader downloads them: the registry
+	// at URL/registry and its signature at URL/registry.sig. The steps
+	// then start with the downloads and name the local copies.
+	URL string
+}
+
+// Names of the downloaded copies in remote instructions.
+const (
+	DownloadedRegistry  = "registry.json"
+	DownloadedSignature = "registry.json.sig"
+)
+
+// download is the step that fetches url into file, failing on an HTTP
+// error status rather than saving the error page.
+func download(what, url, file string) Step {
+	return Step{What: what, Run: "curl -fsS -o " + file + " " + ShellQuote(url), Expect: "no output; " + file + " holds the bytes served"}
 }
 
 // Instructions tell a reader how to check a signed registry: one 3gs
@@ -62,10 +78,17 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 	if f.Builtin {
 		cmd = "3gs verify --pubkey " + z
 	}
+	var fetch []Step
+	if f.URL != "" {
+		fetch = []Step{
+			download("Download the registry exactly as served.", f.URL+"/registry", DownloadedRegistry),
+			download("Download its detached signature.", f.URL+"/registry.sig", DownloadedSignature),
+		}
+	}
 	return Instructions{
 		Command: cmd,
 		Where:   f.Where,
-		Steps: []Step{
+		Steps: append(fetch, []Step{
 			{
 				What:   "Hash the registry file; the first field printed must be the digest expected.",
 				Run:    "sha256sum " + reg,
@@ -92,7 +115,7 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 				Run:    "openssl pkeyutl -verify -pubin -keyform DER -inkey " + PublicKeyDERFile + " -rawin -in " + reg + " -sigfile " + SignatureBinFile,
 				Expect: "Signature Verified Successfully",
 			},
-		},
+		}...),
 	}
 }
 
@@ -100,13 +123,28 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 // that the file at hand is the one being served.
 func UnsignedInstructions(sha256 string, f Files) Instructions {
 	f = f.withDefaults()
+	var steps []Step
+	if f.URL != "" {
+		steps = append(steps, download("Download the registry exactly as served.", f.URL+"/registry", DownloadedRegistry))
+	}
 	return Instructions{
 		Where: f.Where,
-		Steps: []Step{{
+		Steps: append(steps, Step{
 			What:   "Hash the registry file; the first field printed must be registry_sha256. This shows the file is the one served, not who wrote it.",
 			Run:    "sha256sum " + ShellQuote(f.Registry),
 			Expect: sha256,
-		}},
+		}),
+	}
+}
+
+// Remote returns the files as a reader of the server at base (scheme and
+// host, maybe a path prefix, no trailing slash) downloads them.
+func Remote(base string) Files {
+	return Files{
+		Registry:  DownloadedRegistry,
+		Signature: DownloadedSignature,
+		Where:     "served at " + base + "/registry and " + base + "/registry.sig; the first steps download them into the current directory",
+		URL:       base,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -252,7 +253,11 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 	if err := e.audit(e.Now(), auth.CallerFrom(ctx).Name, gen.ToolReloadRegistry, "", old.reg, reg); err != nil {
 		return nil, refuse("Cannot record the reload in the audit log: "+err.Error()+".", strictjson.Errors{{Reason: err.Error()}})
 	}
-	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files)
+	modified := e.Now()
+	if fi, err := os.Stat(e.Path); err == nil {
+		modified = fi.ModTime()
+	}
+	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, modified)
 	h.cur.Store(next)
 	return state(next, true), nil
 }

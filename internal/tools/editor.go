@@ -94,7 +94,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 		h.restore(old)
 		return nil, err
 	}
-	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files)
+	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, now)
 	h.cur.Store(next)
 	return next, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -42,10 +43,13 @@ type snapshot struct {
 	signature signature.Status
 	files     signature.Files
 	slugs     []string // sorted, for no-match answers
+	// modified is when these bytes became the registry: the file's
+	// modification time, or the moment a change was written.
+	modified time.Time
 }
 
-func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files) *snapshot {
-	s := &snapshot{reg: reg, matcher: m, signature: st, files: files}
+func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files, modified time.Time) *snapshot {
+	s := &snapshot{reg: reg, matcher: m, signature: st, files: files, modified: modified}
 	for _, cat := range reg.Categories() {
 		s.slugs = append(s.slugs, cat.Slug)
 	}
@@ -66,12 +70,15 @@ type Config struct {
 	Files signature.Files
 	// Edit, when set, lets the admin tools change the registry file.
 	Edit *EditConfig
+	// Modified is when the registry's bytes were last changed (the file's
+	// modification time); zero when unknown.
+	Modified time.Time
 }
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
 	h := &Handlers{threshold: c.Threshold}
-	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files))
+	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
 	if c.Edit != nil {
 		h.edit = newEditor(*c.Edit)
 	}
@@ -210,9 +217,37 @@ func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// GetProvenance implements gen.ToolHandlers.
-func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
+// Published is the registry as it is served right now, for endpoints that
+// hand out the file itself.
+type Published struct {
+	Registry  *registry.Registry
+	Signature signature.Status
+	// Modified is when these bytes became the registry; zero when unknown.
+	Modified time.Time
+}
+
+// Published returns the registry being served.
+func (h *Handlers) Published() Published {
 	s := h.cur.Load()
+	return Published{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+}
+
+type registryURLKey struct{}
+
+// WithRegistryURL returns ctx for a request that arrived over HTTP from a
+// client that reaches the registry at base/registry: get_provenance then
+// tells it to download the files rather than naming paths on the server.
+func WithRegistryURL(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, registryURLKey{}, base)
+}
+
+// GetProvenance implements gen.ToolHandlers.
+func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
+	s := h.cur.Load()
+	files := s.files
+	if base, ok := ctx.Value(registryURLKey{}).(string); ok {
+		files = signature.Remote(base)
+	}
 	cur := s.reg.Curator()
 	curatorKey, configured := s.reg.CuratorKey()
 	st := s.signature
@@ -237,16 +272,16 @@ func (h *Handlers) GetProvenance(context.Context, *gen.GetProvenanceInput) (*gen
 	switch {
 	case st.Verified:
 		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
-		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), s.files)
+		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Signed():
 		out.SignatureDetail = "NOT VERIFIED: " + st.Problem.Error() + ". Do not rely on this registry's origin until its curator re-signs it."
-		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), files)
 	case configured:
 		out.SignatureDetail = "Unsigned: the registry names curator key " + cur.Pubkey + ", but no signature file accompanies it, so nothing proves the curator wrote these bytes."
-		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), files)
 	default:
 		out.SignatureDetail = "Unsigned: the registry has no curator key yet (" + registry.Placeholder + "), so it cannot be signed; the digest only shows which bytes are served."
-		ins = signature.UnsignedInstructions(s.reg.SHA256(), s.files)
+		ins = signature.UnsignedInstructions(s.reg.SHA256(), files)
 	}
 	out.Verification = gen.Verification{Where: ins.Where, Steps: []gen.VerificationStep{}}
 	if ins.Command != "" {

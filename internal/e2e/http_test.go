@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
+)
+
+// httpServer is the built binary serving HTTP on a free loopback port.
+type httpServer struct {
+	cmd  *exec.Cmd
+	url  string // of /mcp
+	mu   sync.Mutex
+	logs strings.Builder
+	done chan struct{} // closed when stderr ends
+}
+
+var servingURL = regexp.MustCompile(`msg="serving MCP over HTTP" url=(\S+)`)
+
+// startHTTP runs `3gs serve --http 127.0.0.1:0 args...` and waits until
+// it logs the address it serves on.
+func startHTTP(t *testing.T, bin string, args ...string) *httpServer {
+	t.Helper()
+	s := &httpServer{cmd: exec.Command(bin, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...), done: make(chan struct{})}
+	stderr, _ := s.cmd.StderrPipe()
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		defer close(s.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.logs.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if m := servingURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+		close(found)
+	}()
+	url, ok := <-found
+	if !ok {
+		t.Fatalf("the server exited before serving:\n%s", s.stderr())
+	}
+	s.url = url
+	return s
+}
+
+func (s *httpServer) stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
+}
+
+// TestTypeScriptSDKOverHTTP runs the official TypeScript SDK's Streamable
+// HTTP client (testdata/http_client.mjs) against the built binary: it lists
+// and calls every tool with an admin token, then SIGTERM stops the server
+// with exit status 0. The access log names each call and never a token.
+func TestTypeScriptSDKOverHTTP(t *testing.T) {
+	node := needSDK(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "registry.json")
+	if err := os.WriteFile(reg, threegs.DefaultRegistry, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens.json")
+	admin, err := auth.Add(tokens, "root", gen.TierAdmin, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, bin, "--registry", reg, "--tokens", tokens)
+	out, err := exec.Command(node, "testdata/http_client.mjs", s.url, admin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the TypeScript SDK HTTP client failed: %v\n%s\nserver log:\n%s", err, out, s.stderr())
+	}
+	if !strings.Contains(string(out), "e2e http ok") {
+		t.Fatalf("unexpected output:\n%s", out)
+	}
+	t.Logf("%s", out)
+
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, s.stderr())
+	}
+	logs := s.stderr()
+	for _, want := range []string{"tool=upsert_category", "tool=get_sources", "rpc=initialize", "method=DELETE", "all requests finished"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	if strings.Contains(logs, admin) {
+		t.Error("the admin token reached the log")
+	}
+}
+
+// TestHTTPPortInUse: a taken address is reported at once, with the fix.
+func TestHTTPPortInUse(t *testing.T) {
+	bin := buildBinary(t)
+	s := startHTTP(t, bin)
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/mcp")
+	cmd := exec.Command(bin, "serve", "--http", addr)
+	out, err := cmd.CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "cannot listen on "+addr) || !strings.Contains(string(out), "--http") {
+		t.Fatalf("second server on %s: exit %d\n%s", addr, code, out)
+	}
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// needSDK returns node, skipping (failing in CI) when the npm packages are
+// not installed.
+func needSDK(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("testdata/node_modules/@modelcontextprotocol/sdk"); err != nil {
+		msg := "the TypeScript SDK is not installed; run: npm ci --prefix internal/e2e/testdata"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH")
+	}
+	return node
+}

@@ -1,0 +1,404 @@
+package httpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+const (
+	codeInvalidRequest = jsonrpc.CodeInvalidRequest
+	codeInternalError  = jsonrpc.CodeInternalError
+	codeHeaderMismatch = jsonrpc.CodeHeaderMismatch
+)
+
+// Headers of the Streamable HTTP transport, in Go's canonical form.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// unversionedDefault is the version a legacy request without an
+// MCP-Protocol-Version header is taken to speak. Sending it explicitly
+// therefore means the same as sending nothing, and is accepted on any
+// legacy session (the conformance suite's clients do so).
+const unversionedDefault = "2025-03-26"
+
+// serveMCP is the MCP endpoint: POST carries one JSON-RPC message; DELETE
+// ends a legacy session.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+	case http.MethodDelete:
+		s.endSession(w, r)
+		return
+	default:
+		w.Header()["Allow"] = allowMCP
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "Method Not Allowed: POST one JSON-RPC message to /mcp (DELETE ends a session); this server opens no GET event stream")
+		return
+	}
+	b := s.backend.Load()
+	if b == nil {
+		w.Header()["Retry-After"] = retryAfter
+		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: the registry is still loading; retry shortly")
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		w.Header()["Retry-After"] = retryAfter
+		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Server busy: "+strconv.Itoa(cap(s.slots))+" requests are already running (--max-concurrent); retry shortly")
+		return
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		writeRPCError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest, "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json")
+		return
+	}
+	if !acceptsJSON(r.Header.Values("Accept")) {
+		writeRPCError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "Not Acceptable: this server answers in application/json; send Accept: application/json, text/event-stream")
+		return
+	}
+	tooLarge := "Payload Too Large: the message is longer than " + strconv.FormatInt(s.opt.MaxMessageBytes, 10) + " bytes (--max-message-bytes)"
+	if r.ContentLength > s.opt.MaxMessageBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
+		return
+	}
+	body := getBuffer()
+	defer putBuffer(body)
+	if _, err := body.ReadFrom(io.LimitReader(r.Body, s.opt.MaxMessageBytes+1)); err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")
+		return
+	}
+	if int64(body.Len()) > s.opt.MaxMessageBytes {
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
+		return
+	}
+	m, id, perr := jsonrpc.Parse(body.Bytes())
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, id, perr))
+		return
+	}
+	info := logInfo(r)
+	info.rpc = m.Method
+	switch m.Kind {
+	case jsonrpc.KindResponse:
+		w.WriteHeader(http.StatusAccepted) // nothing of ours awaits a client's reply
+		return
+	case jsonrpc.KindNotification:
+		s.notification(w, r, m)
+		return
+	}
+	req := mcp.Prepare(m)
+	if m.Method == "tools/call" {
+		info.tool, _ = req.ToolName()
+	}
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		ctx = auth.WithTransportToken(ctx, bearer(h))
+	}
+	ctx = tools.WithRegistryURL(ctx, s.baseURL(r))
+	if version, modern := req.Modern(); modern {
+		if problem := checkHeaders(r, &req, version); problem != "" {
+			writeRPCError(w, http.StatusBadRequest, m.ID, codeHeaderMismatch, "Header mismatch: "+problem)
+			return
+		}
+		s.answer(w, ctx, b.stateless, &req)
+		return
+	}
+	s.legacy(w, r, ctx, b, &req, info)
+}
+
+// legacy serves a request of the initialize-based era: initialize opens a
+// session, every later request names it.
+func (s *Server) legacy(w http.ResponseWriter, r *http.Request, ctx context.Context, b *backend, req *mcp.Request, info *requestLog) {
+	m := req.Msg
+	version, versioned := oneHeader(r, headerProtocolVersion)
+	if m.Method == "initialize" {
+		if versioned && !slices.Contains(mcp.LegacyVersions, version) {
+			writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+quoteHeader(version)+"; supported: "+strings.Join(mcp.SupportedVersions, ", "))
+			return
+		}
+		ms := b.MCP.NewSession()
+		out, _ := ms.Answer(ctx, req, getResponse())
+		defer putResponse(out)
+		if ms.Version() != "" { // the handshake succeeded
+			sess := s.sessions.add(ms)
+			if sess == nil {
+				w.Header()["Retry-After"] = retryAfter
+				writeRPCError(w, http.StatusServiceUnavailable, m.ID, codeInternalError, "Server busy: "+strconv.Itoa(s.sessions.max)+" sessions are open (--max-sessions); retry later, or use protocol version 2026-07-28, which needs no session")
+				return
+			}
+			w.Header()[headerSessionID] = []string{sess.id}
+			info.session = sess.id[:8]
+		}
+		writeJSON(w, http.StatusOK, out)
+		return
+	}
+	id := r.Header.Get(headerSessionID)
+	if id == "" {
+		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session, or name protocol version 2026-07-28 in params._meta, which needs none")
+		return
+	}
+	sess := s.sessions.get(id)
+	if sess == nil {
+		writeRPCError(w, http.StatusNotFound, m.ID, codeInvalidRequest, "Session not found: it was ended or sat idle too long; send initialize to open a new one")
+		return
+	}
+	info.session = sess.id[:8]
+	if versioned && version != sess.mcp.Version() && version != unversionedDefault {
+		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: MCP-Protocol-Version "+quoteHeader(version)+" does not match the version this session negotiated, "+sess.mcp.Version())
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer sess.track(string(m.ID), cancel)()
+	s.answer(w, ctx, sess.mcp, req)
+}
+
+// answer runs the request and writes its response. A request cancelled
+// before it finished (notifications/cancelled, or the client hung up) gets
+// no answer: the connection is dropped instead. A handler that panics
+// answers Internal error for its request alone.
+func (s *Server) answer(w http.ResponseWriter, ctx context.Context, sess *mcp.Session, req *mcp.Request) {
+	buf := getResponse()
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.opt.Log.Error("request panicked", "method", req.Msg.Method, "panic", v, "stack", string(debug.Stack()))
+			writeRPCError(w, http.StatusInternalServerError, req.Msg.ID, codeInternalError, "Internal error")
+		}
+	}()
+	out, st := sess.Answer(ctx, req, buf)
+	defer putResponse(out)
+	if ctx.Err() != nil {
+		panic(http.ErrAbortHandler)
+	}
+	status := http.StatusOK
+	switch st {
+	case mcp.Rejected:
+		status = http.StatusBadRequest
+	case mcp.NoSuchMethod:
+		status = http.StatusNotFound
+	}
+	writeJSON(w, status, out)
+}
+
+// notification accepts a notification. In a legacy session,
+// notifications/cancelled stops the named request.
+func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	if id := r.Header.Get(headerSessionID); id != "" {
+		sess := s.sessions.get(id)
+		if sess == nil {
+			writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was ended or sat idle too long; send initialize to open a new one")
+			return
+		}
+		if m.Method == "notifications/cancelled" {
+			if requestID, ok := cancelledID(m.Params); ok {
+				sess.cancel(requestID)
+			}
+		}
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// endSession answers DELETE /mcp.
+func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(headerSessionID)
+	switch {
+	case id == "":
+		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: DELETE /mcp ends the session its Mcp-Session-Id header names, and there is none")
+	case !s.sessions.remove(id):
+		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was already ended or sat idle too long")
+	default:
+		logInfo(r).session = id[:min(8, len(id))]
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// checkHeaders compares the headers a 2026-07-28 request must carry with
+// its body, and says what is wrong, if anything.
+func checkHeaders(r *http.Request, req *mcp.Request, version string) string {
+	v, ok := oneHeader(r, headerProtocolVersion)
+	if !ok {
+		return "the MCP-Protocol-Version header is required (once) and must equal params._meta's protocol version " + quoteHeader(version)
+	}
+	if v != version {
+		return "MCP-Protocol-Version header " + quoteHeader(v) + " does not match params._meta's protocol version " + quoteHeader(version)
+	}
+	method, ok := oneHeader(r, headerMethod)
+	if !ok {
+		return "the Mcp-Method header is required (once) and must equal the body's method " + quoteHeader(req.Msg.Method)
+	}
+	if method != req.Msg.Method {
+		return "Mcp-Method header " + quoteHeader(method) + " does not match the body's method " + quoteHeader(req.Msg.Method)
+	}
+	if req.Msg.Method != "tools/call" {
+		return ""
+	}
+	raw, ok := oneHeader(r, headerName)
+	if !ok {
+		return "the Mcp-Name header is required (once) on tools/call and must equal params.name"
+	}
+	name, err := decodeHeaderValue(raw)
+	if err != nil {
+		return "Mcp-Name header " + quoteHeader(raw) + ": " + err.Error()
+	}
+	if body, ok := req.ToolName(); ok && body != name {
+		return "Mcp-Name header " + quoteHeader(name) + " does not match params.name " + quoteHeader(body)
+	}
+	return ""
+}
+
+// oneHeader returns a header sent exactly once.
+func oneHeader(r *http.Request, key string) (string, bool) {
+	v := r.Header[key]
+	if len(v) != 1 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// decodeHeaderValue undoes the transport's =?base64?...?= wrapping of
+// values that are not plain ASCII.
+func decodeHeaderValue(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return "", errors.New("starts like a =?base64?...?= value but does not end with ?=")
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", errors.New("its =?base64?...?= value is not valid base64")
+	}
+	return string(b), nil
+}
+
+// bearer returns the token of an Authorization header. A header of another
+// scheme is passed on whole: it matches no token, so the caller is treated
+// as presenting a bad one.
+func bearer(h string) string {
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return h
+}
+
+// cancelledID is the requestId of notifications/cancelled, as raw JSON.
+func cancelledID(params []byte) (string, bool) {
+	var p struct {
+		RequestID sonic.NoCopyRawMessage `json:"requestId"`
+	}
+	if params == nil || jsonrpc.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return "", false
+	}
+	return string(p.RequestID), true
+}
+
+// isJSON reports whether a Content-Type is application/json (in UTF-8,
+// when a charset is named).
+func isJSON(ct string) bool {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	cs, named := params["charset"]
+	return !named || strings.EqualFold(cs, "utf-8")
+}
+
+// acceptsJSON reports whether Accept headers admit application/json.
+// Clients must send one; a missing header is refused like one without it.
+func acceptsJSON(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			if mt == "application/json" || mt == "application/*" || mt == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Shared header values; net/http only reads them.
+var (
+	jsonContentType = []string{"application/json"}
+	retryAfter      = []string{"1"}
+	allowMCP        = []string{"POST, DELETE"}
+	noSniff         = []string{"nosniff"}
+)
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["X-Content-Type-Options"] = noSniff
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// writeRPCError answers with a JSON-RPC error: for id, or null when the
+// request's id is unknown.
+func writeRPCError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
+	if id == nil {
+		id = []byte("null")
+	}
+	writeJSON(w, status, jsonrpc.AppendError(nil, id, &jsonrpc.Error{Code: code, Message: msg}))
+}
+
+// Request bodies and responses are recycled: under load they would
+// otherwise be most of the garbage.
+var (
+	bodies    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	responses = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+)
+
+const maxPooled = 64 << 10
+
+func getBuffer() *bytes.Buffer { b := bodies.Get().(*bytes.Buffer); b.Reset(); return b }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooled {
+		bodies.Put(b)
+	}
+}
+
+func getResponse() []byte { return (*responses.Get().(*[]byte))[:0] }
+
+func putResponse(b []byte) {
+	if cap(b) <= maxPooled {
+		b = b[:0]
+		responses.Put(&b)
+	}
+}

@@ -1,0 +1,123 @@
+package httpserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/bytedance/sonic"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
+)
+
+// serveHealth answers GET /health (schema/health.schema.json): 200 with
+// the registry served, or 503 while it is loading.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if !readOnly(w, r) {
+		return
+	}
+	h := gen.Health{Status: gen.HealthStatusLoading, Version: s.opt.Version, ProtocolVersions: mcp.SupportedVersions}
+	status := http.StatusServiceUnavailable
+	if b := s.backend.Load(); b != nil {
+		p := b.Published()
+		pubkey, sessions := p.Registry.Curator().Pubkey, s.sessions.len()
+		h.Status, h.Pubkey, h.Sessions = gen.HealthStatusOk, &pubkey, &sessions
+		h.Registry = &gen.HealthRegistry{
+			Version:    p.Registry.Version(),
+			Updated:    p.Registry.Updated(),
+			Categories: len(p.Registry.Categories()),
+			Sha256:     p.Registry.SHA256(),
+			Signed:     p.Signature.Signed(),
+			Verified:   p.Signature.Verified,
+		}
+		status = http.StatusOK
+	} else {
+		w.Header()["Retry-After"] = retryAfter
+	}
+	w.Header()["Cache-Control"] = noStore
+	writeJSON(w, status, gen.EncodeHealth(&h))
+}
+
+// serveRegistry answers GET /registry with the exact bytes being served,
+// so their SHA-256 and signature can be checked by anyone. The ETag is that
+// SHA-256; conditional and range requests work as usual. When the registry
+// is signed, the Registry-Signature header carries the signature document
+// in base64, so the pair is read in one request and cannot straddle a
+// change.
+func (s *Server) serveRegistry(w http.ResponseWriter, r *http.Request) {
+	if !readOnly(w, r) {
+		return
+	}
+	b := s.backend.Load()
+	if b == nil {
+		w.Header()["Retry-After"] = retryAfter
+		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
+		return
+	}
+	p := b.Published()
+	if p.Signature.Signed() {
+		w.Header().Set("Registry-Signature", base64.StdEncoding.EncodeToString(p.Signature.Document))
+		w.Header().Set("Link", `</registry.sig>; rel="alternate"; type="application/json"; title="detached signature"`)
+	}
+	serveBytes(w, r, p.Registry.Bytes(), `"`+p.Registry.SHA256()+`"`, p.Modified)
+}
+
+// serveSignature answers GET /registry.sig: the detached signature of the
+// registry being served (schema/signature.schema.json), 404 when it has
+// none.
+func (s *Server) serveSignature(w http.ResponseWriter, r *http.Request) {
+	if !readOnly(w, r) {
+		return
+	}
+	b := s.backend.Load()
+	if b == nil {
+		w.Header()["Retry-After"] = retryAfter
+		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
+		return
+	}
+	p := b.Published()
+	if !p.Signature.Signed() {
+		writeProblem(w, http.StatusNotFound, "the registry served here is not signed; its curator signs it with 3gs sign")
+		return
+	}
+	sum := sha256.Sum256(p.Signature.Document)
+	serveBytes(w, r, p.Signature.Document, `"`+hex.EncodeToString(sum[:])+`"`, p.Modified)
+}
+
+// serveBytes sends data with its validators; net/http's ServeContent does
+// the conditional (If-None-Match, If-Modified-Since: 304) and range logic.
+func serveBytes(w http.ResponseWriter, r *http.Request, data []byte, etag string, modified time.Time) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = noSniff
+	h["Cache-Control"] = noCache
+	h["Etag"] = []string{etag}
+	http.ServeContent(w, r, "", modified, bytes.NewReader(data))
+}
+
+// readOnly admits GET and HEAD, answering anything else with 405.
+func readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header()["Allow"] = allowRead
+	writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not served here; use GET")
+	return false
+}
+
+var (
+	noStore   = []string{"no-store"}
+	noCache   = []string{"no-cache"}
+	allowRead = []string{"GET, HEAD"}
+)
+
+// writeProblem answers a non-MCP endpoint with {"error": why}.
+func writeProblem(w http.ResponseWriter, status int, why string) {
+	msg, _ := sonic.Marshal(why) // a string always encodes
+	body := append([]byte(`{"error":`), msg...)
+	writeJSON(w, status, append(body, '}'))
+}

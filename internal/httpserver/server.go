@@ -1,0 +1,224 @@
+// Package httpserver serves 3gs over HTTP: MCP Streamable HTTP at /mcp, in
+// both protocol eras; GET /health for load balancers and monitors; and
+// GET /registry with /registry.sig, the exact bytes being served and their
+// detached signature, so anyone can check the data without trusting the
+// server.
+//
+// Every request passes the same gate first: its Host (when the server is
+// bound to loopback) and its Origin must be allowed, which is what stops a
+// web page from reaching a local server through DNS rebinding.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// Options bound and configure the server. Zero values take the defaults
+// below.
+type Options struct {
+	// MaxMessageBytes is the largest accepted POST body; larger ones get 413.
+	MaxMessageBytes int64
+	// MaxConcurrent is how many /mcp requests run at once; more get 503.
+	MaxConcurrent int
+	// MaxSessions bounds open legacy-era sessions; an initialize beyond it
+	// gets 503.
+	MaxSessions int
+	// SessionIdle ends a legacy session unused for this long.
+	SessionIdle time.Duration
+	// Hosts, when not empty, are the names the Host header may carry (any
+	// port); others get 403. A server bound to loopback sets the loopback
+	// names here, so a rebound DNS name cannot reach it.
+	Hosts []string
+	// AllowOrigins are browser origins allowed besides loopback ones, each
+	// scheme://host[:port].
+	AllowOrigins []string
+	// PublicURL is the base URL clients reach this server by (for the
+	// download steps get_provenance prints); empty means the request's
+	// own Host.
+	PublicURL string
+	// Version is the build reported by /health.
+	Version string
+	// ShutdownTimeout is how long Serve waits for requests in flight once
+	// its context ends.
+	ShutdownTimeout time.Duration
+	Log             *slog.Logger
+	// Now is the clock of session expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults.
+const (
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultMaxConcurrent   = 256
+	DefaultMaxSessions     = 1024
+	DefaultSessionIdle     = 30 * time.Minute
+	DefaultShutdownTimeout = 10 * time.Second
+
+	// Connection timeouts: a client gets this long to send its headers,
+	// its whole request, and to read the answer; an idle keep-alive
+	// connection is closed after IdleTimeout.
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 30 * time.Second
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+)
+
+// Backend is what the endpoints serve once the registry is loaded.
+type Backend struct {
+	MCP *mcp.Server
+	// Published returns the registry as served right now.
+	Published func() tools.Published
+}
+
+type backend struct {
+	Backend
+	stateless *mcp.Session // answers modern requests, which carry no session
+}
+
+// Server is the HTTP face of 3gs.
+type Server struct {
+	opt      Options
+	backend  atomic.Pointer[backend]
+	sessions *sessionTable
+	slots    chan struct{} // one per /mcp request running
+	origins  map[string]bool
+	hosts    map[string]bool
+	handler  http.Handler
+}
+
+// New returns a server with no backend: until SetBackend, /health and /mcp
+// answer 503.
+func New(opt Options) *Server {
+	if opt.MaxMessageBytes <= 0 {
+		opt.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opt.MaxConcurrent <= 0 {
+		opt.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if opt.MaxSessions <= 0 {
+		opt.MaxSessions = DefaultMaxSessions
+	}
+	if opt.SessionIdle <= 0 {
+		opt.SessionIdle = DefaultSessionIdle
+	}
+	if opt.ShutdownTimeout <= 0 {
+		opt.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	opt.PublicURL = strings.TrimSuffix(opt.PublicURL, "/")
+	s := &Server{
+		opt:      opt,
+		sessions: newSessionTable(opt.MaxSessions, opt.SessionIdle, opt.Now),
+		slots:    make(chan struct{}, opt.MaxConcurrent),
+		origins:  map[string]bool{},
+		hosts:    map[string]bool{},
+	}
+	for _, o := range opt.AllowOrigins {
+		s.origins[NormalOrigin(o)] = true
+	}
+	for _, h := range opt.Hosts {
+		s.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", s.serveMCP)
+	mux.HandleFunc("/health", s.serveHealth)
+	mux.HandleFunc("/registry", s.serveRegistry)
+	mux.HandleFunc("/registry.sig", s.serveSignature)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry and /registry.sig")
+	})
+	s.handler = s.accessLog(s.gate(mux))
+	return s
+}
+
+// SetBackend starts answering with b.
+func (s *Server) SetBackend(b Backend) {
+	s.backend.Store(&backend{Backend: b, stateless: b.MCP.NewSession()})
+}
+
+// Handler is the whole server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve answers connections on ln until ctx ends, then stops accepting,
+// lets the requests in flight finish for up to ShutdownTimeout, and
+// returns. It returns an error when requests were still running at the
+// deadline or the listener failed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.opt.Log.Handler(), slog.LevelWarn),
+	}
+	stopSweeping := make(chan struct{})
+	defer close(stopSweeping)
+	go s.sweepSessions(stopSweeping)
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.opt.Log.Info("shutting down: no new connections; finishing requests in flight", "deadline", s.opt.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opt.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+		return fmt.Errorf("requests still running after %s were cut off: %w", s.opt.ShutdownTimeout, err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// sweepSessions ends idle sessions now and then, so that sessions clients
+// forget do not hold memory until the bound is reached.
+func (s *Server) sweepSessions(stop <-chan struct{}) {
+	t := time.NewTicker(max(s.opt.SessionIdle/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if n := s.sessions.sweep(); n > 0 {
+				s.opt.Log.Debug("idle sessions ended", "count", n)
+			}
+		}
+	}
+}
+
+// baseURL is where the client reaches this server.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.opt.PublicURL != "" {
+		return s.opt.PublicURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
