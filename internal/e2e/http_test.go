@@ -150,3 +150,37 @@ func needSDK(t *testing.T) string {
 	}
 	return node
 }
+
+// TestConformanceSuite runs the official MCP conformance suite
+// (@modelcontextprotocol/conformance, pinned in testdata/package.json)
+// against the built binary over HTTP. The scenarios 3gs cannot pass, for
+// features it does not have, are listed with reasons in
+// testdata/conformance/baseline.yml; the suite fails on any other failure
+// and on a listed scenario that passes. The transport and core scenarios
+// must be among those that pass.
+func TestConformanceSuite(t *testing.T) {
+	node := needSDK(t)
+	suite, err := filepath.Abs("testdata/node_modules/@modelcontextprotocol/conformance/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, _ := filepath.Abs("testdata/conformance/register.mjs")
+	baseline, _ := filepath.Abs("testdata/conformance/baseline.yml")
+	s := startHTTP(t, buildBinary(t))
+	cmd := exec.Command(node, "--import", shim, suite, "server", "--url", s.url, "--expected-failures", baseline)
+	cmd.Dir = t.TempDir() // where the suite may write its results
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the conformance suite failed: %v\n%s\nserver log:\n%s", err, out, s.stderr())
+	}
+	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "dns-rebinding-protection"} {
+		if !regexp.MustCompile(`✓ ` + regexp.QuoteMeta(scenario) + `: \d+ passed, 0 failed`).Match(out) {
+			t.Errorf("scenario %s did not pass", scenario)
+		}
+	}
+	summary := out
+	if i := strings.Index(string(out), "=== SUMMARY ==="); i >= 0 {
+		summary = out[i:]
+	}
+	t.Logf("%s", summary)
+}
