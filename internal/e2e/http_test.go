@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/loadgen"
 )
 
 // httpServer is the built binary serving HTTP on a free loopback port.
@@ -44,7 +46,9 @@ func startHTTP(t *testing.T, bin string, args ...string) *httpServer {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			s.mu.Lock()
-			s.logs.WriteString(sc.Text() + "\n")
+			if s.logs.Len() < 1<<20 { // a load test logs far more; keep the start
+				s.logs.WriteString(sc.Text() + "\n")
+			}
 			s.mu.Unlock()
 			if m := servingURL.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
@@ -183,4 +187,34 @@ func TestConformanceSuite(t *testing.T) {
 		summary = out[i:]
 	}
 	t.Logf("%s", summary)
+}
+
+// loadQueries are get_sources questions for the embedded registry.
+var loadQueries = []string{
+	"how do I learn the rust programming language", "harden ssh on a linux server", "git rebase vs merge",
+	"best password manager", "self host email", "kubernetes tutorial", "postgres performance tuning", "quantum physics supercollider",
+}
+
+// TestHTTPLoad drives the built binary with 64 concurrent keep-alive
+// clients and requires every request to be answered correctly; the
+// latency figures go to the test log. It runs for THREEGS_LOAD_DURATION
+// (default 2s; CI runs it for 10s).
+func TestHTTPLoad(t *testing.T) {
+	duration := 2 * time.Second
+	if v := os.Getenv("THREEGS_LOAD_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("THREEGS_LOAD_DURATION: %v", err)
+		}
+		duration = d
+	}
+	s := startHTTP(t, buildBinary(t))
+	res, err := loadgen.Run(context.Background(), loadgen.Config{URL: s.url, Clients: 64, Warmup: time.Second, Duration: duration, Queries: loadQueries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("64 clients, %s: %s", duration, res)
+	if res.Errors != 0 || res.Requests == 0 {
+		t.Fatalf("%d errors in %d requests; first: %s", res.Errors, res.Requests, res.FirstError)
+	}
 }

@@ -1,0 +1,150 @@
+// Command httpload compares 3gs with the official Go SDK over Streamable
+// HTTP: it builds the 3gs binary and the go-sdk server (../gosdk, same tools,
+// decoders and matcher), starts each with the same registry on loopback,
+// and drives each in turn with the same 64 keep-alive clients calling
+// get_sources (internal/loadgen). Rounds alternate between the servers so
+// both see the same machine; the medians are reported with their ratio.
+// Run it from bench/:
+//
+//	go run ./httpload -registry ../../shared/fixtures/3gs-registry.json
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/loadgen"
+)
+
+var queries = []string{
+	"how do I run a bitcoin full node", "self host my email server", "learn rust ownership",
+	"best password manager", "harden ssh on linux", "threat modeling with stride",
+	"home assistant without cloud", "build an mcp server in go",
+}
+
+type server struct {
+	name  string
+	start func() (url string, stop func())
+}
+
+func main() {
+	registry := flag.String("registry", "", "registry file both servers load; empty means 3gs's embedded registry")
+	clients := flag.Int("clients", 64, "concurrent keep-alive clients")
+	duration := flag.Duration("duration", 10*time.Second, "measured time per round")
+	warmup := flag.Duration("warmup", 2*time.Second, "unmeasured time before each round")
+	rounds := flag.Int("rounds", 3, "rounds per server; the median is reported")
+	logLevel := flag.String("log-level", "info", "3gs's log level: info keeps its access log on, as deployed; warn turns it off")
+	flag.Parse()
+	if *registry != "" {
+		if _, err := os.Stat(*registry); err != nil {
+			log.Printf("registry %s not found; using 3gs's embedded registry", *registry)
+			*registry = ""
+		}
+	}
+	dir, err := os.MkdirTemp("", "3gs-httpload-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	threegs, gosdk := filepath.Join(dir, "3gs"), filepath.Join(dir, "gosdk")
+	build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
+	build(exec.Command("go", "build", "-o", gosdk, "./gosdk"))
+
+	regArgs := func(flag string) []string {
+		if *registry == "" {
+			return nil
+		}
+		return []string{flag, *registry}
+	}
+	servers := []server{
+		{"3gs", func() (string, func()) {
+			args := append([]string{"serve", "--http", "127.0.0.1:0", "--log-level", *logLevel}, regArgs("--registry")...)
+			return startServer(threegs, args, true, regexp.MustCompile(`url=(\S+/mcp)`))
+		}},
+		{"go-sdk", func() (string, func()) {
+			return startServer(gosdk, append([]string{"-addr", "127.0.0.1:0"}, regArgs("-registry")...), false, regexp.MustCompile(`^(http://\S+/mcp)$`))
+		}},
+	}
+	fmt.Printf("get_sources over Streamable HTTP (2025-11-25 sessions, JSON responses), %d keep-alive clients, %s per round after %s warm-up, %d rounds; registry %s\n",
+		*clients, *duration, *warmup, *rounds, orDefault(*registry, "embedded"))
+	results := map[string][]loadgen.Result{}
+	for r := 0; r < *rounds; r++ {
+		for _, s := range servers {
+			url, stop := s.start()
+			res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Clients: *clients, Warmup: *warmup, Duration: *duration, Queries: queries})
+			stop()
+			if err != nil {
+				log.Fatalf("%s: %v", s.name, err)
+			}
+			if res.Errors > 0 {
+				log.Fatalf("%s: %d errors; first: %s", s.name, res.Errors, res.FirstError)
+			}
+			fmt.Printf("  round %d %-7s %s\n", r+1, s.name, res)
+			results[s.name] = append(results[s.name], res)
+		}
+	}
+	med := func(name string) loadgen.Result {
+		rs := slices.Clone(results[name])
+		slices.SortFunc(rs, func(a, b loadgen.Result) int { return cmp.Compare(a.PerSecond(), b.PerSecond()) })
+		return rs[len(rs)/2]
+	}
+	a, b := med("3gs"), med("go-sdk")
+	fmt.Printf("median 3gs:    %.0f req/s, p50 %s, p99 %s\n", a.PerSecond(), a.P50, a.P99)
+	fmt.Printf("median go-sdk: %.0f req/s, p50 %s, p99 %s\n", b.PerSecond(), b.P50, b.P99)
+	fmt.Printf("3gs / go-sdk: throughput %.2fx, p99 %.2fx\n", a.PerSecond()/b.PerSecond(), float64(a.P99)/float64(b.P99))
+}
+
+// startServer runs bin and waits for the line that names its URL, on
+// stderr or stdout; stop kills it.
+func startServer(bin string, args []string, fromStderr bool, urlLine *regexp.Regexp) (string, func()) {
+	cmd := exec.Command(bin, args...)
+	var pipe io.ReadCloser
+	var err error
+	if fromStderr {
+		pipe, err = cmd.StderrPipe()
+	} else {
+		pipe, err = cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() {
+		if m := urlLine.FindStringSubmatch(strings.TrimSpace(sc.Text())); m != nil {
+			go io.Copy(io.Discard, pipe) // keep the server's writes from blocking
+			return m[1], func() { cmd.Process.Kill(); cmd.Wait() }
+		}
+	}
+	log.Fatalf("%s exited before naming its URL", bin)
+	return "", nil
+}
+
+func build(cmd *exec.Cmd) {
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%v: %v", cmd.Args, err)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
