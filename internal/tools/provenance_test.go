@@ -10,6 +10,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +108,49 @@ func TestFollowVerificationSteps(t *testing.T) {
 	}
 }
 
+// remoteProvenance serves the signed registry's two files over HTTP at
+// /registry and /registry.sig, as 3gs serve --http does, and returns the
+// provenance a client of that server gets.
+func remoteProvenance(t *testing.T, h *Handlers, regPath string) *gen.GetProvenanceOutput {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/registry":
+			http.ServeFile(w, r, regPath)
+		case "/registry.sig":
+			http.ServeFile(w, r, regPath+".sig")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	out, err := h.GetProvenance(WithRegistryURL(context.Background(), ts.URL), &gen.GetProvenanceInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestFollowRemoteVerificationSteps: a client of an HTTP server gets steps
+// that download the files first, and following them verifies; once the
+// served file changes, they fail at the digest.
+func TestFollowRemoteVerificationSteps(t *testing.T) {
+	h, regPath := signedRegistry(t, t.TempDir())
+	out := remoteProvenance(t, h, regPath)
+	if !strings.HasPrefix(out.Verification.Steps[0].Run, "curl ") || !strings.Contains(out.Verification.Where, "/registry.sig") {
+		t.Fatalf("remote steps do not download: %+v", out.Verification)
+	}
+	work := t.TempDir()
+	if err := followSteps(work, out.Verification.Steps); err != nil {
+		t.Fatalf("following the printed steps: %v", err)
+	}
+	data, _ := os.ReadFile(regPath)
+	os.WriteFile(regPath, bytes.Replace(data, []byte("Rust"), []byte("Rusk"), 1), 0o644)
+	if err := followSteps(work, out.Verification.Steps); err == nil || !strings.Contains(err.Error(), "step 3") {
+		t.Errorf("the steps accept a changed registry: %v", err)
+	}
+}
+
 // TestShellVerificationSteps runs the printed steps in a real POSIX shell
 // with the real tools, when the machine has them.
 func TestShellVerificationSteps(t *testing.T) {
@@ -113,31 +159,46 @@ func TestShellVerificationSteps(t *testing.T) {
 			t.Skipf("%s is not installed; TestFollowVerificationSteps checks the same steps in Go", tool)
 		}
 	}
-	dir := t.TempDir()
-	h, regPath := signedRegistry(t, dir)
-	out := provenance(t, h)
-	run := func() error {
-		for i, s := range out.Verification.Steps {
-			cmd := exec.Command("sh", "-c", s.Run)
-			cmd.Dir = dir
-			got, err := cmd.CombinedOutput()
-			if err != nil {
-				return &stepError{i + 1, s.Run + ": " + err.Error() + ": " + string(got)}
-			}
-			if !strings.HasPrefix(s.Expect, "no output") && !strings.Contains(string(got), s.Expect) {
-				return &stepError{i + 1, "printed " + strconv.Quote(string(got)) + ", want " + s.Expect}
+	for _, remote := range []bool{false, true} {
+		if remote {
+			if _, err := exec.LookPath("curl"); err != nil {
+				t.Log("curl is not installed; the download steps are checked in Go by TestFollowRemoteVerificationSteps")
+				continue
 			}
 		}
-		return nil
+		dir := t.TempDir()
+		h, regPath := signedRegistry(t, dir)
+		out := provenance(t, h)
+		if remote {
+			out = remoteProvenance(t, h, regPath)
+			dir = t.TempDir()
+		}
+		if err := runShellSteps(dir, out.Verification.Steps); err != nil {
+			t.Fatalf("remote %v: %v", remote, err)
+		}
+		data, _ := os.ReadFile(regPath)
+		os.WriteFile(regPath, bytes.Replace(data, []byte("Rust"), []byte("Rusk"), 1), 0o644)
+		if err := runShellSteps(dir, out.Verification.Steps); err == nil {
+			t.Errorf("remote %v: the shell steps accept a changed registry", remote)
+		}
 	}
-	if err := run(); err != nil {
-		t.Fatal(err)
+}
+
+// runShellSteps runs each printed command in sh, in dir, and checks its
+// output against what the step says to expect.
+func runShellSteps(dir string, steps []gen.VerificationStep) error {
+	for i, s := range steps {
+		cmd := exec.Command("sh", "-c", s.Run)
+		cmd.Dir = dir
+		got, err := cmd.CombinedOutput()
+		if err != nil {
+			return &stepError{i + 1, s.Run + ": " + err.Error() + ": " + string(got)}
+		}
+		if !strings.HasPrefix(s.Expect, "no output") && !strings.Contains(string(got), s.Expect) {
+			return &stepError{i + 1, "printed " + strconv.Quote(string(got)) + ", want " + s.Expect}
+		}
 	}
-	data, _ := os.ReadFile(regPath)
-	os.WriteFile(regPath, bytes.Replace(data, []byte("Rust"), []byte("Rusk"), 1), 0o644)
-	if err := run(); err == nil {
-		t.Error("the shell steps accept a changed registry")
-	}
+	return nil
 }
 
 type stepError struct {
@@ -152,6 +213,7 @@ var (
 	stepJQField  = regexp.MustCompile(`^jq -r \.(\w+) (.+)$`)
 	stepJQBase64 = regexp.MustCompile(`^jq -r \.(\w+) (.+) \| base64 -d > (\S+)$`)
 	stepKeyDER   = regexp.MustCompile(`^\{ printf '((?:\\[0-7]{3})+)'; printf '%s(=*)' (\S+) \| tr '(\S+)' '(\S+)' \| base32 -d; \} > (\S+)$`)
+	stepCurl     = regexp.MustCompile(`^curl -fsS -o (\S+) (\S+)$`)
 	stepOpenSSL  = regexp.MustCompile(`^openssl pkeyutl -verify -pubin -keyform DER -inkey (\S+) -rawin -in (.+) -sigfile (\S+)$`)
 )
 
@@ -167,6 +229,20 @@ func followSteps(dir string, steps []gen.VerificationStep) error {
 	for i, s := range steps {
 		fail := func(msg string) error { return &stepError{i + 1, msg} }
 		switch {
+		case stepCurl.MatchString(s.Run):
+			m := stepCurl.FindStringSubmatch(s.Run)
+			resp, err := http.Get(unquote(m[2]))
+			if err != nil {
+				return fail(err.Error())
+			}
+			data, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK { // curl -f fails on an error status
+				return fail("curl: " + resp.Status)
+			}
+			if err := os.WriteFile(at(m[1]), data, 0o644); err != nil {
+				return fail(err.Error())
+			}
 		case stepJQBase64.MatchString(s.Run):
 			m := stepJQBase64.FindStringSubmatch(s.Run)
 			field, err := jsonField(at(m[2]), m[1])
