@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,11 +72,12 @@ func main() {
 	}
 	servers := []server{
 		{"3gs", func() (string, func()) {
-			args := append([]string{"serve", "--http", "127.0.0.1:0", "--log-level", *logLevel}, regArgs("--registry")...)
-			return startServer(threegs, args, true, regexp.MustCompile(`url=(\S+/mcp)`))
+			addr := freeAddr()
+			args := append([]string{"serve", "--http", addr, "--log-level", *logLevel}, regArgs("--registry")...)
+			return startReady(threegs, args, "http://"+addr)
 		}},
 		{"go-sdk", func() (string, func()) {
-			return startServer(gosdk, append([]string{"-addr", "127.0.0.1:0"}, regArgs("-registry")...), false, regexp.MustCompile(`^(http://\S+/mcp)$`))
+			return startServer(gosdk, append([]string{"-addr", "127.0.0.1:0"}, regArgs("-registry")...), regexp.MustCompile(`^(http://\S+/mcp)$`))
 		}},
 	}
 	fmt.Printf("get_sources over Streamable HTTP (2025-11-25 sessions, JSON responses), %d keep-alive clients, %s per round after %s warm-up, %d rounds; registry %s\n",
@@ -106,18 +109,12 @@ func main() {
 	fmt.Printf("3gs / go-sdk: throughput %.2fx, p99 %.2fx\n", a.PerSecond()/b.PerSecond(), float64(a.P99)/float64(b.P99))
 }
 
-// startServer runs bin and waits for the line that names its URL, on
-// stderr or stdout; stop kills it.
-func startServer(bin string, args []string, fromStderr bool, urlLine *regexp.Regexp) (string, func()) {
+// startServer runs bin and waits for the line on its stdout that names
+// its URL; stop kills it.
+func startServer(bin string, args []string, urlLine *regexp.Regexp) (string, func()) {
 	cmd := exec.Command(bin, args...)
-	var pipe io.ReadCloser
-	var err error
-	if fromStderr {
-		pipe, err = cmd.StderrPipe()
-	} else {
-		pipe, err = cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-	}
+	cmd.Stderr = os.Stderr
+	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -133,6 +130,42 @@ func startServer(bin string, args []string, fromStderr bool, urlLine *regexp.Reg
 	}
 	log.Fatalf("%s exited before naming its URL", bin)
 	return "", nil
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startReady runs a 3gs server and waits until its /health says ok, which
+// works whatever its log level; stop kills it.
+func startReady(bin string, args []string, base string) (string, func()) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	for {
+		select {
+		case <-exited:
+			log.Fatalf("%s exited before it was ready", bin)
+		default:
+		}
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base + "/mcp", func() { cmd.Process.Kill(); <-exited }
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func build(cmd *exec.Cmd) {
