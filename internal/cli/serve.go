@@ -33,7 +33,7 @@ func serveFlags(f *Flags) {
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
 	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature file does not verify; get_provenance then reports it as not verified")
-	f.String("http", "THREEGS_HTTP", "", "serve MCP Streamable HTTP on this address (e.g. 127.0.0.1:3000) instead of stdio, with /mcp, /health and /registry")
+	f.String("http", "THREEGS_HTTP", "", "serve MCP Streamable HTTP on this address (HOST:PORT, e.g. 127.0.0.1:3000; a port alone means 127.0.0.1) instead of stdio, with /mcp, /health and /registry")
 	f.String("allow-origin", "THREEGS_ALLOW_ORIGIN", "", "HTTP: comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
 	f.String("allow-host", "THREEGS_ALLOW_HOST", "", "HTTP: comma-separated Host names accepted besides localhost, 127.0.0.1 and ::1 (needed behind a proxy that keeps the Host header); when bound to a non-loopback address, the only names accepted")
 	f.String("public-url", "THREEGS_PUBLIC_URL", "", "HTTP: base URL clients reach this server by, for the download steps get_provenance prints; none means the request's Host")
@@ -74,6 +74,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	c.httpAddr = f.Value("http")
+	if _, err := strconv.ParseUint(c.httpAddr, 10, 16); err == nil {
+		c.httpAddr = "127.0.0.1:" + c.httpAddr // a bare port stays on loopback
+	}
 	if c.httpAddr == "" {
 		for _, name := range []string{"allow-origin", "allow-host", "public-url"} {
 			if f.Value(name) != "" {
@@ -83,7 +86,7 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return c, nil
 	}
 	if _, _, err := net.SplitHostPort(c.httpAddr); err != nil {
-		return nil, fmt.Errorf("--http (THREEGS_HTTP) must be HOST:PORT, such as 127.0.0.1:3000, got %q", c.httpAddr)
+		return nil, fmt.Errorf("--http (THREEGS_HTTP) must be HOST:PORT, such as 127.0.0.1:3000, or a port alone for 127.0.0.1, got %q", c.httpAddr)
 	}
 	o := &httpserver.Options{MaxMessageBytes: int64(c.maxBytes), Log: c.log, Version: buildVersion(), PublicURL: f.Value("public-url")}
 	if o.MaxConcurrent, err = f.Int("max-concurrent", 1); err != nil {

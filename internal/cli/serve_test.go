@@ -20,7 +20,8 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 	}{
 		{nil, []string{"serve", "--allow-origin", "https://app.example.com"}, "--allow-origin (THREEGS_ALLOW_ORIGIN) applies to HTTP only; add --http ADDR"},
 		{nil, []string{"serve", "--public-url", "https://mcp.example.com"}, "applies to HTTP only"},
-		{nil, []string{"serve", "--http", "3000"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
+		{nil, []string{"serve", "--http", "3000000"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
+		{nil, []string{"serve", "--http", "mcp.example.com"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
 		{map[string]string{"THREEGS_HTTP": "localhost"}, []string{"serve"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
 		{nil, []string{"serve", "--http", "127.0.0.1:0", "--allow-origin", "app.example.com"}, `"app.example.com" is not an origin`},
 		{nil, []string{"serve", "--http", "127.0.0.1:0", "--allow-origin", "https://app.example.com/path"}, "is not an origin"},
@@ -64,8 +65,8 @@ func TestServeHTTP(t *testing.T) {
 	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, Getenv: func(string) string { return "" }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, []string{"serve", "--http", "127.0.0.1:0"}, env) }()
-	serving := regexp.MustCompile(`msg="serving MCP over HTTP" url=http://(\S+)/mcp`)
+	go func() { done <- Run(ctx, []string{"serve", "--http", "0"}, env) }() // a bare port: loopback
+	serving := regexp.MustCompile(`msg="serving MCP over HTTP" url=http://(127\.0\.0\.1:\d+)/mcp`)
 	var addr string
 	for addr == "" {
 		select {

@@ -116,6 +116,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		ctx = auth.WithTransportToken(ctx, bearer(h))
 	}
 	ctx = tools.WithRegistryURL(ctx, s.baseURL(r))
+	if req.Malformed() { // neither era can be told; say what is wrong with the params
+		s.answer(w, ctx, b.stateless, &req)
+		return
+	}
 	if version, modern := req.Modern(); modern {
 		if problem := checkHeaders(r, &req, version); problem != "" {
 			writeRPCError(w, http.StatusBadRequest, m.ID, codeHeaderMismatch, "Header mismatch: "+problem)

@@ -65,7 +65,7 @@ func (c *clock) Advance(d time.Duration) {
 // harness is an HTTP server over the embedded registry, signed as shipped,
 // with a user and an admin token.
 type harness struct {
-	t           *testing.T
+	t           testing.TB
 	srv         *httpserver.Server
 	ts          *httptest.Server
 	tools       *controlled
@@ -86,7 +86,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func newHarness(t *testing.T, opt httpserver.Options) *harness {
+func newHarness(t testing.TB, opt httpserver.Options) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, logs: &syncBuffer{}}
 	tokens := filepath.Join(t.TempDir(), "tokens.json")

@@ -49,6 +49,7 @@ func TestStatusCodes(t *testing.T) {
 		{"DELETE without a session", "DELETE", "", nil, 400, -32600},
 		{"DELETE an unknown session", "DELETE", "", []string{"Mcp-Session-Id", "nope"}, 404, -32600},
 		{"unknown endpoint", "GET", "", nil, 404, 0},
+		{"params whose _meta is not an object", "POST", `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"_meta":[]}}`, nil, 400, -32602},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

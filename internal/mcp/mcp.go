@@ -284,6 +284,10 @@ func (r *Request) Modern() (version string, ok bool) {
 	return version, true
 }
 
+// Malformed reports whether the params could not be read at all; Answer
+// then refuses the request whatever its era.
+func (r *Request) Malformed() bool { return r.perr != nil }
+
 // ToolName is params.name when it is a string.
 func (r *Request) ToolName() (string, bool) {
 	var name string
