@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +17,11 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // TestHealth: the report follows schema/health.schema.json and names the
@@ -252,4 +257,37 @@ func TestShutdownDeadline(t *testing.T) {
 		t.Fatalf("Serve: %v, want a deadline error", err)
 	}
 	close(h.tools.release)
+}
+
+// TestUnsignedRegistry: without a signature there is no Registry-Signature
+// header and /registry.sig is 404, and /health says so.
+func TestUnsignedRegistry(t *testing.T) {
+	reg, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	srv := httpserver.New(httpserver.Options{Version: "test"})
+	srv.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}), Published: h.Published})
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, body := get("/registry"); resp.StatusCode != 200 || resp.Header.Get("Registry-Signature") != "" || !bytes.Equal(body, threegs.DefaultRegistry) {
+		t.Errorf("/registry unsigned: %d, signature header %q", resp.StatusCode, resp.Header.Get("Registry-Signature"))
+	}
+	if resp, body := get("/registry.sig"); resp.StatusCode != 404 || !strings.Contains(string(body), "not signed") {
+		t.Errorf("/registry.sig unsigned: %d %s", resp.StatusCode, body)
+	}
+	_, body := get("/health")
+	if health, err := gen.DecodeHealth(body); err != nil || health.Registry.Signed || health.Registry.Verified {
+		t.Errorf("/health unsigned: %s %v", body, err)
+	}
 }
