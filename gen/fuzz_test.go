@@ -99,3 +99,9 @@ func FuzzDecodeUpsertCategoryInput(f *testing.F) {
 		`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},`+
 		`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}`)
 }
+
+func FuzzDecodeHealth(f *testing.F) {
+	fuzzDecoder(f, DecodeHealth, `{"status":"loading","version":"v","protocol_versions":["2026-07-28"]}`,
+		`{"status":"ok","version":"v","protocol_versions":["2026-07-28","2025-11-25"],"registry":{"version":"1.0.0","updated":"2026-11-21","categories":3,`+
+			`"sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true},"pubkey":"pk:placeholder","sessions":0}`)
+}
