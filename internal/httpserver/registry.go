@@ -12,6 +12,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // serveHealth answers GET /health (schema/health.schema.json): 200 with
@@ -49,16 +50,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // in base64, so the pair is read in one request and cannot straddle a
 // change.
 func (s *Server) serveRegistry(w http.ResponseWriter, r *http.Request) {
-	if !readOnly(w, r) {
+	p, ok := s.published(w, r)
+	if !ok {
 		return
 	}
-	b := s.backend.Load()
-	if b == nil {
-		w.Header()["Retry-After"] = retryAfter
-		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
-		return
-	}
-	p := b.Published()
 	if p.Signature.Signed() {
 		w.Header().Set("Registry-Signature", base64.StdEncoding.EncodeToString(p.Signature.Document))
 		w.Header().Set("Link", `</registry.sig>; rel="alternate"; type="application/json"; title="detached signature"`)
@@ -70,22 +65,31 @@ func (s *Server) serveRegistry(w http.ResponseWriter, r *http.Request) {
 // registry being served (schema/signature.schema.json), 404 when it has
 // none.
 func (s *Server) serveSignature(w http.ResponseWriter, r *http.Request) {
-	if !readOnly(w, r) {
+	p, ok := s.published(w, r)
+	if !ok {
 		return
 	}
-	b := s.backend.Load()
-	if b == nil {
-		w.Header()["Retry-After"] = retryAfter
-		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
-		return
-	}
-	p := b.Published()
 	if !p.Signature.Signed() {
 		writeProblem(w, http.StatusNotFound, "the registry served here is not signed; its curator signs it with 3gs sign")
 		return
 	}
 	sum := sha256.Sum256(p.Signature.Document)
 	serveBytes(w, r, p.Signature.Document, `"`+hex.EncodeToString(sum[:])+`"`, p.Modified)
+}
+
+// published is the registry a GET or HEAD of the file endpoints serves; it
+// answers the request itself (405, or 503 while loading) when there is none.
+func (s *Server) published(w http.ResponseWriter, r *http.Request) (tools.Published, bool) {
+	if !readOnly(w, r) {
+		return tools.Published{}, false
+	}
+	b := s.backend.Load()
+	if b == nil {
+		w.Header()["Retry-After"] = retryAfter
+		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
+		return tools.Published{}, false
+	}
+	return b.Published(), true
 }
 
 // serveBytes sends data with its validators; net/http's ServeContent does

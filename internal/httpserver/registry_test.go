@@ -54,16 +54,7 @@ func TestNotLoaded(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	get := func(method, path string) (*http.Response, []byte) {
-		req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		resp, err := ts.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
+		return fetch(t, ts, method, path, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	}
 	resp, body := get("GET", "/health")
 	health, err := gen.DecodeHealth(body)
@@ -271,15 +262,7 @@ func TestUnsignedRegistry(t *testing.T) {
 	srv.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}), Published: h.Published})
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
-	get := func(path string) (*http.Response, []byte) {
-		resp, err := http.Get(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, b
-	}
+	get := func(path string) (*http.Response, []byte) { return fetch(t, ts, "GET", path, "") }
 	if resp, body := get("/registry"); resp.StatusCode != 200 || resp.Header.Get("Registry-Signature") != "" || !bytes.Equal(body, threegs.DefaultRegistry) {
 		t.Errorf("/registry unsigned: %d, signature header %q", resp.StatusCode, resp.Header.Get("Registry-Signature"))
 	}
@@ -290,4 +273,20 @@ func TestUnsignedRegistry(t *testing.T) {
 	if health, err := gen.DecodeHealth(body); err != nil || health.Registry.Signed || health.Registry.Verified {
 		t.Errorf("/health unsigned: %s %v", body, err)
 	}
+}
+
+// fetch sends one request to a bare test server, as an MCP client would
+// (JSON in, JSON accepted), and reads the whole answer.
+func fetch(t *testing.T, ts *httptest.Server, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
 }
