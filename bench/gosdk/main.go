@@ -17,10 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -28,30 +26,13 @@ func main() {
 	path := flag.String("registry", "", "registry file; none means the embedded one")
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on; the address taken is printed on stdout")
 	flag.Parse()
-	var reg *registry.Registry
-	var err error
-	if *path != "" {
-		reg, err = registry.LoadFile(*path)
-	} else {
-		reg, err = registry.Load(threegs.DefaultRegistry)
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
-	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	h := benchtools.Handlers(*path)
 	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk-3gs", Version: "bench"}, nil)
 	for _, t := range gen.Tools {
 		if t.Tier != gen.TierPublic {
 			continue
 		}
-		var m struct {
-			Description  string          `json:"description"`
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		}
-		if err := json.Unmarshal([]byte(t.Manifest), &m); err != nil {
-			log.Fatal(err)
-		}
+		m := benchtools.ManifestOf(t)
 		s.AddTool(&mcp.Tool{Name: t.Name, Description: m.Description, InputSchema: m.InputSchema, OutputSchema: m.OutputSchema}, handler(h, t.Name))
 	}
 	// JSON responses rather than SSE streams, as 3gs answers, so both

@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 	"github.com/three-good-sources/3gs/internal/loadgen"
 )
 
@@ -49,20 +50,15 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per server; the median is reported")
 	logLevel := flag.String("log-level", "info", "3gs's log level: info keeps its access log on, as deployed; warn turns it off")
 	flag.Parse()
-	if *registry != "" {
-		if _, err := os.Stat(*registry); err != nil {
-			log.Printf("registry %s not found; using 3gs's embedded registry", *registry)
-			*registry = ""
-		}
-	}
+	*registry = benchtools.Registry(*registry)
 	dir, err := os.MkdirTemp("", "3gs-httpload-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	threegs, gosdk := filepath.Join(dir, "3gs"), filepath.Join(dir, "gosdk")
-	build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
-	build(exec.Command("go", "build", "-o", gosdk, "./gosdk"))
+	benchtools.Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
+	benchtools.Build(exec.Command("go", "build", "-o", gosdk, "./gosdk"))
 
 	regArgs := func(flag string) []string {
 		if *registry == "" {
@@ -165,13 +161,6 @@ func startReady(bin string, args []string, base string) (string, func()) {
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func build(cmd *exec.Cmd) {
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("%v: %v", cmd.Args, err)
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 )
 
 var queries = []string{
@@ -44,20 +46,15 @@ func main() {
 	inflight := flag.Int("inflight", 64, "requests kept outstanding")
 	rounds := flag.Int("rounds", 3, "runs per server and method; the median is reported")
 	flag.Parse()
-	if *registry != "" {
-		if _, err := os.Stat(*registry); err != nil {
-			log.Printf("registry %s not found; using 3gs's embedded registry", *registry)
-			*registry = ""
-		}
-	}
+	*registry = benchtools.Registry(*registry)
 	dir, err := os.MkdirTemp("", "3gs-load-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	threegs, mcpgo := filepath.Join(dir, "3gs"), filepath.Join(dir, "mcpgo")
-	build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
-	build(exec.Command("go", "build", "-o", mcpgo, "./mcpgo"))
+	benchtools.Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
+	benchtools.Build(exec.Command("go", "build", "-o", mcpgo, "./mcpgo"))
 
 	regArgs3gs, regArgsMcpgo := []string{"serve", "--log-level", "warn"}, []string{}
 	if *registry != "" {
@@ -88,13 +85,6 @@ func main() {
 		fmt.Printf("%-12s 3gs/mcp-go throughput %.1fx, CPU per request %.2fx\n", m,
 			(float64(a.reqs)/a.elapsed.Seconds())/(float64(b.reqs)/b.elapsed.Seconds()),
 			(float64(a.cpu)/float64(a.reqs))/(float64(b.cpu)/float64(b.reqs)))
-	}
-}
-
-func build(cmd *exec.Cmd) {
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		log.Fatalf("%v: %v", cmd.Args, err)
 	}
 }
 

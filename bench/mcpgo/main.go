@@ -10,43 +10,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log"
 	"os"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 func main() {
 	path := flag.String("registry", "", "registry file; none means the embedded one")
 	flag.Parse()
-	var reg *registry.Registry
-	var err error
-	if *path != "" {
-		reg, err = registry.LoadFile(*path)
-	} else {
-		reg, err = registry.Load(threegs.DefaultRegistry)
-	}
-	if err != nil {
-		log.Fatal(err)
-	}
-	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	h := benchtools.Handlers(*path)
 	s := server.NewMCPServer("mcpgo-3gs", "bench", server.WithToolCapabilities(false))
 	for _, t := range gen.Tools {
-		var m struct {
-			Description  string          `json:"description"`
-			InputSchema  json.RawMessage `json:"inputSchema"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
-		}
-		if err := json.Unmarshal([]byte(t.Manifest), &m); err != nil {
-			log.Fatal(err)
-		}
+		m := benchtools.ManifestOf(t)
 		tool := mcp.NewToolWithRawSchema(t.Name, m.Description, m.InputSchema)
 		tool.RawOutputSchema = m.OutputSchema
 		s.AddTool(tool, handler(h, t.Name))
