@@ -260,15 +260,31 @@ type Request struct {
 	p   params
 	// perr is why the params could not be read; Answer reports it.
 	perr *jsonrpc.Error
+	// The members both a transport and the core look at, each decoded
+	// once: params._meta's protocol version (modern marks it present,
+	// versionOK a string) and params.name (nameOK when a string).
+	modern, versionOK bool
+	version           string
+	name              string
+	nameOK            bool
 }
 
 // Prepare reads m's params.
 func Prepare(m *jsonrpc.Message) Request {
 	r := Request{Msg: m}
-	if m.Params != nil {
-		if err := jsonrpc.Unmarshal(m.Params, &r.p); err != nil {
-			r.perr = invalidParams("_meta", "must be an object")
-		}
+	if m.Params == nil {
+		return r
+	}
+	if err := jsonrpc.Unmarshal(m.Params, &r.p); err != nil {
+		r.perr = invalidParams("_meta", "must be an object")
+		return r
+	}
+	if r.p.Meta != nil && r.p.Meta.ProtocolVersion != nil {
+		r.modern = true
+		r.versionOK = jsonrpc.Unmarshal(r.p.Meta.ProtocolVersion, &r.version) == nil
+	}
+	if r.p.Name != nil {
+		r.nameOK = jsonrpc.Unmarshal(r.p.Name, &r.name) == nil
 	}
 	return r
 }
@@ -276,26 +292,14 @@ func Prepare(m *jsonrpc.Message) Request {
 // Modern reports whether the request names its protocol version in
 // params._meta (the 2026-07-28 era), and the version it names. The version
 // is empty when it is not a string; Answer then refuses the request.
-func (r *Request) Modern() (version string, ok bool) {
-	if r.perr != nil || r.p.Meta == nil || r.p.Meta.ProtocolVersion == nil {
-		return "", false
-	}
-	jsonrpc.Unmarshal(r.p.Meta.ProtocolVersion, &version)
-	return version, true
-}
+func (r *Request) Modern() (version string, ok bool) { return r.version, r.modern }
 
 // Malformed reports whether the params could not be read at all; Answer
 // then refuses the request whatever its era.
 func (r *Request) Malformed() bool { return r.perr != nil }
 
 // ToolName is params.name when it is a string.
-func (r *Request) ToolName() (string, bool) {
-	var name string
-	if r.perr != nil || r.p.Name == nil || jsonrpc.Unmarshal(r.p.Name, &name) != nil {
-		return "", false
-	}
-	return name, true
-}
+func (r *Request) ToolName() (string, bool) { return r.name, r.nameOK }
 
 // Status classifies an answer for transports that report it out of band
 // as well: Streamable HTTP turns it into a status code.
@@ -351,15 +355,14 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 		return nil, req.perr
 	}
 	m, p := req.Msg, &req.p
-	modern := p.Meta != nil && p.Meta.ProtocolVersion != nil
+	modern := req.modern
 	if modern {
-		var v string
-		if jsonrpc.Unmarshal(p.Meta.ProtocolVersion, &v) != nil {
+		if !req.versionOK {
 			return nil, invalidParams("_meta."+metaProtocolVersion, "must be a string")
 		}
-		if v != ModernVersion {
+		if req.version != ModernVersion {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
-				Data: versionProblem{Supported: SupportedVersions, Requested: v}}
+				Data: versionProblem{Supported: SupportedVersions, Requested: req.version}}
 		}
 		if p.Meta.ClientCapabilities == nil {
 			return nil, invalidParams("_meta."+metaClientCapabilities, "required field is missing")
@@ -396,7 +399,7 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 		}
 		return append(dst, sess.srv.legacyToolsList[c.Tier]...), nil
 	case "tools/call":
-		return sess.callTool(ctx, p, modern, dst)
+		return sess.callTool(ctx, req, modern, dst)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + briefName(m.Method)}
 }
@@ -418,12 +421,12 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
 }
 
-func (sess *Session) callTool(ctx context.Context, p *params, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
-	var name string
+func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
+	p, name := &req.p, req.name
 	if p.Name == nil {
 		return nil, invalidParams("name", "required field is missing")
 	}
-	if jsonrpc.Unmarshal(p.Name, &name) != nil {
+	if !req.nameOK {
 		return nil, invalidParams("name", "must be a string")
 	}
 	c, perr := sess.caller(ctx, p)
