@@ -8,6 +8,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 
@@ -91,6 +92,14 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	if !utf8.Valid(line) {
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: message is not valid UTF-8"}
 	}
+	sh := inspect(line, MaxDepth)
+	switch {
+	case sh.ctrl >= 0:
+		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: control character U+" + fmt.Sprintf("%04X", line[sh.ctrl]) +
+			" in a string at byte " + strconv.Itoa(sh.ctrl) + "; JSON strings must escape it"}
+	case sh.deep >= 0:
+		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: nesting deeper than " + strconv.Itoa(MaxDepth) + " levels at byte " + strconv.Itoa(sh.deep)}
+	}
 	trimmed := bytes.TrimLeft(line, " \t\r\n")
 	if ok, pos := encoder.Valid(trimmed); !ok {
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: invalid JSON at byte " + strconv.Itoa(pos+len(line)-len(trimmed))}
@@ -115,6 +124,12 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 		default:
 			return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or a number"}
 		}
+	}
+	if sh.dupAt >= 0 {
+		if sh.dup == "id" {
+			id = nullID
+		}
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(brief(sh.dup)) + " appears twice"}
 	}
 	if string(env.JSONRPC) != `"2.0"` {
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be exactly "2.0"`}
@@ -171,4 +186,14 @@ func AppendError(dst, id []byte, e *Error) []byte {
 func appendString(dst []byte, s string) []byte {
 	b, _ := sonic.Marshal(s)
 	return append(dst, b...)
+}
+
+// brief shortens client-supplied text quoted in an error message.
+func brief(s string) string {
+	const limit = 64
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:limit]) + "…"
 }

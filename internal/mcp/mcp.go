@@ -195,7 +195,8 @@ func (s *Server) NewSessionWithToken(token string) *Session {
 // params holds every params member any method reads; each method checks
 // its own. Members stay raw until a method needs them.
 type params struct {
-	Meta            *meta                  `json:"_meta"`
+	MetaRaw         sonic.NoCopyRawMessage `json:"_meta"`
+	Meta            *meta                  `json:"-"` // MetaRaw, decoded by Prepare
 	ProtocolVersion sonic.NoCopyRawMessage `json:"protocolVersion"`
 	Name            sonic.NoCopyRawMessage `json:"name"`
 	Arguments       sonic.NoCopyRawMessage `json:"arguments"`
@@ -209,6 +210,14 @@ type meta struct {
 	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	Token              sonic.NoCopyRawMessage `json:"io.3gs/token"`
 }
+
+// MaxArgumentBytes bounds a tool call's arguments, checked before they are
+// decoded, so an oversized object costs no decode. The largest call the
+// schemas allow, an upsert_category with every string at its maximum
+// length, is about 47 KB in ASCII and 170 KB written in four-byte
+// characters; both fit (TestArgumentLimit builds them). Only text padded
+// with \u escapes could be valid and still not fit.
+const MaxArgumentBytes = 256 << 10
 
 // metaToken is the _meta key of a caller's token.
 const metaToken = "io.3gs/token"
@@ -278,6 +287,23 @@ func Prepare(m *jsonrpc.Message) Request {
 	if err := jsonrpc.Unmarshal(m.Params, &r.p); err != nil {
 		r.perr = invalidParams("_meta", "must be an object")
 		return r
+	}
+	// A repeated member would be read as its last copy here and perhaps as
+	// its first by a proxy or a log, so neither copy is trusted.
+	if key, dup := jsonrpc.DuplicateKey(m.Params); dup {
+		r.perr = invalidParams(briefName(key), "duplicate key")
+		return r
+	}
+	if raw := r.p.MetaRaw; raw != nil && string(raw) != "null" {
+		r.p.Meta = new(meta)
+		if raw[0] != '{' || jsonrpc.Unmarshal(raw, r.p.Meta) != nil {
+			r.perr = invalidParams("_meta", "must be an object")
+			return r
+		}
+		if key, dup := jsonrpc.DuplicateKey(raw); dup {
+			r.perr = invalidParams("_meta."+briefName(key), "duplicate key")
+			return r
+		}
 	}
 	if r.p.Meta != nil && r.p.Meta.ProtocolVersion != nil {
 		r.modern = true
@@ -449,6 +475,9 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	args := []byte(p.Arguments)
 	if string(args) == "null" {
 		args = nil
+	}
+	if len(args) > MaxArgumentBytes {
+		return nil, invalidParams("arguments", "longer than "+strconv.Itoa(MaxArgumentBytes)+" bytes")
 	}
 	res, err := tool.Call(ctx, sess.srv.handlers, args)
 	var argErrs strictjson.Errors

@@ -1,0 +1,148 @@
+package jsonrpc
+
+import "bytes"
+
+// sonic's validator leaves three things to us. It accepts raw control
+// characters inside strings, which JSON forbids. It keeps the last of two
+// members with the same key, so a message could say one thing to a proxy
+// that reads the first and another to us. And it refuses nesting past its
+// own limit as "invalid JSON", which misleads. One pass over the bytes,
+// with no recursion, checks all three before anything is decoded.
+
+// MaxDepth bounds how deeply a message may nest objects and arrays. The
+// deepest message 3gs reads (an upsert_category call) nests six levels;
+// anything near this bound is an attack on some parser, not a request.
+const MaxDepth = 64
+
+// shape is what one pass over a JSON text found wrong, if anything.
+type shape struct {
+	ctrl  int    // offset of a raw control character in a string, or -1
+	deep  int    // offset where nesting passed the bound, or -1
+	dup   string // first key repeated in the top-level object, decoded
+	dupAt int    // offset of that repeated key, or -1
+}
+
+func (s shape) ok() bool { return s.ctrl < 0 && s.deep < 0 && s.dupAt < 0 }
+
+// inspect scans data, which need not be valid JSON: it stops at the first
+// control character or the first level past maxDepth, and records the
+// first top-level key that repeats an earlier one.
+func inspect(data []byte, maxDepth int) shape {
+	s := shape{ctrl: -1, deep: -1, dupAt: -1}
+	var keys keySet
+	depth := 0
+	// expectKey: at depth 1 of an object, the next string is a key.
+	topObject, expectKey := false, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			start, escaped := i, false
+			for i++; i < len(data); i++ {
+				c := data[i]
+				if !inString[c] {
+					continue
+				}
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					escaped = true
+					i++ // the escaped byte cannot end the string
+					continue
+				}
+				s.ctrl = i
+				return s
+			}
+			if expectKey && depth == 1 && topObject && i < len(data) {
+				if s.dupAt < 0 && keys.addRepeats(data[start:i+1], escaped) {
+					s.dup, s.dupAt = keys.last, start
+				}
+			}
+			expectKey = false
+		case '{', '[':
+			if depth == 0 && c == '{' {
+				topObject = true
+			}
+			depth++
+			if depth > maxDepth {
+				s.deep = i
+				return s
+			}
+			expectKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+			expectKey = false
+		case ',':
+			expectKey = depth == 1 && topObject
+		}
+	}
+	return s
+}
+
+// inString marks the bytes that stop the scan of a string: its end, an
+// escape, and the control characters JSON forbids in it.
+var inString = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// keySet remembers the keys of one object as spans of the text, so the
+// common case allocates nothing. Few objects have more than a handful of
+// keys; past 16 a map takes over, so a hostile object with thousands of
+// keys costs linear time, not quadratic.
+type keySet struct {
+	inline [16][]byte
+	n      int
+	set    map[string]struct{}
+	last   string
+}
+
+// addRepeats adds the key whose quoted text is raw and reports whether it
+// was already there. Escaped keys are decoded first, since "\u0069d" is
+// "id" to every decoder.
+func (k *keySet) addRepeats(raw []byte, escaped bool) bool {
+	key := raw[1 : len(raw)-1]
+	if escaped {
+		var s string
+		if err := api.Unmarshal(raw, &s); err != nil {
+			return false // the validator will refuse the text
+		}
+		key = []byte(s)
+	}
+	if k.set != nil {
+		if _, ok := k.set[string(key)]; ok {
+			k.last = string(key)
+			return true
+		}
+		k.set[string(key)] = struct{}{}
+		return false
+	}
+	for _, x := range k.inline[:k.n] {
+		if bytes.Equal(x, key) {
+			k.last = string(key)
+			return true
+		}
+	}
+	if k.n < len(k.inline) {
+		k.inline[k.n] = key
+		k.n++
+		return false
+	}
+	k.set = make(map[string]struct{}, 2*k.n+1)
+	for _, x := range k.inline[:k.n] {
+		k.set[string(x)] = struct{}{}
+	}
+	k.set[string(key)] = struct{}{}
+	return false
+}
+
+// DuplicateKey returns a key that appears twice among the members of the
+// JSON object obj, and whether there is one. Members deeper down are not
+// compared; callers check each object they read.
+func DuplicateKey(obj []byte) (string, bool) {
+	s := inspect(obj, 1<<30)
+	return s.dup, s.dupAt >= 0
+}
