@@ -97,6 +97,8 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	case sh.ctrl >= 0:
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: control character U+" + fmt.Sprintf("%04X", line[sh.ctrl]) +
 			" in a string at byte " + strconv.Itoa(sh.ctrl) + "; JSON strings must escape it"}
+	case sh.escape >= 0:
+		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: invalid escape in a string at byte " + strconv.Itoa(sh.escape)}
 	case sh.deep >= 0:
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: nesting deeper than " + strconv.Itoa(MaxDepth) + " levels at byte " + strconv.Itoa(sh.deep)}
 	}

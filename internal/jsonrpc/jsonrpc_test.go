@@ -26,6 +26,11 @@ func TestParseRefusals(t *testing.T) {
 		{"{\"jsonrpc\":\"2.0\",\"id\":\"a\tb\",\"method\":\"ping\"}", CodeParseError, "null", "U+0009"},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\xffng\"}", CodeParseError, "null", "not valid UTF-8"},
 		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xed\xa0\x80\"}", CodeParseError, "null", "not valid UTF-8"}, // an encoded surrogate
+		{`{"jsonrpc":"2.0","id":"\0","method":"ping"}`, CodeParseError, "null", "invalid escape in a string at byte 23"},
+		{`{"jsonrpc":"2.0","id":"\u12","method":"ping"}`, CodeParseError, "null", "invalid escape"},
+		{`{"jsonrpc":"2.0","id":"\uZZZZ","method":"ping"}`, CodeParseError, "null", "invalid escape"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping\`, CodeParseError, "null", "invalid escape"},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\\\x01\",\"method\":\"ping\"}", CodeParseError, "null", "invalid escape"},
 		{nested(MaxDepth + 1), CodeParseError, "null", "nesting deeper than 64 levels at byte 116"},
 		{strings.Repeat("[", 1<<20), CodeParseError, "null", "nesting deeper than 64 levels at byte 64"},
 		{`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, CodeInvalidRequest, "null", `member "id" appears twice`},

@@ -2,12 +2,16 @@ package jsonrpc
 
 import "bytes"
 
-// sonic's validator leaves three things to us. It accepts raw control
-// characters inside strings, which JSON forbids. It keeps the last of two
-// members with the same key, so a message could say one thing to a proxy
-// that reads the first and another to us. And it refuses nesting past its
-// own limit as "invalid JSON", which misleads. One pass over the bytes,
-// with no recursion, checks all three before anything is decoded.
+// sonic's validator leaves four things to us:
+//   - it accepts raw control characters inside strings, and
+//   - escapes JSON does not have ("\0"); an id holding either would be
+//     echoed back as invalid JSON;
+//   - it keeps the last of two members with the same key, so a message
+//     could say one thing to a proxy that reads the first and another to us;
+//   - it calls nesting past its own limit "invalid JSON", which misleads.
+//
+// One pass over the bytes, with no recursion, checks them all before
+// anything is decoded.
 
 // MaxDepth bounds how deeply a message may nest objects and arrays. The
 // deepest message 3gs reads (an upsert_category call) nests six levels;
@@ -16,19 +20,21 @@ const MaxDepth = 64
 
 // shape is what one pass over a JSON text found wrong, if anything.
 type shape struct {
-	ctrl  int    // offset of a raw control character in a string, or -1
-	deep  int    // offset where nesting passed the bound, or -1
-	dup   string // first key repeated in the top-level object, decoded
-	dupAt int    // offset of that repeated key, or -1
+	ctrl   int    // offset of a raw control character in a string, or -1
+	escape int    // offset of a backslash that starts no valid escape, or -1
+	deep   int    // offset where nesting passed the bound, or -1
+	dup    string // first key repeated in the top-level object, decoded
+	dupAt  int    // offset of that repeated key, or -1
 }
 
-func (s shape) ok() bool { return s.ctrl < 0 && s.deep < 0 && s.dupAt < 0 }
+func (s shape) ok() bool { return s.ctrl < 0 && s.escape < 0 && s.deep < 0 && s.dupAt < 0 }
 
 // inspect scans data, which need not be valid JSON: it stops at the first
-// control character or the first level past maxDepth, and records the
+// control character or bad escape in a string, or the first level past
+// maxDepth, and records the
 // first top-level key that repeats an earlier one.
 func inspect(data []byte, maxDepth int) shape {
-	s := shape{ctrl: -1, deep: -1, dupAt: -1}
+	s := shape{ctrl: -1, escape: -1, deep: -1, dupAt: -1}
 	var keys keySet
 	depth := 0
 	// expectKey: at depth 1 of an object, the next string is a key.
@@ -47,8 +53,12 @@ func inspect(data []byte, maxDepth int) shape {
 				}
 				if c == '\\' {
 					escaped = true
-					i++ // the escaped byte cannot end the string
-					continue
+					if n := escapeLen(data[i:]); n > 0 {
+						i += n - 1
+						continue
+					}
+					s.escape = i
+					return s
 				}
 				s.ctrl = i
 				return s
@@ -77,6 +87,29 @@ func inspect(data []byte, maxDepth int) shape {
 		}
 	}
 	return s
+}
+
+// escapeLen is the length of the escape sequence esc starts with, or 0
+// when it is not one JSON allows.
+func escapeLen(esc []byte) int {
+	if len(esc) < 2 {
+		return 0
+	}
+	switch esc[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2
+	case 'u':
+		if len(esc) < 6 {
+			return 0
+		}
+		for _, h := range esc[2:6] {
+			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+				return 0
+			}
+		}
+		return 6
+	}
+	return 0
 }
 
 // inString marks the bytes that stop the scan of a string: its end, an
