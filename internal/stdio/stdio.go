@@ -4,7 +4,11 @@
 // One goroutine reads and parses. Requests run concurrently on MaxInFlight
 // long-lived workers (whose grown stacks are reused, unlike a fresh
 // goroutine per request): when all are busy the reader stops reading, so a
-// fast client cannot grow memory without bound. All writes go
+// fast client cannot grow memory without bound. Answers wait to be written
+// in a queue of at most 2×MaxInFlight (plus what the 64 KiB output buffer
+// took before the last write blocked); a client that stops reading them
+// fills it, which stops the workers and so the reader: memory stays
+// bounded by the limits whichever side is slow. All writes go
 // through one writer goroutine that batches whatever is queued and flushes
 // when the queue is empty, so pipelined load costs few system calls while a
 // lone request is answered at once.
@@ -56,7 +60,7 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &conn{sess: sess, opt: opt, w: newWriter(out), jobs: make(chan *job), quit: make(chan struct{}), calls: map[string][]*job{}}
+	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{}), calls: map[string][]*job{}}
 	go c.w.loop()
 	c.workers.Add(opt.MaxInFlight)
 	for range opt.MaxInFlight {
@@ -270,30 +274,50 @@ func (c *conn) cancel(params []byte) {
 
 // writer serializes output lines.
 type writer struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  [][]byte
-	closed bool
-	done   chan struct{}
-	out    *bufio.Writer
-	err    error
+	mu        sync.Mutex
+	cond      *sync.Cond // signalled when a message is queued or on close
+	space     *sync.Cond // broadcast when written messages free room
+	queue     [][]byte
+	unwritten int // queued, or taken by loop and not yet written
+	limit     int
+	waiting   int // sends blocked until unwritten drops below limit
+	closed    bool
+	done      chan struct{}
+	out       *bufio.Writer
+	err       error
 }
 
-func newWriter(out io.Writer) *writer {
-	w := &writer{done: make(chan struct{}), out: bufio.NewWriterSize(out, 64<<10)}
+func newWriter(out io.Writer, limit int) *writer {
+	w := &writer{done: make(chan struct{}), out: bufio.NewWriterSize(out, 64<<10), limit: limit}
 	w.cond = sync.NewCond(&w.mu)
+	w.space = sync.NewCond(&w.mu)
 	return w
 }
 
-// send queues one message; after close it is dropped.
+// send queues one message; after close it is dropped. While limit
+// messages wait to be written it blocks: a client that stops reading its
+// answers stops the workers, and then the reader.
 func (w *writer) send(msg []byte) {
 	w.mu.Lock()
+	for w.unwritten >= w.limit && !w.closed {
+		w.waiting++
+		if testHookSendBlocked != nil {
+			testHookSendBlocked(w.waiting)
+		}
+		w.space.Wait()
+		w.waiting--
+	}
 	if !w.closed {
 		w.queue = append(w.queue, msg)
+		w.unwritten++
 		w.cond.Signal()
 	}
 	w.mu.Unlock()
 }
+
+// testHookSendBlocked, when set by a test, runs under the writer's lock
+// each time a send starts waiting, with the number of sends now waiting.
+var testHookSendBlocked func(waiting int)
 
 func (w *writer) loop() {
 	defer close(w.done)
@@ -314,6 +338,12 @@ func (w *writer) loop() {
 				w.err = w.out.WriteByte('\n')
 			}
 			putBuffer(msg)
+		}
+		if len(batch) > 0 {
+			w.mu.Lock()
+			w.unwritten -= len(batch)
+			w.space.Broadcast()
+			w.mu.Unlock()
 		}
 		clear(batch)
 		if len(batch) > 0 && !closed && w.pending() == 0 {
@@ -343,6 +373,7 @@ func (w *writer) close() {
 	w.mu.Lock()
 	w.closed = true
 	w.cond.Signal()
+	w.space.Broadcast()
 	w.mu.Unlock()
 	<-w.done
 }

@@ -359,3 +359,103 @@ func TestCancellationKeyIsCaseSensitive(t *testing.T) {
 		t.Errorf("after a case-variant cancellation, request 1 must still be answered; got answers %v", got)
 	}
 }
+
+// pingSource yields an initialize and then pings, one line per Read so the
+// reader's buffer holds no lines ahead, and counts the lines handed out.
+// Past bound lines it reports an overrun; once stopped it ends the input.
+type pingSource struct {
+	mu       sync.Mutex
+	produced int
+	bound    int
+	stopped  bool
+	overrun  chan struct{}
+	pending  []byte
+}
+
+func (p *pingSource) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pending) == 0 {
+		if p.stopped {
+			return 0, io.EOF
+		}
+		if p.produced == p.bound {
+			close(p.overrun)
+			p.stopped = true
+			return 0, io.EOF
+		}
+		if p.produced == 0 {
+			p.pending = []byte(initLine + "\n")
+		} else {
+			p.pending = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", p.produced)
+		}
+		p.produced++
+	}
+	n := copy(b, p.pending)
+	p.pending = p.pending[n:]
+	return n, nil
+}
+
+// heldWriter blocks every Write until released: a client that does not
+// read its answers.
+type heldWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	buf     strings.Builder
+}
+
+func (h *heldWriter) Write(b []byte) (int, error) {
+	<-h.release
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.buf.Write(b)
+}
+
+// A client that sends without reading answers: once the answer queue and
+// every worker are full, the server reads nothing more, so what it holds
+// is bounded by its limits however long the client keeps sending. When the
+// client reads again, every request read is answered.
+func TestUnreadAnswersStopTheReader(t *testing.T) {
+	const inFlight = 4
+	queue := 2 * inFlight
+	// What can be read before everything stops: the answers the writer's
+	// 64 KiB output buffer took before its write blocked (the shortest
+	// answer, to a ping with a one-digit id, is 37 bytes with its newline),
+	// the queue, one answer held by each worker, and one more line the
+	// reader holds while it waits for a worker.
+	bound := (64<<10)/37 + queue + inFlight + 1
+	src := &pingSource{bound: bound + 1, overrun: make(chan struct{})}
+	out := &heldWriter{release: make(chan struct{})}
+	stalled := make(chan struct{})
+	testHookSendBlocked = func(waiting int) {
+		if waiting == inFlight {
+			close(stalled)
+		}
+	}
+	defer func() { testHookSendBlocked = nil }()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), session(t, nil), src, out, Options{MaxInFlight: inFlight}) }()
+	select {
+	case <-stalled:
+	case <-src.overrun:
+		t.Fatalf("the server read more than %d lines from a client that reads no answers", bound)
+	}
+	src.mu.Lock()
+	read := src.produced
+	src.stopped = true
+	src.mu.Unlock()
+	if read > bound {
+		t.Fatalf("read %d lines, bound %d", read, bound)
+	}
+	close(out.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	src.mu.Lock()
+	read = src.produced
+	src.mu.Unlock()
+	if lines := strings.Count(out.buf.String(), "\n"); lines != read {
+		t.Errorf("%d lines read, %d answered", read, lines)
+	}
+	t.Logf("stopped after reading %d lines (bound %d)", read, bound)
+}
