@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -458,4 +461,61 @@ func TestUnreadAnswersStopTheReader(t *testing.T) {
 		t.Errorf("%d lines read, %d answered", read, lines)
 	}
 	t.Logf("stopped after reading %d lines (bound %d)", read, bound)
+}
+
+// panicking implements every tool by panicking: its embedded interface is
+// nil, so any method called on it dereferences nil.
+type panicking struct{ gen.ToolHandlers }
+
+// TestEveryToolPanicIsContained: whichever tool panics, its caller gets
+// -32603 "Internal error" with nothing of the panic in it, the full stack
+// goes to the log (stderr), and the next request is served.
+func TestEveryToolPanicIsContained(t *testing.T) {
+	validArgs := map[string]string{
+		gen.ToolGetSources: `{"query":"rust"}`, gen.ToolExplainMatch: `{"query":"rust"}`,
+		gen.ToolListCategories: `{}`, gen.ToolGetProvenance: `{}`, gen.ToolGetEndorsements: `{}`, gen.ToolReloadRegistry: `{}`,
+		gen.ToolRemoveCategory: `{"slug":"a"}`,
+		gen.ToolUpsertCategory: `{"slug":"a","category":{"name":"N","description":"D","query_patterns":["learn x","x guide","x basics"],"sources":[` +
+			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},` +
+			`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}`,
+	}
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	admin, err := auth.Add(tokens, "root", gen.TierAdmin, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyring, err := auth.LoadKeyring(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range gen.Tools {
+		args, ok := validArgs[tool.Name]
+		if !ok {
+			t.Errorf("%s: no arguments to call it with; add them to this test", tool.Name)
+			continue
+		}
+		var buf strings.Builder
+		logs := &syncWriter{w: &buf}
+		srv := mcp.NewServer(mcp.Config{Handlers: panicking{}, Version: "test", Log: slog.New(slog.DiscardHandler), Keyring: keyring})
+		in := initLine + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool.Name + `","arguments":` + args + `}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+		var out strings.Builder
+		if err := Serve(context.Background(), srv.NewSessionWithToken(admin), strings.NewReader(in), &out, Options{Log: slog.New(slog.NewTextHandler(logs, nil))}); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		got := map[string]string{}
+		for _, l := range lines[1:] {
+			got[string(decode(t, l).ID)] = l
+		}
+		if want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}`; got["1"] != want {
+			t.Errorf("%s: answered %s, want %s", tool.Name, got["1"], want)
+		}
+		if got["2"] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			t.Errorf("%s: the next request got %q", tool.Name, got["2"])
+		}
+		if log := buf.String(); !strings.Contains(log, "request panicked") || !strings.Contains(log, "nil pointer dereference") || !strings.Contains(log, "goroutine ") {
+			t.Errorf("%s: the log lacks the panic and its stack:\n%s", tool.Name, log)
+		}
+	}
 }
