@@ -22,7 +22,7 @@ import (
 // The soak test's length. Every `go test` runs a short form; the full run
 // the issue asks for is
 //
-//	go test ./internal/stdio -run TestSoak -soak.requests 1000000 -v
+//	go test ./internal/stdio -run TestSoak -soak.requests=1000000 -v
 var soakRequests = flag.Int("soak.requests", 20000, "requests TestSoak sends through one stdio session")
 
 // soakMaxBytes is the line limit during the soak, low so oversized lines
