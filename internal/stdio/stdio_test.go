@@ -430,9 +430,10 @@ func TestUnreadAnswersStopTheReader(t *testing.T) {
 	src := &pingSource{bound: bound + 1, overrun: make(chan struct{})}
 	out := &heldWriter{release: make(chan struct{})}
 	stalled := make(chan struct{})
+	var once sync.Once
 	testHookSendBlocked = func(waiting int) {
 		if waiting == inFlight {
-			close(stalled)
+			once.Do(func() { close(stalled) })
 		}
 	}
 	defer func() { testHookSendBlocked = nil }()
