@@ -41,7 +41,7 @@ func Classify(line []byte) (kind Kind, id, cancel string) {
 	if raw, ok := env["id"]; ok && len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		id = string(raw)
 	}
-	if depth(line) > MaxDepth || repeatsKey(line) || string(env["jsonrpc"]) != `"2.0"` {
+	if depth, repeats := walk(line); depth > MaxDepth || repeats || string(env["jsonrpc"]) != `"2.0"` {
 		return Unclean, id, ""
 	}
 	if _, hasID := env["id"]; hasID && id == "" {
@@ -74,54 +74,33 @@ func Classify(line []byte) (kind Kind, id, cancel string) {
 	return Unclean, id, ""
 }
 
-// depth is how deeply a valid JSON text nests.
-func depth(line []byte) int {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	d, most := 0, 0
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return most
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			d++
-			most = max(most, d)
-		case json.Delim('}'), json.Delim(']'):
-			d--
-		}
-	}
-}
-
-// repeatsKey reports whether the top-level object of a valid JSON text has
-// a key twice.
-func repeatsKey(line []byte) bool {
+// walk reports how deeply a valid JSON text nests and whether its
+// top-level object has a key twice.
+func walk(line []byte) (depth int, repeats bool) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	seen := map[string]bool{}
 	d, wantKey := 0, false
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return false
+			return depth, repeats
 		}
 		switch tok {
 		case json.Delim('{'), json.Delim('['):
 			d++
-			wantKey = d == 1
+			depth = max(depth, d)
+			wantKey = d == 1 && tok == json.Delim('{')
 			continue
 		case json.Delim('}'), json.Delim(']'):
 			d--
 		}
-		if d == 1 && wantKey {
+		switch {
+		case d == 1 && wantKey:
 			k := tok.(string)
-			if seen[k] {
-				return true
-			}
+			repeats = repeats || seen[k]
 			seen[k] = true
 			wantKey = false
-			continue
-		}
-		if d == 1 {
+		case d == 1:
 			wantKey = true // a value ended; a key comes next
 		}
 	}
