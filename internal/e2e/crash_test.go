@@ -33,8 +33,8 @@ const crashUpserts = 100
 // a random fraction of an upsert's time after sending the next one. After
 // every kill the registry is read as a restarting server reads it; it must
 // be valid, signed by the curator, and equal either to the state before
-// the interrupted upsert or to the state after it; and every line of the
-// audit log must be whole. The seed is logged; THREEGS_CRASH_SEED replays
+// the interrupted upsert or to the state after it; every line of the audit
+// log must be whole, and every state the registry reached must have one. The seed is logged; THREEGS_CRASH_SEED replays
 // a run.
 func TestSIGKILLDuringUpserts(t *testing.T) {
 	bin := buildBinary(t)
@@ -87,8 +87,8 @@ func TestSIGKILLDuringUpserts(t *testing.T) {
 		}
 	}
 	t.Logf("%d upserts through %d SIGKILLs; an upsert takes about %v", crashUpserts, kills, perUpsert.Round(time.Microsecond))
-	t.Logf("%d kills came after the interrupted upsert reached the disk, %d left a signature for the restart to complete, %d between the registry write and its audit line",
-		landedAfter, c.repaired, crashUpserts-c.auditEntries)
+	t.Logf("%d kills came after the interrupted upsert reached the disk, %d left a signature for the restart to complete, %d between an audit line and its registry write",
+		landedAfter, c.repaired, c.auditEntries-crashUpserts)
 	t.Logf("%d temporary files left by interrupted writes", len(c.leftovers()))
 }
 
@@ -247,16 +247,21 @@ func (c *crashRun) check(want, alt int) []byte {
 	default:
 		c.t.Fatalf("the registry holds revision %d, want %d or %d", got, want, alt)
 	}
-	c.checkAudit()
+	afters := c.checkAudit()
+	if got > 0 && !afters[reg.SHA256()] {
+		c.t.Fatalf("revision %d reached the registry without an audit line", got)
+	}
 	return data
 }
 
-// checkAudit fails unless every line of the audit log is whole JSON.
-func (c *crashRun) checkAudit() {
+// checkAudit fails unless every line of the audit log is whole JSON, and
+// returns the after_sha256 of every line.
+func (c *crashRun) checkAudit() map[string]bool {
 	c.t.Helper()
+	afters := map[string]bool{}
 	log, err := os.ReadFile(c.regPath + ".audit.jsonl")
 	if os.IsNotExist(err) {
-		return
+		return afters
 	}
 	if err != nil {
 		c.t.Fatal(err)
@@ -278,7 +283,9 @@ func (c *crashRun) checkAudit() {
 		if _, err := hex.DecodeString(e.After); err != nil || len(e.After) != 64 {
 			c.t.Fatalf("audit line %d: %q", i+1, line)
 		}
+		afters[e.After] = true
 	}
+	return afters
 }
 
 // revision is the probe category's revision number, 0 before the first.

@@ -189,8 +189,9 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	}
 }
 
-// A failed audit write undoes the change: nothing happens untraced.
-func TestAuditFailureUndoes(t *testing.T) {
+// A failed audit write refuses the change before anything is written:
+// nothing happens untraced.
+func TestAuditFailureRefusesTheChange(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
 	h.edit.AuditLog = filepath.Join(path, "not-a-dir", "audit.jsonl") // cannot be created

@@ -55,9 +55,9 @@ func newEditor(c EditConfig) *editor {
 const errNoFile = "This server serves the registry built into 3gs, which has no file to change. Start it with --registry PATH (or REGISTRY_PATH) to edit a registry."
 
 // change applies edit to a copy of the current document, then validates the
-// whole registry, writes it (signed when a key is set), records it in the
-// audit log and serves it. Any failure before the swap leaves the file,
-// its signature and the served snapshot as they were.
+// whole registry, records it in the audit log, writes it (signed when a key
+// is set) and serves it. Any failure before the swap leaves the file, its
+// signature and the served snapshot as they were.
 func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
 	e := h.edit
 	e.mu.Lock()
@@ -78,6 +78,14 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	if err != nil {
 		return nil, err
 	}
+	// The audit line goes first, so no change reaches the file untraced:
+	// if the audit log cannot be written nothing is, and if the process
+	// dies between the two, the log holds a line whose after_sha256 the
+	// registry never took, which the next line's before_sha256 exposes.
+	// The other order would leave a change with no line at all.
+	if err := e.audit(now, caller, tool, slug, old.reg, reg); err != nil {
+		return nil, err
+	}
 	st := signature.Status{}
 	if e.Key != nil {
 		var doc []byte
@@ -90,23 +98,9 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	if err != nil {
 		return nil, fmt.Errorf("writing %s: %w", e.Path, err)
 	}
-	if err := e.audit(now, caller, tool, slug, old.reg, reg); err != nil {
-		h.restore(old)
-		return nil, err
-	}
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, now)
 	h.cur.Store(next)
 	return next, nil
-}
-
-// restore puts the old registry and signature back after a change whose
-// audit entry could not be written: a change nobody can trace is undone.
-func (h *Handlers) restore(old *snapshot) {
-	e := h.edit
-	if old.signature.Signed() {
-		atomicfile.Write(e.Path+signature.Suffix, old.signature.Document, 0o644)
-	}
-	atomicfile.Write(e.Path, old.reg.Bytes(), 0o644)
 }
 
 // auditEntry is one line of the audit log.
