@@ -14,6 +14,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // Write replaces path with data, creating it with perm if it is new. An
@@ -47,6 +49,45 @@ func Create(path string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// StaleAge is how old a temporary file must be before RemoveStale takes it
+// for the remains of an interrupted write. A write takes milliseconds, so a
+// minute spares the files another process is writing right now.
+const StaleAge = time.Minute
+
+// RemoveStale deletes the temporary files that writes of path, or of files
+// named after it (path.sig, ...), left behind when their process was killed,
+// if they are older than StaleAge. Nothing ever reads them; they only pile
+// up. It returns how many it removed.
+func RemoveStale(path string, now time.Time) (int, error) {
+	matches, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+escapeGlob(filepath.Base(path))+"*.tmp-*"))
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, m := range matches {
+		st, err := os.Lstat(m)
+		if err != nil || !st.Mode().IsRegular() || now.Sub(st.ModTime()) < StaleAge {
+			continue
+		}
+		if err := os.Remove(m); err == nil {
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// escapeGlob quotes the characters filepath.Match treats specially.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // stage writes data to a new temporary file next to path and syncs it.

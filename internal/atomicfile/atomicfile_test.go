@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesAndSetsMode(t *testing.T) {
@@ -123,5 +124,42 @@ func TestInterruptedBeforeRename(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != "next" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// RemoveStale takes the old temporaries of a path and of the files named
+// after it, and leaves young ones (a write in progress elsewhere), other
+// files' temporaries and everything else.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "reg[1].json")
+	now := time.Now()
+	old := now.Add(-2 * StaleAge)
+	files := map[string]bool{ // name → removed
+		".reg[1].json.tmp-111":          true,
+		".reg[1].json.sig.next.tmp-222": true,
+		".reg[1].json.tmp-young":        false,
+		".other.json.tmp-333":           false,
+		"reg[1].json":                   false,
+		".reg[1].json.audit.jsonl":      false,
+	}
+	for name := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name != ".reg[1].json.tmp-young" {
+			os.Chtimes(p, old, old)
+		}
+	}
+	n, err := RemoveStale(path, now)
+	if err != nil || n != 2 {
+		t.Errorf("removed %d, %v; want 2", n, err)
+	}
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != removed {
+			t.Errorf("%s: removed %v, want %v", name, gone, removed)
+		}
 	}
 }

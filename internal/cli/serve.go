@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -211,6 +213,9 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			audit = srvd.path + ".audit.jsonl"
 		}
 		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
+		if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
+			log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
+		}
 	}
 	h := tools.New(cfg)
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
