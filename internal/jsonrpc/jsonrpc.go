@@ -131,7 +131,7 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 		if sh.dup == "id" {
 			id = nullID
 		}
-		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(brief(sh.dup)) + " appears twice"}
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.dup)) + " appears twice"}
 	}
 	if string(env.JSONRPC) != `"2.0"` {
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be exactly "2.0"`}
@@ -190,8 +190,10 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, b...)
 }
 
-// brief shortens client-supplied text quoted in an error message.
-func brief(s string) string {
+// Brief shortens client-supplied text (a method, a tool name, a key) to
+// 64 characters for quoting in an error message, so a huge name cannot make
+// a huge answer.
+func Brief(s string) string {
 	const limit = 64
 	if utf8.RuneCountInString(s) <= limit {
 		return s

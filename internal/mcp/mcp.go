@@ -291,7 +291,7 @@ func Prepare(m *jsonrpc.Message) Request {
 	// A repeated member would be read as its last copy here and perhaps as
 	// its first by a proxy or a log, so neither copy is trusted.
 	if key, dup := jsonrpc.DuplicateKey(m.Params); dup {
-		r.perr = invalidParams(briefName(key), "duplicate key")
+		r.perr = invalidParams(jsonrpc.Brief(key), "duplicate key")
 		return r
 	}
 	if raw := r.p.MetaRaw; raw != nil && string(raw) != "null" {
@@ -301,7 +301,7 @@ func Prepare(m *jsonrpc.Message) Request {
 			return r
 		}
 		if key, dup := jsonrpc.DuplicateKey(raw); dup {
-			r.perr = invalidParams("_meta."+briefName(key), "duplicate key")
+			r.perr = invalidParams("_meta."+jsonrpc.Brief(key), "duplicate key")
 			return r
 		}
 	}
@@ -427,7 +427,7 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 	case "tools/call":
 		return sess.callTool(ctx, req, modern, dst)
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + briefName(m.Method)}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + jsonrpc.Brief(m.Method)}
 }
 
 func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
@@ -463,7 +463,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	// A tool the caller may not even see answers as if it did not exist,
 	// so probing names reveals nothing.
 	if tool == nil || tool.Tier > c.Tier && !tool.Discoverable {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + briefName(name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name)}
 	}
 	if tool.Tier > c.Tier {
 		if !c.Authenticated() {
@@ -530,14 +530,4 @@ func appendToolResult(dst []byte, modern bool, text string, structured []byte, i
 	dst = append(dst, `,"isError":`...)
 	dst = strconv.AppendBool(dst, isError)
 	return append(dst, '}')
-}
-
-// briefName shortens a client-supplied name for an error message.
-func briefName(s string) string {
-	const limit = 64
-	r := []rune(s)
-	if len(r) > limit {
-		return string(r[:limit]) + "…"
-	}
-	return s
 }
