@@ -31,8 +31,7 @@ func (s shape) ok() bool { return s.ctrl < 0 && s.escape < 0 && s.deep < 0 && s.
 
 // inspect scans data, which need not be valid JSON: it stops at the first
 // control character or bad escape in a string, or the first level past
-// maxDepth, and records the
-// first top-level key that repeats an earlier one.
+// maxDepth, and records the first top-level key that repeats an earlier one.
 func inspect(data []byte, maxDepth int) shape {
 	s := shape{ctrl: -1, escape: -1, deep: -1, dupAt: -1}
 	var keys keySet
