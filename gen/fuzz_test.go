@@ -96,8 +96,8 @@ func decoderCases(f testing.TB) []decoderCase {
 		roundTrip("DecodeUpsertCategoryInput", DecodeUpsertCategoryInput, `{"slug":"a-b","category":{"name":"N","description":"D","query_patterns":["x y","y z","z w"],"sources":[`+
 			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},`+
 			`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}`),
-		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","protocol_versions":["2026-07-28"]}`,
-			`{"status":"ok","version":"v","protocol_versions":["2026-07-28","2025-11-25"],"registry":{"version":"1.0.0","updated":"2026-11-21","categories":3,`+
+		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28"]}`,
+			`{"status":"ok","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28","2025-11-25"],"registry":{"version":"1.0.0","updated":"2026-11-21","categories":3,`+
 				`"sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true},"pubkey":"pk:placeholder","sessions":0}`),
 		roundTrip("DecodeExplainMatchInput", DecodeExplainMatchInput, `{"query":"learn go","limit":3,"threshold":0.2}`),
 		roundTrip("DecodeExplainMatchOutput", DecodeExplainMatchOutput, `{"query":"q","threshold":0.4,"candidates":[]}`),

@@ -53,8 +53,17 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				d.MinLength(&fp, v, 1)
 				out.Version = v
 			}
-		case "protocol_versions":
+		case "contract_version":
 			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternHealthContractVersion)
+				out.ContractVersion = v
+			}
+		case "protocol_versions":
+			if !d.Claim(p, key, &seen, 3) {
 				continue
 			}
 			fp := p.Key(key)
@@ -73,7 +82,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				out.ProtocolVersions = items0
 			}
 		case "registry":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -83,7 +92,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				out.Registry = &opt0
 			}
 		case "pubkey":
-			if !d.Claim(p, key, &seen, 4) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -95,7 +104,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				out.Pubkey = &opt0
 			}
 		case "sessions":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -111,7 +120,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 			d.UnknownKey(p, key, healthFields)
 		}
 	}
-	d.Missing(p, seen, 0b111, healthFields)
+	d.Missing(p, seen, 0b1111, healthFields)
 }
 
 // decodeHealthRegistry reads the object at p (schema/health.schema.json#/properties/registry) into out.
@@ -186,10 +195,11 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
+var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
-var healthFields = []string{"status", "version", "protocol_versions", "registry", "pubkey", "sessions"}
+var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions"}
 var patternHealthRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].

@@ -22,6 +22,8 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 	w.String(string(v.Status))
 	w.Key("version")
 	w.String(v.Version)
+	w.Key("contract_version")
+	w.String(v.ContractVersion)
 	w.Key("protocol_versions")
 	w.BeginArray()
 	for i0 := range v.ProtocolVersions {

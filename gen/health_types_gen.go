@@ -6,6 +6,10 @@ package gen
 // speaks, and which registry it serves. A load balancer reads the status code (200
 // ready, 503 not yet); a person or a monitor reads the body.
 type Health struct {
+	// The version of the tool contract served (schema/contract.json); its major
+	// number changes with every change that can break a client.
+	ContractVersion string `json:"contract_version"`
+
 	// MCP protocol versions served, newest first.
 	ProtocolVersions []string `json:"protocol_versions"`
 

@@ -21,7 +21,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if !readOnly(w, r) {
 		return
 	}
-	h := gen.Health{Status: gen.HealthStatusLoading, Version: s.opt.Version, ProtocolVersions: mcp.SupportedVersions}
+	h := gen.Health{Status: gen.HealthStatusLoading, Version: s.opt.Version, ContractVersion: gen.ContractVersion, ProtocolVersions: mcp.SupportedVersions}
 	status := http.StatusServiceUnavailable
 	if b := s.backend.Load(); b != nil {
 		p := b.Published()

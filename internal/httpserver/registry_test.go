@@ -39,7 +39,7 @@ func TestHealth(t *testing.T) {
 	}
 	p := h.tools.Published()
 	want := gen.HealthRegistry{Version: p.Registry.Version(), Updated: p.Registry.Updated(), Categories: len(p.Registry.Categories()), Sha256: p.Registry.SHA256(), Signed: true, Verified: true}
-	if health.Status != gen.HealthStatusOk || health.Registry == nil || *health.Registry != want || health.Pubkey == nil || *health.Pubkey != p.Registry.Curator().Pubkey || health.Sessions == nil || *health.Sessions != 1 || health.ProtocolVersions[0] != "2026-07-28" {
+	if health.Status != gen.HealthStatusOk || health.Registry == nil || *health.Registry != want || health.Pubkey == nil || *health.Pubkey != p.Registry.Curator().Pubkey || health.Sessions == nil || *health.Sessions != 1 || health.ProtocolVersions[0] != "2026-07-28" || health.ContractVersion != gen.ContractVersion {
 		t.Errorf("report %s", r.body)
 	}
 	if r := h.do("POST", "/health", "{}"); r.status != 405 || r.header.Get("Allow") != "GET, HEAD" {

@@ -90,7 +90,7 @@ type Config struct {
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
 	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
-	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version})
+	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
 	for tier, list := range gen.ToolsListJSON {
 		s.legacyToolsList[tier] = []byte(`{"tools":` + list + `}`)
 		for i, scope := range []string{"public", "private"} {
@@ -103,7 +103,7 @@ func NewServer(c Config) *Server {
 		SupportedVersions: SupportedVersions,
 		Capabilities:      serverCapabilities,
 		Instructions:      Instructions,
-		Meta:              discoverMeta{ServerInfo: implementation{Name: ServerName, Version: version}},
+		Meta:              discoverMeta{ServerInfo: implementation{Name: ServerName, Version: version, ContractVersion: gen.ContractVersion}},
 		TTLMs:             toolsListTTLMs,
 		CacheScope:        "public",
 	})
@@ -112,9 +112,13 @@ func NewServer(c Config) *Server {
 
 // Response shapes are structs, not maps, so their key order is fixed.
 type (
+	// implementation is serverInfo. contractVersion is ours: the version
+	// of the tool contract (schema/contract.json), so a client can tell a
+	// breaking change from the version alone.
 	implementation struct {
-		Name    string `json:"name"`
-		Version string `json:"version"`
+		Name            string `json:"name"`
+		Version         string `json:"version"`
+		ContractVersion string `json:"contractVersion"`
 	}
 	capabilities struct {
 		Tools struct {

@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile}
+	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile}
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("generated %v, want %v", names, wantNames)
@@ -239,5 +239,61 @@ func TestToolFileChecks(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// The contract file and the README's tool section are regenerated from the
+// schemas like the code; stale copies fail here as well as in CI's
+// freshness check.
+func TestContractAndReadmeAreFresh(t *testing.T) {
+	root := fixture.Root()
+	s, err := Load(filepath.Join(root, "schema"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := os.ReadFile(filepath.Join(root, "schema", "CONTRACT.md"))
+	if err != nil || !bytes.Equal(cur, Contract(s)) {
+		t.Error("schema/CONTRACT.md is stale: run `go generate ./...` and commit the result")
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReplaceSection(readme, ToolReference(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(readme, want) {
+		t.Error("README.md's tool reference is stale: run `go generate ./...` and commit the result")
+	}
+}
+
+// A changed parameter shows in the contract as a changed row, and nothing
+// else moves.
+func TestContractDiffIsSmall(t *testing.T) {
+	dir := copySchemas(t)
+	before, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tools", "get_sources.json")
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, bytes.Replace(data, []byte(`"maxLength": 500`), []byte(`"maxLength": 400`), 1), 0o644)
+	after, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := strings.Split(string(Contract(before)), "\n"), strings.Split(string(Contract(after)), "\n")
+	if len(a) != len(b) {
+		t.Fatalf("%d lines became %d", len(a), len(b))
+	}
+	var changed []string
+	for i := range a {
+		if a[i] != b[i] {
+			changed = append(changed, b[i])
+		}
+	}
+	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | yes | 1–400 characters |") {
+		t.Errorf("changed lines: %q", changed)
 	}
 }

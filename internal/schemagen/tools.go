@@ -20,8 +20,10 @@ type Tool struct {
 	// Discoverable tools are listed to callers below their tier, so those
 	// learn the tool exists and that a token would unlock it.
 	Discoverable bool
-	Input        *Node
-	Output       *Node
+	// Annotations are the behaviour hints, by name (readOnlyHint, ...).
+	Annotations map[string]bool
+	Input       *Node
+	Output      *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
 	// the input and output schemas exactly as written (compacted), and
 	// annotations.
@@ -98,10 +100,13 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	if !slices.Equal(ann.keys, annotationKeys) {
 		return nil, fail("\"annotations\" must list exactly %s, in that order", strings.Join(annotationKeys, ", "))
 	}
+	t.Annotations = map[string]bool{}
 	for _, k := range annotationKeys[1:] {
-		if _, ok := ann.vals[k].(bool); !ok {
+		b, ok := ann.vals[k].(bool)
+		if !ok {
 			return nil, fail("annotations.%s must be a boolean", k)
 		}
+		t.Annotations[k] = b
 	}
 
 	if t.Input, err = parseSchema(file, "/inputSchema", o.vals["inputSchema"], docs.defs); err != nil {

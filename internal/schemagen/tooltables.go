@@ -240,3 +240,15 @@ func render(f *jen.File) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// contractGoFile holds the contract version, which the server reports in
+// initialize, server/discover and /health.
+func contractGoFile(pkg, version string) ([]byte, error) {
+	f := jen.NewFile(pkg)
+	f.HeaderComment(generatedHeaderStem + "schema/" + ContractFile + ". DO NOT EDIT.")
+	f.Comment("ContractVersion is the version of the tool contract (schema/" + ContractFile + "). Its major")
+	f.Comment("number goes up with every change that can break a client; 3gs schema diff says")
+	f.Comment("which changes do.")
+	f.Const().Id("ContractVersion").Op("=").Lit(version)
+	return render(f)
+}

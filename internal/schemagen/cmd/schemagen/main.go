@@ -7,20 +7,60 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/schemagen"
 )
 
 func main() {
-	schemaDir := flag.String("schema", "schema", "directory holding the document schemas (*.schema.json) and tools/")
+	schemaDir := flag.String("schema", "schema", "directory holding contract.json, the document schemas (*.schema.json) and tools/")
 	outDir := flag.String("out", "gen", "directory to write the *_gen.go files into")
 	pkg := flag.String("pkg", "gen", "Go package name of the generated files")
+	contract := flag.String("contract", "", "file to write the readable contract to (e.g. schema/CONTRACT.md); none: not written")
+	readme := flag.String("readme", "", "file whose tool-reference section to regenerate (e.g. README.md); none: not touched")
 	flag.Parse()
-	files, err := schemagen.Generate(*schemaDir, *pkg)
-	if err == nil {
-		err = schemagen.WriteDir(*outDir, files)
-	}
-	if err != nil {
+	if err := run(*schemaDir, *outDir, *pkg, *contract, *readme); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
+}
+
+func run(schemaDir, outDir, pkg, contract, readme string) error {
+	files, err := schemagen.Generate(schemaDir, pkg)
+	if err != nil {
+		return err
+	}
+	if err := schemagen.WriteDir(outDir, files); err != nil {
+		return err
+	}
+	surface, err := schemagen.Load(schemaDir)
+	if err != nil {
+		return err
+	}
+	if contract != "" {
+		if err := writeIfChanged(contract, schemagen.Contract(surface)); err != nil {
+			return err
+		}
+	}
+	if readme != "" {
+		doc, err := os.ReadFile(readme)
+		if err != nil {
+			return err
+		}
+		updated, err := schemagen.ReplaceSection(doc, schemagen.ToolReference(surface))
+		if err != nil {
+			return fmt.Errorf("%s: %w", readme, err)
+		}
+		if err := writeIfChanged(readme, updated); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeIfChanged leaves a file and its mtime alone when nothing changed.
+func writeIfChanged(path string, data []byte) error {
+	if cur, err := os.ReadFile(path); err == nil && string(cur) == string(data) {
+		return nil
+	}
+	return atomicfile.Write(path, data, 0o644)
 }
