@@ -44,6 +44,7 @@ func commands() []command {
 		{"keygen", "", "create a curator key (Ed25519) and print its public key", keygenFlags, runKeygen},
 		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, runToken},
+		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, runSchema},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/three-good-sources/3gs/internal/schemadiff"
+	"github.com/three-good-sources/3gs/internal/schemagen"
+)
+
+var schemaSubcommands = []command{
+	{"diff", "[OLD_DIR] [NEW_DIR]", "classify every change between two schema folders as breaking or compatible for clients; exit 1 on a breaking change", schemaDiffFlags, runSchemaDiff},
+}
+
+func schemaDiffFlags(f *Flags) {
+	f.String("base", "THREEGS_SCHEMA_BASE", "", "compare NEW_DIR (default schema) with schema/ as it is at this git revision, e.g. main or HEAD~1, instead of OLD_DIR")
+	f.String("changelog", "THREEGS_CHANGELOG", "CHANGELOG.md", "with --require-bump: the changelog that must name the new contract version")
+	f.Bool("require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
+}
+
+func runSchema(ctx context.Context, env *Env, f *Flags) int {
+	args := f.Args()
+	if len(args) == 0 {
+		schemaUsage(env)
+		return ExitUsage
+	}
+	for _, c := range schemaSubcommands {
+		if c.name != args[0] {
+			continue
+		}
+		c.name = "schema " + c.name
+		sub := newFlags(c, env)
+		if err := sub.fs.Parse(args[1:]); err != nil {
+			return ExitUsage
+		}
+		return c.run(ctx, env, sub)
+	}
+	fmt.Fprintf(env.Stderr, "3gs schema: unknown verb %q\n\n", args[0])
+	schemaUsage(env)
+	return ExitUsage
+}
+
+func schemaUsage(env *Env) {
+	fmt.Fprint(env.Stderr, "Usage: 3gs schema VERB [flags]\n\nVerbs:\n")
+	for _, c := range schemaSubcommands {
+		fmt.Fprintf(env.Stderr, "  %-5s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(env.Stderr, "\nRun '3gs schema VERB --help' for a verb's flags.")
+}
+
+func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
+	args, base := f.Args(), f.Value("base")
+	var oldDir, newDir string
+	switch {
+	case base != "" && len(args) <= 1:
+		newDir = "schema"
+		if len(args) == 1 {
+			newDir = args[0]
+		}
+		dir, err := os.MkdirTemp("", "3gs-schema-base-")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "3gs schema diff: %v\n", err)
+			return ExitFail
+		}
+		defer os.RemoveAll(dir)
+		if oldDir, err = extractSchemaAt(base, newDir, dir); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs schema diff: %v\n", err)
+			return ExitFail
+		}
+	case base == "" && len(args) == 2:
+		oldDir, newDir = args[0], args[1]
+	default:
+		fmt.Fprintln(env.Stderr, "3gs schema diff: give two folders (3gs schema diff OLD_DIR NEW_DIR), or a git revision to compare schema/ with (3gs schema diff --base main)")
+		return ExitUsage
+	}
+	old, err := schemagen.Load(oldDir)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs schema diff: the old schemas (%s): %v\n", describeOld(base, oldDir), err)
+		return ExitFail
+	}
+	new, err := schemagen.Load(newDir)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs schema diff: the new schemas (%s): %v\n", newDir, err)
+		return ExitFail
+	}
+	changes := schemadiff.Compare(old, new)
+	for _, c := range changes {
+		fmt.Fprintln(env.Stdout, c)
+	}
+	breaking := schemadiff.AnyBreaking(changes)
+	if old.ContractVersion != new.ContractVersion {
+		fmt.Fprintf(env.Stdout, "contract version %s → %s\n", old.ContractVersion, new.ContractVersion)
+	}
+	switch {
+	case !breaking:
+		fmt.Fprintf(env.Stderr, "%d changes, none breaking\n", len(changes))
+		return ExitOK
+	case !flagBool(f, "require-bump"):
+		fmt.Fprintf(env.Stderr, "%d changes, some breaking\n", len(changes))
+		return ExitFail
+	}
+	if err := checkBump(old.ContractVersion, new.ContractVersion, f.Value("changelog")); err != nil {
+		fmt.Fprintf(env.Stderr, "breaking changes: %v\n", err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stderr, "breaking changes, released as contract version %s with a changelog entry\n", new.ContractVersion)
+	return ExitOK
+}
+
+func describeOld(base, dir string) string {
+	if base != "" {
+		return "schema/ at " + base
+	}
+	return dir
+}
+
+// checkBump accepts breaking changes only under a new major version that
+// the changelog describes.
+func checkBump(oldVersion, newVersion, changelog string) error {
+	if major(newVersion) <= major(oldVersion) {
+		return fmt.Errorf("raise the major number of contractVersion in schema/%s (%s → %d.0.0) and add a \"## Contract %d.0.0\" entry to %s saying what clients must change",
+			schemagen.ContractFile, oldVersion, major(oldVersion)+1, major(oldVersion)+1, changelog)
+	}
+	text, err := os.ReadFile(changelog)
+	if err != nil {
+		return fmt.Errorf("contract version %s needs an entry in %s: %v", newVersion, changelog, err)
+	}
+	entry := regexp.MustCompile(`(?m)^#+ .*\b` + regexp.QuoteMeta(newVersion) + `\b`)
+	if !entry.Match(text) {
+		return fmt.Errorf("%s has no heading for contract version %s: add \"## Contract %s\" saying what clients must change", changelog, newVersion, newVersion)
+	}
+	return nil
+}
+
+func major(v string) int {
+	m, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	return m
+}
+
+// extractSchemaAt writes the schema folder as it is at git revision rev
+// into dir and returns its path. schemaDir names the folder in the working
+// tree; its path relative to the repository's top is looked up at rev.
+func extractSchemaAt(rev, schemaDir, dir string) (string, error) {
+	abs, err := filepath.Abs(schemaDir)
+	if err != nil {
+		return "", err
+	}
+	top, err := git(filepath.Dir(abs), "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("--base needs a git checkout: %v", err)
+	}
+	top = strings.TrimSpace(top)
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%s is not inside the git checkout %s", schemaDir, top)
+	}
+	rel = filepath.ToSlash(rel)
+	archive, err := gitBytes(top, "archive", "--format=tar", rev, rel)
+	if err != nil {
+		return "", fmt.Errorf("reading %s at %s: %v", rel, rev, err)
+	}
+	tr := tar.NewReader(bytes.NewReader(archive))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		name := filepath.FromSlash(strings.TrimPrefix(h.Name, rel+"/"))
+		if h.Typeflag != tar.TypeReg || !filepath.IsLocal(name) {
+			continue
+		}
+		dst := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", err
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	// A revision from before the contract had a version counts as 0.0.0,
+	// so the commit that introduces contract.json can be compared.
+	if _, err := os.Stat(filepath.Join(dir, schemagen.ContractFile)); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(filepath.Join(dir, schemagen.ContractFile), []byte(`{"contractVersion": "0.0.0"}`), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func git(dir string, args ...string) (string, error) {
+	out, err := gitBytes(dir, args...)
+	return string(out), err
+}
+
+func gitBytes(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}

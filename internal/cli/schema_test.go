@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// schemaCopy copies the repository's schema/ to a temporary folder.
+func schemaCopy(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(fixture.Root(), "schema")
+	dst := filepath.Join(t.TempDir(), "schema")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func edit(t *testing.T, path, old, new string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), old) {
+		t.Fatalf("%s lacks %q", path, old)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644)
+}
+
+func TestSchemaDiff(t *testing.T) {
+	root := filepath.Join(fixture.Root(), "schema")
+	if code, out, errOut := run(t, nil, "schema", "diff", root, root); code != ExitOK || out != "" || !strings.Contains(errOut, "0 changes") {
+		t.Errorf("no change: exit %d\n%s%s", code, out, errOut)
+	}
+
+	changed := schemaCopy(t)
+	edit(t, filepath.Join(changed, "tools", "get_sources.json"), `"maxLength": 500`, `"maxLength": 400`)
+	code, out, errOut := run(t, nil, "schema", "diff", root, changed)
+	if code != ExitFail || out != "breaking   /tools/get_sources/input/query/maxLength: 500 → 400 (narrowed)\n" {
+		t.Errorf("narrowed query: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// CI's policy: a breaking change passes only with a new major version
+	// and a changelog entry naming it.
+	changelog := filepath.Join(t.TempDir(), "CHANGELOG.md")
+	code, _, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
+	if code != ExitFail || !strings.Contains(errOut, "raise the major number of contractVersion") || !strings.Contains(errOut, "1.0.0 → 2.0.0") {
+		t.Errorf("without a bump: exit %d %s", code, errOut)
+	}
+	edit(t, filepath.Join(changed, "contract.json"), `"1.0.0"`, `"2.0.0"`)
+	code, _, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
+	if code != ExitFail || !strings.Contains(errOut, "needs an entry in") {
+		t.Errorf("without a changelog: exit %d %s", code, errOut)
+	}
+	os.WriteFile(changelog, []byte("# Changelog\n\n## Contract 2.0.0\n\nget_sources takes queries of 400 characters at most.\n"), 0o644)
+	code, out, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
+	if code != ExitOK || !strings.Contains(out, "contract version 1.0.0 → 2.0.0") {
+		t.Errorf("with bump and entry: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// --base reads schema/ from git: against HEAD, the working tree's
+	// schemas (committed in CI's clean clone) show no breaking change.
+	if code, out, errOut := run(t, nil, "schema", "diff", "--base", "HEAD", root); code != ExitOK {
+		t.Errorf("--base HEAD: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, nil, "schema", "diff", "--base", "no-such-revision", root); code != ExitFail || !strings.Contains(errOut, "no-such-revision") {
+		t.Errorf("a bad revision: exit %d %s", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "schema", "diff", root); code != ExitUsage || !strings.Contains(errOut, "give two folders") {
+		t.Errorf("one folder: exit %d %s", code, errOut)
+	}
+}

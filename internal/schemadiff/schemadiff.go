@@ -1,0 +1,383 @@
+// Package schemadiff compares two schema directories the way a client of
+// 3gs experiences the difference: each change is breaking (a client that
+// worked before may fail now) or compatible (it keeps working).
+//
+// Direction decides most classes. For what clients send (tool arguments)
+// and for files 3gs reads (the registry), narrowing what is accepted breaks
+// clients that sent what is now refused, and widening is safe. For what 3gs
+// sends (tool results, /health) it is the other way round: a client that
+// handled every old value may not handle a new one, while fewer values
+// harm nobody. Removing something a client uses, or requiring something it
+// does not send, breaks it either way.
+package schemadiff
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/three-good-sources/3gs/internal/schemagen"
+)
+
+// Class says whether a change can break a client.
+type Class int
+
+const (
+	Compatible Class = iota
+	Breaking
+)
+
+func (c Class) String() string {
+	if c == Breaking {
+		return "breaking"
+	}
+	return "compatible"
+}
+
+// Change is one difference, at a JSON-pointer-like path into the surface:
+// /tools/NAME/input/PARAM/..., /tools/NAME/output/FIELD/..., with /items for
+// array items and /{key} for the values of a keyed object.
+type Change struct {
+	Class Class
+	Path  string
+	What  string
+}
+
+func (c Change) String() string { return fmt.Sprintf("%-10s %s: %s", c.Class, c.Path, c.What) }
+
+// AnyBreaking reports whether any change is breaking.
+func AnyBreaking(changes []Change) bool {
+	return slices.ContainsFunc(changes, func(c Change) bool { return c.Class == Breaking })
+}
+
+// direction is whose values a schema describes.
+type direction int
+
+const (
+	accepted direction = iota // values clients send, or files 3gs reads
+	produced                  // values 3gs sends
+)
+
+// outputDocuments are the document schemas 3gs produces rather than reads.
+var outputDocuments = map[string]bool{"health": true}
+
+// Compare lists the changes from old to new, sorted by path.
+func Compare(old, new *schemagen.Surface) []Change {
+	d := &differ{}
+	oldTools, newTools := toolsByName(old), toolsByName(new)
+	for _, name := range unionKeys(oldTools, newTools) {
+		a, b := oldTools[name], newTools[name]
+		path := "/tools/" + name
+		switch {
+		case b == nil:
+			d.add(Breaking, path, "tool removed (or renamed): clients calling it get -32601")
+		case a == nil:
+			d.add(Compatible, path, "new tool ("+b.Tier+")")
+		default:
+			d.tool(path, a, b)
+		}
+	}
+	for _, name := range unionKeys(docsByName(old), docsByName(new)) {
+		a, b := old.Document(name), new.Document(name)
+		path := "/documents/" + name
+		dir := accepted
+		if outputDocuments[name] {
+			dir = produced
+		}
+		switch {
+		case b == nil:
+			d.add(Breaking, path, "document schema removed")
+		case a == nil:
+			d.add(Compatible, path, "new document schema")
+		default:
+			d.node(path, a, b, dir)
+		}
+	}
+	slices.SortStableFunc(d.changes, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })
+	return d.changes
+}
+
+type differ struct{ changes []Change }
+
+func (d *differ) add(c Class, path, what string) {
+	d.changes = append(d.changes, Change{c, path, what})
+}
+
+// narrowed records a change that accepts fewer values than before:
+// breaking for accepted values, compatible for produced ones; widened is
+// the opposite.
+func (d *differ) narrowed(dir direction, path, what string) {
+	if dir == accepted {
+		d.add(Breaking, path, what+" (narrowed)")
+	} else {
+		d.add(Compatible, path, what+" (narrowed)")
+	}
+}
+
+func (d *differ) widened(dir direction, path, what string) {
+	if dir == produced {
+		d.add(Breaking, path, what+" (widened: clients may get values they never saw)")
+	} else {
+		d.add(Compatible, path, what+" (widened)")
+	}
+}
+
+func (d *differ) tool(path string, a, b *schemagen.Tool) {
+	if ta, tb := tierRank(a.Tier), tierRank(b.Tier); tb > ta {
+		d.add(Breaking, path+"/tier", a.Tier+" → "+b.Tier+": callers below "+b.Tier+" lose it")
+	} else if tb < ta {
+		d.add(Compatible, path+"/tier", a.Tier+" → "+b.Tier)
+	}
+	if a.Discoverable != b.Discoverable {
+		d.add(Compatible, path+"/discoverable", strconv.FormatBool(a.Discoverable)+" → "+strconv.FormatBool(b.Discoverable)+": changes who sees it listed, not who may call it")
+	}
+	if a.Title != b.Title {
+		d.add(Compatible, path+"/title", "title changed")
+	}
+	if a.Description != b.Description {
+		d.add(Compatible, path+"/description", "description changed")
+	}
+	for _, k := range unionKeys(a.Annotations, b.Annotations) {
+		if a.Annotations[k] != b.Annotations[k] {
+			d.add(Compatible, path+"/annotations/"+k, strconv.FormatBool(a.Annotations[k])+" → "+strconv.FormatBool(b.Annotations[k]))
+		}
+	}
+	d.node(path+"/input", a.Input, b.Input, accepted)
+	d.node(path+"/output", a.Output, b.Output, produced)
+}
+
+// node compares two schemas of the same place.
+func (d *differ) node(path string, a, b *schemagen.Node, dir direction) {
+	if describe(a) != describe(b) {
+		d.add(Compatible, path+"/description", "description changed")
+	}
+	a, b = a.Resolved(), b.Resolved()
+	if a.Type != b.Type || a.IsMap() != b.IsMap() {
+		d.add(Breaking, path+"/type", typeName(a)+" → "+typeName(b))
+		return
+	}
+	if a.Title != b.Title {
+		d.add(Compatible, path+"/title", "title changed")
+	}
+	d.bound(path+"/minLength", a.MinLength, b.MinLength, true, dir)
+	d.bound(path+"/maxLength", a.MaxLength, b.MaxLength, false, dir)
+	d.bound(path+"/minItems", a.MinItems, b.MinItems, true, dir)
+	d.bound(path+"/maxItems", a.MaxItems, b.MaxItems, false, dir)
+	d.bound(path+"/minProperties", a.MinProperties, b.MinProperties, true, dir)
+	d.limit(path+"/minimum", a.Minimum, b.Minimum, true, dir)
+	d.limit(path+"/maximum", a.Maximum, b.Maximum, false, dir)
+	d.textRule(path+"/pattern", a.Pattern, b.Pattern, dir)
+	d.textRule(path+"/format", a.Format, b.Format, dir)
+	d.enum(path+"/enum", a.Enum, b.Enum, dir)
+	if a.Items != nil && b.Items != nil {
+		d.node(path+"/items", a.Items, b.Items, dir)
+	}
+	if a.PropertyNames != nil || b.PropertyNames != nil {
+		d.node(path+"/propertyNames", orEmpty(a.PropertyNames, "string"), orEmpty(b.PropertyNames, "string"), dir)
+	}
+	if a.IsMap() {
+		d.node(path+"/{key}", a.AdditionalSchema, b.AdditionalSchema, dir)
+		return
+	}
+	if a.Type == "object" {
+		d.object(path, a, b, dir)
+	}
+}
+
+func (d *differ) object(path string, a, b *schemagen.Node, dir direction) {
+	if a.AdditionalFalse != b.AdditionalFalse {
+		if b.AdditionalFalse {
+			d.add(Breaking, path+"/additionalProperties", "true → false: other fields are now refused")
+		} else {
+			d.add(Compatible, path+"/additionalProperties", "false → true")
+		}
+	}
+	props := func(n *schemagen.Node) map[string]*schemagen.Node {
+		m := map[string]*schemagen.Node{}
+		for _, p := range n.Properties {
+			m[p.Name] = p.Schema
+		}
+		return m
+	}
+	pa, pb := props(a), props(b)
+	// Tool arguments are parameters; the rest (results, documents) fields.
+	noun := "field"
+	if dir == accepted && strings.HasPrefix(path, "/tools/") {
+		noun = "parameter"
+	}
+	for _, name := range unionKeys(pa, pb) {
+		p := path + "/" + name
+		ra, rb := a.IsRequired(name), b.IsRequired(name)
+		switch {
+		case pb[name] == nil && dir == accepted:
+			d.add(Breaking, p, noun+" removed: clients sending it are refused")
+		case pb[name] == nil:
+			d.add(Breaking, p, "field removed")
+		case pa[name] == nil && dir == accepted && rb:
+			d.add(Breaking, p, "new required "+noun)
+		case pa[name] == nil && dir == accepted:
+			d.add(Compatible, p, "new optional "+noun)
+		case pa[name] == nil:
+			d.add(Compatible, p, "new field")
+		default:
+			switch {
+			case !ra && rb && dir == accepted:
+				d.add(Breaking, p+"/required", "optional → required")
+			case ra && !rb && dir == produced:
+				d.add(Breaking, p+"/required", "always present → optional: clients may not find it")
+			case ra != rb:
+				d.add(Compatible, p+"/required", strconv.FormatBool(ra)+" → "+strconv.FormatBool(rb))
+			}
+			d.node(p, pa[name], pb[name], dir)
+		}
+	}
+}
+
+// bound compares a count limit (length, items, properties); lower says
+// whether it is a lower bound.
+func (d *differ) bound(path string, a, b *int, lower bool, dir direction) {
+	var fa, fb *float64
+	if a != nil {
+		v := float64(*a)
+		fa = &v
+	}
+	if b != nil {
+		v := float64(*b)
+		fb = &v
+	}
+	d.limit(path, fa, fb, lower, dir)
+}
+
+func (d *differ) limit(path string, a, b *float64, lower bool, dir direction) {
+	show := func(v *float64) string {
+		if v == nil {
+			return "none"
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	if a == nil && b == nil || a != nil && b != nil && *a == *b {
+		return
+	}
+	what := show(a) + " → " + show(b)
+	var tighter bool
+	switch {
+	case a == nil:
+		tighter = true
+	case b == nil:
+		tighter = false
+	case lower:
+		tighter = *b > *a
+	default:
+		tighter = *b < *a
+	}
+	if tighter {
+		d.narrowed(dir, path, what)
+	} else {
+		d.widened(dir, path, what)
+	}
+}
+
+// textRule compares a pattern or a format: adding one narrows, removing
+// one widens, and replacing one may do both.
+func (d *differ) textRule(path, a, b string, dir direction) {
+	switch {
+	case a == b:
+	case a == "":
+		d.narrowed(dir, path, "none → "+strconv.Quote(b))
+	case b == "":
+		d.widened(dir, path, strconv.Quote(a)+" → none")
+	default:
+		d.add(Breaking, path, strconv.Quote(a)+" → "+strconv.Quote(b)+": values valid before may not be now, and the other way round")
+	}
+}
+
+func (d *differ) enum(path string, a, b []string, dir direction) {
+	switch {
+	case slices.Equal(a, b):
+		return
+	case len(a) == 0:
+		d.narrowed(dir, path, "now limited to "+strings.Join(b, ", "))
+		return
+	case len(b) == 0:
+		d.widened(dir, path, "no longer limited to "+strings.Join(a, ", "))
+		return
+	}
+	var gone, added []string
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			gone = append(gone, v)
+		}
+	}
+	for _, v := range b {
+		if !slices.Contains(a, v) {
+			added = append(added, v)
+		}
+	}
+	if len(gone) > 0 {
+		d.narrowed(dir, path, "values removed: "+strings.Join(gone, ", "))
+	}
+	if len(added) > 0 {
+		d.widened(dir, path, "values added: "+strings.Join(added, ", "))
+	}
+}
+
+// describe is a schema's description, or that of the schema it refers to.
+func describe(n *schemagen.Node) string {
+	if n.Description != "" {
+		return n.Description
+	}
+	return n.Resolved().Description
+}
+
+func typeName(n *schemagen.Node) string {
+	switch {
+	case n.IsMap():
+		return "keyed object"
+	case n.Type == "array" && n.Items != nil:
+		return "array of " + typeName(n.Items.Resolved())
+	}
+	return n.Type
+}
+
+func orEmpty(n *schemagen.Node, typ string) *schemagen.Node {
+	if n == nil {
+		return &schemagen.Node{Type: typ}
+	}
+	return n
+}
+
+func tierRank(t string) int {
+	return slices.Index([]string{"public", "user", "admin"}, t)
+}
+
+func toolsByName(s *schemagen.Surface) map[string]*schemagen.Tool {
+	m := map[string]*schemagen.Tool{}
+	for _, t := range s.Tools {
+		m[t.Name] = t
+	}
+	return m
+}
+
+func docsByName(s *schemagen.Surface) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range s.DocumentNames() {
+		m[n] = true
+	}
+	return m
+}
+
+// unionKeys lists the keys of both maps, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	var keys []string
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
