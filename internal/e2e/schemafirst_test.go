@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// TestNewToolNeedsItsHandler walks the schema-first loop in a copy of the
+// repository: a new tool schema, go generate, and the build fails naming
+// the method the tool needs; once the method is written, it builds. A
+// schema change that is not implemented cannot ship.
+func TestNewToolNeedsItsHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a copy of the repository")
+	}
+	repo := copyRepo(t)
+	write(t, filepath.Join(repo, "schema", "tools", "echo_back.json"), `{
+  "name": "echo_back",
+  "title": "Echo back",
+  "description": "Returns its text unchanged. Example: {\"text\": \"hello\"}.",
+  "tier": "public",
+  "annotations": { "title": "Echo back", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false },
+  "inputSchema": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": ["text"],
+    "properties": { "text": { "description": "What to echo.", "type": "string", "maxLength": 100 } }
+  },
+  "outputSchema": {
+    "type": "object",
+    "additionalProperties": false,
+    "required": ["text"],
+    "properties": { "text": { "description": "The same text.", "type": "string" } }
+  }
+}
+`)
+	goCmd(t, repo, true, "generate", "./...")
+	out := goCmd(t, repo, false, "build", "./...")
+	if !strings.Contains(out, "missing method EchoBack") {
+		t.Fatalf("the build should fail for want of EchoBack; it said:\n%s", out)
+	}
+	if contract, _ := os.ReadFile(filepath.Join(repo, "schema", "CONTRACT.md")); !strings.Contains(string(contract), "## echo_back") {
+		t.Error("the contract does not list the new tool")
+	}
+
+	write(t, filepath.Join(repo, "internal", "tools", "echo_back.go"), `package tools
+
+import (
+	"context"
+
+	"github.com/three-good-sources/3gs/gen"
+)
+
+func (h *Handlers) EchoBack(_ context.Context, in *gen.EchoBackInput) (*gen.EchoBackOutput, error) {
+	return &gen.EchoBackOutput{Text: in.Text}, nil
+}
+
+func (h *Handlers) EchoBackText(out *gen.EchoBackOutput) string { return out.Text }
+`)
+	goCmd(t, repo, true, "build", "./...")
+}
+
+// copyRepo copies the repository's files, without .git and installed npm
+// packages, into a temporary directory.
+func copyRepo(t *testing.T) string {
+	t.Helper()
+	src, dst := fixture.Root(), filepath.Join(t.TempDir(), "3gs")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if d.Name() == ".git" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goCmd runs the go command in dir and returns its output; it fails the
+// test unless the command's success is as expected.
+func goCmd(t *testing.T, dir string, wantOK bool, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	out, err := cmd.CombinedOutput()
+	if (err == nil) != wantOK {
+		t.Fatalf("go %s: %v (want success: %v)\n%s", strings.Join(args, " "), err, wantOK, out)
+	}
+	return string(out)
+}
