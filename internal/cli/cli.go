@@ -219,3 +219,35 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// runVerb runs `3gs GROUP VERB [flags]`: the verb the first argument names,
+// with flags of its own.
+func runVerb(ctx context.Context, env *Env, f *Flags, group string, verbs []command) int {
+	args := f.Args()
+	if len(args) == 0 {
+		verbUsage(env, group, verbs)
+		return ExitUsage
+	}
+	for _, c := range verbs {
+		if c.name != args[0] {
+			continue
+		}
+		c.name = group + " " + c.name
+		sub := newFlags(c, env)
+		if err := sub.fs.Parse(args[1:]); err != nil {
+			return ExitUsage
+		}
+		return c.run(ctx, env, sub)
+	}
+	fmt.Fprintf(env.Stderr, "3gs %s: unknown verb %q\n\n", group, args[0])
+	verbUsage(env, group, verbs)
+	return ExitUsage
+}
+
+func verbUsage(env *Env, group string, verbs []command) {
+	fmt.Fprintf(env.Stderr, "Usage: 3gs %s VERB [flags]\n\nVerbs:\n", group)
+	for _, c := range verbs {
+		fmt.Fprintf(env.Stderr, "  %-7s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(env.Stderr, "\nRun '3gs %s VERB --help' for a verb's flags.\n", group)
+}

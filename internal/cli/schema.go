@@ -28,34 +28,9 @@ func schemaDiffFlags(f *Flags) {
 	f.Bool("require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
 }
 
+// runSchema dispatches `3gs schema VERB [flags]`.
 func runSchema(ctx context.Context, env *Env, f *Flags) int {
-	args := f.Args()
-	if len(args) == 0 {
-		schemaUsage(env)
-		return ExitUsage
-	}
-	for _, c := range schemaSubcommands {
-		if c.name != args[0] {
-			continue
-		}
-		c.name = "schema " + c.name
-		sub := newFlags(c, env)
-		if err := sub.fs.Parse(args[1:]); err != nil {
-			return ExitUsage
-		}
-		return c.run(ctx, env, sub)
-	}
-	fmt.Fprintf(env.Stderr, "3gs schema: unknown verb %q\n\n", args[0])
-	schemaUsage(env)
-	return ExitUsage
-}
-
-func schemaUsage(env *Env) {
-	fmt.Fprint(env.Stderr, "Usage: 3gs schema VERB [flags]\n\nVerbs:\n")
-	for _, c := range schemaSubcommands {
-		fmt.Fprintf(env.Stderr, "  %-5s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(env.Stderr, "\nRun '3gs schema VERB --help' for a verb's flags.")
+	return runVerb(ctx, env, f, "schema", schemaSubcommands)
 }
 
 func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {

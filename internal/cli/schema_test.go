@@ -12,25 +12,8 @@ import (
 // schemaCopy copies the repository's schema/ to a temporary folder.
 func schemaCopy(t *testing.T) string {
 	t.Helper()
-	src := filepath.Join(fixture.Root(), "schema")
 	dst := filepath.Join(t.TempDir(), "schema")
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture.CopyTree(t, filepath.Join(fixture.Root(), "schema"), dst)
 	return dst
 }
 

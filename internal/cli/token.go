@@ -16,9 +16,9 @@ var tokenSubcommands = []command{
 		tokensFlag(f)
 		f.String("tier", "THREEGS_TOKEN_TIER", "", "what the token unlocks: user (contributor tools) or admin (every tool)")
 		f.String("name", "THREEGS_TOKEN_NAME", "", "who holds it: names the caller in the audit log, and is how it is revoked")
-	}, runTokenNew},
-	{"list", "", "list the tokens: name, tier, creation time (never the tokens)", tokensFlag, runTokenList},
-	{"revoke", "NAME", "remove a token; a running server stops accepting it on SIGHUP", tokensFlag, runTokenRevoke},
+	}, needTokens(runTokenNew)},
+	{"list", "", "list the tokens: name, tier, creation time (never the tokens)", tokensFlag, needTokens(runTokenList)},
+	{"revoke", "NAME", "remove a token; a running server stops accepting it on SIGHUP", tokensFlag, needTokens(runTokenRevoke)},
 }
 
 func tokensFlag(f *Flags) {
@@ -27,37 +27,18 @@ func tokensFlag(f *Flags) {
 
 // runToken dispatches `3gs token VERB [flags]`.
 func runToken(ctx context.Context, env *Env, f *Flags) int {
-	args := f.Args()
-	if len(args) == 0 {
-		tokenUsage(env)
-		return ExitUsage
-	}
-	for _, c := range tokenSubcommands {
-		if c.name != args[0] {
-			continue
-		}
-		c.name = "token " + c.name
-		sub := newFlags(c, env)
-		if err := sub.fs.Parse(args[1:]); err != nil {
-			return ExitUsage
-		}
-		if sub.Value("tokens") == "" {
-			fmt.Fprintf(env.Stderr, "3gs %s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", c.name)
-			return ExitUsage
-		}
-		return c.run(ctx, env, sub)
-	}
-	fmt.Fprintf(env.Stderr, "3gs token: unknown verb %q\n\n", args[0])
-	tokenUsage(env)
-	return ExitUsage
+	return runVerb(ctx, env, f, "token", tokenSubcommands)
 }
 
-func tokenUsage(env *Env) {
-	fmt.Fprint(env.Stderr, "Usage: 3gs token VERB [flags]\n\nVerbs:\n")
-	for _, c := range tokenSubcommands {
-		fmt.Fprintf(env.Stderr, "  %-7s %s\n", c.name, c.summary)
+// needTokens refuses a token verb run without a tokens file.
+func needTokens(run func(context.Context, *Env, *Flags) int) func(context.Context, *Env, *Flags) int {
+	return func(ctx context.Context, env *Env, f *Flags) int {
+		if f.Value("tokens") == "" {
+			fmt.Fprintf(env.Stderr, "%s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", f.fs.Name())
+			return ExitUsage
+		}
+		return run(ctx, env, f)
 	}
-	fmt.Fprintln(env.Stderr, "\nRun '3gs token VERB --help' for a verb's flags.")
 }
 
 func runTokenNew(_ context.Context, env *Env, f *Flags) int {

@@ -69,30 +69,8 @@ func (h *Handlers) EchoBackText(out *gen.EchoBackOutput) string { return out.Tex
 // packages, into a temporary directory.
 func copyRepo(t *testing.T) string {
 	t.Helper()
-	src, dst := fixture.Root(), filepath.Join(t.TempDir(), "3gs")
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			if d.Name() == ".git" || d.Name() == "node_modules" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := filepath.Join(t.TempDir(), "3gs")
+	fixture.CopyTree(t, fixture.Root(), dst, ".git", "node_modules")
 	return dst
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/schemagen"
 )
 
@@ -31,7 +32,7 @@ func TestGolden(t *testing.T) {
 			comment, sections := parseCase(string(data))
 			dir := t.TempDir()
 			for _, side := range []string{"old", "new"} {
-				copyDir(t, "testdata/base", filepath.Join(dir, side))
+				fixture.CopyTree(t, "testdata/base", filepath.Join(dir, side))
 			}
 			for _, s := range sections {
 				switch {
@@ -96,27 +97,6 @@ func parseCase(s string) (comment string, sections []section) {
 		sections = append(sections, section{name, body})
 	}
 	return comment, sections
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // additionalProperties cannot differ between two valid schema folders (the

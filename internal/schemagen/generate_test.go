@@ -119,24 +119,7 @@ func TestGenIsFresh(t *testing.T) {
 func copySchemas(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	src := filepath.Join(fixture.Root(), "schema")
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixture.CopyTree(t, filepath.Join(fixture.Root(), "schema"), dst)
 	return dst
 }
 
