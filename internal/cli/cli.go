@@ -46,6 +46,7 @@ func commands() []command {
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, runToken},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, runSchema},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
+		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
 	}

@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/httpserver"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+)
+
+// Doctor checks a deployment the way serve would start it, without
+// starting it or changing any file: it takes serve's flags and environment
+// variables, so `3gs doctor` with the same settings as the server explains
+// what the server would refuse or warn about, and how to fix each thing.
+
+// verdict is the outcome of one check.
+type verdict int
+
+const (
+	ok verdict = iota
+	warn
+	fail
+)
+
+func (v verdict) String() string { return [...]string{"OK", "WARN", "FAIL"}[v] }
+
+// finding is one line of the report.
+type finding struct {
+	v          verdict
+	check, msg string
+	fix        string // how to fix it; empty for OK
+}
+
+type doctor struct {
+	env      *Env
+	f        *Flags
+	findings []finding
+}
+
+func (d *doctor) add(v verdict, check, msg, fix string) {
+	d.findings = append(d.findings, finding{v, check, msg, fix})
+}
+
+func runDoctor(_ context.Context, env *Env, f *Flags) int {
+	d := &doctor{env: env, f: f}
+	cfg, err := parseServe(env, f)
+	if err != nil {
+		d.add(fail, "flags", err.Error(), "correct the flag or its environment variable (3gs help serve lists them)")
+	} else {
+		d.add(ok, "flags", "every flag and environment variable serve reads is valid", "")
+	}
+	reg := d.registry()
+	key := d.key(reg)
+	d.tokens()
+	d.editing(reg, key)
+	if cfg != nil && cfg.httpAddr != "" {
+		d.http(cfg.httpAddr)
+	}
+	code := ExitOK
+	for _, x := range d.findings {
+		line := fmt.Sprintf("%-4s  %s: %s", x.v, x.check, x.msg)
+		if x.fix != "" {
+			line += ". Fix: " + x.fix
+		}
+		fmt.Fprintln(env.Stdout, line)
+		if x.v == fail {
+			code = ExitFail
+		}
+	}
+	return code
+}
+
+// registry checks the registry and its signature, as serve reads them but
+// without completing an interrupted write (doctor changes nothing).
+func (d *doctor) registry() *registry.Registry {
+	path := d.f.Value("registry")
+	if path == "" {
+		reg, err := registry.Load(threegs.DefaultRegistry)
+		if err != nil {
+			d.add(fail, "registry", "the embedded registry does not load: "+err.Error(), "this is a build problem; rebuild 3gs from a clean checkout")
+			return nil
+		}
+		d.add(ok, "registry", fmt.Sprintf("embedded registry.json, version %s, %d categories (set --registry PATH to serve your own)", reg.Version(), len(reg.Categories())), "")
+		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "registry.json")
+		return reg
+	}
+	q := signature.ShellQuote(path)
+	data, err := signature.ReadLimited(path, registry.MaxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.add(fail, "registry", path+" does not exist", "check --registry (REGISTRY_PATH); a relative path is read from "+cwd())
+		return nil
+	case err != nil:
+		d.add(fail, "registry", err.Error(), "make the file readable by the user that runs 3gs")
+		return nil
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		d.add(fail, "registry", path+" is not a valid registry: "+loadProblem(err).Error(), "run 3gs validate "+q+" to see every problem, then fix them")
+		return nil
+	}
+	d.add(ok, "registry", fmt.Sprintf("%s is valid: version %s, %d categories", path, reg.Version(), len(reg.Categories())), "")
+	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		doc = nil
+	case err != nil:
+		d.add(fail, "signature", err.Error(), "make "+path+signature.Suffix+" readable by the user that runs 3gs")
+		return reg
+	}
+	d.signature(reg, doc, path+signature.Suffix, path)
+	return reg
+}
+
+func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName string) {
+	_, named := reg.CuratorKey()
+	st := signature.Check(reg, doc)
+	switch {
+	case st.Verified:
+		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
+	case st.Signed() && flagBool(d.f, "allow-unsigned"):
+		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
+			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry")
+	case st.Signed():
+		d.add(fail, "signature", fmt.Sprintf("%s does not verify (%v): the registry was changed after signing, or signed by another key, and serve refuses it", sigName, st.Problem),
+			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry from a trusted copy")
+	case named:
+		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed, so agents cannot verify it",
+			"3gs sign --key-file KEY "+signature.ShellQuote(regName))
+	default:
+		d.add(warn, "signature", "the registry's curator key is "+registry.Placeholder+", so it cannot be signed",
+			"3gs keygen --out KEY, put the printed pk:... in curator.pubkey, then 3gs sign --key-file KEY "+signature.ShellQuote(regName))
+	}
+}
+
+// key checks the curator key, when one is configured.
+func (d *doctor) key(reg *registry.Registry) []byte {
+	path := d.f.Value("key-file")
+	if path == "" && d.env.Getenv(secretKeyEnv) == "" {
+		return nil
+	}
+	var exposed string
+	key, from, err := signingKey(d.env, d.f, func(msg string) { exposed = msg })
+	if err != nil {
+		fix := "point --key-file (THREEGS_KEY_FILE) at the file 3gs keygen wrote"
+		if strings.Contains(err.Error(), "both") {
+			fix = "unset one of them"
+		}
+		d.add(fail, "key", err.Error(), fix)
+		return nil
+	}
+	if exposed != "" {
+		d.add(fail, "key", "the curator's secret key in "+path+" is readable by other users", "chmod 600 "+signature.ShellQuote(path))
+	}
+	pub := pkarr.Public(key)
+	if reg != nil {
+		if err := signature.CheckCurator(reg, pub); err != nil {
+			d.add(fail, "key", fmt.Sprintf("the key from %s is %s, but the registry names curator %s, so serve refuses it", from, pkarr.URI(pub), reg.Curator().Pubkey),
+				"use the curator's key, or make this one the curator's: set curator.pubkey to "+pkarr.URI(pub)+" and run 3gs sign")
+			return nil
+		}
+	}
+	if exposed == "" {
+		d.add(ok, "key", "the curator key from "+from+" is "+pkarr.URI(pub)+", the key the registry names", "")
+	}
+	return key
+}
+
+// tokens checks the tokens file, when one is configured.
+func (d *doctor) tokens() {
+	path := d.f.Value("tokens")
+	if path == "" {
+		if d.env.Getenv(stdioTokenEnv) != "" {
+			d.add(warn, "tokens", stdioTokenEnv+" is set but no --tokens file is given, so the token cannot be checked and every caller is public", "add --tokens FILE (THREEGS_TOKENS)")
+		}
+		return
+	}
+	q := signature.ShellQuote(path)
+	k, err := auth.LoadKeyring(path)
+	if err != nil {
+		d.add(fail, "tokens", err.Error(), "fix the file, or start a new one: 3gs token new --tokens "+q+" --tier admin --name NAME")
+		return
+	}
+	counts := k.Count()
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		d.add(warn, "tokens", fmt.Sprintf("%s has mode %04o: others can read the token hashes", path, fi.Mode().Perm()), "chmod 600 "+q)
+	}
+	msg := fmt.Sprintf("%s holds %d admin and %d user tokens", path, counts[gen.TierAdmin], counts[gen.TierUser])
+	switch {
+	case counts[gen.TierAdmin]+counts[gen.TierUser] == 0:
+		d.add(warn, "tokens", msg+": every caller is public", "3gs token new --tokens "+q+" --tier admin --name NAME")
+	default:
+		d.add(ok, "tokens", msg, "")
+	}
+}
+
+// editing checks what the curator tools need to change the registry.
+func (d *doctor) editing(reg *registry.Registry, key []byte) {
+	path := d.f.Value("registry")
+	if path == "" || reg == nil {
+		return
+	}
+	audit := d.f.Value("audit-log")
+	if audit == "" {
+		audit = path + ".audit.jsonl"
+	}
+	dir := filepath.Dir(path)
+	if !writableDir(dir) {
+		d.add(warn, "editing", "cannot write in "+dir+", so upsert_category and remove_category will fail", "let the user that runs 3gs write there, or leave the curator tools unused")
+		return
+	}
+	if !writableDir(filepath.Dir(audit)) {
+		d.add(fail, "editing", "cannot write the audit log "+audit+", so every registry change will be refused", "choose a writable --audit-log (THREEGS_AUDIT_LOG)")
+		return
+	}
+	if _, named := reg.CuratorKey(); named && key == nil {
+		d.add(warn, "editing", "the registry is signed by its curator but no key is configured, so the curator tools cannot change it", "add --key-file KEY (THREEGS_KEY_FILE) to edit through the server")
+		return
+	}
+	d.add(ok, "editing", "the curator tools can write "+path+" and the audit log "+audit, "")
+}
+
+// http checks that the address can be bound and that what is exposed is
+// meant to be.
+func (d *doctor) http(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fix := "choose another port with --http (THREEGS_HTTP), or stop what listens there"
+		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
+			fix = "ports below 1024 need privileges; use a higher port behind a reverse proxy"
+		}
+		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), fix)
+		return
+	}
+	ln.Close()
+	if !httpserver.IsLoopbackAddr(addr) {
+		d.add(warn, "http", addr+" can be bound and reaches beyond this machine", "put TLS in front (a reverse proxy), give tokens only over it, and list its Host names with --allow-host")
+	} else {
+		d.add(ok, "http", addr+" can be bound (loopback only)", "")
+	}
+	list := d.f.List("allow-origin")
+	sane := true
+	for _, origin := range list {
+		// parseServe refused anything that is not scheme://host[:port].
+		host, _, err := net.SplitHostPort(strings.TrimPrefix(origin, "http://") + ":0")
+		if strings.HasPrefix(origin, "http://") && err == nil && host != "localhost" && !httpserver.IsLoopbackAddr(host+":0") {
+			d.add(warn, "origins", origin+" is plain HTTP: anyone on its network path can pose as it", "allow its https:// origin instead")
+			sane = false
+		}
+	}
+	if len(list) > 0 && sane {
+		d.add(ok, "origins", "browser pages allowed besides loopback ones: "+strings.Join(list, ", "), "")
+	}
+}
+
+// writableDir reports whether a file can be created in dir.
+func writableDir(dir string) bool {
+	f, err := os.CreateTemp(dir, ".3gs-doctor-*")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return true
+}
+
+func cwd() string {
+	if wd, err := os.Getwd(); err == nil {
+		return wd
+	}
+	return "the current directory"
+}

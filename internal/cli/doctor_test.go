@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// deployment is a working setup: a registry signed by its curator, the
+// key, and a tokens file with an admin token.
+func deployment(t *testing.T) (args []string, regPath, keyPath, tokens string) {
+	t.Helper()
+	_, keyPath, _, regPath = curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	tokens = filepath.Join(filepath.Dir(regPath), "tokens.json")
+	if code, _, errOut := run(t, nil, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root"); code != ExitOK {
+		t.Fatalf("token new: %s", errOut)
+	}
+	return []string{"doctor", "--registry", regPath, "--key-file", keyPath, "--tokens", tokens, "--http", "127.0.0.1:0"}, regPath, keyPath, tokens
+}
+
+// lines maps each check to its report line.
+func lines(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if _, rest, ok := strings.Cut(l, "  "); ok {
+			check, _, _ := strings.Cut(strings.TrimSpace(rest), ":")
+			m[check] = l
+		}
+	}
+	return m
+}
+
+func TestDoctorHealthyDeployment(t *testing.T) {
+	args, _, _, _ := deployment(t)
+	code, out, errOut := run(t, nil, args...)
+	if code != ExitOK || strings.Contains(out, "WARN") || strings.Contains(out, "FAIL") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	for _, check := range []string{"flags", "registry", "signature", "key", "tokens", "editing", "http"} {
+		if !strings.HasPrefix(lines(out)[check], "OK    "+check+": ") {
+			t.Errorf("no OK line for %s in:\n%s", check, out)
+		}
+	}
+}
+
+// Every misconfiguration the issue names is explained, with its fix, and
+// fails the run.
+func TestDoctorExplainsMisconfigurations(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		misconfigure func(t *testing.T, args []string, regPath, keyPath, tokens string) []string
+		check        string
+		want         []string
+	}{
+		{"wrong registry path", func(t *testing.T, args []string, regPath, _, _ string) []string {
+			return replaceArg(args, regPath, regPath+".missing")
+		}, "registry", []string{"FAIL", "does not exist", "Fix: check --registry (REGISTRY_PATH)"}},
+		{"tampered registry", func(t *testing.T, args []string, regPath, _, _ string) []string {
+			data, _ := os.ReadFile(regPath)
+			os.WriteFile(regPath, []byte(strings.Replace(string(data), "Learning Rust", "Learning Rust!", 1)), 0o644)
+			return args
+		}, "signature", []string{"FAIL", "does not verify", "changed after signing", "Fix: if the change is the curator's, re-sign: 3gs sign --key-file KEY"}},
+		{"world-readable key", func(t *testing.T, args []string, _, keyPath, _ string) []string {
+			os.Chmod(keyPath, 0o644)
+			return args
+		}, "key", []string{"FAIL", "readable by other users", "Fix: chmod 600 /"}},
+		{"malformed tokens file", func(t *testing.T, args []string, _, _, tokens string) []string {
+			os.WriteFile(tokens, []byte(`{"tokens":[{"name":"root","tier":"superuser"}]}`), 0o600)
+			return args
+		}, "tokens", []string{"FAIL", "tier", "Fix: fix the file, or start a new one: 3gs token new --tokens"}},
+		{"port in use", func(t *testing.T, args []string, _, _, _ string) []string {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			return replaceArg(args, "127.0.0.1:0", ln.Addr().String())
+		}, "http", []string{"FAIL", "cannot listen on 127.0.0.1:", "address already in use", "Fix: choose another port with --http (THREEGS_HTTP)"}},
+		{"key of another curator", func(t *testing.T, args []string, _, keyPath, _ string) []string {
+			other := filepath.Join(t.TempDir(), "other.key")
+			run(t, nil, "keygen", "--out", other)
+			return replaceArg(args, keyPath, other)
+		}, "key", []string{"FAIL", "but the registry names curator", "Fix: use the curator's key"}},
+		{"bad flag value", func(t *testing.T, args []string, _, _, _ string) []string {
+			return append(args, "--match-threshold", "2")
+		}, "flags", []string{"FAIL", "--match-threshold", "Fix: correct the flag"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args, regPath, keyPath, tokens := deployment(t)
+			args = c.misconfigure(t, args, regPath, keyPath, tokens)
+			code, out, errOut := run(t, nil, args...)
+			if code != ExitFail {
+				t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
+			}
+			line := lines(out)[c.check]
+			for _, w := range c.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("the %s line lacks %q:\n%s", c.check, w, out)
+				}
+			}
+		})
+	}
+}
+
+func replaceArg(args []string, old, new string) []string {
+	out := append([]string(nil), args...)
+	for i, a := range out {
+		if a == old {
+			out[i] = new
+		}
+	}
+	return out
+}
