@@ -9,6 +9,7 @@ require (
 	github.com/dave/jennifer v1.7.1
 	github.com/hbollon/go-edlib v1.6.0
 	github.com/kljensen/snowball v0.10.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/tv42/zbase32 v0.0.0-20220222190657-f76a9fc892fa
 )
 
@@ -26,4 +27,5 @@ require (
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
 	golang.org/x/sys v0.22.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
 )
