@@ -85,9 +85,9 @@ func TestServerJSON(t *testing.T) {
 	var sj struct {
 		Version  string
 		Packages []struct {
-			Version          string
-			Transport        struct{ Type string }
-			PackageArguments []struct{ Type, Value string }
+			Version              string
+			Transport            struct{ Type string }
+			PackageArguments     []struct{ Type, Value string }
 			EnvironmentVariables []struct {
 				Name    string
 				Default string
