@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// codeBlock is one fenced block of the README.
+type codeBlock struct {
+	lang, text string
+	line       int
+}
+
+func readmeBlocks(t *testing.T) []codeBlock {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixture.Root(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []codeBlock
+	var cur *codeBlock
+	for i, l := range strings.Split(string(data), "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(l, "```"):
+			cur = &codeBlock{lang: strings.TrimPrefix(l, "```"), line: i + 1}
+		case cur != nil && l == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += l + "\n"
+		}
+	}
+	return blocks
+}
+
+// words splits a shell line into words, honouring quotes, up to a comment.
+func words(line string) []string {
+	var out []string
+	var w strings.Builder
+	quote, in := byte(0), false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteByte(c)
+		case c == '"' || c == '\'':
+			quote, in = c, true
+		case c == ' ' || c == '\t':
+			if in {
+				out = append(out, w.String())
+				w.Reset()
+				in = false
+			}
+		case c == '#' && !in:
+			return out
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	if in {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+// checkArgs fails unless args (after "3gs") name a command, or a verb of a
+// command, whose flags include every flag given.
+func checkArgs(t *testing.T, where string, args []string) {
+	t.Helper()
+	if len(args) == 0 {
+		return
+	}
+	c, ok := lookup(args[0])
+	if !ok {
+		t.Errorf("%s: 3gs has no command %q", where, args[0])
+		return
+	}
+	rest := args[1:]
+	for _, group := range []struct {
+		name  string
+		verbs []command
+	}{{"token", tokenSubcommands}, {"schema", schemaSubcommands}} {
+		if c.name != group.name || len(rest) == 0 {
+			continue
+		}
+		found := false
+		for _, v := range group.verbs {
+			if v.name == rest[0] {
+				c, rest, found = v, rest[1:], true
+			}
+		}
+		if !found {
+			t.Errorf("%s: 3gs %s has no verb %q", where, group.name, rest[0])
+			return
+		}
+	}
+	var stderr strings.Builder
+	f := newFlags(c, &Env{Stderr: &stderr, Getenv: func(string) string { return "" }})
+	if err := f.fs.Parse(rest); err != nil {
+		t.Errorf("%s: 3gs %s: %s", where, strings.Join(args, " "), strings.SplitN(stderr.String(), "\n", 2)[0])
+	}
+}
+
+// Every command line in the README runs a real 3gs command with real flags,
+// and every JSON configuration parses and starts 3gs with a real command,
+// flags and environment variables.
+func TestReadmeSnippets(t *testing.T) {
+	blocks := readmeBlocks(t)
+	serve := serveEnv()
+	checked := map[string]int{}
+	for _, b := range blocks {
+		where := "README.md:" + strconv.Itoa(b.line)
+		switch b.lang {
+		case "sh":
+			for _, line := range strings.Split(b.text, "\n") {
+				w := words(line)
+				switch {
+				case len(w) > 0 && w[0] == "3gs":
+					checkArgs(t, where, w[1:])
+					checked["3gs command"]++
+				case len(w) > 2 && w[0] == "go" && w[1] == "run" && w[2] == "./cmd/3gs":
+					checkArgs(t, where, w[3:])
+					checked["go run command"]++
+				case len(w) > 0 && w[0] == "claude":
+					for i, x := range w {
+						if x == "--" && i+1 < len(w) && w[i+1] == "3gs" {
+							checkArgs(t, where, w[i+2:])
+						}
+						if strings.HasPrefix(x, "http://") && !strings.HasSuffix(x, "/mcp") {
+							t.Errorf("%s: %s is not the /mcp endpoint", where, x)
+						}
+					}
+					checked["claude command"]++
+				}
+			}
+		case "json":
+			var cfg struct {
+				MCPServers map[string]hostServer `json:"mcpServers"`
+				Servers    map[string]hostServer `json:"servers"`
+			}
+			if err := json.Unmarshal([]byte(b.text), &cfg); err != nil {
+				t.Errorf("%s: the JSON does not parse: %v", where, err)
+				continue
+			}
+			for _, m := range []map[string]hostServer{cfg.MCPServers, cfg.Servers} {
+				for name, s := range m {
+					checked["json server"]++
+					switch {
+					case s.Command != "":
+						if s.Command != "3gs" {
+							t.Errorf("%s: %s runs %q", where, name, s.Command)
+						}
+						checkArgs(t, where, s.Args)
+					case !strings.HasSuffix(s.URL, "/mcp"):
+						t.Errorf("%s: %s has neither a command nor the /mcp URL", where, name)
+					}
+					if s.Type != "" && s.Type != "stdio" && s.Type != "http" {
+						t.Errorf("%s: type %q", where, s.Type)
+					}
+					for k := range s.Env {
+						if _, ok := serve[k]; !ok {
+							t.Errorf("%s: %s is not an environment variable 3gs reads", where, k)
+						}
+					}
+					if h := s.Headers["Authorization"]; h != "" && !strings.HasPrefix(h, "Bearer ") {
+						t.Errorf("%s: Authorization %q is not a bearer token", where, h)
+					}
+				}
+			}
+		}
+	}
+	for _, kind := range []string{"3gs command", "go run command", "claude command", "json server"} {
+		if checked[kind] == 0 {
+			t.Errorf("no %s found in the README", kind)
+		}
+	}
+	t.Logf("checked %v", checked)
+}
+
+// hostServer is one server entry of an MCP host's configuration.
+type hostServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
