@@ -141,8 +141,15 @@ func exitCode(err error) int {
 // not installed.
 func needSDK(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat("testdata/node_modules/@modelcontextprotocol/sdk"); err != nil {
-		msg := "the TypeScript SDK is not installed; run: npm ci --prefix internal/e2e/testdata"
+	return needNodePackage(t, "@modelcontextprotocol/sdk")
+}
+
+// needNodePackage returns node, skipping (failing in CI) when the npm
+// package pkg is not installed in testdata.
+func needNodePackage(t *testing.T, pkg string) string {
+	t.Helper()
+	if _, err := os.Stat("testdata/node_modules/" + pkg); err != nil {
+		msg := pkg + " is not installed; run: npm ci --prefix internal/e2e/testdata"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
