@@ -6,6 +6,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,11 +73,8 @@ func Run(ctx context.Context, args []string, env *Env) int {
 		return ExitUsage
 	}
 	f := newFlags(c, env)
-	if err := f.fs.Parse(args[1:]); err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		return ExitUsage
+	if code, ok := f.parse(c, args[1:]); !ok {
+		return code
 	}
 	return c.run(ctx, env, f)
 }
@@ -109,10 +107,33 @@ func runHelp(_ context.Context, env *Env, f *Flags) int {
 		usage(env.Stderr)
 		return ExitUsage
 	}
+	if verbs, group := verbGroups()[c.name]; group {
+		if f.fs.NArg() == 1 {
+			verbUsage(env.Stdout, c.name, verbs)
+			return ExitOK
+		}
+		found := false
+		for _, v := range verbs {
+			if v.name == f.fs.Arg(1) {
+				c, found = v, true
+				c.name = f.fs.Arg(0) + " " + v.name
+			}
+		}
+		if !found {
+			fmt.Fprintf(env.Stderr, "3gs help: 3gs %s has no verb %q\n\n", f.fs.Arg(0), f.fs.Arg(1))
+			verbUsage(env.Stderr, f.fs.Arg(0), verbs)
+			return ExitUsage
+		}
+	}
 	h := newFlags(c, env)
 	h.fs.SetOutput(env.Stdout)
 	h.fs.Usage()
 	return ExitOK
+}
+
+// verbGroups are the commands made of verbs, each with flags of its own.
+func verbGroups() map[string][]command {
+	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands}
 }
 
 // Flags is a command's flag set. Each flag may have an environment twin that
@@ -132,6 +153,27 @@ func newFlags(c command, env *Env) *Flags {
 	}
 	f.fs.Usage = func() { f.usage(c) }
 	return f
+}
+
+// parse reads the command's flags. --help prints the full usage (exit 0);
+// a bad flag prints the problem and a short usage (exit 2), not every flag
+// the command has.
+func (f *Flags) parse(c command, args []string) (code int, ok bool) {
+	var discard strings.Builder
+	f.fs.SetOutput(&discard)
+	f.fs.Usage = func() {}
+	err := f.fs.Parse(args)
+	f.fs.SetOutput(f.env.Stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		f.usage(c)
+		return ExitOK, false
+	}
+	fmt.Fprintf(f.env.Stderr, "%s: %v\nUsage: %s %s\nRun '3gs help %s' for every flag and its environment variable.\n",
+		f.fs.Name(), err, f.fs.Name(), strings.TrimSpace("[flags] "+c.args), strings.TrimPrefix(f.fs.Name(), "3gs "))
+	return ExitUsage, false
 }
 
 // String declares a string flag with an environment twin.
@@ -226,7 +268,7 @@ func capitalize(s string) string {
 func runVerb(ctx context.Context, env *Env, f *Flags, group string, verbs []command) int {
 	args := f.Args()
 	if len(args) == 0 {
-		verbUsage(env, group, verbs)
+		verbUsage(env.Stderr, group, verbs)
 		return ExitUsage
 	}
 	for _, c := range verbs {
@@ -235,20 +277,20 @@ func runVerb(ctx context.Context, env *Env, f *Flags, group string, verbs []comm
 		}
 		c.name = group + " " + c.name
 		sub := newFlags(c, env)
-		if err := sub.fs.Parse(args[1:]); err != nil {
-			return ExitUsage
+		if code, ok := sub.parse(c, args[1:]); !ok {
+			return code
 		}
 		return c.run(ctx, env, sub)
 	}
 	fmt.Fprintf(env.Stderr, "3gs %s: unknown verb %q\n\n", group, args[0])
-	verbUsage(env, group, verbs)
+	verbUsage(env.Stderr, group, verbs)
 	return ExitUsage
 }
 
-func verbUsage(env *Env, group string, verbs []command) {
-	fmt.Fprintf(env.Stderr, "Usage: 3gs %s VERB [flags]\n\nVerbs:\n", group)
+func verbUsage(w io.Writer, group string, verbs []command) {
+	fmt.Fprintf(w, "Usage: 3gs %s VERB [flags]\n\nVerbs:\n", group)
 	for _, c := range verbs {
-		fmt.Fprintf(env.Stderr, "  %-7s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(env.Stderr, "\nRun '3gs %s VERB --help' for a verb's flags.\n", group)
+	fmt.Fprintf(w, "\nRun '3gs help %s VERB' for a verb's flags and their environment variables.\n", group)
 }

@@ -85,21 +85,15 @@ func checkArgs(t *testing.T, where string, args []string) {
 		return
 	}
 	rest := args[1:]
-	for _, group := range []struct {
-		name  string
-		verbs []command
-	}{{"token", tokenSubcommands}, {"schema", schemaSubcommands}} {
-		if c.name != group.name || len(rest) == 0 {
-			continue
-		}
+	if verbs, group := verbGroups()[c.name]; group && len(rest) > 0 {
 		found := false
-		for _, v := range group.verbs {
+		for _, v := range verbs {
 			if v.name == rest[0] {
 				c, rest, found = v, rest[1:], true
 			}
 		}
 		if !found {
-			t.Errorf("%s: 3gs %s has no verb %q", where, group.name, rest[0])
+			t.Errorf("%s: 3gs %s has no verb %q", where, args[0], rest[0])
 			return
 		}
 	}

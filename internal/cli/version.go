@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"runtime/debug"
 )
 
@@ -21,17 +22,41 @@ func buildVersion() string {
 }
 
 func buildInfo() (version, commit, goVersion string) {
-	version, commit, goVersion = "(devel)", "unknown", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)", "unknown", "unknown"
+	}
+	return versionOf(bi)
+}
+
+// pseudoRev is the commit a pseudo-version names, such as the
+// v0.0.0-20261121120000-0123456789ab that `go install MODULE@latest` of an
+// untagged commit records.
+var pseudoRev = regexp.MustCompile(`-(?:[0-9]+\.)?[0-9]{14}-([0-9a-f]{12})(?:\+incompatible)?$`)
+
+// versionOf reads what the go command recorded: the module version (a tag
+// or pseudo-version with go install, "(devel)" in a checkout) and the
+// commit, from the VCS stamp of a checkout build or else from the
+// pseudo-version. A checkout with uncommitted changes is marked dirty.
+func versionOf(bi *debug.BuildInfo) (version, commit, goVersion string) {
+	version, commit, goVersion = "(devel)", "unknown", bi.GoVersion
+	if bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	if m := pseudoRev.FindStringSubmatch(version); m != nil {
+		commit = m[1]
+	}
+	dirty := false
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			commit = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = true
 		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				commit = s.Value
-			}
-		}
+	}
+	if dirty {
+		commit += ", with uncommitted changes"
 	}
 	return version, commit, goVersion
 }

@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every command and verb has help that names each of its flags with the
+// environment variable that sets it and its default; bad flags and unknown
+// commands get a short usage and exit 2.
+func TestHelp(t *testing.T) {
+	var all [][]string
+	for _, c := range commands() {
+		all = append(all, []string{c.name})
+		for _, v := range verbGroups()[c.name] {
+			all = append(all, []string{c.name, v.name})
+		}
+	}
+	for _, words := range all {
+		code, out, errOut := run(t, nil, append([]string{"help"}, words...)...)
+		if code != ExitOK || !strings.HasPrefix(out, "Usage: 3gs "+strings.Join(words, " ")) {
+			t.Errorf("help %v: exit %d\n%s%s", words, code, out, errOut)
+			continue
+		}
+		c, _ := lookup(words[0])
+		if len(words) == 2 {
+			for _, v := range verbGroups()[words[0]] {
+				if v.name == words[1] {
+					c = v
+				}
+			}
+		}
+		if _, group := verbGroups()[words[0]]; group && len(words) == 1 {
+			continue // the verbs' help names their flags
+		}
+		f := newFlags(c, &Env{Getenv: func(string) string { return "" }})
+		for name, twin := range f.twins {
+			def := f.defs[name]
+			if def == "" {
+				def = "none"
+			}
+			if want := "--" + name + " (env " + twin + "; default " + def + ")"; !strings.Contains(out, want) {
+				t.Errorf("help %v lacks %q", words, want)
+			}
+		}
+	}
+	code, out, errOut := run(t, nil, "serve", "--no-such-flag")
+	if code != ExitUsage || out != "" || strings.Count(errOut, "\n") > 3 || !strings.Contains(errOut, "flag provided but not defined: -no-such-flag") || !strings.Contains(errOut, "3gs help serve") {
+		t.Errorf("a bad flag: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "token", "new", "--no-such-flag"); code != ExitUsage || !strings.Contains(errOut, "3gs help token new") {
+		t.Errorf("a bad verb flag: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "no-such-command"); code != ExitUsage || !strings.Contains(errOut, `unknown command "no-such-command"`) {
+		t.Errorf("an unknown command: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "serve", "--help"); code != ExitOK || !strings.Contains(errOut, "--registry (env REGISTRY_PATH; default none)") {
+		t.Errorf("serve --help: exit %d\n%s", code, errOut)
+	}
+}
