@@ -124,7 +124,7 @@ func (d *differ) widened(dir direction, path, what string) {
 }
 
 func (d *differ) tool(path string, a, b *schemagen.Tool) {
-	if ta, tb := tierRank(a.Tier), tierRank(b.Tier); tb > ta {
+	if ta, tb := schemagen.TierRank(a.Tier), schemagen.TierRank(b.Tier); tb > ta {
 		d.add(Breaking, path+"/tier", a.Tier+" → "+b.Tier+": callers below "+b.Tier+" lose it")
 	} else if tb < ta {
 		d.add(Compatible, path+"/tier", a.Tier+" → "+b.Tier)
@@ -149,12 +149,12 @@ func (d *differ) tool(path string, a, b *schemagen.Tool) {
 
 // node compares two schemas of the same place.
 func (d *differ) node(path string, a, b *schemagen.Node, dir direction) {
-	if describe(a) != describe(b) {
+	if a.Describe() != b.Describe() {
 		d.add(Compatible, path+"/description", "description changed")
 	}
 	a, b = a.Resolved(), b.Resolved()
 	if a.Type != b.Type || a.IsMap() != b.IsMap() {
-		d.add(Breaking, path+"/type", typeName(a)+" → "+typeName(b))
+		d.add(Breaking, path+"/type", a.TypeText()+" → "+b.TypeText())
 		return
 	}
 	if a.Title != b.Title {
@@ -322,33 +322,11 @@ func (d *differ) enum(path string, a, b []string, dir direction) {
 	}
 }
 
-// describe is a schema's description, or that of the schema it refers to.
-func describe(n *schemagen.Node) string {
-	if n.Description != "" {
-		return n.Description
-	}
-	return n.Resolved().Description
-}
-
-func typeName(n *schemagen.Node) string {
-	switch {
-	case n.IsMap():
-		return "keyed object"
-	case n.Type == "array" && n.Items != nil:
-		return "array of " + typeName(n.Items.Resolved())
-	}
-	return n.Type
-}
-
 func orEmpty(n *schemagen.Node, typ string) *schemagen.Node {
 	if n == nil {
 		return &schemagen.Node{Type: typ}
 	}
 	return n
-}
-
-func tierRank(t string) int {
-	return slices.Index([]string{"public", "user", "admin"}, t)
 }
 
 func toolsByName(s *schemagen.Surface) map[string]*schemagen.Tool {

@@ -132,11 +132,7 @@ func flatten(n *Node, prefix string) []row {
 // member is the row of one member and those of what it contains.
 func member(s *Node, path string, required bool) []row {
 	n := s.Resolved()
-	desc := s.Description
-	if desc == "" {
-		desc = n.Description
-	}
-	r := row{path: path, typ: typeText(n), required: required, constraints: constraints(n), description: desc}
+	r := row{path: path, typ: n.TypeText(), required: required, constraints: constraints(n), description: s.Describe()}
 	rows := []row{r}
 	switch {
 	case n.Type == "array" && n.Items != nil && n.Items.Resolved().Type == "object":
@@ -154,16 +150,6 @@ func nested(n *Node, prefix string) []row {
 		return member(n, strings.TrimSuffix(prefix, "."), true)[1:]
 	}
 	return flatten(n, prefix)
-}
-
-func typeText(n *Node) string {
-	switch {
-	case n.Type == "array" && n.Items != nil:
-		return "array of " + typeText(n.Items.Resolved())
-	case n.IsMap():
-		return "object keyed by name"
-	}
-	return n.Type
 }
 
 func constraints(n *Node) []string {

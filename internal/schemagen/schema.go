@@ -68,6 +68,29 @@ func (n *Node) Resolved() *Node {
 	return n
 }
 
+// Describe is n's description, or when it has none, that of the schema it
+// refers to: a property written {"description": ..., "$ref": ...} keeps its
+// own.
+func (n *Node) Describe() string {
+	if n.Description != "" {
+		return n.Description
+	}
+	return n.Resolved().Description
+}
+
+// TypeText names n's type for people: "string", "array of object",
+// "object keyed by name".
+func (n *Node) TypeText() string {
+	n = n.Resolved()
+	switch {
+	case n.Type == "array" && n.Items != nil:
+		return "array of " + n.Items.TypeText()
+	case n.IsMap():
+		return "object keyed by name"
+	}
+	return n.Type
+}
+
 // IsRequired reports whether the object schema n requires property name.
 func (n *Node) IsRequired(name string) bool { return slices.Contains(n.Required, name) }
 

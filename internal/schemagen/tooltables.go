@@ -175,10 +175,12 @@ func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
 // visible reports whether a caller of tier (an index into tiers) sees t in
 // tools/list.
 func visible(t *Tool, tier int) bool {
-	return tierIndex(t.Tier) <= tier || t.Discoverable
+	return TierRank(t.Tier) <= tier || t.Discoverable
 }
 
-func tierIndex(name string) int { return slices.Index(tiers, name) }
+// TierRank orders the tier names the generator accepts, lowest first
+// (public, user, admin); -1 for any other name.
+func TierRank(name string) int { return slices.Index(tiers, name) }
 
 // tierConst is the Go constant of a tier name: public → TierPublic.
 func tierConst(name string) string { return "Tier" + strings.ToUpper(name[:1]) + name[1:] }
