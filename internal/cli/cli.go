@@ -112,14 +112,8 @@ func runHelp(_ context.Context, env *Env, f *Flags) int {
 			verbUsage(env.Stdout, c.name, verbs)
 			return ExitOK
 		}
-		found := false
-		for _, v := range verbs {
-			if v.name == f.fs.Arg(1) {
-				c, found = v, true
-				c.name = f.fs.Arg(0) + " " + v.name
-			}
-		}
-		if !found {
+		var found bool
+		if c, found = lookupVerb(c.name, f.fs.Arg(1)); !found {
 			fmt.Fprintf(env.Stderr, "3gs help: 3gs %s has no verb %q\n\n", f.fs.Arg(0), f.fs.Arg(1))
 			verbUsage(env.Stderr, f.fs.Arg(0), verbs)
 			return ExitUsage
@@ -129,6 +123,18 @@ func runHelp(_ context.Context, env *Env, f *Flags) int {
 	h.fs.SetOutput(env.Stdout)
 	h.fs.Usage()
 	return ExitOK
+}
+
+// lookupVerb finds the verb name of the command group, named "group verb"
+// for its usage and messages.
+func lookupVerb(group, name string) (command, bool) {
+	for _, v := range verbGroups()[group] {
+		if v.name == name {
+			v.name = group + " " + v.name
+			return v, true
+		}
+	}
+	return command{}, false
 }
 
 // verbGroups are the commands made of verbs, each with flags of its own.
@@ -265,26 +271,23 @@ func capitalize(s string) string {
 
 // runVerb runs `3gs GROUP VERB [flags]`: the verb the first argument names,
 // with flags of its own.
-func runVerb(ctx context.Context, env *Env, f *Flags, group string, verbs []command) int {
+func runVerb(ctx context.Context, env *Env, f *Flags, group string) int {
 	args := f.Args()
 	if len(args) == 0 {
-		verbUsage(env.Stderr, group, verbs)
+		verbUsage(env.Stderr, group, verbGroups()[group])
 		return ExitUsage
 	}
-	for _, c := range verbs {
-		if c.name != args[0] {
-			continue
-		}
-		c.name = group + " " + c.name
-		sub := newFlags(c, env)
-		if code, ok := sub.parse(c, args[1:]); !ok {
-			return code
-		}
-		return c.run(ctx, env, sub)
+	c, ok := lookupVerb(group, args[0])
+	if !ok {
+		fmt.Fprintf(env.Stderr, "3gs %s: unknown verb %q\n\n", group, args[0])
+		verbUsage(env.Stderr, group, verbGroups()[group])
+		return ExitUsage
 	}
-	fmt.Fprintf(env.Stderr, "3gs %s: unknown verb %q\n\n", group, args[0])
-	verbUsage(env.Stderr, group, verbs)
-	return ExitUsage
+	sub := newFlags(c, env)
+	if code, ok := sub.parse(c, args[1:]); !ok {
+		return code
+	}
+	return c.run(ctx, env, sub)
 }
 
 func verbUsage(w io.Writer, group string, verbs []command) {

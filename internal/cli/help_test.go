@@ -24,11 +24,7 @@ func TestHelp(t *testing.T) {
 		}
 		c, _ := lookup(words[0])
 		if len(words) == 2 {
-			for _, v := range verbGroups()[words[0]] {
-				if v.name == words[1] {
-					c = v
-				}
-			}
+			c, _ = lookupVerb(words[0], words[1])
 		}
 		if _, group := verbGroups()[words[0]]; group && len(words) == 1 {
 			continue // the verbs' help names their flags

@@ -85,17 +85,12 @@ func checkArgs(t *testing.T, where string, args []string) {
 		return
 	}
 	rest := args[1:]
-	if verbs, group := verbGroups()[c.name]; group && len(rest) > 0 {
-		found := false
-		for _, v := range verbs {
-			if v.name == rest[0] {
-				c, rest, found = v, rest[1:], true
-			}
-		}
-		if !found {
+	if _, group := verbGroups()[c.name]; group && len(rest) > 0 {
+		if c, ok = lookupVerb(c.name, rest[0]); !ok {
 			t.Errorf("%s: 3gs %s has no verb %q", where, args[0], rest[0])
 			return
 		}
+		rest = rest[1:]
 	}
 	var stderr strings.Builder
 	f := newFlags(c, &Env{Stderr: &stderr, Getenv: func(string) string { return "" }})

@@ -30,7 +30,7 @@ func schemaDiffFlags(f *Flags) {
 
 // runSchema dispatches `3gs schema VERB [flags]`.
 func runSchema(ctx context.Context, env *Env, f *Flags) int {
-	return runVerb(ctx, env, f, "schema", schemaSubcommands)
+	return runVerb(ctx, env, f, "schema")
 }
 
 func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {

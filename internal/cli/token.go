@@ -27,7 +27,7 @@ func tokensFlag(f *Flags) {
 
 // runToken dispatches `3gs token VERB [flags]`.
 func runToken(ctx context.Context, env *Env, f *Flags) int {
-	return runVerb(ctx, env, f, "token", tokenSubcommands)
+	return runVerb(ctx, env, f, "token")
 }
 
 // needTokens refuses a token verb run without a tokens file.
