@@ -95,19 +95,14 @@ func (d *doctor) registry() *registry.Registry {
 		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "registry.json")
 		return reg
 	}
-	q := signature.ShellQuote(path)
 	data, err := signature.ReadLimited(path, registry.MaxSize)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		d.add(fail, "registry", path+" does not exist", "check --registry (REGISTRY_PATH); a relative path is read from "+cwd())
-		return nil
-	case err != nil:
-		d.add(fail, "registry", err.Error(), "make the file readable by the user that runs 3gs")
-		return nil
+	var reg *registry.Registry
+	if err == nil {
+		reg, err = registry.Load(data)
 	}
-	reg, err := registry.Load(data)
 	if err != nil {
-		d.add(fail, "registry", path+" is not a valid registry: "+loadProblem(err).Error(), "run 3gs validate "+q+" to see every problem, then fix them")
+		problem, fix := registryProblem(path, err, "serve the embedded registry")
+		d.add(fail, "registry", problem, fix)
 		return nil
 	}
 	d.add(ok, "registry", fmt.Sprintf("%s is valid: version %s, %d categories", path, reg.Version(), len(reg.Categories())), "")
@@ -177,11 +172,17 @@ func (d *doctor) key(reg *registry.Registry) []byte {
 	return key
 }
 
-// tokens checks the tokens file, when one is configured.
+// tokens checks the tokens file, when one is configured, and the stdio
+// session token (THREEGS_TOKEN) against it, as serve does at start.
 func (d *doctor) tokens() {
 	path := d.f.Value("tokens")
+	session := d.env.Getenv(stdioTokenEnv)
+	if session != "" && d.f.Value("http") != "" {
+		d.add(warn, "tokens", stdioTokenEnv+" is set but only a stdio server reads it", "over HTTP each client sends its own token as Authorization: Bearer; unset "+stdioTokenEnv)
+		session = ""
+	}
 	if path == "" {
-		if d.env.Getenv(stdioTokenEnv) != "" {
+		if session != "" {
 			d.add(warn, "tokens", stdioTokenEnv+" is set but no --tokens file is given, so the token cannot be checked and every caller is public", "add --tokens FILE (THREEGS_TOKENS)")
 		}
 		return
@@ -189,7 +190,12 @@ func (d *doctor) tokens() {
 	q := signature.ShellQuote(path)
 	k, err := auth.LoadKeyring(path)
 	if err != nil {
-		d.add(fail, "tokens", err.Error(), "fix the file, or start a new one: 3gs token new --tokens "+q+" --tier admin --name NAME")
+		problem, fix := tokensProblem(path, err)
+		d.add(fail, "tokens", problem, fix)
+		return
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		d.add(warn, "tokens", path+" does not exist, so no token is accepted and every caller is public", "check --tokens (THREEGS_TOKENS), or create the file: 3gs token new --tokens "+q+" --tier admin --name NAME")
 		return
 	}
 	counts := k.Count()
@@ -200,6 +206,8 @@ func (d *doctor) tokens() {
 	switch {
 	case counts[gen.TierAdmin]+counts[gen.TierUser] == 0:
 		d.add(warn, "tokens", msg+": every caller is public", "3gs token new --tokens "+q+" --tier admin --name NAME")
+	case session != "" && !k.Identify(session).Authenticated():
+		d.add(warn, "tokens", msg+", but "+stdioTokenEnv+" matches none of them, so a stdio session is public", "check the value of "+stdioTokenEnv+"; 3gs token list --tokens "+q+" names the tokens the file holds")
 	default:
 		d.add(ok, "tokens", msg, "")
 	}
@@ -236,11 +244,7 @@ func (d *doctor) editing(reg *registry.Registry, key []byte) {
 func (d *doctor) http(addr string) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fix := "choose another port with --http (THREEGS_HTTP), or stop what listens there"
-		if errors.Is(err, os.ErrPermission) || strings.Contains(err.Error(), "permission denied") {
-			fix = "ports below 1024 need privileges; use a higher port behind a reverse proxy"
-		}
-		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), fix)
+		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), listenFix(err))
 		return
 	}
 	ln.Close()

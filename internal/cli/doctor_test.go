@@ -72,7 +72,7 @@ func TestDoctorExplainsMisconfigurations(t *testing.T) {
 		{"malformed tokens file", func(t *testing.T, args []string, _, _, tokens string) []string {
 			os.WriteFile(tokens, []byte(`{"tokens":[{"name":"root","tier":"superuser"}]}`), 0o600)
 			return args
-		}, "tokens", []string{"FAIL", "tier", "Fix: fix the file, or start a new one: 3gs token new --tokens"}},
+		}, "tokens", []string{"FAIL", "tier", "Fix: correct what is named, or restore the file from a backup"}},
 		{"port in use", func(t *testing.T, args []string, _, _, _ string) []string {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

@@ -106,7 +106,8 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	}
 	reg, err := registry.LoadFile(path)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: %s is not a valid registry, so it is not signed: %v\nRun '3gs validate %s' to see every problem.\n", path, err, signature.ShellQuote(path))
+		problem, fix := registryProblem(path, err, "")
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s\nFix: %s.\n", problem, fix)
 		return ExitFail
 	}
 	pub := pkarr.Public(key)
@@ -222,6 +223,29 @@ func loadProblem(err error) error {
 	return err
 }
 
+// registryProblem says why the registry file at path did not load, and how
+// to fix it. Only a file that was read but breaks the schema or the rules
+// is one for 3gs validate; a missing or unreadable file is fixed where it
+// lies, and validate could not read it either. omit, for commands that
+// take --registry, is what leaving it out does, such as "serve the
+// embedded registry".
+func registryProblem(path string, err error, omit string) (problem, fix string) {
+	var errs strictjson.Errors
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &errs):
+		return path + " is not a valid registry: " + loadProblem(err).Error(), "run 3gs validate " + signature.ShellQuote(path) + " to see every problem, then fix them"
+	case errors.Is(err, fs.ErrNotExist):
+		if omit == "" {
+			return path + " does not exist", "check the path; a relative one is read from " + cwd()
+		}
+		return path + " does not exist", "check --registry (REGISTRY_PATH); a relative path is read from " + cwd() + "; or omit it to " + omit
+	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
+		return "cannot read " + pe.Path + ": " + pe.Err.Error(), "give the user that runs 3gs read access to it and to the directories above it"
+	}
+	return err.Error(), "check that " + path + " is the registry file"
+}
+
 // served is a registry as the server will serve it: the snapshot, its
 // signature check, and the file names that get_provenance's verification
 // steps use.
@@ -266,7 +290,8 @@ func loadServed(env *Env, cmd, path string) (*served, bool) {
 		reg, err = registry.Load(data)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: cannot load %s: %v\nRun '3gs validate %s' to see every problem.\n", cmd, path, loadProblem(err), signature.ShellQuote(path))
+		problem, fix := registryProblem(path, err, "serve the embedded registry")
+		fmt.Fprintf(env.Stderr, "3gs %s: %s\nFix: %s.\n", cmd, problem, fix)
 		return nil, false
 	}
 	s := &served{reg: reg, name: path, path: abs, sig: signature.Check(reg, doc)}

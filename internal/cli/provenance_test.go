@@ -164,7 +164,7 @@ func TestSignRefusals(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"version":"1"}`), 0o644)
-	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, bad); code != ExitFail || !strings.Contains(errOut, "is not a valid registry, so it is not signed") {
+	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, bad); code != ExitFail || !strings.Contains(errOut, "not signed: "+bad+" is not a valid registry") || !strings.Contains(errOut, "Fix: run 3gs validate "+bad) {
 		t.Errorf("invalid registry: %d %s", code, errOut)
 	}
 	seed, _ := os.ReadFile(keyPath)

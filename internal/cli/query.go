@@ -140,7 +140,11 @@ func loadRegistry(env *Env, cmd, path string) (*registry.Registry, string, bool)
 		r, err = registry.LoadFile(path)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: cannot load %s: %v\nRun '%s' to see every problem.\n", cmd, source, err, strings.TrimSpace("3gs validate "+path))
+		problem, fix := "the embedded registry.json does not load: "+err.Error(), "this is a build problem; rebuild 3gs from a clean checkout"
+		if path != "" {
+			problem, fix = registryProblem(path, err, "match against the embedded registry")
+		}
+		fmt.Fprintf(env.Stderr, "3gs %s: %s\nFix: %s.\n", cmd, problem, fix)
 		return nil, source, false
 	}
 	return r, source, true

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -23,6 +25,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/stdio"
+	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -75,11 +78,7 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	if c.log, err = newLogger(env, f.Value("log-format"), f.Value("log-level")); err != nil {
 		return nil, err
 	}
-	c.httpAddr = f.Value("http")
-	if _, err := strconv.ParseUint(c.httpAddr, 10, 16); err == nil {
-		c.httpAddr = "127.0.0.1:" + c.httpAddr // a bare port stays on loopback
-	}
-	if c.httpAddr == "" {
+	if c.httpAddr = f.Value("http"); c.httpAddr == "" {
 		for _, name := range []string{"allow-origin", "allow-host", "public-url"} {
 			if f.Value(name) != "" {
 				return nil, fmt.Errorf("--%s (%s) applies to HTTP only; add --http ADDR, or drop it", name, f.twins[name])
@@ -87,8 +86,8 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		}
 		return c, nil
 	}
-	if _, _, err := net.SplitHostPort(c.httpAddr); err != nil {
-		return nil, fmt.Errorf("--http (THREEGS_HTTP) must be HOST:PORT, such as 127.0.0.1:3000, or a port alone for 127.0.0.1, got %q", c.httpAddr)
+	if c.httpAddr, err = listenAddr(c.httpAddr); err != nil {
+		return nil, err
 	}
 	o := &httpserver.Options{MaxMessageBytes: int64(c.maxBytes), Log: c.log, Version: buildVersion(), PublicURL: f.Value("public-url")}
 	if o.MaxConcurrent, err = f.Int("max-concurrent", 1); err != nil {
@@ -119,6 +118,50 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	}
 	c.http = o
 	return c, nil
+}
+
+// listenAddr is the address --http names, checked before anything is
+// bound so that a mistyped one is reported as the usage error it is: HOST:PORT,
+// :PORT (every interface), or a port alone, which stays on 127.0.0.1.
+func listenAddr(v string) (string, error) {
+	const forms = "write HOST:PORT (such as 127.0.0.1:3000), :PORT for every interface, or a port alone for 127.0.0.1"
+	host, port := "127.0.0.1", v
+	if !allDigits(v) {
+		var err error
+		if host, port, err = net.SplitHostPort(v); err != nil {
+			return "", fmt.Errorf("--http (THREEGS_HTTP) %q is not an address to listen on; %s", v, forms)
+		}
+		if !allDigits(port) {
+			return "", fmt.Errorf("--http (THREEGS_HTTP) %q has no port number after the colon; %s", v, forms)
+		}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("--http (THREEGS_HTTP): port %s is out of range (1-65535)", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// listenFix is the advice for an address that could not be bound. Only a
+// port in use means another program holds it.
+func listenFix(err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "choose another port with --http (THREEGS_HTTP), or stop the other server listening there (perhaps another 3gs)"
+	case errors.Is(err, syscall.EACCES), errors.Is(err, os.ErrPermission):
+		return "ports below 1024 need privileges; use a higher port, behind a reverse proxy if it must be 80 or 443"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return "the host is not an address of this machine; use one it has, such as 127.0.0.1, or :PORT for every interface"
+	}
+	return "check the host in --http (THREEGS_HTTP): it must be a name or an address of this machine"
 }
 
 // runServe serves MCP on stdin/stdout, or over HTTP with --http. Logs go
@@ -152,7 +195,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 	ln, err := net.Listen("tcp", c.httpAddr)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: cannot listen on %s: %v\nIs another server using it? Choose another address with --http (THREEGS_HTTP).\n", c.httpAddr, err)
+		fmt.Fprintf(env.Stderr, "3gs serve: cannot listen on %s: %v\nFix: %s.\n", c.httpAddr, err, listenFix(err))
 		return ExitFail
 	}
 	if !httpserver.IsLoopbackAddr(c.httpAddr) {
@@ -198,7 +241,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	if !ok {
 		return nil, false
 	}
-	keyring, ok := loadKeyring(ctx, env, f, log)
+	keyring, ok := loadKeyring(ctx, env, f, log, c.http == nil)
 	if !ok {
 		return nil, false
 	}
@@ -271,22 +314,41 @@ const stdioTokenEnv = "THREEGS_TOKEN"
 
 // loadKeyring reads --tokens and re-reads it on SIGHUP for as long as the
 // process runs. A bad file at start stops the server; a bad file on SIGHUP
-// is logged and the tokens in use stay.
-func loadKeyring(ctx context.Context, env *Env, f *Flags, log *slog.Logger) (*auth.Keyring, bool) {
+// is logged and the tokens in use stay. A stdio server also checks its
+// session token (THREEGS_TOKEN) against the file, at start and on each
+// reload, so that a mistyped or revoked token is reported rather than
+// silently serving a public session.
+func loadKeyring(ctx context.Context, env *Env, f *Flags, log *slog.Logger, stdio bool) (*auth.Keyring, bool) {
 	path := f.Value("tokens")
+	session := env.Getenv(stdioTokenEnv)
+	if session != "" && !stdio {
+		log.Warn(stdioTokenEnv + " is set but only a stdio server reads it; over HTTP each client sends its own token as Authorization: Bearer")
+		session = ""
+	}
 	if path == "" {
-		if env.Getenv(stdioTokenEnv) != "" {
-			log.Warn(stdioTokenEnv + " is set but no --tokens file is given, so the token cannot be checked; every caller is public")
+		if session != "" {
+			log.Warn(stdioTokenEnv+" is set but no --tokens file is given, so the token cannot be checked; every caller is public", "fix", "add --tokens FILE (THREEGS_TOKENS), the file 3gs token new wrote")
 		}
 		return nil, true
 	}
+	q := signature.ShellQuote(path)
 	k, err := auth.LoadKeyring(path)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs serve: --tokens: %v\nFix the file, or make a new one with 3gs token new --tokens %s ...\n", err, signature.ShellQuote(path))
+		problem, fix := tokensProblem(path, err)
+		fmt.Fprintf(env.Stderr, "3gs serve: --tokens (THREEGS_TOKENS): %s\nFix: %s.\n", problem, fix)
 		return nil, false
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		log.Warn("the tokens file does not exist, so no token is accepted and every caller is public", "file", path, "fix", "check --tokens (THREEGS_TOKENS), or create the file: 3gs token new --tokens "+q+" --tier admin --name NAME")
+	}
+	checkSession := func() {
+		if session != "" && !k.Identify(session).Authenticated() {
+			log.Warn(stdioTokenEnv+" matches no token in the tokens file, so this stdio session is public", "file", path, "fix", "check the value of "+stdioTokenEnv+"; 3gs token list --tokens "+q+" names the tokens the file holds")
+		}
 	}
 	counts := k.Count()
 	log.Info("tokens loaded", "file", path, "user", counts[gen.TierUser], "admin", counts[gen.TierAdmin])
+	checkSession()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -298,14 +360,34 @@ func loadKeyring(ctx context.Context, env *Env, f *Flags, log *slog.Logger) (*au
 			case <-hup:
 			}
 			if err := k.Reload(); err != nil {
-				log.Error("SIGHUP: tokens file not reloaded; the tokens in use stay", "file", path, "err", err)
+				_, fix := tokensProblem(path, err)
+				log.Error("SIGHUP: tokens file not reloaded; the tokens in use stay", "file", path, "err", err, "fix", fix)
 				continue
 			}
 			counts := k.Count()
 			log.Info("SIGHUP: tokens reloaded", "file", path, "user", counts[gen.TierUser], "admin", counts[gen.TierAdmin])
+			checkSession()
 		}
 	}()
 	return k, true
+}
+
+// tokensProblem says what is wrong with the tokens file at path and the
+// fix that fits the cause. Only a missing file calls for 3gs token new: a
+// new file over one that is unreadable or damaged would drop its tokens.
+func tokensProblem(path string, err error) (problem, fix string) {
+	q := signature.ShellQuote(path)
+	var errs strictjson.Errors
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return path + " does not exist", "check --tokens (THREEGS_TOKENS); a relative path is read from " + cwd() + "; or create the file: 3gs token new --tokens " + q + " --tier admin --name NAME"
+	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
+		return "cannot read " + pe.Path + ": " + pe.Err.Error(), "give the user that runs 3gs read access to it and to the directories above it; the file should belong to that user, mode 0600 (chmod 600 " + q + ")"
+	case errors.As(err, &errs):
+		return err.Error(), "correct what is named, or restore the file from a backup; a new file made over it would drop every token it holds"
+	}
+	return err.Error(), "check that --tokens (THREEGS_TOKENS) names the tokens file itself"
 }
 
 func flagBool(f *Flags, name string) bool {

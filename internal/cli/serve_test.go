@@ -20,9 +20,9 @@ func TestServeHTTPFlagErrors(t *testing.T) {
 	}{
 		{nil, []string{"serve", "--allow-origin", "https://app.example.com"}, "--allow-origin (THREEGS_ALLOW_ORIGIN) applies to HTTP only; add --http ADDR"},
 		{nil, []string{"serve", "--public-url", "https://mcp.example.com"}, "applies to HTTP only"},
-		{nil, []string{"serve", "--http", "3000000"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
-		{nil, []string{"serve", "--http", "mcp.example.com"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
-		{map[string]string{"THREEGS_HTTP": "localhost"}, []string{"serve"}, "--http (THREEGS_HTTP) must be HOST:PORT"},
+		{nil, []string{"serve", "--http", "3000000"}, "--http (THREEGS_HTTP): port 3000000 is out of range (1-65535)"},
+		{nil, []string{"serve", "--http", "mcp.example.com"}, `--http (THREEGS_HTTP) "mcp.example.com" is not an address to listen on; write HOST:PORT`},
+		{map[string]string{"THREEGS_HTTP": "localhost"}, []string{"serve"}, `--http (THREEGS_HTTP) "localhost" is not an address to listen on; write HOST:PORT`},
 		{nil, []string{"serve", "--http", "127.0.0.1:0", "--allow-origin", "app.example.com"}, `"app.example.com" is not an origin`},
 		{nil, []string{"serve", "--http", "127.0.0.1:0", "--allow-origin", "https://app.example.com/path"}, "is not an origin"},
 		{nil, []string{"serve", "--http", "127.0.0.1:0", "--max-concurrent", "0"}, "--max-concurrent (THREEGS_MAX_CONCURRENT) must be a whole number of at least 1"},
@@ -100,7 +100,7 @@ func TestServeHTTP(t *testing.T) {
 // port is bound, serve still exits 1 with the reason.
 func TestServeHTTPBadRegistry(t *testing.T) {
 	code, _, stderr := run(t, nil, "serve", "--http", "127.0.0.1:0", "--registry", "/nonexistent/registry.json")
-	if code != ExitFail || !strings.Contains(stderr, "cannot load /nonexistent/registry.json") {
+	if code != ExitFail || !strings.Contains(stderr, "/nonexistent/registry.json does not exist") {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 }

@@ -109,7 +109,7 @@ func TestServeWithTokens(t *testing.T) {
 	}
 	// A broken tokens file stops the server at start.
 	os.WriteFile(tokens, []byte("{"), 0o600)
-	if code, _, errOut := serveLines(t, nil, []string{"--tokens", tokens}); code != ExitFail || !strings.Contains(errOut, "--tokens:") {
+	if code, _, errOut := serveLines(t, nil, []string{"--tokens", tokens}); code != ExitFail || !strings.Contains(errOut, "--tokens (THREEGS_TOKENS): "+tokens+" is not a valid tokens file") {
 		t.Errorf("broken tokens file: %d %s", code, errOut)
 	}
 }
