@@ -113,7 +113,9 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if h := r.Header.Get("Authorization"); h != "" {
-		ctx = auth.WithTransportToken(ctx, bearer(h))
+		token := bearer(h)
+		ctx = auth.WithTransportToken(ctx, token)
+		s.checkToken(r, b, h, token, m.Method)
 	}
 	ctx = tools.WithRegistryURL(ctx, s.baseURL(r))
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
@@ -299,6 +301,26 @@ func decodeHeaderValue(v string) (string, error) {
 		return "", errors.New("its =?base64?...?= value is not valid base64")
 	}
 	return string(b), nil
+}
+
+// checkToken logs a request whose Authorization header carries no token
+// the server accepts, which is then served as public: one line, saying why
+// it is not recognised, and nothing derived from the token itself.
+func (s *Server) checkToken(r *http.Request, b *backend, header, token, method string) {
+	k := b.MCP.Keyring()
+	if k.Identify(token).Authenticated() {
+		return
+	}
+	why := "no token in the tokens file matches it (mistyped, revoked, or for another server)"
+	switch {
+	case k == nil:
+		why = "this server was started without a tokens file (--tokens), so it accepts no token"
+	case token == header:
+		why = "the Authorization header is not of the form Bearer TOKEN"
+	case token == "":
+		why = "the Authorization header carries an empty token"
+	}
+	s.opt.Log.Warn("bearer token not recognised; the request is served as public", "why", why, "remote", r.RemoteAddr, "rpc", method)
 }
 
 // bearer returns the token of an Authorization header. A header of another

@@ -3,12 +3,16 @@ package httpserver_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
+	"github.com/three-good-sources/3gs/internal/mcp"
 )
 
 // TestStatusCodes walks every status the MCP endpoint answers with.
@@ -458,5 +462,78 @@ func TestAccessLog(t *testing.T) {
 	}
 	if strings.Contains(h.logs.String(), h.admin) {
 		t.Error("the token reached the log")
+	}
+}
+
+// TestUnknownBearerToken: a bearer token the server does not accept gets
+// the status a missing one gets, but a message saying the token is not
+// recognised, and one log line that says why without the token.
+func TestUnknownBearerToken(t *testing.T) {
+	h := newHarness(t, httpserver.Options{})
+	unknown, err := auth.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ch := call(1, "explain_match", `{"query":"rust"}`)
+	none := h.post(c, ch...)
+	if code, msg := none.rpcError(); code != -31001 || msg != "Authentication required" {
+		t.Errorf("no token: %d %s", none.status, none.body)
+	}
+	if strings.Contains(h.logs.String(), "not recognised") {
+		t.Errorf("a request without a token was logged as carrying one:\n%s", h.logs.String())
+	}
+	warnings := func() []map[string]any {
+		var out []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+			var v map[string]any
+			if json.Unmarshal([]byte(l), &v) == nil && v["level"] == "WARN" && strings.Contains(v["msg"].(string), "bearer token not recognised") {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	for i, a := range []struct{ header, why string }{
+		{"Bearer " + unknown, "no token in the tokens file matches it"},
+		{"Basic dXNlcjpwYXNz", "not of the form Bearer TOKEN"},
+	} {
+		r := h.post(c, append(ch, "Authorization", a.header)...)
+		code, msg := r.rpcError()
+		if r.status != none.status || code != -31001 || !strings.HasPrefix(msg, "Token not recognised: ") {
+			t.Errorf("%s: %d %s; want status %d, -31001, Token not recognised", a.header, r.status, r.body, none.status)
+		}
+		w := warnings()
+		if len(w) != i+1 {
+			t.Fatalf("%s: %d warnings in all, want %d:\n%s", a.header, len(w), i+1, h.logs.String())
+		}
+		if why, _ := w[i]["why"].(string); !strings.Contains(why, a.why) || w[i]["rpc"] != "tools/call" || w[i]["remote"] == "" {
+			t.Errorf("%s: warning %v, want why %q, the method and the remote address", a.header, w[i], a.why)
+		}
+	}
+	if r := h.post(c, append(ch, "Authorization", "Bearer "+h.user)...); strings.Contains(string(r.body), `"error"`) || len(warnings()) != 2 {
+		t.Errorf("a known token: %s; warnings %v", r.body, warnings())
+	}
+	if logs := h.logs.String(); strings.Contains(logs, unknown) || strings.Contains(logs, "dXNlcjpwYXNz") || strings.Contains(logs, h.user) {
+		t.Errorf("a token reached the log:\n%s", logs)
+	}
+
+	// A server started without a tokens file says so.
+	bare := httpserver.New(httpserver.Options{Hosts: httpserver.LoopbackHosts, Log: slog.New(slog.NewJSONHandler(h.logs, nil))})
+	bare.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h.tools, Version: "test", Log: slog.New(slog.DiscardHandler)}), Published: h.tools.Published})
+	ts := httptest.NewServer(bare.Handler())
+	defer ts.Close()
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(c))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(ch); i += 2 {
+		req.Header.Set(ch[i], ch[i+1])
+	}
+	req.Header.Set("Authorization", "Bearer "+h.admin)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if w := warnings(); len(w) != 3 || !strings.Contains(w[2]["why"].(string), "without a tokens file (--tokens)") {
+		t.Errorf("no tokens file: warnings %v", w)
 	}
 }

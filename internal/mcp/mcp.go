@@ -187,6 +187,11 @@ func (sess *Session) Version() string {
 	return ""
 }
 
+// Keyring is the set of tokens the server accepts; nil when it was given
+// none, so every token is unknown. Transports use it to report a token
+// they received that is not recognised.
+func (s *Server) Keyring() *auth.Keyring { return s.keyring }
+
 // NewSession starts a session.
 func (s *Server) NewSession() *Session { return &Session{srv: s} }
 
@@ -222,6 +227,10 @@ type meta struct {
 // characters; both fit (TestArgumentLimit builds them). Only text padded
 // with \u escapes could be valid and still not fit.
 const MaxArgumentBytes = 256 << 10
+
+// tokenNotRecognised answers a call that needs a token and carried one the
+// server does not accept: mistyped, revoked, or meant for another server.
+const tokenNotRecognised = "Token not recognised: the token sent is not one this server accepts (mistyped, revoked, or for another server)"
 
 // metaToken is the _meta key of a caller's token.
 const metaToken = "io.3gs/token"
@@ -470,7 +479,12 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name)}
 	}
 	if tool.Tier > c.Tier {
-		if !c.Authenticated() {
+		switch {
+		case c.Presented && !c.Authenticated():
+			// Not "Authentication required": the caller did send a token,
+			// and needs to hear that it is the token that is wrong.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: tokenNotRecognised, Data: tierProblem{RequiredTier: tool.Tier.String()}}
+		case !c.Authenticated():
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required", Data: tierProblem{RequiredTier: tool.Tier.String()}}
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions", Data: tierProblem{RequiredTier: tool.Tier.String()}}

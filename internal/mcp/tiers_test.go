@@ -195,6 +195,16 @@ func TestTierMatrix(t *testing.T) {
 						if want := gen.LookupTool(name).Tier.String(); data["required_tier"] != want {
 							t.Errorf("%s: data %v, want required_tier %s", name, data, want)
 						}
+						// A caller who sent a token learns that the token is
+						// what is wrong; one who sent none, that one is needed.
+						msg, _ := e["message"].(string)
+						switch {
+						case got == forbidden:
+						case c.token == "" && msg != "Authentication required":
+							t.Errorf("%s without a token: message %q", name, msg)
+						case c.token != "" && !strings.HasPrefix(msg, "Token not recognised: "):
+							t.Errorf("%s with an unknown token: message %q, want it to say the token is not recognised", name, msg)
+						}
 					case notFound:
 						if e["message"] != "Tool not found: "+name || e["data"] != nil {
 							t.Errorf("%s: a hidden tool must answer exactly like an unknown one, got %v", name, e)
