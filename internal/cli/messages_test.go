@@ -12,6 +12,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // expect runs 3gs and checks the exit code and that stderr says every
@@ -193,5 +194,30 @@ func TestSessionTokenDiagnostics(t *testing.T) {
 	_, out, _ = run(t, map[string]string{stdioTokenEnv: known}, "doctor", "--tokens", tokens, "--http", "127.0.0.1:0")
 	if !strings.Contains(out, "WARN  tokens: THREEGS_TOKEN is set but only a stdio server reads it. Fix: over HTTP each client sends its own token") {
 		t.Errorf("doctor, THREEGS_TOKEN with --http:\n%s", out)
+	}
+}
+
+// 3gs query prints the matched category's sources as get_sources gives
+// them to an agent: rank, name, URL, type and why.
+func TestQueryPrintsSources(t *testing.T) {
+	code, out, errOut := run(t, nil, "query", "postfix", "mail", "setup")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	reg, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := reg.Category("self-hosted-email")
+	if !strings.Contains(out, "\nCategory: "+c.Name+"\nSlug: self-hosted-email\n") || !strings.Contains(out, "\nSources:\n") {
+		t.Errorf("no get_sources answer in:\n%s", out)
+	}
+	for _, s := range c.Sources {
+		if want := fmt.Sprintf("%d. %s\n   URL: %s\n   Type: %s\n   Why: %s", s.Rank, s.Name, s.URL, s.Type, s.Why); !strings.Contains(out, want) {
+			t.Errorf("missing source %d:\n%s\nin:\n%s", s.Rank, want, out)
+		}
+	}
+	if code, out, _ := run(t, nil, "query", "--threshold", "0.99", "rust", "and", "go", "programming"); code != ExitFail || strings.Contains(out, "Sources:") {
+		t.Errorf("no match: exit %d, and no sources to print:\n%s", code, out)
 	}
 }

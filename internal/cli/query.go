@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -24,9 +25,10 @@ func queryFlags(f *Flags) {
 }
 
 // runQuery matches the words after the flags as one query, the way
-// get_sources would, and prints the answer. Exit 0 on a match, 1 when
+// get_sources would, and prints the answer: the match, the runners-up, and
+// on a match the category's sources as get_sources returns them. Exit 0 on a match, 1 when
 // nothing reaches the threshold, so scripts can check patterns.
-func runQuery(_ context.Context, env *Env, f *Flags) int {
+func runQuery(ctx context.Context, env *Env, f *Flags) int {
 	query := strings.Join(f.Args(), " ")
 	if strings.TrimSpace(query) == "" {
 		fmt.Fprintln(env.Stderr, "3gs query: give the query text, e.g. 3gs query --explain how do I harden a linux server")
@@ -58,12 +60,24 @@ func runQuery(_ context.Context, env *Env, f *Flags) int {
 		return ExitFail
 	}
 	code := printMatch(env.Stdout, reg, query, ranked, threshold)
+	if code == ExitOK {
+		// The sources as an agent gets them: get_sources itself, and the
+		// text block it answers with.
+		h := tools.New(tools.Config{Registry: reg, Matcher: m, Threshold: threshold})
+		out, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: query})
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stdout, "\n%s\n", h.GetSourcesText(out))
+	}
 	if explain {
 		ex, err := m.(*matcher.Index).Explain(query, explainTop)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 			return ExitFail
 		}
+		fmt.Fprintf(env.Stdout, "\nScore breakdown of the best %d categories:\n", len(ex))
 		printExplanations(env.Stdout, ex)
 	}
 	return code
