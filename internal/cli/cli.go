@@ -2,17 +2,24 @@
 // every flag with an environment-variable twin. It is a package rather than
 // code in main so tests run commands in-process with their own streams and
 // environment.
+//
+// Parsing is cobra's (with pflag): flags go anywhere before a "--", shell
+// completion comes from `3gs completion SHELL`, and a mistyped command gets
+// "Did you mean". The commands themselves stay a plain table below, so help,
+// the README test and the host-configuration test read one list.
 package cli
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Env is what a command may touch: its streams and its environment.
@@ -44,13 +51,18 @@ func commands() []command {
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
 		{"keygen", "", "create a curator key (Ed25519) and print its public key", keygenFlags, runKeygen},
 		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
-		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, runToken},
-		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, runSchema},
+		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
+		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
 	}
+}
+
+// verbGroups are the commands made of verbs, each with flags of its own.
+func verbGroups() map[string][]command {
+	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands}
 }
 
 // Run executes the command line args (without the program name) and
@@ -59,33 +71,186 @@ func Run(ctx context.Context, args []string, env *Env) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "--") && args[0] != "--help" && args[0] != "--version" {
 		args = append([]string{"serve"}, args...) // `3gs` and `3gs --registry X` serve
 	}
-	name := args[0]
-	switch name {
-	case "-h", "-help", "--help":
-		name = "help"
-	case "-version", "--version":
-		name = "version"
+	if args[0] == "--version" {
+		args[0] = "version"
 	}
-	c, ok := lookup(name)
-	if !ok {
-		fmt.Fprintf(env.Stderr, "3gs: unknown command %q\n\n", name)
-		usage(env.Stderr)
+	code := ExitOK
+	root := newRoot(ctx, env, &code)
+	root.SetArgs(args)
+	if cmd, err := root.ExecuteC(); err != nil {
+		usageError(env.Stderr, cmd, err)
 		return ExitUsage
 	}
-	f := newFlags(c, env)
-	if code, ok := f.parse(c, args[1:]); !ok {
-		return code
-	}
-	return c.run(ctx, env, f)
+	return code
 }
 
-func lookup(name string) (command, bool) {
+// newRoot builds the cobra tree from the command table. Each command's run
+// stores its exit code in *code; an error out of cobra is always a usage
+// error (a bad flag, an unknown command or verb).
+func newRoot(ctx context.Context, env *Env, code *int) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "3gs",
+		Short:         "three good sources, a curated MCP server",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// "Did you mean": within two edits, or a prefix of the name.
+		SuggestionsMinimumDistance: 2,
+	}
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	// An unknown command is worded here, with cobra's suggestions; cobra
+	// checks a root's arguments only when it can run, and we always name
+	// a command (Run puts serve first), so Run is never reached.
+	root.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &nameError{what: "command", name: args[0], suggestions: root.SuggestionsFor(args[0])}
+		}
+		return nil
+	}
+	root.Run = func(*cobra.Command, []string) { usage(env.Stderr); *code = ExitUsage }
+	cobraHelp := root.HelpFunc() // for cobra's own completion commands
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		if !help(cmd.OutOrStdout(), env, strings.Fields(cmd.CommandPath())[1:]) {
+			cobraHelp(cmd, args)
+		}
+	})
 	for _, c := range commands() {
-		if c.name == name {
+		cc := leaf(ctx, env, c, code)
+		if verbs, group := verbGroups()[c.name]; group {
+			group := c.name
+			cc.SuggestionsMinimumDistance = 2
+			cc.Args = func(_ *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return &nameError{group: group, what: "verb", name: args[0], suggestions: cc.SuggestionsFor(args[0])}
+				}
+				return nil
+			}
+			cc.Run = func(*cobra.Command, []string) {
+				verbUsage(env.Stderr, group, verbs)
+				*code = ExitUsage
+			}
+			for _, v := range verbs {
+				v.name = group + " " + v.name
+				cc.AddCommand(leaf(ctx, env, v, code))
+			}
+		}
+		if c.name == "help" {
+			// help also knows cobra's own commands (completion).
+			cc.Run = func(_ *cobra.Command, args []string) {
+				if target, rest, err := root.Find(args); len(args) > 0 && err == nil && len(rest) == 0 && target != root {
+					if _, ours := find(args); !ours {
+						cobraHelp(target, nil)
+						return
+					}
+				}
+				*code = runHelp(ctx, env, &Flags{args: args})
+			}
+			root.SetHelpCommand(cc)
+			continue
+		}
+		root.AddCommand(cc)
+	}
+	// Now rather than at Execute, so the README test finds them.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	return root
+}
+
+// leaf is the cobra command for one table entry. Its flags are the ones
+// the entry declares, with their environment twins as defaults.
+func leaf(ctx context.Context, env *Env, c command, code *int) *cobra.Command {
+	words := strings.Fields(c.name)
+	f := newFlags(c, env)
+	cc := &cobra.Command{
+		Use:                   words[len(words)-1] + " " + c.args,
+		Short:                 c.summary,
+		DisableFlagsInUseLine: true,
+		Run: func(_ *cobra.Command, args []string) {
+			f.args = args
+			*code = c.run(ctx, env, f)
+		},
+	}
+	cc.Flags().AddFlagSet(f.fs)
+	return cc
+}
+
+// nameError is an unknown command, or an unknown verb of a group.
+type nameError struct {
+	group, what, name string
+	suggestions       []string
+}
+
+func (e *nameError) Error() string { return fmt.Sprintf("unknown %s %q", e.what, e.name) }
+
+// usageError says what is wrong with the command line, in a few lines with
+// a suggestion, and where the full help is.
+func usageError(w io.Writer, cmd *cobra.Command, err error) {
+	var ne *nameError
+	switch {
+	case errors.As(err, &ne) && ne.group != "":
+		fmt.Fprintf(w, "3gs %s: %v\n%s\n", ne.group, err, ne.didYouMean())
+		verbUsage(w, ne.group, verbGroups()[ne.group])
+	case errors.As(err, &ne) || !cmd.HasParent():
+		fmt.Fprintf(w, "3gs: %v\n%sRun '3gs help' for the commands.\n", err, ne.didYouMean())
+	default:
+		path := cmd.CommandPath()
+		c, _ := find(strings.Fields(path)[1:])
+		fmt.Fprintf(w, "%s: %v\nUsage: %s %s\nRun '3gs help %s' for every flag and its environment variable.\n",
+			path, err, path, strings.TrimSpace("[flags] "+c.args), strings.TrimPrefix(path, "3gs "))
+	}
+}
+
+// didYouMean is the suggestion line, if any; e may be nil.
+func (e *nameError) didYouMean() string {
+	if e == nil || len(e.suggestions) == 0 {
+		return ""
+	}
+	return "Did you mean " + strings.Join(e.suggestions, " or ") + "?\n"
+}
+
+// find is the table entry that words (after "3gs") name: a command, or a
+// verb of a command group.
+func find(words []string) (command, bool) {
+	if len(words) == 0 || len(words) > 2 {
+		return command{}, false
+	}
+	for _, c := range commands() {
+		if c.name != words[0] {
+			continue
+		}
+		if len(words) == 1 {
 			return c, true
+		}
+		for _, v := range verbGroups()[c.name] {
+			if v.name == words[1] {
+				v.name = c.name + " " + v.name
+				return v, true
+			}
 		}
 	}
 	return command{}, false
+}
+
+// help writes the help for the command words name: the command list for
+// none, the verbs of a group, or a command's flags. It is false when words
+// name none of 3gs's own commands.
+func help(w io.Writer, env *Env, words []string) bool {
+	if len(words) == 0 {
+		usage(w)
+		return true
+	}
+	c, ok := find(words)
+	if !ok {
+		return false
+	}
+	if verbs, group := verbGroups()[c.name]; group {
+		verbUsage(w, c.name, verbs)
+		return true
+	}
+	newFlags(c, env).usage(w, c)
+	return true
 }
 
 func usage(w io.Writer) {
@@ -93,93 +258,50 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun '3gs help COMMAND' for a command's flags and their environment variables.")
+	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print a shell completion script: 3gs completion bash|zsh|fish|powershell")
+	fmt.Fprintln(w, "\nFlags go before or after the arguments; after a lone -- everything is an argument.")
+	fmt.Fprintln(w, "Run '3gs help COMMAND' for a command's flags and their environment variables.")
 }
 
 func runHelp(_ context.Context, env *Env, f *Flags) int {
-	if f.fs == nil || f.fs.NArg() == 0 {
-		usage(env.Stdout)
+	if help(env.Stdout, env, f.Args()) {
 		return ExitOK
 	}
-	c, ok := lookup(f.fs.Arg(0))
-	if !ok {
-		fmt.Fprintf(env.Stderr, "3gs help: unknown command %q\n\n", f.fs.Arg(0))
+	fmt.Fprintf(env.Stderr, "3gs help: no command %q\n\n", strings.Join(f.Args(), " "))
+	if _, group := verbGroups()[f.Args()[0]]; group {
+		verbUsage(env.Stderr, f.Args()[0], verbGroups()[f.Args()[0]])
+	} else {
 		usage(env.Stderr)
-		return ExitUsage
 	}
-	if verbs, group := verbGroups()[c.name]; group {
-		if f.fs.NArg() == 1 {
-			verbUsage(env.Stdout, c.name, verbs)
-			return ExitOK
-		}
-		var found bool
-		if c, found = lookupVerb(c.name, f.fs.Arg(1)); !found {
-			fmt.Fprintf(env.Stderr, "3gs help: 3gs %s has no verb %q\n\n", f.fs.Arg(0), f.fs.Arg(1))
-			verbUsage(env.Stderr, f.fs.Arg(0), verbs)
-			return ExitUsage
-		}
-	}
-	h := newFlags(c, env)
-	h.fs.SetOutput(env.Stdout)
-	h.fs.Usage()
-	return ExitOK
+	return ExitUsage
 }
 
-// lookupVerb finds the verb name of the command group, named "group verb"
-// for its usage and messages.
-func lookupVerb(group, name string) (command, bool) {
-	for _, v := range verbGroups()[group] {
-		if v.name == name {
-			v.name = group + " " + v.name
-			return v, true
-		}
+func verbUsage(w io.Writer, group string, verbs []command) {
+	fmt.Fprintf(w, "Usage: 3gs %s VERB [flags]\n\nVerbs:\n", group)
+	for _, c := range verbs {
+		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
-	return command{}, false
-}
-
-// verbGroups are the commands made of verbs, each with flags of its own.
-func verbGroups() map[string][]command {
-	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands}
+	fmt.Fprintf(w, "\nRun '3gs help %s VERB' for a verb's flags and their environment variables.\n", group)
 }
 
 // Flags is a command's flag set. Each flag may have an environment twin that
 // supplies its value when the flag is not given; an explicit flag wins.
 type Flags struct {
-	fs    *flag.FlagSet
+	fs    *pflag.FlagSet
+	name  string // "3gs COMMAND", for messages
 	env   *Env
+	args  []string          // the arguments other than flags
 	twins map[string]string // flag name → environment variable
 	defs  map[string]string // flag name → built-in default, for help
 }
 
 func newFlags(c command, env *Env) *Flags {
-	f := &Flags{fs: flag.NewFlagSet("3gs "+c.name, flag.ContinueOnError), env: env, twins: map[string]string{}, defs: map[string]string{}}
-	f.fs.SetOutput(env.Stderr)
+	f := &Flags{fs: pflag.NewFlagSet("3gs "+c.name, pflag.ContinueOnError), name: "3gs " + c.name, env: env, twins: map[string]string{}, defs: map[string]string{}}
+	f.fs.SetOutput(io.Discard) // errors are reported once, by usageError
 	if c.flags != nil {
 		c.flags(f)
 	}
-	f.fs.Usage = func() { f.usage(c) }
 	return f
-}
-
-// parse reads the command's flags. --help prints the full usage (exit 0);
-// a bad flag prints the problem and a short usage (exit 2), not every flag
-// the command has.
-func (f *Flags) parse(c command, args []string) (code int, ok bool) {
-	var discard strings.Builder
-	f.fs.SetOutput(&discard)
-	f.fs.Usage = func() {}
-	err := f.fs.Parse(args)
-	f.fs.SetOutput(f.env.Stderr)
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, flag.ErrHelp):
-		f.usage(c)
-		return ExitOK, false
-	}
-	fmt.Fprintf(f.env.Stderr, "%s: %v\nUsage: %s %s\nRun '3gs help %s' for every flag and its environment variable.\n",
-		f.fs.Name(), err, f.fs.Name(), strings.TrimSpace("[flags] "+c.args), strings.TrimPrefix(f.fs.Name(), "3gs "))
-	return ExitUsage, false
 }
 
 // String declares a string flag with an environment twin.
@@ -240,16 +362,16 @@ func (f *Flags) List(name string) []string {
 }
 
 // Value is the value of a declared flag after parsing.
+// Value is the value of a declared flag after parsing.
 func (f *Flags) Value(name string) string { return f.fs.Lookup(name).Value.String() }
 
-// Args are the arguments after the flags.
-func (f *Flags) Args() []string { return f.fs.Args() }
+// Args are the arguments other than the flags.
+func (f *Flags) Args() []string { return f.args }
 
-func (f *Flags) usage(c command) {
-	w := f.fs.Output()
+func (f *Flags) usage(w io.Writer, c command) {
 	fmt.Fprintf(w, "Usage: 3gs %s %s\n\n%s.\n", c.name, strings.TrimSpace("[flags] "+c.args), capitalize(c.summary))
 	first := true
-	f.fs.VisitAll(func(fl *flag.Flag) {
+	f.fs.VisitAll(func(fl *pflag.Flag) {
 		if first {
 			fmt.Fprint(w, "\nFlags:\n")
 			first = false
@@ -267,33 +389,4 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// runVerb runs `3gs GROUP VERB [flags]`: the verb the first argument names,
-// with flags of its own.
-func runVerb(ctx context.Context, env *Env, f *Flags, group string) int {
-	args := f.Args()
-	if len(args) == 0 {
-		verbUsage(env.Stderr, group, verbGroups()[group])
-		return ExitUsage
-	}
-	c, ok := lookupVerb(group, args[0])
-	if !ok {
-		fmt.Fprintf(env.Stderr, "3gs %s: unknown verb %q\n\n", group, args[0])
-		verbUsage(env.Stderr, group, verbGroups()[group])
-		return ExitUsage
-	}
-	sub := newFlags(c, env)
-	if code, ok := sub.parse(c, args[1:]); !ok {
-		return code
-	}
-	return c.run(ctx, env, sub)
-}
-
-func verbUsage(w io.Writer, group string, verbs []command) {
-	fmt.Fprintf(w, "Usage: 3gs %s VERB [flags]\n\nVerbs:\n", group)
-	for _, c := range verbs {
-		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, "\nRun '3gs help %s VERB' for a verb's flags and their environment variables.\n", group)
 }

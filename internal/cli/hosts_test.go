@@ -104,7 +104,7 @@ func TestServerJSON(t *testing.T) {
 			t.Errorf("package %+v", p)
 		}
 		for _, a := range p.PackageArguments {
-			if _, ok := lookup(a.Value); a.Type != "positional" || !ok {
+			if _, ok := find([]string{a.Value}); a.Type != "positional" || !ok {
 				t.Errorf("argument %q is not a 3gs command", a.Value)
 			}
 		}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,29 +75,26 @@ func words(line string) []string {
 }
 
 // checkArgs fails unless args (after "3gs") name a command, or a verb of a
-// command, whose flags include every flag given.
+// command, whose flags include every flag given. It asks the real command
+// tree, so cobra's own commands (completion) count too.
 func checkArgs(t *testing.T, where string, args []string) {
 	t.Helper()
 	if len(args) == 0 {
 		return
 	}
-	c, ok := lookup(args[0])
-	if !ok {
-		t.Errorf("%s: 3gs has no command %q", where, args[0])
-		return
+	root := newRoot(context.Background(), &Env{Getenv: func(string) string { return "" }}, new(int))
+	c, rest, err := root.Find(args)
+	if err == nil && c == root {
+		err = fmt.Errorf("no command %q", args[0])
 	}
-	rest := args[1:]
-	if _, group := verbGroups()[c.name]; group && len(rest) > 0 {
-		if c, ok = lookupVerb(c.name, rest[0]); !ok {
-			t.Errorf("%s: 3gs %s has no verb %q", where, args[0], rest[0])
-			return
-		}
-		rest = rest[1:]
+	if err == nil {
+		err = c.ParseFlags(rest)
 	}
-	var stderr strings.Builder
-	f := newFlags(c, &Env{Stderr: &stderr, Getenv: func(string) string { return "" }})
-	if err := f.fs.Parse(rest); err != nil {
-		t.Errorf("%s: 3gs %s: %s", where, strings.Join(args, " "), strings.SplitN(stderr.String(), "\n", 2)[0])
+	if err == nil && c.HasSubCommands() && c.Flags().NArg() > 0 {
+		err = fmt.Errorf("%s has no verb %q", c.CommandPath(), c.Flags().Arg(0))
+	}
+	if err != nil {
+		t.Errorf("%s: 3gs %s: %v", where, strings.Join(args, " "), err)
 	}
 }
 

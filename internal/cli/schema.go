@@ -28,11 +28,6 @@ func schemaDiffFlags(f *Flags) {
 	f.Bool("require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
 }
 
-// runSchema dispatches `3gs schema VERB [flags]`.
-func runSchema(ctx context.Context, env *Env, f *Flags) int {
-	return runVerb(ctx, env, f, "schema")
-}
-
 func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
 	args, base := f.Args(), f.Value("base")
 	var oldDir, newDir string

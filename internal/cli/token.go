@@ -25,16 +25,11 @@ func tokensFlag(f *Flags) {
 	f.String("tokens", "THREEGS_TOKENS", "", "the tokens file (required); created if missing, mode 0600")
 }
 
-// runToken dispatches `3gs token VERB [flags]`.
-func runToken(ctx context.Context, env *Env, f *Flags) int {
-	return runVerb(ctx, env, f, "token")
-}
-
 // needTokens refuses a token verb run without a tokens file.
 func needTokens(run func(context.Context, *Env, *Flags) int) func(context.Context, *Env, *Flags) int {
 	return func(ctx context.Context, env *Env, f *Flags) int {
 		if f.Value("tokens") == "" {
-			fmt.Fprintf(env.Stderr, "%s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", f.fs.Name())
+			fmt.Fprintf(env.Stderr, "%s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", f.name)
 			return ExitUsage
 		}
 		return run(ctx, env, f)

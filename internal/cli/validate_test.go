@@ -146,7 +146,7 @@ func TestUsageErrors(t *testing.T) {
 	if code, _, errOut := run(t, nil, "frobnicate"); code != ExitUsage || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %d %q", code, errOut)
 	}
-	if code, _, errOut := run(t, nil, "validate", "--bogus"); code != ExitUsage || !strings.Contains(errOut, "flag provided but not defined: -bogus") {
+	if code, _, errOut := run(t, nil, "validate", "--bogus"); code != ExitUsage || !strings.Contains(errOut, "unknown flag: --bogus") {
 		t.Errorf("unknown flag: %d %q", code, errOut)
 	}
 	if code, out, _ := run(t, nil, "help", "validate"); code != ExitOK || !strings.Contains(out, "--registry (env REGISTRY_PATH; default none)") {
