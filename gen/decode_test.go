@@ -172,7 +172,10 @@ func TestDecodeToolInputs(t *testing.T) {
 		want   []string
 	}{
 		{"query missing", getSources, `{}`, []string{"query: required field is missing"}},
-		{"query empty", getSources, `{"query":""}`, []string{"query: must not be empty"}},
+		// get_sources answers "" itself (as a blank query); explain_match
+		// keeps the minimum length, so the decoder's rule is still tested.
+		{"query empty", getSources, `{"query":""}`, nil},
+		{"explain query empty", explainMatch, `{"query":""}`, []string{"query: must not be empty"}},
 		{"query null", getSources, `{"query":null}`, []string{"query: must be a string, got null"}},
 		{"threshold above 1", getSources, `{"query":"x","threshold":1.5}`, []string{"threshold: must be <= 1"}},
 		{"threshold below 0", getSources, `{"query":"x","threshold":-0.1}`, []string{"threshold: must be >= 0"}},
@@ -194,4 +197,5 @@ func TestDecodeToolInputs(t *testing.T) {
 }
 
 func getSources(b []byte) error     { _, err := DecodeGetSourcesInput(b); return err }
+func explainMatch(b []byte) error   { _, err := DecodeExplainMatchInput(b); return err }
 func listCategories(b []byte) error { _, err := DecodeListCategoriesInput(b); return err }

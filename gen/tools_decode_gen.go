@@ -901,7 +901,6 @@ func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSo
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.MinLength(&fp, v, 1)
 				d.MaxLength(&fp, v, 500)
 				out.Query = v
 			}

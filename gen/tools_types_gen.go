@@ -173,7 +173,8 @@ type GetProvenanceOutput struct {
 }
 
 type GetSourcesInput struct {
-	// The topic in plain words, e.g. "how do I harden a linux server".
+	// The topic in plain words, e.g. "how do I harden a linux server". An empty or
+	// blank query is answered with an error result that says how to ask.
 	Query string `json:"query"`
 
 	// Minimum match score from 0 to 1 (default 0.4). Raise it to accept only close

@@ -385,7 +385,19 @@ func (sess *Session) status(req *Request, err *jsonrpc.Error) Status {
 }
 
 func invalidParams(path, reason string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: paramsProblem{Path: path, Reason: reason}}
+	return paramsError(paramsProblem{Path: path, Reason: reason})
+}
+
+// paramsError is the Invalid params error for problem. The message itself
+// names the first problem's path and reason, and how many more there are:
+// hosts and SDKs show a model only error.message, and "Invalid params"
+// alone gives it nothing to correct. data keeps the full list.
+func paramsError(problem paramsProblem) *jsonrpc.Error {
+	msg := "Invalid params: " + problem.Path + ": " + problem.Reason
+	if n := len(problem.Errors) - 1; n > 0 {
+		msg += " (and " + strconv.Itoa(n) + " more)"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg, Data: problem}
 }
 
 // dispatch appends the result of m to dst.
@@ -515,7 +527,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 				problem.Errors = append(problem.Errors, paramsProblem{Path: "arguments." + a.Path, Reason: a.Reason})
 			}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params", Data: problem}
+		return nil, paramsError(problem)
 	case errors.As(err, &toolErr):
 		structured, merr := sonic.Marshal(toolErr.Structured)
 		if merr != nil {

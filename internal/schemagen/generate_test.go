@@ -276,7 +276,7 @@ func TestContractDiffIsSmall(t *testing.T) {
 			changed = append(changed, b[i])
 		}
 	}
-	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | yes | 1–400 characters |") {
+	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | yes | at most 400 characters |") {
 		t.Errorf("changed lines: %q", changed)
 	}
 }
