@@ -130,9 +130,12 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	case st.Signed():
 		d.add(fail, "signature", fmt.Sprintf("%s does not verify (%v): the registry was changed after signing, or signed by another key, and serve refuses it", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry from a trusted copy")
-	case named:
-		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed, so agents cannot verify it",
+	case named && flagBool(d.f, "allow-unsigned"):
+		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed; --allow-unsigned serves it marked not verified",
 			"3gs sign --key-file KEY "+signature.ShellQuote(regName))
+	case named:
+		d.add(fail, "signature", "no "+sigName+": the registry names a curator key but is not signed, and serve refuses it",
+			"3gs sign --key-file KEY "+signature.ShellQuote(regName)+", or serve it marked not verified with --allow-unsigned")
 	default:
 		d.add(warn, "signature", "the registry's curator key is "+registry.Placeholder+", so it cannot be signed",
 			"3gs keygen --out KEY, put the printed pk:... in curator.pubkey, then 3gs sign --key-file KEY "+signature.ShellQuote(regName))

@@ -65,6 +65,10 @@ func TestDoctorExplainsMisconfigurations(t *testing.T) {
 			os.WriteFile(regPath, []byte(strings.Replace(string(data), "Learning Rust", "Learning Rust!", 1)), 0o644)
 			return args
 		}, "signature", []string{"FAIL", "does not verify", "changed after signing", "Fix: if the change is the curator's, re-sign: 3gs sign --key-file KEY"}},
+		{"signature removed", func(t *testing.T, args []string, regPath, _, _ string) []string {
+			os.Remove(regPath + ".sig")
+			return args
+		}, "signature", []string{"FAIL", "names a curator key but is not signed, and serve refuses it", "Fix: 3gs sign --key-file KEY", "--allow-unsigned"}},
 		{"world-readable key", func(t *testing.T, args []string, _, keyPath, _ string) []string {
 			os.Chmod(keyPath, 0o644)
 			return args
@@ -115,4 +119,15 @@ func replaceArg(args []string, old, new string) []string {
 		}
 	}
 	return out
+}
+
+// With --allow-unsigned, a missing signature is a warning, not a failure:
+// serve will start, reporting the registry as not verified.
+func TestDoctorAllowUnsigned(t *testing.T) {
+	args, regPath, _, _ := deployment(t)
+	os.Remove(regPath + ".sig")
+	code, out, _ := run(t, nil, append(args, "--allow-unsigned")...)
+	if l := lines(out)["signature"]; code != ExitOK || !strings.Contains(l, "WARN") || !strings.Contains(l, "--allow-unsigned serves it marked not verified") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
 }

@@ -232,17 +232,35 @@ func serveOnce(t *testing.T, environ map[string]string, args ...string) (int, ma
 func TestServeChecksTheSignature(t *testing.T) {
 	dir, keyPath, pub, regPath := curatorSetup(t)
 
-	// Unsigned: served, and said so.
-	code, prov, _ := serveOnce(t, nil, "--registry", regPath)
-	if code != ExitOK || prov["signed"] != false || prov["verified"] != false || !strings.HasPrefix(prov["signature_detail"].(string), "Unsigned: the registry names curator key "+pub) {
-		t.Errorf("unsigned: %d %v", code, prov)
+	// Unsigned although it names a real curator key: refused, as a bad
+	// signature is, or deleting the .sig would let a tampered registry in.
+	code, _, errOut := serveOnce(t, nil, "--registry", regPath)
+	if code != ExitFail || !strings.Contains(errOut, "refusing to serve "+regPath+": it names the curator key "+pub+" but "+regPath+".sig is missing") ||
+		!strings.Contains(errOut, "3gs sign --key-file KEY "+regPath) || !strings.Contains(errOut, "--allow-unsigned (THREEGS_ALLOW_UNSIGNED=1)") {
+		t.Errorf("unsigned with a real key: exit %d, stderr %s", code, errOut)
+	}
+	// --allow-unsigned, or its twin, serves it reported as not verified.
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{nil, []string{"--registry", regPath, "--allow-unsigned"}},
+		{map[string]string{"THREEGS_ALLOW_UNSIGNED": "true"}, []string{"--registry", regPath}},
+	} {
+		code, prov, errOut := serveOnce(t, c.env, c.args...)
+		if code != ExitOK || prov["signed"] != false || prov["verified"] != false || !strings.HasPrefix(prov["signature_detail"].(string), "Unsigned: the registry names curator key "+pub) {
+			t.Errorf("unsigned, %v %v: %d %v %s", c.env, c.args, code, prov, errOut)
+		}
+		if !strings.Contains(errOut, "(--allow-unsigned); it is reported as not verified") {
+			t.Errorf("no warning on stderr: %s", errOut)
+		}
 	}
 
 	// Signed: verified.
 	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
 		t.Fatal(errOut)
 	}
-	code, prov, _ = serveOnce(t, nil, "--registry", regPath, "--key-file", keyPath)
+	code, prov, _ := serveOnce(t, nil, "--registry", regPath, "--key-file", keyPath)
 	if code != ExitOK || prov["signed"] != true || prov["verified"] != true || prov["signed_by"] != pub {
 		t.Errorf("signed: %d %v", code, prov)
 	}
@@ -250,7 +268,7 @@ func TestServeChecksTheSignature(t *testing.T) {
 	// Tampered: refuses to start, saying why and what to do.
 	data, _ := os.ReadFile(regPath)
 	os.WriteFile(regPath, bytes.Replace(data, []byte(`"3gs maintainers"`), []byte(`"3gs maintainerz"`), 1), 0o644)
-	code, _, errOut := serveOnce(t, nil, "--registry", regPath)
+	code, _, errOut = serveOnce(t, nil, "--registry", regPath)
 	if code != ExitFail || !strings.Contains(errOut, "refusing to serve "+regPath+": its signature does not verify: registry bytes changed since signing") ||
 		!strings.Contains(errOut, "3gs sign --key-file KEY") || !strings.Contains(errOut, "--allow-unsigned") {
 		t.Errorf("tampered: exit %d, stderr %s", code, errOut)
@@ -267,7 +285,7 @@ func TestServeChecksTheSignature(t *testing.T) {
 		if code != ExitOK || prov["signed"] != true || prov["verified"] != false || !strings.HasPrefix(prov["signature_detail"].(string), "NOT VERIFIED: registry bytes changed since signing") {
 			t.Errorf("%v: %d %v", c.args, code, prov)
 		}
-		if !strings.Contains(errOut, "signature does not verify (--allow-unsigned)") {
+		if !strings.Contains(errOut, "does not verify (--allow-unsigned)") {
 			t.Errorf("no warning on stderr: %s", errOut)
 		}
 		if v := prov["verification"].(map[string]any); v["command"] != nil {
@@ -286,10 +304,10 @@ func TestServeChecksTheSignature(t *testing.T) {
 	// never verify.
 	otherKey := filepath.Join(dir, "other.key")
 	run(t, nil, "keygen", "--out", otherKey)
-	if code, _, errOut = serveOnce(t, nil, "--registry", regPath, "--key-file", otherKey); code != ExitFail || !strings.Contains(errOut, "names curator key "+pub) {
+	if code, _, errOut = serveOnce(t, nil, "--registry", regPath, "--key-file", otherKey, "--allow-unsigned"); code != ExitFail || !strings.Contains(errOut, "names curator key "+pub) {
 		t.Errorf("other key: %d %s", code, errOut)
 	}
-	if code, _, errOut = serveOnce(t, map[string]string{"PKARR_SECRET_KEY": strings.Repeat("z", 64)}, "--registry", regPath); code != ExitFail || !strings.Contains(errOut, "PKARR_SECRET_KEY must be 64 hex characters") {
+	if code, _, errOut = serveOnce(t, map[string]string{"PKARR_SECRET_KEY": strings.Repeat("z", 64)}, "--registry", regPath, "--allow-unsigned"); code != ExitFail || !strings.Contains(errOut, "PKARR_SECRET_KEY must be 64 hex characters") {
 		t.Errorf("bad PKARR_SECRET_KEY: %d %s", code, errOut)
 	}
 }

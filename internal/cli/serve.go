@@ -37,7 +37,7 @@ func serveFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
-	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature file does not verify; get_provenance then reports it as not verified")
+	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature does not verify, or is missing although the registry names a curator key; get_provenance and /health then report it as not verified")
 	f.String("http", "THREEGS_HTTP", "", "serve MCP Streamable HTTP on this address (HOST:PORT, e.g. 127.0.0.1:3000; a port alone means 127.0.0.1) instead of stdio, with /mcp, /health and /registry")
 	f.String("allow-origin", "THREEGS_ALLOW_ORIGIN", "", "HTTP: comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
 	f.String("allow-host", "THREEGS_ALLOW_HOST", "", "HTTP: comma-separated Host names accepted besides localhost, 127.0.0.1 and ::1 (needed behind a proxy that keeps the Host header); when bound to a non-loopback address, the only names accepted")
@@ -266,29 +266,31 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 }
 
 // checkProvenance applies the start-up policy on signatures and keys. A
-// signature file that does not verify stops the server unless
-// --allow-unsigned says to serve the registry marked unverified; a missing
-// one is served as unsigned. A configured key must be the curator's, or
-// what it signs later could never verify.
+// signature file that does not verify, or a missing one when the registry
+// names a real curator key, stops the server unless --allow-unsigned says
+// to serve the registry marked unverified (signature.Status.Refuse). A
+// configured key must be the curator's, or what it signs later could never
+// verify.
 func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.PrivateKey, bool) {
 	st := s.sig
+	refused := st.Refuse(s.reg)
 	switch {
-	case st.Signed() && !st.Verified && !flagBool(f, "allow-unsigned"):
-		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: its signature does not verify: %v\n"+
-			"If the registry was changed on purpose, its curator re-signs it: 3gs sign --key-file KEY %s\n"+
-			"To serve it anyway, reported as not verified by get_provenance, add --allow-unsigned (THREEGS_ALLOW_UNSIGNED=1).\n",
-			s.name, st.Problem, signature.ShellQuote(s.files.Registry))
+	case refused != nil && !flagBool(f, "allow-unsigned"):
+		what := "its signature does not verify: " + refused.Error()
+		if errors.Is(refused, signature.ErrMissing) {
+			what = "it names the curator key " + s.reg.Curator().Pubkey + " but " + signature.ShellQuote(s.files.Signature) + " is missing, so nothing shows the curator wrote it"
+		}
+		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: %s\n"+
+			"If the registry is the curator's, the curator signs it: 3gs sign --key-file KEY %s\n"+
+			"To serve it anyway, reported as not verified by get_provenance and /health, add --allow-unsigned (THREEGS_ALLOW_UNSIGNED=1).\n",
+			s.name, what, signature.ShellQuote(s.files.Registry))
 		return nil, false
-	case st.Signed() && !st.Verified:
-		log.Warn("serving a registry whose signature does not verify (--allow-unsigned)", "registry", s.name, "problem", st.Problem.Error())
+	case refused != nil:
+		log.Warn("serving a registry whose signature is missing or does not verify (--allow-unsigned); it is reported as not verified", "registry", s.name, "problem", refused.Error())
 	case st.Verified:
 		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt)
 	default:
-		if _, ok := s.reg.CuratorKey(); ok {
-			log.Warn("registry names a curator key but has no signature file; serving it unsigned", "registry", s.name, "fix", "3gs sign --key-file KEY "+signature.ShellQuote(s.files.Registry))
-		} else {
-			log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.name)
-		}
+		log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.name)
 	}
 	key, from, err := signingKey(env, f, func(msg string) { log.Warn(msg) })
 	if err != nil {

@@ -144,8 +144,22 @@ func TestTamperedRegistryExitStatus(t *testing.T) {
 		t.Errorf("tampered registry: exit %d, stderr:\n%s", code, stderr)
 	}
 	code, stderr = serve("--allow-unsigned")
-	if code != 0 || !strings.Contains(stderr, "signature does not verify (--allow-unsigned)") {
+	if code != 0 || !strings.Contains(stderr, "does not verify (--allow-unsigned)") {
 		t.Errorf("with --allow-unsigned: exit %d, stderr:\n%s", code, stderr)
+	}
+	// Deleting the signature does not get the tampered bytes served: the
+	// registry names a real curator key, so a missing signature is refused
+	// like a wrong one.
+	if err := os.Remove(reg + ".sig"); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr = serve()
+	if code != 1 || !strings.Contains(stderr, "refusing to serve "+reg+": it names the curator key") || !strings.Contains(stderr, reg+".sig is missing") {
+		t.Errorf("tampered registry without its signature: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, stderr = serve("--allow-unsigned")
+	if code != 0 || !strings.Contains(stderr, "(--allow-unsigned); it is reported as not verified") {
+		t.Errorf("without a signature, with --allow-unsigned: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

@@ -142,6 +142,29 @@ type Status struct {
 // Signed reports whether a signature document accompanies the registry.
 func (s Status) Signed() bool { return s.Document != nil }
 
+// ErrMissing is Status.Refuse's reason for a registry that names a real
+// curator key and comes without a signature file.
+var ErrMissing = errors.New("the registry names a curator key but has no signature file, so nothing shows the curator wrote it")
+
+// Refuse says why 3gs must not serve reg with this signature status
+// unless told to (--allow-unsigned), or nil when it may. A signature that
+// does not verify is refused, and so is a missing one when the registry
+// names a real curator key: deleting registry.json.sig must not turn a
+// tampered registry into a served one. Only a registry whose key is still
+// the placeholder, which cannot be signed, is served unsigned.
+func (s Status) Refuse(reg *registry.Registry) error {
+	switch {
+	case s.Verified:
+		return nil
+	case s.Signed():
+		return s.Problem
+	}
+	if _, named := reg.CuratorKey(); named {
+		return ErrMissing
+	}
+	return nil
+}
+
 // Check verifies doc (nil when there is no signature file) against the
 // registry's bytes and its curator's key.
 func Check(reg *registry.Registry, doc []byte) Status {

@@ -242,8 +242,12 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		return nil, refuse(fmt.Sprintf("%s is not a valid registry (%d problems):\n%s\n", e.Path, len(errs), strings.Join(lines, "\n")), errs)
 	}
 	st := signature.Check(reg, doc)
-	if st.Signed() && !st.Verified && !e.AllowUnsigned {
-		return nil, refuse("The signature of "+e.Path+" does not verify: "+st.Problem.Error()+".", strictjson.Errors{{Path: "", Reason: "signature: " + st.Problem.Error()}})
+	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned {
+		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
+		if errors.Is(err, signature.ErrMissing) {
+			msg = e.Path + " names the curator key " + reg.Curator().Pubkey + " but has no signature file " + e.Path + signature.Suffix + "; the curator signs it with 3gs sign."
+		}
+		return nil, refuse(msg+" The registry served before stays.", strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}})
 	}
 	if e.Key != nil {
 		if err := signature.CheckCurator(reg, pkarr.Public(e.Key)); err != nil {

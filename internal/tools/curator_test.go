@@ -233,9 +233,20 @@ func TestReload(t *testing.T) {
 	if found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"}); err != nil || *found.Slug != "rust-learning" {
 		t.Error("the old registry is not served after a failed reload")
 	}
-	// A good edit made outside the server is picked up.
+	// A good edit made outside the server, but not signed although the
+	// registry names a real curator key, is refused like a bad signature:
+	// removing registry.json.sig must not let changed bytes in.
 	edited := bytes.Replace(good, []byte(`"version": "1.1.0"`), []byte(`"version": "1.2.0"`), 1)
 	os.WriteFile(path, edited, 0o644)
+	_, err = h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	if !errors.As(err, &te) || !strings.Contains(te.Text, "has no signature file "+path+".sig") || !strings.Contains(te.Text, "The registry served before stays") {
+		t.Fatalf("unsigned reload: %v", err)
+	}
+	if p, _ := h.GetProvenance(context.Background(), nil); p.Version != "1.1.0" {
+		t.Errorf("an unsigned reload replaced the registry: %s", p.Version)
+	}
+	// With --allow-unsigned it is picked up.
+	h.edit.AllowUnsigned = true
 	res, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
 	if err != nil || !res.Reloaded || res.RegistryVersion != "1.2.0" {
 		t.Fatalf("reload: %+v %v", res, err)
