@@ -6,6 +6,8 @@
 package auth
 
 import (
+	"github.com/three-good-sources/3gs/internal/safefile"
+
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -15,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"sync/atomic"
 
@@ -165,17 +166,10 @@ const MaxFileSize = 1 << 20
 // ReadFile reads and checks a tokens file: the schema, then names and
 // hashes that must be unique. A missing file holds no tokens.
 func ReadFile(path string) (*gen.Tokens, error) {
-	st, err := os.Stat(path)
+	data, err := safefile.Read(path, MaxFileSize, "tokens file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return &gen.Tokens{Tokens: []gen.Token{}}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit for a tokens file", path, st.Size(), MaxFileSize)
-	}
-	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

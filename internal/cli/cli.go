@@ -34,6 +34,9 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1 // the command ran and found a problem
 	ExitUsage = 2 // the command line itself is wrong
+	// ExitInterrupted: Ctrl-C (or SIGTERM) stopped a command, 128+SIGINT
+	// as shells report it.
+	ExitInterrupted = 130
 )
 
 type command struct {
@@ -169,7 +172,7 @@ func leaf(ctx context.Context, env *Env, c command, code *int) *cobra.Command {
 		DisableFlagsInUseLine: true,
 		Run: func(_ *cobra.Command, args []string) {
 			f.args = args
-			*code = c.run(ctx, env, f)
+			*code = interruptible(ctx, env, c, f)
 		},
 	}
 	cc.Flags().AddFlagSet(f.fs)
@@ -177,6 +180,24 @@ func leaf(ctx context.Context, env *Env, c command, code *int) *cobra.Command {
 }
 
 // nameError is an unknown command, or an unknown verb of a group.
+// interruptible runs command c. serve handles a signal itself (it drains
+// requests and exits 0); every other command ends at once when ctx is
+// cancelled, even if it is blocked in a read or a long loop.
+func interruptible(ctx context.Context, env *Env, c command, f *Flags) int {
+	if c.name == "serve" {
+		return c.run(ctx, env, f)
+	}
+	done := make(chan int, 1)
+	go func() { done <- c.run(ctx, env, f) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+		fmt.Fprintf(env.Stderr, "3gs %s: interrupted\n", c.name)
+		return ExitInterrupted
+	}
+}
+
 type nameError struct {
 	group, what, name string
 	suggestions       []string

@@ -95,7 +95,7 @@ func (d *doctor) registry() *registry.Registry {
 		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "registry.json")
 		return reg
 	}
-	data, err := signature.ReadLimited(path, registry.MaxSize)
+	data, err := signature.ReadLimited(path, registry.MaxSize, "registry")
 	var reg *registry.Registry
 	if err == nil {
 		reg, err = registry.Load(data)
@@ -106,7 +106,7 @@ func (d *doctor) registry() *registry.Registry {
 		return nil
 	}
 	d.add(ok, "registry", fmt.Sprintf("%s is valid: version %s, %d categories", path, reg.Version(), len(reg.Categories())), "")
-	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize)
+	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		doc = nil

@@ -39,6 +39,12 @@ func runKeygen(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs keygen: cannot read random bytes: %v\n", err)
 		return ExitFail
 	}
+	// ~/.config/3gs may not exist yet: make the folders, private to the
+	// user as the key is (0700; existing folders are left as they are).
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs keygen: cannot create the folder for %s: %v\n", out, err)
+		return ExitFail
+	}
 	if err := pkarr.WriteKeyFile(out, key); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs keygen: %v\n", err)
 		return ExitFail
@@ -181,11 +187,11 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 			sigName = args[1]
 		}
 		var err error
-		if data, err = signature.ReadLimited(regName, registry.MaxSize); err != nil {
+		if data, err = signature.ReadLimited(regName, registry.MaxSize, "registry"); err != nil {
 			fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry: %v\n", err)
 			return ExitFail
 		}
-		if doc, err = signature.ReadLimited(sigName, signature.MaxSize); errors.Is(err, fs.ErrNotExist) {
+		if doc, err = signature.ReadLimited(sigName, signature.MaxSize, "signature file"); errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(env.Stdout, "FAIL: %s is not signed: there is no %s. Its curator signs it with: 3gs sign --key-file KEY %s\n", regName, sigName, signature.ShellQuote(regName))
 			return ExitFail
 		} else if err != nil {

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -61,7 +64,14 @@ func runTokenNew(_ context.Context, env *Env, f *Flags) int {
 }
 
 func runTokenList(_ context.Context, env *Env, f *Flags) int {
-	doc, err := auth.ReadFile(f.Value("tokens"))
+	path := f.Value("tokens")
+	// A tokens file that does not exist holds no tokens for serve, but
+	// listing one is almost always a mistyped path: say so.
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(env.Stderr, "3gs token list: %s does not exist. Check the path (serve reads the file named by --tokens or THREEGS_TOKENS); 3gs token new --tokens %s creates it with its first token.\n", path, signature.ShellQuote(path))
+		return ExitFail
+	}
+	doc, err := auth.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs token list: %v\n", err)
 		return ExitFail

@@ -11,14 +11,14 @@
 package pkarr
 
 import (
+	"github.com/three-good-sources/3gs/internal/safefile"
+
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"filippo.io/edwards25519"
@@ -127,24 +127,12 @@ const maxKeyFile = 1024
 // ReadKeyFile reads a key file written by WriteKeyFile (a hex seed; the
 // surrounding white space is ignored).
 func ReadKeyFile(path string) (*KeyFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	buf, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(buf) > maxKeyFile {
+	buf, st, err := safefile.ReadStat(path, maxKeyFile, "key file")
+	if errors.Is(err, safefile.ErrTooLarge) {
 		return nil, fmt.Errorf("%s is not a key file: a key file holds one line of %d hex characters", path, SeedHexLen)
+	}
+	if err != nil {
+		return nil, err
 	}
 	key, err := ParseSeed(string(buf))
 	if err != nil {

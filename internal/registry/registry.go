@@ -10,13 +10,14 @@
 package registry
 
 import (
+	"github.com/three-good-sources/3gs/internal/safefile"
+
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,15 +91,7 @@ func LoadFile(path string) (*Registry, error) {
 }
 
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxSize {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte registry limit", path, st.Size(), MaxSize)
-	}
-	return os.ReadFile(path)
+	return safefile.Read(path, MaxSize, "registry")
 }
 
 // checkRules applies the rules beyond the schema. It runs on whatever the

@@ -1,6 +1,8 @@
 package signature
 
 import (
+	"github.com/three-good-sources/3gs/internal/safefile"
+
 	"crypto/ed25519"
 	"errors"
 	"fmt"
@@ -48,11 +50,11 @@ func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time
 // on disk and the pending one does. Whether its signer is the curator is
 // still for Check to decide, so a stray pending file gains nothing.
 func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
-	if data, err = ReadLimited(path, maxSize); err != nil {
+	if data, err = ReadLimited(path, maxSize, "registry"); err != nil {
 		return nil, nil, err
 	}
 	sigPath := path + Suffix
-	doc, err = ReadLimited(sigPath, MaxSize)
+	doc, err = ReadLimited(sigPath, MaxSize, "signature file")
 	if errors.Is(err, fs.ErrNotExist) {
 		doc, err = nil, nil
 	}
@@ -64,7 +66,7 @@ func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
 			return data, doc, nil
 		}
 	}
-	pending, perr := ReadLimited(path+pendingSuffix, MaxSize)
+	pending, perr := ReadLimited(path+pendingSuffix, MaxSize, "signature file")
 	if perr != nil {
 		return data, doc, nil
 	}
@@ -77,15 +79,8 @@ func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
 	return data, pending, nil
 }
 
-// ReadLimited reads the file at path, refusing one larger than limit bytes
-// before reading it: registry and signature files both have a bound.
-func ReadLimited(path string, limit int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d-byte limit", path, st.Size(), limit)
-	}
-	return os.ReadFile(path)
+// ReadLimited reads the file at path: a regular file of at most limit
+// bytes (safefile.Read); what names its kind in messages.
+func ReadLimited(path string, limit int64, what string) ([]byte, error) {
+	return safefile.Read(path, limit, what)
 }

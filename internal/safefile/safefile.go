@@ -1,0 +1,86 @@
+// Package safefile reads the files 3gs is pointed at: registries, their
+// signatures, tokens files and curator keys. Each is opened once, must be
+// a regular file, and is read with a bound, so that `3gs validate
+// /dev/zero` is refused instead of filling memory and a named pipe is
+// refused instead of blocking the command forever.
+package safefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ErrNotRegular is wrapped by the error for a path that is not a regular
+// file: a directory, a device, a named pipe or a socket.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is wrapped by the error for a file over its limit.
+var ErrTooLarge = errors.New("file too large")
+
+// Read returns the contents of the regular file at path, of at most limit
+// bytes; what names the kind of file for the messages ("registry",
+// "tokens file"). The file is opened without blocking (a named pipe with
+// no writer would otherwise block the open itself), then checked through
+// the open descriptor, so what is checked is what is read.
+func Read(path string, limit int64, what string) ([]byte, error) {
+	data, _, err := ReadStat(path, limit, what)
+	return data, err
+}
+
+// ReadStat is Read that also returns the file's information, taken from
+// the descriptor it read (for a caller that checks the file's mode).
+func ReadStat(path string, limit int64, what string) ([]byte, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, &problem{fmt.Sprintf("%s is %s, not a regular file; give the path of the %s itself", path, kind(st.Mode()), what), ErrNotRegular}
+	}
+	if st.Size() > limit {
+		return nil, nil, &problem{fmt.Sprintf("%s is %d bytes, more than the %d-byte limit for a %s", path, st.Size(), limit, what), ErrTooLarge}
+	}
+	// The file may grow between the stat and the read: read one byte past
+	// the limit to tell.
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(data)) > limit {
+		return nil, nil, &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
+	}
+	return data, st, nil
+}
+
+// problem is a refusal: its message names the path and what to do, and it
+// unwraps to ErrNotRegular or ErrTooLarge.
+type problem struct {
+	msg  string
+	kind error
+}
+
+func (p *problem) Error() string { return p.msg }
+func (p *problem) Unwrap() error { return p.kind }
+
+// kind names a file type that is not a regular file.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0, m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}

@@ -1,0 +1,39 @@
+package safefile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "registry.json")
+	os.WriteFile(file, []byte("12345"), 0o644)
+	if data, err := Read(file, 5, "registry"); err != nil || string(data) != "12345" {
+		t.Errorf("regular file at the limit: %q %v", data, err)
+	}
+	if _, err := Read(file, 4, "registry"); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), file+" is 5 bytes, more than the 4-byte limit for a registry") {
+		t.Errorf("over the limit: %v", err)
+	}
+	if _, err := Read(filepath.Join(dir, "missing.json"), 5, "registry"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
+	}
+	if _, err := Read(dir, 5, "registry"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), dir+" is a directory, not a regular file; give the path of the registry itself") {
+		t.Errorf("directory: %v", err)
+	}
+}
+
+// /dev/zero never ends and has size 0: it must be refused before reading,
+// not read until memory runs out.
+func TestReadDevice(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero here:", err)
+	}
+	if _, err := Read("/dev/zero", 1<<20, "registry"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "/dev/zero is a device") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+}
