@@ -17,6 +17,9 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/loadgen"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // httpServer is the built binary serving HTTP on a free loopback port.
@@ -79,7 +82,24 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "registry.json")
-	if err := os.WriteFile(reg, threegs.DefaultRegistry, 0o644); err != nil {
+	// Our registry under a curator key of the test's own, signed, and the
+	// key given to the server, so the curator tools can write signed
+	// edits (an unsigned registry that names a real key is refused).
+	key, err := pkarr.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "curator.key")
+	if err := pkarr.WriteKeyFile(keyPath, key); err != nil {
+		t.Fatal(err)
+	}
+	base, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := base.Document()
+	doc.Curator.Pubkey = pkarr.URI(pkarr.Public(key))
+	if _, err := signature.WriteSigned(reg, gen.EncodeRegistry(&doc), key, time.Now(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tokens := filepath.Join(dir, "tokens.json")
@@ -87,7 +107,7 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := startHTTP(t, bin, "--registry", reg, "--tokens", tokens)
+	s := startHTTP(t, bin, "--registry", reg, "--key-file", keyPath, "--tokens", tokens)
 	out, err := exec.Command(node, "testdata/http_client.mjs", s.url, admin).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK HTTP client failed: %v\n%s\nserver log:\n%s", err, out, s.stderr())
