@@ -242,8 +242,20 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				d.Maximum(&fp, v, 1.0)
 				out.Adjacency = v
 			}
-		case "fields":
+		case "doubt":
 			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Doubt = &opt0
+			}
+		case "fields":
+			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
@@ -258,7 +270,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				out.Fields = items0
 			}
 		case "words":
-			if !d.Claim(p, key, &seen, 8) {
+			if !d.Claim(p, key, &seen, 9) {
 				continue
 			}
 			fp := p.Key(key)
@@ -276,7 +288,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 			d.UnknownKey(p, key, candidateFields)
 		}
 	}
-	d.Missing(p, seen, 0b111011111, candidateFields)
+	d.Missing(p, seen, 0b1101011111, candidateFields)
 }
 
 // decodeFieldCoverage reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/fieldCoverage) into out.
@@ -344,8 +356,20 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 			if v, ok := d.String(&fp); ok {
 				out.Kind = v
 			}
-		case "weight":
+		case "common":
 			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Common = &opt0
+			}
+		case "weight":
+			if !d.Claim(p, key, &seen, 3) {
 				continue
 			}
 			fp := p.Key(key)
@@ -355,7 +379,7 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 				out.Weight = v
 			}
 		case "contribution":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -365,7 +389,7 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 				out.Contribution = v
 			}
 		case "term":
-			if !d.Claim(p, key, &seen, 4) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -377,7 +401,7 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 				out.Term = &opt0
 			}
 		case "quality":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -391,7 +415,7 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 				out.Quality = &opt0
 			}
 		case "in":
-			if !d.Claim(p, key, &seen, 6) {
+			if !d.Claim(p, key, &seen, 7) {
 				continue
 			}
 			fp := p.Key(key)
@@ -413,7 +437,7 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 			d.UnknownKey(p, key, wordFields)
 		}
 	}
-	d.Missing(p, seen, 0b1111, wordFields)
+	d.Missing(p, seen, 0b11011, wordFields)
 }
 
 /*
@@ -1871,13 +1895,13 @@ var explainMatchInputFields = []string{"query", "threshold", "limit"}
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
 // candidateFields lists Candidate's fields in schema order; bit i of a decoder's seen set stands for candidateFields[i].
-var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "fields", "words"}
+var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "fields", "words"}
 
 // fieldCoverageFields lists FieldCoverage's fields in schema order; bit i of a decoder's seen set stands for fieldCoverageFields[i].
 var fieldCoverageFields = []string{"field", "coverage"}
 
 // wordFields lists Word's fields in schema order; bit i of a decoder's seen set stands for wordFields[i].
-var wordFields = []string{"word", "kind", "weight", "contribution", "term", "quality", "in"}
+var wordFields = []string{"word", "kind", "common", "weight", "contribution", "term", "quality", "in"}
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}

@@ -31,6 +31,11 @@ type Candidate struct {
 	// The share of the query's weight the category explains, from 0 to 1.
 	Coverage float64 `json:"coverage"`
 
+	// Why the evidence does not make this category a confident answer, so its score
+	// was scaled below the default threshold (for example: met only through its
+	// sources' names, or only through related words); absent when there is no doubt.
+	Doubt *string `json:"doubt,omitempty,omitzero"`
+
 	// Coverage split by the field the evidence came from; fields that explain nothing
 	// are left out.
 	Fields []FieldCoverage `json:"fields"`
@@ -357,14 +362,20 @@ type VerificationStep struct {
 }
 
 type Word struct {
+	// True when the word is ordinary English (in the SUBTLEX-US frequency list): such
+	// a word is never typo-corrected into a registry term, and when the registry
+	// lacks it, it weighs less the more common it is.
+	Common *bool `json:"common,omitempty,omitzero"`
+
 	// Its part of this category's coverage.
 	Contribution float64 `json:"contribution"`
 
 	// The fields that term is in.
 	In []string `json:"in,omitempty,omitzero"`
 
-	// How it met the registry's vocabulary: none, exact, stem, split, abbreviation,
-	// typo or prefix.
+	// How it met the registry's vocabulary: unknown, exact, split, prefix, typo,
+	// abbreviation, or related (a WordNet synonym, narrower or broader word, or a
+	// word of its definition, weighed below the curator's own words).
 	Kind string `json:"kind"`
 
 	// How well it met that term, from 0 to 1 (1 is exact).

@@ -112,6 +112,9 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 		if e.BestPhrase != "" {
 			fmt.Fprintf(w, "   best phrase  %s\n", e.BestPhrase)
 		}
+		if e.Doubt != "" {
+			fmt.Fprintf(w, "   not confident: %s (score scaled down)\n", e.Doubt)
+		}
 		var fields []string
 		for f := range matcher.NumFields {
 			if v := e.Fields[f]; v > 0 {
@@ -132,6 +135,9 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 				found = fmt.Sprintf("→ %s (%s, quality %.2f) in %s", we.Term, we.Kind, we.Quality, strings.Join(in, ", "))
 			} else if we.Kind == matcher.KindNone {
 				found = "unknown to the registry"
+				if we.Common {
+					found = "unknown to the registry, an ordinary English word"
+				}
 			}
 			fmt.Fprintf(w, "   %-16s weight %.3f  +%.3f  %s\n", we.Word, we.Weight, we.Contribution, found)
 		}

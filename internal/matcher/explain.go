@@ -20,7 +20,10 @@ type Explanation struct {
 	BestPhrase string
 	// Adjacency is the weight share of query word pairs found side by side.
 	Adjacency float64
-	Words     []WordExplanation
+	// Doubt, when set, says why the evidence is too thin to answer with
+	// this category: the score was scaled down by the doubt factor.
+	Doubt string
+	Words []WordExplanation
 }
 
 // WordExplanation is one query word's part in a category's score.
@@ -34,6 +37,9 @@ type WordExplanation struct {
 	Term    string
 	Quality float64
 	In      []Field
+	// Common says the word is ordinary English (data/frequency.txt): it is
+	// never typo-corrected, and unknown it weighs less the commoner it is.
+	Common bool
 	// Contribution is the word's part of Coverage.
 	Contribution float64
 }
@@ -56,10 +62,15 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 		var acc float32
 		for _, w := range p.words {
 			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
+			_, we.Common = zipfOf(w.raw)
 			var bestV float32
 			var bestMask uint8
 			for _, cd := range w.cands {
 				mask, ok := x.maskOf(cd.term, c)
+				if w.kind == KindRelated {
+					mask &= curatedFields
+					ok = ok && mask != 0
+				}
 				if v := cd.quality * x.strength[mask]; ok && v > bestV {
 					bestV, bestMask = v, mask
 					we.Term, we.Quality = x.terms[cd.term], float64(cd.quality)

@@ -55,6 +55,13 @@ type tuning struct {
 	// whole short field; adjacencyWeight how much of the remaining gap
 	// adjacent word pairs can close.
 	phraseWeight, adjacencyWeight float64
+	// An ordinary English word the registry lacks, with Zipf value z,
+	// weighs unknownWeight·clamp((commonTop − z)/commonSpan, commonFloor, 1).
+	commonTop, commonSpan, commonFloor float64
+	// doubtFactor scales the score of a category the evidence does not
+	// make sure of (see doubt in confidence.go): below 0.4, the default
+	// threshold, whatever the score was, while keeping the order.
+	doubtFactor float64
 }
 
 var tune = tuning{
@@ -75,6 +82,10 @@ var tune = tuning{
 	unknownDecay:    1,
 	phraseWeight:    0.35,
 	adjacencyWeight: 0.3,
+	commonTop:       5.5,
+	commonSpan:      3,
+	commonFloor:     0.1,
+	doubtFactor:     0.39,
 }
 
 // strengthTable[m] is the strength of a word found in the fields of mask m.
@@ -120,6 +131,10 @@ type Index struct {
 	elems     []uint32 // term ids; elemMark|field opens each element
 
 	typos typoIndex
+	// related maps the stem of a word WordNet relates to a registry term
+	// (data/related.txt) to the terms it reaches, with the quality of each
+	// link. Exact stems of the registry are never in it.
+	related map[string][]cand
 
 	tune     tuning
 	strength [1 << numFields]float32 // strengthTable(&tune)
@@ -256,12 +271,37 @@ func Build(cats []registry.Category) *Index {
 			w *= x.tune.genericFactor
 		}
 		x.weight[t] = float32(w)
+		x.weight[t] *= x.proseOnly(uint32(t))
 	}
 	x.shares()
+	x.related = relatedTerms(x.terms, typoTerms, x.term)
 	x.typos = <-typosDone
 	x.scratch.New = func() any { return newScratch(len(cats)) }
 	return x
 }
+
+// proseOnly is the factor on the weight of term t: 1, unless every
+// category has it only in source prose (why-lines, source types) and it is
+// ordinary English, as "next" or "team" in "the next step for a team":
+// then it weighs as an ordinary word the registry lacks would, since the
+// curator never used it to say what a category is about. Its stem is
+// looked up as a word, which holds for most ordinary words.
+func (x *Index) proseOnly(t uint32) float32 {
+	_, masks := x.postings(t)
+	for _, m := range masks {
+		if m&^proseFields != 0 {
+			return 1
+		}
+	}
+	z, common := zipfOf(x.terms[t])
+	if !common {
+		return 1
+	}
+	return commonness(&x.tune, z)
+}
+
+// proseFields are the sentences about sources, not names of anything.
+const proseFields = 1<<FieldSourceWhy | 1<<FieldSourceType
 
 // shares fills postShare from the short fields, once the weights are
 // known. Categories are independent, so the work is split across cores.

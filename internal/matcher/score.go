@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hbollon/go-edlib"
 )
 
 // How a score is made. For a query with words q1..qn (stop words removed)
@@ -75,9 +77,10 @@ const (
 	KindPrefix                        // one is a prefix of the other
 	KindTypo                          // within edit distance 1 (2 for 8+ letters)
 	KindAbbreviation                  // an abbreviation's expansion (data/abbreviations.txt)
+	KindRelated                       // a synonym, narrower or broader word (data/related.txt)
 )
 
-var kindNames = [...]string{"unknown", "exact", "split", "prefix", "typo", "abbreviation"}
+var kindNames = [...]string{"unknown", "exact", "split", "prefix", "typo", "abbreviation", "related"}
 
 func (k MatchKind) String() string { return kindNames[k] }
 
@@ -145,7 +148,6 @@ func (x *Index) parse(query string) (*parsed, error) {
 		return nil, ErrEmptyQuery
 	}
 	p := &parsed{}
-	unknown := 0
 	add := func(raw, st string, kind MatchKind, cands []cand) {
 		i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
 		if i < 0 {
@@ -159,15 +161,19 @@ func (x *Index) parse(query string) (*parsed, error) {
 				best = max(best, c.quality)
 			}
 			if len(cands) == 0 {
-				if isGeneric(st) {
+				switch z, common := zipfOf(raw); {
+				case isGeneric(st):
 					w = float32(x.tune.unknownWeight * x.tune.genericFactor)
-				} else {
-					unknown++
-					w = float32(x.tune.unknownWeight / math.Pow(float64(unknown), x.tune.unknownDecay))
+				case common:
+					// An ordinary English word the registry does not use
+					// ("today", "belt") says less about the topic the
+					// more common it is.
+					w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
+				default:
+					w = float32(x.tune.unknownWeight)
 				}
 			}
 			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best})
-			p.total += w
 		}
 		p.seq = append(p.seq, uint8(i))
 	}
@@ -179,6 +185,7 @@ func (x *Index) parse(query string) (*parsed, error) {
 	if !any {
 		return nil, ErrOnlyStopWords
 	}
+	p.decayUnknown(&x.tune)
 	for k := 1; k < len(p.seq); k++ {
 		pair := [2]uint8{p.seq[k-1], p.seq[k]}
 		if pair[0] != pair[1] && !slices.Contains(p.pairs, pair) && len(p.pairs) < 64 {
@@ -201,6 +208,36 @@ func (x *Index) parse(query string) (*parsed, error) {
 	}
 	p.maxCoverage = 1 - fuzzLoss/p.total
 	return p, nil
+}
+
+// decayUnknown lets the words the registry does not explain add up less
+// and less: heaviest first, the k-th keeps 1/k^unknownDecay of its weight.
+// In a short query the unknown word is the topic; in a long, rambling one
+// most are filler ("I keep fighting the borrow checker ..."), and a
+// question should not score lower for being asked in full sentences.
+func (p *parsed) decayUnknown(t *tuning) {
+	var unknown []int
+	for i, w := range p.words {
+		if (len(w.cands) == 0 || w.kind == KindRelated) && !isGeneric(w.stem) {
+			unknown = append(unknown, i)
+		}
+	}
+	slices.SortStableFunc(unknown, func(a, b int) int {
+		switch wa, wb := p.words[a].weight, p.words[b].weight; {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		}
+		return 0
+	})
+	for k, i := range unknown {
+		p.words[i].weight /= float32(math.Pow(float64(k+1), t.unknownDecay))
+	}
+	p.total = 0
+	for _, w := range p.words {
+		p.total += w.weight
+	}
 }
 
 // resolve finds the terms a query word meets and reports them through add
@@ -228,9 +265,16 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 		}
 		return
 	}
+	// An ordinary English word is taken as written: never "corrected"
+	// into a registry term ("transaction" is not "translation"), only
+	// related to one.
+	if _, common := zipfOf(raw); common {
+		x.addRelated(raw, st, add)
+		return
+	}
 	n := utf8.RuneCountInString(raw)
 	if n < minFuzzyLen || n != len(raw) {
-		add(raw, st, KindNone, nil)
+		x.addRelated(raw, st, add)
 		return
 	}
 	// A joined word whose halves are both known: "mailserver". The left
@@ -294,14 +338,107 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 			break
 		}
 	}
-	kind := KindNone
-	if len(cands) > 0 {
-		kind = KindTypo
-		if x.typoFree(st, cands) {
-			kind = KindPrefix
-		}
+	// A misspelling of an ordinary English word ("hikng", "begginers")
+	// is read as that word, unless the registry offers a term at least as
+	// close: the asker more likely meant a word of the language than a
+	// registry term two edits away.
+	if fixed, d, ok := englishTypo(raw); ok && depth == 0 && (len(cands) == 0 || d < bestTypoDist(st, cands, x.terms)) {
+		x.resolve(fixed, 1, func(_, st string, kind MatchKind, cands []cand) {
+			if kind == KindExact {
+				kind, cands = KindTypo, scaled(cands, typoQuality(d, len(raw)))
+			}
+			add(raw, st, kind, cands)
+		})
+		return
+	}
+	if len(cands) == 0 && n >= twoTypoLen {
+		x.longTypo(st, n, keep)
+	}
+	if len(cands) == 0 {
+		x.addRelated(raw, st, add)
+		return
+	}
+	kind := KindTypo
+	if x.typoFree(st, cands) {
+		kind = KindPrefix
 	}
 	add(raw, st, kind, cands)
+}
+
+// Long misspelled words often defeat the stemmer, which then leaves a
+// suffix the registry's stem lacks: "spceification" stems to "spceific",
+// three edits from "specif". So a long word nothing else explains is
+// compared, as a last resort, with the terms that share its first two
+// letters, allowing one edit per four letters of the word as typed.
+// longTypoScan bounds the
+// terms compared, so a huge registry pays at most that.
+const longTypoScan = 1024
+
+func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
+	if len(st) < 4 {
+		return
+	}
+	lo, hi := x.prefixRange(st[:2])
+	if hi-lo > longTypoScan {
+		return
+	}
+	maxD := n / 4
+	for t := lo; t < hi; t++ {
+		term := x.terms[t]
+		if len(term) < len(st)-maxD || len(term) > len(st)+maxD || len(term) < minFuzzyLen {
+			continue
+		}
+		if d := edlib.OSADamerauLevenshteinDistance(st, term); d <= maxD {
+			keep(uint32(t), typoQuality(d, n))
+		}
+	}
+}
+
+// bestTypoDist is the smallest edit distance between st and the terms of
+// cands (prefix candidates count by the letters they lack).
+func bestTypoDist(st string, cands []cand, terms []string) int {
+	best := math.MaxInt
+	for _, c := range cands {
+		best = min(best, edlib.OSADamerauLevenshteinDistance(st, terms[c.term]))
+	}
+	return best
+}
+
+// scaled is cands with each quality multiplied by q.
+func scaled(cands []cand, q float32) []cand {
+	out := make([]cand, len(cands))
+	for i, c := range cands {
+		out[i] = cand{c.term, c.quality * q}
+	}
+	return out
+}
+
+// addRelated reports a word the vocabulary lacks: through the registry
+// terms WordNet relates it to, or as unknown.
+func (x *Index) addRelated(raw, st string, add func(raw, stem string, kind MatchKind, cands []cand)) {
+	if isGeneric(st) {
+		add(raw, st, KindNone, nil)
+		return
+	}
+	cands := x.related[st]
+	// The other way round from x.related: registry terms in the query
+	// word's own definitions ("yeast" is defined with "bread").
+	if _, _, _, gloss, ok := relatedOf(st); ok {
+		for g := range strings.FieldsSeq(gloss) {
+			t, ok := x.term(g)
+			if !ok || isGeneric(g) {
+				continue
+			}
+			if i := slices.IndexFunc(cands, func(c cand) bool { return c.term == t }); i < 0 {
+				cands = append(slices.Clip(cands), cand{t, glossQuality})
+			}
+		}
+	}
+	if len(cands) > 0 {
+		add(raw, st, KindRelated, cands)
+		return
+	}
+	add(raw, st, KindNone, nil)
 }
 
 // typoFree reports whether every candidate is a prefix match, for the
@@ -438,8 +575,19 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 		for _, c := range w.cands {
 			cats, masks := x.postings(c.term)
 			shares := x.postingShares(c.term)
+			onlyCurated := w.kind == KindRelated
 			note := func(j int, cat uint32) {
-				v := c.quality * x.strength[masks[j]]
+				mask := masks[j]
+				if onlyCurated {
+					// A related word proves something only in what the
+					// curator wrote about the category: its sources'
+					// names and prose are too loose a net for a loose
+					// link ("child" → "individuals" in a source's name).
+					if mask &= curatedFields; mask == 0 {
+						return
+					}
+				}
+				v := c.quality * x.strength[mask]
 				sh := c.quality * float32(shares[j]) / 255
 				if s.stamp[cat] != s.pass {
 					s.stamp[cat] = s.pass
@@ -607,10 +755,14 @@ func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
 		var elemW, elemHit float32
 		var qHit uint64
 		prevWord := -1
+		curated := curatedFields&(1<<(elem[0]&^elemMark)) != 0
 		for _, t := range elem[1:] {
 			w := x.weight[t]
 			elemW += w
 			tw, ok := p.find(t)
+			if ok && !curated && p.words[tw.word].kind == KindRelated {
+				ok = false // as in accumulate: related words count in curated fields only
+			}
 			if !ok {
 				prevWord = -1
 				continue
@@ -650,8 +802,16 @@ func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
 	// fuzzy match can never be made up for.
 	q = min(q, p.maxCoverage)
 	score := x.combine(q, bestP, adj)
+	var bestField Field
+	if len(bestElem) > 0 {
+		bestField = Field(bestElem[0] &^ elemMark)
+	}
+	doubt := x.doubt(p, c, bestP, bestField)
+	if doubt != "" {
+		score *= float32(x.tune.doubtFactor)
+	}
 	if e != nil {
-		e.Coverage, e.Phrase, e.Adjacency = float64(q), float64(bestP), float64(adj)
+		e.Coverage, e.Phrase, e.Adjacency, e.Doubt = float64(q), float64(bestP), float64(adj), doubt
 		if bestP > 0 {
 			e.BestPhrase = x.elementText(bestElem)
 		}

@@ -56,6 +56,9 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		if e.BestPhrase != "" {
 			cand.BestPhrase = ptr(e.BestPhrase)
 		}
+		if e.Doubt != "" {
+			cand.Doubt = ptr(e.Doubt)
+		}
 		for f := range matcher.NumFields {
 			if v := e.Fields[f]; v > 0 {
 				cand.Fields = append(cand.Fields, gen.FieldCoverage{Field: matcher.Field(f).String(), Coverage: clamp01(v)})
@@ -63,6 +66,9 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		}
 		for _, w := range e.Words {
 			word := gen.Word{Word: w.Word, Kind: w.Kind.String(), Weight: clamp01(w.Weight), Contribution: clamp01(w.Contribution)}
+			if w.Common {
+				word.Common = ptr(true)
+			}
 			if w.Term != "" {
 				word.Term, word.Quality = ptr(w.Term), ptr(clamp01(w.Quality))
 				for _, f := range w.In {
@@ -96,6 +102,9 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		if c.BestPhrase != nil {
 			fmt.Fprintf(&b, "   best phrase: %s\n", *c.BestPhrase)
 		}
+		if c.Doubt != nil {
+			fmt.Fprintf(&b, "   not confident: %s (score scaled down)\n", *c.Doubt)
+		}
 		var fields []string
 		for _, f := range c.Fields {
 			fields = append(fields, fmt.Sprintf("%s %.3f", f.Field, f.Coverage))
@@ -110,6 +119,9 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 				found = fmt.Sprintf("met %q (%s, quality %.2f) in %s", *w.Term, w.Kind, *w.Quality, strings.Join(w.In, ", "))
 			} else if w.Kind == matcher.KindNone.String() {
 				found = "unknown to the registry"
+			}
+			if w.Common != nil && *w.Common {
+				found += "; an ordinary English word"
 			}
 			fmt.Fprintf(&b, "   - %s: weight %.3f, +%.3f, %s\n", w.Word, w.Weight, w.Contribution, found)
 		}

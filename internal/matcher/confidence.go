@@ -1,0 +1,98 @@
+package matcher
+
+import "fmt"
+
+// doubt says why the evidence for category c does not make it a confident
+// answer, or "" when it does. Coverage alone cannot tell these cases from
+// good matches: each can explain most of a query's weight.
+//
+//   - Only the sources speak for it: every word met in c sits in a source's
+//     name, host, "why" sentence or type, none in what the curator wrote
+//     about the category itself. "docker" mentioned in a mail server's
+//     why-line is not a question about mail servers.
+//   - Only related words speak for it: nothing the asker wrote is in c, only
+//     WordNet relatives of its words; enough to offer c as a candidate,
+//     not to answer with it.
+//   - One topic word among several the category does not explain: "rust
+//     belt history" meets Learning Rust by "rust" alone, and "belt" and
+//     "history" say the question is about something else. One unexplained
+//     word is enough when it is a rare one (a name we do not know, likely
+//     the topic: "terraform modules") and the word met does not name the
+//     category; "hardening debian" is still Linux hardening, and so is a
+//     query whose request word the curator used too ("postfix mail
+//     setup" for a category whose patterns say "setup").
+//
+// A category met only through a source is still an answer when the query
+// states that source's whole name or host ("bitwarden", "keepassxc"): then
+// phrase, the best short field's two-way coverage, is near 1 and that
+// field is a source's. It is one too when a word that is not English (a
+// product name: "lynis", "esphome") is in a source's name or host: the
+// curator picked that source for this category, so its product is the
+// category's topic. An English word there ("stride") still needs more.
+func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) string {
+	var met, direct, curated, unexplained, rare int
+	named := false   // a direct word is in the category's slug or name
+	product := false // a word that is no English word names a source
+	genericMet := false // a generic word the query has is in what the curator wrote
+	for _, w := range p.words {
+		if isGeneric(w.stem) {
+			for _, cd := range w.cands {
+				mask, ok := x.maskOf(cd.term, c)
+				genericMet = genericMet || ok && w.kind != KindRelated && mask&curatedFields != 0
+			}
+			continue
+		}
+		var best float32
+		var bestMask uint8
+		var bestKind MatchKind
+		for _, cd := range w.cands {
+			mask, ok := x.maskOf(cd.term, c)
+			if w.kind == KindRelated {
+				mask &= curatedFields
+				ok = ok && mask != 0
+			}
+			if v := cd.quality * x.strength[mask]; ok && v > best {
+				best, bestMask, bestKind = v, mask, w.kind
+			}
+		}
+		if best == 0 {
+			unexplained++
+			if _, common := zipfOf(w.raw); !common && len(w.cands) == 0 {
+				rare++ // a name or term we do not know: likely the topic
+			}
+			continue
+		}
+		met++
+		if bestKind != KindRelated {
+			direct++
+			named = named || bestMask&(1<<FieldSlug|1<<FieldName) != 0
+			if _, common := zipfOf(w.raw); !common && bestMask&(1<<FieldSourceName|1<<FieldSourceHost) != 0 {
+				product = true
+			}
+		}
+		if bestMask&curatedFields != 0 {
+			curated++
+		}
+	}
+	switch {
+	case met == 0 && unexplained > 0:
+		return "only generic words such as \"learn\" or \"guide\" meet it"
+	case met == 0:
+		return "" // a query of generic words only: coverage already says it
+	case curated == 0 && (product || phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost)):
+		return ""
+	case curated == 0:
+		return "met only through its sources' names, hosts or descriptions"
+	case direct == 0:
+		return "met only through related words, none of the query's own"
+	case direct == 1 && (unexplained >= 2 && unexplained > met || rare >= 1 && !named && !genericMet):
+		return fmt.Sprintf("one query word meets it and %d others it does not explain", unexplained)
+	}
+	return ""
+}
+
+// wholeSource is the phrase score at which a query states a source's name.
+const wholeSource = 0.8
+
+// curatedFields are what the curator wrote about the category itself.
+const curatedFields = 1<<FieldSlug | 1<<FieldName | 1<<FieldPattern | 1<<FieldDescription

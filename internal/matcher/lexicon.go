@@ -1,0 +1,182 @@
+package matcher
+
+import (
+	_ "embed"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+//go:generate go run ./lexgen -src lexgen/node_modules -out data
+
+// The general English knowledge the matcher carries, compiled from public
+// word lists by lexgen: how common a word is, and which words are related.
+// A registry is loaded at run time, so these cover English as a whole;
+// Build picks out what its vocabulary needs.
+
+//go:embed data/frequency.txt
+var frequencyList string
+
+//go:embed data/related.txt
+var relatedList string
+
+// zipfOf is how common a lowercase English word is, as a Zipf value (3 is
+// one use per million words, 6 one per thousand); ok is false for words
+// too rare for the list: names, jargon and misspellings.
+func zipfOf(word string) (z float32, ok bool) {
+	lexicon.once.Do(lexicon.load)
+	z, ok = lexicon.zipf[word]
+	return z, ok
+}
+
+// relatedOf is the related-word line of a stem: close words, narrower
+// words, broader words and the words of its definitions and topics, each
+// a space-separated list of stems.
+func relatedOf(stem string) (close, narrow, broad, gloss string, ok bool) {
+	lexicon.once.Do(lexicon.load)
+	line, ok := lexicon.related[stem]
+	if !ok {
+		return "", "", "", "", false
+	}
+	close, rest, _ := strings.Cut(line, "|")
+	narrow, rest, _ = strings.Cut(rest, "|")
+	broad, gloss, _ = strings.Cut(rest, "|")
+	return close, narrow, broad, gloss, true
+}
+
+// lexicon is parsed on first use: a server that never builds an index (a
+// CLI command) pays nothing, and the lines stay in the embedded strings.
+var lexicon lexiconTables
+
+type lexiconTables struct {
+	once    sync.Once
+	zipf    map[string]float32
+	related map[string]string // stem → "close|narrow|broad|gloss"
+
+	typoOnce sync.Once
+	words    []string // the words of frequency.txt, most common first
+	typos    typoIndex
+}
+
+func (l *lexiconTables) load() {
+	l.zipf = make(map[string]float32, strings.Count(frequencyList, "\n"))
+	for line := range strings.Lines(frequencyList) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		w, z, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if v, err := strconv.ParseFloat(z, 32); err == nil {
+			l.zipf[w] = float32(v)
+			l.words = append(l.words, w)
+		}
+	}
+	l.related = make(map[string]string, strings.Count(relatedList, "\n"))
+	for line := range strings.Lines(relatedList) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		st, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "|")
+		l.related[st] = rest
+	}
+}
+
+// Link qualities: how much of a direct match a related word is worth. A
+// synonym is close to the curator's word; a narrower query word
+// ("sourdough" for "bread") still lands in the topic; a broader one
+// ("coffee" for "espresso") only points at it.
+const (
+	closeQuality  = 0.6
+	narrowQuality = 0.55
+	broadQuality  = 0.35
+	// glossQuality links a word and the words of its definition, both
+	// ways: "yeast" (defined with "bread" and "dough") to a category about
+	// bread, and "dough" to one whose "bread" is defined with it. The
+	// weakest link, as definitions also hold words beside the point.
+	glossQuality = 0.3
+)
+
+// relatedTerms maps the stems WordNet relates to the registry's terms to
+// those terms. Only terms that stand as words of their own are looked up
+// (not joined compounds), and generic words are left out: "guide" related
+// to "lead" would tie any query to any category.
+func relatedTerms(terms []string, word []bool, lookup func(string) (uint32, bool)) map[string][]cand {
+	out := map[string][]cand{}
+	link := func(list string, t uint32, q float32) {
+		for r := range strings.FieldsSeq(list) {
+			if _, known := lookup(r); known || isGeneric(r) {
+				continue
+			}
+			cs := out[r]
+			if i := slices.IndexFunc(cs, func(c cand) bool { return c.term == t }); i >= 0 {
+				cs[i].quality = max(cs[i].quality, q)
+				continue
+			}
+			out[r] = append(cs, cand{t, q})
+		}
+	}
+	for t, st := range terms {
+		if !word[t] || isGeneric(st) {
+			continue
+		}
+		close, narrow, broad, gloss, ok := relatedOf(st)
+		if !ok {
+			continue
+		}
+		link(close, uint32(t), closeQuality)
+		link(narrow, uint32(t), narrowQuality)
+		link(broad, uint32(t), broadQuality)
+		link(gloss, uint32(t), glossQuality)
+	}
+	return out
+}
+
+// commonness scales the weight of an ordinary English word the registry
+// does not use, from its Zipf value: near 1 for the rarest words of the
+// list, commonFloor for everyday ones.
+func commonness(t *tuning, z float32) float32 {
+	return min(1, max(float32(t.commonFloor), (float32(t.commonTop)-z)/float32(t.commonSpan)))
+}
+
+// minEnglishTypoLen is the shortest word corrected into an ordinary English
+// word: shorter ones have too many neighbours ("rsut": rust, rut, rest).
+const minEnglishTypoLen = 5
+
+// englishTypo finds the ordinary English word a misspelled word (one not
+// in frequency.txt) most likely stands for: the most common one at the
+// smallest edit distance, one edit for words of 5 to 7 letters, two from
+// 8, keeping the first letter below 8 as the registry's typo rule does.
+// The index over the word list is built on first use.
+func englishTypo(word string) (fixed string, dist int, ok bool) {
+	n := len(word)
+	if n < minEnglishTypoLen || utf8.RuneCountInString(word) != n {
+		return "", 0, false
+	}
+	lexicon.once.Do(lexicon.load)
+	lexicon.typoOnce.Do(func() {
+		long := make([]bool, len(lexicon.words))
+		for i, w := range lexicon.words {
+			long[i] = len(w) >= minEnglishTypoLen-1
+		}
+		lexicon.typos = buildTypoIndex(lexicon.words, long)
+	})
+	maxDist := 1
+	if n >= twoTypoLen {
+		maxDist = 2
+	}
+	best, bestDist := -1, maxDist+1
+	lexicon.typos.near(word, maxDist, lexicon.words, func(t uint32, d int) {
+		if n < firstLetterFreeLen && lexicon.words[t][0] != word[0] {
+			return
+		}
+		// words are most common first, so a lower index wins a tie.
+		if d < bestDist || d == bestDist && int(t) < best {
+			best, bestDist = int(t), d
+		}
+	})
+	if best < 0 {
+		return "", 0, false
+	}
+	return lexicon.words[best], bestDist, true
+}
