@@ -31,8 +31,8 @@ import "fmt"
 // category's topic. An English word there ("stride") still needs more.
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) string {
 	var met, direct, curated, unexplained, rare int
-	named := false   // a direct word is in the category's slug or name
-	product := false // a word that is no English word names a source
+	named := false      // a direct word is in the category's slug or name
+	product := false    // a word that is no English word names a source
 	genericMet := false // a generic word the query has is in what the curator wrote
 	for _, w := range p.words {
 		if isGeneric(w.stem) {
