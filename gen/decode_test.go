@@ -171,7 +171,11 @@ func TestDecodeToolInputs(t *testing.T) {
 		in     string
 		want   []string
 	}{
-		{"query missing", getSources, `{}`, []string{"query: required field is missing"}},
+		// get_sources takes query or slug, and answers a call with neither
+		// itself; explain_match still requires query.
+		{"query and slug missing", getSources, `{}`, nil},
+		{"explain query missing", explainMatch, `{}`, []string{"query: required field is missing"}},
+		{"slug empty", getSources, `{"slug":""}`, []string{"slug: must not be empty"}},
 		// get_sources answers "" itself (as a blank query); explain_match
 		// keeps the minimum length, so the decoder's rule is still tested.
 		{"query empty", getSources, `{"query":""}`, nil},
@@ -181,11 +185,13 @@ func TestDecodeToolInputs(t *testing.T) {
 		{"threshold below 0", getSources, `{"query":"x","threshold":-0.1}`, []string{"threshold: must be >= 0"}},
 		{"threshold as string", getSources, `{"query":"x","threshold":"high"}`, []string{"threshold: must be a number, got a string"}},
 		{"case-variant argument", getSources, `{"query":"x","Query":"y"}`, []string{`Query: unknown field; field names are case-sensitive, did you mean "query"?`}},
-		{"unknown argument", getSources, `{"query":"x","limit":3}`, []string{"limit: unknown field; allowed: query, threshold"}},
+		{"unknown argument", getSources, `{"query":"x","limit":3}`, []string{"limit: unknown field; allowed: query, slug, threshold"}},
 		{"arguments null", getSources, `null`, []string{"must be an object, got null"}},
 		{"valid", getSources, `{"query":"learn go","threshold":0.5}`, nil},
-		{"no-parameter tool given one", listCategories, `{"x":1}`, []string{"x: unknown field; this object takes no fields"}},
-		{"no-parameter tool", listCategories, `{}`, nil},
+		{"no-parameter tool given one", getEndorsements, `{"x":1}`, []string{"x: unknown field; this object takes no fields"}},
+		{"no-parameter tool", getEndorsements, `{}`, nil},
+		{"list filter too long", listCategories, `{"filter":"` + strings.Repeat("a", 201) + `"}`, []string{"filter: must be at most 200 characters long"}},
+		{"list limit 0", listCategories, `{"limit":0}`, []string{"limit: must be >= 1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -196,6 +202,7 @@ func TestDecodeToolInputs(t *testing.T) {
 	}
 }
 
-func getSources(b []byte) error     { _, err := DecodeGetSourcesInput(b); return err }
-func explainMatch(b []byte) error   { _, err := DecodeExplainMatchInput(b); return err }
-func listCategories(b []byte) error { _, err := DecodeListCategoriesInput(b); return err }
+func getSources(b []byte) error      { _, err := DecodeGetSourcesInput(b); return err }
+func explainMatch(b []byte) error    { _, err := DecodeExplainMatchInput(b); return err }
+func listCategories(b []byte) error  { _, err := DecodeListCategoriesInput(b); return err }
+func getEndorsements(b []byte) error { _, err := DecodeGetEndorsementsInput(b); return err }

@@ -924,12 +924,30 @@ func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSo
 				continue
 			}
 			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 500)
-				out.Query = v
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 500)
+					opt0 = v
+				}
+				out.Query = &opt0
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.Slug = &opt0
 			}
 		case "threshold":
-			if !d.Claim(p, key, &seen, 1) {
+			if !d.Claim(p, key, &seen, 2) {
 				continue
 			}
 			fp := p.Key(key)
@@ -946,7 +964,6 @@ func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSo
 			d.UnknownKey(p, key, getSourcesInputFields)
 		}
 	}
-	d.Missing(p, seen, 0b1, getSourcesInputFields)
 }
 
 /*
@@ -1101,8 +1118,26 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 					out.Alternatives = items0
 				}
 			}
-		case "available_categories":
+		case "candidates":
 			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []CandidateCategory{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 CandidateCategory
+					decodeCandidateCategory(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 5)
+				if len(items0) > 0 {
+					out.Candidates = items0
+				}
+			}
+		case "available_categories":
+			if !d.Claim(p, key, &seen, 11) {
 				continue
 			}
 			fp := p.Key(key)
@@ -1305,6 +1340,59 @@ func decodeAlternativeCategory(d *strictjson.Decoder, p *strictjson.Path, out *A
 	d.Missing(p, seen, 0b111, alternativeCategoryFields)
 }
 
+// decodeCandidateCategory reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/candidateCategory) into out.
+func decodeCandidateCategory(d *strictjson.Decoder, p *strictjson.Path, out *CandidateCategory) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "description":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Description = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		default:
+			d.UnknownKey(p, key, candidateCategoryFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, candidateCategoryFields)
+}
+
 /*
 DecodeListCategoriesInput strictly decodes the arguments of list_categories. On
 failure the error is a strictjson.Errors listing every problem with its path,
@@ -1326,14 +1414,55 @@ func decodeListCategoriesInput(d *strictjson.Decoder, p *strictjson.Path, out *L
 	if !d.Object(p) {
 		return
 	}
+	var seen uint64
 	for {
 		key, more := d.NextKey()
 		if !more {
 			break
 		}
 		switch key {
+		case "filter":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Filter = &opt0
+			}
+		case "cursor":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 256)
+					opt0 = v
+				}
+				out.Cursor = &opt0
+			}
+		case "limit":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 500.0)
+					opt0 = v
+				}
+				out.Limit = &opt0
+			}
 		default:
-			d.UnknownKey(p, key, nil)
+			d.UnknownKey(p, key, listCategoriesInputFields)
 		}
 	}
 }
@@ -1381,6 +1510,18 @@ func decodeListCategoriesOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 					items0 = append(items0, item0)
 				}
 				out.Categories = items0
+			}
+		case "next_cursor":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.NextCursor = &opt0
 			}
 		default:
 			d.UnknownKey(p, key, listCategoriesOutputFields)
@@ -1923,10 +2064,10 @@ var verificationFields = []string{"command", "where", "steps"}
 var verificationStepFields = []string{"what", "run", "expect"}
 
 // getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
-var getSourcesInputFields = []string{"query", "threshold"}
+var getSourcesInputFields = []string{"query", "slug", "threshold"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "available_categories"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}
@@ -1940,8 +2081,14 @@ var closestCategoryFields = []string{"slug", "score"}
 // alternativeCategoryFields lists AlternativeCategory's fields in schema order; bit i of a decoder's seen set stands for alternativeCategoryFields[i].
 var alternativeCategoryFields = []string{"slug", "name", "score"}
 
+// candidateCategoryFields lists CandidateCategory's fields in schema order; bit i of a decoder's seen set stands for candidateCategoryFields[i].
+var candidateCategoryFields = []string{"slug", "name", "description", "score"}
+
+// listCategoriesInputFields lists ListCategoriesInput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesInputFields[i].
+var listCategoriesInputFields = []string{"filter", "cursor", "limit"}
+
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
-var listCategoriesOutputFields = []string{"categories"}
+var listCategoriesOutputFields = []string{"categories", "next_cursor"}
 
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
 var categorySummaryFields = []string{"slug", "name", "description", "tags"}

@@ -62,8 +62,5 @@ type GetEndorsementsInput struct{}
 // GetProvenanceInput is the input of get_provenance, which takes no parameters.
 type GetProvenanceInput struct{}
 
-// ListCategoriesInput is the input of list_categories, which takes no parameters.
-type ListCategoriesInput struct{}
-
 // ReloadRegistryInput is the input of reload_registry, which takes no parameters.
 type ReloadRegistryInput struct{}

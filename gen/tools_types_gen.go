@@ -56,6 +56,20 @@ type Candidate struct {
 	Words []Word `json:"words"`
 }
 
+type CandidateCategory struct {
+	// What it covers, in one line.
+	Description string `json:"description"`
+
+	// Its display name.
+	Name string `json:"name"`
+
+	// How well the query matched it, from 0 to 1.
+	Score float64 `json:"score"`
+
+	// The category's stable identifier: pass it as get_sources' slug.
+	Slug string `json:"slug"`
+}
+
 type CategorySummary struct {
 	// What the category covers.
 	Description string `json:"description"`
@@ -178,9 +192,15 @@ type GetProvenanceOutput struct {
 }
 
 type GetSourcesInput struct {
-	// The topic in plain words, e.g. "how do I harden a linux server". An empty or
-	// blank query is answered with an error result that says how to ask.
-	Query string `json:"query"`
+	// The topic in plain words, e.g. "how do I harden a linux server". Give this or
+	// slug, not both. An empty or blank query is answered with an error result that
+	// says how to ask.
+	Query *string `json:"query,omitempty,omitzero"`
+
+	// A category's slug, as named by the candidates of an earlier answer or by
+	// list_categories: returns that category directly, with score 1. Give this or
+	// query, not both.
+	Slug *string `json:"slug,omitempty,omitzero"`
 
 	// Minimum match score from 0 to 1 (default 0.4). Raise it to accept only close
 	// matches.
@@ -193,8 +213,14 @@ type GetSourcesOutput struct {
 	// by name.
 	Alternatives []AlternativeCategory `json:"alternatives,omitempty,omitzero"`
 
-	// Every category slug, sorted; given when nothing matched.
+	// No longer sent (it listed every slug, which does not scale); see candidates.
+	// Kept so that clients reading it still validate.
 	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
+
+	// When nothing matched: up to five categories, best first, for the agent to
+	// choose from by calling get_sources with the chosen slug. For an unknown slug,
+	// the slugs closest to it.
+	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
 	// Closest corresponds to the JSON schema field "closest".
 	Closest *ClosestCategory `json:"closest,omitempty,omitzero"`
@@ -208,7 +234,7 @@ type GetSourcesOutput struct {
 	// The matched category's name.
 	Name *string `json:"name,omitempty,omitzero"`
 
-	// The query as received.
+	// The query as received; empty when the call named a slug.
 	Query string `json:"query"`
 
 	// Version of the registry that answered.
@@ -224,9 +250,27 @@ type GetSourcesOutput struct {
 	Sources []RankedSource `json:"sources"`
 }
 
+type ListCategoriesInput struct {
+	// The next_cursor of the previous page, to continue the same listing; give the
+	// same filter with it.
+	Cursor *string `json:"cursor,omitempty,omitzero"`
+
+	// Words that must all appear in a category's slug, name or description
+	// (case-insensitive, a word also matches the start of a longer one: "pass" finds
+	// "password"). Absent or blank: every category.
+	Filter *string `json:"filter,omitempty,omitzero"`
+
+	// How many categories per page, 1 to 500 (default 100).
+	Limit *int `json:"limit,omitempty,omitzero"`
+}
+
 type ListCategoriesOutput struct {
-	// All categories, sorted by slug.
+	// This page's categories, sorted by slug.
 	Categories []CategorySummary `json:"categories"`
+
+	// Present when more categories follow: pass it as cursor (with the same filter)
+	// for the next page.
+	NextCursor *string `json:"next_cursor,omitempty,omitzero"`
 }
 
 type Problem struct {

@@ -64,7 +64,7 @@ func runQuery(ctx context.Context, env *Env, f *Flags) int {
 		// The sources as an agent gets them: get_sources itself, and the
 		// text block it answers with.
 		h := tools.New(tools.Config{Registry: reg, Matcher: m, Threshold: threshold})
-		out, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: query})
+		out, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: &query})
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 			return ExitFail

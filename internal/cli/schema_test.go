@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,20 +42,29 @@ func TestSchemaDiff(t *testing.T) {
 	}
 
 	// CI's policy: a breaking change passes only with a new major version
-	// and a changelog entry naming it.
+	// and a changelog entry naming it. The versions come from the
+	// repository's own contract.json, so the test follows its bumps.
+	var contract struct{ ContractVersion string }
+	if data, err := os.ReadFile(filepath.Join(root, "contract.json")); err != nil || json.Unmarshal(data, &contract) != nil {
+		t.Fatalf("contract.json: %v", err)
+	}
+	cur := contract.ContractVersion
+	major, _, _ := strings.Cut(cur, ".")
+	n, _ := strconv.Atoi(major)
+	next := strconv.Itoa(n+1) + ".0.0"
 	changelog := filepath.Join(t.TempDir(), "CHANGELOG.md")
 	code, _, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
-	if code != ExitFail || !strings.Contains(errOut, "raise the major number of contractVersion") || !strings.Contains(errOut, "1.0.0 → 2.0.0") {
+	if code != ExitFail || !strings.Contains(errOut, "raise the major number of contractVersion") || !strings.Contains(errOut, cur+" → "+next) {
 		t.Errorf("without a bump: exit %d %s", code, errOut)
 	}
-	edit(t, filepath.Join(changed, "contract.json"), `"1.0.0"`, `"2.0.0"`)
+	edit(t, filepath.Join(changed, "contract.json"), `"`+cur+`"`, `"`+next+`"`)
 	code, _, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
 	if code != ExitFail || !strings.Contains(errOut, "needs an entry in") {
 		t.Errorf("without a changelog: exit %d %s", code, errOut)
 	}
-	os.WriteFile(changelog, []byte("# Changelog\n\n## Contract 2.0.0\n\nget_sources takes queries of 400 characters at most.\n"), 0o644)
+	os.WriteFile(changelog, []byte("# Changelog\n\n## Contract "+next+"\n\nget_sources takes queries of 400 characters at most.\n"), 0o644)
 	code, out, errOut = run(t, nil, "schema", "diff", "--require-bump", "--changelog", changelog, root, changed)
-	if code != ExitOK || !strings.Contains(out, "contract version 1.0.0 → 2.0.0") {
+	if code != ExitOK || !strings.Contains(out, "contract version "+cur+" → "+next) {
 		t.Errorf("with bump and entry: exit %d\n%s%s", code, out, errOut)
 	}
 

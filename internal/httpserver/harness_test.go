@@ -35,9 +35,13 @@ type controlled struct {
 }
 
 func (c *controlled) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
-	switch in.Query {
+	q := ""
+	if in.Query != nil {
+		q = *in.Query
+	}
+	switch q {
 	case "block":
-		c.entered <- in.Query
+		c.entered <- q
 		select {
 		case <-c.release:
 		case <-ctx.Done():

@@ -144,7 +144,7 @@ func TestAddedFieldFlowsEverywhere(t *testing.T) {
 	}
 	for file, want := range map[string][]string{
 		ToolsTypesFile:    {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
-		ToolsDecodeFile:   {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "max_age_days", "threshold"`},
+		ToolsDecodeFile:   {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "slug", "max_age_days", "threshold"`},
 		ToolsManifestFile: {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
 	} {
 		for _, w := range want {
@@ -276,7 +276,7 @@ func TestContractDiffIsSmall(t *testing.T) {
 			changed = append(changed, b[i])
 		}
 	}
-	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | yes | at most 400 characters |") {
+	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | no | at most 400 characters |") {
 		t.Errorf("changed lines: %q", changed)
 	}
 }

@@ -169,7 +169,11 @@ type blockingHandlers struct {
 }
 
 func (b *blockingHandlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
-	switch in.Query {
+	q := ""
+	if in.Query != nil {
+		q = *in.Query
+	}
+	switch q {
 	case "block":
 		b.mu.Lock()
 		b.blocked++

@@ -79,7 +79,7 @@ func sqlite(name string) gen.Category {
 
 func TestUpsertThenFind(t *testing.T) {
 	h, path := editable(t, nil)
-	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")}); err == nil {
 		t.Fatal("sqlite matched before it was added")
 	}
 	out, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
@@ -89,7 +89,7 @@ func TestUpsertThenFind(t *testing.T) {
 	if !out.Created || out.RegistryVersion != "1.1.1" || out.Updated != "2026-12-24" || out.CategoryCount != 17 || out.Signed {
 		t.Errorf("upsert result %+v", out)
 	}
-	found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"})
+	found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")})
 	if err != nil || *found.Slug != "sqlite-learning" || *found.RegistryVersion != "1.1.1" {
 		t.Fatalf("after upsert: %v %v", found, err)
 	}
@@ -103,7 +103,7 @@ func TestUpsertThenFind(t *testing.T) {
 	if err != nil || out.Created || out.RegistryVersion != "1.1.2" || out.CategoryCount != 17 {
 		t.Fatalf("replace: %+v %v", out, err)
 	}
-	found, _ = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"})
+	found, _ = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")})
 	if *found.Name != "SQLite, learned" {
 		t.Errorf("replaced category answers as %s", *found.Name)
 	}
@@ -112,7 +112,7 @@ func TestUpsertThenFind(t *testing.T) {
 	if err != nil || rm.CategoryCount != 16 || rm.RegistryVersion != "1.1.3" {
 		t.Fatalf("remove: %+v %v", rm, err)
 	}
-	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")}); err == nil {
 		t.Error("sqlite still matches after removal")
 	}
 	// Added and removed again, the file is the original but for version
@@ -151,7 +151,7 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
 	answer := func() string {
-		out, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"})
+		out, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn rust")})
 		b, _ := json.Marshal(out)
 		return string(b)
 	}
@@ -204,7 +204,7 @@ func TestAuditFailureRefusesTheChange(t *testing.T) {
 	if !bytes.Equal(before, after) {
 		t.Error("the file kept a change whose audit entry failed")
 	}
-	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn sqlite"}); err == nil {
+	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")}); err == nil {
 		t.Error("the change is served")
 	}
 }
@@ -230,7 +230,7 @@ func TestReload(t *testing.T) {
 			t.Errorf("text does not name %s", e.Path)
 		}
 	}
-	if found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"}); err != nil || *found.Slug != "rust-learning" {
+	if found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn rust")}); err != nil || *found.Slug != "rust-learning" {
 		t.Error("the old registry is not served after a failed reload")
 	}
 	// A good edit made outside the server, but not signed although the
@@ -313,7 +313,7 @@ func TestReadersDuringUpserts(t *testing.T) {
 					errs <- fmt.Errorf("list of %d categories", n)
 					return
 				}
-				if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "learn rust"}); err != nil {
+				if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn rust")}); err != nil {
 					errs <- err
 					return
 				}
@@ -356,7 +356,7 @@ func TestExplainMatch(t *testing.T) {
 		t.Fatalf("explain: %+v", out)
 	}
 	// The explanation agrees with get_sources.
-	found, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "harden my linux server"})
+	found, _ := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("harden my linux server")})
 	if c := out.Candidates[0]; c.Slug != *found.Slug || c.Score != *found.Score || len(c.Words) != 3 || len(c.Fields) == 0 {
 		t.Errorf("first candidate %+v, get_sources %s %v", c, *found.Slug, *found.Score)
 	}

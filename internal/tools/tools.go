@@ -5,13 +5,18 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
+
+	"github.com/hbollon/go-edlib"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -92,37 +97,103 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		threshold = *in.Threshold
 	}
 	s := h.cur.Load()
-	empty := &gen.GetSourcesOutput{Query: in.Query, Sources: []gen.RankedSource{}}
-	ranked, err := s.matcher.Match(in.Query, 1+maxAlternatives)
+	query := deref(in.Query)
+	empty := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
+	switch {
+	case in.Query != nil && in.Slug != nil:
+		return nil, &gen.ToolError{Text: "Pass either query or slug, not both: slug returns that category, query searches for one.", Structured: empty}
+	case in.Slug != nil:
+		return s.bySlug(*in.Slug)
+	case in.Query == nil:
+		return nil, &gen.ToolError{Text: "Pass query (the topic in a few words, for example \"learn rust\") or slug (a category named by an earlier answer or by list_categories).", Structured: empty}
+	}
+	ranked, err := s.matcher.Match(query, maxCandidates)
 	switch {
 	case errors.Is(err, matcher.ErrEmptyQuery):
 		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
 	case errors.Is(err, matcher.ErrOnlyStopWords):
-		return nil, &gen.ToolError{Text: "Query '" + in.Query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
+		return nil, &gen.ToolError{Text: "Query '" + query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
 	case err != nil:
 		return nil, err
 	}
 	if len(ranked) == 0 || ranked[0].Score < threshold {
-		return nil, s.noMatch(in.Query, ranked, threshold)
+		return nil, s.noMatch(query, ranked, threshold)
 	}
 	best := ranked[0]
-	c, _ := s.reg.Category(best.Slug)
+	out := s.answer(query, best.Slug, best.Score)
+	out.Alternatives = s.alternatives(ranked[1:], threshold)
+	return out, nil
+}
+
+// answer is a found category with its sources.
+func (s *snapshot) answer(query, slug string, score float64) *gen.GetSourcesOutput {
+	c, _ := s.reg.Category(slug)
 	cur := s.reg.Curator()
 	out := &gen.GetSourcesOutput{
-		Query:           in.Query,
+		Query:           query,
 		Slug:            &c.Slug,
 		Name:            &c.Name,
 		Description:     &c.Description,
-		Score:           &best.Score,
+		Score:           &score,
 		RegistryVersion: ptr(s.reg.Version()),
 		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
 	}
 	for _, s := range c.Sources {
 		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
 	}
-	out.Alternatives = s.alternatives(ranked[1:], threshold)
-	return out, nil
+	return out
 }
+
+// bySlug answers a call that names its category: the agent chose it from
+// candidates or list_categories, so it gets that category with score 1.
+// A slug that does not exist gets the closest ones, spelled alike or
+// about the same words.
+func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
+	if _, ok := s.reg.Category(slug); ok {
+		return s.answer("", slug, 1), nil
+	}
+	out := &gen.GetSourcesOutput{Query: "", Sources: []gen.RankedSource{}}
+	type near struct {
+		slug string
+		d    int
+	}
+	var spelled []near
+	for _, sl := range s.slugs {
+		if d := edlib.OSADamerauLevenshteinDistance(slug, sl); d <= max(2, len(sl)/4) {
+			spelled = append(spelled, near{sl, d})
+		}
+	}
+	slices.SortStableFunc(spelled, func(a, b near) int { return a.d - b.d })
+	seen := map[string]bool{}
+	add := func(sl string, score float64) {
+		if len(out.Candidates) < maxCandidates && !seen[sl] {
+			seen[sl] = true
+			out.Candidates = append(out.Candidates, s.candidate(sl, score))
+		}
+	}
+	for _, n := range spelled {
+		add(n.slug, 0)
+	}
+	if ranked, err := s.matcher.Match(strings.ReplaceAll(slug, "-", " "), maxCandidates); err == nil {
+		for _, r := range ranked {
+			add(r.Slug, r.Score)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No category has the slug %q.", slug)
+	if len(out.Candidates) > 0 {
+		b.WriteString(" Closest:")
+		writeCandidates(&b, out.Candidates)
+		b.WriteString("\nCall get_sources with one of these slugs, or with query to search by topic.")
+	} else {
+		b.WriteString(" Call list_categories to see every slug, or get_sources with query to search by topic.")
+	}
+	return nil, &gen.ToolError{Text: b.String(), Structured: out}
+}
+
+// maxCandidates is how many categories a no-match answer offers; it is
+// also how many the matcher ranks for every query.
+const maxCandidates = 5
 
 // maxAlternatives is how many runner-up categories get_sources names.
 const maxAlternatives = 2
@@ -141,20 +212,51 @@ func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.
 	return out
 }
 
+func (s *snapshot) candidate(slug string, score float64) gen.CandidateCategory {
+	c, _ := s.reg.Category(slug)
+	return gen.CandidateCategory{Slug: slug, Name: c.Name, Description: firstLine(c.Description), Score: score}
+}
+
+// firstLine is a description cut to its first sentence or line, so five
+// candidates stay short enough to read at a glance.
+func firstLine(d string) string {
+	if i := strings.IndexAny(d, "\n"); i >= 0 {
+		d = d[:i]
+	}
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i+1]
+	}
+	return d
+}
+
+func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "\n- %s (%s", c.Slug, c.Name)
+		if c.Score > 0 {
+			fmt.Fprintf(b, ", score %s", fmtScore(c.Score))
+		}
+		fmt.Fprintf(b, "): %s", c.Description)
+	}
+}
+
+// noMatch offers the agent the best candidates instead of an answer: it
+// reads meaning better than the matcher, so it can pick one by slug.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
-	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, AvailableCategories: s.slugs}
+	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
 	var b strings.Builder
-	fmt.Fprintf(&b, "No matching category found for query '%s'.", query)
+	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", query, strconv.FormatFloat(threshold, 'f', -1, 64))
 	if len(ranked) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
 		out.Alternatives = s.alternatives(ranked[1:], threshold)
-		fmt.Fprintf(&b, " Closest match: %s (score: %s)", ranked[0].Slug, fmtScore(ranked[0].Score))
-		for _, a := range out.Alternatives {
-			fmt.Fprintf(&b, ", then %s (score: %s)", a.Slug, fmtScore(a.Score))
+		for _, r := range ranked[:min(len(ranked), maxCandidates)] {
+			out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
 		}
-		b.WriteByte('.')
+		b.WriteString(" Candidates:")
+		writeCandidates(&b, out.Candidates)
+		b.WriteString("\nIf one of them fits the question, call get_sources with its slug; otherwise rephrase the query with the topic's own words, or call list_categories.")
+	} else {
+		b.WriteString(" No category shares a word with it. Rephrase the query with the topic's own words, or call list_categories to see what is covered.")
 	}
-	fmt.Fprintf(&b, " Available categories: %s. Matches need a score of at least %s; rephrase the query, pass a lower threshold, or call list_categories.", strings.Join(s.slugs, ", "), strconv.FormatFloat(threshold, 'f', -1, 64))
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 
@@ -198,13 +300,76 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 	return b.String()
 }
 
-// ListCategories implements gen.ToolHandlers.
-func (h *Handlers) ListCategories(context.Context, *gen.ListCategoriesInput) (*gen.ListCategoriesOutput, error) {
+// ListCategories implements gen.ToolHandlers. Pages are cut by slug, so a
+// cursor stays valid across a reload: the next page starts after the last
+// slug shown, whatever was added or removed meanwhile.
+func (h *Handlers) ListCategories(_ context.Context, in *gen.ListCategoriesInput) (*gen.ListCategoriesOutput, error) {
 	out := &gen.ListCategoriesOutput{Categories: []gen.CategorySummary{}}
-	for _, c := range h.cur.Load().reg.Categories() {
+	if in == nil {
+		in = &gen.ListCategoriesInput{}
+	}
+	limit := defaultPage
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	after := ""
+	if in.Cursor != nil {
+		var ok bool
+		if after, ok = decodeCursor(*in.Cursor); !ok {
+			return nil, &gen.ToolError{Text: "cursor: not a cursor this server gave out. Pass the next_cursor of the previous page unchanged, or call list_categories without cursor to start again.", Structured: out}
+		}
+	}
+	words := filterWords(deref(in.Filter))
+	for _, c := range h.cur.Load().reg.Categories() { // sorted by slug
+		if c.Slug <= after || !matchesFilter(words, c) {
+			continue
+		}
+		if len(out.Categories) == limit {
+			out.NextCursor = ptr(encodeCursor(out.Categories[limit-1].Slug))
+			break
+		}
 		out.Categories = append(out.Categories, gen.CategorySummary{Slug: c.Slug, Name: c.Name, Description: c.Description, Tags: strings.Split(c.Slug, "-")})
 	}
 	return out, nil
+}
+
+// defaultPage is list_categories' page size when the call gives none.
+const defaultPage = 100
+
+// cursorPrefix versions the cursor, so a later format can tell old ones.
+const cursorPrefix = "after:"
+
+func encodeCursor(slug string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + slug))
+}
+
+func decodeCursor(c string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return "", false
+	}
+	slug, ok := strings.CutPrefix(string(b), cursorPrefix)
+	return slug, ok && slug != "" && len(slug) <= 64 && strings.Trim(slug, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// filterWords splits a filter into lower-case words of letters and digits.
+func filterWords(f string) []string {
+	return strings.FieldsFunc(strings.ToLower(f), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// matchesFilter: every word starts some word of the category's slug, name
+// or description.
+func matchesFilter(words []string, c registry.Category) bool {
+	if len(words) == 0 {
+		return true
+	}
+	have := filterWords(c.Slug + " " + c.Name + " " + c.Description)
+	for _, w := range words {
+		if !slices.ContainsFunc(have, func(h string) bool { return strings.HasPrefix(h, w) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // ListCategoriesText implements gen.ToolHandlers.
@@ -213,6 +378,9 @@ func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
 	fmt.Fprintf(&b, "Categories (%d):\n", len(out.Categories))
 	for _, c := range out.Categories {
 		fmt.Fprintf(&b, "\n%s: %s\n  %s\n  Tags: %s\n", c.Slug, c.Name, c.Description, strings.Join(c.Tags, ", "))
+	}
+	if out.NextCursor != nil {
+		fmt.Fprintf(&b, "\nMore follow: call list_categories with cursor %q (and the same filter).\n", *out.NextCursor)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -99,7 +99,7 @@ func TestSharedFixtureParaphrases(t *testing.T) {
 		"how do I run a bitcoin full node at home": "bitcoin-node-setup",
 		"learning rust programming":                "rust-learning",
 	} {
-		out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: query})
+		out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr(query)})
 		if err != nil || *out.Slug != want || len(out.Sources) != 3 {
 			t.Errorf("%q: got %v, %v; want %s", query, out, err, want)
 		}
@@ -110,7 +110,7 @@ func TestSharedFixtureParaphrases(t *testing.T) {
 // threshold, at most two, best first; the no-match text names them.
 func TestAlternatives(t *testing.T) {
 	h := handlers(t, threegs.DefaultRegistry)
-	out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "rust and go programming"})
+	out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("rust and go programming")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestAlternatives(t *testing.T) {
 	}
 	// Raised threshold: no match, the closest and the runner-up named.
 	th := 0.95
-	_, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "rust and go programming", Threshold: &th})
+	_, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("rust and go programming"), Threshold: &th})
 	var te *gen.ToolError
 	if !errors.As(err, &te) {
 		t.Fatalf("threshold 0.95: %v, want a tool error", err)
@@ -136,11 +136,14 @@ func TestAlternatives(t *testing.T) {
 	if miss.Closest == nil || miss.Closest.Slug != "rust-learning" || len(miss.Alternatives) == 0 || miss.Alternatives[0].Slug != "go-learning" {
 		t.Fatalf("closest %+v alternatives %+v", miss.Closest, miss.Alternatives)
 	}
-	if !strings.Contains(te.Text, "Closest match: rust-learning (score: 0.8") || !strings.Contains(te.Text, ", then go-learning (score: ") {
+	if len(miss.Candidates) < 2 || miss.Candidates[0].Slug != "rust-learning" || miss.Candidates[1].Slug != "go-learning" || miss.AvailableCategories != nil {
+		t.Errorf("candidates %+v, available %v", miss.Candidates, miss.AvailableCategories)
+	}
+	if !strings.Contains(te.Text, "Candidates:\n- rust-learning (Learning Rust, score 0.8") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
 		t.Errorf("no-match text: %s", te.Text)
 	}
 	// A specific query has no runner-up worth naming.
-	out, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: "shellcheck"})
+	out, err = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("shellcheck")})
 	if err != nil || len(out.Alternatives) != 0 {
 		t.Errorf("shellcheck: %v alternatives %+v, want none", err, out.Alternatives)
 	}
