@@ -92,6 +92,9 @@ func decoderCases(f testing.TB) []decoderCase {
 		roundTrip("DecodeSignature", DecodeSignature, `{"algorithm":"ed25519","pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o",`+
 			`"signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",`+
 			`"signed_at":"2026-11-21T10:48:32Z","signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`),
+		roundTrip("DecodeQuerylog", DecodeQuerylog, `{"time":"2026-11-24T10:00:00Z","query":"crema","outcome":"candidates","score":0.2,"threshold":0.4,`+
+			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
+			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),
 		roundTrip("DecodeTokens", DecodeTokens, `{"tokens":[{"name":"alice","tier":"user","sha256":"`+strings.Repeat("ab", 32)+`","created":"2026-11-21T10:00:00Z"}]}`),
 		roundTrip("DecodeUpsertCategoryInput", DecodeUpsertCategoryInput, `{"slug":"a-b","category":{"name":"N","description":"D","query_patterns":["x y","y z","z w"],"sources":[`+
 			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},`+

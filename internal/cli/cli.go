@@ -56,6 +56,7 @@ func commands() []command {
 		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
+		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},

@@ -22,6 +22,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/stdio"
@@ -37,6 +38,8 @@ func serveFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
+	f.String("query-log", "THREEGS_QUERY_LOG", "", "JSON Lines file (created 0600) to log every get_sources query and how it ended, for 3gs misses; never tokens or who asked. None: no query log")
+	f.String("query-log-max-bytes", "THREEGS_QUERY_LOG_MAX_BYTES", strconv.Itoa(querylog.DefaultMaxBytes), "size at which the query log is rotated to FILE.1 (replacing it), so it never takes more than twice this")
 	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature does not verify, or is missing although the registry names a curator key; get_provenance and /health then report it as not verified")
 	f.String("http", "THREEGS_HTTP", "", "serve MCP Streamable HTTP on this address (HOST:PORT, e.g. 127.0.0.1:3000; a port alone means 127.0.0.1) instead of stdio, with /mcp, /health and /registry")
 	f.String("allow-origin", "THREEGS_ALLOW_ORIGIN", "", "HTTP: comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
@@ -52,12 +55,13 @@ func serveFlags(f *Flags) {
 
 // serveConfig is the command line of serve, checked.
 type serveConfig struct {
-	threshold  float64
-	newMatcher func(*registry.Registry) matcher.Matcher
-	maxBytes   int
-	log        *slog.Logger
-	http       *httpserver.Options // nil: stdio
-	httpAddr   string
+	threshold   float64
+	newMatcher  func(*registry.Registry) matcher.Matcher
+	maxBytes    int
+	queryLogMax int
+	log         *slog.Logger
+	http        *httpserver.Options // nil: stdio
+	httpAddr    string
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -70,6 +74,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if c.newMatcher, err = matcherNamed(f.Value("matcher")); err != nil {
+		return nil, err
+	}
+	if c.queryLogMax, err = f.Int("query-log-max-bytes", 4096); err != nil {
 		return nil, err
 	}
 	if c.maxBytes, err = f.Int("max-message-bytes", 1024); err != nil {
@@ -259,6 +266,15 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
 			log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
 		}
+	}
+	if path := f.Value("query-log"); path != "" {
+		ql, err := querylog.Open(path, int64(c.queryLogMax), log)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "3gs serve: %v\nGive --query-log a regular file in a directory the server may write to, or leave it out to log no queries.\n", err)
+			return nil, false
+		}
+		cfg.QueryLog = ql
+		log.Info("logging get_sources queries", "query_log", path, "rotate_at_bytes", c.queryLogMax)
 	}
 	h := tools.New(cfg)
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)

@@ -84,3 +84,8 @@ func kind(m fs.FileMode) string {
 	}
 	return "a special file"
 }
+
+// OpenFlags are the flags to add to os.OpenFile when opening a path that
+// must turn out to be a regular file, for writing as well as reading: on
+// Unix, O_NONBLOCK, so that a named pipe cannot block the open.
+const OpenFlags = openFlags

@@ -36,7 +36,9 @@ const DefaultThreshold = 0.4
 type Handlers struct {
 	cur       atomic.Pointer[snapshot]
 	threshold float64
-	edit      *editor // nil when the registry has no file to write
+	edit      *editor  // nil when the registry has no file to write
+	qlog      Recorder // nil: no query log
+	now       func() time.Time
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -78,11 +80,24 @@ type Config struct {
 	// Modified is when the registry's bytes were last changed (the file's
 	// modification time); zero when unknown.
 	Modified time.Time
+	// QueryLog, when set, gets a line for every get_sources call that names
+	// a query or a slug (3gs serve --query-log).
+	QueryLog Recorder
+	// Now is the clock for the query log; nil means time.Now.
+	Now func() time.Time
+}
+
+// Recorder keeps the query log (querylog.Log).
+type Recorder interface {
+	Record(*gen.Querylog)
 }
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now}
+	if h.now == nil {
+		h.now = time.Now
+	}
 	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
 	if c.Edit != nil {
 		h.edit = newEditor(*c.Edit)
@@ -91,12 +106,58 @@ func New(c Config) *Handlers {
 }
 
 // GetSources implements gen.ToolHandlers.
-func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+func (h *Handlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
 	threshold := h.threshold
 	if in.Threshold != nil {
 		threshold = *in.Threshold
 	}
 	s := h.cur.Load()
+	out, err := h.getSources(s, in, threshold)
+	if h.qlog != nil {
+		if e := logEntry(s, in, threshold, out, err); e != nil {
+			e.Time = h.now().UTC().Format(time.RFC3339)
+			h.qlog.Record(e)
+		}
+	}
+	return out, err
+}
+
+// logEntry is the query log's line for a get_sources call, or nil for a
+// call that named neither a query nor a slug, or failed inside.
+func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.GetSourcesOutput, err error) *gen.Querylog {
+	e := &gen.Querylog{Query: in.Query, Threshold: &threshold, RegistryVersion: s.reg.Version()}
+	var te *gen.ToolError
+	switch {
+	case err == nil && in.Slug != nil:
+		e.Outcome, e.Slug = gen.QuerylogOutcomeSlug, in.Slug
+		return e
+	case err == nil:
+		e.Outcome, e.Slug, e.Score = gen.QuerylogOutcomeMatched, out.Slug, out.Score
+		return e
+	case !errors.As(err, &te):
+		return nil
+	}
+	miss, _ := te.Structured.(*gen.GetSourcesOutput)
+	if miss == nil || in.Query != nil && in.Slug != nil || in.Query == nil && in.Slug == nil {
+		return nil
+	}
+	for _, c := range miss.Candidates {
+		e.Candidates = append(e.Candidates, gen.ScoredSlug{Slug: c.Slug, Score: c.Score})
+	}
+	switch {
+	case in.Slug != nil:
+		e.Outcome, e.Slug = gen.QuerylogOutcomeUnknownSlug, in.Slug
+	case strings.TrimSpace(*in.Query) == "":
+		return nil // nothing a curator could add a pattern for
+	case len(e.Candidates) > 0:
+		e.Outcome, e.Score = gen.QuerylogOutcomeCandidates, &e.Candidates[0].Score
+	default:
+		e.Outcome = gen.QuerylogOutcomeNoCandidates
+	}
+	return e
+}
+
+func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold float64) (*gen.GetSourcesOutput, error) {
 	query := deref(in.Query)
 	empty := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
 	switch {

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/querylog"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+func missesFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
+	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "with --registry: the score a rescored query needs to count as answered")
+	f.String("low-confidence", "THREEGS_LOW_CONFIDENCE", "0.6", "answered queries that scored below this are listed too, as answers the curator may want to make surer")
+	f.String("top", "THREEGS_MISSES_TOP", "10", "how many queries to show per category")
+}
+
+// runMisses turns a query log into the curator's to-do list: the queries
+// that got no confident answer, grouped by the category they came closest
+// to, the most frequent first.
+func runMisses(_ context.Context, env *Env, f *Flags) int {
+	if len(f.Args()) != 1 {
+		fmt.Fprintln(env.Stderr, "3gs misses: give the query log's path, the file serve wrote with --query-log, e.g. 3gs misses queries.jsonl")
+		return ExitUsage
+	}
+	path := f.Args()[0]
+	low, err := f.Threshold("low-confidence")
+	if err == nil {
+		_, err = f.Threshold("threshold")
+	}
+	top := 0
+	if err == nil {
+		top, err = f.Int("top", 1)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs misses: %v\n", err)
+		return ExitUsage
+	}
+	entries, problems, err := querylog.Read(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs misses: %v\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n", err)
+		return ExitFail
+	}
+	for _, p := range problems[:min(len(problems), 5)] {
+		fmt.Fprintf(env.Stderr, "3gs misses: skipped %s\n", p)
+	}
+	if len(problems) > 5 {
+		fmt.Fprintf(env.Stderr, "3gs misses: skipped %d more lines that are not query log entries\n", len(problems)-5)
+	}
+	var closest querylog.Closest
+	var reg *registry.Registry
+	if p := f.Value("registry"); p != "" {
+		var ok bool
+		if reg, _, ok = loadRegistry(env, "misses", p); !ok {
+			return ExitFail
+		}
+		threshold, _ := f.Threshold("threshold")
+		m := matcher.New(reg)
+		closest = func(q string) (string, float64, bool) {
+			top, err := m.Match(q, 1)
+			if err != nil || len(top) == 0 {
+				return "", 0, false
+			}
+			return top[0].Slug, top[0].Score, top[0].Score >= threshold
+		}
+	}
+	groups := querylog.Misses(entries, low, closest)
+	total := 0
+	for _, g := range groups {
+		total += g.Total
+	}
+	if total == 0 {
+		fmt.Fprintf(env.Stdout, "No misses in %d logged calls: every query was answered with a score of at least %s.\n", len(entries), fmtFloat(low))
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stdout, "%d of %d logged calls got no confident answer (or one below %s), in %d %s, most asked first.\n",
+		total, len(entries), fmtFloat(low), len(groups), plural(len(groups), "group", "groups"))
+	for _, g := range groups {
+		name := "no category came close"
+		if g.Slug != "" {
+			name = g.Slug
+			if reg != nil {
+				if c, ok := reg.Category(g.Slug); ok {
+					name += " (" + c.Name + ")"
+				}
+			}
+		}
+		fmt.Fprintf(env.Stdout, "\n%s: %d %s\n", name, g.Total, plural(g.Total, "query", "queries"))
+		for _, m := range g.Misses[:min(len(g.Misses), top)] {
+			fmt.Fprintf(env.Stdout, "  %3d×  %q  (best score %.2f)\n", m.Count, m.Query, m.Score)
+		}
+		if len(g.Misses) > top {
+			fmt.Fprintf(env.Stdout, "  ... and %d more (raise --top)\n", len(g.Misses)-top)
+		}
+		if g.Slug != "" {
+			fmt.Fprintf(env.Stdout, "  To do: if these belong in %s, add a query pattern in their words; if not, they may need a new category.\n", g.Slug)
+		} else {
+			fmt.Fprintln(env.Stdout, "  To do: a new category, if enough agents ask for it.")
+		}
+	}
+	return ExitOK
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// serveCalls runs `3gs serve` in-process over stdio with one get_sources
+// call per argument object, and returns stdout and stderr.
+func serveCalls(t *testing.T, environ map[string]string, args []string, calls ...string) (string, string) {
+	t.Helper()
+	in := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	for i, c := range calls {
+		in += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":%s,"_meta":{"io.3gs/token":"not-logged-secret"}}}`+"\n", i+1, c)
+	}
+	var out, errOut bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	if code := Run(context.Background(), append([]string{"serve"}, args...), env); code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", code, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// The curator's loop: serve logs the queries, misses turns the log into a
+// to-do list, and once the registry answers a query, misses --registry
+// drops it.
+func TestQueryLogAndMisses(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "queries.jsonl")
+	calls := []string{
+		`{"query":"harden my linux server"}`,
+		`{"query":"keeping my home network's secrets safe"}`,
+		`{"query":"Keeping my home   network's secrets safe"}`,
+		`{"query":"quantum chromodynamics"}`,
+		`{"slug":"rust-learning"}`,
+		`{"slug":"rust-lerning"}`,
+		`{"query":""}`,
+	}
+	// The flag, and its environment twin.
+	serveCalls(t, nil, []string{"--query-log", log}, calls[:4]...)
+	serveCalls(t, map[string]string{"THREEGS_QUERY_LOG": log}, nil, calls[4:]...)
+
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 6 { // the empty query is not logged
+		t.Fatalf("%d lines, want 6:\n%s", len(lines), data)
+	}
+	for _, want := range []string{`"outcome":"matched"`, `"outcome":"candidates"`, `"outcome":"slug"`, `"outcome":"unknown_slug"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("no line with %s:\n%s", want, data)
+		}
+	}
+	if strings.Contains(string(data), "not-logged-secret") || strings.Contains(string(data), `"t"`) {
+		t.Errorf("the log holds the token or the client's name:\n%s", data)
+	}
+
+	code, out, errOut := run(t, nil, "misses", log)
+	if code != ExitOK {
+		t.Fatalf("misses: exit %d\n%s", code, errOut)
+	}
+	// The repeated question (spelled two ways) is one entry asked twice,
+	// and the answered and by-slug calls are not misses.
+	if !strings.Contains(out, `2×  "keeping my home network's secrets safe"`) || strings.Contains(out, "harden my linux server") || strings.Contains(out, "rust-lerning") {
+		t.Errorf("misses:\n%s", out)
+	}
+	if !strings.Contains(out, "To do: ") || !strings.HasPrefix(out, "3 of 6 logged calls got no confident answer") {
+		t.Errorf("misses:\n%s", out)
+	}
+
+	// A registry that now has the words: rescored, the question drops off.
+	reg := filepath.Join(t.TempDir(), "registry.json")
+	src, err := os.ReadFile(filepath.Join(fixture.Root(), "registry.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), `"query_patterns": [`, `"query_patterns": ["keeping my home network secrets safe", `, 1)
+	os.WriteFile(reg, []byte(edited), 0o644)
+	code, out, errOut = run(t, nil, "misses", log, "--registry", reg)
+	if code != ExitOK || strings.Contains(out, "secrets safe") || !strings.Contains(out, "quantum chromodynamics") {
+		t.Errorf("misses --registry: exit %d\n%s%s", code, out, errOut)
+	}
+
+	if code, _, errOut := run(t, nil, "misses", filepath.Join(t.TempDir(), "none.jsonl")); code != ExitFail || !strings.Contains(errOut, "--query-log") {
+		t.Errorf("missing log: exit %d %s", code, errOut)
+	}
+}
+
+func TestServeRefusesAQueryLogItCannotWrite(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	if code := Run(context.Background(), []string{"serve", "--query-log", t.TempDir()}, env); code == ExitOK || !strings.Contains(errOut.String(), "--query-log") {
+		t.Errorf("a directory as query log: exit %d\n%s", code, errOut.String())
+	}
+}
