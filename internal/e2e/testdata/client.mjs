@@ -32,8 +32,18 @@ assert.match(found.content[0].text, /^Category: Learning Rust/);
 
 const missed = await client.callTool({ name: "get_sources", arguments: { query: "quantum physics supercollider" } });
 assert.equal(missed.isError, true);
-assert.match(missed.content[0].text, /^No matching category found/);
-assert.ok(missed.structuredContent.available_categories.includes("rust-learning"));
+assert.match(missed.content[0].text, /^No category matches query 'quantum physics supercollider' confidently/);
+assert.match(missed.content[0].text, /call get_sources with its slug/);
+const candidates = missed.structuredContent.candidates;
+assert.ok(candidates.length >= 1 && candidates.length <= 5, "up to five candidates");
+assert.equal(missed.structuredContent.available_categories, undefined, "no list of every slug");
+
+// The second call of the two-call flow: the agent's pick, by slug.
+const picked = await client.callTool({ name: "get_sources", arguments: { slug: candidates[0].slug } });
+assert.equal(picked.isError, false);
+assert.equal(picked.structuredContent.slug, candidates[0].slug);
+assert.equal(picked.structuredContent.score, 1);
+assert.equal(picked.structuredContent.sources.length, 3);
 
 const cats = await client.callTool({ name: "list_categories", arguments: {} });
 assert.equal(cats.isError, false);
