@@ -254,8 +254,22 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				}
 				out.Doubt = &opt0
 			}
-		case "fields":
+		case "margin":
 			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Margin = &opt0
+			}
+		case "fields":
+			if !d.Claim(p, key, &seen, 9) {
 				continue
 			}
 			fp := p.Key(key)
@@ -270,7 +284,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				out.Fields = items0
 			}
 		case "words":
-			if !d.Claim(p, key, &seen, 9) {
+			if !d.Claim(p, key, &seen, 10) {
 				continue
 			}
 			fp := p.Key(key)
@@ -288,7 +302,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 			d.UnknownKey(p, key, candidateFields)
 		}
 	}
-	d.Missing(p, seen, 0b1101011111, candidateFields)
+	d.Missing(p, seen, 0b11001011111, candidateFields)
 }
 
 // decodeFieldCoverage reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/fieldCoverage) into out.
@@ -2036,7 +2050,7 @@ var explainMatchInputFields = []string{"query", "threshold", "limit"}
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
 // candidateFields lists Candidate's fields in schema order; bit i of a decoder's seen set stands for candidateFields[i].
-var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "fields", "words"}
+var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "margin", "fields", "words"}
 
 // fieldCoverageFields lists FieldCoverage's fields in schema order; bit i of a decoder's seen set stands for fieldCoverageFields[i].
 var fieldCoverageFields = []string{"field", "coverage"}

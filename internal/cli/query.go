@@ -115,6 +115,9 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 		if e.Doubt != "" {
 			fmt.Fprintf(w, "   not confident: %s (score scaled down)\n", e.Doubt)
 		}
+		if e.Margin > 0 {
+			fmt.Fprintf(w, "   +%.3f for standing clear of the runner-up\n", e.Margin)
+		}
 		var fields []string
 		for f := range matcher.NumFields {
 			if v := e.Fields[f]; v > 0 {

@@ -32,7 +32,7 @@ func TestQueryMatchAndExplain(t *testing.T) {
 
 func TestQueryNoMatchExitsOne(t *testing.T) {
 	code, out, _ := run(t, map[string]string{"MATCH_THRESHOLD": "0.99"}, "query", "rust", "and", "go", "programming")
-	if code != ExitFail || !strings.Contains(out, "No match: no category reaches the threshold 0.99\nNext: rust-learning 0.898") {
+	if code != ExitFail || !strings.Contains(out, "No match: no category reaches the threshold 0.99\nNext: rust-learning 0.900") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 	code, out, _ = run(t, nil, "query", "--threshold", "0.3", "quantum", "chromodynamics")

@@ -26,11 +26,18 @@ import "fmt"
 // states that source's whole name or host ("bitwarden", "keepassxc"): then
 // phrase, the best short field's two-way coverage, is near 1 and that
 // field is a source's. It is one too when a word that is not English (a
-// product name: "lynis", "esphome") is in a source's name or host: the
-// curator picked that source for this category, so its product is the
-// category's topic. An English word there ("stride") still needs more.
+// product name: "lynis", "esphome") is in a source's name or host and the
+// query has no word the category does not explain: the curator picked that
+// source for this category, so its product is the category's topic
+// ("docker networking" is not a question about a mail server whose source
+// is docker-mailserver). An English word there ("stride") needs more.
+//
+// A category whose name and patterns hold none of the query's words, met
+// only in its description or sources, is not an answer either when the
+// query has words it does not explain ("web accessibility" is not Linux
+// hardening for its description's "access").
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) string {
-	var met, direct, curated, unexplained, rare int
+	var met, direct, curated, keyed, unexplained, rare int
 	named := false      // a direct word is in the category's slug or name
 	product := false    // a word that is no English word names a source
 	genericMet := false // a generic word the query has is in what the curator wrote
@@ -55,7 +62,10 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) st
 				best, bestMask, bestKind = v, mask, w.kind
 			}
 		}
-		if best == 0 {
+		if best == 0 || bestKind == KindRelated && best < weakLink {
+			// A loose link (a definition's word, a broader word) does
+			// not explain a word: "insurance" defined with "application"
+			// says nothing about a visa application.
 			unexplained++
 			if _, common := zipfOf(w.raw); !common && len(w.cands) == 0 {
 				rare++ // a name or term we do not know: likely the topic
@@ -73,26 +83,39 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) st
 		if bestMask&curatedFields != 0 {
 			curated++
 		}
+		if bestMask&keyFields != 0 {
+			keyed++
+		}
 	}
 	switch {
 	case met == 0 && unexplained > 0:
 		return "only generic words such as \"learn\" or \"guide\" meet it"
 	case met == 0:
 		return "" // a query of generic words only: coverage already says it
-	case curated == 0 && (product || phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost)):
+	case curated == 0 && (product && unexplained == 0 || phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost)):
 		return ""
 	case curated == 0:
 		return "met only through its sources' names, hosts or descriptions"
 	case direct == 0:
 		return "met only through related words, none of the query's own"
+	case keyed == 0 && unexplained > 0:
+		return fmt.Sprintf("not in its name or patterns, and %d query words it does not explain", unexplained)
 	case direct == 1 && (unexplained >= 2 && unexplained > met || rare >= 1 && !named && !genericMet):
 		return fmt.Sprintf("one query word meets it and %d others it does not explain", unexplained)
 	}
 	return ""
 }
 
+// weakLink is the related-word strength below which a word is not counted
+// as explained: links through definitions (glossQuality) and broader words.
+const weakLink = 0.5
+
 // wholeSource is the phrase score at which a query states a source's name.
 const wholeSource = 0.8
+
+// keyFields are the curator's names for the category: what it is called
+// and how people ask for it, as opposed to prose about it.
+const keyFields = 1<<FieldSlug | 1<<FieldName | 1<<FieldPattern
 
 // curatedFields are what the curator wrote about the category itself.
 const curatedFields = 1<<FieldSlug | 1<<FieldName | 1<<FieldPattern | 1<<FieldDescription

@@ -108,7 +108,7 @@ func TestEvalOwnRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runEval(t, reg, "testdata/eval.tsv", 0.93, 0.96)
+	runEval(t, reg, "testdata/eval.tsv", 0.95, 0.98)
 }
 
 // The same, on a registry curated by someone else, with our own queries:

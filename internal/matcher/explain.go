@@ -23,7 +23,10 @@ type Explanation struct {
 	// Doubt, when set, says why the evidence is too thin to answer with
 	// this category: the score was scaled down by the doubt factor.
 	Doubt string
-	Words []WordExplanation
+	// Margin is what standing clear of the runner-up added to the best
+	// category's score (0 for the others, and for a doubted best).
+	Margin float64
+	Words  []WordExplanation
 }
 
 // WordExplanation is one query word's part in a category's score.
@@ -81,7 +84,9 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 			we.In = attribute(&x.tune, bestMask, we.Contribution, &e.Fields)
 			e.Words = append(e.Words, we)
 		}
-		e.Score = roundScore(x.finish(p, c, acc/p.total, &e))
+		v, _ := x.finish(p, c, acc/p.total, &e)
+		e.Margin = h.Score - roundScore(v) // the raise distinct gave the best
+		e.Score = h.Score
 		out = append(out, e)
 	}
 	return out, nil

@@ -504,7 +504,9 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 // hit is a ranked category with its number in the index.
 type hit struct {
 	Scored
-	cat uint32
+	cat     uint32
+	doubted bool // its score was scaled down (see doubt)
+	crowded bool // more categories than were scored could rival it
 }
 
 // rank returns the limit best categories for a parsed query.
@@ -514,14 +516,44 @@ func (x *Index) rank(p *parsed, limit int) []hit {
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
-	x.accumulate(p, s, limit)
-	out := x.top(p, s, limit)
+	// The runner-up is needed to judge the best, whatever the limit.
+	n := max(limit, 2)
+	x.accumulate(p, s, n)
+	out := x.top(p, s, n)
 	for _, c := range s.touched {
 		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
 	}
 	s.touched = s.touched[:0]
-	return out
+	if len(out) > 0 {
+		out[0].Score = roundScore(x.distinct(out))
+	}
+	return out[:min(len(out), limit)]
 }
+
+// distinct is the best category's score raised by how far it stands above
+// the runner-up. Coverage says how much of the question a category
+// explains; that no other category comes close is evidence too, and it is
+// what a long question with one clear topic has and a vague one lacks. A
+// doubted best category gets nothing, and the raise is at most
+// marginWeight of the best score's own gap to 1, scaled by the best score
+// itself, so a faint match with no rival stays faint, and never beyond
+// marginCeiling.
+func (x *Index) distinct(out []hit) float64 {
+	s1 := out[0].Score
+	if out[0].doubted || out[0].crowded || s1 <= 0 {
+		return s1
+	}
+	s2 := 0.0
+	if len(out) > 1 {
+		s2 = out[1].Score
+	}
+	return min(s1+x.tune.marginWeight*(1-s2/s1)*s1*(1-s1), max(s1, marginCeiling))
+}
+
+// marginCeiling: the raise never lifts a score past it. Above it, scores
+// say how near the query is to one of the category's own phrases (a typo
+// keeps a match but leaves that range), which a clear lead does not change.
+const marginCeiling = 0.9
 
 // accumulate walks the postings of every term the query meets and sums
 // each category's coverage numerator. Only categories that share a term
@@ -668,6 +700,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 	inv, qmax := 1/p.total, p.maxCoverage
 	var store [maxFinish]qcand
 	byUB := store[:0]
+	var maxDropped float32 = -1 // the best bound of a category never scored
 	for _, c := range s.touched {
 		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
 		if len(byUB) < maxFinish {
@@ -676,8 +709,11 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 				heapify(byUB)
 			}
 		} else if ub > byUB[0].q {
+			maxDropped = max(maxDropped, byUB[0].q)
 			byUB[0] = qcand{c, ub}
 			siftDown(byUB, 0)
+		} else {
+			maxDropped = max(maxDropped, ub)
 		}
 	}
 	slices.SortFunc(byUB, func(a, b qcand) int {
@@ -694,7 +730,8 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		if kept.Len() == limit && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
-		sc := hit{Scored{Slug: x.slugs[qc.cat], Score: roundScore(x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil))}, qc.cat}
+		v, doubted := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
+		sc := hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(v)}, cat: qc.cat, doubted: doubted}
 		if kept.Len() < limit {
 			heap.Push(kept, sc)
 		} else if byScore(sc.Scored, kept.items[0].Scored) < 0 {
@@ -704,6 +741,14 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 	}
 	out := kept.items
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	// More than maxFinish categories could reach the kept scores: the
+	// runner-up may be one never scored, so no category is shown to stand
+	// clear of the rest (distinct then raises nothing).
+	if len(out) > 0 && float64(maxDropped)+roundingSlack >= out[len(out)-1].Score {
+		for i := range out {
+			out[i].crowded = true
+		}
+	}
 	return out
 }
 
@@ -744,7 +789,7 @@ func (x *Index) combine(q, phrase, adj float32) float32 {
 
 // finish turns coverage q into the final score of category c by scoring
 // its short fields as phrases. With e non-nil it also records the parts.
-func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
+func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) (float64, bool) {
 	var (
 		bestP     float32
 		bestElem  []uint32
@@ -816,7 +861,7 @@ func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) float64 {
 			e.BestPhrase = x.elementText(bestElem)
 		}
 	}
-	return float64(score)
+	return float64(score), doubt != ""
 }
 
 // elements yields the short fields of category c as stored: each starts

@@ -59,6 +59,9 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		if e.Doubt != "" {
 			cand.Doubt = ptr(e.Doubt)
 		}
+		if e.Margin > 0 {
+			cand.Margin = ptr(clamp01(e.Margin))
+		}
 		for f := range matcher.NumFields {
 			if v := e.Fields[f]; v > 0 {
 				cand.Fields = append(cand.Fields, gen.FieldCoverage{Field: matcher.Field(f).String(), Coverage: clamp01(v)})
@@ -104,6 +107,9 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		}
 		if c.Doubt != nil {
 			fmt.Fprintf(&b, "   not confident: %s (score scaled down)\n", *c.Doubt)
+		}
+		if c.Margin != nil {
+			fmt.Fprintf(&b, "   +%.3f for standing clear of the runner-up\n", *c.Margin)
 		}
 		var fields []string
 		for _, f := range c.Fields {
