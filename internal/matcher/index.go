@@ -139,6 +139,10 @@ type Index struct {
 	// (data/related.txt) to the terms it reaches, with the quality of each
 	// link. Exact stems of the registry are never in it.
 	related map[string][]cand
+	// simTerms are the terms with a word vector (simVecs) that Index.similar
+	// compares a query word with; empty past maxSimTerms.
+	simTerms []uint32
+	simVecs  []int32
 
 	tune     tuning
 	strength [1 << numFields]float32 // strengthTable(&tune)
@@ -182,6 +186,7 @@ func Build(cats []registry.Category) *Index {
 	global := map[string]uint32{}
 	var stems []string
 	var words []bool
+	var vecs []int32
 	local := make([][]uint32, workers)
 	for w, b := range parts {
 		local[w] = make([]uint32, len(b.stems))
@@ -192,8 +197,12 @@ func Build(cats []registry.Category) *Index {
 				global[st] = g
 				stems = append(stems, st)
 				words = append(words, false)
+				vecs = append(vecs, -1)
 			}
 			words[g] = words[g] || b.split[id]
+			if vecs[g] < 0 {
+				vecs[g] = b.vec[id]
+			}
 			local[w][id] = g
 		}
 	}
@@ -279,9 +288,32 @@ func Build(cats []registry.Category) *Index {
 	}
 	x.shares()
 	x.related = relatedTerms(x.terms, typoTerms, x.term)
+	x.similarTerms(order, vecs)
 	x.typos = <-typosDone
 	x.scratch.New = func() any { return newScratch(len(cats)) }
 	return x
+}
+
+// similarTerms lists the terms that have a word vector and appear in what
+// a curator wrote about some category (similar words, like related ones,
+// count only there), for Index.similar; order maps new term ids to the
+// ids vecs is indexed by.
+func (x *Index) similarTerms(order []uint32, vecs []int32) {
+	for t, old := range order {
+		v := vecs[old]
+		if v < 0 || isGeneric(x.terms[t]) {
+			continue
+		}
+		_, masks := x.postings(uint32(t))
+		if !slices.ContainsFunc(masks, func(m uint8) bool { return m&curatedFields != 0 }) {
+			continue
+		}
+		x.simTerms = append(x.simTerms, uint32(t))
+		x.simVecs = append(x.simVecs, v)
+	}
+	if len(x.simTerms) > maxSimTerms {
+		x.simTerms, x.simVecs = nil, nil
+	}
 }
 
 // proseOnly is the factor on the weight of term t: 1, unless every
@@ -363,6 +395,7 @@ type builder struct {
 	stemTerm map[string]uint32
 	stems    []string // term id (first-seen order) → stem
 	split    []bool   // term id → the term occurs as a word of its own, not only joined
+	vec      []int32  // term id → the word vector of one of its words, or -1
 	mask     []uint8  // term id → fields it has in the current category
 	inCat    []uint32 // terms of the current category
 	postings []posting
@@ -408,10 +441,14 @@ func (b *builder) term(raw string, word bool) uint32 {
 			id = uint32(len(b.stems))
 			b.stems = append(b.stems, s)
 			b.split = append(b.split, false)
+			b.vec = append(b.vec, -1)
 			b.mask = append(b.mask, 0)
 			b.stemTerm[s] = id
 		}
 		b.rawTerm[strings.Clone(raw)] = id
+		if word && b.vec[id] < 0 {
+			b.vec[id] = vectorOf(raw)
+		}
 	}
 	if word {
 		b.split[id] = true

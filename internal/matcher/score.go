@@ -481,10 +481,18 @@ type scratch struct {
 	pass     uint32
 	touched  []uint32 // categories with acc > 0
 	wordSeen []uint32 // categories the current word reached
+	// The semantic channel (vectors.go): the score so far, the current
+	// word's best per category, and the categories each has reached.
+	sem, semNow         []float32
+	semTouched, semWord []uint32
 }
 
 func newScratch(n int) *scratch {
-	return &scratch{acc: make([]float32, n), matched: make([]float32, n), share: make([]float32, n), shareNow: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
+	s := &scratch{acc: make([]float32, n), matched: make([]float32, n), share: make([]float32, n), shareNow: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
+	if n <= semAllCats {
+		s.sem, s.semNow = make([]float32, n), make([]float32, n)
+	}
+	return s
 }
 
 // Match implements Matcher.
@@ -518,16 +526,72 @@ func (x *Index) rank(p *parsed, limit int) []hit {
 	defer x.scratch.Put(s)
 	// The runner-up is needed to judge the best, whatever the limit.
 	n := max(limit, 2)
+	x.semantic(p, s)
+	if len(s.semTouched) > 0 {
+		n += semExtra
+	}
 	x.accumulate(p, s, n)
 	out := x.top(p, s, n)
 	for _, c := range s.touched {
 		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
 	}
 	s.touched = s.touched[:0]
+	if len(s.semTouched) > 0 {
+		out = x.blend(out, s)
+	}
 	if len(out) > 0 {
 		out[0].Score = roundScore(x.distinct(out))
 	}
 	return out[:min(len(out), limit)]
+}
+
+// semExtra: with the semantic channel on, this many more lexical
+// candidates are scored, as the blend can reorder them.
+const semExtra = 8
+
+// blend adds the semantic score to the lexical one of the categories that
+// are not confident answers (see vectors.go) and re-sorts. It orders the
+// candidates an agent is offered; it never makes an answer: a confident
+// category keeps its lexical score, a doubted one keeps its doubt factor,
+// and one only the semantic channel reaches counts as doubted.
+func (x *Index) blend(out []hit, s *scratch) []hit {
+	// Only what sets a category apart from the registry's background
+	// counts: in a registry all about software, every category is
+	// somewhat close to "compiler".
+	var mean float32
+	for _, c := range s.semTouched {
+		mean += s.sem[c]
+	}
+	mean /= float32(len(x.slugs))
+	for _, c := range s.semTouched {
+		s.sem[c] = max(0, s.sem[c]-mean)
+	}
+	seen := map[uint32]bool{}
+	for i := range out {
+		h := &out[i]
+		seen[h.cat] = true
+		if !h.doubted {
+			continue
+		}
+		lex := h.Score
+		if h.doubted {
+			lex /= x.tune.doubtFactor
+		}
+		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
+		if h.doubted {
+			v *= x.tune.doubtFactor
+		}
+		h.Score = roundScore(v)
+	}
+	for _, c := range s.semTouched {
+		if !seen[c] && s.sem[c] > 0 {
+			out = append(out, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true})
+		}
+		s.sem[c] = 0
+	}
+	s.semTouched = s.semTouched[:0]
+	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	return out
 }
 
 // distinct is the best category's score raised by how far it stands above

