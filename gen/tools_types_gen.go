@@ -40,9 +40,9 @@ type Candidate struct {
 	// are left out.
 	Fields []FieldCoverage `json:"fields"`
 
-	// What standing clear of the runner-up added to the best candidate's score
-	// (absent when nothing was added): a clear lead is evidence too, so a long
-	// question with one clear topic is not judged on coverage alone.
+	// What a clear lead over the runner-up, and word vectors that put the same
+	// category first, added to the best candidate's score (absent when nothing was
+	// added): a long question with one plain topic is not judged on coverage alone.
 	Margin *float64 `json:"margin,omitempty,omitzero"`
 
 	// The category's name.

@@ -116,7 +116,7 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 			fmt.Fprintf(w, "   not confident: %s (score scaled down)\n", e.Doubt)
 		}
 		if e.Margin > 0 {
-			fmt.Fprintf(w, "   +%.3f for standing clear of the runner-up\n", e.Margin)
+			fmt.Fprintf(w, "   +%.3f for a clear lead over the runner-up, or word vectors that agree\n", e.Margin)
 		}
 		var fields []string
 		for f := range matcher.NumFields {

@@ -23,8 +23,9 @@ type Explanation struct {
 	// Doubt, when set, says why the evidence is too thin to answer with
 	// this category: the score was scaled down by the doubt factor.
 	Doubt string
-	// Margin is what standing clear of the runner-up added to the best
-	// category's score (0 for the others, and for a doubted best).
+	// Margin is what a clear lead over the runner-up, and word vectors
+	// that agree (see blend), added to the best category's score (0 for
+	// the others, and for a doubted best).
 	Margin float64
 	Words  []WordExplanation
 }

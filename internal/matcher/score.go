@@ -549,6 +549,18 @@ func (x *Index) rank(p *parsed, limit int) []hit {
 // candidates are scored, as the blend can reorder them.
 const semExtra = 8
 
+// Agreement: when the best category is confident by its words and is also
+// the one word vectors put first, by at least agreeMin above the
+// registry's mean, two independent readings agree, and its score rises by
+// agreeWeight of that semantic score times what it leaves to 1. It is what
+// a long question with a plain topic has: few of its words are the
+// curator's, most are about the same thing. Like the margin raise, it
+// never lifts a score past marginCeiling.
+const (
+	agreeMin    = 0.2
+	agreeWeight = 0.5
+)
+
 // blend adds the semantic score to the lexical one of the categories that
 // are not confident answers (see vectors.go) and re-sorts. It orders the
 // candidates an agent is offered; it never makes an answer: a confident
@@ -566,22 +578,26 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	for _, c := range s.semTouched {
 		s.sem[c] = max(0, s.sem[c]-mean)
 	}
+	var semBest float32
+	var semArg uint32
+	for _, c := range s.semTouched {
+		if s.sem[c] > semBest {
+			semBest, semArg = s.sem[c], c
+		}
+	}
 	seen := map[uint32]bool{}
 	for i := range out {
 		h := &out[i]
 		seen[h.cat] = true
 		if !h.doubted {
+			if i == 0 && h.cat == semArg && semBest >= agreeMin {
+				h.Score = roundScore(min(h.Score+agreeWeight*float64(semBest)*(1-h.Score), max(h.Score, marginCeiling)))
+			}
 			continue
 		}
-		lex := h.Score
-		if h.doubted {
-			lex /= x.tune.doubtFactor
-		}
+		lex := h.Score / x.tune.doubtFactor
 		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
-		if h.doubted {
-			v *= x.tune.doubtFactor
-		}
-		h.Score = roundScore(v)
+		h.Score = roundScore(v * x.tune.doubtFactor)
 	}
 	for _, c := range s.semTouched {
 		if !seen[c] && s.sem[c] > 0 {

@@ -109,7 +109,7 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 			fmt.Fprintf(&b, "   not confident: %s (score scaled down)\n", *c.Doubt)
 		}
 		if c.Margin != nil {
-			fmt.Fprintf(&b, "   +%.3f for standing clear of the runner-up\n", *c.Margin)
+			fmt.Fprintf(&b, "   +%.3f for a clear lead over the runner-up, or word vectors that agree\n", *c.Margin)
 		}
 		var fields []string
 		for _, f := range c.Fields {
