@@ -53,11 +53,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) st
 		var bestMask uint8
 		var bestKind MatchKind
 		for _, cd := range w.cands {
-			mask, ok := x.maskOf(cd.term, c)
-			if w.kind == KindRelated {
-				mask &= curatedFields
-				ok = ok && mask != 0
-			}
+			mask, ok := x.fieldsFor(&w, cd.term, c)
 			if v := cd.quality * x.strength[mask]; ok && v > best {
 				best, bestMask, bestKind = v, mask, w.kind
 			}

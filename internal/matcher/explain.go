@@ -70,11 +70,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 			var bestV float32
 			var bestMask uint8
 			for _, cd := range w.cands {
-				mask, ok := x.maskOf(cd.term, c)
-				if w.kind == KindRelated {
-					mask &= curatedFields
-					ok = ok && mask != 0
-				}
+				mask, ok := x.fieldsFor(&w, cd.term, c)
 				if v := cd.quality * x.strength[mask]; ok && v > bestV {
 					bestV, bestMask = v, mask
 					we.Term, we.Quality = x.terms[cd.term], float64(cd.quality)

@@ -222,15 +222,7 @@ func (p *parsed) decayUnknown(t *tuning) {
 			unknown = append(unknown, i)
 		}
 	}
-	slices.SortStableFunc(unknown, func(a, b int) int {
-		switch wa, wb := p.words[a].weight, p.words[b].weight; {
-		case wa > wb:
-			return -1
-		case wa < wb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(unknown, heavierFirst[int](p))
 	for k, i := range unknown {
 		p.words[i].weight /= float32(math.Pow(float64(k+1), t.unknownDecay))
 	}
@@ -238,6 +230,31 @@ func (p *parsed) decayUnknown(t *tuning) {
 	for _, w := range p.words {
 		p.total += w.weight
 	}
+}
+
+// heavierFirst orders indexes of p.words by weight, heaviest first.
+func heavierFirst[T int | uint8](p *parsed) func(a, b T) int {
+	return func(a, b T) int {
+		switch wa, wb := p.words[a].weight, p.words[b].weight; {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		}
+		return 0
+	}
+}
+
+// fieldsFor is where in category c the term t, met by query word w, counts:
+// the fields it is in, and for a related word only those the curator wrote
+// about the category itself (see accumulate).
+func (x *Index) fieldsFor(w *qword, t, c uint32) (uint8, bool) {
+	mask, ok := x.maskOf(t, c)
+	if w.kind == KindRelated {
+		mask &= curatedFields
+		ok = ok && mask != 0
+	}
+	return mask, ok
 }
 
 // resolve finds the terms a query word meets and reports them through add
@@ -654,15 +671,7 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 			n++
 		}
 	}
-	slices.SortStableFunc(order[:n], func(a, b uint8) int {
-		switch wa, wb := p.words[a].weight, p.words[b].weight; {
-		case wa > wb:
-			return -1
-		case wa < wb:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order[:n], heavierFirst[uint8](p))
 	// restAcc[k], restW[k]: the most words order[k:] can add to a
 	// category's numerator, and their weight.
 	var restAcc, restW [maxQueryWords + 1]float32
