@@ -139,8 +139,9 @@ type Index struct {
 	// (data/related.txt) to the terms it reaches, with the quality of each
 	// link. Exact stems of the registry are never in it.
 	related map[string][]cand
-	// simTerms are the terms with a word vector (simVecs) that Index.similar
-	// compares a query word with; empty past maxSimTerms.
+	// simTerms are the terms with a word vector (simVecs) that the semantic
+	// channel (vectors.go) compares each query word with; empty past
+	// maxSimTerms.
 	simTerms []uint32
 	simVecs  []int32
 
@@ -295,9 +296,9 @@ func Build(cats []registry.Category) *Index {
 }
 
 // similarTerms lists the terms that have a word vector and appear in what
-// a curator wrote about some category (similar words, like related ones,
-// count only there), for Index.similar; order maps new term ids to the
-// ids vecs is indexed by.
+// a curator wrote about some category (vector links, like related words,
+// count only there), for the semantic channel; order maps new term ids to
+// the ids vecs is indexed by.
 func (x *Index) similarTerms(order []uint32, vecs []int32) {
 	for t, old := range order {
 		v := vecs[old]

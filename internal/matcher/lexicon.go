@@ -167,7 +167,7 @@ func englishTypo(word string) (fixed string, dist int, ok bool) {
 	}
 	best, bestDist := -1, maxDist+1
 	lexicon.typos.near(word, maxDist, lexicon.words, func(t uint32, d int) {
-		if n < firstLetterFreeLen && lexicon.words[t][0] != word[0] {
+		if !keepsFirstLetter(word, lexicon.words[t]) {
 			return
 		}
 		// words are most common first, so a lower index wins a tie.

@@ -334,9 +334,7 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 	}
 	if maxDist > 0 {
 		x.typos.near(st, maxDist, x.terms, func(t uint32, d int) {
-			// Short words are only forgiven typos after the first letter,
-			// where nearly all typos are: otherwise "test" would be "best".
-			if len(st) < firstLetterFreeLen && st[0] != x.terms[t][0] {
+			if !keepsFirstLetter(st, x.terms[t]) {
 				return
 			}
 			keep(t, typoQuality(d, max(len(st), len(x.terms[t]))))
@@ -409,6 +407,14 @@ func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
 			keep(uint32(t), typoQuality(d, n))
 		}
 	}
+}
+
+// keepsFirstLetter is the typo rule both the registry's terms and ordinary
+// English words are matched by: a word shorter than firstLetterFreeLen
+// is only forgiven typos after its first letter, where nearly all typos
+// are ("test" is not "best").
+func keepsFirstLetter(word, candidate string) bool {
+	return len(word) >= firstLetterFreeLen || word[0] == candidate[0]
 }
 
 // bestTypoDist is the smallest edit distance between st and the terms of
@@ -602,10 +608,9 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 			semBest, semArg = s.sem[c], c
 		}
 	}
-	seen := map[uint32]bool{}
+	lexical := len(out)
 	for i := range out {
 		h := &out[i]
-		seen[h.cat] = true
 		if !h.doubted {
 			if i == 0 && h.cat == semArg && semBest >= agreeMin {
 				h.Score = roundScore(min(h.Score+agreeWeight*float64(semBest)*(1-h.Score), max(h.Score, marginCeiling)))
@@ -617,7 +622,7 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 		h.Score = roundScore(v * x.tune.doubtFactor)
 	}
 	for _, c := range s.semTouched {
-		if !seen[c] && s.sem[c] > 0 {
+		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
 			out = append(out, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true})
 		}
 		s.sem[c] = 0

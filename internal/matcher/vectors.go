@@ -129,24 +129,26 @@ func (x *Index) semantic(p *parsed, s *scratch) {
 	if len(x.simTerms) == 0 || len(x.slugs) > semAllCats {
 		return
 	}
+	var weights [maxQueryWords]float32
 	var den float32
-	for _, w := range p.words {
+	for i, w := range p.words {
 		if !isGeneric(w.stem) {
-			den += sifWeight(w.raw)
+			weights[i] = sifWeight(w.raw)
+			den += weights[i]
 		}
 	}
 	if den == 0 {
 		return
 	}
-	for _, w := range p.words {
-		if isGeneric(w.stem) {
-			continue
+	for i, w := range p.words {
+		if weights[i] == 0 {
+			continue // generic
 		}
 		q := vectorOf(w.raw)
 		if q < 0 {
 			continue
 		}
-		wt := sifWeight(w.raw) / den
+		wt := weights[i] / den
 		for i, vid := range x.simVecs {
 			c := cosine(q, vid)
 			if c <= semAlignFloor {

@@ -176,69 +176,76 @@ type synset struct {
 	gloss       []string // the words of its definition, examples left out
 }
 
-// readWordNet reads the four data files into synsets keyed "POS OFFSET".
-func readWordNet(dir string) (map[string]*synset, error) {
-	all := map[string]*synset{}
+// eachWordNetLine calls fn with every entry line of the four WordNet files
+// named prefix+part of speech ("data." or "index."), skipping the licence
+// at the top of each.
+func eachWordNetLine(dir, prefix string, fn func(line string)) error {
 	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
-		f, err := os.Open(filepath.Join(dir, "data."+pos))
+		f, err := os.Open(filepath.Join(dir, prefix+pos))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasPrefix(line, "  ") {
-				continue // the licence at the top of each file
+			if line := sc.Text(); !strings.HasPrefix(line, "  ") {
+				fn(line)
 			}
-			head, _, _ := strings.Cut(line, " | ")
-			fs := strings.Fields(head)
-			if len(fs) < 4 {
-				continue
-			}
-			s := &synset{}
-			key := posKey(fs[2]) + " " + fs[0]
-			var n int
-			fmt.Sscanf(fs[3], "%x", &n)
-			i := 4
-			for k := 0; k < n; k++ {
-				w := strings.ToLower(fs[i])
-				if j := strings.IndexByte(w, '('); j > 0 { // adjective markers: "(a)", "(p)"
-					w = w[:j]
-				}
-				if letters(w) && len(w) >= 3 {
-					s.words = append(s.words, w)
-				}
-				i += 2
-			}
-			var np int
-			fmt.Sscanf(fs[i], "%d", &np)
-			i++
-			for k := 0; k < np; k++ {
-				sym, target := fs[i], posKey(fs[i+2])+" "+fs[i+1]
-				switch sym {
-				case "@", "@i":
-					s.hyper = append(s.hyper, target)
-				case "~":
-					s.hypo = append(s.hypo, target)
-				case "&", "+", "\\", "=":
-					s.similar = append(s.similar, target)
-				case ";c":
-					s.domain = append(s.domain, target)
-				}
-				i += 4
-			}
-			_, gloss, _ := strings.Cut(line, " | ")
-			gloss, _, _ = strings.Cut(gloss, "\"") // examples follow the definition
-			s.gloss = strings.FieldsFunc(strings.ToLower(gloss), func(r rune) bool { return r < 'a' || r > 'z' })
-			all[key] = s
 		}
 		f.Close()
 		if err := sc.Err(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return all, nil
+	return nil
+}
+
+// readWordNet reads the four data files into synsets keyed "POS OFFSET".
+func readWordNet(dir string) (map[string]*synset, error) {
+	all := map[string]*synset{}
+	err := eachWordNetLine(dir, "data.", func(line string) {
+		head, gloss, _ := strings.Cut(line, " | ")
+		fs := strings.Fields(head)
+		if len(fs) < 4 {
+			return
+		}
+		s := &synset{}
+		key := posKey(fs[2]) + " " + fs[0]
+		var n int
+		fmt.Sscanf(fs[3], "%x", &n)
+		i := 4
+		for k := 0; k < n; k++ {
+			w := strings.ToLower(fs[i])
+			if j := strings.IndexByte(w, '('); j > 0 { // adjective markers: "(a)", "(p)"
+				w = w[:j]
+			}
+			if letters(w) && len(w) >= 3 {
+				s.words = append(s.words, w)
+			}
+			i += 2
+		}
+		var np int
+		fmt.Sscanf(fs[i], "%d", &np)
+		i++
+		for k := 0; k < np; k++ {
+			sym, target := fs[i], posKey(fs[i+2])+" "+fs[i+1]
+			switch sym {
+			case "@", "@i":
+				s.hyper = append(s.hyper, target)
+			case "~":
+				s.hypo = append(s.hypo, target)
+			case "&", "+", "\\", "=":
+				s.similar = append(s.similar, target)
+			case ";c":
+				s.domain = append(s.domain, target)
+			}
+			i += 4
+		}
+		gloss, _, _ = strings.Cut(gloss, "\"") // examples follow the definition
+		s.gloss = strings.FieldsFunc(strings.ToLower(gloss), func(r rune) bool { return r < 'a' || r > 'z' })
+		all[key] = s
+	})
+	return all, err
 }
 
 // readSenseRanks reads the index files: for "POS OFFSET WORD", the rank of
@@ -246,37 +253,21 @@ func readWordNet(dir string) (map[string]*synset, error) {
 // used first.
 func readSenseRanks(dir string) (map[string]int, error) {
 	ranks := map[string]int{}
-	for _, pos := range []string{"noun", "verb", "adj", "adv"} {
-		f, err := os.Open(filepath.Join(dir, "index."+pos))
-		if err != nil {
-			return nil, err
+	err := eachWordNetLine(dir, "index.", func(line string) {
+		fs := strings.Fields(line)
+		if len(fs) < 4 {
+			return
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.HasPrefix(line, "  ") {
-				continue
-			}
-			fs := strings.Fields(line)
-			if len(fs) < 4 {
-				continue
-			}
-			var n int
-			fmt.Sscanf(fs[2], "%d", &n)
-			if n > len(fs) {
-				continue
-			}
-			for r, off := range fs[len(fs)-n:] {
-				ranks[posKey(fs[1])+" "+off+" "+fs[0]] = r
-			}
+		var n int
+		fmt.Sscanf(fs[2], "%d", &n)
+		if n > len(fs) {
+			return
 		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
+		for r, off := range fs[len(fs)-n:] {
+			ranks[posKey(fs[1])+" "+off+" "+fs[0]] = r
 		}
-	}
-	return ranks, nil
+	})
+	return ranks, err
 }
 
 // posKey folds the adjective satellite "s" into "a", as pointers name both.
