@@ -28,8 +28,9 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	}
 	path := f.Args()[0]
 	low, err := f.Threshold("low-confidence")
+	threshold := 0.0
 	if err == nil {
-		_, err = f.Threshold("threshold")
+		threshold, err = f.Threshold("threshold")
 	}
 	top := 0
 	if err == nil {
@@ -57,7 +58,6 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 		if reg, _, ok = loadRegistry(env, "misses", p); !ok {
 			return ExitFail
 		}
-		threshold, _ := f.Threshold("threshold")
 		m := matcher.New(reg)
 		closest = func(q string) (string, float64, bool) {
 			top, err := m.Match(q, 1)

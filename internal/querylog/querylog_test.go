@@ -175,7 +175,9 @@ func TestMissesGroupsByClosestCategory(t *testing.T) {
 	}
 
 	// Rescored with a registry that now answers "portafilter": it drops off.
+	calls := 0
 	groups = Misses(log, 0.6, func(q string) (string, float64, bool) {
+		calls++
 		if q == "portafilter" {
 			return "espresso", 0.9, true
 		}
@@ -183,5 +185,8 @@ func TestMissesGroupsByClosestCategory(t *testing.T) {
 	})
 	if groups[0].Slug != "espresso" || groups[0].Total != 10 || slices.ContainsFunc(groups[0].Misses, func(m Miss) bool { return m.Query == "portafilter" }) {
 		t.Errorf("rescored: %+v", groups)
+	}
+	if calls != 4 { // crema too thin, portafilter, bread crumb, quantum gravity
+		t.Errorf("%d rescorings, want one per distinct query (4)", calls)
 	}
 }

@@ -73,6 +73,13 @@ func Misses(entries []gen.Querylog, lowConfidence float64, closest Closest) []Gr
 	type key struct{ slug, query string }
 	counts := map[key]*Miss{}
 	groups := map[string]*Group{}
+	// A log repeats its queries; each is rescored once.
+	type rescored struct {
+		slug      string
+		score     float64
+		confident bool
+	}
+	memo := map[string]rescored{}
 	for _, e := range entries {
 		if e.Query == nil {
 			continue // calls by slug: the agent already knew the category
@@ -94,8 +101,12 @@ func Misses(entries []gen.Querylog, lowConfidence float64, closest Closest) []Gr
 		}
 		q := strings.Join(strings.Fields(strings.ToLower(*e.Query)), " ")
 		if closest != nil {
-			var confident bool
-			if slug, score, confident = closest(q); confident && score >= lowConfidence {
+			r, ok := memo[q]
+			if !ok {
+				r.slug, r.score, r.confident = closest(q)
+				memo[q] = r
+			}
+			if slug, score = r.slug, r.score; r.confident && score >= lowConfidence {
 				continue // the registry answers it now
 			}
 		}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/hbollon/go-edlib"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // DefaultThreshold is the lowest match score get_sources accepts when
@@ -106,7 +106,7 @@ func New(c Config) *Handlers {
 }
 
 // GetSources implements gen.ToolHandlers.
-func (h *Handlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
 	threshold := h.threshold
 	if in.Threshold != nil {
 		threshold = *in.Threshold
@@ -281,7 +281,7 @@ func (s *snapshot) candidate(slug string, score float64) gen.CandidateCategory {
 // firstLine is a description cut to its first sentence or line, so five
 // candidates stay short enough to read at a glance.
 func firstLine(d string) string {
-	if i := strings.IndexAny(d, "\n"); i >= 0 {
+	if i := strings.IndexByte(d, '\n'); i >= 0 {
 		d = d[:i]
 	}
 	if i := strings.Index(d, ". "); i >= 0 {
@@ -415,7 +415,7 @@ func decodeCursor(c string) (string, bool) {
 
 // filterWords splits a filter into lower-case words of letters and digits.
 func filterWords(f string) []string {
-	return strings.FieldsFunc(strings.ToLower(f), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	return strings.FieldsFunc(strings.ToLower(f), textnorm.IsSeparator)
 }
 
 // matchesFilter: every word starts some word of the category's slug, name
