@@ -85,6 +85,17 @@ func Unmarshal(data []byte, v any) error { return api.Unmarshal(data, v) }
 
 var nullID = []byte("null")
 
+// envelopeKeys are the members Parse reads; a key that differs from one of
+// them only by case is refused, since a lenient decoder elsewhere (a proxy,
+// a log reader) would take it for the real one.
+var envelopeKeys = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// MaxIDBytes bounds a request id as sent, quotes included. Every answer
+// echoes the id, so without a bound a client could make the server hold
+// and write back megabytes per request. UUIDs and counters fit many times
+// over.
+const MaxIDBytes = 256
+
 // Parse decodes one message. When the message is invalid it returns the
 // error to send and the id to send it with: the request's id when it could
 // be read, else null.
@@ -92,7 +103,7 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	if !utf8.Valid(line) {
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: message is not valid UTF-8"}
 	}
-	sh := inspect(line, MaxDepth)
+	sh := inspect(line, MaxDepth, envelopeKeys)
 	switch {
 	case sh.ctrl >= 0:
 		return nil, nullID, &Error{Code: CodeParseError, Message: "Parse error: control character U+" + fmt.Sprintf("%04X", line[sh.ctrl]) +
@@ -121,6 +132,8 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	id := nullID
 	if env.ID != nil {
 		switch c := env.ID[0]; {
+		case len(env.ID) > MaxIDBytes:
+			return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id is " + strconv.Itoa(len(env.ID)) + " bytes long; at most " + strconv.Itoa(MaxIDBytes) + " are accepted"}
 		case c == '"' || c == '-' || ('0' <= c && c <= '9'):
 			m.ID, id = env.ID, env.ID
 		default:
@@ -133,6 +146,10 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 		}
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.dup)) + " appears twice"}
 	}
+	if sh.variantAt >= 0 {
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.variant)) + " " + variantReason(sh.variant, envelopeKeys)}
+	}
+
 	if string(env.JSONRPC) != `"2.0"` {
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be exactly "2.0"`}
 	}

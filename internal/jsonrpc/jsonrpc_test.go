@@ -84,19 +84,69 @@ func TestParseAccepts(t *testing.T) {
 	}
 }
 
-func TestDuplicateKey(t *testing.T) {
+func TestCheckKeys(t *testing.T) {
+	known := []string{"method", "id"}
 	for obj, want := range map[string]string{
-		`{"a":1,"b":{"a":1},"a":2}`:     "a",
+		`{"a":1,"b":{"a":1},"a":2}`:     "a: duplicate key",
 		`{"a":"x,\"b\":1","b":1}`:       "",
 		`{"a":[{"b":1},{"b":1}],"c":1}`: "",
-		`{"\u0041":1,"A":2}`:            "A",
+		`{"\u0041":1,"A":2}`:            "A: duplicate key",
 		`{"a":1,"A":2}`:                 "",
 		`[{"a":1,"a":1}]`:               "",
-		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":0}`: "k3",
+		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":0}`: "k3: duplicate key",
+		// Case variants of the keys we read are refused wherever they
+		// stand; of other keys, left alone.
+		`{"method":"ping","Method":"tools/list"}`: `Method: differs from "method" only by case; keys are matched exactly`,
+		`{"ID":1}`:                       `ID: differs from "id" only by case; keys are matched exactly`,
+		`{"\u004dethod":"x"}`:            `Method: differs from "method" only by case; keys are matched exactly`,
+		`{"x":{"Method":1},"Id2":1}`:     "",
+		`{"method":1,"method":2,"Id":1}`: "method: duplicate key",
 	} {
-		got, dup := DuplicateKey([]byte(obj))
-		if got != want || dup != (want != "") {
-			t.Errorf("DuplicateKey(%s) = %q %v, want %q", obj, got, dup, want)
+		got := ""
+		if kp, bad := CheckKeys([]byte(obj), known); bad {
+			got = kp.Key + ": " + kp.Reason
+		}
+		if got != want {
+			t.Errorf("CheckKeys(%s) = %q, want %q", obj, got, want)
+		}
+	}
+}
+
+// A member that is a known one but for case is refused, never ignored:
+// encoding/json and other lenient readers would take it for the real one.
+func TestParseRefusesCaseVariants(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping","Method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"METHOD":"tools/list","method":"ping"}`,
+		`{"jsonrpc":"2.0","Jsonrpc":"1.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","Params":{}}`,
+	} {
+		_, id, perr := Parse([]byte(line))
+		if perr == nil || perr.Code != CodeInvalidRequest || !strings.Contains(perr.Message, "only by case") {
+			t.Errorf("%s: %v, want -32600 naming the case variant", line, perr)
+			continue
+		}
+		if string(id) != "1" {
+			t.Errorf("%s: answered with id %s, want 1", line, id)
+		}
+	}
+}
+
+// Every answer echoes the id, so an id is bounded before anything else
+// looks at it, and a refused one is never echoed.
+func TestParseBoundsID(t *testing.T) {
+	fits := `"` + strings.Repeat("a", MaxIDBytes-2) + `"`
+	if _, _, perr := Parse([]byte(`{"jsonrpc":"2.0","id":` + fits + `,"method":"ping"}`)); perr != nil {
+		t.Fatalf("an id of %d bytes was refused: %v", MaxIDBytes, perr)
+	}
+	for _, huge := range []string{`"` + strings.Repeat("a", MaxIDBytes-1) + `"`, strings.Repeat("9", 4<<20)} {
+		line := `{"jsonrpc":"2.0","id":` + huge + `,"method":"ping"}`
+		_, id, perr := Parse([]byte(line))
+		if perr == nil || perr.Code != CodeInvalidRequest || !strings.Contains(perr.Message, "at most 256") {
+			t.Fatalf("id of %d bytes: %v, want -32600 saying the bound", len(huge), perr)
+		}
+		if out := AppendError(nil, id, perr); len(out) > 300 {
+			t.Fatalf("the refusal is %d bytes; it must not echo the id", len(out))
 		}
 	}
 }
@@ -110,6 +160,7 @@ func FuzzParse(f *testing.F) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`{"jsonrpc":"2.0","id":"a","result":{}}`,
 		`{"jsonrpc":"2.0","id":1,"id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping","Method":"x"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\x00\"}",
 		nested(MaxDepth), nested(MaxDepth + 1),
@@ -135,8 +186,8 @@ func FuzzParse(f *testing.F) {
 		if err := json.Unmarshal(line, &top); err != nil {
 			t.Fatalf("accepted a message that is not an object: %q", line)
 		}
-		if _, dup := DuplicateKey(bytes.TrimSpace(line)); dup {
-			t.Fatalf("accepted a repeated key: %q", line)
+		if kp, bad := CheckKeys(bytes.TrimSpace(line), envelopeKeys); bad {
+			t.Fatalf("accepted %q (%s): %q", kp.Key, kp.Reason, line)
 		}
 		switch m.Kind {
 		case KindRequest, KindNotification:
@@ -175,7 +226,7 @@ func BenchmarkInspect(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if !inspect(line, MaxDepth).ok() {
+		if !inspect(line, MaxDepth, envelopeKeys).ok() {
 			b.Fatal("refused")
 		}
 	}

@@ -1,6 +1,10 @@
 package jsonrpc
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
 
 // sonic's validator leaves four things to us:
 //   - it accepts raw control characters inside strings, and
@@ -8,6 +12,9 @@ import "bytes"
 //     echoed back as invalid JSON;
 //   - it keeps the last of two members with the same key, so a message
 //     could say one thing to a proxy that reads the first and another to us;
+//   - a key that differs from one we read only by case ("Method") is
+//     ignored by our exact matching but read as the real key by lenient
+//     decoders (encoding/json among them), another way to say two things;
 //   - it calls nesting past its own limit "invalid JSON", which misleads.
 //
 // One pass over the bytes, with no recursion, checks them all before
@@ -25,15 +32,22 @@ type shape struct {
 	deep   int    // offset where nesting passed the bound, or -1
 	dup    string // first key repeated in the top-level object, decoded
 	dupAt  int    // offset of that repeated key, or -1
+	// variant is the first top-level key that equals a known key but for
+	// ASCII case, and variantAt its offset, or -1.
+	variant   string
+	variantAt int
 }
 
-func (s shape) ok() bool { return s.ctrl < 0 && s.escape < 0 && s.deep < 0 && s.dupAt < 0 }
+func (s shape) ok() bool {
+	return s.ctrl < 0 && s.escape < 0 && s.deep < 0 && s.dupAt < 0 && s.variantAt < 0
+}
 
 // inspect scans data, which need not be valid JSON: it stops at the first
 // control character or bad escape in a string, or the first level past
-// maxDepth, and records the first top-level key that repeats an earlier one.
-func inspect(data []byte, maxDepth int) shape {
-	s := shape{ctrl: -1, escape: -1, deep: -1, dupAt: -1}
+// maxDepth, and records the first top-level key that repeats an earlier one
+// and the first that is a case variant of one of known.
+func inspect(data []byte, maxDepth int, known []string) shape {
+	s := shape{ctrl: -1, escape: -1, deep: -1, dupAt: -1, variantAt: -1}
 	var keys keySet
 	depth := 0
 	// expectKey: at depth 1 of an object, the next string is a key.
@@ -65,6 +79,11 @@ func inspect(data []byte, maxDepth int) shape {
 			if expectKey && depth == 1 && topObject && i < len(data) {
 				if s.dupAt < 0 && keys.addRepeats(data[start:i+1], escaped) {
 					s.dup, s.dupAt = keys.last, start
+				}
+				if s.variantAt < 0 && len(known) > 0 {
+					if v, ok := caseVariant(data[start:i+1], escaped, known); ok {
+						s.variant, s.variantAt = v, start
+					}
 				}
 			}
 			expectKey = false
@@ -171,10 +190,53 @@ func (k *keySet) addRepeats(raw []byte, escaped bool) bool {
 	return false
 }
 
-// DuplicateKey returns a key that appears twice among the members of the
-// JSON object obj, and whether there is one. Members deeper down are not
-// compared; callers check each object they read.
-func DuplicateKey(obj []byte) (string, bool) {
-	s := inspect(obj, 1<<30)
-	return s.dup, s.dupAt >= 0
+// caseVariant reports whether the key whose quoted text is raw differs from
+// one of known only by ASCII case, and returns the key as sent.
+func caseVariant(raw []byte, escaped bool, known []string) (string, bool) {
+	key := raw[1 : len(raw)-1]
+	if escaped {
+		var s string
+		if err := api.Unmarshal(raw, &s); err != nil {
+			return "", false
+		}
+		key = []byte(s)
+	}
+	for _, k := range known {
+		if len(k) == len(key) && string(key) != k && bytes.EqualFold(key, []byte(k)) {
+			return string(key), true
+		}
+	}
+	return "", false
+}
+
+// KeyProblem is what is wrong with the keys of one JSON object, if
+// anything: a key repeated, or a key that is one of known but for case.
+type KeyProblem struct {
+	Key    string // the key as sent, decoded
+	Reason string // "duplicate key" or "differs from \"name\" only by case"
+}
+
+// CheckKeys looks for a repeated key among the members of the JSON object
+// obj, or one that differs from a key in known only by case, and reports
+// the first. Members deeper down are not compared; callers check each
+// object they read.
+func CheckKeys(obj []byte, known []string) (KeyProblem, bool) {
+	s := inspect(obj, 1<<30, known)
+	switch {
+	case s.dupAt >= 0 && (s.variantAt < 0 || s.dupAt < s.variantAt):
+		return KeyProblem{Key: s.dup, Reason: "duplicate key"}, true
+	case s.variantAt >= 0:
+		return KeyProblem{Key: s.variant, Reason: variantReason(s.variant, known)}, true
+	}
+	return KeyProblem{}, false
+}
+
+// variantReason names the known key that v imitates.
+func variantReason(v string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(k, v) {
+			return "differs from " + strconv.Quote(k) + " only by case; keys are matched exactly"
+		}
+	}
+	return "differs from a known key only by case"
 }

@@ -126,11 +126,10 @@ func TestDuplicateParams(t *testing.T) {
 			t.Errorf("%s: %v %v, want duplicate key at %s", params, res, errObj, want)
 		}
 	}
-	// Different cases are different keys: "Name" is unknown and ignored,
-	// never taken for "name".
-	res, errObj := call(t, sess, context.Background(), "tools/call", `"name":"get_sources","Name":"upsert_category","arguments":{"query":"rust"}`)
+	// Unknown keys in other cases are still only unknown keys.
+	res, errObj := call(t, sess, context.Background(), "tools/call", `"name":"get_sources","Nom":"upsert_category","arguments":{"query":"rust"}`)
 	if res == nil || res["isError"] != false {
-		t.Errorf("a case-variant member changed the call: %v %v", res, errObj)
+		t.Errorf("an unknown member changed the call: %v %v", res, errObj)
 	}
 }
 
@@ -138,5 +137,28 @@ func initialize(t *testing.T, sess *mcp.Session) {
 	t.Helper()
 	if _, errObj := call(t, sess, context.Background(), "initialize", `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}`); errObj != nil {
 		t.Fatal(errObj)
+	}
+}
+
+// A params key that differs from one the server reads only by case is
+// refused with its path, never silently ignored: a lenient reader in front
+// of us (a proxy, a log) would take "Name" for "name".
+func TestParamsCaseVariantsRefused(t *testing.T) {
+	sess := newTierServer(t).srv.NewSession()
+	initialize(t, sess)
+	for params, key := range map[string]string{
+		`"name":"get_sources","Name":"list_categories","arguments":{"query":"rust"}`:     "Name",
+		`"NAME":"list_categories","name":"get_sources","arguments":{"query":"rust"}`:     "NAME",
+		`"name":"get_sources","Arguments":{},"arguments":{"query":"rust"}`:               "Arguments",
+		`"name":"get_sources","arguments":{"query":"rust"},"_meta":{"io.3gs/Token":"x"}`: "_meta.io.3gs/Token",
+	} {
+		res, errObj := call(t, sess, context.Background(), "tools/call", params)
+		path, reason := paramsError(errObj)
+		if res != nil || path != key || !strings.Contains(reason, "only by case") {
+			t.Errorf("{%s}: %v %v, want -32602 at %s", params, res, errObj, key)
+		}
+		if msg, _ := errObj["message"].(string); !strings.Contains(msg, key) {
+			t.Errorf("{%s}: message %q does not name %s", params, msg, key)
+		}
 	}
 }

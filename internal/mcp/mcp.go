@@ -216,6 +216,14 @@ type params struct {
 	Token sonic.NoCopyRawMessage `json:"token"`
 }
 
+// paramKeys and metaKeys are the members params and params._meta are
+// read for. A key that differs from one of them only by case is refused,
+// not ignored: a lenient reader elsewhere would take "Name" for "name".
+var (
+	paramKeys = []string{"_meta", "protocolVersion", "name", "arguments", "cursor", "token"}
+	metaKeys  = []string{"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities", "io.3gs/token"}
+)
+
 type meta struct {
 	ProtocolVersion    sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
@@ -305,8 +313,8 @@ func Prepare(m *jsonrpc.Message) Request {
 	}
 	// A repeated member would be read as its last copy here and perhaps as
 	// its first by a proxy or a log, so neither copy is trusted.
-	if key, dup := jsonrpc.DuplicateKey(m.Params); dup {
-		r.perr = invalidParams(jsonrpc.Brief(key), "duplicate key")
+	if kp, bad := jsonrpc.CheckKeys(m.Params, paramKeys); bad {
+		r.perr = invalidParams(jsonrpc.Brief(kp.Key), kp.Reason)
 		return r
 	}
 	if raw := r.p.MetaRaw; raw != nil && string(raw) != "null" {
@@ -315,8 +323,8 @@ func Prepare(m *jsonrpc.Message) Request {
 			r.perr = invalidParams("_meta", "must be an object")
 			return r
 		}
-		if key, dup := jsonrpc.DuplicateKey(raw); dup {
-			r.perr = invalidParams("_meta."+jsonrpc.Brief(key), "duplicate key")
+		if kp, bad := jsonrpc.CheckKeys(raw, metaKeys); bad {
+			r.perr = invalidParams("_meta."+jsonrpc.Brief(kp.Key), kp.Reason)
 			return r
 		}
 	}
