@@ -45,6 +45,9 @@ const unversionedDefault = "2025-03-26"
 // serveMCP is the MCP endpoint: POST carries one JSON-RPC message; DELETE
 // ends a legacy session.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	// Answers are per caller (the token picks the tools listed) and per
+	// moment: no cache on the way may keep one.
+	w.Header()["Cache-Control"] = noStore
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodDelete:
@@ -112,10 +115,14 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		info.tool, _ = req.ToolName()
 	}
 	ctx := r.Context()
-	if h := r.Header.Get("Authorization"); h != "" {
-		token := bearer(h)
+	if hs := r.Header["Authorization"]; len(hs) > 0 {
+		if len(hs) > 1 {
+			writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: "+strconv.Itoa(len(hs))+" Authorization headers; send one, of the form Authorization: Bearer TOKEN")
+			return
+		}
+		token, isBearer := bearer(hs[0])
 		ctx = auth.WithTransportToken(ctx, token)
-		s.checkToken(r, b, h, token, m.Method)
+		s.checkToken(r, b, isBearer, token, m.Method)
 	}
 	ctx = tools.WithRegistryURL(ctx, s.baseURL(r))
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
@@ -191,7 +198,7 @@ func (s *Server) answer(w http.ResponseWriter, ctx context.Context, sess *mcp.Se
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.opt.Log.Error("request panicked", "method", req.Msg.Method, "panic", v, "stack", string(debug.Stack()))
+			s.opt.Log.Error("request panicked", "method", jsonrpc.Brief(req.Msg.Method), "panic", v, "stack", string(debug.Stack()))
 			writeRPCError(w, http.StatusInternalServerError, req.Msg.ID, codeInternalError, "Internal error")
 		}
 	}()
@@ -306,7 +313,7 @@ func decodeHeaderValue(v string) (string, error) {
 // checkToken logs a request whose Authorization header carries no token
 // the server accepts, which is then served as public: one line, saying why
 // it is not recognised, and nothing derived from the token itself.
-func (s *Server) checkToken(r *http.Request, b *backend, header, token, method string) {
+func (s *Server) checkToken(r *http.Request, b *backend, isBearer bool, token, method string) {
 	k := b.MCP.Keyring()
 	if k.Identify(token).Authenticated() {
 		return
@@ -315,23 +322,29 @@ func (s *Server) checkToken(r *http.Request, b *backend, header, token, method s
 	switch {
 	case k == nil:
 		why = "this server was started without a tokens file (--tokens), so it accepts no token"
-	case token == header:
+	case !isBearer:
 		why = "the Authorization header is not of the form Bearer TOKEN"
 	case token == "":
 		why = "the Authorization header carries an empty token"
 	}
-	s.opt.Log.Warn("bearer token not recognised; the request is served as public", "why", why, "remote", r.RemoteAddr, "rpc", method)
+	s.opt.Log.Warn("bearer token not recognised; the request is served as public", "why", why, "remote", r.RemoteAddr, "rpc", jsonrpc.Brief(method))
 }
 
-// bearer returns the token of an Authorization header. A header of another
-// scheme is passed on whole: it matches no token, so the caller is treated
-// as presenting a bad one.
-func bearer(h string) string {
+// bearer returns the token of an Authorization header of the Bearer scheme
+// (named in any case, RFC 9110). A header of any other form, a bare token
+// included, yields notBearer: the caller counts as presenting a token that
+// matches none, and is served as public.
+func bearer(h string) (string, bool) {
 	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-		return strings.TrimSpace(h[7:])
+		return strings.TrimSpace(h[7:]), true
 	}
-	return h
+	return notBearer, false
 }
+
+// notBearer stands for a credential of another form. A header value cannot
+// hold NUL, so it is never a token.
+const notBearer = "\x00"
+
 
 // cancelledID is the requestId of notifications/cancelled, as raw JSON.
 func cancelledID(params []byte) (string, bool) {
@@ -388,6 +401,7 @@ var (
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
 )
 
 // gate refuses, with 403, a request whose Host is not one this server
@@ -167,19 +169,21 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			if status == 0 && aborted == nil {
 				status = http.StatusOK
 			}
+			// Everything the client chose is shortened: a megabyte method
+			// name must not become a megabyte of log per request.
 			attrs := []slog.Attr{
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
+				slog.String("method", jsonrpc.Brief(r.Method)),
+				slog.String("path", jsonrpc.Brief(r.URL.Path)),
 				slog.Int("status", status),
 				slog.Int("bytes", rec.bytes),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("remote", r.RemoteAddr),
 			}
 			if info.rpc != "" {
-				attrs = append(attrs, slog.String("rpc", info.rpc))
+				attrs = append(attrs, slog.String("rpc", jsonrpc.Brief(info.rpc)))
 			}
 			if info.tool != "" {
-				attrs = append(attrs, slog.String("tool", info.tool))
+				attrs = append(attrs, slog.String("tool", jsonrpc.Brief(info.tool)))
 			}
 			if info.session != "" {
 				attrs = append(attrs, slog.String("session", info.session))

@@ -233,7 +233,7 @@ func (c *conn) run(j *job) {
 func (c *conn) handle(ctx context.Context, m *jsonrpc.Message, buf []byte) (resp []byte) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.opt.Log.Error("request panicked", "method", m.Method, "panic", r, "stack", string(debug.Stack()))
+			c.opt.Log.Error("request panicked", "method", jsonrpc.Brief(m.Method), "panic", r, "stack", string(debug.Stack()))
 			resp = jsonrpc.AppendError(buf[:0], m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
 		}
 	}()
