@@ -345,7 +345,6 @@ func bearer(h string) (string, bool) {
 // hold NUL, so it is never a token.
 const notBearer = "\x00"
 
-
 // cancelledID is the requestId of notifications/cancelled, as raw JSON.
 func cancelledID(params []byte) (string, bool) {
 	var p struct {
