@@ -116,6 +116,16 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				}
 				out.Sessions = &opt0
 			}
+		case "load":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 HealthLoad
+				decodeHealthLoad(d, &fp, &opt0)
+				out.Load = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthFields)
 		}
@@ -193,14 +203,116 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 	d.Missing(p, seen, 0b111111, healthRegistryFields)
 }
 
+// decodeHealthLoad reads the object at p (schema/health.schema.json#/properties/load) into out.
+func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "requests":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Requests = v
+			}
+		case "max_requests":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				out.MaxRequests = v
+			}
+		case "connections":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Connections = v
+			}
+		case "max_connections":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				out.MaxConnections = v
+			}
+		case "sessions":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Sessions = v
+			}
+		case "max_sessions":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				out.MaxSessions = v
+			}
+		case "sessions_evicted":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.SessionsEvicted = v
+			}
+		case "connections_refused":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.ConnectionsRefused = v
+			}
+		case "saturated":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Saturated = v
+			}
+		default:
+			d.UnknownKey(p, key, healthLoadFields)
+		}
+	}
+	d.Missing(p, seen, 0b111111111, healthLoadFields)
+}
+
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
 var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
-var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions"}
+var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load"}
 var patternHealthRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
 var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified"}
+
+// healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
+var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}

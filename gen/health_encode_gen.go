@@ -43,6 +43,10 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 		w.Key("sessions")
 		w.Int(*v.Sessions)
 	}
+	if v.Load != nil {
+		w.Key("load")
+		encodeHealthLoad(w, &*v.Load)
+	}
 	w.EndObject()
 }
 
@@ -61,5 +65,29 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 	w.Bool(v.Signed)
 	w.Key("verified")
 	w.Bool(v.Verified)
+	w.EndObject()
+}
+
+// encodeHealthLoad writes v (schema/health.schema.json#/properties/load).
+func encodeHealthLoad(w *strictjson.Writer, v *HealthLoad) {
+	w.BeginObject()
+	w.Key("requests")
+	w.Int(v.Requests)
+	w.Key("max_requests")
+	w.Int(v.MaxRequests)
+	w.Key("connections")
+	w.Int(v.Connections)
+	w.Key("max_connections")
+	w.Int(v.MaxConnections)
+	w.Key("sessions")
+	w.Int(v.Sessions)
+	w.Key("max_sessions")
+	w.Int(v.MaxSessions)
+	w.Key("sessions_evicted")
+	w.Int(v.SessionsEvicted)
+	w.Key("connections_refused")
+	w.Int(v.ConnectionsRefused)
+	w.Key("saturated")
+	w.Bool(v.Saturated)
 	w.EndObject()
 }

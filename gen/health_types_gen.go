@@ -10,6 +10,10 @@ type Health struct {
 	// number changes with every change that can break a client.
 	ContractVersion string `json:"contract_version"`
 
+	// How close the server is to its bounds, so a monitor or a load balancer's body
+	// check can see saturation while the status code stays 200; absent while loading.
+	Load *HealthLoad `json:"load,omitempty,omitzero"`
+
 	// MCP protocol versions served, newest first.
 	ProtocolVersions []string `json:"protocol_versions"`
 
@@ -28,6 +32,40 @@ type Health struct {
 
 	// The 3gs build answering.
 	Version string `json:"version"`
+}
+
+// How close the server is to its bounds, so a monitor or a load balancer's body
+// check can see saturation while the status code stays 200; absent while loading.
+type HealthLoad struct {
+	// Client connections held open now.
+	Connections int `json:"connections"`
+
+	// Connections refused with 503 since the server started, because every connection
+	// it may hold was running a request.
+	ConnectionsRefused int `json:"connections_refused"`
+
+	// The bound on them (--max-connections).
+	MaxConnections int `json:"max_connections"`
+
+	// The bound on them (--max-concurrent); a request past it gets 503.
+	MaxRequests int `json:"max_requests"`
+
+	// The bound on them (--max-sessions); past it the least recently used idle
+	// session makes way.
+	MaxSessions int `json:"max_sessions"`
+
+	// /mcp requests running now.
+	Requests int `json:"requests"`
+
+	// Every request slot or every connection is taken right now: new work is being
+	// refused.
+	Saturated bool `json:"saturated"`
+
+	// Open legacy-era sessions, as in the top-level sessions.
+	Sessions int `json:"sessions"`
+
+	// Sessions that have made way for newer ones since the server started.
+	SessionsEvicted int `json:"sessions_evicted"`
 }
 
 // The registry being served; absent while loading.

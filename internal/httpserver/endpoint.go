@@ -7,12 +7,15 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -64,14 +67,6 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: the registry is still loading; retry shortly")
 		return
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	default:
-		w.Header()["Retry-After"] = retryAfter
-		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Server busy: "+strconv.Itoa(cap(s.slots))+" requests are already running (--max-concurrent); retry shortly")
-		return
-	}
 	if !isJSON(r.Header.Get("Content-Type")) {
 		writeRPCError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest, "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json")
 		return
@@ -85,14 +80,32 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
 		return
 	}
+	// The body is read whole before the request takes a slot: a client
+	// that starts a body and never finishes it holds only its own
+	// connection, for at most BodyTimeout, never a place of a request that
+	// has arrived.
 	body := getBuffer()
 	defer putBuffer(body)
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, s.opt.MaxMessageBytes+1)); err != nil {
+		w.Header()["Connection"] = connectionClose
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeRPCError(w, http.StatusRequestTimeout, nil, codeInvalidRequest, "Request Timeout: the body did not arrive within "+BodyTimeout.String()+"; send the whole message at once")
+			return
+		}
 		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")
 		return
 	}
 	if int64(body.Len()) > s.opt.MaxMessageBytes {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		w.Header()["Retry-After"] = retryAfter
+		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Server busy: "+strconv.Itoa(cap(s.slots))+" requests are already running (--max-concurrent); retry shortly")
 		return
 	}
 	m, id, perr := jsonrpc.Parse(body.Bytes())
@@ -154,10 +167,10 @@ func (s *Server) legacy(w http.ResponseWriter, r *http.Request, ctx context.Cont
 		out, _ := ms.Answer(ctx, req, getResponse())
 		defer putResponse(out)
 		if ms.Version() != "" { // the handshake succeeded
-			sess := s.sessions.add(ms)
-			if sess == nil {
+			sess := s.sessions.add(ms, clientAddr(r))
+			if sess == nil { // every session that could make way is running a request, which ends soon
 				w.Header()["Retry-After"] = retryAfter
-				writeRPCError(w, http.StatusServiceUnavailable, m.ID, codeInternalError, "Server busy: "+strconv.Itoa(s.sessions.max)+" sessions are open (--max-sessions); retry later, or use protocol version 2026-07-28, which needs no session")
+				writeRPCError(w, http.StatusServiceUnavailable, m.ID, codeInternalError, "Server busy: every open session (--max-sessions "+strconv.Itoa(s.sessions.max)+", --max-sessions-per-client "+strconv.Itoa(s.sessions.perClient)+") is running a request; retry shortly, or use protocol version 2026-07-28, which needs no session")
 				return
 			}
 			w.Header()[headerSessionID] = []string{sess.id}
@@ -173,7 +186,7 @@ func (s *Server) legacy(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	}
 	sess := s.sessions.get(id)
 	if sess == nil {
-		writeRPCError(w, http.StatusNotFound, m.ID, codeInvalidRequest, "Session not found: it was ended or sat idle too long; send initialize to open a new one")
+		writeRPCError(w, http.StatusNotFound, m.ID, codeInvalidRequest, sessionNotFound)
 		return
 	}
 	info.session = sess.id[:8]
@@ -223,7 +236,7 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	if id := r.Header.Get(headerSessionID); id != "" {
 		sess := s.sessions.get(id)
 		if sess == nil {
-			writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was ended or sat idle too long; send initialize to open a new one")
+			writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, sessionNotFound)
 			return
 		}
 		if m.Method == "notifications/cancelled" {
@@ -233,6 +246,18 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// sessionNotFound answers a request naming a session that is not open.
+const sessionNotFound = "Session not found: it was ended, sat idle too long, or made way for newer sessions while the server was full; send initialize to open a new one"
+
+// clientAddr is the address a request came from, without its port: the
+// unit the per-client session bound counts.
+func clientAddr(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 // endSession answers DELETE /mcp.
@@ -393,6 +418,7 @@ func acceptsJSON(values []string) bool {
 var (
 	jsonContentType = []string{"application/json"}
 	retryAfter      = []string{"1"}
+	connectionClose = []string{"close"}
 	allowMCP        = []string{"POST, DELETE"}
 	noSniff         = []string{"nosniff"}
 )

@@ -1,10 +1,17 @@
 package httpserver_test
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
 
 	"github.com/three-good-sources/3gs/internal/httpserver"
 )
@@ -18,6 +25,7 @@ func TestAccessLogBoundsClientStrings(t *testing.T) {
 	body, headers := call(2, huge, `{}`)
 	h.post(body, headers...)
 	h.do(http.MethodGet, "/"+huge[:60<<10], "")
+	h.ts.Close() // waits for every handler, and so every log line, to finish
 	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
 	if len(lines) < 3 {
 		t.Fatalf("%d log lines, want one per request:\n%.2000s", len(lines), h.logs.String())
@@ -83,5 +91,220 @@ func TestAuthorizationIsBearerOnly(t *testing.T) {
 	code, msg := r.rpcError()
 	if n != 0 || r.status != http.StatusBadRequest || code != -32600 || !strings.Contains(msg, "2 Authorization headers") {
 		t.Errorf("two Authorization headers: %d %s", r.status, r.body)
+	}
+}
+
+// serve runs the harness's server on a real loopback listener (so
+// connection handling is the production one) until the test ends.
+func (h *harness) serve(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// dialAll opens n raw connections and sends each prefix; they stay open
+// until the test ends.
+func dialAll(t *testing.T, base string, n int, prefix string) []net.Conn {
+	t.Helper()
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatalf("dial %d: %v", len(conns), err)
+		}
+		if prefix != "" {
+			if _, err := c.Write([]byte(prefix)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		conns = append(conns, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return conns
+}
+
+// fresh sends one tool call on a new connection. The client timeout only
+// turns a hang into a failure; nothing is measured against it.
+func fresh(t *testing.T, base string) (int, []byte) {
+	t.Helper()
+	body, headers := call(99, "list_categories", `{}`)
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a well-behaved client got no answer: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func health(t *testing.T, base string) gen.Health {
+	t.Helper()
+	resp, err := http.Get(base + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v gen.Health
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || v.Load == nil {
+		t.Fatalf("/health: %v %+v", err, v)
+	}
+	return v
+}
+
+// Bodies that start and never finish used to hold every request slot
+// (each took its slot before reading): every /mcp request got 503 while
+// /health said 200. The body is now read before admission.
+func TestSlowBodiesTakeNoSlot(t *testing.T) {
+	h := newHarness(t, httpserver.Options{MaxConcurrent: 2})
+	base := h.serve(t)
+	stalled := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 100000\r\n\r\n{\"jsonrpc\""
+	dialAll(t, base, 8, stalled)
+	for i := range 3 {
+		if status, body := fresh(t, base); status != http.StatusOK {
+			t.Fatalf("request %d while 8 bodies stall, with --max-concurrent 2: %d %s", i, status, body)
+		}
+	}
+	if l := health(t, base).Load; l.Requests != 0 || l.Saturated {
+		t.Errorf("stalled bodies count as running requests: %+v", l)
+	}
+}
+
+// /health reports saturation: with every slot held by a running request,
+// load.saturated is true and requests equals its bound.
+func TestHealthReportsSaturation(t *testing.T) {
+	h := newHarness(t, httpserver.Options{MaxConcurrent: 2})
+	base := h.serve(t)
+	if l := health(t, base).Load; l.Saturated || l.MaxRequests != 2 || l.MaxConnections != httpserver.DefaultMaxConnections {
+		t.Fatalf("an idle server: %+v", l)
+	}
+	body, headers := call(1, "get_sources", `{"query":"block"}`)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	<-h.tools.entered
+	<-h.tools.entered
+	l := health(t, base).Load
+	close(h.tools.release)
+	wg.Wait()
+	if !l.Saturated || l.Requests != 2 {
+		t.Errorf("both slots held: %+v, want saturated", l)
+	}
+}
+
+// A flood of idle connections, or of connections that never finish their
+// headers, used to exhaust file descriptors and hang every new client. At
+// --max-connections the connection waiting longest without a request makes
+// way, so a well-behaved client is always served.
+func TestConnectionFlood(t *testing.T) {
+	for name, prefix := range map[string]string{
+		"idle":      "",
+		"slowloris": "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, httpserver.Options{MaxConnections: 16})
+			base := h.serve(t)
+			dialAll(t, base, 200, prefix)
+			for i := range 3 {
+				if status, body := fresh(t, base); status != http.StatusOK {
+					t.Fatalf("request %d after 200 %s connections: %d %s", i, name, status, body)
+				}
+			}
+			if l := health(t, base).Load; l.Connections > 16 {
+				t.Errorf("%d connections held, bound 16", l.Connections)
+			}
+		})
+	}
+}
+
+// When every connection the server may hold is running a request, a new
+// one is refused at once with 503 rather than left hanging.
+func TestConnectionsAllBusy(t *testing.T) {
+	h := newHarness(t, httpserver.Options{MaxConnections: 2})
+	base := h.serve(t)
+	body, headers := call(1, "get_sources", `{"query":"block"}`)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	<-h.tools.entered
+	<-h.tools.entered
+	status, msg := fresh(t, base)
+	close(h.tools.release)
+	wg.Wait()
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(msg), "--max-connections") {
+		t.Fatalf("a third connection while two run requests: %d %s", status, msg)
+	}
+	if l := health(t, base).Load; l.ConnectionsRefused < 1 {
+		t.Errorf("the refusal is not counted: %+v", l)
+	}
+}
+
+// A flood of initialize calls from one address, with no DELETE, used to
+// fill --max-sessions and refuse everyone for half an hour. Now it only
+// recycles that address's own sessions, and a newcomer is always served.
+func TestSessionFloodLocksNoOneOut(t *testing.T) {
+	h := newHarness(t, httpserver.Options{MaxSessions: 64, MaxSessionsPerClient: 8})
+	for i := range 300 {
+		if r := h.post(initialize); r.status != http.StatusOK {
+			t.Fatalf("initialize %d: %d %s", i, r.status, r.body)
+		}
+	}
+	sid := h.open()
+	if r := h.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", sid); r.status != http.StatusOK {
+		t.Fatalf("the newest session: %d %s", r.status, r.body)
+	}
+	var v gen.Health
+	json.Unmarshal(h.do(http.MethodGet, "/health", "").body, &v)
+	if v.Load == nil || v.Load.Sessions != 8 || v.Load.SessionsEvicted != 293 {
+		t.Errorf("after 301 sessions from one address, per-client bound 8: %+v", v.Load)
 	}
 }

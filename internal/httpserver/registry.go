@@ -27,6 +27,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		p := b.Published()
 		pubkey, sessions := p.Registry.Curator().Pubkey, s.sessions.len()
 		h.Status, h.Pubkey, h.Sessions = gen.HealthStatusOk, &pubkey, &sessions
+		h.Load = s.load(sessions)
 		h.Registry = &gen.HealthRegistry{
 			Version:    p.Registry.Version(),
 			Updated:    p.Registry.Updated(),
@@ -41,6 +42,21 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header()["Cache-Control"] = noStore
 	writeJSON(w, status, gen.EncodeHealth(&h))
+}
+
+// load reports how close the server is to its bounds.
+func (s *Server) load(sessions int) *gen.HealthLoad {
+	l := &gen.HealthLoad{
+		Requests: len(s.slots), MaxRequests: cap(s.slots),
+		MaxConnections: s.opt.MaxConnections,
+		Sessions:       sessions, MaxSessions: s.opt.MaxSessions,
+		SessionsEvicted: int(s.sessions.evictions()),
+	}
+	if c := s.conns.Load(); c != nil { // nil when not serving a listener of its own (tests)
+		l.Connections, l.ConnectionsRefused = c.open(), int(c.refused.Load())
+	}
+	l.Saturated = l.Requests >= l.MaxRequests || l.Connections >= l.MaxConnections
+	return l
 }
 
 // serveRegistry answers GET /registry with the exact bytes being served,

@@ -31,9 +31,17 @@ type Options struct {
 	MaxMessageBytes int64
 	// MaxConcurrent is how many /mcp requests run at once; more get 503.
 	MaxConcurrent int
-	// MaxSessions bounds open legacy-era sessions; an initialize beyond it
-	// gets 503.
+	// MaxConnections bounds the connections held open; past it the
+	// connection waiting longest without a request is closed, or, when all
+	// are running one, the newcomer gets 503.
+	MaxConnections int
+	// MaxSessions bounds open legacy-era sessions. At the bound a new
+	// session replaces the one unused longest that has no request running.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the sessions of one client address; past
+	// it that client's own least recently used session makes way, so one
+	// client cannot push everyone else's sessions out.
+	MaxSessionsPerClient int
 	// SessionIdle ends a legacy session unused for this long.
 	SessionIdle time.Duration
 	// Hosts, when not empty, are the names the Host header may carry (any
@@ -59,19 +67,24 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultMaxMessageBytes = 4 << 20
-	DefaultMaxConcurrent   = 256
-	DefaultMaxSessions     = 1024
-	DefaultSessionIdle     = 30 * time.Minute
-	DefaultShutdownTimeout = 10 * time.Second
+	DefaultMaxMessageBytes      = 4 << 20
+	DefaultMaxConcurrent        = 256
+	DefaultMaxSessions          = 1024
+	DefaultMaxSessionsPerClient = 128
+	DefaultMaxConnections       = 1024
+	DefaultSessionIdle          = 30 * time.Minute
+	DefaultShutdownTimeout      = 10 * time.Second
 
 	// Connection timeouts: a client gets this long to send its headers,
-	// its whole request, and to read the answer; an idle keep-alive
-	// connection is closed after IdleTimeout.
-	ReadHeaderTimeout = 10 * time.Second
+	// the body of a /mcp request, its whole request, and to read the
+	// answer; an idle keep-alive connection is closed after IdleTimeout.
+	// They are short because every one of them is time a connection is
+	// held by a client that may never finish.
+	ReadHeaderTimeout = 5 * time.Second
+	BodyTimeout       = 10 * time.Second
 	ReadTimeout       = 30 * time.Second
 	WriteTimeout      = 30 * time.Second
-	IdleTimeout       = 2 * time.Minute
+	IdleTimeout       = 30 * time.Second
 	MaxHeaderBytes    = 64 << 10
 )
 
@@ -92,7 +105,8 @@ type Server struct {
 	opt      Options
 	backend  atomic.Pointer[backend]
 	sessions *sessionTable
-	slots    chan struct{} // one per /mcp request running
+	slots    chan struct{}               // one per /mcp request running
+	conns    atomic.Pointer[connLimiter] // set by Serve
 	origins  map[string]bool
 	hosts    map[string]bool
 	handler  http.Handler
@@ -110,6 +124,12 @@ func New(opt Options) *Server {
 	if opt.MaxSessions <= 0 {
 		opt.MaxSessions = DefaultMaxSessions
 	}
+	if opt.MaxSessionsPerClient <= 0 {
+		opt.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if opt.MaxConnections <= 0 {
+		opt.MaxConnections = DefaultMaxConnections
+	}
 	if opt.SessionIdle <= 0 {
 		opt.SessionIdle = DefaultSessionIdle
 	}
@@ -125,7 +145,7 @@ func New(opt Options) *Server {
 	opt.PublicURL = strings.TrimSuffix(opt.PublicURL, "/")
 	s := &Server{
 		opt:      opt,
-		sessions: newSessionTable(opt.MaxSessions, opt.SessionIdle, opt.Now),
+		sessions: newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
 		slots:    make(chan struct{}, opt.MaxConcurrent),
 		origins:  map[string]bool{},
 		hosts:    map[string]bool{},
@@ -161,7 +181,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // returns. It returns an error when requests were still running at the
 // deadline or the listener failed.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	limited := newConnLimiter(ln, s.opt.MaxConnections, time.Now)
+	s.conns.Store(limited)
+	ln = limited
 	hs := &http.Server{
+		ConnState:         limited.track,
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		ReadTimeout:       ReadTimeout,

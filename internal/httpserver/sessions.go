@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,8 +14,10 @@ import (
 // session is one legacy-era client: its handshake state and the requests
 // it has running, so notifications/cancelled can stop them.
 type session struct {
-	id  string
-	mcp *mcp.Session
+	id     string
+	mcp    *mcp.Session
+	client string        // the address it was opened from
+	elem   *list.Element // its place in the table's use order
 
 	mu       sync.Mutex
 	lastUsed time.Time
@@ -59,19 +62,31 @@ func (sess *session) cancel(id string) {
 	}
 }
 
-// sessionTable holds the open sessions, at most max, each ending after
-// idle without use.
+// sessionTable holds the open sessions, at most max and at most perClient
+// per client address, each ending after idle without use.
+//
+// A full table never locks anyone out. Clients that never send DELETE, or
+// a flood of initialize calls, would otherwise hold every place until the
+// idle timeout (half an hour) and every newcomer, admins included, would be
+// refused. Instead a new session takes the place of the least recently
+// used one that has no request running: of the same client when that
+// client is at its own bound, else of anyone. An evicted client gets 404
+// on its next request and, as the protocol asks, initializes again.
 type sessionTable struct {
-	max  int
-	idle time.Duration
-	now  func() time.Time
+	max, perClient int
+	idle           time.Duration
+	now            func() time.Time
 
-	mu   sync.Mutex
-	byID map[string]*session
+	mu       sync.Mutex
+	byID     map[string]*session
+	lru      *list.List // of *session, most recently used first
+	byClient map[string]int
+	evicted  int64
 }
 
-func newSessionTable(max int, idle time.Duration, now func() time.Time) *sessionTable {
-	return &sessionTable{max: max, idle: idle, now: now, byID: map[string]*session{}}
+func newSessionTable(max, perClient int, idle time.Duration, now func() time.Time) *sessionTable {
+	return &sessionTable{max: max, perClient: perClient, idle: idle, now: now,
+		byID: map[string]*session{}, lru: list.New(), byClient: map[string]int{}}
 }
 
 // newSessionID returns 256 random bits as 43 URL-safe base64 characters,
@@ -82,21 +97,71 @@ func newSessionID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// add opens a session for m; nil when the table is full even after idle
-// sessions are ended.
-func (t *sessionTable) add(m *mcp.Session) *session {
+// add opens a session for m on behalf of client (its address); nil when
+// the table, or the client's share of it, is full of sessions that are all
+// running requests.
+func (t *sessionTable) add(m *mcp.Session, client string) *session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
+	if t.byClient[client] >= t.perClient {
+		v := t.leastRecentlyUsedLocked(func(s *session) bool { return s.client == client })
+		if v == nil {
+			return nil
+		}
+		t.dropLocked(v)
+		t.evicted++
+	}
 	if len(t.byID) >= t.max {
 		t.sweepLocked(now)
 		if len(t.byID) >= t.max {
-			return nil
+			v := t.leastRecentlyUsedLocked(func(*session) bool { return true })
+			if v == nil {
+				return nil
+			}
+			t.dropLocked(v)
+			t.evicted++
 		}
 	}
-	s := &session{id: newSessionID(), mcp: m, lastUsed: now, calls: map[string][]*call{}}
+	s := &session{id: newSessionID(), mcp: m, client: client, lastUsed: now, calls: map[string][]*call{}}
+	s.elem = t.lru.PushFront(s)
 	t.byID[s.id] = s
+	t.byClient[client]++
 	return s
+}
+
+// leastRecentlyUsedLocked is the session used longest ago that matches
+// and has no request running, or nil.
+func (t *sessionTable) leastRecentlyUsedLocked(match func(*session) bool) *session {
+	for e := t.lru.Back(); e != nil; e = e.Prev() {
+		s := e.Value.(*session)
+		if !match(s) {
+			continue
+		}
+		s.mu.Lock()
+		running := len(s.calls) > 0
+		s.mu.Unlock()
+		if !running {
+			return s
+		}
+	}
+	return nil
+}
+
+// dropLocked forgets s, cancelling whatever it still runs.
+func (t *sessionTable) dropLocked(s *session) {
+	delete(t.byID, s.id)
+	t.lru.Remove(s.elem)
+	if t.byClient[s.client]--; t.byClient[s.client] <= 0 {
+		delete(t.byClient, s.client)
+	}
+	s.mu.Lock()
+	for _, list := range s.calls {
+		for _, c := range list {
+			c.cancel()
+		}
+	}
+	s.mu.Unlock()
 }
 
 // get returns the open session id names and marks it used; nil when there
@@ -110,12 +175,16 @@ func (t *sessionTable) get(id string) *session {
 	}
 	now := t.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if now.Sub(s.lastUsed) > t.idle {
-		delete(t.byID, id)
+	expired := now.Sub(s.lastUsed) > t.idle
+	if !expired {
+		s.lastUsed = now
+	}
+	s.mu.Unlock()
+	if expired {
+		t.dropLocked(s)
 		return nil
 	}
-	s.lastUsed = now
+	t.lru.MoveToFront(s.elem)
 	return s
 }
 
@@ -125,14 +194,7 @@ func (t *sessionTable) remove(id string) bool {
 	defer t.mu.Unlock()
 	s, ok := t.byID[id]
 	if ok {
-		delete(t.byID, id)
-		s.mu.Lock()
-		for _, list := range s.calls {
-			for _, c := range list {
-				c.cancel()
-			}
-		}
-		s.mu.Unlock()
+		t.dropLocked(s)
 	}
 	return ok
 }
@@ -144,15 +206,22 @@ func (t *sessionTable) sweep() int {
 	return t.sweepLocked(t.now())
 }
 
+// sweepLocked ends the sessions idle too long. They are the tail of the
+// use order, so the walk stops at the first one still fresh.
 func (t *sessionTable) sweepLocked(now time.Time) int {
 	n := 0
-	for id, s := range t.byID {
+	for e := t.lru.Back(); e != nil; {
+		s := e.Value.(*session)
+		prev := e.Prev()
 		s.mu.Lock()
-		if now.Sub(s.lastUsed) > t.idle {
-			delete(t.byID, id)
-			n++
-		}
+		expired := now.Sub(s.lastUsed) > t.idle
 		s.mu.Unlock()
+		if !expired {
+			break
+		}
+		t.dropLocked(s)
+		n++
+		e = prev
 	}
 	return n
 }
@@ -162,4 +231,11 @@ func (t *sessionTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.byID)
+}
+
+// evictions is how many sessions have made way for newer ones.
+func (t *sessionTable) evictions() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.evicted
 }
