@@ -280,6 +280,10 @@ type writer struct {
 	queue     [][]byte
 	unwritten int // queued, or taken by loop and not yet written
 	limit     int
+	// unwrittenBytes is the size of those messages. Counting messages
+	// alone bounds memory only as far as each answer is small; the byte
+	// budget holds whatever their size.
+	unwrittenBytes int
 	waiting   int // sends blocked until unwritten drops below limit
 	closed    bool
 	done      chan struct{}
@@ -294,12 +298,16 @@ func newWriter(out io.Writer, limit int) *writer {
 	return w
 }
 
+// MaxQueuedBytes bounds the answers waiting to be written on one
+// connection, in bytes. One answer larger than it still goes out, alone.
+const MaxQueuedBytes = 8 << 20
+
 // send queues one message; after close it is dropped. While limit
-// messages wait to be written it blocks: a client that stops reading its
-// answers stops the workers, and then the reader.
+// messages, or MaxQueuedBytes, wait to be written it blocks: a client that
+// stops reading its answers stops the workers, and then the reader.
 func (w *writer) send(msg []byte) {
 	w.mu.Lock()
-	for w.unwritten >= w.limit && !w.closed {
+	for (w.unwritten >= w.limit || w.unwritten > 0 && w.unwrittenBytes+len(msg) > MaxQueuedBytes) && !w.closed {
 		w.waiting++
 		if testHookSendBlocked != nil {
 			testHookSendBlocked(w.waiting)
@@ -310,6 +318,7 @@ func (w *writer) send(msg []byte) {
 	if !w.closed {
 		w.queue = append(w.queue, msg)
 		w.unwritten++
+		w.unwrittenBytes += len(msg)
 		w.cond.Signal()
 	}
 	w.mu.Unlock()
@@ -330,7 +339,9 @@ func (w *writer) loop() {
 		batch, w.queue = w.queue, batch[:0]
 		closed := w.closed
 		w.mu.Unlock()
+		size := 0
 		for _, msg := range batch {
+			size += len(msg)
 			if w.err == nil {
 				_, w.err = w.out.Write(msg)
 			}
@@ -342,6 +353,7 @@ func (w *writer) loop() {
 		if len(batch) > 0 {
 			w.mu.Lock()
 			w.unwritten -= len(batch)
+			w.unwrittenBytes -= size
 			w.space.Broadcast()
 			w.mu.Unlock()
 		}

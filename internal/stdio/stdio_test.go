@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,5 +524,42 @@ func TestEveryToolPanicIsContained(t *testing.T) {
 		if log := buf.String(); !strings.Contains(log, "request panicked") || !strings.Contains(log, "nil pointer dereference") || !strings.Contains(log, "goroutine ") {
 			t.Errorf("%s: the log lacks the panic and its stack:\n%s", tool.Name, log)
 		}
+	}
+}
+
+// Large answers to a client that does not read them stop the senders once
+// MaxQueuedBytes wait, long before the count bound: memory is bounded in
+// bytes, not only in messages.
+func TestQueuedBytesBounded(t *testing.T) {
+	out := &heldWriter{release: make(chan struct{})}
+	w := newWriter(out, 1000)
+	go w.loop()
+	blocked := make(chan struct{})
+	var once sync.Once
+	testHookSendBlocked = func(int) { once.Do(func() { close(blocked) }) }
+	defer func() { testHookSendBlocked = nil }()
+	const size, total = 1 << 20, 20
+	var sent atomic.Int64
+	allSent := make(chan struct{})
+	go func() {
+		for range total {
+			w.send(bytes.Repeat([]byte("a"), size))
+			sent.Add(1)
+		}
+		close(allSent)
+	}()
+	select {
+	case <-blocked:
+	case <-allSent:
+		t.Fatalf("all %d answers of 1 MiB were queued to a client that reads nothing", total)
+	}
+	if n := sent.Load(); n*size > MaxQueuedBytes {
+		t.Errorf("%d MiB queued before senders waited; bound %d MiB", n, MaxQueuedBytes>>20)
+	}
+	close(out.release)
+	<-allSent
+	w.close()
+	if got := strings.Count(out.buf.String(), "\n"); got != total {
+		t.Errorf("%d answers written once the client read, want %d", got, total)
 	}
 }
