@@ -187,11 +187,27 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 			sigName = args[1]
 		}
 		var err error
-		if data, err = signature.ReadLimited(regName, registry.MaxSize, "registry"); err != nil {
+		var pending bool
+		if len(args) == 1 {
+			// The pair as a reader should see it: after an interrupted
+			// signed write, the new registry with its pending signature.
+			if data, doc, pending, err = signature.ReadPair(regName, registry.MaxSize); err != nil {
+				fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry or its signature: %v\n", err)
+				return ExitFail
+			}
+			if pending {
+				fmt.Fprintf(env.Stderr, "Note: %s.\n", signature.FinishHint(regName))
+			}
+			if doc == nil {
+				err = fs.ErrNotExist
+			}
+		} else if data, err = signature.ReadLimited(regName, registry.MaxSize, "registry"); err != nil {
 			fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry: %v\n", err)
 			return ExitFail
+		} else {
+			doc, err = signature.ReadLimited(sigName, signature.MaxSize, "signature file")
 		}
-		if doc, err = signature.ReadLimited(sigName, signature.MaxSize, "signature file"); errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(env.Stdout, "FAIL: %s is not signed: there is no %s. Its curator signs it with: 3gs sign --key-file KEY %s\n", regName, sigName, signature.ShellQuote(regName))
 			return ExitFail
 		} else if err != nil {

@@ -348,3 +348,38 @@ func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
 		t.Errorf("after completion, verify says %s", out)
 	}
 }
+
+// After a crash between the registry's rename and its signature's, verify
+// (which writes nothing) checks the pair a reader should see, the new
+// registry with its pending signature, and says how to finish the write,
+// instead of failing until a server starts.
+func TestVerifyAfterAnInterruptedSignedWrite(t *testing.T) {
+	_, keyPath, pub, regPath := curatorSetup(t)
+	kf, err := pkarr.ReadKeyFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(regPath)
+	if _, err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed := bytes.Replace(old, []byte(`"3gs maintainers"`), []byte(`"3gs curators"`), 1)
+	os.WriteFile(regPath+".sig.next", signature.Sign(changed, kf.Key, time.Now()), 0o644)
+	os.WriteFile(regPath, changed, 0o644)
+	oldSig, _ := os.ReadFile(regPath + ".sig")
+	code, out, errOut := run(t, nil, "verify", "--pubkey", pub, regPath)
+	if code != ExitOK || !strings.HasPrefix(out, "OK: ") || !strings.Contains(errOut, "was interrupted") || !strings.Contains(errOut, "mv ") {
+		t.Fatalf("verify: %d %q %q", code, out, errOut)
+	}
+	if now, _ := os.ReadFile(regPath + ".sig"); !bytes.Equal(now, oldSig) {
+		t.Error("verify changed the signature file")
+	}
+	if _, err := os.Stat(regPath + ".sig.next"); err != nil {
+		t.Errorf("verify removed the pending signature: %v", err)
+	}
+	// A pending signature of other bytes is stale and changes nothing.
+	os.WriteFile(regPath+".sig.next", signature.Sign(old, kf.Key, time.Now()), 0o644)
+	if code, out, _ := run(t, nil, "verify", regPath); code != ExitFail {
+		t.Errorf("a stale pending signature made verify pass: %s", out)
+	}
+}

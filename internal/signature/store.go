@@ -50,33 +50,53 @@ func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time
 // on disk and the pending one does. Whether its signer is the curator is
 // still for Check to decide, so a stray pending file gains nothing.
 func ReadSigned(path string, maxSize int64) (data, doc []byte, err error) {
-	if data, err = ReadLimited(path, maxSize, "registry"); err != nil {
-		return nil, nil, err
+	data, doc, pending, err := ReadPair(path, maxSize)
+	if err != nil || !pending {
+		return data, doc, err
 	}
-	sigPath := path + Suffix
-	doc, err = ReadLimited(sigPath, MaxSize, "signature file")
+	if err := os.Rename(path+pendingSuffix, path+Suffix); err != nil {
+		return nil, nil, fmt.Errorf("completing an interrupted signed write of %s: %w", path, err)
+	}
+	return data, doc, nil
+}
+
+// ReadPair reads the registry at path and the signature that goes with
+// it, changing nothing on disk: the signature file, or, when a signed
+// write was interrupted after the registry was replaced, the pending
+// signature that write left (pending is then true; FinishHint says how to
+// complete it). Readers that must not write, such as 3gs verify, so see
+// the last complete pair.
+func ReadPair(path string, maxSize int64) (data, doc []byte, pending bool, err error) {
+	if data, err = ReadLimited(path, maxSize, "registry"); err != nil {
+		return nil, nil, false, err
+	}
+	doc, err = ReadLimited(path+Suffix, MaxSize, "signature file")
 	if errors.Is(err, fs.ErrNotExist) {
 		doc, err = nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if doc != nil {
 		if _, verr := Verify(data, doc, nil); verr == nil {
-			return data, doc, nil
+			return data, doc, false, nil
 		}
 	}
-	pending, perr := ReadLimited(path+pendingSuffix, MaxSize, "signature file")
+	next, perr := ReadLimited(path+pendingSuffix, MaxSize, "signature file")
 	if perr != nil {
-		return data, doc, nil
+		return data, doc, false, nil
 	}
-	if _, verr := Verify(data, pending, nil); verr != nil {
-		return data, doc, nil // stale: from a write that never replaced the registry
+	if _, verr := Verify(data, next, nil); verr != nil {
+		return data, doc, false, nil // stale: from a write that never replaced the registry
 	}
-	if err := os.Rename(path+pendingSuffix, sigPath); err != nil {
-		return nil, nil, fmt.Errorf("completing an interrupted signed write of %s: %w", path, err)
-	}
-	return data, pending, nil
+	return data, next, true, nil
+}
+
+// FinishHint says how to complete the interrupted signed write of the
+// registry at path that ReadPair found.
+func FinishHint(path string) string {
+	return "a signed write of " + path + " was interrupted after the registry was replaced; its new signature waits in " + path + pendingSuffix +
+		". Finish it with: mv " + ShellQuote(path+pendingSuffix) + " " + ShellQuote(path+Suffix) + " (3gs serve also finishes it when it starts)"
 }
 
 // ReadLimited reads the file at path: a regular file of at most limit
