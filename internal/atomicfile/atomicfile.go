@@ -19,18 +19,48 @@ import (
 )
 
 // Write replaces path with data, creating it with perm if it is new. An
-// existing file keeps nothing of its old content, but the new file gets
-// perm, not the old file's mode.
+// existing file keeps its permission bits (a registry a curator made 0640
+// stays 0640). When path is a symbolic link, the file it names is
+// replaced and the link stays: renaming over the link would turn it into
+// a regular file and leave the linked file stale.
 func Write(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := stage(path, data, perm)
+	target, perm, err := resolve(path, perm)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	tmp, err := stage(target, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, target); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return syncDir(filepath.Dir(target))
+}
+
+// resolve is the file a write of path replaces, following symbolic links,
+// and the mode it gets: its own when it exists, else perm.
+func resolve(path string, perm fs.FileMode) (string, fs.FileMode, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			dest, _ := os.Readlink(path)
+			return "", 0, fmt.Errorf("%s is a symbolic link to %s, which does not exist; create that file or replace the link", path, dest)
+		}
+		return path, perm, nil // a new file
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("%s is not a regular file (%s); refusing to replace it", target, fi.Mode().Type())
+	}
+	return target, fi.Mode().Perm(), nil
 }
 
 // Create writes data to path only if nothing exists there yet. It never

@@ -5,29 +5,71 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-func TestWriteReplacesAndSetsMode(t *testing.T) {
+// A new file gets perm; an existing one keeps the mode its owner gave it
+// (writes used to widen a 0640 registry to 0644).
+func TestWriteReplacesAndKeepsMode(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "registry.json")
-	if err := Write(path, []byte("one"), 0o644); err != nil {
+	if err := Write(path, []byte("one"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(path, []byte("two"), 0o600); err != nil {
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("new file: mode %v, want 0600", st.Mode().Perm())
+	}
+	os.Chmod(path, 0o640)
+	if err := Write(path, []byte("two"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(path)
 	if err != nil || string(got) != "two" {
 		t.Fatalf("content %q, %v; want two", got, err)
 	}
-	st, _ := os.Stat(path)
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v after a write, want the file's own 0640", st.Mode().Perm())
 	}
 	assertNoTemporaries(t, dir, 1)
+}
+
+// A write through a symbolic link replaces the file it names and leaves
+// the link a link; a link to nothing, or to something that is not a
+// regular file, is refused with what it points at.
+func TestWriteThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "registry.json")
+	os.Mkdir(filepath.Dir(real), 0o755)
+	os.WriteFile(real, []byte("one"), 0o640)
+	link := filepath.Join(dir, "registry.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("symbolic links are not available here:", err)
+	}
+	if err := Write(link, []byte("two"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the link became a %v", fi.Mode().Type())
+	}
+	if got, _ := os.ReadFile(real); string(got) != "two" {
+		t.Errorf("the linked file holds %q, want two", got)
+	}
+	if st, _ := os.Stat(real); st.Mode().Perm() != 0o640 {
+		t.Errorf("the linked file's mode became %v", st.Mode().Perm())
+	}
+	dangling := filepath.Join(dir, "dangling.json")
+	os.Symlink(filepath.Join(dir, "nowhere.json"), dangling)
+	if err := Write(dangling, []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), "nowhere.json, which does not exist") {
+		t.Errorf("a dangling link: %v", err)
+	}
+	toDir := filepath.Join(dir, "dir.json")
+	os.Symlink(filepath.Dir(real), toDir)
+	if err := Write(toDir, []byte("x"), 0o644); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a link to a directory: %v", err)
+	}
 }
 
 func TestCreateNeverOverwrites(t *testing.T) {
