@@ -12,6 +12,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -123,6 +124,12 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 			path, from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
+	lock, err := filelock.TryLock(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry and re-signs every change itself; stop it first if you edited the file by hand.\n", err)
+		return ExitFail
+	}
+	defer lock.Unlock()
 	doc := signature.Sign(reg.Bytes(), key, time.Now())
 	sigPath := path + signature.Suffix
 	if err := atomicfile.Write(sigPath, doc, 0o644); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -194,6 +195,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
+	defer srv.lock.Unlock()
 	c.log.Info("serving MCP on stdio")
 	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
 	if err != nil {
@@ -228,6 +230,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		<-served
 		return ExitFail
 	}
+	defer srv.lock.Unlock()
 	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
@@ -242,6 +245,10 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 type server struct {
 	mcp   *mcp.Server
 	tools *tools.Handlers
+	// lock makes this server the registry file's one editor while it
+	// runs; nil when another process edits it (this one is read-only) or
+	// the registry is the embedded one.
+	lock *filelock.Lock
 }
 
 // newServer loads the registry, checks its signature and the keys, and
@@ -265,14 +272,16 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
 	}
 	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified}
+	var lock *filelock.Lock
 	if srvd.path != "" {
 		audit := f.Value("audit-log")
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
 		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
-		if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
-			log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
+		var ok bool
+		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {
+			return nil, false
 		}
 	}
 	if path := f.Value("query-log"); path != "" {
@@ -286,7 +295,33 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}
 	h := tools.New(cfg)
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h}, true
+	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock}, true
+}
+
+// lockForEditing makes this server the registry's one editor, or, when
+// another process already is, serves it read-only and says why. Holding
+// the lock, it clears what interrupted writes left: temporary files, and
+// a partial last line of the audit log.
+func lockForEditing(env *Env, log *slog.Logger, srvd *served, edit *tools.EditConfig) (*filelock.Lock, bool) {
+	lock, err := filelock.TryLock(srvd.path)
+	if err != nil {
+		edit.ReadOnly = "This server serves " + srvd.name + " read-only: " + err.Error() + ", another 3gs that edits it. Make the change through that server, or stop it and restart this one, so that changes cannot overwrite each other."
+		log.Warn("the registry is locked by another process; serving it read-only (curator tools refuse)", "registry", srvd.name, "why", err.Error())
+		return nil, true
+	}
+	if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
+		log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
+	}
+	cut, err := tools.RepairAuditLog(edit.AuditLog)
+	if err != nil {
+		lock.Unlock()
+		fmt.Fprintf(env.Stderr, "3gs serve: cannot check the audit log %s: %v\nFix: make it a regular file the server may read and write, or name another with --audit-log.\n", edit.AuditLog, err)
+		return nil, false
+	}
+	if cut > 0 {
+		log.Warn("the audit log ended in a partial line, left by a write cut short (a crash or a full disk); removed it. It recorded no change: the registry is written only after its line is whole", "audit_log", edit.AuditLog, "bytes_removed", cut)
+	}
+	return lock, true
 }
 
 // checkProvenance applies the start-up policy on signatures and keys. A

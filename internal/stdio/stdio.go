@@ -284,11 +284,11 @@ type writer struct {
 	// alone bounds memory only as far as each answer is small; the byte
 	// budget holds whatever their size.
 	unwrittenBytes int
-	waiting   int // sends blocked until unwritten drops below limit
-	closed    bool
-	done      chan struct{}
-	out       *bufio.Writer
-	err       error
+	waiting        int // sends blocked until unwritten drops below limit
+	closed         bool
+	done           chan struct{}
+	out            *bufio.Writer
+	err            error
 }
 
 func newWriter(out io.Writer, limit int) *writer {

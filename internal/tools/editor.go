@@ -2,10 +2,10 @@ package tools
 
 import (
 	"crypto/ed25519"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +34,9 @@ type EditConfig struct {
 	AllowUnsigned bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ReadOnly, when not empty, is why this server may not change the
+	// file (another process holds its lock); curator tools answer with it.
+	ReadOnly string
 }
 
 // editor makes changes one at a time. Readers never wait for it: they load
@@ -63,6 +66,9 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := h.cur.Load()
+	if e.ReadOnly != "" {
+		return nil, errors.New(e.ReadOnly)
+	}
 	if old.signature.Signed() && e.Key == nil {
 		return nil, errors.New("the registry is signed by its curator and this server has no curator key, so a change would break the signature. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here, or edit the file and run 3gs sign")
 	}
@@ -76,6 +82,12 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	data := gen.EncodeRegistry(&doc) // schema order, so the file's diff is the change
 	reg, err := registry.Load(data)
 	if err != nil {
+		return nil, err
+	}
+	// The change is made to the bytes this server serves; if the file is
+	// no longer those bytes (a hand edit, another program), writing would
+	// silently throw that edit away.
+	if err := e.checkBase(old.reg); err != nil {
 		return nil, err
 	}
 	// The audit line goes first, so no change reaches the file untraced:
@@ -103,38 +115,15 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	return next, nil
 }
 
-// auditEntry is one line of the audit log.
-type auditEntry struct {
-	Time         string `json:"time"`
-	Token        string `json:"token"`
-	Tool         string `json:"tool"`
-	Slug         string `json:"slug,omitempty"`
-	BeforeSHA256 string `json:"before_sha256"`
-	AfterSHA256  string `json:"after_sha256"`
-	Version      string `json:"version"`
-}
-
-// audit appends one line and syncs it. The line goes out in one write to a
-// file opened for appending, so concurrent writers and a killed process
-// leave whole lines.
-func (e *editor) audit(now time.Time, caller, tool, slug string, before, after *registry.Registry) error {
-	line, err := json.Marshal(auditEntry{
-		Time: now.UTC().Format(time.RFC3339Nano), Token: caller, Tool: tool, Slug: slug,
-		BeforeSHA256: before.SHA256(), AfterSHA256: after.SHA256(), Version: after.Version(),
-	})
+// checkBase refuses a write unless the file on disk still holds base's
+// bytes.
+func (e *editor) checkBase(base *registry.Registry) error {
+	data, err := signature.ReadLimited(e.Path, registry.MaxSize, "registry")
 	if err != nil {
-		return err
+		return fmt.Errorf("reading %s before changing it: %w", e.Path, err)
 	}
-	f, err := os.OpenFile(e.AuditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening the audit log: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("writing the audit log: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing the audit log: %w", err)
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != base.SHA256() {
+		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. Nothing was written. Call reload_registry to serve the file as it is now, then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…")
 	}
 	return nil
 }
