@@ -150,6 +150,10 @@ func (d *doctor) key(reg *registry.Registry) []byte {
 	}
 	var exposed string
 	key, from, err := signingKey(d.env, d.f, func(msg string) { exposed = msg })
+	var ek *exposedKeyError
+	if errors.As(err, &ek) {
+		key, from, err, exposed = ek.key, "--key-file "+path, nil, ek.Error()
+	}
 	if err != nil {
 		fix := "point --key-file (THREEGS_KEY_FILE) at the file 3gs keygen wrote"
 		if strings.Contains(err.Error(), "both") {

@@ -60,6 +60,19 @@ func runKeygen(_ context.Context, env *Env, f *Flags) int {
 // keyFlag declares --key-file; PKARR_SECRET_KEY is the other way to pass a key.
 func keyFlag(f *Flags, usage string) {
 	f.String("key-file", "THREEGS_KEY_FILE", "", usage+"; instead of a file, "+secretKeyEnv+" may hold the key as 64 hex characters")
+	f.Bool("allow-exposed-key", "THREEGS_ALLOW_EXPOSED_KEY", "use a --key-file that other users may read (mode wider than 0600) instead of refusing it; a warning is still logged")
+}
+
+// exposedKeyError refuses a key file others may read. It keeps the key, so
+// doctor can go on to check it.
+type exposedKeyError struct {
+	path string
+	mode fs.FileMode
+	key  ed25519.PrivateKey
+}
+
+func (e *exposedKeyError) Error() string {
+	return fmt.Sprintf("--key-file %s has mode %04o, so other users may read the curator's secret key; run: chmod 600 %s (or pass --allow-exposed-key to use it anyway)", e.path, e.mode, signature.ShellQuote(e.path))
 }
 
 // signingKey returns the key from --key-file or PKARR_SECRET_KEY, nil when
@@ -75,8 +88,13 @@ func signingKey(env *Env, f *Flags, log func(msg string)) (ed25519.PrivateKey, s
 		if err != nil {
 			return nil, "", fmt.Errorf("--key-file: %w", err)
 		}
-		if kf.Exposed && log != nil {
-			log(fmt.Sprintf("key file %s has mode %04o, so other users may read the secret key; run: chmod 600 %s", path, kf.Mode, signature.ShellQuote(path)))
+		if kf.Exposed {
+			if !flagBool(f, "allow-exposed-key") {
+				return nil, "", &exposedKeyError{path: path, mode: kf.Mode, key: kf.Key}
+			}
+			if log != nil {
+				log(fmt.Sprintf("key file %s has mode %04o, so other users may read the secret key (--allow-exposed-key); run: chmod 600 %s", path, kf.Mode, signature.ShellQuote(path)))
+			}
 		}
 		return kf.Key, "--key-file " + path, nil
 	case hexSeed != "":

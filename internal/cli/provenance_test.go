@@ -187,10 +187,20 @@ func TestSignRefusals(t *testing.T) {
 			t.Errorf("%v: the secret key appears in the error", c.args)
 		}
 	}
-	// An exposed key file still signs, with a warning naming the fix.
+	// A key file others may read is refused, naming the fix; with
+	// --allow-exposed-key (or its twin) it signs, with a warning.
 	os.Chmod(keyPath, 0o644)
-	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK || !strings.Contains(errOut, "chmod 600") {
+	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitUsage || !strings.Contains(errOut, "mode 0644") || !strings.Contains(errOut, "chmod 600") {
 		t.Errorf("exposed key: %d %s", code, errOut)
+	}
+	if code, _, errOut = run(t, nil, "sign", "--key-file", keyPath, "--allow-exposed-key", regPath); code != ExitOK || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("exposed key, allowed: %d %s", code, errOut)
+	}
+	if code, _, errOut = run(t, map[string]string{"THREEGS_ALLOW_EXPOSED_KEY": "1"}, "serve", "--key-file", keyPath, "--registry", regPath, "--allow-unsigned"); code != ExitOK {
+		t.Errorf("exposed key, allowed by the environment twin, serve: %d %s", code, errOut)
+	}
+	if code, _, errOut = run(t, nil, "serve", "--key-file", keyPath, "--registry", regPath); code != ExitFail && code != ExitUsage || !strings.Contains(errOut, "mode 0644") {
+		t.Errorf("exposed key, serve: %d %s", code, errOut)
 	}
 }
 
@@ -381,5 +391,45 @@ func TestVerifyAfterAnInterruptedSignedWrite(t *testing.T) {
 	os.WriteFile(regPath+".sig.next", signature.Sign(old, kf.Key, time.Now()), 0o644)
 	if code, out, _ := run(t, nil, "verify", regPath); code != ExitFail {
 		t.Errorf("a stale pending signature made verify pass: %s", out)
+	}
+}
+
+// --pubkey pins the curator: a registry re-keyed to another curator and
+// validly signed by it used to be served as verified. Now it is refused
+// at start, naming both keys, as is an unsigned one even with
+// --allow-unsigned; the pinned curator's own copy is served.
+func TestServePinsThePubkey(t *testing.T) {
+	_, keyPath, pub, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	if code, prov, errOut := serveOnce(t, nil, "--registry", regPath, "--pubkey", pub); code != ExitOK || prov["verified"] != true {
+		t.Fatalf("the pinned curator's registry: %d %v %s", code, prov, errOut)
+	}
+	if code, prov, errOut := serveOnce(t, map[string]string{"THREEGS_PUBKEY": pub}, "--registry", regPath); code != ExitOK || prov["verified"] != true {
+		t.Fatalf("THREEGS_PUBKEY: %d %v %s", code, prov, errOut)
+	}
+
+	// An attacker re-keys the registry to their own key and signs it.
+	_, otherKey, otherPub, _ := curatorSetup(t)
+	data, _ := os.ReadFile(regPath)
+	os.WriteFile(regPath, bytes.Replace(data, []byte(pub), []byte(otherPub), 1), 0o644)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", otherKey, regPath); code != ExitOK {
+		t.Fatal(errOut)
+	}
+	if code, prov, _ := serveOnce(t, nil, "--registry", regPath); code != ExitOK || prov["verified"] != true {
+		t.Fatalf("without --pubkey the re-keyed file verifies under the key it names: %d %v", code, prov)
+	}
+	code, _, errOut := serveOnce(t, nil, "--registry", regPath, "--pubkey", pub)
+	if code != ExitFail || !strings.Contains(errOut, "trusts only registries signed by "+pub) || !strings.Contains(errOut, "signed by "+otherPub) {
+		t.Errorf("re-keyed, with --pubkey: %d %s", code, errOut)
+	}
+	os.Remove(regPath + ".sig")
+	code, _, errOut = serveOnce(t, nil, "--registry", regPath, "--pubkey", pub, "--allow-unsigned")
+	if code != ExitFail || !strings.Contains(errOut, "no signature file") {
+		t.Errorf("unsigned, with --pubkey and --allow-unsigned: %d %s", code, errOut)
+	}
+	if code, _, errOut := serveOnce(t, nil, "--registry", regPath, "--pubkey", "pk:nonsense"); code != ExitUsage || !strings.Contains(errOut, "--pubkey (THREEGS_PUBKEY)") {
+		t.Errorf("a malformed --pubkey: %d %s", code, errOut)
 	}
 }

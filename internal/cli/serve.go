@@ -37,6 +37,7 @@ func serveFlags(f *Flags) {
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600 (HTTP: 413)")
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
+	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key to trust (pk:Z32 or Z32): a registry not signed by it is refused, at start and by reload_registry. None: the public half of --key-file, or else the signer of the first registry served")
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
 	f.String("query-log", "THREEGS_QUERY_LOG", "", "JSON Lines file (created 0600) to log every get_sources query and how it ended, for 3gs misses; never tokens or who asked. None: no query log")
@@ -65,6 +66,7 @@ type serveConfig struct {
 	log         *slog.Logger
 	http        *httpserver.Options // nil: stdio
 	httpAddr    string
+	pubkey      ed25519.PublicKey // --pubkey; nil when not given
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -78,6 +80,11 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	}
 	if c.newMatcher, err = matcherNamed(f.Value("matcher")); err != nil {
 		return nil, err
+	}
+	if z := f.Value("pubkey"); z != "" {
+		if c.pubkey, err = pkarr.ParsePublicKey(z); err != nil {
+			return nil, fmt.Errorf("--pubkey (THREEGS_PUBKEY) %w", err)
+		}
 	}
 	if c.queryLogMax, err = f.Int("query-log-max-bytes", 4096); err != nil {
 		return nil, err
@@ -263,6 +270,10 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	if !ok {
 		return nil, false
 	}
+	anchor, anchorFrom, ok := trustAnchor(env, c.pubkey, srvd, key)
+	if !ok {
+		return nil, false
+	}
 	keyring, ok := loadKeyring(ctx, env, f, log, c.http == nil)
 	if !ok {
 		return nil, false
@@ -278,7 +289,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
-		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned")}
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom}
 		var ok bool
 		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {
 			return nil, false
@@ -367,6 +378,46 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.P
 	}
 	log.Info("curator key loaded", "from", from, "pubkey", pkarr.URI(pkarr.Public(key)))
 	return key, true
+}
+
+// trustAnchor is the curator key this server trusts for as long as it
+// runs, and where it came from: --pubkey, else the public half of the
+// curator key file, else the signer of the registry served at start (nil
+// when that is not verified). With --pubkey, the registry served at start
+// must be verified under it, whatever --allow-unsigned says: a file that
+// names another curator and carries that curator's valid signature is
+// exactly what re-keying looks like.
+func trustAnchor(env *Env, pinned ed25519.PublicKey, s *served, key ed25519.PrivateKey) (ed25519.PublicKey, string, bool) {
+	anchor, from := pinned, "--pubkey"
+	if key != nil {
+		pub := pkarr.Public(key)
+		if anchor != nil && !anchor.Equal(pub) {
+			fmt.Fprintf(env.Stderr, "3gs serve: --pubkey is %s but the curator key file holds %s; give the key file of the trusted curator, or drop one of the two.\n", pkarr.URI(anchor), pkarr.URI(pub))
+			return nil, "", false
+		}
+		if anchor == nil {
+			return pub, "the public half of the curator key file", true
+		}
+	}
+	if anchor == nil {
+		if s.sig.Verified {
+			return s.sig.Signer, "the registry served at start", true
+		}
+		return nil, "", true
+	}
+	if !s.sig.Verified || !s.sig.Signer.Equal(anchor) {
+		why := "it has no signature file"
+		switch {
+		case s.sig.Signed() && !s.sig.Verified:
+			why = "its signature does not verify: " + s.sig.Problem.Error()
+		case s.sig.Verified:
+			why = "it is signed by " + pkarr.URI(s.sig.Signer) + " (the curator it names)"
+		}
+		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: --pubkey trusts only registries signed by %s, and %s.\n"+
+			"Serve a copy the trusted curator signed, or, if the curator really changed keys, start with --pubkey set to the new key.\n", s.name, pkarr.URI(anchor), why)
+		return nil, "", false
+	}
+	return anchor, from, true
 }
 
 // stdioTokenEnv holds the token of a stdio session: the host that starts

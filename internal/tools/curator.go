@@ -260,6 +260,9 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		return nil, refuse(fmt.Sprintf("%s is not a valid registry (%d problems):\n%s\n", e.Path, len(errs), strings.Join(lines, "\n")), errs)
 	}
 	st := signature.Check(reg, doc)
+	if msg, path := e.checkAnchor(old, reg, st); msg != "" {
+		return nil, refuse(msg+" The registry served before stays.", strictjson.Errors{{Path: path, Reason: msg}})
+	}
 	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned {
 		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
 		if errors.Is(err, signature.ErrMissing) {
@@ -281,7 +284,35 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 	}
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, modified)
 	h.cur.Store(next)
+	if e.Anchor == nil && st.Verified {
+		e.Anchor, e.AnchorFrom = st.Signer, "the first verified registry this server loaded"
+	}
 	return state(next, true), nil
+}
+
+// checkAnchor says why reg may not replace the served registry old, and
+// the path of the problem, or "" when it may. A file anyone can write must
+// not be able to change who the curator is, bring back an older version,
+// or shed its signature, whatever --allow-unsigned says:
+//   - once a curator key is trusted, only a registry verified under that
+//     key loads (another key, or no valid signature, is refused);
+//   - a version lower than the one served is a rollback.
+func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature.Status) (msg, path string) {
+	if e.Anchor != nil {
+		trusted := pkarr.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
+		switch {
+		case !st.Verified && !st.Signed():
+			return "Refusing a downgrade to an unsigned registry: " + e.Path + " has no valid signature file, and this server trusts only registries signed by " + trusted + ".", "signature"
+		case !st.Verified:
+			return "Refusing " + e.Path + ": its signature does not verify (" + st.Problem.Error() + "), and this server trusts only registries signed by " + trusted + ".", "signature"
+		case !st.Signer.Equal(e.Anchor):
+			return "Refusing a change of curator key: " + e.Path + " is signed by " + pkarr.URI(st.Signer) + ", but this server trusts " + trusted + ". A new curator key takes a restart with --pubkey set to it.", "curator.pubkey"
+		}
+	}
+	if registry.CompareVersions(reg.Version(), old.reg.Version()) < 0 {
+		return "Refusing a rollback: " + e.Path + " is version " + reg.Version() + ", lower than the version " + old.reg.Version() + " being served. An older copy put back, even one its curator signed, is not loaded; publish the content again under a higher version.", "version"
+	}
+	return "", ""
 }
 
 // ReloadRegistryText implements gen.ToolHandlers.

@@ -37,6 +37,12 @@ type EditConfig struct {
 	// ReadOnly, when not empty, is why this server may not change the
 	// file (another process holds its lock); curator tools answer with it.
 	ReadOnly string
+	// Anchor is the curator key reload_registry trusts: --pubkey, the
+	// public half of --key-file, or else the signer of the first verified
+	// registry served (set by reload when still nil). AnchorFrom says which,
+	// for messages. Once set, only a registry verified under it is loaded.
+	Anchor     ed25519.PublicKey
+	AnchorFrom string
 }
 
 // editor makes changes one at a time. Readers never wait for it: they load

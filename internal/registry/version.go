@@ -1,0 +1,83 @@
+package registry
+
+import (
+	"strconv"
+	"strings"
+)
+
+// CompareVersions orders two registry versions (MAJOR.MINOR.PATCH with an
+// optional -pre-release and +build, as the schema allows) by semantic
+// versioning's rules: numbers numerically, a pre-release before its
+// release, build metadata ignored. It returns -1, 0 or 1.
+//
+// It is how a rolled-back copy is recognised: a registry whose version is
+// lower than the one already served is an old copy, whoever signed it.
+func CompareVersions(a, b string) int {
+	coreA, preA := splitVersion(a)
+	coreB, preB := splitVersion(b)
+	for i := range 3 {
+		if c := compareNumeric(part(coreA, i), part(coreB, i)); c != 0 {
+			return c
+		}
+	}
+	switch {
+	case preA == preB:
+		return 0
+	case preA == "":
+		return 1
+	case preB == "":
+		return -1
+	}
+	fa, fb := strings.Split(preA, "."), strings.Split(preB, ".")
+	for i := 0; i < len(fa) && i < len(fb); i++ {
+		na, errA := strconv.ParseUint(fa[i], 10, 64)
+		nb, errB := strconv.ParseUint(fb[i], 10, 64)
+		var c int
+		switch {
+		case errA == nil && errB == nil:
+			c = cmpUint(na, nb)
+		case errA == nil: // numeric identifiers come first
+			c = -1
+		case errB == nil:
+			c = 1
+		default:
+			c = strings.Compare(fa[i], fb[i])
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return cmpUint(uint64(len(fa)), uint64(len(fb)))
+}
+
+func splitVersion(v string) (core []string, pre string) {
+	v, _, _ = strings.Cut(v, "+")
+	v, pre, _ = strings.Cut(v, "-")
+	return strings.Split(v, "."), pre
+}
+
+func part(core []string, i int) string {
+	if i < len(core) {
+		return core[i]
+	}
+	return "0"
+}
+
+// compareNumeric compares decimal strings of any length.
+func compareNumeric(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return cmpUint(uint64(len(a)), uint64(len(b)))
+	}
+	return strings.Compare(a, b)
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
