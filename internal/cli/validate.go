@@ -37,6 +37,10 @@ func runValidate(_ context.Context, env *Env, f *Flags) int {
 func report(env *Env, name string, load func() (*registry.Registry, error)) int {
 	r, err := load()
 	if err == nil {
+		// Worth a second look, but a curator may mean them: they do not fail.
+		for _, w := range registry.Warnings(r) {
+			fmt.Fprintf(env.Stdout, "warning: %s: %s\n", name, w)
+		}
 		fmt.Fprintf(env.Stdout, "OK: %s: version %s, %d categories\n", name, r.Version(), len(r.Categories()))
 		return ExitOK
 	}

@@ -156,3 +156,20 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("version: %d %q", code, out)
 	}
 }
+
+// A host worth a second look is a warning: the registry still validates.
+func TestValidateWarnsAboutHosts(t *testing.T) {
+	_, _, _, regPath := curatorSetup(t)
+	data, _ := os.ReadFile(regPath)
+	i := bytes.Index(data, []byte(`"url": "https://`))
+	if i < 0 {
+		t.Fatal("no source URL in the registry")
+	}
+	at := i + len(`"url": "https://`)
+	data = append(data[:at:at], append([]byte("10.0.0.7/"), data[bytes.IndexByte(data[at:], '"')+at:]...)...)
+	os.WriteFile(regPath, data, 0o644)
+	code, out, _ := run(t, nil, "validate", regPath)
+	if code != ExitOK || !strings.Contains(out, "warning: "+regPath+": categories.") || !strings.Contains(out, "private network address") || !strings.Contains(out, "OK: "+regPath) {
+		t.Errorf("%d %s", code, out)
+	}
+}

@@ -37,6 +37,7 @@ type Registry struct {
 	bySlug     map[string]*Category
 	data       []byte
 	sha256     string
+	warnings   strictjson.Errors // see Warnings
 }
 
 // Category is one topic with its slug. Callers must not modify it.
@@ -68,7 +69,7 @@ func Load(data []byte) (*Registry, error) {
 		return nil, errs
 	}
 	sum := sha256.Sum256(data)
-	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}}
+	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}, warnings: hostWarnings(doc)}
 	for slug := range doc.Categories {
 		c := doc.Categories[slug]
 		slices.SortFunc(c.Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
@@ -103,10 +104,15 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 	if k := doc.Curator.Pubkey; k != Placeholder {
 		checkKey(k, "curator.pubkey", fail)
 	}
+	checkName("curator.name", doc.Curator.Name, fail)
 	endorsedBy := map[string]int{}
 	for i, e := range doc.Endorsements {
 		p := "endorsements[" + strconv.Itoa(i) + "].pubkey"
 		checkKey(e.Pubkey, p, fail)
+		if e.Name != nil {
+			checkName("endorsements["+strconv.Itoa(i)+"].name", *e.Name, fail)
+		}
+		checkURL("endorsements["+strconv.Itoa(i)+"].url", e.URL, fail)
 		if j, dup := endorsedBy[e.Pubkey]; dup && e.Pubkey != "" {
 			fail(p, fmt.Sprintf("same key as endorsements[%d]; list each endorser once", j))
 		} else {
@@ -121,10 +127,13 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 	for _, slug := range slugs {
 		c := doc.Categories[slug]
 		base := "categories." + slug
+		checkName(base+".name", c.Name, fail)
 		rankAt := map[int]int{}
 		urlAt := map[string]int{}
 		for i, s := range c.Sources {
 			sp := base + ".sources[" + strconv.Itoa(i) + "]"
+			checkName(sp+".name", s.Name, fail)
+			checkURL(sp+".url", s.URL, fail)
 			if s.Rank >= 1 && s.Rank <= 3 {
 				if j, dup := rankAt[s.Rank]; dup {
 					fail(sp+".rank", fmt.Sprintf("rank %d is already used by sources[%d]; the three sources must be ranked 1, 2 and 3", s.Rank, j))

@@ -118,6 +118,22 @@ func TestRules(t *testing.T) {
 			`"endorsements":[{"pubkey":"` + keyA + `","url":"https://e.example/","since":"2026-01-01"},{"pubkey":"` + offCurve + `","url":"https://f.example/","since":"2026-01-01"},{"pubkey":"` + keyA + `","url":"https://g.example/","since":"2026-01-02"}]`,
 			[]string{"endorsements[1].pubkey: is not an Ed25519 public key: the bytes are not a point on the curve",
 				"endorsements[2].pubkey: same key as endorsements[0]; list each endorser once"}},
+		// Text that reads one way and acts another.
+		{"user information before the host", `https://a.example/`, `https://docs.python.org@evil.example/`,
+			[]string{"categories.go.sources[1].url: has user information before its host (docs.python.org@...): it leads to evil.example, not to the name written first; write the host alone"}},
+		{"right-to-left override in a URL", `https://a.example/`, "https://a.example/\u202egpj.exe",
+			[]string{"categories.go.sources[1].url: contains U+202E at character 18; a URL may not hold control or text-direction characters"}},
+		{"right-to-left override in a name", `"name":"A"`, "\"name\":\"Docs \u202eeulav\"",
+			[]string{"categories.go.sources[1].name: contains U+202E at character 5; names may not hold control or text-direction characters, which change what a reader sees"}},
+		{"a control character in a category name", `"name":"Go"`, `"name":"Go\u0007"`,
+			[]string{"categories.go.name: contains U+7 at character 2; names may not hold control or text-direction characters, which change what a reader sees"}},
+		{"an invisible name", `"name":"B"`, "\"name\":\"\u200b\u200b \u3164\"",
+			[]string{"categories.go.sources[2].name: has no visible character; give it a name a person can read"}},
+		{"an invisible curator", `"name":"C","pubkey"`, "\"name\":\" \",\"pubkey\"",
+			[]string{"curator.name: has no visible character; give it a name a person can read"}},
+		{"an endorsement URL with user information", `"endorsements":[]`,
+			`"endorsements":[{"pubkey":"` + keyA + `","url":"https://u:p@e.example/","since":"2026-01-01"}]`,
+			[]string{"endorsements[0].url: has user information before its host (u@...): it leads to e.example, not to the name written first; write the host alone"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -174,6 +190,35 @@ func BenchmarkLoadEmbedded(b *testing.B) {
 	for b.Loop() {
 		if _, err := Load(threegs.DefaultRegistry); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Hosts a curator may list on purpose, but should look at twice: they
+// load, and Warnings names them.
+func TestWarnings(t *testing.T) {
+	for url, want := range map[string]string{
+		"https://a.example/":        "",
+		"https://10.1.2.3/":         "private network address",
+		"http://127.0.0.1:8080/":    "loopback address",
+		"http://[fe80::1]/":         "link-local address",
+		"http://printer.local/":     "local name",
+		"https://xn--pple-43d.com/": "punycode label xn--pple-43d",
+		"https://p\u0430ypal.com/":  "mixes scripts (Latin and Cyrillic)",
+		"https://\u043f\u0440\u0438\u043c\u0435\u0440.\u0440\u0444/": "",
+	} {
+		r, err := Load([]byte(strings.Replace(base, "https://a.example/", url, 1)))
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		got := ""
+		if w := Warnings(r); len(w) == 1 && w[0].Path == "categories.go.sources[1].url" {
+			got = w[0].Reason
+		} else if len(w) > 0 {
+			t.Fatalf("%s: %v", url, w)
+		}
+		if want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("%s: warning %q, want one saying %q", url, got, want)
 		}
 	}
 }
