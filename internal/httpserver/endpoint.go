@@ -82,15 +82,15 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The body is read whole before the request takes a slot: a client
 	// that starts a body and never finishes it holds only its own
-	// connection, for at most BodyTimeout, never a place of a request that
+	// connection, for at most Options.BodyTimeout, never a place of a request that
 	// has arrived.
 	body := getBuffer()
 	defer putBuffer(body)
-	http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opt.BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
 	if _, err := body.ReadFrom(io.LimitReader(r.Body, s.opt.MaxMessageBytes+1)); err != nil {
 		w.Header()["Connection"] = connectionClose
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			writeRPCError(w, http.StatusRequestTimeout, nil, codeInvalidRequest, "Request Timeout: the body did not arrive within "+BodyTimeout.String()+"; send the whole message at once")
+			writeRPCError(w, http.StatusRequestTimeout, nil, codeInvalidRequest, "Request Timeout: the body did not arrive within "+s.opt.BodyTimeout.String()+"; send the whole message at once")
 			return
 		}
 		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")

@@ -308,3 +308,19 @@ func TestSessionFloodLocksNoOneOut(t *testing.T) {
 		t.Errorf("after 301 sessions from one address, per-client bound 8: %+v", v.Load)
 	}
 }
+
+// A body that stops arriving is answered 408 once the body deadline
+// passes, and the connection is closed.
+func TestStalledBodyTimesOut(t *testing.T) {
+	h := newHarness(t, httpserver.Options{BodyTimeout: 50 * time.Millisecond})
+	base := h.serve(t)
+	c := dialAll(t, base, 1, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 1000\r\n\r\n{")[0]
+	c.SetReadDeadline(time.Now().Add(20 * time.Second)) // turns a hang into a failure
+	answer, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 408 ") || !strings.Contains(string(answer), "did not arrive within 50ms") || !strings.Contains(string(answer), "Connection: close") {
+		t.Errorf("a stalled body: %q", answer)
+	}
+}

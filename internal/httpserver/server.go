@@ -31,6 +31,9 @@ type Options struct {
 	MaxMessageBytes int64
 	// MaxConcurrent is how many /mcp requests run at once; more get 503.
 	MaxConcurrent int
+	// BodyTimeout is how long a /mcp body may take to arrive once the
+	// headers are in; zero means the default BodyTimeout.
+	BodyTimeout time.Duration
 	// MaxConnections bounds the connections held open; past it the
 	// connection waiting longest without a request is closed, or, when all
 	// are running one, the newcomer gets 503.
@@ -126,6 +129,9 @@ func New(opt Options) *Server {
 	}
 	if opt.MaxSessionsPerClient <= 0 {
 		opt.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if opt.BodyTimeout <= 0 {
+		opt.BodyTimeout = BodyTimeout
 	}
 	if opt.MaxConnections <= 0 {
 		opt.MaxConnections = DefaultMaxConnections
