@@ -1,6 +1,8 @@
 package httpserver
 
 import (
+	"bytes"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -27,6 +29,7 @@ type connLimiter struct {
 	conns map[net.Conn]*connInfo
 
 	evicted, refused atomic.Int64
+	refusing         chan struct{} // one per connection being refused
 }
 
 type connInfo struct {
@@ -35,7 +38,7 @@ type connInfo struct {
 }
 
 func newConnLimiter(ln net.Listener, max int, now func() time.Time) *connLimiter {
-	return &connLimiter{Listener: ln, max: max, now: now, conns: map[net.Conn]*connInfo{}}
+	return &connLimiter{Listener: ln, max: max, now: now, conns: map[net.Conn]*connInfo{}, refusing: make(chan struct{}, refusers)}
 }
 
 // Accept returns the next connection the bound admits.
@@ -53,7 +56,7 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 			if victim == nil {
 				l.mu.Unlock()
 				l.refused.Add(1)
-				refuseConn(c)
+				l.refuse(c)
 				continue
 			}
 			delete(l.conns, victim)
@@ -112,10 +115,42 @@ var busyResponse = func() []byte {
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
 
-// refuseConn answers 503 without reading the request and closes, all
-// within a second whatever the client does.
-func refuseConn(c net.Conn) {
-	c.SetWriteDeadline(time.Now().Add(time.Second))
-	c.Write(busyResponse)
-	c.Close()
+// refusers bounds the connections being refused at once; past it a
+// connection is closed without an answer, so a flood of them costs no
+// more than this many goroutines.
+const refusers = 64
+
+// refuse answers 503 on c and closes it, in the background so Accept goes
+// on. The request is read first, briefly, because a client that gets an
+// answer before it has sent its request takes it for a broken connection
+// rather than a refusal; and the rest of what it sends is drained after
+// the answer, because closing a socket with unread input resets it and
+// can destroy the answer in flight.
+func (l *connLimiter) refuse(c net.Conn) {
+	select {
+	case l.refusing <- struct{}{}:
+	default:
+		c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.refusing }()
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 4096)
+		seen := 0
+		for seen < 64<<10 {
+			n, err := c.Read(buf)
+			seen += n
+			if err != nil || bytes.Contains(buf[:n], []byte("\r\n\r\n")) {
+				break
+			}
+		}
+		c.Write(busyResponse)
+		if tc, ok := c.(interface{ CloseWrite() error }); ok {
+			tc.CloseWrite()
+		}
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		io.CopyN(io.Discard, c, 64<<10)
+	}()
 }

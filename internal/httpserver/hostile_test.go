@@ -219,9 +219,10 @@ func TestHealthReportsSaturation(t *testing.T) {
 	}
 	<-h.tools.entered
 	<-h.tools.entered
+	release := sync.OnceFunc(func() { close(h.tools.release); wg.Wait() })
+	defer release() // also when health fails the test, so Serve can drain
 	l := health(t, base).Load
-	close(h.tools.release)
-	wg.Wait()
+	release()
 	if !l.Saturated || l.Requests != 2 {
 		t.Errorf("both slots held: %+v, want saturated", l)
 	}
@@ -277,9 +278,10 @@ func TestConnectionsAllBusy(t *testing.T) {
 	}
 	<-h.tools.entered
 	<-h.tools.entered
+	release := sync.OnceFunc(func() { close(h.tools.release); wg.Wait() })
+	defer release() // also when fresh fails the test, so Serve can drain
 	status, msg := fresh(t, base)
-	close(h.tools.release)
-	wg.Wait()
+	release()
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(msg), "--max-connections") {
 		t.Fatalf("a third connection while two run requests: %d %s", status, msg)
 	}
