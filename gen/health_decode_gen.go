@@ -251,8 +251,26 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 				d.Minimum(&fp, float64(v), 1.0)
 				out.MaxConnections = v
 			}
-		case "sessions":
+		case "body_bytes":
 			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.BodyBytes = v
+			}
+		case "max_body_bytes":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				out.MaxBodyBytes = v
+			}
+		case "sessions":
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -261,7 +279,7 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 				out.Sessions = v
 			}
 		case "max_sessions":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 7) {
 				continue
 			}
 			fp := p.Key(key)
@@ -270,7 +288,7 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 				out.MaxSessions = v
 			}
 		case "sessions_evicted":
-			if !d.Claim(p, key, &seen, 6) {
+			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
@@ -279,7 +297,7 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 				out.SessionsEvicted = v
 			}
 		case "connections_refused":
-			if !d.Claim(p, key, &seen, 7) {
+			if !d.Claim(p, key, &seen, 9) {
 				continue
 			}
 			fp := p.Key(key)
@@ -288,7 +306,7 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 				out.ConnectionsRefused = v
 			}
 		case "saturated":
-			if !d.Claim(p, key, &seen, 8) {
+			if !d.Claim(p, key, &seen, 10) {
 				continue
 			}
 			fp := p.Key(key)
@@ -299,7 +317,7 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 			d.UnknownKey(p, key, healthLoadFields)
 		}
 	}
-	d.Missing(p, seen, 0b111111111, healthLoadFields)
+	d.Missing(p, seen, 0b11111111111, healthLoadFields)
 }
 
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
@@ -315,4 +333,4 @@ var patternHealthRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified"}
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
-var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}
+var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}

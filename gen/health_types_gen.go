@@ -37,12 +37,20 @@ type Health struct {
 // How close the server is to its bounds, so a monitor or a load balancer's body
 // check can see saturation while the status code stays 200; absent while loading.
 type HealthLoad struct {
+	// Memory set aside for request bodies being read now, in 64 KiB steps as they
+	// arrive.
+	BodyBytes int `json:"body_bytes"`
+
 	// Client connections held open now.
 	Connections int `json:"connections"`
 
 	// Connections refused with 503 since the server started, because every connection
 	// it may hold was running a request.
 	ConnectionsRefused int `json:"connections_refused"`
+
+	// The bound on it (--max-concurrent × --max-message-bytes); a body that would
+	// pass it gets 503.
+	MaxBodyBytes int `json:"max_body_bytes"`
 
 	// The bound on them (--max-connections).
 	MaxConnections int `json:"max_connections"`
@@ -57,8 +65,8 @@ type HealthLoad struct {
 	// /mcp requests running now.
 	Requests int `json:"requests"`
 
-	// Every request slot or every connection is taken right now: new work is being
-	// refused.
+	// Every request place, every connection or the whole body budget is taken right
+	// now: new work is being refused.
 	Saturated bool `json:"saturated"`
 
 	// Open legacy-era sessions, as in the top-level sessions.

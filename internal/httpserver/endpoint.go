@@ -86,14 +86,20 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// has arrived.
 	body := getBuffer()
 	defer putBuffer(body)
+	var held int64 // bytes of the body budget this request holds
+	defer func() { s.bodyBytes.Add(-held) }()
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opt.BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
-	if _, err := body.ReadFrom(io.LimitReader(r.Body, s.opt.MaxMessageBytes+1)); err != nil {
+	if err := s.readBody(body, r.Body, &held); err != nil {
 		w.Header()["Connection"] = connectionClose
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case errors.Is(err, errBodyBudget):
+			w.Header()["Retry-After"] = retryAfter
+			writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Server busy: the bodies of other requests fill the memory set aside for them; retry shortly")
+		case errors.Is(err, os.ErrDeadlineExceeded):
 			writeRPCError(w, http.StatusRequestTimeout, nil, codeInvalidRequest, "Request Timeout: the body did not arrive within "+s.opt.BodyTimeout.String()+"; send the whole message at once")
-			return
+		default:
+			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")
 		}
-		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")
 		return
 	}
 	if int64(body.Len()) > s.opt.MaxMessageBytes {
@@ -151,6 +157,37 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.legacy(w, r, ctx, b, &req, info)
+}
+
+// bodyChunk is the unit in which bodies take from the body budget.
+const bodyChunk = 64 << 10
+
+var errBodyBudget = errors.New("body budget exhausted")
+
+// readBody reads r into body, up to one byte past MaxMessageBytes, taking
+// from the server's body budget as the body grows. Reading bodies before
+// admission means as many are read at once as there are connections; the
+// budget keeps their memory bounded, at what the request places bounded
+// it to before. A body takes 64 KiB at a time, as it arrives, so a client
+// that sends slowly holds one step, not a whole message's worth.
+func (s *Server) readBody(body *bytes.Buffer, r io.Reader, held *int64) error {
+	limit := s.opt.MaxMessageBytes + 1
+	for int64(body.Len()) < limit {
+		if s.bodyBytes.Add(bodyChunk) > s.bodyBudget {
+			s.bodyBytes.Add(-bodyChunk)
+			return errBodyBudget
+		}
+		*held += bodyChunk
+		want := min(bodyChunk, limit-int64(body.Len()))
+		n, err := body.ReadFrom(io.LimitReader(r, want))
+		if err != nil {
+			return err
+		}
+		if n < want {
+			return nil // the whole body
+		}
+	}
+	return nil
 }
 
 // legacy serves a request of the initialize-based era: initialize opens a

@@ -326,3 +326,42 @@ func TestStalledBodyTimesOut(t *testing.T) {
 		t.Errorf("a stalled body: %q", answer)
 	}
 }
+
+// Bodies are read before admission, so their memory is bounded by a
+// budget (--max-concurrent × --max-message-bytes) rather than by the
+// request places. Each body being read takes 64 KiB of it as its bytes
+// arrive; with the budget taken, a newcomer is told the server is busy,
+// and once the stalled bodies go it is served.
+func TestBodyBudget(t *testing.T) {
+	h := newHarness(t, httpserver.Options{MaxConcurrent: 1, MaxMessageBytes: 64 << 10})
+	base := h.serve(t)
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 60000\r\n\r\n{"
+	stalled := dialAll(t, base, 2, head)
+	l := health(t, base).Load
+	for i := 0; l.BodyBytes < l.MaxBodyBytes; i++ { // until the server has started reading both
+		if i == 1000 {
+			t.Fatalf("the stalled bodies never took the budget: %+v", l)
+		}
+		time.Sleep(10 * time.Millisecond)
+		l = health(t, base).Load
+	}
+	if l.MaxBodyBytes != 128<<10 || !l.Saturated {
+		t.Errorf("budget of 2 × 64 KiB held: %+v", l)
+	}
+	if status, body := fresh(t, base); status != http.StatusServiceUnavailable || !strings.Contains(string(body), "bodies of other requests") {
+		t.Fatalf("with the body budget held: %d %s", status, body)
+	}
+	for _, c := range stalled {
+		c.Close()
+	}
+	for i := 0; l.BodyBytes > 0; i++ {
+		if i == 1000 {
+			t.Fatalf("the budget was not given back: %+v", l)
+		}
+		time.Sleep(10 * time.Millisecond)
+		l = health(t, base).Load
+	}
+	if status, body := fresh(t, base); status != http.StatusOK {
+		t.Fatalf("once the stalled bodies are gone: %d %s", status, body)
+	}
+}

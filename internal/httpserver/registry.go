@@ -55,7 +55,8 @@ func (s *Server) load(sessions int) *gen.HealthLoad {
 	if c := s.conns.Load(); c != nil { // nil when not serving a listener of its own (tests)
 		l.Connections, l.ConnectionsRefused = c.open(), int(c.refused.Load())
 	}
-	l.Saturated = l.Requests >= l.MaxRequests || l.Connections >= l.MaxConnections
+	l.BodyBytes, l.MaxBodyBytes = int(s.bodyBytes.Load()), int(s.bodyBudget)
+	l.Saturated = l.Requests >= l.MaxRequests || l.Connections >= l.MaxConnections || l.BodyBytes+bodyChunk > l.MaxBodyBytes
 	return l
 }
 

@@ -110,6 +110,9 @@ type Server struct {
 	sessions *sessionTable
 	slots    chan struct{}               // one per /mcp request running
 	conns    atomic.Pointer[connLimiter] // set by Serve
+	// bodyBytes is how much of bodyBudget the bodies being read hold.
+	bodyBytes  atomic.Int64
+	bodyBudget int64
 	origins  map[string]bool
 	hosts    map[string]bool
 	handler  http.Handler
@@ -156,6 +159,9 @@ func New(opt Options) *Server {
 		origins:  map[string]bool{},
 		hosts:    map[string]bool{},
 	}
+	// Room for the bodies of every request that may run at once, at their
+	// largest, but no more: 256 × 4 MiB by default.
+	s.bodyBudget = max(int64(opt.MaxConcurrent)*opt.MaxMessageBytes, 2*opt.MaxMessageBytes)
 	for _, o := range opt.AllowOrigins {
 		s.origins[NormalOrigin(o)] = true
 	}
