@@ -113,9 +113,9 @@ type Server struct {
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
 	bodyBytes  atomic.Int64
 	bodyBudget int64
-	origins  map[string]bool
-	hosts    map[string]bool
-	handler  http.Handler
+	origins    map[string]bool
+	hosts      map[string]bool
+	handler    http.Handler
 }
 
 // New returns a server with no backend: until SetBackend, /health and /mcp
