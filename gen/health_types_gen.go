@@ -48,8 +48,8 @@ type HealthLoad struct {
 	// it may hold was running a request.
 	ConnectionsRefused int `json:"connections_refused"`
 
-	// The bound on it (--max-concurrent × --max-message-bytes); a body that would
-	// pass it gets 503.
+	// The bound on it (--max-concurrent × --max-message-bytes, at most 256 MiB); a
+	// body that would pass it gets 503.
 	MaxBodyBytes int `json:"max_body_bytes"`
 
 	// The bound on them (--max-connections).

@@ -78,6 +78,13 @@ const (
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultShutdownTimeout      = 10 * time.Second
 
+	// MaxBodyMemory caps the memory request bodies being read may hold
+	// at once. The largest honest message is far smaller (tool arguments
+	// stop at 256 KiB), so 64 bodies at the 4 MiB message limit is room
+	// enough; an attacker sending 4 MiB bodies on every connection gets
+	// 503 past it rather than gigabytes of buffers.
+	MaxBodyMemory = 256 << 20
+
 	// Connection timeouts: a client gets this long to send its headers,
 	// the body of a /mcp request, its whole request, and to read the
 	// answer; an idle keep-alive connection is closed after IdleTimeout.
@@ -160,8 +167,8 @@ func New(opt Options) *Server {
 		hosts:    map[string]bool{},
 	}
 	// Room for the bodies of every request that may run at once, at their
-	// largest, but no more: 256 × 4 MiB by default.
-	s.bodyBudget = max(int64(opt.MaxConcurrent)*opt.MaxMessageBytes, 2*opt.MaxMessageBytes)
+	// largest, up to MaxBodyMemory; never less than two whole messages.
+	s.bodyBudget = max(min(int64(opt.MaxConcurrent)*opt.MaxMessageBytes, MaxBodyMemory), 2*opt.MaxMessageBytes)
 	for _, o := range opt.AllowOrigins {
 		s.origins[NormalOrigin(o)] = true
 	}
