@@ -139,6 +139,38 @@ func dialAll(t *testing.T, base string, n int, prefix string) []net.Conn {
 	return conns
 }
 
+// holdRequests starts n requests on connections of their own that stay
+// running (get_sources "block") until the returned function releases
+// them. It is also run when the test ends, so a failing test still lets
+// Serve drain.
+func (h *harness) holdRequests(t *testing.T, base string, n int) (release func()) {
+	t.Helper()
+	body, headers := call(1, "get_sources", `{"query":"block"}`)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json")
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			if resp, err := client.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range n {
+		<-h.tools.entered
+	}
+	release = sync.OnceFunc(func() { close(h.tools.release); wg.Wait() })
+	t.Cleanup(release)
+	return release
+}
+
 // fresh sends one tool call on a new connection. The client timeout only
 // turns a hang into a failure; nothing is measured against it.
 func fresh(t *testing.T, base string) (int, []byte) {
@@ -200,27 +232,7 @@ func TestHealthReportsSaturation(t *testing.T) {
 	if l := health(t, base).Load; l.Saturated || l.MaxRequests != 2 || l.MaxConnections != httpserver.DefaultMaxConnections {
 		t.Fatalf("an idle server: %+v", l)
 	}
-	body, headers := call(1, "get_sources", `{"query":"block"}`)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json")
-			for i := 0; i+1 < len(headers); i += 2 {
-				req.Header.Set(headers[i], headers[i+1])
-			}
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-	}
-	<-h.tools.entered
-	<-h.tools.entered
-	release := sync.OnceFunc(func() { close(h.tools.release); wg.Wait() })
-	defer release() // also when health fails the test, so Serve can drain
+	release := h.holdRequests(t, base, 2)
 	l := health(t, base).Load
 	release()
 	if !l.Saturated || l.Requests != 2 {
@@ -258,28 +270,7 @@ func TestConnectionFlood(t *testing.T) {
 func TestConnectionsAllBusy(t *testing.T) {
 	h := newHarness(t, httpserver.Options{MaxConnections: 2})
 	base := h.serve(t)
-	body, headers := call(1, "get_sources", `{"query":"block"}`)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json")
-			for i := 0; i+1 < len(headers); i += 2 {
-				req.Header.Set(headers[i], headers[i+1])
-			}
-			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-			if resp, err := client.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-	}
-	<-h.tools.entered
-	<-h.tools.entered
-	release := sync.OnceFunc(func() { close(h.tools.release); wg.Wait() })
-	defer release() // also when fresh fails the test, so Serve can drain
+	release := h.holdRequests(t, base, 2)
 	status, msg := fresh(t, base)
 	release()
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(msg), "--max-connections") {
