@@ -1,6 +1,6 @@
 module github.com/three-good-sources/3gs/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/three-good-sources/3gs => ../
 
@@ -31,7 +31,7 @@ require (
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.14.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

@@ -74,21 +74,8 @@ func decoderCases(f testing.TB) []decoderCase {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return []decoderCase{
+	cases := []decoderCase{
 		roundTrip("DecodeRegistry", DecodeRegistry, validRegistry, string(embedded)),
-		roundTrip("DecodeGetSourcesInput", DecodeGetSourcesInput, `{"query":"learn go"}`, `{"query":"x","threshold":0.5}`, `{"query":"x","Query":"y","query":"z"}`),
-		roundTrip("DecodeListCategoriesInput", DecodeListCategoriesInput, `{}`, `{"x":1}`),
-		roundTrip("DecodeGetProvenanceInput", DecodeGetProvenanceInput),
-		roundTrip("DecodeGetEndorsementsInput", DecodeGetEndorsementsInput),
-		roundTrip("DecodeGetSourcesOutput", DecodeGetSourcesOutput, `{"query":"q","slug":"s","name":"n","description":"d","score":0.5,"registry_version":"1.0.0","curator":{"name":"c","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[`+
-			`{"rank":1,"name":"a","url":"u","type":"tool","why":"w"},{"rank":2,"name":"b","url":"u","type":"tool","why":"w"},{"rank":3,"name":"c","url":"u","type":"tool","why":"w"}]}`,
-			`{"query":"q","sources":[],"closest":{"slug":"s","score":0.2},"available_categories":["a","b"]}`),
-		roundTrip("DecodeListCategoriesOutput", DecodeListCategoriesOutput, `{"categories":[{"slug":"s","name":"n","description":"d","tags":["s"]}]}`),
-		roundTrip("DecodeGetProvenanceOutput", DecodeGetProvenanceOutput, `{"curator":{"name":"n","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":false,"version":"1.0.0","updated":"2026-11-21","category_count":3,`+
-			`"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":false,"signature_detail":"d",`+
-			`"signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z",`+
-			`"verification":{"command":"3gs verify","where":"w","steps":[{"what":"w","run":"r","expect":"e"}]}}`),
-		roundTrip("DecodeGetEndorsementsOutput", DecodeGetEndorsementsOutput, `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"u","since":"d","name":"n"}]}`),
 		roundTrip("DecodeSignature", DecodeSignature, `{"algorithm":"ed25519","pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o",`+
 			`"signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",`+
 			`"signed_at":"2026-11-21T10:48:32Z","signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`),
@@ -96,20 +83,45 @@ func decoderCases(f testing.TB) []decoderCase {
 			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
 			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),
 		roundTrip("DecodeTokens", DecodeTokens, `{"tokens":[{"name":"alice","tier":"user","sha256":"`+strings.Repeat("ab", 32)+`","created":"2026-11-21T10:00:00Z"}]}`),
-		roundTrip("DecodeUpsertCategoryInput", DecodeUpsertCategoryInput, `{"slug":"a-b","category":{"name":"N","description":"D","query_patterns":["x y","y z","z w"],"sources":[`+
-			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},`+
-			`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}`),
 		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28"]}`,
 			`{"status":"ok","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28","2025-11-25"],"registry":{"version":"1.0.0","updated":"2026-11-21","categories":3,`+
 				`"sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true},"pubkey":"pk:placeholder","sessions":0}`),
-		roundTrip("DecodeExplainMatchInput", DecodeExplainMatchInput, `{"query":"learn go","limit":3,"threshold":0.2}`),
-		roundTrip("DecodeExplainMatchOutput", DecodeExplainMatchOutput, `{"query":"q","threshold":0.4,"candidates":[]}`),
-		roundTrip("DecodeUpsertCategoryOutput", DecodeUpsertCategoryOutput, `{"slug":"a","created":true,"registry_version":"1.0.1","updated":"2026-11-21","category_count":4,"registry_sha256":"`+strings.Repeat("0", 64)+`","signed":false}`),
-		roundTrip("DecodeRemoveCategoryInput", DecodeRemoveCategoryInput, `{"slug":"a-b"}`, `{"slug":"A"}`),
-		roundTrip("DecodeRemoveCategoryOutput", DecodeRemoveCategoryOutput, `{"slug":"a","registry_version":"1.0.1","updated":"2026-11-21","category_count":4,"registry_sha256":"`+strings.Repeat("0", 64)+`","signed":false}`),
-		roundTrip("DecodeReloadRegistryInput", DecodeReloadRegistryInput),
-		roundTrip("DecodeReloadRegistryOutput", DecodeReloadRegistryOutput, `{"reloaded":true,"registry_version":"1.0.1","registry_sha256":"`+strings.Repeat("0", 64)+`","category_count":4,"verified":false}`),
 	}
+	// Every tool's decoders, seeded with the examples its schema carries,
+	// so a new tool is fuzzed without a line here.
+	for i := range Tools {
+		t := &Tools[i]
+		in := append(slices.Clone(t.Examples.Arguments), `{"x":1}`)
+		if t.Examples.Invalid != "" {
+			in = append(in, t.Examples.Invalid)
+		}
+		cases = append(cases,
+			untypedRoundTrip("Decode"+goName(t.Name)+"Input", t.DecodeInput, in...),
+			untypedRoundTrip("Decode"+goName(t.Name)+"Output", t.DecodeOutput, t.Examples.Result))
+	}
+	return cases
+}
+
+// untypedRoundTrip is roundTrip for the decoders the tool table holds,
+// which return their value as any.
+func untypedRoundTrip(name string, decode func([]byte) (any, error), seeds ...string) decoderCase {
+	return roundTrip(name, func(data []byte) (*any, error) {
+		v, err := decode(data)
+		if err != nil {
+			return nil, err
+		}
+		return &v, nil
+	}, seeds...)
+}
+
+// goName is the Go name the generator gives a tool: get_sources →
+// GetSources.
+func goName(tool string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(tool, "_") {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
 }
 
 // TestEveryDecoderIsFuzzed: a schema that gains a decoder must also gain

@@ -4,51 +4,9 @@ package gen
 
 import (
 	"context"
-	"errors"
 	"github.com/bytedance/sonic"
 	"reflect"
 )
-
-// ToolError is a failure the tool reports to the model rather than to the client:
-// it becomes a result with isError: true, the text block Text and structured
-// content Structured, which must match the tool's output schema.
-type ToolError struct {
-	Text       string
-	Structured any
-}
-
-func (e *ToolError) Error() string {
-	return e.Text
-}
-
-// Result is a successful tool call: the text block and the structured content as JSON.
-type Result struct {
-	Text       string
-	Structured []byte
-}
-
-// Tool is one entry of the dispatch table.
-type Tool struct {
-	// Name is the MCP tool name.
-	Name string
-	// Tier is the lowest caller tier that may run the tool.
-	Tier Tier
-	// Discoverable tools are listed to callers below Tier, who may not run them.
-	Discoverable bool
-	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
-	Manifest string
-	call     func(context.Context, ToolHandlers, []byte) (*Result, error)
-}
-
-// Call decodes args (a JSON object; empty means {}) strictly, runs the tool and
-// returns its result. Arguments that break the input schema yield a
-// strictjson.Errors and the handler is not called; any other error is the handler's.
-func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	if len(args) == 0 {
-		args = []byte("{}")
-	}
-	return t.call(ctx, h, args)
-}
 
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
@@ -64,52 +22,145 @@ func Pretouch() error {
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{{
 	Discoverable: true,
-	Manifest:     manifestExplainMatch,
-	Name:         "explain_match",
-	Tier:         TierUser,
-	call:         callExplainMatch,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{"query":"learn rust ownership"}`,
+			`{"query":"postgres slow queries","limit":3,"threshold":0.2}`,
+		},
+		Invalid: `{"query":""}`,
+		Result:  `{"query":"learn rust ownership","threshold":0.4,"candidates":[]}`,
+	},
+	Manifest: manifestExplainMatch,
+	Name:     "explain_match",
+	Tier:     TierUser,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "explain_match", DecodeExplainMatchInput, h.ExplainMatch, h.ExplainMatchText)
+	},
+	decodeInput:  decodeAny(DecodeExplainMatchInput),
+	decodeOutput: decodeAny(DecodeExplainMatchOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestGetEndorsements,
-	Name:         "get_endorsements",
-	Tier:         TierPublic,
-	call:         callGetEndorsements,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+		},
+		Invalid: `{"curator":"x"}`,
+		Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator"}]}`,
+	},
+	Manifest: manifestGetEndorsements,
+	Name:     "get_endorsements",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_endorsements", DecodeGetEndorsementsInput, h.GetEndorsements, h.GetEndorsementsText)
+	},
+	decodeInput:  decodeAny(DecodeGetEndorsementsInput),
+	decodeOutput: decodeAny(DecodeGetEndorsementsOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestGetProvenance,
-	Name:         "get_provenance",
-	Tier:         TierPublic,
-	call:         callGetProvenance,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+		},
+		Invalid: `{"verbose":true}`,
+		Result:  `{"curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":true,"version":"1.1.0","updated":"2026-11-21","category_count":16,"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true,"signature_detail":"Verified: signed by the curator's key.","signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z","verification":{"command":"3gs verify --pubkey pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o registry.json","where":"Run the steps where you can read registry.json and registry.json.sig.","steps":[{"what":"Check the signature","run":"3gs verify registry.json","expect":"OK: signed by ..."}]}}`,
+	},
+	Manifest: manifestGetProvenance,
+	Name:     "get_provenance",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_provenance", DecodeGetProvenanceInput, h.GetProvenance, h.GetProvenanceText)
+	},
+	decodeInput:  decodeAny(DecodeGetProvenanceInput),
+	decodeOutput: decodeAny(DecodeGetProvenanceOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestGetSources,
-	Name:         "get_sources",
-	Tier:         TierPublic,
-	call:         callGetSources,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{"query":"learn rust ownership"}`,
+			`{"slug":"rust-learning"}`,
+			`{"query":"postgres slow queries","threshold":0.5}`,
+		},
+		Invalid: `{"query":"learn rust","Query":"learn go"}`,
+		Result:  `{"query":"learn rust ownership","slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.8,"registry_version":"1.1.0","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}`,
+	},
+	Manifest: manifestGetSources,
+	Name:     "get_sources",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_sources", DecodeGetSourcesInput, h.GetSources, h.GetSourcesText)
+	},
+	decodeInput:  decodeAny(DecodeGetSourcesInput),
+	decodeOutput: decodeAny(DecodeGetSourcesOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestListCategories,
-	Name:         "list_categories",
-	Tier:         TierPublic,
-	call:         callListCategories,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+			`{"filter":"rust"}`,
+			`{"limit":5}`,
+		},
+		Invalid: `{"limit":0}`,
+		Result:  `{"categories":[{"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","tags":["rust","learning"]}]}`,
+	},
+	Manifest: manifestListCategories,
+	Name:     "list_categories",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "list_categories", DecodeListCategoriesInput, h.ListCategories, h.ListCategoriesText)
+	},
+	decodeInput:  decodeAny(DecodeListCategoriesInput),
+	decodeOutput: decodeAny(DecodeListCategoriesOutput),
 }, {
 	Discoverable: true,
-	Manifest:     manifestReloadRegistry,
-	Name:         "reload_registry",
-	Tier:         TierAdmin,
-	call:         callReloadRegistry,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+		},
+		Invalid: `{"path":"/etc/passwd"}`,
+		Result:  `{"reloaded":true,"registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","category_count":16,"verified":true}`,
+	},
+	Manifest: manifestReloadRegistry,
+	Name:     "reload_registry",
+	Tier:     TierAdmin,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "reload_registry", DecodeReloadRegistryInput, h.ReloadRegistry, h.ReloadRegistryText)
+	},
+	decodeInput:  decodeAny(DecodeReloadRegistryInput),
+	decodeOutput: decodeAny(DecodeReloadRegistryOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestRemoveCategory,
-	Name:         "remove_category",
-	Tier:         TierAdmin,
-	call:         callRemoveCategory,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{"slug":"regular-expressions"}`,
+		},
+		Invalid: `{"slug":"Regular Expressions"}`,
+		Result:  `{"slug":"regular-expressions","registry_version":"1.1.1","updated":"2026-11-25","category_count":15,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
+	},
+	Manifest: manifestRemoveCategory,
+	Name:     "remove_category",
+	Tier:     TierAdmin,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "remove_category", DecodeRemoveCategoryInput, h.RemoveCategory, h.RemoveCategoryText)
+	},
+	decodeInput:  decodeAny(DecodeRemoveCategoryInput),
+	decodeOutput: decodeAny(DecodeRemoveCategoryOutput),
 }, {
 	Discoverable: false,
-	Manifest:     manifestUpsertCategory,
-	Name:         "upsert_category",
-	Tier:         TierAdmin,
-	call:         callUpsertCategory,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{"slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]}}`,
+		},
+		Invalid: `{"slug":"sqlite-learning"}`,
+		Result:  `{"slug":"sqlite-learning","created":true,"registry_version":"1.1.1","updated":"2026-11-25","category_count":17,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
+	},
+	Manifest: manifestUpsertCategory,
+	Name:     "upsert_category",
+	Tier:     TierAdmin,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "upsert_category", DecodeUpsertCategoryInput, h.UpsertCategory, h.UpsertCategoryText)
+	},
+	decodeInput:  decodeAny(DecodeUpsertCategoryInput),
+	decodeOutput: decodeAny(DecodeUpsertCategoryOutput),
 }}
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.
@@ -133,188 +184,4 @@ func LookupTool(name string) *Tool {
 		return &Tools[7]
 	}
 	return nil
-}
-
-// callExplainMatch runs explain_match.
-func callExplainMatch(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeExplainMatchInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.ExplainMatch(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("explain_match: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.ExplainMatchText(out),
-	}, nil
-}
-
-// callGetEndorsements runs get_endorsements.
-func callGetEndorsements(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeGetEndorsementsInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.GetEndorsements(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("get_endorsements: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.GetEndorsementsText(out),
-	}, nil
-}
-
-// callGetProvenance runs get_provenance.
-func callGetProvenance(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeGetProvenanceInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.GetProvenance(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("get_provenance: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.GetProvenanceText(out),
-	}, nil
-}
-
-// callGetSources runs get_sources.
-func callGetSources(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeGetSourcesInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.GetSources(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("get_sources: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.GetSourcesText(out),
-	}, nil
-}
-
-// callListCategories runs list_categories.
-func callListCategories(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeListCategoriesInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.ListCategories(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("list_categories: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.ListCategoriesText(out),
-	}, nil
-}
-
-// callReloadRegistry runs reload_registry.
-func callReloadRegistry(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeReloadRegistryInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.ReloadRegistry(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("reload_registry: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.ReloadRegistryText(out),
-	}, nil
-}
-
-// callRemoveCategory runs remove_category.
-func callRemoveCategory(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeRemoveCategoryInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.RemoveCategory(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("remove_category: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.RemoveCategoryText(out),
-	}, nil
-}
-
-// callUpsertCategory runs upsert_category.
-func callUpsertCategory(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-	in, err := DecodeUpsertCategoryInput(args)
-	if err != nil {
-		return nil, err
-	}
-	out, err := h.UpsertCategory(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	if out == nil {
-		return nil, errors.New("upsert_category: handler returned no result")
-	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{
-		Structured: structured,
-		Text:       h.UpsertCategoryText(out),
-	}, nil
 }

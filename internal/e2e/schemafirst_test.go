@@ -36,6 +36,11 @@ func TestNewToolNeedsItsHandler(t *testing.T) {
     "additionalProperties": false,
     "required": ["text"],
     "properties": { "text": { "description": "The same text.", "type": "string" } }
+  },
+  "examples": {
+    "arguments": [{ "text": "hello" }],
+    "invalid": { "text": 5 },
+    "result": { "text": "hello" }
   }
 }
 `)
@@ -62,15 +67,29 @@ func (h *Handlers) EchoBack(_ context.Context, in *gen.EchoBackInput) (*gen.Echo
 
 func (h *Handlers) EchoBackText(out *gen.EchoBackOutput) string { return out.Text }
 `)
-	goCmd(t, repo, true, "build", "./...")
+	// With its schema and its file, and no other edit, the whole suite
+	// passes: every test that needs the tools, a tier's tools or an example
+	// call reads the generated tables. (-short keeps this test, and the
+	// slowest, from running again inside the copy.)
+	goCmd(t, repo, true, "vet", "./...")
+	goCmd(t, repo, true, "test", "-short", "./...")
 }
 
 // copyRepo copies the repository's files, without .git and installed npm
-// packages, into a temporary directory.
+// packages, into a temporary directory, and commits them to a new git
+// repository there, as a contributor's checkout would be (3gs schema diff
+// compares with a revision).
 func copyRepo(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "3gs")
 	fixture.CopyTree(t, fixture.Root(), dst, ".git", "node_modules")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "copy"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dst
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git is needed to stand in for a checkout: git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
 	return dst
 }
 

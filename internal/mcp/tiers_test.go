@@ -25,6 +25,7 @@ import (
 // holding a user token, an admin token and a revoked one.
 type tierServer struct {
 	srv                  *mcp.Server
+	keyring              *auth.Keyring
 	user, admin, revoked string
 }
 
@@ -46,11 +47,19 @@ func newTierServer(t *testing.T) *tierServer {
 	if err := auth.Revoke(tokens, "old"); err != nil {
 		t.Fatal(err)
 	}
-	keyring, err := auth.LoadKeyring(tokens)
-	if err != nil {
+	if ts.keyring, err = auth.LoadKeyring(tokens); err != nil {
 		t.Fatal(err)
 	}
-	regPath := filepath.Join(dir, "registry.json")
+	ts.srv = ts.fresh(t)
+	return ts
+}
+
+// fresh is a server with the same tokens over a new copy of the embedded
+// registry, so curator tools' example calls (which change it) start from
+// the same state every time.
+func (ts *tierServer) fresh(t *testing.T) *mcp.Server {
+	t.Helper()
+	regPath := filepath.Join(t.TempDir(), "registry.json")
 	os.WriteFile(regPath, threegs.DefaultRegistry, 0o644)
 	reg, err := registry.Load(threegs.DefaultRegistry)
 	if err != nil {
@@ -61,8 +70,7 @@ func newTierServer(t *testing.T) *tierServer {
 		Registry: reg, Matcher: newMatcher(reg), Threshold: tools.DefaultThreshold,
 		Edit: &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl", NewMatcher: newMatcher},
 	})
-	ts.srv = mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler), Keyring: keyring})
-	return ts
+	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler), Keyring: ts.keyring})
 }
 
 // source is one way a token reaches the server.
@@ -117,45 +125,49 @@ func join(parts ...string) string {
 	return strings.Join(kept, ",")
 }
 
-// args are valid arguments for every tool.
-var args = map[string]string{
-	gen.ToolGetSources:      `{"query":"learn rust"}`,
-	gen.ToolListCategories:  `{}`,
-	gen.ToolGetProvenance:   `{}`,
-	gen.ToolGetEndorsements: `{}`,
-	gen.ToolExplainMatch:    `{"query":"learn rust"}`,
-	gen.ToolReloadRegistry:  `{}`,
-	gen.ToolUpsertCategory:  `{"slug":"sqlite-learning","category":` + sqliteCategory + `}`,
-	gen.ToolRemoveCategory:  `{"slug":"sqlite-learning"}`,
-}
-
-const sqliteCategory = `{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],` +
-	`"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},` +
-	`{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},` +
-	`{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]}`
+// example is a tool's typical call, from its schema's examples.
+func example(tool string) string { return gen.LookupTool(tool).Examples.Arguments[0] }
 
 // The tier matrix: for each caller and each way of sending the token, the
 // exact tool list and the outcome of calling every tool.
+//
+// The expectations come from the generated tool table and the tier rules,
+// never from a list of tools here: a caller sees every tool at or below its
+// tier plus the discoverable ones above it; it runs those at or below; a
+// discoverable tool above answers -31001 to a caller without a valid token
+// and -31003 to one whose token is too low; every other tool answers as
+// unknown.
 func TestTierMatrix(t *testing.T) {
 	ts := newTierServer(t)
-	public := []string{"explain_match", "get_endorsements", "get_provenance", "get_sources", "list_categories", "reload_registry"}
-	all := []string{"explain_match", "get_endorsements", "get_provenance", "get_sources", "list_categories", "reload_registry", "remove_category", "upsert_category"}
 	const ok, authReq, forbidden, notFound = 0, jsonrpc.CodeAuthRequired, jsonrpc.CodeForbidden, jsonrpc.CodeMethodNotFound
-	publicCalls := map[string]int{"get_sources": ok, "list_categories": ok, "get_provenance": ok, "get_endorsements": ok,
-		"explain_match": authReq, "reload_registry": authReq, "upsert_category": notFound, "remove_category": notFound}
+	outcomes := func(tier gen.Tier, authenticated bool) map[string]int {
+		m := map[string]int{}
+		for _, tool := range gen.Tools {
+			switch {
+			case tool.Tier <= tier:
+				m[tool.Name] = ok
+			case !tool.Discoverable:
+				m[tool.Name] = notFound
+			case authenticated:
+				m[tool.Name] = forbidden
+			default:
+				m[tool.Name] = authReq
+			}
+		}
+		return m
+	}
+	public := gen.ListedFor(gen.TierPublic)
 	callers := []struct {
 		name  string
 		token string
 		list  []string
 		calls map[string]int
 	}{
-		{"no token", "", public, publicCalls},
-		{"unknown token", "3gs_not-a-token", public, publicCalls},
-		{"revoked token", ts.revoked, public, publicCalls},
-		{"user", ts.user, public, map[string]int{"get_sources": ok, "list_categories": ok, "get_provenance": ok, "get_endorsements": ok,
-			"explain_match": ok, "reload_registry": forbidden, "upsert_category": notFound, "remove_category": notFound}},
-		{"admin", ts.admin, all, map[string]int{"get_sources": ok, "list_categories": ok, "get_provenance": ok, "get_endorsements": ok,
-			"explain_match": ok, "reload_registry": ok, "upsert_category": ok, "remove_category": ok}},
+		{"no token", "", public, outcomes(gen.TierPublic, false)},
+		{"unknown token", "3gs_not-a-token", public, outcomes(gen.TierPublic, false)},
+		{"revoked token", ts.revoked, public, outcomes(gen.TierPublic, false)},
+		{"user", ts.user, gen.ListedFor(gen.TierUser), outcomes(gen.TierUser, true)},
+		{"admin", ts.admin, gen.ListedFor(gen.TierAdmin), outcomes(gen.TierAdmin, true)},
 	}
 	for _, c := range callers {
 		for _, src := range sources {
@@ -163,11 +175,12 @@ func TestTierMatrix(t *testing.T) {
 				continue // no token is no token, whatever the source
 			}
 			t.Run(c.name+" via "+src.name, func(t *testing.T) {
-				sess := src.session(ts.srv, c.token)
+				srv := ts.fresh(t)
+				sess := src.session(srv, c.token)
 				ctx := src.ctx(c.token)
 				extra := src.params(c.token)
 				if c.token == "" {
-					sess, ctx, extra = ts.srv.NewSession(), context.Background(), ""
+					sess, ctx, extra = srv.NewSession(), context.Background(), ""
 				}
 				if _, e := call(t, sess, ctx, "initialize", `"protocolVersion":"2025-11-25"`); e != nil {
 					t.Fatal(e)
@@ -179,8 +192,9 @@ func TestTierMatrix(t *testing.T) {
 				if got := toolNames(res); !slices.Equal(got, c.list) {
 					t.Errorf("tools/list = %v, want %v", got, c.list)
 				}
-				for _, name := range []string{"upsert_category", "remove_category", "get_sources", "list_categories", "get_provenance", "get_endorsements", "explain_match", "reload_registry"} {
-					_, e := call(t, sess, ctx, "tools/call", join(`"name":"`+name+`","arguments":`+args[name], extra))
+				for _, tool := range gen.Tools {
+					name := tool.Name
+					_, e := call(t, sess, ctx, "tools/call", join(`"name":"`+name+`","arguments":`+example(name), extra))
 					got := ok
 					if e != nil {
 						got = int(e["code"].(float64))
@@ -240,7 +254,7 @@ func TestCallsFollowTheList(t *testing.T) {
 		res, _ := call(t, sess, context.Background(), "tools/list", "")
 		listed := toolNames(res)
 		for _, tool := range gen.Tools {
-			_, e := call(t, sess, context.Background(), "tools/call", `"name":"`+tool.Name+`","arguments":`+args[tool.Name])
+			_, e := call(t, sess, context.Background(), "tools/call", `"name":"`+tool.Name+`","arguments":`+tool.Examples.Arguments[0])
 			code := 0
 			if e != nil {
 				code = int(e["code"].(float64))
@@ -263,6 +277,7 @@ func TestCallsFollowTheList(t *testing.T) {
 // params.token, then the session's.
 func TestTokenPrecedence(t *testing.T) {
 	ts := newTierServer(t)
+	public, admin := len(gen.ListedFor(gen.TierPublic)), len(gen.ListedFor(gen.TierAdmin))
 	cases := []struct {
 		name    string
 		session string
@@ -270,11 +285,11 @@ func TestTokenPrecedence(t *testing.T) {
 		params  string
 		want    int // tools listed
 	}{
-		{"header (bad) over _meta (admin)", "", auth.WithTransportToken(context.Background(), "3gs_bad"), `"_meta":{"io.3gs/token":` + quote(ts.admin) + `}`, 6},
-		{"header (admin) over _meta (bad)", "", auth.WithTransportToken(context.Background(), ts.admin), `"_meta":{"io.3gs/token":"3gs_bad"}`, 8},
-		{"_meta (admin) over params.token (bad)", "", context.Background(), `"_meta":{"io.3gs/token":` + quote(ts.admin) + `},"token":"3gs_bad"`, 8},
-		{"params.token (bad) over session (admin)", ts.admin, context.Background(), `"token":"3gs_bad"`, 6},
-		{"session (admin) alone", ts.admin, context.Background(), "", 8},
+		{"header (bad) over _meta (admin)", "", auth.WithTransportToken(context.Background(), "3gs_bad"), `"_meta":{"io.3gs/token":` + quote(ts.admin) + `}`, public},
+		{"header (admin) over _meta (bad)", "", auth.WithTransportToken(context.Background(), ts.admin), `"_meta":{"io.3gs/token":"3gs_bad"}`, admin},
+		{"_meta (admin) over params.token (bad)", "", context.Background(), `"_meta":{"io.3gs/token":` + quote(ts.admin) + `},"token":"3gs_bad"`, admin},
+		{"params.token (bad) over session (admin)", ts.admin, context.Background(), `"token":"3gs_bad"`, public},
+		{"session (admin) alone", ts.admin, context.Background(), "", admin},
 	}
 	for _, c := range cases {
 		sess := ts.srv.NewSessionWithToken(c.session)

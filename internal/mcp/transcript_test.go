@@ -3,14 +3,19 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/txtar"
+
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -19,7 +24,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
-var update = flag.Bool("update", false, "rewrite the -- server -- sections of testdata/*.txtar from the current output")
+var update = flag.Bool("update", false, "rewrite the -- server -- files of testdata/*.txtar from the current output")
 
 // newServer serves our embedded registry, signed, with the default
 // threshold, as `3gs serve` does with no flags.
@@ -50,10 +55,15 @@ func exchange(sess *mcp.Session, line []byte) []byte {
 	return sess.Handle(context.Background(), m, nil)
 }
 
-// TestTranscripts replays testdata/*.txtar: each file is one session; the
-// client section's lines go in one at a time (blank lines and lines
-// starting with # are skipped), and every answer must equal the server
-// section's lines in order.
+// TestTranscripts replays testdata/*.txtar: each archive is one session.
+// The client file's lines go in one at a time (blank lines and lines
+// starting with # are skipped); the server file holds the answers, each
+// pretty-printed, and every answer must equal the next one there.
+//
+// A tools/list answer is written with its tools array replaced by
+// "$TOOLS_LIST:TIER", the tools/list the generated table gives that tier:
+// the manifest is the generator's to check (TestGenIsFresh), and a new
+// tool must not change a transcript about the protocol.
 func TestTranscripts(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txtar")
 	if len(files) == 0 {
@@ -62,73 +72,94 @@ func TestTranscripts(t *testing.T) {
 	srv := newServer(t)
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
+			ar, err := txtar.ParseFile(file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			comment, sections := parseTxtar(data)
-			client, ok := sections["client"]
-			if !ok {
-				t.Fatal("no -- client -- section")
+			client, want := section(ar, "client"), section(ar, "server")
+			if client == nil {
+				t.Fatal("no -- client -- file")
 			}
 			sess := srv.NewSession()
-			var got []string
-			for _, line := range strings.Split(client, "\n") {
+			var got [][]byte
+			for _, line := range strings.Split(string(client), "\n") {
 				if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 					continue
 				}
 				if out := exchange(sess, []byte(line)); out != nil {
-					got = append(got, string(out))
+					got = append(got, abbreviate(out))
 				}
 			}
-			gotText := strings.Join(got, "\n") + "\n"
 			if *update {
-				out := comment + "-- client --\n" + client + "-- server --\n" + gotText
-				if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+				var server bytes.Buffer
+				for i, g := range got {
+					if i > 0 {
+						server.WriteByte('\n')
+					}
+					if err := json.Indent(&server, g, "", "  "); err != nil {
+						t.Fatalf("answer %d is not JSON: %v\n%s", i+1, err, g)
+					}
+					server.WriteByte('\n')
+				}
+				ar.Files = []txtar.File{{Name: "client", Data: client}, {Name: "server", Data: server.Bytes()}}
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want := sections["server"]
-			if gotText != want {
-				wantLines := strings.Split(want, "\n")
-				for i, g := range got {
-					if i >= len(wantLines) || g != wantLines[i] {
-						w := ""
-						if i < len(wantLines) {
-							w = wantLines[i]
-						}
-						t.Fatalf("answer %d differs (run with -update to accept):\ngot:  %s\nwant: %s", i+1, g, w)
-					}
+			wanted, err := answers(want)
+			if err != nil {
+				t.Fatalf("the server file: %v", err)
+			}
+			for i, g := range got {
+				if i >= len(wanted) {
+					t.Fatalf("answer %d is not in the transcript (run with -update to accept):\n%s", i+1, g)
 				}
-				t.Fatalf("got %d answers, want %d (run with -update to accept)", len(got), len(strings.Split(strings.TrimSuffix(want, "\n"), "\n")))
+				if !bytes.Equal(g, wanted[i]) {
+					t.Fatalf("answer %d differs (run with -update to accept):\ngot:  %s\nwant: %s", i+1, g, wanted[i])
+				}
+			}
+			if len(got) != len(wanted) {
+				t.Fatalf("got %d answers, want %d (run with -update to accept)", len(got), len(wanted))
 			}
 		})
 	}
 }
 
-// parseTxtar splits a txtar archive into its comment and named sections.
-func parseTxtar(data []byte) (comment string, sections map[string]string) {
-	sections = map[string]string{}
-	name := ""
-	var cur bytes.Buffer
-	flush := func() {
-		if name == "" {
-			comment = cur.String()
-		} else {
-			sections[name] = cur.String()
+// section is the named file of a txtar archive, or nil.
+func section(ar *txtar.Archive, name string) []byte {
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return f.Data
 		}
-		cur.Reset()
 	}
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		trimmed := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
-			flush()
-			name = strings.TrimSpace(trimmed[3 : len(trimmed)-3])
-			continue
+	return nil
+}
+
+// answers reads a sequence of pretty-printed JSON values, compacted.
+func answers(text []byte) ([][]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	var out [][]byte
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, err
 		}
-		cur.WriteString(line)
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, err
+		}
+		out = append(out, b.Bytes())
 	}
-	flush()
-	return comment, sections
+}
+
+// abbreviate replaces a tier's whole tools/list array with its marker,
+// naming the lowest tier that sees that list.
+func abbreviate(answer []byte) []byte {
+	for tier := range gen.NumTiers {
+		answer = bytes.ReplaceAll(answer, []byte(gen.ToolsListJSON[tier]), []byte(`"$TOOLS_LIST:`+gen.Tier(tier).String()+`"`))
+	}
+	return answer
 }

@@ -7,6 +7,7 @@ package schemagen
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,8 +129,6 @@ type Surface struct {
 	// Tools in name order.
 	Tools []*Tool
 	docs  documents
-	// toolFiles are the tool schema files, in Tools order.
-	toolFiles []string
 }
 
 // Document returns the root schema of the document schema NAME.schema.json
@@ -166,26 +165,35 @@ func Load(schemaDir string) (*Surface, error) {
 		return nil, err
 	}
 	slices.Sort(toolFiles)
+	// Every tool file is checked and every problem reported, so one run
+	// of go generate lists all there is to fix.
 	var tools []*Tool
+	var errs []error
 	for _, path := range toolFiles {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		name := filepath.ToSlash(filepath.Join("schema", toolsSchemaDir, filepath.Base(path)))
 		t, err := parseTool(name, data, docs)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		if want := t.Name + ".json"; filepath.Base(path) != want {
-			return nil, fmt.Errorf("%s: declares tool %q, so the file must be named %s", name, t.Name, want)
+			errs = append(errs, fmt.Errorf("%s: declares tool %q, so the file must be named %s", name, t.Name, want))
+			continue
 		}
 		tools = append(tools, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	if len(tools) == 0 {
 		return nil, fmt.Errorf("no tool schemas in %s", filepath.Join(schemaDir, toolsSchemaDir))
 	}
-	return &Surface{ContractVersion: version, Tools: tools, docs: docs, toolFiles: toolFiles}, nil
+	return &Surface{ContractVersion: version, Tools: tools, docs: docs}, nil
 }
 
 // ContractFile is the name of the file holding the contract version.
@@ -223,21 +231,24 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, tools, toolFiles := surface.docs, surface.Tools, surface.toolFiles
+	docs, tools := surface.docs, surface.Tools
+	var missing []error
+	for _, t := range tools {
+		if len(t.Examples.Arguments) == 0 {
+			missing = append(missing, fmt.Errorf(`%s: add "examples": {"arguments": [...], "result": {...}}; the tests call every tool with its examples, so a tool without them would go untested`, t.File))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, errors.Join(missing...)
+	}
 
 	// Types: go-jsonschema, one root per schema that has properties.
 	var roots []typeRoot
 	for _, d := range docs {
 		roots = append(roots, typeRoot{id: "urn:3gs:" + d.name, rootType: d.rootType, output: DocumentTypesFile(d.name), tree: d.tree, node: d.node})
 	}
-	toolTrees := map[string]any{}
-	for _, path := range toolFiles {
-		data, _ := os.ReadFile(path)
-		tree, _ := parseTree(data)
-		toolTrees[filepath.Base(path)] = tree
-	}
 	for _, t := range tools {
-		tree := toolTrees[t.Name+".json"].(*object)
+		tree := t.tree // as Load parsed it; the file is not read twice
 		for _, io := range []struct {
 			suffix string
 			node   *Node

@@ -28,14 +28,29 @@ type Tool struct {
 	// the input and output schemas exactly as written (compacted), and
 	// annotations.
 	Manifest []byte
+	// Examples are the tool file's examples, each checked against the
+	// schema it claims to fit.
+	Examples Examples
+	// tree is the tool file as parsed, kept so the type generator need not
+	// read and parse the file again.
+	tree *object
+}
+
+// Examples are a tool's example calls and result, as compact JSON.
+type Examples struct {
+	Arguments []string // accepted by inputSchema; at least one
+	Invalid   string   // refused by inputSchema; optional
+	Result    string   // accepted by outputSchema
 }
 
 var (
 	toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	tiers      = []string{"public", "user", "admin"}
 	toolKeys   = []string{"name", "title", "description", "tier", "annotations", "inputSchema", "outputSchema"}
-	// optionalToolKeys may be left out of a tool file.
-	optionalToolKeys = []string{"discoverable"}
+	// optionalToolKeys may be left out of a tool file. Generate requires
+	// "examples" (tests call every tool with them); Load does not, so that
+	// 3gs schema diff can read revisions from before examples existed.
+	optionalToolKeys = []string{"discoverable", "examples"}
 	// Every hint is required so that no client falls back on the protocol's
 	// defaults (destructive, open-world) for a tool that is neither.
 	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
@@ -64,7 +79,7 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 			return nil, fail("missing key %q", k)
 		}
 	}
-	t := &Tool{File: file}
+	t := &Tool{File: file, tree: o}
 	for key, dst := range map[string]*string{"name": &t.Name, "title": &t.Title, "description": &t.Description, "tier": &t.Tier} {
 		s, ok := o.vals[key].(string)
 		if !ok || s == "" {
@@ -123,6 +138,11 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	}
 	if t.Manifest, err = manifestEntry(t, data, docs); err != nil {
 		return nil, fail("%v", err)
+	}
+	if v, ok := o.vals["examples"]; ok {
+		if t.Examples, err = parseExamples(v, t.Manifest); err != nil {
+			return nil, fail("%v", err)
+		}
 	}
 	return t, nil
 }

@@ -50,42 +50,14 @@ func handlersFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	return render(f)
 }
 
-// dispatchFile writes the dispatch table: for each tool its name, tier and a
-// call function that decodes the arguments strictly, runs the handler and
-// encodes the result with sonic.
+// dispatchFile writes the dispatch table: for each tool its name, tier,
+// manifest, examples and the functions that decode its arguments and run
+// it. The plumbing they share (Tool, Call, callTool) is hand-written in
+// gen/tool.go, since it does not depend on any schema.
 func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.ImportName(sonicPkg, "sonic")
-
-	f.Comment("ToolError is a failure the tool reports to the model rather than to the client:")
-	f.Comment("it becomes a result with isError: true, the text block Text and structured")
-	f.Comment("content Structured, which must match the tool's output schema.")
-	f.Type().Id("ToolError").Struct(jen.Id("Text").String(), jen.Id("Structured").Any())
-	f.Func().Params(jen.Id("e").Op("*").Id("ToolError")).Id("Error").Params().String().Block(jen.Return(jen.Id("e").Dot("Text")))
-
-	f.Comment("Result is a successful tool call: the text block and the structured content as JSON.")
-	f.Type().Id("Result").Struct(jen.Id("Text").String(), jen.Id("Structured").Index().Byte())
-
-	f.Comment("Tool is one entry of the dispatch table.")
-	f.Type().Id("Tool").Struct(
-		jen.Comment("Name is the MCP tool name."),
-		jen.Id("Name").String(),
-		jen.Comment("Tier is the lowest caller tier that may run the tool."),
-		jen.Id("Tier").Id("Tier"),
-		jen.Comment("Discoverable tools are listed to callers below Tier, who may not run them."),
-		jen.Id("Discoverable").Bool(),
-		jen.Comment("Manifest is the tool's tools/list entry, schemas embedded verbatim."),
-		jen.Id("Manifest").String(),
-		jen.Id("call").Func().Params(jen.Qual("context", "Context"), jen.Id("ToolHandlers"), jen.Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()),
-	)
-	f.Comment("Call decodes args (a JSON object; empty means {}) strictly, runs the tool and")
-	f.Comment("returns its result. Arguments that break the input schema yield a")
-	f.Comment("strictjson.Errors and the handler is not called; any other error is the handler's.")
-	f.Func().Params(jen.Id("t").Op("*").Id("Tool")).Id("Call").Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
-		jen.If(jen.Len(jen.Id("args")).Op("==").Lit(0)).Block(jen.Id("args").Op("=").Index().Byte().Call(jen.Lit("{}"))),
-		jen.Return(jen.Id("t").Dot("call").Call(jen.Id("ctx"), jen.Id("h"), jen.Id("args"))),
-	)
 
 	var touches []jen.Code
 	for _, t := range tools {
@@ -102,12 +74,28 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 
 	var entries []jen.Code
 	for _, t := range tools {
+		var args []jen.Code
+		for _, a := range t.Examples.Arguments {
+			args = append(args, jen.Line().Add(rawString(a)))
+		}
+		examples := jen.Dict{
+			jen.Id("Arguments"): jen.Index().String().Values(append(args, jen.Line())...),
+			jen.Id("Result"):    rawString(t.Examples.Result),
+		}
+		if t.Examples.Invalid != "" {
+			examples[jen.Id("Invalid")] = rawString(t.Examples.Invalid)
+		}
 		entries = append(entries, jen.Values(jen.Dict{
 			jen.Id("Name"):         jen.Lit(t.Name),
 			jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
 			jen.Id("Discoverable"): jen.Lit(t.Discoverable),
 			jen.Id("Manifest"):     jen.Id(manifestConst(t)),
-			jen.Id("call"):         jen.Id("call" + t.Method),
+			jen.Id("Examples"):     jen.Id("ToolExamples").Values(examples),
+			jen.Id("call"): jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
+				jen.Return(jen.Id("callTool").Call(jen.Id("ctx"), jen.Id("args"), jen.Lit(t.Name), jen.Id("Decode"+t.Method+"Input"), jen.Id("h").Dot(t.Method), jen.Id("h").Dot(t.Method+"Text"))),
+			),
+			jen.Id("decodeInput"):  jen.Id("decodeAny").Call(jen.Id("Decode" + t.Method + "Input")),
+			jen.Id("decodeOutput"): jen.Id("decodeAny").Call(jen.Id("Decode" + t.Method + "Output")),
 		}))
 	}
 	f.Comment("Tools lists every tool in tools/list order (by name). Do not modify it.")
@@ -122,20 +110,6 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 		jen.Switch(jen.Id("name")).Block(cases...),
 		jen.Return(jen.Nil()),
 	)
-
-	for _, t := range tools {
-		f.Commentf("call%s runs %s.", t.Method, t.Name)
-		f.Func().Id("call"+t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
-			jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("Decode"+t.Method+"Input").Call(jen.Id("args")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("h").Dot(t.Method).Call(jen.Id("ctx"), jen.Id("in")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.If(jen.Id("out").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(t.Name+": handler returned no result")))),
-			jen.List(jen.Id("structured"), jen.Err()).Op(":=").Qual(sonicPkg, "Marshal").Call(jen.Id("out")),
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-			jen.Return(jen.Op("&").Id("Result").Values(jen.Dict{jen.Id("Text"): jen.Id("h").Dot(t.Method + "Text").Call(jen.Id("out")), jen.Id("Structured"): jen.Id("structured")}), jen.Nil()),
-		)
-	}
 	return render(f)
 }
 

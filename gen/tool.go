@@ -1,0 +1,130 @@
+package gen
+
+// This file is written by hand: it is the plumbing every tool shares,
+// which does not depend on any schema. The tables that list the tools
+// (tools_dispatch_gen.go) are generated from schema/tools/*.json.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/bytedance/sonic"
+)
+
+// ToolError is a failure the tool reports to the model rather than to the
+// client: it becomes a result with isError: true, the text block Text and
+// structured content Structured, which must match the tool's output schema.
+type ToolError struct {
+	Text       string
+	Structured any
+}
+
+func (e *ToolError) Error() string { return e.Text }
+
+// Result is a successful tool call: the text block and the structured
+// content as JSON.
+type Result struct {
+	Text       string
+	Structured []byte
+}
+
+// Tool is one entry of the dispatch table, Tools.
+type Tool struct {
+	// Name is the MCP tool name.
+	Name string
+	// Tier is the lowest caller tier that may run the tool.
+	Tier Tier
+	// Discoverable tools are listed to callers below Tier, who may not run them.
+	Discoverable bool
+	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
+	Manifest string
+	// Examples are the calls the tool's schema shows, checked against its
+	// schemas when the code is generated. Tests take their calls from here,
+	// so a new tool is exercised without editing any test.
+	Examples ToolExamples
+
+	call                      func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error)
+	decodeInput, decodeOutput func([]byte) (any, error)
+}
+
+// ToolExamples are a tool's examples, as compact JSON.
+type ToolExamples struct {
+	// Arguments are argument objects the input schema accepts; the first
+	// is the tool's typical call.
+	Arguments []string
+	// Invalid is an argument object the input schema refuses, or "".
+	Invalid string
+	// Result is a structured result the output schema accepts.
+	Result string
+}
+
+// Call decodes args (a JSON object; empty means {}) strictly, runs the tool
+// and returns its result. Arguments that break the input schema yield a
+// strictjson.Errors and the handler is not called; any other error is the
+// handler's.
+func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	return t.call(ctx, h, args)
+}
+
+// DecodeInput decodes arguments of this tool strictly, as Call does, and
+// returns them as the generated input type.
+func (t *Tool) DecodeInput(args []byte) (any, error) { return t.decodeInput(args) }
+
+// DecodeOutput decodes a structured result of this tool strictly; tests use
+// it to hold results to the output schema.
+func (t *Tool) DecodeOutput(data []byte) (any, error) { return t.decodeOutput(data) }
+
+// callTool is the body of every tool's call: decode the arguments with the
+// tool's generated decoder, run its handler, encode the result with sonic
+// and render its text.
+func callTool[I, O any](ctx context.Context, args []byte, name string, decode func([]byte) (*I, error), run func(context.Context, *I) (*O, error), text func(*O) string) (*Result, error) {
+	in, err := decode(args)
+	if err != nil {
+		return nil, err
+	}
+	out, err := run(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, errors.New(name + ": handler returned no result")
+	}
+	structured, err := sonic.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Text: text(out), Structured: structured}, nil
+}
+
+// decodeAny adapts a generated decoder to the untyped form the table
+// keeps, with no typed nil inside a non-nil interface.
+func decodeAny[T any](decode func([]byte) (*T, error)) func([]byte) (any, error) {
+	return func(data []byte) (any, error) {
+		v, err := decode(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+}
+
+// Listed reports whether a caller of tier sees t in tools/list: every tool
+// at or below the caller's tier, and the discoverable ones above it. The
+// generated ToolsListJSON follows the same rule.
+func (t *Tool) Listed(tier Tier) bool { return t.Tier <= tier || t.Discoverable }
+
+// ListedFor names, in Tools order, the tools a caller of tier sees in
+// tools/list. Tests that need "the tools of a tier" read it, rather than
+// a list or a count of their own.
+func ListedFor(tier Tier) []string {
+	var names []string
+	for i := range Tools {
+		if Tools[i].Listed(tier) {
+			names = append(names, Tools[i].Name)
+		}
+	}
+	return names
+}
