@@ -169,3 +169,25 @@ func categoryErrors(err error, slug string) error {
 	}
 	return out
 }
+
+// changeOutput is the state a change leaves, shared by upsert and remove.
+func changeOutput(s *snapshot, slug string) gen.RemoveCategoryOutput {
+	return gen.RemoveCategoryOutput{
+		Slug: slug, RegistryVersion: s.reg.Version(), Updated: s.reg.Updated(), RegistrySha256: s.reg.SHA256(),
+		CategoryCount: len(s.reg.Categories()), Signed: s.signature.Verified,
+	}
+}
+
+// editFailure reports a change that did not happen: the structured content
+// describes the registry still served.
+func editFailure[T any](text string, state T) error {
+	return &gen.ToolError{Text: text + " Nothing was changed.", Structured: state}
+}
+
+func changeText(version, updated string, count int, sha string, signed bool) string {
+	sig := "The file is not signed."
+	if signed {
+		sig = "The file is signed with the curator key."
+	}
+	return fmt.Sprintf("Registry version %s, updated %s, %d categories, SHA-256 %s. %s", version, updated, count, sha, sig)
+}

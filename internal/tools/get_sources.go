@@ -1,0 +1,271 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hbollon/go-edlib"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher"
+)
+
+// GetSources implements gen.ToolHandlers.
+func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+	threshold := h.threshold
+	if in.Threshold != nil {
+		threshold = *in.Threshold
+	}
+	s := h.cur.Load()
+	out, err := h.getSources(s, in, threshold)
+	if h.qlog != nil {
+		if e := logEntry(s, in, threshold, out, err); e != nil {
+			e.Time = h.now().UTC().Format(time.RFC3339)
+			h.qlog.Record(e)
+		}
+	}
+	return out, err
+}
+
+// logEntry is the query log's line for a get_sources call, or nil for a
+// call that named neither a query nor a slug, or failed inside.
+func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.GetSourcesOutput, err error) *gen.Querylog {
+	e := &gen.Querylog{Query: in.Query, Threshold: &threshold, RegistryVersion: s.reg.Version()}
+	var te *gen.ToolError
+	switch {
+	case err == nil && in.Slug != nil:
+		e.Outcome, e.Slug = gen.QuerylogOutcomeSlug, in.Slug
+		return e
+	case err == nil:
+		e.Outcome, e.Slug, e.Score = gen.QuerylogOutcomeMatched, out.Slug, out.Score
+		return e
+	case !errors.As(err, &te):
+		return nil
+	}
+	miss, _ := te.Structured.(*gen.GetSourcesOutput)
+	if miss == nil || in.Query != nil && in.Slug != nil || in.Query == nil && in.Slug == nil {
+		return nil
+	}
+	for _, c := range miss.Candidates {
+		e.Candidates = append(e.Candidates, gen.ScoredSlug{Slug: c.Slug, Score: c.Score})
+	}
+	switch {
+	case in.Slug != nil:
+		e.Outcome, e.Slug = gen.QuerylogOutcomeUnknownSlug, in.Slug
+	case strings.TrimSpace(*in.Query) == "":
+		return nil // nothing a curator could add a pattern for
+	case len(e.Candidates) > 0:
+		e.Outcome, e.Score = gen.QuerylogOutcomeCandidates, &e.Candidates[0].Score
+	default:
+		e.Outcome = gen.QuerylogOutcomeNoCandidates
+	}
+	return e
+}
+
+func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold float64) (*gen.GetSourcesOutput, error) {
+	query := deref(in.Query)
+	empty := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
+	switch {
+	case in.Query != nil && in.Slug != nil:
+		return nil, &gen.ToolError{Text: "Pass either query or slug, not both: slug returns that category, query searches for one.", Structured: empty}
+	case in.Slug != nil:
+		return s.bySlug(*in.Slug)
+	case in.Query == nil:
+		return nil, &gen.ToolError{Text: "Pass query (the topic in a few words, for example \"learn rust\") or slug (a category named by an earlier answer or by list_categories).", Structured: empty}
+	}
+	ranked, err := s.matcher.Match(query, maxCandidates)
+	switch {
+	case errors.Is(err, matcher.ErrEmptyQuery):
+		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
+	case errors.Is(err, matcher.ErrOnlyStopWords):
+		return nil, &gen.ToolError{Text: "Query '" + query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
+	case err != nil:
+		return nil, err
+	}
+	if len(ranked) == 0 || ranked[0].Score < threshold {
+		return nil, s.noMatch(query, ranked, threshold)
+	}
+	best := ranked[0]
+	out := s.answer(query, best.Slug, best.Score)
+	out.Alternatives = s.alternatives(ranked[1:], threshold)
+	return out, nil
+}
+
+// answer is a found category with its sources.
+func (s *snapshot) answer(query, slug string, score float64) *gen.GetSourcesOutput {
+	c, _ := s.reg.Category(slug)
+	cur := s.reg.Curator()
+	out := &gen.GetSourcesOutput{
+		Query:           query,
+		Slug:            &c.Slug,
+		Name:            &c.Name,
+		Description:     &c.Description,
+		Score:           &score,
+		RegistryVersion: ptr(s.reg.Version()),
+		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+	}
+	for _, s := range c.Sources {
+		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
+	}
+	return out
+}
+
+// bySlug answers a call that names its category: the agent chose it from
+// candidates or list_categories, so it gets that category with score 1.
+// A slug that does not exist gets the closest ones, spelled alike or
+// about the same words.
+func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
+	if _, ok := s.reg.Category(slug); ok {
+		return s.answer("", slug, 1), nil
+	}
+	out := &gen.GetSourcesOutput{Query: "", Sources: []gen.RankedSource{}}
+	type near struct {
+		slug string
+		d    int
+	}
+	var spelled []near
+	for _, sl := range s.slugs {
+		if d := edlib.OSADamerauLevenshteinDistance(slug, sl); d <= max(2, len(sl)/4) {
+			spelled = append(spelled, near{sl, d})
+		}
+	}
+	slices.SortStableFunc(spelled, func(a, b near) int { return a.d - b.d })
+	seen := map[string]bool{}
+	add := func(sl string, score float64) {
+		if len(out.Candidates) < maxCandidates && !seen[sl] {
+			seen[sl] = true
+			out.Candidates = append(out.Candidates, s.candidate(sl, score))
+		}
+	}
+	for _, n := range spelled {
+		add(n.slug, 0)
+	}
+	if ranked, err := s.matcher.Match(strings.ReplaceAll(slug, "-", " "), maxCandidates); err == nil {
+		for _, r := range ranked {
+			add(r.Slug, r.Score)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No category has the slug %q.", slug)
+	if len(out.Candidates) > 0 {
+		b.WriteString(" Closest:")
+		writeCandidates(&b, out.Candidates)
+		b.WriteString("\nCall get_sources with one of these slugs, or with query to search by topic.")
+	} else {
+		b.WriteString(" Call list_categories to see every slug, or get_sources with query to search by topic.")
+	}
+	return nil, &gen.ToolError{Text: b.String(), Structured: out}
+}
+
+// maxCandidates is how many categories a no-match answer offers; it is
+// also how many the matcher ranks for every query.
+const maxCandidates = 5
+
+// maxAlternatives is how many runner-up categories get_sources names.
+const maxAlternatives = 2
+
+// alternatives are the runner-ups worth offering: those scoring above half
+// the threshold. Below that they are noise, not near misses.
+func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
+	var out []gen.AlternativeCategory
+	for _, r := range rest[:min(len(rest), maxAlternatives)] {
+		if r.Score <= threshold/2 {
+			break
+		}
+		c, _ := s.reg.Category(r.Slug)
+		out = append(out, gen.AlternativeCategory{Slug: r.Slug, Name: c.Name, Score: r.Score})
+	}
+	return out
+}
+
+func (s *snapshot) candidate(slug string, score float64) gen.CandidateCategory {
+	c, _ := s.reg.Category(slug)
+	return gen.CandidateCategory{Slug: slug, Name: c.Name, Description: firstLine(c.Description), Score: score}
+}
+
+// firstLine is a description cut to its first sentence or line, so five
+// candidates stay short enough to read at a glance.
+func firstLine(d string) string {
+	if i := strings.IndexByte(d, '\n'); i >= 0 {
+		d = d[:i]
+	}
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i+1]
+	}
+	return d
+}
+
+func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
+	for _, c := range cs {
+		fmt.Fprintf(b, "\n- %s (%s", c.Slug, c.Name)
+		if c.Score > 0 {
+			fmt.Fprintf(b, ", score %s", fmtScore(c.Score))
+		}
+		fmt.Fprintf(b, "): %s", c.Description)
+	}
+}
+
+// noMatch offers the agent the best candidates instead of an answer: it
+// reads meaning better than the matcher, so it can pick one by slug.
+func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
+	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", query, strconv.FormatFloat(threshold, 'f', -1, 64))
+	if len(ranked) > 0 {
+		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
+		out.Alternatives = s.alternatives(ranked[1:], threshold)
+		for _, r := range ranked[:min(len(ranked), maxCandidates)] {
+			out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
+		}
+		b.WriteString(" Candidates:")
+		writeCandidates(&b, out.Candidates)
+		b.WriteString("\nIf one of them fits the question, call get_sources with its slug; otherwise rephrase the query with the topic's own words, or call list_categories.")
+	} else {
+		b.WriteString(" No category shares a word with it. Rephrase the query with the topic's own words, or call list_categories to see what is covered.")
+	}
+	return &gen.ToolError{Text: b.String(), Structured: out}
+}
+
+// GetSourcesText implements gen.ToolHandlers. It is on every get_sources
+// call, so it appends rather than formats.
+func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
+	var b strings.Builder
+	b.Grow(1024)
+	line := func(label, value string) {
+		b.WriteString(label)
+		b.WriteString(value)
+		b.WriteByte('\n')
+	}
+	line("Category: ", deref(out.Name))
+	line("Slug: ", deref(out.Slug))
+	line("Description: ", deref(out.Description))
+	line("Match Score: ", fmtScore(deref(out.Score)))
+	line("Registry Version: ", deref(out.RegistryVersion))
+	line("Curator: ", out.Curator.Name+" ("+out.Curator.Pubkey+")")
+	b.WriteString("\nSources:")
+	for _, s := range out.Sources {
+		b.WriteByte('\n')
+		line(strconv.Itoa(s.Rank)+". ", s.Name)
+		line("   URL: ", s.URL)
+		line("   Type: ", s.Type)
+		b.WriteString("   Why: ")
+		b.WriteString(s.Why)
+	}
+	if len(out.Alternatives) > 0 {
+		b.WriteString("\n\nAlso close:")
+		for _, a := range out.Alternatives {
+			b.WriteString("\n- ")
+			b.WriteString(a.Slug)
+			b.WriteString(" (")
+			b.WriteString(a.Name)
+			b.WriteString(", score: ")
+			b.WriteString(fmtScore(a.Score))
+			b.WriteByte(')')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,143 @@
+// Package tools is the logic of the registry tools: it implements the
+// gen.ToolHandlers interface that the schemas under schema/tools/ declare,
+// over one immutable registry snapshot and its matcher.
+//
+// Each tool is one file named after it (get_sources.go for
+// schema/tools/get_sources.json), holding its two methods and whatever
+// only it uses. What several tools share is in handlers.go (the snapshot
+// and configuration), editor.go (how curator tools change the registry
+// file) and auditlog.go (the log every change is recorded in).
+package tools
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+)
+
+// DefaultThreshold is the lowest match score get_sources accepts when
+// neither the server (MATCH_THRESHOLD) nor the call sets one.
+const DefaultThreshold = 0.4
+
+// Handlers serves the tools. What they read is one immutable snapshot,
+// swapped whole when an admin tool changes the registry, so a request that
+// started on the old registry finishes on it and no request sees half a
+// change.
+type Handlers struct {
+	cur       atomic.Pointer[snapshot]
+	threshold float64
+	edit      *editor  // nil when the registry has no file to write
+	qlog      Recorder // nil: no query log
+	now       func() time.Time
+}
+
+var _ gen.ToolHandlers = (*Handlers)(nil)
+
+// snapshot is a registry with everything derived from it.
+type snapshot struct {
+	reg       *registry.Registry
+	matcher   matcher.Matcher
+	signature signature.Status
+	files     signature.Files
+	slugs     []string // sorted, for no-match answers
+	// modified is when these bytes became the registry: the file's
+	// modification time, or the moment a change was written.
+	modified time.Time
+}
+
+func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files, modified time.Time) *snapshot {
+	s := &snapshot{reg: reg, matcher: m, signature: st, files: files, modified: modified}
+	for _, cat := range reg.Categories() {
+		s.slugs = append(s.slugs, cat.Slug)
+	}
+	return s
+}
+
+// Config is what the handlers serve.
+type Config struct {
+	Registry *registry.Registry
+	Matcher  matcher.Matcher
+	// Threshold is the server's default for get_sources.
+	Threshold float64
+	// Signature is the outcome of checking the registry's signature file;
+	// the zero value means there is none.
+	Signature signature.Status
+	// Files names the registry and signature files in get_provenance's
+	// verification steps.
+	Files signature.Files
+	// Edit, when set, lets the admin tools change the registry file.
+	Edit *EditConfig
+	// Modified is when the registry's bytes were last changed (the file's
+	// modification time); zero when unknown.
+	Modified time.Time
+	// QueryLog, when set, gets a line for every get_sources call that names
+	// a query or a slug (3gs serve --query-log).
+	QueryLog Recorder
+	// Now is the clock for the query log; nil means time.Now.
+	Now func() time.Time
+}
+
+// Recorder keeps the query log (querylog.Log).
+type Recorder interface {
+	Record(*gen.Querylog)
+}
+
+// New returns handlers for c.
+func New(c Config) *Handlers {
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
+	if c.Edit != nil {
+		h.edit = newEditor(*c.Edit)
+	}
+	return h
+}
+
+// Published is the registry as it is served right now, for endpoints that
+// hand out the file itself.
+type Published struct {
+	Registry  *registry.Registry
+	Signature signature.Status
+	// Modified is when these bytes became the registry; zero when unknown.
+	Modified time.Time
+}
+
+// Published returns the registry being served.
+func (h *Handlers) Published() Published {
+	s := h.cur.Load()
+	return Published{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+}
+
+type registryURLKey struct{}
+
+// WithRegistryURL returns ctx for a request that arrived over HTTP from a
+// client that reaches the registry at base/registry: get_provenance then
+// tells it to download the files rather than naming paths on the server.
+func WithRegistryURL(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, registryURLKey{}, base)
+}
+
+// fmtScore shows a score with two decimals, rounded down: 0.898 against a
+// threshold of 0.9 must not read as "0.90".
+func fmtScore(s float64) string {
+	return strconv.FormatFloat(math.Floor(s*100+1e-9)/100, 'f', 2, 64)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
