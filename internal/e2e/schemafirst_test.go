@@ -18,6 +18,7 @@ func TestNewToolNeedsItsHandler(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a copy of the repository")
 	}
+	t.Parallel() // a minute of go commands in its own directory
 	repo := copyRepo(t)
 	write(t, filepath.Join(repo, "schema", "tools", "echo_back.json"), `{
   "name": "echo_back",

@@ -143,10 +143,15 @@ func TestQueryErrorsFollowTextnorm(t *testing.T) {
 // Match prunes twice (skipping common postings, scoring phrases only where
 // a bound allows); the answer must equal scoring every touched category.
 func TestPrunedTopEqualsExhaustive(t *testing.T) {
+	t.Parallel() // seconds of work that shares nothing with the other tests
 	s := newSynth(7, 25_000)
 	cats := s.categories(5_000)
 	x := Build(cats)
-	queries := s.queries(cats, 400)
+	n := 400
+	if testing.Short() {
+		n = 40
+	}
+	queries := s.queries(cats, n)
 	// Common words, alone and with topic words: the hard cases for pruning.
 	for i := range 100 {
 		queries = append(queries, s.common[i%20]+" "+s.common[(i*7)%50], s.common[i%5])
@@ -254,9 +259,14 @@ func TestParallelBuildEqualsSerial(t *testing.T) {
 
 // The typo index finds every term within the documented distance.
 func TestTypoIndexFindsEveryNearTerm(t *testing.T) {
+	t.Parallel() // seconds of work that shares nothing with the other tests
 	x := Build(newSynth(5, 3_000).categories(500))
 	rng := rand.New(rand.NewPCG(9, 9))
-	for range 2000 {
+	rounds := 2000
+	if testing.Short() {
+		rounds = 200 // each round compares one query with every term
+	}
+	for range rounds {
 		w := []byte(x.terms[rng.IntN(len(x.terms))])
 		if len(w) < 4 || len(w) > maxTypoTermLen {
 			continue
