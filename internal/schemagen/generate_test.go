@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile}
+	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile}
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("generated %v, want %v", names, wantNames)
@@ -152,9 +152,9 @@ func TestAddedFieldFlowsEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	for file, want := range map[string][]string{
-		ToolsTypesFile:    {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
-		ToolsDecodeFile:   {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "slug", "max_age_days", "threshold"`},
-		ToolsManifestFile: {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
+		ToolsTypesFile:       {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
+		ToolsInputDecodeFile: {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "slug", "max_age_days", "threshold"`},
+		ToolsManifestFile:    {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(string(files[file]), w) {

@@ -8,79 +8,6 @@ import (
 )
 
 /*
-DecodeExplainMatchInput strictly decodes the arguments of explain_match. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeExplainMatchInput(data []byte) (*ExplainMatchInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ExplainMatchInput
-	decodeExplainMatchInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeExplainMatchInput reads the object at p (schema/tools/explain_match.json#/inputSchema) into out.
-func decodeExplainMatchInput(d *strictjson.Decoder, p *strictjson.Path, out *ExplainMatchInput) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "query":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MinLength(&fp, v, 1)
-				d.MaxLength(&fp, v, 500)
-				out.Query = v
-			}
-		case "threshold":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 float64
-				if v, ok := d.Float(&fp); ok {
-					d.Minimum(&fp, v, 0.0)
-					d.Maximum(&fp, v, 1.0)
-					opt0 = v
-				}
-				out.Threshold = &opt0
-			}
-		case "limit":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 int
-				if v, ok := d.Int(&fp); ok {
-					d.Minimum(&fp, float64(v), 1.0)
-					d.Maximum(&fp, float64(v), 10.0)
-					opt0 = v
-				}
-				out.Limit = &opt0
-			}
-		default:
-			d.UnknownKey(p, key, explainMatchInputFields)
-		}
-	}
-	d.Missing(p, seen, 0b1, explainMatchInputFields)
-}
-
-/*
 DecodeExplainMatchOutput strictly decodes a result of explain_match; tests use
 it to hold results to the output schema. On failure the error is a
 strictjson.Errors listing every problem with its path, and the returned value
@@ -455,39 +382,6 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 }
 
 /*
-DecodeGetEndorsementsInput strictly decodes the arguments of get_endorsements.
-On failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeGetEndorsementsInput(data []byte) (*GetEndorsementsInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetEndorsementsInput
-	decodeGetEndorsementsInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeGetEndorsementsInput reads the object at p (schema/tools/get_endorsements.json#/inputSchema) into out.
-func decodeGetEndorsementsInput(d *strictjson.Decoder, p *strictjson.Path, out *GetEndorsementsInput) {
-	if !d.Object(p) {
-		return
-	}
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		default:
-			d.UnknownKey(p, key, nil)
-		}
-	}
-}
-
-/*
 DecodeGetEndorsementsOutput strictly decodes a result of get_endorsements; tests
 use it to hold results to the output schema. On failure the error is a
 strictjson.Errors listing every problem with its path, and the returned value
@@ -591,39 +485,6 @@ func decodeGetEndorsementsOutputEndorsementsElem(d *strictjson.Decoder, p *stric
 		}
 	}
 	d.Missing(p, seen, 0b1011, getEndorsementsOutputEndorsementsElemFields)
-}
-
-/*
-DecodeGetProvenanceInput strictly decodes the arguments of get_provenance. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeGetProvenanceInput(data []byte) (*GetProvenanceInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetProvenanceInput
-	decodeGetProvenanceInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeGetProvenanceInput reads the object at p (schema/tools/get_provenance.json#/inputSchema) into out.
-func decodeGetProvenanceInput(d *strictjson.Decoder, p *strictjson.Path, out *GetProvenanceInput) {
-	if !d.Object(p) {
-		return
-	}
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		default:
-			d.UnknownKey(p, key, nil)
-		}
-	}
 }
 
 /*
@@ -903,81 +764,6 @@ func decodeVerificationStep(d *strictjson.Decoder, p *strictjson.Path, out *Veri
 		}
 	}
 	d.Missing(p, seen, 0b111, verificationStepFields)
-}
-
-/*
-DecodeGetSourcesInput strictly decodes the arguments of get_sources. On failure
-the error is a strictjson.Errors listing every problem with its path, and the
-returned value holds whatever could be decoded, so callers can run further
-checks and report everything at once.
-*/
-func DecodeGetSourcesInput(data []byte) (*GetSourcesInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetSourcesInput
-	decodeGetSourcesInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeGetSourcesInput reads the object at p (schema/tools/get_sources.json#/inputSchema) into out.
-func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSourcesInput) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "query":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.MaxLength(&fp, v, 500)
-					opt0 = v
-				}
-				out.Query = &opt0
-			}
-		case "slug":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.MinLength(&fp, v, 1)
-					d.MaxLength(&fp, v, 64)
-					opt0 = v
-				}
-				out.Slug = &opt0
-			}
-		case "threshold":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 float64
-				if v, ok := d.Float(&fp); ok {
-					d.Minimum(&fp, v, 0.0)
-					d.Maximum(&fp, v, 1.0)
-					opt0 = v
-				}
-				out.Threshold = &opt0
-			}
-		default:
-			d.UnknownKey(p, key, getSourcesInputFields)
-		}
-	}
 }
 
 /*
@@ -1408,80 +1194,6 @@ func decodeCandidateCategory(d *strictjson.Decoder, p *strictjson.Path, out *Can
 }
 
 /*
-DecodeListCategoriesInput strictly decodes the arguments of list_categories. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeListCategoriesInput(data []byte) (*ListCategoriesInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ListCategoriesInput
-	decodeListCategoriesInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeListCategoriesInput reads the object at p (schema/tools/list_categories.json#/inputSchema) into out.
-func decodeListCategoriesInput(d *strictjson.Decoder, p *strictjson.Path, out *ListCategoriesInput) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "filter":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.MaxLength(&fp, v, 200)
-					opt0 = v
-				}
-				out.Filter = &opt0
-			}
-		case "cursor":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.MaxLength(&fp, v, 256)
-					opt0 = v
-				}
-				out.Cursor = &opt0
-			}
-		case "limit":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 int
-				if v, ok := d.Int(&fp); ok {
-					d.Minimum(&fp, float64(v), 1.0)
-					d.Maximum(&fp, float64(v), 500.0)
-					opt0 = v
-				}
-				out.Limit = &opt0
-			}
-		default:
-			d.UnknownKey(p, key, listCategoriesInputFields)
-		}
-	}
-}
-
-/*
 DecodeListCategoriesOutput strictly decodes a result of list_categories; tests
 use it to hold results to the output schema. On failure the error is a
 strictjson.Errors listing every problem with its path, and the returned value
@@ -1602,39 +1314,6 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *Categ
 		}
 	}
 	d.Missing(p, seen, 0b1111, categorySummaryFields)
-}
-
-/*
-DecodeReloadRegistryInput strictly decodes the arguments of reload_registry. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeReloadRegistryInput(data []byte) (*ReloadRegistryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ReloadRegistryInput
-	decodeReloadRegistryInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeReloadRegistryInput reads the object at p (schema/tools/reload_registry.json#/inputSchema) into out.
-func decodeReloadRegistryInput(d *strictjson.Decoder, p *strictjson.Path, out *ReloadRegistryInput) {
-	if !d.Object(p) {
-		return
-	}
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		default:
-			d.UnknownKey(p, key, nil)
-		}
-	}
 }
 
 /*
@@ -1768,51 +1447,6 @@ func decodeProblem(d *strictjson.Decoder, p *strictjson.Path, out *Problem) {
 }
 
 /*
-DecodeRemoveCategoryInput strictly decodes the arguments of remove_category. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeRemoveCategoryInput(data []byte) (*RemoveCategoryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out RemoveCategoryInput
-	decodeRemoveCategoryInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeRemoveCategoryInput reads the object at p (schema/tools/remove_category.json#/inputSchema) into out.
-func decodeRemoveCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *RemoveCategoryInput) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "slug":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
-				out.Slug = v
-			}
-		default:
-			d.UnknownKey(p, key, removeCategoryInputFields)
-		}
-	}
-	d.Missing(p, seen, 0b1, removeCategoryInputFields)
-}
-
-/*
 DecodeRemoveCategoryOutput strictly decodes a result of remove_category; tests
 use it to hold results to the output schema. On failure the error is a
 strictjson.Errors listing every problem with its path, and the returned value
@@ -1896,57 +1530,6 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 		}
 	}
 	d.Missing(p, seen, 0b111111, removeCategoryOutputFields)
-}
-
-/*
-DecodeUpsertCategoryInput strictly decodes the arguments of upsert_category. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
-*/
-func DecodeUpsertCategoryInput(data []byte) (*UpsertCategoryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out UpsertCategoryInput
-	decodeUpsertCategoryInput(d, nil, &out)
-	return &out, d.Finish()
-}
-
-// decodeUpsertCategoryInput reads the object at p (schema/tools/upsert_category.json#/inputSchema) into out.
-func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *UpsertCategoryInput) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "slug":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
-				out.Slug = v
-			}
-		case "category":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			decodeCategory(d, &fp, &out.Category)
-		default:
-			d.UnknownKey(p, key, upsertCategoryInputFields)
-		}
-	}
-	d.Missing(p, seen, 0b11, upsertCategoryInputFields)
 }
 
 /*
@@ -2043,9 +1626,6 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 	d.Missing(p, seen, 0b1111111, upsertCategoryOutputFields)
 }
 
-// explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
-var explainMatchInputFields = []string{"query", "threshold", "limit"}
-
 // explainMatchOutputFields lists ExplainMatchOutput's fields in schema order; bit i of a decoder's seen set stands for explainMatchOutputFields[i].
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
@@ -2077,9 +1657,6 @@ var verificationFields = []string{"command", "where", "steps"}
 // verificationStepFields lists VerificationStep's fields in schema order; bit i of a decoder's seen set stands for verificationStepFields[i].
 var verificationStepFields = []string{"what", "run", "expect"}
 
-// getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
-var getSourcesInputFields = []string{"query", "slug", "threshold"}
-
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
 var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "available_categories"}
 
@@ -2098,9 +1675,6 @@ var alternativeCategoryFields = []string{"slug", "name", "score"}
 // candidateCategoryFields lists CandidateCategory's fields in schema order; bit i of a decoder's seen set stands for candidateCategoryFields[i].
 var candidateCategoryFields = []string{"slug", "name", "description", "score"}
 
-// listCategoriesInputFields lists ListCategoriesInput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesInputFields[i].
-var listCategoriesInputFields = []string{"filter", "cursor", "limit"}
-
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories", "next_cursor"}
 
@@ -2112,16 +1686,9 @@ var reloadRegistryOutputFields = []string{"reloaded", "registry_version", "regis
 
 // problemFields lists Problem's fields in schema order; bit i of a decoder's seen set stands for problemFields[i].
 var problemFields = []string{"path", "reason"}
-var patternRemoveCategoryInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
-
-// removeCategoryInputFields lists RemoveCategoryInput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryInputFields[i].
-var removeCategoryInputFields = []string{"slug"}
 
 // removeCategoryOutputFields lists RemoveCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryOutputFields[i].
 var removeCategoryOutputFields = []string{"slug", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
-
-// upsertCategoryInputFields lists UpsertCategoryInput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryInputFields[i].
-var upsertCategoryInputFields = []string{"slug", "category"}
 
 // upsertCategoryOutputFields lists UpsertCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryOutputFields[i].
 var upsertCategoryOutputFields = []string{"slug", "created", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
