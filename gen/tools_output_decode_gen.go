@@ -416,11 +416,11 @@ func decodeGetEndorsementsOutput(d *strictjson.Decoder, p *strictjson.Path, out 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []GetEndorsementsOutputEndorsementsElem{}
+				items0 := []Endorsement{}
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
-					var item0 GetEndorsementsOutputEndorsementsElem
-					decodeGetEndorsementsOutputEndorsementsElem(d, &ip0, &item0)
+					var item0 Endorsement
+					decodeEndorsement(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
 				out.Endorsements = items0
@@ -430,61 +430,6 @@ func decodeGetEndorsementsOutput(d *strictjson.Decoder, p *strictjson.Path, out 
 		}
 	}
 	d.Missing(p, seen, 0b1, getEndorsementsOutputFields)
-}
-
-// decodeGetEndorsementsOutputEndorsementsElem reads the object at p (schema/tools/get_endorsements.json#/outputSchema/properties/endorsements/items) into out.
-func decodeGetEndorsementsOutputEndorsementsElem(d *strictjson.Decoder, p *strictjson.Path, out *GetEndorsementsOutputEndorsementsElem) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "pubkey":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Pubkey = v
-			}
-		case "url":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.URL = v
-			}
-		case "name":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					opt0 = v
-				}
-				out.Name = &opt0
-			}
-		case "since":
-			if !d.Claim(p, key, &seen, 3) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Since = v
-			}
-		default:
-			d.UnknownKey(p, key, getEndorsementsOutputEndorsementsElemFields)
-		}
-	}
-	d.Missing(p, seen, 0b1011, getEndorsementsOutputEndorsementsElemFields)
 }
 
 /*
@@ -521,7 +466,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				continue
 			}
 			fp := p.Key(key)
-			decodeRegistryCurator(d, &fp, &out.Curator)
+			decodeCurator(d, &fp, &out.Curator)
 		case "pubkey_configured":
 			if !d.Claim(p, key, &seen, 1) {
 				continue
@@ -632,41 +577,6 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 		}
 	}
 	d.Missing(p, seen, 0b1001111111111, getProvenanceOutputFields)
-}
-
-// decodeRegistryCurator reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/registryCurator) into out.
-func decodeRegistryCurator(d *strictjson.Decoder, p *strictjson.Path, out *RegistryCurator) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "name":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Name = v
-			}
-		case "pubkey":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				out.Pubkey = v
-			}
-		default:
-			d.UnknownKey(p, key, registryCuratorFields)
-		}
-	}
-	d.Missing(p, seen, 0b11, registryCuratorFields)
 }
 
 // decodeVerification reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/verification) into out.
@@ -1640,16 +1550,10 @@ var wordFields = []string{"word", "kind", "common", "weight", "contribution", "t
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
-
-// getEndorsementsOutputEndorsementsElemFields lists GetEndorsementsOutputEndorsementsElem's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputEndorsementsElemFields[i].
-var getEndorsementsOutputEndorsementsElemFields = []string{"pubkey", "url", "name", "since"}
 var patternGetProvenanceOutputRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}
-
-// registryCuratorFields lists RegistryCurator's fields in schema order; bit i of a decoder's seen set stands for registryCuratorFields[i].
-var registryCuratorFields = []string{"name", "pubkey"}
 
 // verificationFields lists Verification's fields in schema order; bit i of a decoder's seen set stands for verificationFields[i].
 var verificationFields = []string{"command", "where", "steps"}

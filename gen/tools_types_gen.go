@@ -134,22 +134,7 @@ type FieldCoverage struct {
 
 type GetEndorsementsOutput struct {
 	// Endorsements in registry order.
-	Endorsements []GetEndorsementsOutputEndorsementsElem `json:"endorsements"`
-}
-
-type GetEndorsementsOutputEndorsementsElem struct {
-	// Endorser's display name, when given.
-	Name *string `json:"name,omitempty,omitzero"`
-
-	// Endorser's Ed25519 public key: pk: and its 52-character z-base-32 encoding,
-	// checked when the registry loaded.
-	Pubkey string `json:"pubkey"`
-
-	// Day the endorsement was given (YYYY-MM-DD).
-	Since string `json:"since"`
-
-	// Where the endorsement is published.
-	URL string `json:"url"`
+	Endorsements []Endorsement `json:"endorsements"`
 }
 
 type GetProvenanceOutput struct {
@@ -157,7 +142,7 @@ type GetProvenanceOutput struct {
 	CategoryCount int `json:"category_count"`
 
 	// Curator corresponds to the JSON schema field "curator".
-	Curator RegistryCurator `json:"curator"`
+	Curator Curator `json:"curator"`
 
 	// How many endorsements the registry lists.
 	EndorsementCount int `json:"endorsement_count"`
@@ -302,14 +287,6 @@ type RankedSource struct {
 
 	// Why the curator chose it.
 	Why string `json:"why"`
-}
-
-type RegistryCurator struct {
-	// Curator's display name.
-	Name string `json:"name"`
-
-	// Curator's public key as written in the registry.
-	Pubkey string `json:"pubkey"`
 }
 
 type ReloadRegistryOutput struct {

@@ -10,9 +10,9 @@ import (
 
 // GetEndorsements implements gen.ToolHandlers.
 func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (*gen.GetEndorsementsOutput, error) {
-	out := &gen.GetEndorsementsOutput{Endorsements: []gen.GetEndorsementsOutputEndorsementsElem{}}
+	out := &gen.GetEndorsementsOutput{Endorsements: []gen.Endorsement{}}
 	for _, e := range h.cur.Load().reg.Endorsements() {
-		out.Endorsements = append(out.Endorsements, gen.GetEndorsementsOutputEndorsementsElem{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since})
+		out.Endorsements = append(out.Endorsements, gen.Endorsement{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since})
 	}
 	return out, nil
 }

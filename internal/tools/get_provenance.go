@@ -22,7 +22,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	curatorKey, configured := s.reg.CuratorKey()
 	st := s.signature
 	out := &gen.GetProvenanceOutput{
-		Curator:          gen.RegistryCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+		Curator:          gen.Curator{Name: cur.Name, Pubkey: cur.Pubkey},
 		PubkeyConfigured: configured,
 		Version:          s.reg.Version(),
 		Updated:          s.reg.Updated(),
