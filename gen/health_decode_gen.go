@@ -177,8 +177,8 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternHealthRegistrySha256)
-				out.Sha256 = v
+				d.Pattern(&fp, v, patternHealthRegistrySHA256)
+				out.SHA256 = v
 			}
 		case "signed":
 			if !d.Claim(p, key, &seen, 4) {
@@ -327,7 +327,7 @@ var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
 var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load"}
-var patternHealthRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
 var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified"}

@@ -60,7 +60,7 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 	w.Key("categories")
 	w.Int(v.Categories)
 	w.Key("sha256")
-	w.String(v.Sha256)
+	w.String(v.SHA256)
 	w.Key("signed")
 	w.Bool(v.Signed)
 	w.Key("verified")

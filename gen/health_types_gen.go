@@ -82,7 +82,7 @@ type HealthRegistry struct {
 	Categories int `json:"categories"`
 
 	// Hex SHA-256 of the exact bytes GET /registry returns (also its ETag).
-	Sha256 string `json:"sha256"`
+	SHA256 string `json:"sha256"`
 
 	// A detached signature accompanies the registry (GET /registry.sig).
 	Signed bool `json:"signed"`

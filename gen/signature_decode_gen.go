@@ -68,8 +68,8 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternSignatureSignedSha256)
-				out.SignedSha256 = v
+				d.Pattern(&fp, v, patternSignatureSignedSHA256)
+				out.SignedSHA256 = v
 			}
 		case "signed_at":
 			if !d.Claim(p, key, &seen, 4) {
@@ -91,7 +91,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 var enumSignatureAlgorithm = []string{"ed25519"}
 var patternSignaturePubkey = regexp.MustCompile("^[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
 var patternSignatureSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
-var patternSignatureSignedSha256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternSignatureSignedSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // signatureFields lists Signature's fields in schema order; bit i of a decoder's seen set stands for signatureFields[i].
 var signatureFields = []string{"algorithm", "pubkey", "signature", "signed_sha256", "signed_at"}

@@ -25,7 +25,7 @@ func encodeSignature(w *strictjson.Writer, v *Signature) {
 	w.Key("signature")
 	w.String(v.Signature)
 	w.Key("signed_sha256")
-	w.String(v.SignedSha256)
+	w.String(v.SignedSHA256)
 	w.Key("signed_at")
 	w.String(v.SignedAt)
 	w.EndObject()

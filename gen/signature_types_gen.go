@@ -23,7 +23,7 @@ type Signature struct {
 
 	// Hex SHA-256 of the bytes that were signed, so a mismatch can be named before
 	// any cryptography runs.
-	SignedSha256 string `json:"signed_sha256"`
+	SignedSHA256 string `json:"signed_sha256"`
 }
 
 type SignatureAlgorithm string

@@ -93,8 +93,8 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternTokenSha256)
-				out.Sha256 = v
+				d.Pattern(&fp, v, patternTokenSHA256)
+				out.SHA256 = v
 			}
 		case "created":
 			if !d.Claim(p, key, &seen, 3) {
@@ -118,7 +118,7 @@ var patternTokenName = regexp.MustCompile("^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 // enumTokenTier holds the values allowed at schema/tokens.schema.json#/$defs/token/properties/tier.
 var enumTokenTier = []string{"user", "admin"}
-var patternTokenSha256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternTokenSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // tokenFields lists Token's fields in schema order; bit i of a decoder's seen set stands for tokenFields[i].
 var tokenFields = []string{"name", "tier", "sha256", "created"}

@@ -36,7 +36,7 @@ func encodeToken(w *strictjson.Writer, v *Token) {
 	w.Key("tier")
 	w.String(string(v.Tier))
 	w.Key("sha256")
-	w.String(v.Sha256)
+	w.String(v.SHA256)
 	w.Key("created")
 	w.String(v.Created)
 	w.EndObject()

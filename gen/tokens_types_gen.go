@@ -11,7 +11,7 @@ type Token struct {
 	Name string `json:"name"`
 
 	// Hex SHA-256 of the token.
-	Sha256 string `json:"sha256"`
+	SHA256 string `json:"sha256"`
 
 	// What the token unlocks: user adds the contributor tools, admin every tool.
 	Tier TokenTier `json:"tier"`

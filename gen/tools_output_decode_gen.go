@@ -515,8 +515,8 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
-				out.RegistrySha256 = v
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				out.RegistrySHA256 = v
 			}
 		case "signed":
 			if !d.Claim(p, key, &seen, 7) {
@@ -1277,8 +1277,8 @@ func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
-				out.RegistrySha256 = v
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				out.RegistrySHA256 = v
 			}
 		case "category_count":
 			if !d.Claim(p, key, &seen, 3) {
@@ -1415,8 +1415,8 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
-				out.RegistrySha256 = v
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				out.RegistrySHA256 = v
 			}
 		case "category_count":
 			if !d.Claim(p, key, &seen, 4) {
@@ -1509,8 +1509,8 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySha256)
-				out.RegistrySha256 = v
+				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				out.RegistrySHA256 = v
 			}
 		case "category_count":
 			if !d.Claim(p, key, &seen, 5) {
@@ -1550,7 +1550,7 @@ var wordFields = []string{"word", "kind", "common", "weight", "contribution", "t
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
-var patternGetProvenanceOutputRegistrySha256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternGetProvenanceOutputRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}

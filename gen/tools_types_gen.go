@@ -152,7 +152,7 @@ type GetProvenanceOutput struct {
 	PubkeyConfigured bool `json:"pubkey_configured"`
 
 	// Hex SHA-256 of the registry file's exact bytes.
-	RegistrySha256 string `json:"registry_sha256"`
+	RegistrySHA256 string `json:"registry_sha256"`
 
 	// One sentence on the signature: who signed and when, why it does not verify, or
 	// why there is none.
@@ -297,7 +297,7 @@ type ReloadRegistryOutput struct {
 	Errors []Problem `json:"errors,omitempty,omitzero"`
 
 	// Hex SHA-256 of the registry served after the call.
-	RegistrySha256 string `json:"registry_sha256"`
+	RegistrySHA256 string `json:"registry_sha256"`
 
 	// The version of the registry served after the call.
 	RegistryVersion string `json:"registry_version"`
@@ -319,7 +319,7 @@ type RemoveCategoryOutput struct {
 	CategoryCount int `json:"category_count"`
 
 	// Hex SHA-256 of the registry file as written.
-	RegistrySha256 string `json:"registry_sha256"`
+	RegistrySHA256 string `json:"registry_sha256"`
 
 	// The registry's version after the change (its patch number went up).
 	RegistryVersion string `json:"registry_version"`
@@ -350,7 +350,7 @@ type UpsertCategoryOutput struct {
 	Created bool `json:"created"`
 
 	// Hex SHA-256 of the registry file as written.
-	RegistrySha256 string `json:"registry_sha256"`
+	RegistrySHA256 string `json:"registry_sha256"`
 
 	// The registry's version after the change (its patch number went up).
 	RegistryVersion string `json:"registry_version"`

@@ -122,7 +122,7 @@ func (k *Keyring) Reload() error {
 	for _, t := range doc.Tokens {
 		tier, _ := gen.ParseTier(string(t.Tier))
 		e := entry{name: t.Name, tier: tier}
-		hex.Decode(e.hash[:], []byte(t.Sha256))
+		hex.Decode(e.hash[:], []byte(t.SHA256))
 		set = append(set, e)
 	}
 	k.set.Store(&set)
@@ -184,10 +184,10 @@ func ReadFile(path string) (*gen.Tokens, error) {
 		if j, dup := names[t.Name]; dup {
 			errs = append(errs, &strictjson.Error{Path: at + ".name", Reason: fmt.Sprintf("same name as tokens[%d]; names identify tokens, so each must be unique", j)})
 		}
-		if j, dup := hashes[t.Sha256]; dup {
+		if j, dup := hashes[t.SHA256]; dup {
 			errs = append(errs, &strictjson.Error{Path: at + ".sha256", Reason: fmt.Sprintf("same token as tokens[%d]", j)})
 		}
-		names[t.Name], hashes[t.Sha256] = i, i
+		names[t.Name], hashes[t.SHA256] = i, i
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%s is not a valid tokens file: %w", path, errs)

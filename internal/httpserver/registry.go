@@ -32,7 +32,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 			Version:    p.Registry.Version(),
 			Updated:    p.Registry.Updated(),
 			Categories: len(p.Registry.Categories()),
-			Sha256:     p.Registry.SHA256(),
+			SHA256:     p.Registry.SHA256(),
 			Signed:     p.Signature.Signed(),
 			Verified:   p.Signature.Verified,
 		}

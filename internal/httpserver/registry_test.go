@@ -38,7 +38,7 @@ func TestHealth(t *testing.T) {
 		t.Fatalf("the report does not follow its schema: %v\n%s", err, r.body)
 	}
 	p := h.tools.Published()
-	want := gen.HealthRegistry{Version: p.Registry.Version(), Updated: p.Registry.Updated(), Categories: len(p.Registry.Categories()), Sha256: p.Registry.SHA256(), Signed: true, Verified: true}
+	want := gen.HealthRegistry{Version: p.Registry.Version(), Updated: p.Registry.Updated(), Categories: len(p.Registry.Categories()), SHA256: p.Registry.SHA256(), Signed: true, Verified: true}
 	if health.Status != gen.HealthStatusOk || health.Registry == nil || *health.Registry != want || health.Pubkey == nil || *health.Pubkey != p.Registry.Curator().Pubkey || health.Sessions == nil || *health.Sessions != 1 || health.ProtocolVersions[0] != "2026-07-28" || health.ContractVersion != gen.ContractVersion {
 		t.Errorf("report %s", r.body)
 	}
@@ -151,7 +151,7 @@ func TestProvenanceOverHTTP(t *testing.T) {
 		t.Errorf("command %v", out.Verification.Command)
 	}
 	got := h.do("GET", "/registry", "")
-	if sha := h.tools.Published().Registry.SHA256(); out.RegistrySha256 != sha || steps[2].Expect != sha || got.header.Get("ETag") != `"`+sha+`"` {
+	if sha := h.tools.Published().Registry.SHA256(); out.RegistrySHA256 != sha || steps[2].Expect != sha || got.header.Get("ETag") != `"`+sha+`"` {
 		t.Errorf("digests disagree")
 	}
 	// Behind a proxy, --public-url names the address clients use.

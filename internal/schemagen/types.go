@@ -43,7 +43,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 		Loader:                    parsed,
 		SchemaMappings:            mappings,
 		DefaultPackageName:        pkg,
-		Capitalizations:           []string{"URL", "SHA256", "ID"},
+		Capitalizations:           []string{"URL", "SHA256", "SHA", "ID"},
 		Tags:                      []string{"json"},
 		OnlyModels:                true,
 		DisableCustomTypesForMaps: true,

@@ -54,7 +54,7 @@ func Sign(data []byte, key ed25519.PrivateKey, now time.Time) []byte {
 		Algorithm:    gen.SignatureAlgorithmEd25519,
 		Pubkey:       pkarr.Encode(pkarr.Public(key)),
 		Signature:    base64.StdEncoding.EncodeToString(ed25519.Sign(key, data)),
-		SignedSha256: hex.EncodeToString(sum[:]),
+		SignedSHA256: hex.EncodeToString(sum[:]),
 		SignedAt:     now.UTC().Format(time.RFC3339),
 	}
 	return gen.EncodeSignature(&doc)
@@ -101,8 +101,8 @@ func Verify(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
 		return nil, fmt.Errorf("%w: signature is not %d bytes of standard base64", ErrMalformed, ed25519.SignatureSize)
 	}
 	sum := sha256.Sum256(data)
-	if have := hex.EncodeToString(sum[:]); have != sig.SignedSha256 {
-		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSha256)
+	if have := hex.EncodeToString(sum[:]); have != sig.SignedSHA256 {
+		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSHA256)
 	}
 	if trusted != nil && !trusted.Equal(signer) {
 		return nil, fmt.Errorf("%w: the signature is by %s, not by the expected %s", ErrWrongKey, pkarr.Encode(signer), pkarr.Encode(trusted))
@@ -110,7 +110,7 @@ func Verify(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
 	if !ed25519.Verify(signer, data, raw) {
 		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for them under %s; the signature file was altered", ErrBadSignature, pkarr.Encode(signer))
 	}
-	return &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSha256}, nil
+	return &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSHA256}, nil
 }
 
 // CheckCurator returns an error unless signer is the curator reg names.

@@ -95,7 +95,7 @@ func TestUpsertThenFind(t *testing.T) {
 	}
 	// The file holds the change, loads, and matches the digest reported.
 	reg, err := registry.LoadFile(path)
-	if err != nil || reg.SHA256() != out.RegistrySha256 || reg.Version() != "1.1.1" {
+	if err != nil || reg.SHA256() != out.RegistrySHA256 || reg.Version() != "1.1.1" {
 		t.Fatalf("file after upsert: %v", err)
 	}
 	// Replace: same slug, new name; not created.
@@ -270,7 +270,7 @@ func TestSignedEdits(t *testing.T) {
 	if _, err := signature.Verify(data, doc, pkarr.Public(key)); err != nil {
 		t.Errorf("the re-signed pair does not verify: %v", err)
 	}
-	if p, _ := h.GetProvenance(context.Background(), nil); !p.Verified || p.RegistrySha256 != out.RegistrySha256 {
+	if p, _ := h.GetProvenance(context.Background(), nil); !p.Verified || p.RegistrySHA256 != out.RegistrySHA256 {
 		t.Errorf("provenance after a signed change: %+v", p)
 	}
 	// Without the key, a signed registry is not changed: the change would

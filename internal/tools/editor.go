@@ -173,7 +173,7 @@ func categoryErrors(err error, slug string) error {
 // changeOutput is the state a change leaves, shared by upsert and remove.
 func changeOutput(s *snapshot, slug string) gen.RemoveCategoryOutput {
 	return gen.RemoveCategoryOutput{
-		Slug: slug, RegistryVersion: s.reg.Version(), Updated: s.reg.Updated(), RegistrySha256: s.reg.SHA256(),
+		Slug: slug, RegistryVersion: s.reg.Version(), Updated: s.reg.Updated(), RegistrySHA256: s.reg.SHA256(),
 		CategoryCount: len(s.reg.Categories()), Signed: s.signature.Verified,
 	}
 }

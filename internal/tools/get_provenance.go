@@ -28,7 +28,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 		Updated:          s.reg.Updated(),
 		CategoryCount:    len(s.reg.Categories()),
 		EndorsementCount: len(s.reg.Endorsements()),
-		RegistrySha256:   s.reg.SHA256(),
+		RegistrySHA256:   s.reg.SHA256(),
 		Signed:           st.Signed(),
 		Verified:         st.Verified,
 	}
@@ -78,7 +78,7 @@ func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
 		state = "present but NOT VERIFIED"
 	}
 	fmt.Fprintf(&b, "Curator: %s\nPublic Key: %s\nRegistry Version: %s\nLast Updated: %s\nCategories: %d\nEndorsements: %d\nRegistry SHA-256: %s\nSignature: %s\n%s\n",
-		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySha256, state, out.SignatureDetail)
+		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySHA256, state, out.SignatureDetail)
 	v := out.Verification
 	b.WriteString("\nVerify it yourself\n")
 	if v.Command != nil {

@@ -18,7 +18,7 @@ import (
 // ReloadRegistry implements gen.ToolHandlers.
 func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInput) (*gen.ReloadRegistryOutput, error) {
 	state := func(s *snapshot, reloaded bool) *gen.ReloadRegistryOutput {
-		return &gen.ReloadRegistryOutput{Reloaded: reloaded, RegistryVersion: s.reg.Version(), RegistrySha256: s.reg.SHA256(), CategoryCount: len(s.reg.Categories()), Verified: s.signature.Verified}
+		return &gen.ReloadRegistryOutput{Reloaded: reloaded, RegistryVersion: s.reg.Version(), RegistrySHA256: s.reg.SHA256(), CategoryCount: len(s.reg.Categories()), Verified: s.signature.Verified}
 	}
 	if h.edit == nil {
 		return nil, editFailure(errNoFile, state(h.cur.Load(), false))
@@ -113,5 +113,5 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 	if out.Verified {
 		verified = "verified by its curator's signature"
 	}
-	return fmt.Sprintf("Reloaded: now serving registry version %s, %d categories, SHA-256 %s, %s.", out.RegistryVersion, out.CategoryCount, out.RegistrySha256, verified)
+	return fmt.Sprintf("Reloaded: now serving registry version %s, %d categories, SHA-256 %s, %s.", out.RegistryVersion, out.CategoryCount, out.RegistrySHA256, verified)
 }

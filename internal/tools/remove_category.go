@@ -38,5 +38,5 @@ func (h *Handlers) RemoveCategory(ctx context.Context, in *gen.RemoveCategoryInp
 
 // RemoveCategoryText implements gen.ToolHandlers.
 func (h *Handlers) RemoveCategoryText(out *gen.RemoveCategoryOutput) string {
-	return fmt.Sprintf("Removed category %s. %s", out.Slug, changeText(out.RegistryVersion, out.Updated, out.CategoryCount, out.RegistrySha256, out.Signed))
+	return fmt.Sprintf("Removed category %s. %s", out.Slug, changeText(out.RegistryVersion, out.Updated, out.CategoryCount, out.RegistrySHA256, out.Signed))
 }

@@ -14,7 +14,7 @@ import (
 func (h *Handlers) UpsertCategory(ctx context.Context, in *gen.UpsertCategoryInput) (*gen.UpsertCategoryOutput, error) {
 	upsertState := func(s *snapshot, created bool) *gen.UpsertCategoryOutput {
 		c := changeOutput(s, in.Slug)
-		return &gen.UpsertCategoryOutput{Slug: c.Slug, Created: created, RegistryVersion: c.RegistryVersion, Updated: c.Updated, RegistrySha256: c.RegistrySha256, CategoryCount: c.CategoryCount, Signed: c.Signed}
+		return &gen.UpsertCategoryOutput{Slug: c.Slug, Created: created, RegistryVersion: c.RegistryVersion, Updated: c.Updated, RegistrySHA256: c.RegistrySHA256, CategoryCount: c.CategoryCount, Signed: c.Signed}
 	}
 	if h.edit == nil {
 		return nil, editFailure(errNoFile, upsertState(h.cur.Load(), false))
@@ -42,5 +42,5 @@ func (h *Handlers) UpsertCategoryText(out *gen.UpsertCategoryOutput) string {
 	if out.Created {
 		verb = "Added"
 	}
-	return fmt.Sprintf("%s category %s. %s", verb, out.Slug, changeText(out.RegistryVersion, out.Updated, out.CategoryCount, out.RegistrySha256, out.Signed))
+	return fmt.Sprintf("%s category %s. %s", verb, out.Slug, changeText(out.RegistryVersion, out.Updated, out.CategoryCount, out.RegistrySHA256, out.Signed))
 }
