@@ -22,7 +22,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/served"
 )
 
 const (
@@ -143,7 +143,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		ctx = auth.WithTransportToken(ctx, token)
 		s.checkToken(r, b, isBearer, token, m.Method)
 	}
-	ctx = tools.WithRegistryURL(ctx, s.baseURL(r))
+	ctx = served.WithURL(ctx, s.baseURL(r))
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
 		s.answer(w, ctx, b.stateless, &req)
 		return

@@ -12,7 +12,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/served"
 )
 
 // serveHealth answers GET /health (schema/health.schema.json): 200 with
@@ -96,15 +96,15 @@ func (s *Server) serveSignature(w http.ResponseWriter, r *http.Request) {
 
 // published is the registry a GET or HEAD of the file endpoints serves; it
 // answers the request itself (405, or 503 while loading) when there is none.
-func (s *Server) published(w http.ResponseWriter, r *http.Request) (tools.Published, bool) {
+func (s *Server) published(w http.ResponseWriter, r *http.Request) (served.Registry, bool) {
 	if !readOnly(w, r) {
-		return tools.Published{}, false
+		return served.Registry{}, false
 	}
 	b := s.backend.Load()
 	if b == nil {
 		w.Header()["Retry-After"] = retryAfter
 		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
-		return tools.Published{}, false
+		return served.Registry{}, false
 	}
 	return b.Published(), true
 }

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/served"
 )
 
 // Options bound and configure the server. Zero values take the defaults
@@ -102,7 +102,7 @@ const (
 type Backend struct {
 	MCP *mcp.Server
 	// Published returns the registry as served right now.
-	Published func() tools.Published
+	Published func() served.Registry
 }
 
 type backend struct {

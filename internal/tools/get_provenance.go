@@ -8,6 +8,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -15,7 +16,7 @@ import (
 func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
 	s := h.cur.Load()
 	files := s.files
-	if base, ok := ctx.Value(registryURLKey{}).(string); ok {
+	if base, ok := served.URL(ctx); ok {
 		files = signature.Remote(base)
 	}
 	cur := s.reg.Curator()

@@ -10,7 +10,6 @@
 package tools
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -102,28 +102,10 @@ func New(c Config) *Handlers {
 	return h
 }
 
-// Published is the registry as it is served right now, for endpoints that
-// hand out the file itself.
-type Published struct {
-	Registry  *registry.Registry
-	Signature signature.Status
-	// Modified is when these bytes became the registry; zero when unknown.
-	Modified time.Time
-}
-
 // Published returns the registry being served.
-func (h *Handlers) Published() Published {
+func (h *Handlers) Published() served.Registry {
 	s := h.cur.Load()
-	return Published{Registry: s.reg, Signature: s.signature, Modified: s.modified}
-}
-
-type registryURLKey struct{}
-
-// WithRegistryURL returns ctx for a request that arrived over HTTP from a
-// client that reaches the registry at base/registry: get_provenance then
-// tells it to download the files rather than naming paths on the server.
-func WithRegistryURL(ctx context.Context, base string) context.Context {
-	return context.WithValue(ctx, registryURLKey{}, base)
+	return served.Registry{Registry: s.reg, Signature: s.signature, Modified: s.modified}
 }
 
 // fmtScore shows a score with two decimals, rounded down: 0.898 against a

@@ -27,6 +27,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -124,7 +125,7 @@ func remoteProvenance(t *testing.T, h *Handlers, regPath string) *gen.GetProvena
 		}
 	}))
 	t.Cleanup(ts.Close)
-	out, err := h.GetProvenance(WithRegistryURL(context.Background(), ts.URL), &gen.GetProvenanceInput{})
+	out, err := h.GetProvenance(served.WithURL(context.Background(), ts.URL), &gen.GetProvenanceInput{})
 	if err != nil {
 		t.Fatal(err)
 	}
