@@ -46,50 +46,77 @@ const (
 const unversionedDefault = "2025-03-26"
 
 // serveMCP is the MCP endpoint: POST carries one JSON-RPC message; DELETE
-// ends a legacy session.
+// ends a legacy session. A POST goes through four steps, each of which may
+// answer and stop: accept (method, readiness, media types), read (the body,
+// bounded, before admission), admit (a --max-concurrent place), route (by
+// message kind and protocol era).
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	// Answers are per caller (the token picks the tools listed) and per
 	// moment: no cache on the way may keep one.
 	w.Header()["Cache-Control"] = noStore
+	b, ok := s.accept(w, r)
+	if !ok {
+		return
+	}
+	body := getBuffer()
+	defer putBuffer(body)
+	var held int64 // bytes of the body budget this request holds
+	defer func() { s.bodyBytes.Add(-held) }()
+	if !s.read(w, r, body, &held) {
+		return
+	}
+	release, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
+	s.route(r.Context(), w, r, b, body.Bytes())
+}
+
+// accept checks what can be checked before the body is read: the HTTP
+// method (DELETE ends a session here), that the registry is loaded, and
+// the media types. It returns the backend to answer with.
+func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*backend, bool) {
 	switch r.Method {
 	case http.MethodPost:
 	case http.MethodDelete:
 		s.endSession(w, r)
-		return
+		return nil, false
 	default:
 		w.Header()["Allow"] = allowMCP
 		writeRPCError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "Method Not Allowed: POST one JSON-RPC message to /mcp (DELETE ends a session); this server opens no GET event stream")
-		return
+		return nil, false
 	}
 	b := s.backend.Load()
 	if b == nil {
 		w.Header()["Retry-After"] = retryAfter
 		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Service Unavailable: the registry is still loading; retry shortly")
-		return
+		return nil, false
 	}
 	if !isJSON(r.Header.Get("Content-Type")) {
 		writeRPCError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest, "Unsupported Media Type: send the JSON-RPC message with Content-Type: application/json")
-		return
+		return nil, false
 	}
 	if !acceptsJSON(r.Header.Values("Accept")) {
 		writeRPCError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "Not Acceptable: this server answers in application/json; send Accept: application/json, text/event-stream")
-		return
+		return nil, false
 	}
+	return b, true
+}
+
+// read reads the whole body into body before the request takes a place: a
+// client that starts a body and never finishes it holds only its own
+// connection, for at most Options.BodyTimeout, never a place of a request
+// that has arrived. held counts the body budget taken, for the caller to
+// give back.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, body *bytes.Buffer, held *int64) bool {
 	tooLarge := "Payload Too Large: the message is longer than " + strconv.FormatInt(s.opt.MaxMessageBytes, 10) + " bytes (--max-message-bytes)"
 	if r.ContentLength > s.opt.MaxMessageBytes {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
-		return
+		return false
 	}
-	// The body is read whole before the request takes a slot: a client
-	// that starts a body and never finishes it holds only its own
-	// connection, for at most Options.BodyTimeout, never a place of a request that
-	// has arrived.
-	body := getBuffer()
-	defer putBuffer(body)
-	var held int64 // bytes of the body budget this request holds
-	defer func() { s.bodyBytes.Add(-held) }()
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opt.BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
-	if err := s.readBody(body, r.Body, &held); err != nil {
+	if err := s.readBody(body, r.Body, held); err != nil {
 		w.Header()["Connection"] = connectionClose
 		switch {
 		case errors.Is(err, errBodyBudget):
@@ -100,21 +127,33 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		default:
 			writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: the body could not be read")
 		}
-		return
+		return false
 	}
 	if int64(body.Len()) > s.opt.MaxMessageBytes {
 		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
-		return
+		return false
 	}
+	return true
+}
+
+// admit takes one of the --max-concurrent places, or answers 503.
+func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
 	select {
 	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
+		return func() { <-s.slots }, true
 	default:
 		w.Header()["Retry-After"] = retryAfter
 		writeRPCError(w, http.StatusServiceUnavailable, nil, codeInternalError, "Server busy: "+strconv.Itoa(cap(s.slots))+" requests are already running (--max-concurrent); retry shortly")
-		return
+		return nil, false
 	}
-	m, id, perr := jsonrpc.Parse(body.Bytes())
+}
+
+// route parses the message and answers it by kind (a client's response is
+// acknowledged, a notification accepted, a request run) and, for a
+// request, by protocol era: 2026-07-28 requests carry their version and
+// need no session; older ones belong to a session opened by initialize.
+func (s *Server) route(ctx context.Context, w http.ResponseWriter, r *http.Request, b *backend, body []byte) {
+	m, id, perr := jsonrpc.Parse(body)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, id, perr))
 		return
@@ -133,19 +172,13 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if m.Method == "tools/call" {
 		info.tool, _ = req.ToolName()
 	}
-	ctx := r.Context()
-	if hs := r.Header["Authorization"]; len(hs) > 0 {
-		if len(hs) > 1 {
-			writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: "+strconv.Itoa(len(hs))+" Authorization headers; send one, of the form Authorization: Bearer TOKEN")
-			return
-		}
-		token, isBearer := bearer(hs[0])
-		ctx = auth.WithTransportToken(ctx, token)
-		s.checkToken(r, b, isBearer, token, m.Method)
+	ctx, ok := s.authorize(ctx, w, r, b, m)
+	if !ok {
+		return
 	}
 	ctx = served.WithURL(ctx, s.baseURL(r))
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
-		s.answer(w, ctx, b.stateless, &req)
+		s.answer(ctx, w, b.stateless, &req)
 		return
 	}
 	if version, modern := req.Modern(); modern {
@@ -153,10 +186,28 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 			writeRPCError(w, http.StatusBadRequest, m.ID, codeHeaderMismatch, "Header mismatch: "+problem)
 			return
 		}
-		s.answer(w, ctx, b.stateless, &req)
+		s.answer(ctx, w, b.stateless, &req)
 		return
 	}
-	s.legacy(w, r, ctx, b, &req, info)
+	s.legacy(ctx, w, r, b, &req, info)
+}
+
+// authorize puts the Authorization header's token, if any, into ctx. Two
+// headers are refused (a proxy may check one and we would read the
+// other); a token that is not recognised is logged and served as public.
+func (s *Server) authorize(ctx context.Context, w http.ResponseWriter, r *http.Request, b *backend, m *jsonrpc.Message) (context.Context, bool) {
+	hs := r.Header["Authorization"]
+	switch len(hs) {
+	case 0:
+		return ctx, true
+	case 1:
+	default:
+		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: "+strconv.Itoa(len(hs))+" Authorization headers; send one, of the form Authorization: Bearer TOKEN")
+		return ctx, false
+	}
+	token, isBearer := bearer(hs[0])
+	s.checkToken(r, b, isBearer, token, m.Method)
+	return auth.WithTransportToken(ctx, token), true
 }
 
 // bodyChunk is the unit in which bodies take from the body budget.
@@ -192,7 +243,7 @@ func (s *Server) readBody(body *bytes.Buffer, r io.Reader, held *int64) error {
 
 // legacy serves a request of the initialize-based era: initialize opens a
 // session, every later request names it.
-func (s *Server) legacy(w http.ResponseWriter, r *http.Request, ctx context.Context, b *backend, req *mcp.Request, info *requestLog) {
+func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Request, b *backend, req *mcp.Request, info *requestLog) {
 	m := req.Msg
 	version, versioned := oneHeader(r, headerProtocolVersion)
 	if m.Method == "initialize" {
@@ -234,14 +285,14 @@ func (s *Server) legacy(w http.ResponseWriter, r *http.Request, ctx context.Cont
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer sess.track(string(m.ID), cancel)()
-	s.answer(w, ctx, sess.mcp, req)
+	s.answer(ctx, w, sess.mcp, req)
 }
 
 // answer runs the request and writes its response. A request cancelled
 // before it finished (notifications/cancelled, or the client hung up) gets
 // no answer: the connection is dropped instead. A handler that panics
 // answers Internal error for its request alone.
-func (s *Server) answer(w http.ResponseWriter, ctx context.Context, sess *mcp.Session, req *mcp.Request) {
+func (s *Server) answer(ctx context.Context, w http.ResponseWriter, sess *mcp.Session, req *mcp.Request) {
 	buf := getResponse()
 	defer func() {
 		if v := recover(); v != nil {
