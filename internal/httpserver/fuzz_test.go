@@ -10,14 +10,12 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/tools"
 	"github.com/three-good-sources/3gs/internal/wirecheck"
 )
 
@@ -122,11 +120,7 @@ func fuzzServer(f *testing.F) (srv *httpserver.Server, sid, admin string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		f.Fatal(err)
-	}
-	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	h, _ := testserver.Handlers(f, testserver.Options{})
 	log := slog.New(slog.DiscardHandler)
 	srv = httpserver.New(httpserver.Options{Hosts: httpserver.LoopbackHosts, Log: log, Version: "fuzz", MaxMessageBytes: 4096})
 	srv.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: "fuzz", Log: log, Keyring: keyring}), Published: h.Published})

@@ -14,14 +14,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // TestHealth: the report follows schema/health.schema.json and names the
@@ -253,11 +252,7 @@ func TestShutdownDeadline(t *testing.T) {
 // TestUnsignedRegistry: without a signature there is no Registry-Signature
 // header and /registry.sig is 404, and /health says so.
 func TestUnsignedRegistry(t *testing.T) {
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	h, _ := testserver.Handlers(t, testserver.Options{})
 	srv := httpserver.New(httpserver.Options{Version: "test"})
 	srv.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}), Published: h.Published})
 	ts := httptest.NewServer(srv.Handler())

@@ -3,16 +3,14 @@ package mcp_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testserver"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/tools"
-
-	"log/slog"
 )
 
 var benchQueries = []string{
@@ -24,11 +22,11 @@ var benchQueries = []string{
 // benchSession serves the shared fixture registry (10 categories), as the
 // stdio load benchmark does.
 func benchSession(b *testing.B) *mcp.Session {
-	reg, err := registry.LoadFile(fixture.SharedRegistry(b))
+	data, err := os.ReadFile(fixture.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), Version: "bench", Log: slog.New(slog.DiscardHandler)})
+	srv := testserver.New(b, testserver.Options{Registry: data})
 	sess := srv.NewSession()
 	m, _, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	sess.Handle(context.Background(), m, nil)

@@ -3,22 +3,18 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // tierServer serves a writable copy of our registry with a tokens file
@@ -59,18 +55,7 @@ func newTierServer(t *testing.T) *tierServer {
 // the same state every time.
 func (ts *tierServer) fresh(t *testing.T) *mcp.Server {
 	t.Helper()
-	regPath := filepath.Join(t.TempDir(), "registry.json")
-	os.WriteFile(regPath, threegs.DefaultRegistry, 0o644)
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
-	h := tools.New(tools.Config{
-		Registry: reg, Matcher: newMatcher(reg), Threshold: tools.DefaultThreshold,
-		Edit: &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl", NewMatcher: newMatcher},
-	})
-	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler), Keyring: ts.keyring})
+	return testserver.New(t, testserver.Options{Editable: true, Keyring: ts.keyring}).Server
 }
 
 // source is one way a token reaches the server.

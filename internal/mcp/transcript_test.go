@@ -6,22 +6,18 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	"golang.org/x/tools/txtar"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 var update = flag.Bool("update", false, "rewrite the -- server -- files of testdata/*.txtar from the current output")
@@ -30,16 +26,7 @@ var update = flag.Bool("update", false, "rewrite the -- server -- files of testd
 // threshold, as `3gs serve` does with no flags.
 func newServer(t testing.TB) *mcp.Server {
 	t.Helper()
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := tools.New(tools.Config{
-		Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold,
-		Signature: signature.Check(reg, threegs.DefaultSignature),
-		Files:     signature.Files{Builtin: true, Where: "the 3gs source tree"},
-	})
-	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)})
+	return testserver.New(t, testserver.Options{Signed: true}).Server
 }
 
 // exchange feeds one client line to a session the way the stdio transport

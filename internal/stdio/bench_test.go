@@ -7,24 +7,20 @@ import (
 	"os"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/testserver"
 
-	"log/slog"
+	"github.com/three-good-sources/3gs/internal/fixture"
 )
 
 // BenchmarkServePipelined drives Serve through OS pipes with 64 requests in
 // flight, like the stdio load benchmark in bench/ but in one process, so a
 // CPU profile shows the transport's own cost.
 func BenchmarkServePipelined(b *testing.B) {
-	reg, err := registry.LoadFile(fixture.SharedRegistry(b))
+	data, err := os.ReadFile(fixture.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := mcp.NewServer(mcp.Config{Handlers: tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}), Version: "bench", Log: slog.New(slog.DiscardHandler)})
+	srv := testserver.New(b, testserver.Options{Registry: data})
 	for _, method := range []string{"tools/list", "get_sources"} {
 		b.Run(method, func(b *testing.B) {
 			inR, inW, _ := os.Pipe()

@@ -3,17 +3,13 @@ package stdio
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	"github.com/three-good-sources/3gs/internal/wirecheck"
 )
 
@@ -31,14 +27,7 @@ func FuzzServe(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add([]byte(s))
 	}
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv := mcp.NewServer(mcp.Config{
-		Handlers: tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold}),
-		Version:  "fuzz", Log: slog.New(slog.DiscardHandler),
-	})
+	srv := testserver.New(f, testserver.Options{})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
 		if err := Serve(context.Background(), srv.NewSession(), bytes.NewReader(in), &out, Options{MaxMessageBytes: fuzzMaxBytes, MaxInFlight: 4}); err != nil {

@@ -16,23 +16,18 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/testserver"
+
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 func session(t testing.TB, h gen.ToolHandlers) *mcp.Session {
 	t.Helper()
 	if h == nil {
-		reg, err := registry.Load(threegs.DefaultRegistry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h = tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+		h, _ = testserver.Handlers(t, testserver.Options{})
 	}
 	return mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}).NewSession()
 }
@@ -153,11 +148,8 @@ func TestPipelinedConcurrentWithCancellations(t *testing.T) {
 }
 
 func baseHandlers(t *testing.T) *tools.Handlers {
-	reg, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	h, _ := testserver.Handlers(t, testserver.Options{})
+	return h
 }
 
 // blockingHandlers makes get_sources for "block" wait until released or

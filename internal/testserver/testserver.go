@@ -1,0 +1,87 @@
+// Package testserver builds the tool handlers and MCP servers that tests
+// run against, so every test package serves a registry the same way that
+// 3gs serve does, and a change to how a server is put together is made
+// once. It is imported by tests only.
+package testserver
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// Options say what to serve. The zero value serves the embedded registry,
+// unsigned and read-only, at the default threshold.
+type Options struct {
+	// Registry is the registry document; nil means the embedded one.
+	Registry []byte
+	// Signed checks the embedded signature against the registry, as a
+	// server started without --registry does (only for the embedded one).
+	Signed bool
+	// Editable serves a copy written to a temporary file, so the curator
+	// tools can change it; its path is Server.Path.
+	Editable bool
+	// Keyring holds the tokens the MCP server accepts; nil accepts none.
+	Keyring *auth.Keyring
+	// Log receives the server's logs; nil discards them.
+	Log *slog.Logger
+	// Modified is the registry's modification time; zero means unknown.
+	Modified time.Time
+}
+
+// Server is a built server.
+type Server struct {
+	*mcp.Server
+	Handlers *tools.Handlers
+	// Path is the registry file of an Editable server.
+	Path string
+}
+
+// Handlers builds the tool handlers for opt.
+func Handlers(t testing.TB, opt Options) (*tools.Handlers, string) {
+	t.Helper()
+	data := opt.Registry
+	if data == nil {
+		data = threegs.DefaultRegistry
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	cfg := tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: tools.DefaultThreshold, Modified: opt.Modified}
+	if opt.Signed {
+		cfg.Signature = signature.Check(reg, threegs.DefaultSignature)
+		cfg.Files = signature.Files{Builtin: true, Where: "the 3gs source tree"}
+	}
+	path := ""
+	if opt.Editable {
+		path = filepath.Join(t.TempDir(), "registry.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Edit = &tools.EditConfig{Path: path, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher}
+	}
+	return tools.New(cfg), path
+}
+
+// New builds an MCP server over the handlers for opt.
+func New(t testing.TB, opt Options) *Server {
+	t.Helper()
+	h, path := Handlers(t, opt)
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: log, Keyring: opt.Keyring}), Handlers: h, Path: path}
+}
