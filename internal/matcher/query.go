@@ -1,0 +1,459 @@
+package matcher
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hbollon/go-edlib"
+)
+
+// Query analysis: a query becomes its words, each with the terms of the
+// index it meets (exactly, split, by prefix, typo, abbreviation or related
+// word), how well, and its weight. Nothing here looks at a category's
+// score; ranking (rank.go) starts from what parse returns.
+
+const (
+	// maxQueryWords bounds the distinct words a query is scored on; the
+	// rest of a longer query is ignored (the schema already caps a query
+	// at 500 characters).
+	maxQueryWords = 48
+	// minFuzzyLen is the shortest query word that may match by typo or
+	// prefix; twoTypoLen the shortest that may have two typos.
+	minFuzzyLen = 4
+	twoTypoLen  = 8
+	// firstLetterFreeLen: words shorter than this must keep their first
+	// letter to match by typo.
+	firstLetterFreeLen = 8
+	// maxPrefixTerms: a prefix that starts more terms than this is too
+	// vague to guess from ("data" → dataset, datab, datacent, ...).
+	maxPrefixTerms = 8
+)
+
+// Ways a query word meets a term, best first.
+const (
+	KindNone         MatchKind = iota // the registry does not know the word
+	KindExact                         // same stem
+	KindSplit                         // a joined word split into two known words
+	KindPrefix                        // one is a prefix of the other
+	KindTypo                          // within edit distance 1 (2 for 8+ letters)
+	KindAbbreviation                  // an abbreviation's expansion (data/abbreviations.txt)
+	KindRelated                       // a synonym, narrower or broader word (data/related.txt)
+)
+
+func (k MatchKind) String() string { return kindNames[k] }
+
+// Long misspelled words often defeat the stemmer, which then leaves a
+// suffix the registry's stem lacks: "spceification" stems to "spceific",
+// three edits from "specif". So a long word nothing else explains is
+// compared, as a last resort, with the terms that share its first two
+// letters, allowing one edit per four letters of the word as typed.
+// longTypoScan bounds the
+// terms compared, so a huge registry pays at most that.
+const longTypoScan = 1024
+
+const (
+	splitQuality = 0.9
+	minSplitLen  = 3 // shortest half of a split compound
+)
+
+// MatchKind says how a query word met a term.
+type MatchKind uint8
+
+var kindNames = [...]string{"unknown", "exact", "split", "prefix", "typo", "abbreviation", "related"}
+
+// qword is one distinct word of a query.
+type qword struct {
+	raw    string
+	stem   string
+	kind   MatchKind
+	weight float32
+	cands  []cand  // terms it meets; empty when unknown
+	best   float32 // the best quality among cands (0 when unknown)
+}
+
+type cand struct {
+	term    uint32
+	quality float32
+}
+
+// parsed is an analyzed query.
+type parsed struct {
+	words []qword
+	seq   []uint8    // word index at each position, in query order
+	pairs [][2]uint8 // distinct adjacent word pairs, in order
+	total float32    // Σ weight
+	// maxCoverage is 1 − Σ weight·(1 − best quality)/total over the words
+	// that meet some term: what is left once the part of the query that
+	// only typos, prefixes or splits reach is taken out. It caps coverage
+	// so that a misspelled query never scores as a near-exact one,
+	// however prominent the term it meets.
+	maxCoverage float32
+
+	// lookup finds the query word a term belongs to when scanning a
+	// category's fields: a 1024-bit filter, then a short list.
+	filter [16]uint64
+	lookup []termWord
+}
+
+type termWord struct {
+	term    uint32
+	word    uint8
+	quality float32
+}
+
+func filterBit(t uint32) (int, uint64) {
+	h := (t * 2654435761) >> 22 // top 10 bits
+	return int(h >> 6), 1 << (h & 63)
+}
+
+func (p *parsed) find(t uint32) (termWord, bool) {
+	i, bit := filterBit(t)
+	if p.filter[i]&bit == 0 {
+		return termWord{}, false
+	}
+	for _, tw := range p.lookup {
+		if tw.term == t {
+			return tw, true
+		}
+	}
+	return termWord{}, false
+}
+
+// parse analyzes a query against the index's vocabulary.
+func (x *Index) parse(query string) (*parsed, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, ErrEmptyQuery
+	}
+	p := &parsed{}
+	add := func(raw, st string, kind MatchKind, cands []cand) {
+		i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
+		if i < 0 {
+			if len(p.words) == maxQueryWords {
+				return
+			}
+			i = len(p.words)
+			var w, best float32
+			for _, c := range cands {
+				w = max(w, x.weight[c.term])
+				best = max(best, c.quality)
+			}
+			if len(cands) == 0 {
+				switch z, common := zipfOf(raw); {
+				case isGeneric(st):
+					w = float32(x.tune.unknownWeight * x.tune.genericFactor)
+				case common:
+					// An ordinary English word the registry does not use
+					// ("today", "belt") says less about the topic the
+					// more common it is.
+					w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
+				default:
+					w = float32(x.tune.unknownWeight)
+				}
+			}
+			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best})
+		}
+		p.seq = append(p.seq, uint8(i))
+	}
+	any := false
+	scan(strings.ToLower(query), func(raw string) {
+		any = true
+		x.resolve(raw, 0, add)
+	}, nil)
+	if !any {
+		return nil, ErrOnlyStopWords
+	}
+	p.decayUnknown(&x.tune)
+	for k := 1; k < len(p.seq); k++ {
+		pair := [2]uint8{p.seq[k-1], p.seq[k]}
+		if pair[0] != pair[1] && !slices.Contains(p.pairs, pair) && len(p.pairs) < 64 {
+			p.pairs = append(p.pairs, pair)
+		}
+	}
+	var fuzzLoss float32
+	for i, w := range p.words {
+		if len(w.cands) > 0 {
+			fuzzLoss += w.weight * (1 - w.best)
+		}
+		for _, c := range w.cands {
+			if _, dup := p.find(c.term); dup {
+				continue // a term claimed by an earlier word stays with it
+			}
+			fi, bit := filterBit(c.term)
+			p.filter[fi] |= bit
+			p.lookup = append(p.lookup, termWord{c.term, uint8(i), c.quality})
+		}
+	}
+	p.maxCoverage = 1 - fuzzLoss/p.total
+	return p, nil
+}
+
+// decayUnknown lets the words the registry does not explain add up less
+// and less: heaviest first, the k-th keeps 1/k^unknownDecay of its weight.
+// In a short query the unknown word is the topic; in a long, rambling one
+// most are filler ("I keep fighting the borrow checker ..."), and a
+// question should not score lower for being asked in full sentences.
+func (p *parsed) decayUnknown(t *tuning) {
+	var unknown []int
+	for i, w := range p.words {
+		if (len(w.cands) == 0 || w.kind == KindRelated) && !isGeneric(w.stem) {
+			unknown = append(unknown, i)
+		}
+	}
+	slices.SortStableFunc(unknown, heavierFirst[int](p))
+	for k, i := range unknown {
+		p.words[i].weight /= float32(math.Pow(float64(k+1), t.unknownDecay))
+	}
+	p.total = 0
+	for _, w := range p.words {
+		p.total += w.weight
+	}
+}
+
+// heavierFirst orders indexes of p.words by weight, heaviest first.
+func heavierFirst[T int | uint8](p *parsed) func(a, b T) int {
+	return func(a, b T) int {
+		switch wa, wb := p.words[a].weight, p.words[b].weight; {
+		case wa > wb:
+			return -1
+		case wa < wb:
+			return 1
+		}
+		return 0
+	}
+}
+
+// fieldsFor is where in category c the term t, met by query word w, counts:
+// the fields it is in, and for a related word only those the curator wrote
+// about the category itself (see accumulate).
+func (x *Index) fieldsFor(w *qword, t, c uint32) (uint8, bool) {
+	mask, ok := x.maskOf(t, c)
+	if w.kind == KindRelated {
+		mask &= curatedFields
+		ok = ok && mask != 0
+	}
+	return mask, ok
+}
+
+// resolve finds the terms a query word meets and reports them through add
+// (once, twice for a split compound, once per word of an abbreviation).
+// Depth 1 marks the words of an expanded abbreviation, which are not
+// expanded again.
+func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind MatchKind, cands []cand)) {
+	st := stem(raw)
+	if t, ok := x.term(st); ok {
+		add(raw, st, KindExact, []cand{{t, 1}})
+		return
+	}
+	if t, ok := x.term(raw); ok { // a name the stemmer would mangle
+		add(raw, raw, KindExact, []cand{{t, 1}})
+		return
+	}
+	if exp, ok := abbreviations[raw]; ok && depth == 0 {
+		for _, w := range exp {
+			x.resolve(w, 1, func(r, st string, kind MatchKind, cands []cand) {
+				if kind == KindExact {
+					kind = KindAbbreviation
+				}
+				add(r, st, kind, cands)
+			})
+		}
+		return
+	}
+	// An ordinary English word is taken as written: never "corrected"
+	// into a registry term ("transaction" is not "translation"), only
+	// related to one.
+	if _, common := zipfOf(raw); common {
+		x.addRelated(raw, st, add)
+		return
+	}
+	n := utf8.RuneCountInString(raw)
+	if n < minFuzzyLen || n != len(raw) {
+		x.addRelated(raw, st, add)
+		return
+	}
+	// A joined word whose halves are both known: "mailserver". The left
+	// half is looked up as written (it is rarely inflected), the right
+	// one stemmed; the most even split wins.
+	bestSplit, bestBalance := 0, 0
+	var left, right uint32
+	for i := minSplitLen; n-i >= minSplitLen; i++ {
+		tl, ok := x.term(raw[:i])
+		if !ok {
+			continue
+		}
+		if tr, ok := x.term(stem(raw[i:])); ok && min(i, n-i) > bestBalance {
+			bestSplit, bestBalance, left, right = i, min(i, n-i), tl, tr
+		}
+	}
+	if bestSplit > 0 {
+		add(raw[:bestSplit], x.terms[left], KindSplit, []cand{{left, splitQuality}})
+		add(raw[bestSplit:], x.terms[right], KindSplit, []cand{{right, splitQuality}})
+		return
+	}
+	var cands []cand
+	keep := func(t uint32, q float32) {
+		for k := range cands {
+			if cands[k].term == t {
+				cands[k].quality = max(cands[k].quality, q)
+				return
+			}
+		}
+		cands = append(cands, cand{t, q})
+	}
+	// The typo rule applies to the stem, which is what is compared:
+	// "penetration" is "penetr", too short for two edits.
+	maxDist := 0
+	switch {
+	case len(st) >= twoTypoLen:
+		maxDist = 2
+	case len(st) >= minFuzzyLen:
+		maxDist = 1
+	}
+	if maxDist > 0 {
+		x.typos.near(st, maxDist, x.terms, func(t uint32, d int) {
+			if !keepsFirstLetter(st, x.terms[t]) {
+				return
+			}
+			keep(t, typoQuality(d, max(len(st), len(x.terms[t]))))
+		})
+	}
+	// The word starts a longer term ("keepass" → "keepassxc") ...
+	if lo, hi := x.prefixRange(st); hi > lo && hi-lo <= maxPrefixTerms {
+		for t := lo; t < hi; t++ {
+			keep(uint32(t), prefixQuality(len(st), len(x.terms[t])))
+		}
+	}
+	// ... or a known term starts the word ("esphomes" → "esphom").
+	for l := len(st) - 1; l >= minFuzzyLen && l*5 >= len(st)*3; l-- {
+		if t, ok := x.term(st[:l]); ok {
+			keep(t, prefixQuality(l, len(st)))
+			break
+		}
+	}
+	// A misspelling of an ordinary English word ("hikng", "begginers")
+	// is read as that word, unless the registry offers a term at least as
+	// close: the asker more likely meant a word of the language than a
+	// registry term two edits away.
+	if fixed, d, ok := englishTypo(raw); ok && depth == 0 && (len(cands) == 0 || d < bestTypoDist(st, cands, x.terms)) {
+		x.resolve(fixed, 1, func(_, st string, kind MatchKind, cands []cand) {
+			if kind == KindExact {
+				kind, cands = KindTypo, scaled(cands, typoQuality(d, len(raw)))
+			}
+			add(raw, st, kind, cands)
+		})
+		return
+	}
+	if len(cands) == 0 && n >= twoTypoLen {
+		x.longTypo(st, n, keep)
+	}
+	if len(cands) == 0 {
+		x.addRelated(raw, st, add)
+		return
+	}
+	kind := KindTypo
+	if x.typoFree(st, cands) {
+		kind = KindPrefix
+	}
+	add(raw, st, kind, cands)
+}
+
+func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
+	if len(st) < 4 {
+		return
+	}
+	lo, hi := x.prefixRange(st[:2])
+	if hi-lo > longTypoScan {
+		return
+	}
+	maxD := n / 4
+	for t := lo; t < hi; t++ {
+		term := x.terms[t]
+		if len(term) < len(st)-maxD || len(term) > len(st)+maxD || len(term) < minFuzzyLen {
+			continue
+		}
+		if d := edlib.OSADamerauLevenshteinDistance(st, term); d <= maxD {
+			keep(uint32(t), typoQuality(d, n))
+		}
+	}
+}
+
+// keepsFirstLetter is the typo rule both the registry's terms and ordinary
+// English words are matched by: a word shorter than firstLetterFreeLen
+// is only forgiven typos after its first letter, where nearly all typos
+// are ("test" is not "best").
+func keepsFirstLetter(word, candidate string) bool {
+	return len(word) >= firstLetterFreeLen || word[0] == candidate[0]
+}
+
+// bestTypoDist is the smallest edit distance between st and the terms of
+// cands (prefix candidates count by the letters they lack).
+func bestTypoDist(st string, cands []cand, terms []string) int {
+	best := math.MaxInt
+	for _, c := range cands {
+		best = min(best, edlib.OSADamerauLevenshteinDistance(st, terms[c.term]))
+	}
+	return best
+}
+
+// scaled is cands with each quality multiplied by q.
+func scaled(cands []cand, q float32) []cand {
+	out := make([]cand, len(cands))
+	for i, c := range cands {
+		out[i] = cand{c.term, c.quality * q}
+	}
+	return out
+}
+
+// addRelated reports a word the vocabulary lacks: through the registry
+// terms WordNet relates it to, or as unknown.
+func (x *Index) addRelated(raw, st string, add func(raw, stem string, kind MatchKind, cands []cand)) {
+	if isGeneric(st) {
+		add(raw, st, KindNone, nil)
+		return
+	}
+	cands := x.related[st]
+	// The other way round from x.related: registry terms in the query
+	// word's own definitions ("yeast" is defined with "bread").
+	if _, _, _, gloss, ok := relatedOf(st); ok {
+		for g := range strings.FieldsSeq(gloss) {
+			t, ok := x.term(g)
+			if !ok || isGeneric(g) {
+				continue
+			}
+			if i := slices.IndexFunc(cands, func(c cand) bool { return c.term == t }); i < 0 {
+				cands = append(slices.Clip(cands), cand{t, glossQuality})
+			}
+		}
+	}
+	if len(cands) > 0 {
+		add(raw, st, KindRelated, cands)
+		return
+	}
+	add(raw, st, KindNone, nil)
+}
+
+// typoFree reports whether every candidate is a prefix match, for the
+// explanation's label.
+func (x *Index) typoFree(st string, cands []cand) bool {
+	for _, c := range cands {
+		t := x.terms[c.term]
+		if !strings.HasPrefix(t, st) && !strings.HasPrefix(st, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// typoQuality: one typo in a 4-letter word leaves 0.7 of the evidence, one
+// in an 8-letter word 0.85, two in an 8-letter word 0.7.
+func typoQuality(dist, length int) float32 {
+	return float32(max(0.2, 1-1.2*float64(dist)/float64(length)))
+}
+
+// prefixQuality grows with the share of the longer word that the shorter
+// one covers: "keepass" in "keepassxc" is 0.83.
+func prefixQuality(short, long int) float32 {
+	return float32(0.6 + 0.3*float64(short)/float64(long))
+}
