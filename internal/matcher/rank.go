@@ -1,7 +1,6 @@
 package matcher
 
 import (
-	"container/heap"
 	"iter"
 	"math"
 	"math/bits"
@@ -346,23 +345,15 @@ const maxFinish = 64
 func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 	inv, qmax := 1/p.total, p.maxCoverage
 	var store [maxFinish]qcand
-	byUB := store[:0]
+	bounds := best[qcand]{items: store[:0], k: maxFinish, worse: func(a, b qcand) bool { return a.q < b.q }}
 	var maxDropped float32 = -1 // the best bound of a category never scored
 	for _, c := range s.touched {
 		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
-		if len(byUB) < maxFinish {
-			byUB = append(byUB, qcand{c, ub})
-			if len(byUB) == maxFinish {
-				heapify(byUB)
-			}
-		} else if ub > byUB[0].q {
-			maxDropped = max(maxDropped, byUB[0].q)
-			byUB[0] = qcand{c, ub}
-			siftDown(byUB, 0)
-		} else {
-			maxDropped = max(maxDropped, ub)
+		if dropped, ok := bounds.offer(qcand{c, ub}); ok {
+			maxDropped = max(maxDropped, dropped.q)
 		}
 	}
+	byUB := bounds.items
 	slices.SortFunc(byUB, func(a, b qcand) int {
 		switch {
 		case a.q > b.q:
@@ -372,19 +363,13 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		}
 		return int(a.cat) - int(b.cat)
 	})
-	kept := &scoreHeap{}
+	kept := best[hit]{k: limit, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
 	for _, qc := range byUB {
-		if kept.Len() == limit && float64(qc.q)+roundingSlack < kept.items[0].Score {
+		if kept.full() && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
 		v, doubted := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
-		sc := hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(v)}, cat: qc.cat, doubted: doubted}
-		if kept.Len() < limit {
-			heap.Push(kept, sc)
-		} else if byScore(sc.Scored, kept.items[0].Scored) < 0 {
-			kept.items[0] = sc
-			heap.Fix(kept, 0)
-		}
+		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(v)}, cat: qc.cat, doubted: doubted})
 	}
 	out := kept.items
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
@@ -551,43 +536,52 @@ type qcand struct {
 	q   float32
 }
 
-// heapify and siftDown keep a min-heap of qcand on q without the
-// interface boxing of container/heap, which would allocate per push.
-func heapify(h []qcand) {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
+// best keeps the k best items offered, the worst of them on top
+// (items[0]), so a newcomer is compared with one item. It is the one heap
+// ranking uses: for the categories worth scoring by their upper bounds,
+// and for the results by their scores. Generic rather than
+// container/heap, whose interface boxing would allocate per push.
+type best[T any] struct {
+	items []T
+	k     int
+	worse func(a, b T) bool // a ranks below b
 }
 
-func siftDown(h []qcand, i int) {
-	for {
+func (h *best[T]) full() bool { return len(h.items) >= h.k }
+
+// offer adds v, and returns what no longer fits, if anything: v itself,
+// or the item it displaced.
+func (h *best[T]) offer(v T) (dropped T, ok bool) {
+	if !h.full() {
+		h.items = append(h.items, v)
+		for i := len(h.items) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if !h.worse(h.items[i], h.items[parent]) {
+				break
+			}
+			h.items[i], h.items[parent] = h.items[parent], h.items[i]
+			i = parent
+		}
+		return dropped, false
+	}
+	if h.k == 0 || !h.worse(h.items[0], v) {
+		return v, true
+	}
+	dropped, h.items[0] = h.items[0], v
+	for i := 0; ; { // sift down
 		l := 2*i + 1
-		if l >= len(h) {
-			return
+		if l >= len(h.items) {
+			break
 		}
 		m := l
-		if r := l + 1; r < len(h) && h[r].q < h[l].q {
+		if r := l + 1; r < len(h.items) && h.worse(h.items[r], h.items[l]) {
 			m = r
 		}
-		if h[i].q <= h[m].q {
-			return
+		if !h.worse(h.items[m], h.items[i]) {
+			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h.items[i], h.items[m] = h.items[m], h.items[i]
 		i = m
 	}
-}
-
-// scoreHeap keeps the best results with the worst on top.
-type scoreHeap struct {
-	items []hit
-}
-
-func (h *scoreHeap) Len() int           { return len(h.items) }
-func (h *scoreHeap) Less(i, j int) bool { return byScore(h.items[i].Scored, h.items[j].Scored) > 0 }
-func (h *scoreHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *scoreHeap) Push(v any)         { h.items = append(h.items, v.(hit)) }
-func (h *scoreHeap) Pop() any {
-	v := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return v
+	return dropped, true
 }
