@@ -107,7 +107,10 @@ func goCmd(t *testing.T, dir string, wantOK bool, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	// CI= : the copy has no installed npm packages, so the tests that
+	// drive 3gs from Node clients skip there rather than fail as CI makes
+	// them; they run in the real tree.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "CI=")
 	out, err := cmd.CombinedOutput()
 	if (err == nil) != wantOK {
 		t.Fatalf("go %s: %v (want success: %v)\n%s", strings.Join(args, " "), err, wantOK, out)
