@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/three-good-sources/3gs/internal/schema"
 	"github.com/three-good-sources/3gs/internal/schemadiff"
-	"github.com/three-good-sources/3gs/internal/schemagen"
 )
 
 var schemaSubcommands = []command{
@@ -53,12 +53,12 @@ func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs schema diff: give two folders (3gs schema diff OLD_DIR NEW_DIR), or a git revision to compare schema/ with (3gs schema diff --base main)")
 		return ExitUsage
 	}
-	old, err := schemagen.Load(oldDir)
+	old, err := schema.Load(oldDir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs schema diff: the old schemas (%s): %v\n", describeOld(base, oldDir), err)
 		return ExitFail
 	}
-	new, err := schemagen.Load(newDir)
+	new, err := schema.Load(newDir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs schema diff: the new schemas (%s): %v\n", newDir, err)
 		return ExitFail
@@ -99,7 +99,7 @@ func describeOld(base, dir string) string {
 func checkBump(oldVersion, newVersion, changelog string) error {
 	if major(newVersion) <= major(oldVersion) {
 		return fmt.Errorf("raise the major number of contractVersion in schema/%s (%s → %d.0.0) and add a \"## Contract %d.0.0\" entry to %s saying what clients must change",
-			schemagen.ContractFile, oldVersion, major(oldVersion)+1, major(oldVersion)+1, changelog)
+			schema.ContractFile, oldVersion, major(oldVersion)+1, major(oldVersion)+1, changelog)
 	}
 	text, err := os.ReadFile(changelog)
 	if err != nil {
@@ -169,8 +169,8 @@ func extractSchemaAt(rev, schemaDir, dir string) (string, error) {
 	}
 	// A revision from before the contract had a version counts as 0.0.0,
 	// so the commit that introduces contract.json can be compared.
-	if _, err := os.Stat(filepath.Join(dir, schemagen.ContractFile)); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(filepath.Join(dir, schemagen.ContractFile), []byte(`{"contractVersion": "0.0.0"}`), 0o644); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, schema.ContractFile)); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(filepath.Join(dir, schema.ContractFile), []byte(`{"contractVersion": "0.0.0"}`), 0o644); err != nil {
 			return "", err
 		}
 	}

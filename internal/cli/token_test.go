@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/three-good-sources/3gs/gen"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
 
 	threegs "github.com/three-good-sources/3gs"
 )

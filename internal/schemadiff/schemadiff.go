@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/three-good-sources/3gs/internal/schemagen"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 // Class says whether a change can break a client.
@@ -63,7 +63,7 @@ const (
 var outputDocuments = map[string]bool{"health": true}
 
 // Compare lists the changes from old to new, sorted by path.
-func Compare(old, new *schemagen.Surface) []Change {
+func Compare(old, new *schema.Surface) []Change {
 	d := &differ{}
 	oldTools, newTools := toolsByName(old), toolsByName(new)
 	for _, name := range unionKeys(oldTools, newTools) {
@@ -123,8 +123,8 @@ func (d *differ) widened(dir direction, path, what string) {
 	}
 }
 
-func (d *differ) tool(path string, a, b *schemagen.Tool) {
-	if ta, tb := schemagen.TierRank(a.Tier), schemagen.TierRank(b.Tier); tb > ta {
+func (d *differ) tool(path string, a, b *schema.Tool) {
+	if ta, tb := schema.TierRank(a.Tier), schema.TierRank(b.Tier); tb > ta {
 		d.add(Breaking, path+"/tier", a.Tier+" → "+b.Tier+": callers below "+b.Tier+" lose it")
 	} else if tb < ta {
 		d.add(Compatible, path+"/tier", a.Tier+" → "+b.Tier)
@@ -148,7 +148,7 @@ func (d *differ) tool(path string, a, b *schemagen.Tool) {
 }
 
 // node compares two schemas of the same place.
-func (d *differ) node(path string, a, b *schemagen.Node, dir direction) {
+func (d *differ) node(path string, a, b *schema.Node, dir direction) {
 	if a.Describe() != b.Describe() {
 		d.add(Compatible, path+"/description", "description changed")
 	}
@@ -185,7 +185,7 @@ func (d *differ) node(path string, a, b *schemagen.Node, dir direction) {
 	}
 }
 
-func (d *differ) object(path string, a, b *schemagen.Node, dir direction) {
+func (d *differ) object(path string, a, b *schema.Node, dir direction) {
 	if a.AdditionalFalse != b.AdditionalFalse {
 		if b.AdditionalFalse {
 			d.add(Breaking, path+"/additionalProperties", "true → false: other fields are now refused")
@@ -193,8 +193,8 @@ func (d *differ) object(path string, a, b *schemagen.Node, dir direction) {
 			d.add(Compatible, path+"/additionalProperties", "false → true")
 		}
 	}
-	props := func(n *schemagen.Node) map[string]*schemagen.Node {
-		m := map[string]*schemagen.Node{}
+	props := func(n *schema.Node) map[string]*schema.Node {
+		m := map[string]*schema.Node{}
 		for _, p := range n.Properties {
 			m[p.Name] = p.Schema
 		}
@@ -322,22 +322,22 @@ func (d *differ) enum(path string, a, b []string, dir direction) {
 	}
 }
 
-func orEmpty(n *schemagen.Node, typ string) *schemagen.Node {
+func orEmpty(n *schema.Node, typ string) *schema.Node {
 	if n == nil {
-		return &schemagen.Node{Type: typ}
+		return &schema.Node{Type: typ}
 	}
 	return n
 }
 
-func toolsByName(s *schemagen.Surface) map[string]*schemagen.Tool {
-	m := map[string]*schemagen.Tool{}
+func toolsByName(s *schema.Surface) map[string]*schema.Tool {
+	m := map[string]*schema.Tool{}
 	for _, t := range s.Tools {
 		m[t.Name] = t
 	}
 	return m
 }
 
-func docsByName(s *schemagen.Surface) map[string]bool {
+func docsByName(s *schema.Surface) map[string]bool {
 	m := map[string]bool{}
 	for _, n := range s.DocumentNames() {
 		m[n] = true

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
-	"github.com/three-good-sources/3gs/internal/schemagen"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/cases/*.txtar")
@@ -47,11 +47,11 @@ func TestGolden(t *testing.T) {
 					}
 				}
 			}
-			old, err := schemagen.Load(filepath.Join(dir, "old"))
+			old, err := schema.Load(filepath.Join(dir, "old"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			new, err := schemagen.Load(filepath.Join(dir, "new"))
+			new, err := schema.Load(filepath.Join(dir, "new"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,8 +103,8 @@ func parseCase(s string) (comment string, sections []section) {
 // generator requires false on every object), but the rule still holds for
 // the surface it describes: closing an object breaks, opening one does not.
 func TestAdditionalProperties(t *testing.T) {
-	open := &schemagen.Node{Type: "object"}
-	closed := &schemagen.Node{Type: "object", AdditionalFalse: true}
+	open := &schema.Node{Type: "object"}
+	closed := &schema.Node{Type: "object", AdditionalFalse: true}
 	for _, dir := range []direction{accepted, produced} {
 		d := &differ{}
 		d.node("/x", open, closed, dir)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 // strictjsonPkg is the runtime the generated decoders call.
@@ -15,7 +16,7 @@ const strictjsonPkg = "github.com/three-good-sources/3gs/internal/strictjson"
 type decoderEmitter struct {
 	f        *jen.File
 	structs  structs
-	emitted  map[string]*Node
+	emitted  map[string]*schema.Node
 	queue    []pendingStruct
 	patterns map[string]string // pattern source → variable name
 	enums    map[string]string // variable name → joined values
@@ -25,7 +26,7 @@ type decoderEmitter struct {
 
 type pendingStruct struct {
 	typeName string
-	node     *Node
+	node     *schema.Node
 }
 
 // pathRef names the *strictjson.Path of the value being decoded: either the
@@ -46,7 +47,7 @@ func newDecoderEmitter(pkg, header string, st structs) *decoderEmitter {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.ImportName(strictjsonPkg, "strictjson")
-	return &decoderEmitter{f: f, structs: st, emitted: map[string]*Node{}, patterns: map[string]string{}, enums: map[string]string{}}
+	return &decoderEmitter{f: f, structs: st, emitted: map[string]*schema.Node{}, patterns: map[string]string{}, enums: map[string]string{}}
 }
 
 func (e *decoderEmitter) fail(format string, args ...any) {
@@ -56,7 +57,7 @@ func (e *decoderEmitter) fail(format string, args ...any) {
 }
 
 // root emits the exported entry point for one root schema.
-func (e *decoderEmitter) root(typeName string, n *Node, what string) {
+func (e *decoderEmitter) root(typeName string, n *schema.Node, what string) {
 	fn := "Decode" + typeName
 	e.f.Comment(wrap(fmt.Sprintf("%s strictly decodes %s. On failure the error is a strictjson.Errors listing every problem with its path, and the returned value holds whatever could be decoded, so callers can run further checks and report everything at once.", fn, what)))
 	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(typeName), jen.Error()).Block(
@@ -74,10 +75,10 @@ func (e *decoderEmitter) root(typeName string, n *Node, what string) {
 	}
 }
 
-func (e *decoderEmitter) enqueue(typeName string, n *Node) {
+func (e *decoderEmitter) enqueue(typeName string, n *schema.Node) {
 	if prev, ok := e.emitted[typeName]; ok {
 		if prev != n {
-			e.fail("%s and %s both map to Go type %s", prev.where(), n.where(), typeName)
+			e.fail("%s and %s both map to Go type %s", prev.Where(), n.Where(), typeName)
 		}
 		return
 	}
@@ -86,10 +87,10 @@ func (e *decoderEmitter) enqueue(typeName string, n *Node) {
 }
 
 // structFunc emits decodeT for an object schema with listed properties.
-func (e *decoderEmitter) structFunc(typeName string, n *Node) {
+func (e *decoderEmitter) structFunc(typeName string, n *schema.Node) {
 	fields, ok := e.structs[typeName]
 	if !ok && len(n.Properties) > 0 {
-		e.fail("%s: go-jsonschema declared no type %s", n.where(), typeName)
+		e.fail("%s: go-jsonschema declared no type %s", n.Where(), typeName)
 		return
 	}
 	namesVar := lowerFirst(typeName) + "Fields"
@@ -99,7 +100,7 @@ func (e *decoderEmitter) structFunc(typeName string, n *Node) {
 	for i, prop := range n.Properties {
 		f, ok := fields[prop.Name]
 		if !ok {
-			e.fail("%s: go-jsonschema declared no field for %q in %s", n.where(), prop.Name, typeName)
+			e.fail("%s: go-jsonschema declared no field for %q in %s", n.Where(), prop.Name, typeName)
 			return
 		}
 		names = append(names, jen.Lit(prop.Name))
@@ -131,7 +132,7 @@ func (e *decoderEmitter) structFunc(typeName string, n *Node) {
 	if required != 0 {
 		body = append(body, jen.Id("d").Dot("Missing").Call(jen.Id("p"), jen.Id("seen"), jen.Op(fmt.Sprintf("0b%b", required)), known))
 	}
-	e.f.Commentf("decode%s reads the object at p (%s) into out.", typeName, n.where())
+	e.f.Commentf("decode%s reads the object at p (%s) into out.", typeName, n.Where())
 	e.f.Func().Id("decode"+typeName).Params(
 		jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
 		jen.Id("p").Op("*").Qual(strictjsonPkg, "Path"),
@@ -149,7 +150,7 @@ func (e *decoderEmitter) structFunc(typeName string, n *Node) {
 // nested loop variables apart. For an optional property, an empty array or
 // map is left unset: the json tag omits empty collections, so storing one
 // would not survive an encode/decode round trip.
-func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
+func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
 	n = n.Resolved()
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		v := fmt.Sprintf("opt%d", depth)
@@ -189,7 +190,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 	case "array":
 		elem, ok := strings.CutPrefix(goType, "[]")
 		if !ok {
-			e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.where(), goType)
+			e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.Where(), goType)
 			return nil
 		}
 		items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
@@ -218,7 +219,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 	case "object":
 		if !n.IsMap() {
 			if len(n.Properties) == 0 {
-				e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.where())
+				e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.Where())
 				return nil
 			}
 			e.enqueue(goType, n)
@@ -226,7 +227,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 		}
 		elem, ok := strings.CutPrefix(goType, "map[string]")
 		if !ok {
-			e.fail("%s: expected a map type, go-jsonschema declared %s", n.where(), goType)
+			e.fail("%s: expected a map type, go-jsonschema declared %s", n.Where(), goType)
 			return nil
 		}
 		m, key, more, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("more%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
@@ -260,7 +261,7 @@ func (e *decoderEmitter) value(n *Node, path pathRef, goType string, target *jen
 		body = append(body, assignCollection(target, m, optional))
 		return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
 	}
-	e.fail("%s: type %s is not supported", n.where(), n.Type)
+	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
 }
 
@@ -275,7 +276,7 @@ func assignCollection(target *jen.Statement, v string, optional bool) jen.Code {
 }
 
 // stringChecks emits the constraint checks for a decoded string v.
-func (e *decoderEmitter) stringChecks(n *Node, path pathRef, hint string) []jen.Code {
+func (e *decoderEmitter) stringChecks(n *schema.Node, path pathRef, hint string) []jen.Code {
 	var c []jen.Code
 	call := func(method string, args ...jen.Code) {
 		c = append(c, jen.Id("d").Dot(method).Call(append([]jen.Code{path.arg(), jen.Id("v")}, args...)...))
@@ -306,9 +307,9 @@ func (e *decoderEmitter) stringChecks(n *Node, path pathRef, hint string) []jen.
 			for _, v := range n.Enum {
 				vals = append(vals, jen.Lit(v))
 			}
-			e.decls = append(e.decls, jen.Commentf("%s holds the values allowed at %s.", name, n.where()), jen.Var().Id(name).Op("=").Index().String().Values(vals...))
+			e.decls = append(e.decls, jen.Commentf("%s holds the values allowed at %s.", name, n.Where()), jen.Var().Id(name).Op("=").Index().String().Values(vals...))
 		} else if prev != joined {
-			e.fail("%s: two different enums would be named %s", n.where(), name)
+			e.fail("%s: two different enums would be named %s", n.Where(), name)
 		}
 		call("Enum", jen.Id(name))
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 // encoderEmitter writes a document's encoder: EncodeX for the root and an
@@ -32,7 +33,7 @@ func (e *encoderEmitter) fail(format string, args ...any) {
 	}
 }
 
-func (e *encoderEmitter) root(typeName string, n *Node, what string) {
+func (e *encoderEmitter) root(typeName string, n *schema.Node, what string) {
 	fn := "Encode" + typeName
 	e.f.Comment(wrap(fmt.Sprintf("%s writes %s as JSON indented by two spaces, with a final newline: members in schema order, optional ones only when set, map entries sorted by key.", fn, what)))
 	e.f.Func().Id(fn).Params(jen.Id("v").Op("*").Id(typeName)).Index().Byte().Block(
@@ -48,20 +49,20 @@ func (e *encoderEmitter) root(typeName string, n *Node, what string) {
 	}
 }
 
-func (e *encoderEmitter) enqueue(typeName string, n *Node) {
+func (e *encoderEmitter) enqueue(typeName string, n *schema.Node) {
 	if !e.emitted[typeName] {
 		e.emitted[typeName] = true
 		e.queue = append(e.queue, pendingStruct{typeName, n})
 	}
 }
 
-func (e *encoderEmitter) structFunc(typeName string, n *Node) {
+func (e *encoderEmitter) structFunc(typeName string, n *schema.Node) {
 	fields := e.structs[typeName]
 	body := []jen.Code{jen.Id("w").Dot("BeginObject").Call()}
 	for _, prop := range n.Properties {
 		f, ok := fields[prop.Name]
 		if !ok {
-			e.fail("%s: go-jsonschema declared no field for %q in %s", n.where(), prop.Name, typeName)
+			e.fail("%s: go-jsonschema declared no field for %q in %s", n.Where(), prop.Name, typeName)
 			return
 		}
 		target := jen.Id("v").Dot(f.GoName)
@@ -76,12 +77,12 @@ func (e *encoderEmitter) structFunc(typeName string, n *Node) {
 		}
 	}
 	body = append(body, jen.Id("w").Dot("EndObject").Call())
-	e.f.Commentf("encode%s writes v (%s).", typeName, n.where())
+	e.f.Commentf("encode%s writes v (%s).", typeName, n.Where())
 	e.f.Func().Id("encode"+typeName).Params(jen.Id("w").Op("*").Qual(strictjsonPkg, "Writer"), jen.Id("v").Op("*").Id(typeName)).Block(body...)
 }
 
 // value emits statements writing target, of Go type goType, described by n.
-func (e *encoderEmitter) value(n *Node, goType string, target *jen.Statement, depth int) []jen.Code {
+func (e *encoderEmitter) value(n *schema.Node, goType string, target *jen.Statement, depth int) []jen.Code {
 	n = n.Resolved()
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		return e.value(n, base, jen.Op("*").Add(target), depth)
@@ -129,7 +130,7 @@ func (e *encoderEmitter) value(n *Node, goType string, target *jen.Statement, de
 			jen.Id("w").Dot("EndObject").Call(),
 		}
 	}
-	e.fail("%s: type %s is not supported", n.where(), n.Type)
+	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
 }
 

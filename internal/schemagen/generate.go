@@ -5,15 +5,13 @@
 package schemagen
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
+
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 // Output file names under gen/. Each document schema (schema/NAME.schema.json)
@@ -43,203 +41,20 @@ func DocumentDecodeFile(name string) string { return name + "_decode_gen.go" }
 // DocumentEncodeFile names the encoder file of a document schema.
 func DocumentEncodeFile(name string) string { return name + "_encode_gen.go" }
 
-// document is a file format 3gs reads, such as registry.json: a schema at
-// the top of the schema directory whose root becomes a Go type named after
-// the file (registry.schema.json → Registry) with a strict decoder.
-type document struct {
-	name     string // file name without .schema.json
-	path     string // for messages and headers, with forward slashes
-	rootType string
-	tree     any
-	node     *Node
-}
-
-func readDocuments(schemaDir string) (documents, error) {
-	paths, err := filepath.Glob(filepath.Join(schemaDir, "*"+documentSuffix))
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(paths)
-	var docs documents
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		d := document{name: strings.TrimSuffix(filepath.Base(path), documentSuffix)}
-		d.path = filepath.ToSlash(filepath.Join("schema", filepath.Base(path)))
-		if !documentName.MatchString(d.name) {
-			return nil, fmt.Errorf("%s: document schema names must be lower-case letters, e.g. registry.schema.json", d.path)
-		}
-		d.rootType = strings.ToUpper(d.name[:1]) + d.name[1:]
-		if d.tree, err = parseTree(data); err != nil {
-			return nil, fmt.Errorf("%s: %w", d.path, err)
-		}
-		if d.node, err = parseSchema(d.path, "", d.tree, nil); err != nil {
-			return nil, err
-		}
-		if d.node.Type != "object" || d.node.IsMap() {
-			return nil, fmt.Errorf("%s: a document must be an object with listed properties", d.path)
-		}
-		docs = append(docs, d)
-	}
-	if len(docs) == 0 {
-		return nil, fmt.Errorf("no document schemas (*%s) in %s", documentSuffix, schemaDir)
-	}
-	return docs, nil
-}
-
-var documentName = regexp.MustCompile(`^[a-z]+$`)
-
-// documents are the document schemas a tool schema may refer into.
-type documents []document
-
-func (ds documents) find(name string) *document {
-	for i := range ds {
-		if ds[i].name == name {
-			return &ds[i]
-		}
-	}
-	return nil
-}
-
-// defs resolves a tool schema's references into document schemas.
-func (ds documents) defs(doc, def string) *Node {
-	if d := ds.find(doc); d != nil {
-		return d.node.Defs[def]
-	}
-	return nil
-}
-
-// defTree is the tree of a document's $defs entry, nil when absent.
-func (ds documents) defTree(doc, def string) any {
-	d := ds.find(doc)
-	if d == nil {
-		return nil
-	}
-	defs, _ := d.tree.(*object).vals["$defs"].(*object)
-	if defs == nil {
-		return nil
-	}
-	return defs.vals[def]
-}
-
-// Surface is everything a schema directory declares, parsed and checked:
-// what agents and registry files see of 3gs.
-type Surface struct {
-	// ContractVersion is the version of the tool contract, from
-	// contract.json.
-	ContractVersion string
-	// Tools in name order.
-	Tools []*Tool
-	docs  documents
-}
-
-// Document returns the root schema of the document schema NAME.schema.json
-// (registry, health, ...), or nil.
-func (s *Surface) Document(name string) *Node {
-	if d := s.docs.find(name); d != nil {
-		return d.node
-	}
-	return nil
-}
-
-// DocumentNames lists the document schemas, sorted.
-func (s *Surface) DocumentNames() []string {
-	var names []string
-	for _, d := range s.docs {
-		names = append(names, d.name)
-	}
-	return names
-}
-
-// Load reads schemaDir: contract.json, *.schema.json and tools/*.json.
-func Load(schemaDir string) (*Surface, error) {
-	version, err := readContractVersion(schemaDir)
-	if err != nil {
-		return nil, err
-	}
-	docs, err := readDocuments(schemaDir)
-	if err != nil {
-		return nil, err
-	}
-
-	toolFiles, err := filepath.Glob(filepath.Join(schemaDir, toolsSchemaDir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(toolFiles)
-	// Every tool file is checked and every problem reported, so one run
-	// of go generate lists all there is to fix.
-	var tools []*Tool
-	var errs []error
-	for _, path := range toolFiles {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		name := filepath.ToSlash(filepath.Join("schema", toolsSchemaDir, filepath.Base(path)))
-		t, err := parseTool(name, data, docs)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if want := t.Name + ".json"; filepath.Base(path) != want {
-			errs = append(errs, fmt.Errorf("%s: declares tool %q, so the file must be named %s", name, t.Name, want))
-			continue
-		}
-		tools = append(tools, t)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	if len(tools) == 0 {
-		return nil, fmt.Errorf("no tool schemas in %s", filepath.Join(schemaDir, toolsSchemaDir))
-	}
-	return &Surface{ContractVersion: version, Tools: tools, docs: docs}, nil
-}
-
-// ContractFile is the name of the file holding the contract version.
-const ContractFile = "contract.json"
-
-var semver = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
-
-// readContractVersion reads contract.json, which holds the tool contract's
-// version and nothing else (besides a $comment).
-func readContractVersion(schemaDir string) (string, error) {
-	path := filepath.Join(schemaDir, ContractFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("the contract version: %w (schema/%s holds {\"contractVersion\": \"MAJOR.MINOR.PATCH\"})", err, ContractFile)
-	}
-	var c struct {
-		Comment string `json:"$comment"`
-		Version string `json:"contractVersion"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		return "", fmt.Errorf("schema/%s: %v", ContractFile, err)
-	}
-	if !semver.MatchString(c.Version) {
-		return "", fmt.Errorf("schema/%s: contractVersion %q is not MAJOR.MINOR.PATCH", ContractFile, c.Version)
-	}
-	return c.Version, nil
-}
-
 // Generate reads schemaDir (contract.json, *.schema.json and tools/*.json)
 // and returns the generated files for package pkg, by file name.
 func Generate(schemaDir, pkg string) (map[string][]byte, error) {
-	surface, err := Load(schemaDir)
+	surface, err := schema.Load(schemaDir)
 	if err != nil {
 		return nil, err
 	}
-	docs, tools := surface.docs, surface.Tools
+	docs, tools := surface.Docs, surface.Tools
 	var missing []error
 	for _, t := range tools {
 		if len(t.Examples.Arguments) == 0 {
 			missing = append(missing, fmt.Errorf(`%s: add "examples": {"arguments": [...], "result": {...}}; the tests call every tool with its examples, so a tool without them would go untested`, t.File))
+		} else if err := checkExamples(t); err != nil {
+			missing = append(missing, err)
 		}
 	}
 	if len(missing) > 0 {
@@ -249,13 +64,13 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 	// Types: go-jsonschema, one root per schema that has properties.
 	var roots []typeRoot
 	for _, d := range docs {
-		roots = append(roots, typeRoot{id: "urn:3gs:" + d.name, rootType: d.rootType, output: DocumentTypesFile(d.name), tree: d.tree, node: d.node})
+		roots = append(roots, typeRoot{id: "urn:3gs:" + d.Name, rootType: d.RootType, output: DocumentTypesFile(d.Name), tree: d.Tree, node: d.Node})
 	}
 	for _, t := range tools {
-		tree := t.tree // as Load parsed it; the file is not read twice
+		tree := t.Tree // as Load parsed it; the file is not read twice
 		for _, io := range []struct {
 			suffix string
-			node   *Node
+			node   *schema.Node
 			key    string
 		}{{"Input", t.Input, "inputSchema"}, {"Output", t.Output, "outputSchema"}} {
 			if len(io.node.Properties) == 0 {
@@ -263,7 +78,7 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 			}
 			roots = append(roots, typeRoot{
 				id: "urn:3gs:tool:" + t.Name + ":" + strings.ToLower(io.suffix), rootType: t.Method + io.suffix,
-				output: ToolsTypesFile, tree: tree.vals[io.key], node: io.node,
+				output: ToolsTypesFile, tree: tree.Vals[io.key], node: io.node,
 			})
 		}
 	}
@@ -286,19 +101,19 @@ func Generate(schemaDir, pkg string) (map[string][]byte, error) {
 		out[name] = src
 	}
 
-	docDecoders := map[string]*Node{} // struct types whose decoders the document files hold
+	docDecoders := map[string]*schema.Node{} // struct types whose decoders the document files hold
 	for _, d := range docs {
-		dd := newDecoderEmitter(pkg, generatedHeaderStem+d.path+". DO NOT EDIT.", st)
-		dd.root(d.rootType, d.node, "a "+d.name+" document ("+d.path+")")
-		if out[DocumentDecodeFile(d.name)], err = dd.finish(); err != nil {
+		dd := newDecoderEmitter(pkg, generatedHeaderStem+d.Path+". DO NOT EDIT.", st)
+		dd.root(d.RootType, d.Node, "a "+d.Name+" document ("+d.Path+")")
+		if out[DocumentDecodeFile(d.Name)], err = dd.finish(); err != nil {
 			return nil, err
 		}
 		for typeName, n := range dd.emitted {
 			docDecoders[typeName] = n
 		}
-		de := newEncoderEmitter(pkg, generatedHeaderStem+d.path+". DO NOT EDIT.", st)
-		de.root(d.rootType, d.node, "a "+d.name+" document")
-		if out[DocumentEncodeFile(d.name)], err = de.finish(); err != nil {
+		de := newEncoderEmitter(pkg, generatedHeaderStem+d.Path+". DO NOT EDIT.", st)
+		de.root(d.RootType, d.Node, "a "+d.Name+" document")
+		if out[DocumentEncodeFile(d.Name)], err = de.finish(); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the generator's current output")
@@ -239,7 +240,7 @@ func TestToolFileChecks(t *testing.T) {
 // freshness check.
 func TestContractAndReadmeAreFresh(t *testing.T) {
 	root := fixture.Root()
-	s, err := Load(filepath.Join(root, "schema"))
+	s, err := schema.Load(filepath.Join(root, "schema"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +265,14 @@ func TestContractAndReadmeAreFresh(t *testing.T) {
 // else moves.
 func TestContractDiffIsSmall(t *testing.T) {
 	dir := copySchemas(t)
-	before, err := Load(dir)
+	before, err := schema.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "tools", "get_sources.json")
 	data, _ := os.ReadFile(path)
 	os.WriteFile(path, bytes.Replace(data, []byte(`"maxLength": 500`), []byte(`"maxLength": 400`), 1), 0o644)
-	after, err := Load(dir)
+	after, err := schema.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

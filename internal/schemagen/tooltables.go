@@ -3,10 +3,10 @@ package schemagen
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 const sonicPkg = "github.com/bytedance/sonic"
@@ -15,7 +15,7 @@ const sonicPkg = "github.com/bytedance/sonic"
 // to schema/tools/ does not compile until internal/ implements it. Tools
 // whose input takes no parameters get their empty struct here, because
 // go-jsonschema emits nothing for an object without properties.
-func handlersFile(pkg, header string, tools []*Tool) ([]byte, error) {
+func handlersFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.Comment("ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.")
@@ -54,7 +54,7 @@ func handlersFile(pkg, header string, tools []*Tool) ([]byte, error) {
 // manifest, examples and the functions that decode its arguments and run
 // it. The plumbing they share (Tool, Call, callTool) is hand-written in
 // gen/tool.go, since it does not depend on any schema.
-func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
+func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.ImportName(sonicPkg, "sonic")
@@ -116,7 +116,7 @@ func dispatchFile(pkg, header string, tools []*Tool) ([]byte, error) {
 // manifestFile holds each tool's tools/list entry as one JSON string, and
 // the list each tier sees, precomputed so tools/list costs no encoding at
 // run time.
-func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
+func manifestFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	for _, t := range tools {
@@ -124,7 +124,7 @@ func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
 		f.Const().Id(manifestConst(t)).Op("=").Add(rawString(string(t.Manifest)))
 	}
 	var lists []jen.Code
-	for tier := range tiers {
+	for tier := range schema.Tiers {
 		var list bytes.Buffer
 		list.WriteByte('[')
 		for _, t := range tools {
@@ -137,7 +137,7 @@ func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
 			list.Write(t.Manifest)
 		}
 		list.WriteByte(']')
-		lists = append(lists, jen.Line().Id(tierConst(tiers[tier])).Op(":").Add(rawString(list.String())))
+		lists = append(lists, jen.Line().Id(tierConst(schema.Tiers[tier])).Op(":").Add(rawString(list.String())))
 	}
 	f.Comment("ToolsListJSON holds, for each caller tier, the JSON array of the tools/list")
 	f.Comment("entries that tier sees, in Tools order: every tool at or below the tier, and")
@@ -146,21 +146,17 @@ func manifestFile(pkg, header string, tools []*Tool) ([]byte, error) {
 	return render(f)
 }
 
-// visible reports whether a caller of tier (an index into tiers) sees t in
+// visible reports whether a caller of tier (an index into schema.Tiers) sees t in
 // tools/list.
-func visible(t *Tool, tier int) bool {
-	return TierRank(t.Tier) <= tier || t.Discoverable
+func visible(t *schema.Tool, tier int) bool {
+	return schema.TierRank(t.Tier) <= tier || t.Discoverable
 }
-
-// TierRank orders the tier names the generator accepts, lowest first
-// (public, user, admin); -1 for any other name.
-func TierRank(name string) int { return slices.Index(tiers, name) }
 
 // tierConst is the Go constant of a tier name: public → TierPublic.
 func tierConst(name string) string { return "Tier" + strings.ToUpper(name[:1]) + name[1:] }
 
 // tiersFile declares the caller tiers in order of standing. The names come
-// from the generator's list, the one place tiers are spelled.
+// from schema.Tiers, the one place tiers are spelled.
 func tiersFile(pkg, header string) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
@@ -168,17 +164,17 @@ func tiersFile(pkg, header string) ([]byte, error) {
 	f.Comment("tier may do everything a lower one may.")
 	f.Type().Id("Tier").Int()
 	var defs []jen.Code
-	for i, name := range tiers {
+	for i, name := range schema.Tiers {
 		if i == 0 {
 			defs = append(defs, jen.Id(tierConst(name)).Id("Tier").Op("=").Iota())
 		} else {
 			defs = append(defs, jen.Id(tierConst(name)))
 		}
 	}
-	defs = append(defs, jen.Comment("NumTiers counts the tiers."), jen.Id("NumTiers").Op("=").Lit(len(tiers)))
+	defs = append(defs, jen.Comment("NumTiers counts the tiers."), jen.Id("NumTiers").Op("=").Lit(len(schema.Tiers)))
 	f.Const().Defs(defs...)
 	var names []jen.Code
-	for _, name := range tiers {
+	for _, name := range schema.Tiers {
 		names = append(names, jen.Lit(name))
 	}
 	f.Var().Id("tierNames").Op("=").Index(jen.Id("NumTiers")).String().Values(names...)
@@ -197,7 +193,7 @@ func tiersFile(pkg, header string) ([]byte, error) {
 	return render(f)
 }
 
-func manifestConst(t *Tool) string { return "manifest" + t.Method }
+func manifestConst(t *schema.Tool) string { return "manifest" + t.Method }
 
 // rawString writes s as a backquoted literal when it can, so reviewers read
 // the JSON without escapes.
@@ -221,8 +217,8 @@ func render(f *jen.File) ([]byte, error) {
 // initialize, server/discover and /health.
 func contractGoFile(pkg, version string) ([]byte, error) {
 	f := jen.NewFile(pkg)
-	f.HeaderComment(generatedHeaderStem + "schema/" + ContractFile + ". DO NOT EDIT.")
-	f.Comment("ContractVersion is the version of the tool contract (schema/" + ContractFile + "). Its major")
+	f.HeaderComment(generatedHeaderStem + "schema/" + schema.ContractFile + ". DO NOT EDIT.")
+	f.Comment("ContractVersion is the version of the tool contract (schema/" + schema.ContractFile + "). Its major")
 	f.Comment("number goes up with every change that can break a client; 3gs schema diff says")
 	f.Comment("which changes do.")
 	f.Const().Id("ContractVersion").Op("=").Lit(version)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atombender/go-jsonschema/pkg/generator"
 	"github.com/atombender/go-jsonschema/pkg/schemas"
+	"github.com/three-good-sources/3gs/internal/schema"
 )
 
 // typeRoot is one schema whose Go types go-jsonschema writes.
@@ -22,7 +23,7 @@ type typeRoot struct {
 	rootType string
 	output   string // file name under gen/
 	tree     any
-	node     *Node
+	node     *schema.Node
 }
 
 // goTypes runs go-jsonschema in models-only mode (json tags, no
@@ -57,13 +58,13 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 		writeTree(&b, r.tree, r.id)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
-			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.where(), err)
+			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
 		}
 		if doc, ok := strings.CutPrefix(r.id, "urn:3gs:"); ok && !strings.Contains(doc, ":") {
 			parsed[docURL(doc)] = s
 		}
 		if err := g.AddFile(r.id, s); err != nil {
-			return nil, fmt.Errorf("go-jsonschema failed on %s: %w", r.node.where(), err)
+			return nil, fmt.Errorf("go-jsonschema failed on %s: %w", r.node.Where(), err)
 		}
 	}
 	if len(warnings) > 0 {
@@ -92,7 +93,7 @@ func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + do
 // the root's "$id" set to id.
 func writeTree(b *bytes.Buffer, v any, id string) {
 	switch t := v.(type) {
-	case *object:
+	case *schema.Object:
 		b.WriteByte('{')
 		first := true
 		comma := func() {
@@ -106,7 +107,7 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			b.WriteString(`"$id":`)
 			b.WriteString(strconv.Quote(id))
 		}
-		for _, k := range t.keys {
+		for _, k := range t.Keys {
 			if k == "format" || (id != "" && k == "$id") {
 				continue
 			}
@@ -114,13 +115,13 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			kb, _ := json.Marshal(k)
 			b.Write(kb)
 			b.WriteByte(':')
-			if ref, ok := t.vals[k].(string); ok && k == "$ref" {
-				if m := externalRef.FindStringSubmatch(ref); m != nil {
+			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
+				if m := schema.ExternalRef.FindStringSubmatch(ref); m != nil {
 					writeTree(b, docURL(m[1])+"#/$defs/"+m[2], "")
 					continue
 				}
 			}
-			writeTree(b, t.vals[k], "")
+			writeTree(b, t.Vals[k], "")
 		}
 		b.WriteByte('}')
 	case []any:

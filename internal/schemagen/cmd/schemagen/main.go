@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/schema"
 	"github.com/three-good-sources/3gs/internal/schemagen"
 )
 
@@ -32,7 +33,7 @@ func run(schemaDir, outDir, pkg, contract, readme string) error {
 	if err := schemagen.WriteDir(outDir, files); err != nil {
 		return err
 	}
-	surface, err := schemagen.Load(schemaDir)
+	surface, err := schema.Load(schemaDir)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package schemagen
+package schema
 
 import (
 	"bytes"
@@ -33,19 +33,12 @@ type Tool struct {
 	Examples Examples
 	// tree is the tool file as parsed, kept so the type generator need not
 	// read and parse the file again.
-	tree *object
-}
-
-// Examples are a tool's example calls and result, as compact JSON.
-type Examples struct {
-	Arguments []string // accepted by inputSchema; at least one
-	Invalid   string   // refused by inputSchema; optional
-	Result    string   // accepted by outputSchema
+	Tree *Object
 }
 
 var (
 	toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
-	tiers      = []string{"public", "user", "admin"}
+	Tiers      = []string{"public", "user", "admin"}
 	toolKeys   = []string{"name", "title", "description", "tier", "annotations", "inputSchema", "outputSchema"}
 	// optionalToolKeys may be left out of a tool file. Generate requires
 	// "examples" (tests call every tool with them); Load does not, so that
@@ -57,19 +50,19 @@ var (
 )
 
 // parseTool reads one tool file.
-func parseTool(file string, data []byte, docs documents) (*Tool, error) {
-	tree, err := parseTree(data)
+func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
+	tree, err := ParseTree(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	o, ok := tree.(*object)
+	o, ok := tree.(*Object)
 	if !ok {
 		return nil, fmt.Errorf("%s: a tool file must hold a JSON object", file)
 	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", file, fmt.Sprintf(format, args...))
 	}
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		if !slices.Contains(toolKeys, k) && !slices.Contains(optionalToolKeys, k) {
 			return nil, fail("unknown key %q; a tool file has %s, and may have %s", k, strings.Join(toolKeys, ", "), strings.Join(optionalToolKeys, ", "))
 		}
@@ -79,9 +72,9 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 			return nil, fail("missing key %q", k)
 		}
 	}
-	t := &Tool{File: file, tree: o}
+	t := &Tool{File: file, Tree: o}
 	for key, dst := range map[string]*string{"name": &t.Name, "title": &t.Title, "description": &t.Description, "tier": &t.Tier} {
-		s, ok := o.vals[key].(string)
+		s, ok := o.Vals[key].(string)
 		if !ok || s == "" {
 			return nil, fail("%q must be a non-empty string", key)
 		}
@@ -90,10 +83,10 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	if !toolNameRE.MatchString(t.Name) || len(t.Name) > 64 {
 		return nil, fail("tool name %q must be lower_snake_case, at most 64 characters", t.Name)
 	}
-	if !slices.Contains(tiers, t.Tier) {
-		return nil, fail("tier %q must be one of %s", t.Tier, strings.Join(tiers, ", "))
+	if !slices.Contains(Tiers, t.Tier) {
+		return nil, fail("tier %q must be one of %s", t.Tier, strings.Join(Tiers, ", "))
 	}
-	if v, ok := o.vals["discoverable"]; ok {
+	if v, ok := o.Vals["discoverable"]; ok {
 		b, isBool := v.(bool)
 		if !isBool {
 			return nil, fail("\"discoverable\" must be a boolean")
@@ -106,31 +99,31 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	if !strings.Contains(t.Description, "Example") {
 		return nil, fail("the description must show at least one call (\"Example: {...}\"); agents copy examples")
 	}
-	t.Method = goName(t.Name)
+	t.Method = GoName(t.Name)
 
-	ann, ok := o.vals["annotations"].(*object)
+	ann, ok := o.Vals["annotations"].(*Object)
 	if !ok {
 		return nil, fail("\"annotations\" must be an object")
 	}
-	if !slices.Equal(ann.keys, annotationKeys) {
+	if !slices.Equal(ann.Keys, annotationKeys) {
 		return nil, fail("\"annotations\" must list exactly %s, in that order", strings.Join(annotationKeys, ", "))
 	}
 	t.Annotations = map[string]bool{}
 	for _, k := range annotationKeys[1:] {
-		b, ok := ann.vals[k].(bool)
+		b, ok := ann.Vals[k].(bool)
 		if !ok {
 			return nil, fail("annotations.%s must be a boolean", k)
 		}
 		t.Annotations[k] = b
 	}
 
-	if t.Input, err = parseSchema(file, "/inputSchema", o.vals["inputSchema"], docs.defs); err != nil {
+	if t.Input, err = parseSchema(file, "/inputSchema", o.Vals["inputSchema"], docs.defs); err != nil {
 		return nil, err
 	}
 	if t.Input.Type != "object" || !t.Input.AdditionalFalse {
 		return nil, fail("inputSchema must be an object with \"additionalProperties\": false")
 	}
-	if t.Output, err = parseSchema(file, "/outputSchema", o.vals["outputSchema"], docs.defs); err != nil {
+	if t.Output, err = parseSchema(file, "/outputSchema", o.Vals["outputSchema"], docs.defs); err != nil {
 		return nil, err
 	}
 	if t.Output.Type != "object" || t.Output.IsMap() {
@@ -139,8 +132,8 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 	if t.Manifest, err = manifestEntry(t, data, docs); err != nil {
 		return nil, fail("%v", err)
 	}
-	if v, ok := o.vals["examples"]; ok {
-		if t.Examples, err = parseExamples(v, t.Manifest); err != nil {
+	if v, ok := o.Vals["examples"]; ok {
+		if t.Examples, err = parseExamples(v); err != nil {
 			return nil, fail("%v", err)
 		}
 	}
@@ -153,7 +146,7 @@ func parseTool(file string, data []byte, docs documents) (*Tool, error) {
 // into a document schema (registry.schema.json#/$defs/NAME) gets those
 // definitions, and the ones they use, copied into its own "$defs", because
 // clients cannot follow references to files they do not have.
-func manifestEntry(t *Tool, data []byte, docs documents) ([]byte, error) {
+func manifestEntry(t *Tool, data []byte, docs Documents) ([]byte, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
@@ -174,14 +167,14 @@ func manifestEntry(t *Tool, data []byte, docs documents) ([]byte, error) {
 	for _, k := range []string{"inputSchema", "outputSchema", "annotations"} {
 		b.WriteString(`,"` + k + `":`)
 		if k != "annotations" && externalRefIn.Match(raw[k]) {
-			tree, err := parseTree(raw[k])
+			tree, err := ParseTree(raw[k])
 			if err != nil {
 				return nil, err
 			}
-			if err := inlineDocumentDefs(tree.(*object), docs); err != nil {
+			if err := inlineDocumentDefs(tree.(*Object), docs); err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
-			writeJSON(&b, tree)
+			WriteJSON(&b, tree)
 			continue
 		}
 		if err := json.Compact(&b, raw[k]); err != nil {
@@ -192,8 +185,8 @@ func manifestEntry(t *Tool, data []byte, docs documents) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// goName turns a snake_case name into an exported Go identifier.
-func goName(s string) string {
+// GoName turns a snake_case name into an exported Go identifier.
+func GoName(s string) string {
 	var b strings.Builder
 	for _, part := range strings.Split(s, "_") {
 		if part == "" {
@@ -211,15 +204,15 @@ var externalRefIn = regexp.MustCompile(`"\$ref"\s*:\s*"[a-z]+\.schema\.json#`)
 // inlineDocumentDefs rewrites every reference into a document schema as a
 // local one and copies the definitions reached, with the document's own
 // references among them, into schema's "$defs".
-func inlineDocumentDefs(schema *object, docs documents) error {
-	defs, _ := schema.vals["$defs"].(*object)
+func inlineDocumentDefs(schema *Object, docs Documents) error {
+	defs, _ := schema.Vals["$defs"].(*Object)
 	if defs == nil {
-		defs = &object{vals: map[string]any{}}
-		schema.keys = append(schema.keys, "$defs")
-		schema.vals["$defs"] = defs
+		defs = &Object{Vals: map[string]any{}}
+		schema.Keys = append(schema.Keys, "$defs")
+		schema.Vals["$defs"] = defs
 	}
 	local := map[string]bool{}
-	for _, k := range defs.keys {
+	for _, k := range defs.Keys {
 		local[k] = true
 	}
 	type pending struct{ doc, def string }
@@ -228,17 +221,17 @@ func inlineDocumentDefs(schema *object, docs documents) error {
 	var rewrite func(v any, doc string)
 	rewrite = func(v any, doc string) {
 		switch t := v.(type) {
-		case *object:
-			if ref, ok := t.vals["$ref"].(string); ok {
-				if m := externalRef.FindStringSubmatch(ref); m != nil {
-					t.vals["$ref"] = "#/$defs/" + m[2]
+		case *Object:
+			if ref, ok := t.Vals["$ref"].(string); ok {
+				if m := ExternalRef.FindStringSubmatch(ref); m != nil {
+					t.Vals["$ref"] = "#/$defs/" + m[2]
 					queue = append(queue, pending{m[1], m[2]})
 				} else if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && doc != "" {
-					queue = append(queue, pending{doc, name}) // local to the copied document
+					queue = append(queue, pending{doc, name}) // local to the copied Document
 				}
 			}
-			for _, k := range t.keys {
-				rewrite(t.vals[k], doc)
+			for _, k := range t.Keys {
+				rewrite(t.Vals[k], doc)
 			}
 		case []any:
 			for _, e := range t {
@@ -264,25 +257,25 @@ func inlineDocumentDefs(schema *object, docs documents) error {
 			return fmt.Errorf("%s.schema.json has no $defs/%s", p.doc, p.def)
 		}
 		copied[p.def] = p.doc
-		defs.keys = append(defs.keys, p.def)
-		defs.vals[p.def] = tree
+		defs.Keys = append(defs.Keys, p.def)
+		defs.Vals[p.def] = tree
 		rewrite(tree, p.doc)
 	}
 	return nil
 }
 
-// writeJSON writes a tree as compact JSON, keys in their original order.
-func writeJSON(b *bytes.Buffer, v any) {
+// WriteJSON writes a tree as compact JSON, keys in their original order.
+func WriteJSON(b *bytes.Buffer, v any) {
 	switch t := v.(type) {
-	case *object:
+	case *Object:
 		b.WriteByte('{')
-		for i, k := range t.keys {
+		for i, k := range t.Keys {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeJSON(b, k)
+			WriteJSON(b, k)
 			b.WriteByte(':')
-			writeJSON(b, t.vals[k])
+			WriteJSON(b, t.Vals[k])
 		}
 		b.WriteByte('}')
 	case []any:
@@ -291,7 +284,7 @@ func writeJSON(b *bytes.Buffer, v any) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeJSON(b, e)
+			WriteJSON(b, e)
 		}
 		b.WriteByte(']')
 	default:
@@ -301,3 +294,7 @@ func writeJSON(b *bytes.Buffer, v any) {
 		b.Truncate(b.Len() - 1) // Encode's newline
 	}
 }
+
+// TierRank orders the tier names a tool file may give, lowest first
+// (public, user, admin); -1 for any other name.
+func TierRank(name string) int { return slices.Index(Tiers, name) }

@@ -1,4 +1,4 @@
-package schemagen
+package schema
 
 import (
 	"encoding/json"
@@ -97,7 +97,7 @@ func (n *Node) IsRequired(name string) bool { return slices.Contains(n.Required,
 // IsMap reports whether n is an object keyed by arbitrary names.
 func (n *Node) IsMap() bool { return n.Type == "object" && n.AdditionalSchema != nil }
 
-func (n *Node) where() string { return n.File + "#" + n.Ptr }
+func (n *Node) Where() string { return n.File + "#" + n.Ptr }
 
 // keywords lists, per JSON type, the keywords the generator enforces or that
 // carry no validation (annotations). Anything else is refused.
@@ -142,24 +142,24 @@ type schemaParser struct {
 // name (registry for registry.schema.json); nil when there is none.
 type externalDefs func(doc, def string) *Node
 
-// externalRef is the form of a $ref into a document schema's $defs.
-var externalRef = regexp.MustCompile(`^([a-z]+)\.schema\.json#/\$defs/([A-Za-z0-9_]+)$`)
+// ExternalRef is the form of a $ref into a document schema's $defs.
+var ExternalRef = regexp.MustCompile(`^([a-z]+)\.schema\.json#/\$defs/([A-Za-z0-9_]+)$`)
 
 // parseSchema builds the Node for a root schema (a whole file, or a tool's
 // inputSchema/outputSchema). Its "$defs" are the targets of "#/$defs/NAME".
 func parseSchema(file, ptr string, v any, external externalDefs) (*Node, error) {
 	p := &schemaParser{file: file, defs: map[string]*Node{}, external: external}
-	o, ok := v.(*object)
+	o, ok := v.(*Object)
 	if !ok {
 		return nil, fmt.Errorf("%s#%s: a schema must be an object", file, ptr)
 	}
 	if dv, ok := o.get("$defs"); ok {
-		defs, ok := dv.(*object)
+		defs, ok := dv.(*Object)
 		if !ok {
 			return nil, fmt.Errorf("%s#%s/$defs: must be an object", file, ptr)
 		}
-		for _, name := range defs.keys {
-			n, err := p.node(ptr+"/$defs/"+name, defs.vals[name], false)
+		for _, name := range defs.Keys {
+			n, err := p.node(ptr+"/$defs/"+name, defs.Vals[name], false)
 			if err != nil {
 				return nil, err
 			}
@@ -178,17 +178,17 @@ func parseSchema(file, ptr string, v any, external externalDefs) (*Node, error) 
 				target = p.external(r.RefDoc, r.RefName)
 			}
 			if target == nil {
-				return nil, fmt.Errorf("%s: $ref names %s.schema.json#/$defs/%s, which does not exist", r.where(), r.RefDoc, r.RefName)
+				return nil, fmt.Errorf("%s: $ref names %s.schema.json#/$defs/%s, which does not exist", r.Where(), r.RefDoc, r.RefName)
 			}
 			r.Ref = target
 			continue
 		}
 		target, ok := p.defs[r.RefName]
 		if !ok {
-			return nil, fmt.Errorf("%s: $ref names #/$defs/%s, which does not exist", r.where(), r.RefName)
+			return nil, fmt.Errorf("%s: $ref names #/$defs/%s, which does not exist", r.Where(), r.RefName)
 		}
 		if target.Ref != nil {
-			return nil, fmt.Errorf("%s: $ref to a $ref is not supported", r.where())
+			return nil, fmt.Errorf("%s: $ref to a $ref is not supported", r.Where())
 		}
 		r.Ref = target
 	}
@@ -197,35 +197,35 @@ func parseSchema(file, ptr string, v any, external externalDefs) (*Node, error) 
 
 func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 	n := &Node{File: p.file, Ptr: ptr}
-	o, ok := v.(*object)
+	o, ok := v.(*Object)
 	if !ok {
-		return nil, fmt.Errorf("%s: a schema must be an object (boolean schemas are not supported)", n.where())
+		return nil, fmt.Errorf("%s: a schema must be an object (boolean schemas are not supported)", n.Where())
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s", n.where(), fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: %s", n.Where(), fmt.Sprintf(format, args...))
 	}
 
 	if ref, ok := o.get("$ref"); ok {
 		s, _ := ref.(string)
 		name, found := strings.CutPrefix(s, "#/$defs/")
-		if m := externalRef.FindStringSubmatch(s); m != nil && p.external != nil {
+		if m := ExternalRef.FindStringSubmatch(s); m != nil && p.external != nil {
 			n.RefDoc, name, found = m[1], m[2], true
 		}
 		if !found || name == "" || strings.Contains(name, "/") {
 			return nil, fail("$ref must point into this schema's $defs (#/$defs/NAME) or, from a tool, into a document schema's (registry.schema.json#/$defs/NAME); got %q", s)
 		}
-		for _, k := range o.keys {
+		for _, k := range o.Keys {
 			if k != "$ref" && k != "description" && k != "$comment" {
 				return nil, fail("keyword %q beside $ref is not supported; put it in the referenced schema", k)
 			}
 		}
 		n.RefName = name
-		n.Description, _ = o.vals["description"].(string)
+		n.Description, _ = o.Vals["description"].(string)
 		p.refs = append(p.refs, n)
 		return n, nil
 	}
 
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		if !knownKeyword(k) {
 			return nil, fail("keyword %q is not supported by the generator, which would not enforce it; supported: %s, $ref", k, strings.Join(allKeywords(), ", "))
 		}
@@ -233,18 +233,18 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 			return nil, fail("%q is only allowed at the root of a schema", k)
 		}
 	}
-	t, _ := o.vals["type"].(string)
+	t, _ := o.Vals["type"].(string)
 	allowed, ok := typeKeywords[t]
 	if !ok {
 		return nil, fail("every schema needs \"type\" with one of object, array, string, integer, number, boolean (a single type; type lists are not supported)")
 	}
 	n.Type = t
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		if !slices.Contains(allowed, k) && !slices.Contains(annotationKeywords, k) {
 			return nil, fail("keyword %q does not apply to type %s", k, t)
 		}
 	}
-	if s, ok := o.vals["$schema"]; ok && s != draft202012 {
+	if s, ok := o.Vals["$schema"]; ok && s != draft202012 {
 		return nil, fail("$schema must be %q (JSON Schema 2020-12)", draft202012)
 	}
 	var err error
@@ -252,7 +252,7 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		if err != nil {
 			return ""
 		}
-		v, ok := o.vals[key]
+		v, ok := o.Vals[key]
 		if !ok {
 			return ""
 		}
@@ -266,7 +266,7 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		if err != nil {
 			return nil
 		}
-		v, ok := o.vals[key]
+		v, ok := o.Vals[key]
 		if !ok {
 			return nil
 		}
@@ -283,7 +283,7 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		if err != nil {
 			return nil
 		}
-		v, ok := o.vals[key]
+		v, ok := o.Vals[key]
 		if !ok {
 			return nil
 		}
@@ -352,19 +352,19 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 }
 
 // object fills the object keywords. Every object must say what it does with
-// unlisted keys: "additionalProperties": false for records, or a schema for
+// unlisted Keys: "additionalProperties": false for records, or a schema for
 // maps keyed by name.
-func (p *schemaParser) object(n *Node, o *object) error {
+func (p *schemaParser) object(n *Node, o *Object) error {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s", n.where(), fmt.Sprintf(format, args...))
+		return fmt.Errorf("%s: %s", n.Where(), fmt.Sprintf(format, args...))
 	}
 	if pv, ok := o.get("properties"); ok {
-		props, ok := pv.(*object)
+		props, ok := pv.(*Object)
 		if !ok {
 			return fail("\"properties\" must be an object")
 		}
-		for _, name := range props.keys {
-			child, err := p.node(n.Ptr+"/properties/"+name, props.vals[name], false)
+		for _, name := range props.Keys {
+			child, err := p.node(n.Ptr+"/properties/"+name, props.Vals[name], false)
 			if err != nil {
 				return err
 			}
@@ -387,13 +387,13 @@ func (p *schemaParser) object(n *Node, o *object) error {
 			n.Required = append(n.Required, s)
 		}
 	}
-	switch av := o.vals["additionalProperties"].(type) {
+	switch av := o.Vals["additionalProperties"].(type) {
 	case bool:
 		if av {
 			return fail("\"additionalProperties\": true is not allowed; list the properties or give a schema for map values")
 		}
 		n.AdditionalFalse = true
-	case *object:
+	case *Object:
 		if len(n.Properties) > 0 {
 			return fail("an object with both \"properties\" and an \"additionalProperties\" schema is not supported")
 		}
@@ -412,13 +412,13 @@ func (p *schemaParser) object(n *Node, o *object) error {
 		if n.AdditionalSchema == nil {
 			return fail("\"propertyNames\" is only supported on maps (objects with an \"additionalProperties\" schema)")
 		}
-		pno, ok := pn.(*object)
+		pno, ok := pn.(*Object)
 		if !ok {
 			return fail("\"propertyNames\" must be an object")
 		}
 		// Property names are always strings, so "type" may be left out.
 		if _, ok := pno.get("type"); !ok {
-			pno = &object{keys: append([]string{"type"}, pno.keys...), vals: withKey(pno.vals, "type", "string")}
+			pno = &Object{Keys: append([]string{"type"}, pno.Keys...), Vals: withKey(pno.Vals, "type", "string")}
 		}
 		child, err := p.node(n.Ptr+"/propertyNames", pno, false)
 		if err != nil {

@@ -1,4 +1,4 @@
-package schemagen
+package schema
 
 import (
 	"bytes"
@@ -7,22 +7,22 @@ import (
 	"io"
 )
 
-// object is a JSON object that remembers its key order, so generated code
+// Object is a JSON object that remembers its key order, so generated code
 // and the manifest follow the order the schema author wrote.
-type object struct {
-	keys []string
-	vals map[string]any
+type Object struct {
+	Keys []string
+	Vals map[string]any
 }
 
-func (o *object) get(key string) (any, bool) {
-	v, ok := o.vals[key]
+func (o *Object) get(key string) (any, bool) {
+	v, ok := o.Vals[key]
 	return v, ok
 }
 
-// parseTree reads one JSON document into objects, []any, string,
+// ParseTree reads one JSON document into objects, []any, string,
 // json.Number, bool and nil. Duplicate keys are an error: a schema with two
 // "pattern" keys is ambiguous, and decoders disagree on which one wins.
-func parseTree(data []byte) (any, error) {
+func ParseTree(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseValue(dec, "")
@@ -44,22 +44,22 @@ func parseValue(dec *json.Decoder, ptr string) (any, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			o := &object{vals: map[string]any{}}
+			o := &Object{Vals: map[string]any{}}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", orRoot(ptr), err)
 				}
 				k := kt.(string)
-				if _, dup := o.vals[k]; dup {
+				if _, dup := o.Vals[k]; dup {
 					return nil, fmt.Errorf("%s: duplicate key %q", orRoot(ptr), k)
 				}
 				v, err := parseValue(dec, ptr+"/"+k)
 				if err != nil {
 					return nil, err
 				}
-				o.keys = append(o.keys, k)
-				o.vals[k] = v
+				o.Keys = append(o.Keys, k)
+				o.Vals[k] = v
 			}
 			_, err := dec.Token()
 			return o, err
