@@ -8,19 +8,11 @@ import (
 )
 
 /*
-DecodeHealth strictly decodes a health document (schema/health.schema.json). On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeHealth strictly decodes a health document (schema/health.schema.json) (see
+strictjson.Decode).
 */
 func DecodeHealth(data []byte) (*Health, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out Health
-	decodeHealth(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeHealth)
 }
 
 // decodeHealth reads the object at p (schema/health.schema.json#) into out.

@@ -6,18 +6,10 @@ import "github.com/three-good-sources/3gs/internal/strictjson"
 
 /*
 DecodeQuerylog strictly decodes a querylog document
-(schema/querylog.schema.json). On failure the error is a strictjson.Errors
-listing every problem with its path, and the returned value holds whatever could
-be decoded, so callers can run further checks and report everything at once.
+(schema/querylog.schema.json) (see strictjson.Decode).
 */
 func DecodeQuerylog(data []byte) (*Querylog, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out Querylog
-	decodeQuerylog(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeQuerylog)
 }
 
 // decodeQuerylog reads the object at p (schema/querylog.schema.json#) into out.

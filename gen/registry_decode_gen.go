@@ -9,18 +9,10 @@ import (
 
 /*
 DecodeRegistry strictly decodes a registry document
-(schema/registry.schema.json). On failure the error is a strictjson.Errors
-listing every problem with its path, and the returned value holds whatever could
-be decoded, so callers can run further checks and report everything at once.
+(schema/registry.schema.json) (see strictjson.Decode).
 */
 func DecodeRegistry(data []byte) (*Registry, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out Registry
-	decodeRegistry(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeRegistry)
 }
 
 // decodeRegistry reads the object at p (schema/registry.schema.json#) into out.

@@ -9,18 +9,10 @@ import (
 
 /*
 DecodeSignature strictly decodes a signature document
-(schema/signature.schema.json). On failure the error is a strictjson.Errors
-listing every problem with its path, and the returned value holds whatever could
-be decoded, so callers can run further checks and report everything at once.
+(schema/signature.schema.json) (see strictjson.Decode).
 */
 func DecodeSignature(data []byte) (*Signature, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out Signature
-	decodeSignature(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeSignature)
 }
 
 // decodeSignature reads the object at p (schema/signature.schema.json#) into out.

@@ -8,19 +8,11 @@ import (
 )
 
 /*
-DecodeTokens strictly decodes a tokens document (schema/tokens.schema.json). On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeTokens strictly decodes a tokens document (schema/tokens.schema.json) (see
+strictjson.Decode).
 */
 func DecodeTokens(data []byte) (*Tokens, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out Tokens
-	decodeTokens(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeTokens)
 }
 
 // decodeTokens reads the object at p (schema/tokens.schema.json#) into out.

@@ -8,19 +8,11 @@ import (
 )
 
 /*
-DecodeExplainMatchInput strictly decodes the arguments of explain_match. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeExplainMatchInput strictly decodes the arguments of explain_match (see
+strictjson.Decode).
 */
 func DecodeExplainMatchInput(data []byte) (*ExplainMatchInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ExplainMatchInput
-	decodeExplainMatchInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeExplainMatchInput)
 }
 
 // decodeExplainMatchInput reads the object at p (schema/tools/explain_match.json#/inputSchema) into out.
@@ -81,19 +73,11 @@ func decodeExplainMatchInput(d *strictjson.Decoder, p *strictjson.Path, out *Exp
 }
 
 /*
-DecodeGetEndorsementsInput strictly decodes the arguments of get_endorsements.
-On failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeGetEndorsementsInput strictly decodes the arguments of get_endorsements
+(see strictjson.Decode).
 */
 func DecodeGetEndorsementsInput(data []byte) (*GetEndorsementsInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetEndorsementsInput
-	decodeGetEndorsementsInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetEndorsementsInput)
 }
 
 // decodeGetEndorsementsInput reads the object at p (schema/tools/get_endorsements.json#/inputSchema) into out.
@@ -114,19 +98,11 @@ func decodeGetEndorsementsInput(d *strictjson.Decoder, p *strictjson.Path, out *
 }
 
 /*
-DecodeGetProvenanceInput strictly decodes the arguments of get_provenance. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeGetProvenanceInput strictly decodes the arguments of get_provenance (see
+strictjson.Decode).
 */
 func DecodeGetProvenanceInput(data []byte) (*GetProvenanceInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetProvenanceInput
-	decodeGetProvenanceInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetProvenanceInput)
 }
 
 // decodeGetProvenanceInput reads the object at p (schema/tools/get_provenance.json#/inputSchema) into out.
@@ -147,19 +123,11 @@ func decodeGetProvenanceInput(d *strictjson.Decoder, p *strictjson.Path, out *Ge
 }
 
 /*
-DecodeGetSourcesInput strictly decodes the arguments of get_sources. On failure
-the error is a strictjson.Errors listing every problem with its path, and the
-returned value holds whatever could be decoded, so callers can run further
-checks and report everything at once.
+DecodeGetSourcesInput strictly decodes the arguments of get_sources (see
+strictjson.Decode).
 */
 func DecodeGetSourcesInput(data []byte) (*GetSourcesInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetSourcesInput
-	decodeGetSourcesInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetSourcesInput)
 }
 
 // decodeGetSourcesInput reads the object at p (schema/tools/get_sources.json#/inputSchema) into out.
@@ -222,19 +190,11 @@ func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSo
 }
 
 /*
-DecodeListCategoriesInput strictly decodes the arguments of list_categories. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeListCategoriesInput strictly decodes the arguments of list_categories (see
+strictjson.Decode).
 */
 func DecodeListCategoriesInput(data []byte) (*ListCategoriesInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ListCategoriesInput
-	decodeListCategoriesInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeListCategoriesInput)
 }
 
 // decodeListCategoriesInput reads the object at p (schema/tools/list_categories.json#/inputSchema) into out.
@@ -296,19 +256,11 @@ func decodeListCategoriesInput(d *strictjson.Decoder, p *strictjson.Path, out *L
 }
 
 /*
-DecodeReloadRegistryInput strictly decodes the arguments of reload_registry. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeReloadRegistryInput strictly decodes the arguments of reload_registry (see
+strictjson.Decode).
 */
 func DecodeReloadRegistryInput(data []byte) (*ReloadRegistryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ReloadRegistryInput
-	decodeReloadRegistryInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeReloadRegistryInput)
 }
 
 // decodeReloadRegistryInput reads the object at p (schema/tools/reload_registry.json#/inputSchema) into out.
@@ -329,19 +281,11 @@ func decodeReloadRegistryInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 }
 
 /*
-DecodeRemoveCategoryInput strictly decodes the arguments of remove_category. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeRemoveCategoryInput strictly decodes the arguments of remove_category (see
+strictjson.Decode).
 */
 func DecodeRemoveCategoryInput(data []byte) (*RemoveCategoryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out RemoveCategoryInput
-	decodeRemoveCategoryInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeRemoveCategoryInput)
 }
 
 // decodeRemoveCategoryInput reads the object at p (schema/tools/remove_category.json#/inputSchema) into out.
@@ -374,19 +318,11 @@ func decodeRemoveCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 }
 
 /*
-DecodeUpsertCategoryInput strictly decodes the arguments of upsert_category. On
-failure the error is a strictjson.Errors listing every problem with its path,
-and the returned value holds whatever could be decoded, so callers can run
-further checks and report everything at once.
+DecodeUpsertCategoryInput strictly decodes the arguments of upsert_category (see
+strictjson.Decode).
 */
 func DecodeUpsertCategoryInput(data []byte) (*UpsertCategoryInput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out UpsertCategoryInput
-	decodeUpsertCategoryInput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeUpsertCategoryInput)
 }
 
 // decodeUpsertCategoryInput reads the object at p (schema/tools/upsert_category.json#/inputSchema) into out.

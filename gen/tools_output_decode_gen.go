@@ -9,19 +9,10 @@ import (
 
 /*
 DecodeExplainMatchOutput strictly decodes a result of explain_match; tests use
-it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeExplainMatchOutput(data []byte) (*ExplainMatchOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ExplainMatchOutput
-	decodeExplainMatchOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeExplainMatchOutput)
 }
 
 // decodeExplainMatchOutput reads the object at p (schema/tools/explain_match.json#/outputSchema) into out.
@@ -383,19 +374,10 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 
 /*
 DecodeGetEndorsementsOutput strictly decodes a result of get_endorsements; tests
-use it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+use it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeGetEndorsementsOutput(data []byte) (*GetEndorsementsOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetEndorsementsOutput
-	decodeGetEndorsementsOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetEndorsementsOutput)
 }
 
 // decodeGetEndorsementsOutput reads the object at p (schema/tools/get_endorsements.json#/outputSchema) into out.
@@ -434,19 +416,10 @@ func decodeGetEndorsementsOutput(d *strictjson.Decoder, p *strictjson.Path, out 
 
 /*
 DecodeGetProvenanceOutput strictly decodes a result of get_provenance; tests use
-it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeGetProvenanceOutput(data []byte) (*GetProvenanceOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetProvenanceOutput
-	decodeGetProvenanceOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetProvenanceOutput)
 }
 
 // decodeGetProvenanceOutput reads the object at p (schema/tools/get_provenance.json#/outputSchema) into out.
@@ -678,18 +651,10 @@ func decodeVerificationStep(d *strictjson.Decoder, p *strictjson.Path, out *Veri
 
 /*
 DecodeGetSourcesOutput strictly decodes a result of get_sources; tests use it to
-hold results to the output schema. On failure the error is a strictjson.Errors
-listing every problem with its path, and the returned value holds whatever could
-be decoded, so callers can run further checks and report everything at once.
+hold results to the output schema (see strictjson.Decode).
 */
 func DecodeGetSourcesOutput(data []byte) (*GetSourcesOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out GetSourcesOutput
-	decodeGetSourcesOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeGetSourcesOutput)
 }
 
 // decodeGetSourcesOutput reads the object at p (schema/tools/get_sources.json#/outputSchema) into out.
@@ -1105,19 +1070,10 @@ func decodeCandidateCategory(d *strictjson.Decoder, p *strictjson.Path, out *Can
 
 /*
 DecodeListCategoriesOutput strictly decodes a result of list_categories; tests
-use it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+use it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeListCategoriesOutput(data []byte) (*ListCategoriesOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ListCategoriesOutput
-	decodeListCategoriesOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeListCategoriesOutput)
 }
 
 // decodeListCategoriesOutput reads the object at p (schema/tools/list_categories.json#/outputSchema) into out.
@@ -1228,19 +1184,10 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *Categ
 
 /*
 DecodeReloadRegistryOutput strictly decodes a result of reload_registry; tests
-use it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+use it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeReloadRegistryOutput(data []byte) (*ReloadRegistryOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out ReloadRegistryOutput
-	decodeReloadRegistryOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeReloadRegistryOutput)
 }
 
 // decodeReloadRegistryOutput reads the object at p (schema/tools/reload_registry.json#/outputSchema) into out.
@@ -1358,19 +1305,10 @@ func decodeProblem(d *strictjson.Decoder, p *strictjson.Path, out *Problem) {
 
 /*
 DecodeRemoveCategoryOutput strictly decodes a result of remove_category; tests
-use it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+use it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeRemoveCategoryOutput(data []byte) (*RemoveCategoryOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out RemoveCategoryOutput
-	decodeRemoveCategoryOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeRemoveCategoryOutput)
 }
 
 // decodeRemoveCategoryOutput reads the object at p (schema/tools/remove_category.json#/outputSchema) into out.
@@ -1444,19 +1382,10 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 
 /*
 DecodeUpsertCategoryOutput strictly decodes a result of upsert_category; tests
-use it to hold results to the output schema. On failure the error is a
-strictjson.Errors listing every problem with its path, and the returned value
-holds whatever could be decoded, so callers can run further checks and report
-everything at once.
+use it to hold results to the output schema (see strictjson.Decode).
 */
 func DecodeUpsertCategoryOutput(data []byte) (*UpsertCategoryOutput, error) {
-	d, err := strictjson.NewDecoder(data)
-	if err != nil {
-		return nil, err
-	}
-	var out UpsertCategoryOutput
-	decodeUpsertCategoryOutput(d, nil, &out)
-	return &out, d.Finish()
+	return strictjson.Decode(data, decodeUpsertCategoryOutput)
 }
 
 // decodeUpsertCategoryOutput reads the object at p (schema/tools/upsert_category.json#/outputSchema) into out.

@@ -59,13 +59,9 @@ func (e *decoderEmitter) fail(format string, args ...any) {
 // root emits the exported entry point for one root schema.
 func (e *decoderEmitter) root(typeName string, n *schema.Node, what string) {
 	fn := "Decode" + typeName
-	e.f.Comment(wrap(fmt.Sprintf("%s strictly decodes %s. On failure the error is a strictjson.Errors listing every problem with its path, and the returned value holds whatever could be decoded, so callers can run further checks and report everything at once.", fn, what)))
+	e.f.Comment(wrap(fmt.Sprintf("%s strictly decodes %s (see strictjson.Decode).", fn, what)))
 	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(typeName), jen.Error()).Block(
-		jen.List(jen.Id("d"), jen.Err()).Op(":=").Qual(strictjsonPkg, "NewDecoder").Call(jen.Id("data")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Var().Id("out").Id(typeName),
-		jen.Id("decode"+typeName).Call(jen.Id("d"), jen.Nil(), jen.Op("&").Id("out")),
-		jen.Return(jen.Op("&").Id("out"), jen.Id("d").Dot("Finish").Call()),
+		jen.Return(jen.Qual(strictjsonPkg, "Decode").Call(jen.Id("data"), jen.Id("decode"+typeName))),
 	)
 	e.enqueue(typeName, n)
 	for len(e.queue) > 0 {

@@ -238,3 +238,17 @@ func (d *Decoder) Missing(p *Path, seen, required uint64, known []string) {
 		d.Fail(&kp, "required field is missing")
 	}
 }
+
+// Decode runs a generated decoder over data: the one body every generated
+// DecodeT shares. On failure the error is an Errors listing every problem
+// with its path, and the value returned holds whatever could be decoded,
+// so callers can run further checks and report everything at once.
+func Decode[T any](data []byte, decode func(d *Decoder, p *Path, out *T)) (*T, error) {
+	d, err := NewDecoder(data)
+	if err != nil {
+		return nil, err
+	}
+	var out T
+	decode(d, nil, &out)
+	return &out, d.Finish()
+}
