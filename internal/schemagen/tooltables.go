@@ -178,18 +178,6 @@ func tiersFile(pkg, header string) ([]byte, error) {
 		names = append(names, jen.Lit(name))
 	}
 	f.Var().Id("tierNames").Op("=").Index(jen.Id("NumTiers")).String().Values(names...)
-	f.Comment("String is the tier's name as schemas and tokens files spell it.")
-	f.Func().Params(jen.Id("t").Id("Tier")).Id("String").Params().String().Block(
-		jen.If(jen.Id("t").Op("<").Lit(0).Op("||").Id("t").Op(">=").Id("NumTiers")).Block(jen.Return(jen.Lit("unknown"))),
-		jen.Return(jen.Id("tierNames").Index(jen.Id("t"))),
-	)
-	f.Comment("ParseTier reads a tier name.")
-	f.Func().Id("ParseTier").Params(jen.Id("s").String()).Params(jen.Id("Tier"), jen.Bool()).Block(
-		jen.For(jen.List(jen.Id("i"), jen.Id("name")).Op(":=").Range().Id("tierNames")).Block(
-			jen.If(jen.Id("name").Op("==").Id("s")).Block(jen.Return(jen.Id("Tier").Call(jen.Id("i")), jen.True())),
-		),
-		jen.Return(jen.Lit(0), jen.False()),
-	)
 	return render(f)
 }
 
