@@ -25,7 +25,8 @@ import (
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
-// crashUpserts is how many upserts the crash test carries through.
+// crashUpserts is how many upserts the crash test carries through (20
+// under -short).
 const crashUpserts = 100
 
 // TestSIGKILLDuringUpserts runs the built server with a signing key and an
@@ -38,6 +39,10 @@ const crashUpserts = 100
 // log must be whole, and every state the registry reached must have one. The seed is logged; THREEGS_CRASH_SEED replays
 // a run.
 func TestSIGKILLDuringUpserts(t *testing.T) {
+	crashUpserts := crashUpserts
+	if testing.Short() {
+		crashUpserts = 20 // the same checks after every kill, fewer rounds
+	}
 	bin := buildBinary(t)
 	dir := t.TempDir()
 	regPath := filepath.Join(dir, "registry.json")

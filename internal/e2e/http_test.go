@@ -225,9 +225,12 @@ var loadQueries = []string{
 // TestHTTPLoad drives the built binary with 64 concurrent keep-alive
 // clients and requires every request to be answered correctly; the
 // latency figures go to the test log. It runs for THREEGS_LOAD_DURATION
-// (default 2s; CI runs it for 10s).
+// (default 2s, 0.5s under -short; CI runs it for 10s).
 func TestHTTPLoad(t *testing.T) {
 	duration := 2 * time.Second
+	if testing.Short() {
+		duration = 500 * time.Millisecond
+	}
 	if v := os.Getenv("THREEGS_LOAD_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
