@@ -147,7 +147,7 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.dup)) + " appears twice"}
 	}
 	if sh.variantAt >= 0 {
-		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.variant)) + " " + variantReason(sh.variant, envelopeKeys)}
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: member " + strconv.Quote(Brief(sh.variant)) + " " + variantReason(sh.variantOf)}
 	}
 
 	if string(env.JSONRPC) != `"2.0"` {

@@ -3,7 +3,6 @@ package jsonrpc
 import (
 	"bytes"
 	"strconv"
-	"strings"
 )
 
 // sonic's validator leaves four things to us:
@@ -32,10 +31,10 @@ type shape struct {
 	deep   int    // offset where nesting passed the bound, or -1
 	dup    string // first key repeated in the top-level object, decoded
 	dupAt  int    // offset of that repeated key, or -1
-	// variant is the first top-level key that equals a known key but for
-	// ASCII case, and variantAt its offset, or -1.
-	variant   string
-	variantAt int
+	// variant is the first top-level key that equals a known key (variantOf)
+	// but for ASCII case, and variantAt its offset, or -1.
+	variant, variantOf string
+	variantAt          int
 }
 
 func (s shape) ok() bool {
@@ -76,13 +75,15 @@ func inspect(data []byte, maxDepth int, known []string) shape {
 				s.ctrl = i
 				return s
 			}
-			if expectKey && depth == 1 && topObject && i < len(data) {
-				if s.dupAt < 0 && keys.addRepeats(data[start:i+1], escaped) {
-					s.dup, s.dupAt = keys.last, start
-				}
-				if s.variantAt < 0 && len(known) > 0 {
-					if v, ok := caseVariant(data[start:i+1], escaped, known); ok {
-						s.variant, s.variantAt = v, start
+			if expectKey && depth == 1 && topObject && i < len(data) && (s.dupAt < 0 || s.variantAt < 0) {
+				if key, ok := keyText(data[start:i+1], escaped); ok {
+					if s.dupAt < 0 && keys.addRepeats(key) {
+						s.dup, s.dupAt = keys.last, start
+					}
+					if s.variantAt < 0 {
+						if k := caseVariant(key, known); k != "" {
+							s.variant, s.variantOf, s.variantAt = string(key), k, start
+						}
 					}
 				}
 			}
@@ -151,18 +152,22 @@ type keySet struct {
 	last   string
 }
 
-// addRepeats adds the key whose quoted text is raw and reports whether it
-// was already there. Escaped keys are decoded first, since "\u0069d" is
-// "id" to every decoder.
-func (k *keySet) addRepeats(raw []byte, escaped bool) bool {
-	key := raw[1 : len(raw)-1]
-	if escaped {
-		var s string
-		if err := api.Unmarshal(raw, &s); err != nil {
-			return false // the validator will refuse the text
-		}
-		key = []byte(s)
+// keyText is the key whose quoted text is raw, decoded when it holds
+// escapes, since "\u0069d" is "id" to every decoder; false when it cannot
+// be decoded (the validator will refuse the text).
+func keyText(raw []byte, escaped bool) ([]byte, bool) {
+	if !escaped {
+		return raw[1 : len(raw)-1], true
 	}
+	var s string
+	if err := api.Unmarshal(raw, &s); err != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// addRepeats adds key and reports whether it was already there.
+func (k *keySet) addRepeats(key []byte) bool {
 	if k.set != nil {
 		if _, ok := k.set[string(key)]; ok {
 			k.last = string(key)
@@ -190,23 +195,39 @@ func (k *keySet) addRepeats(raw []byte, escaped bool) bool {
 	return false
 }
 
-// caseVariant reports whether the key whose quoted text is raw differs from
-// one of known only by ASCII case, and returns the key as sent.
-func caseVariant(raw []byte, escaped bool, known []string) (string, bool) {
-	key := raw[1 : len(raw)-1]
-	if escaped {
-		var s string
-		if err := api.Unmarshal(raw, &s); err != nil {
-			return "", false
-		}
-		key = []byte(s)
-	}
+// caseVariant returns the key of known that key equals but for ASCII
+// case, or "" when there is none (or key is one of known exactly). A
+// multi-byte character cannot fold onto an ASCII key of the same length
+// in bytes, so comparing ASCII case is enough.
+func caseVariant(key []byte, known []string) string {
 	for _, k := range known {
-		if len(k) == len(key) && string(key) != k && bytes.EqualFold(key, []byte(k)) {
-			return string(key), true
+		if len(k) != len(key) {
+			continue
+		}
+		if string(key) == k {
+			return ""
+		}
+		if asciiEqualFold(key, k) {
+			return k
 		}
 	}
-	return "", false
+	return ""
+}
+
+func asciiEqualFold(a []byte, b string) bool {
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // KeyProblem is what is wrong with the keys of one JSON object, if
@@ -226,17 +247,12 @@ func CheckKeys(obj []byte, known []string) (KeyProblem, bool) {
 	case s.dupAt >= 0 && (s.variantAt < 0 || s.dupAt < s.variantAt):
 		return KeyProblem{Key: s.dup, Reason: "duplicate key"}, true
 	case s.variantAt >= 0:
-		return KeyProblem{Key: s.variant, Reason: variantReason(s.variant, known)}, true
+		return KeyProblem{Key: s.variant, Reason: variantReason(s.variantOf)}, true
 	}
 	return KeyProblem{}, false
 }
 
-// variantReason names the known key that v imitates.
-func variantReason(v string, known []string) string {
-	for _, k := range known {
-		if strings.EqualFold(k, v) {
-			return "differs from " + strconv.Quote(k) + " only by case; keys are matched exactly"
-		}
-	}
-	return "differs from a known key only by case"
+// variantReason says which known key a case variant imitates.
+func variantReason(of string) string {
+	return "differs from " + strconv.Quote(of) + " only by case; keys are matched exactly"
 }
