@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -336,20 +337,30 @@ func TestServeEmbeddedIsVerified(t *testing.T) {
 
 // A signed write the server was interrupted in (new registry in place, its
 // signature still pending) is completed at start, not refused.
-func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
-	_, keyPath, _, regPath := curatorSetup(t)
+// interruptedSignedWrite leaves a curator's registry in the state a crash
+// between WriteSigned's second and third steps leaves: the changed
+// registry in place, its signature pending, the old signature beside it.
+// It returns the registry path, the curator's key and public key, and the
+// bytes before the change.
+func interruptedSignedWrite(t *testing.T) (regPath string, key ed25519.PrivateKey, pub string, old []byte) {
+	t.Helper()
+	_, keyPath, pub, regPath := curatorSetup(t)
 	kf, err := pkarr.ReadKeyFile(keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, _ := os.ReadFile(regPath)
+	old, _ = os.ReadFile(regPath)
 	if _, err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The state a crash between WriteSigned's second and third steps leaves.
 	changed := bytes.Replace(old, []byte(`"3gs maintainers"`), []byte(`"3gs curators"`), 1)
 	os.WriteFile(regPath+".sig.next", signature.Sign(changed, kf.Key, time.Now()), 0o644)
 	os.WriteFile(regPath, changed, 0o644)
+	return regPath, kf.Key, pub, old
+}
+
+func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
+	regPath, _, _, _ := interruptedSignedWrite(t)
 	code, prov, errOut := serveOnce(t, nil, "--registry", regPath)
 	if code != ExitOK || prov["verified"] != true || prov["curator"].(map[string]any)["name"] != "3gs curators" {
 		t.Fatalf("%d %v %s", code, prov, errOut)
@@ -364,18 +375,7 @@ func TestServeCompletesAnInterruptedSignedWrite(t *testing.T) {
 // registry with its pending signature, and says how to finish the write,
 // instead of failing until a server starts.
 func TestVerifyAfterAnInterruptedSignedWrite(t *testing.T) {
-	_, keyPath, pub, regPath := curatorSetup(t)
-	kf, err := pkarr.ReadKeyFile(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, _ := os.ReadFile(regPath)
-	if _, err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	changed := bytes.Replace(old, []byte(`"3gs maintainers"`), []byte(`"3gs curators"`), 1)
-	os.WriteFile(regPath+".sig.next", signature.Sign(changed, kf.Key, time.Now()), 0o644)
-	os.WriteFile(regPath, changed, 0o644)
+	regPath, key, pub, old := interruptedSignedWrite(t)
 	oldSig, _ := os.ReadFile(regPath + ".sig")
 	code, out, errOut := run(t, nil, "verify", "--pubkey", pub, regPath)
 	if code != ExitOK || !strings.HasPrefix(out, "OK: ") || !strings.Contains(errOut, "was interrupted") || !strings.Contains(errOut, "mv ") {
@@ -388,7 +388,7 @@ func TestVerifyAfterAnInterruptedSignedWrite(t *testing.T) {
 		t.Errorf("verify removed the pending signature: %v", err)
 	}
 	// A pending signature of other bytes is stale and changes nothing.
-	os.WriteFile(regPath+".sig.next", signature.Sign(old, kf.Key, time.Now()), 0o644)
+	os.WriteFile(regPath+".sig.next", signature.Sign(old, key, time.Now()), 0o644)
 	if code, out, _ := run(t, nil, "verify", regPath); code != ExitFail {
 		t.Errorf("a stale pending signature made verify pass: %s", out)
 	}

@@ -28,8 +28,8 @@ type connLimiter struct {
 	mu    sync.Mutex
 	conns map[net.Conn]*connInfo
 
-	evicted, refused atomic.Int64
-	refusing         chan struct{} // one per connection being refused
+	refused  atomic.Int64  // newcomers answered 503, for /health
+	refusing chan struct{} // one per connection being refused
 }
 
 type connInfo struct {
@@ -64,7 +64,6 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		l.conns[c] = &connInfo{state: http.StateNew, since: now}
 		l.mu.Unlock()
 		if victim != nil {
-			l.evicted.Add(1)
 			victim.Close() // the server sees the read fail and forgets it
 		}
 		return c, nil

@@ -40,7 +40,6 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header()["Retry-After"] = retryAfter
 	}
-	w.Header()["Cache-Control"] = noStore
 	writeJSON(w, status, gen.EncodeHealth(&h))
 }
 

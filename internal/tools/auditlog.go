@@ -31,8 +31,7 @@ func (e *editor) audit(now time.Time, caller, tool, slug string, before, after *
 	if err != nil {
 		return err
 	}
-	_, err = appendLine(e.AuditLog, append(line, '\n'))
-	return err
+	return appendLine(e.AuditLog, append(line, '\n'))
 }
 
 // appendLine appends line (ending in a newline) to the log at path and
@@ -41,27 +40,27 @@ func (e *editor) audit(now time.Time, caller, tool, slug string, before, after *
 // The line goes out in one write to a file opened for appending. If that
 // write fails part way (a full disk), the file is cut back to where it
 // was, so the next line is not glued onto a fragment. A fragment left by a
-// crash mid-write is cut off before anything is appended after it; it
-// returns how many bytes that removed.
-func appendLine(path string, line []byte) (repaired int64, err error) {
+// crash mid-write is cut off before anything is appended after it (a
+// server also cuts one when it starts, and says so: RepairAuditLog).
+func appendLine(path string, line []byte) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return 0, fmt.Errorf("opening the audit log: %w", err)
+		return fmt.Errorf("opening the audit log: %w", err)
 	}
 	defer f.Close()
-	size, repaired, err := cutTornTail(f)
+	size, _, err := cutTornTail(f)
 	if err != nil {
-		return 0, fmt.Errorf("repairing the audit log %s: %w", path, err)
+		return fmt.Errorf("repairing the audit log %s: %w", path, err)
 	}
 	if _, err := writeAudit(f, line); err != nil {
 		f.Truncate(size)
-		return repaired, fmt.Errorf("writing the audit log %s (nothing was changed): %w", path, err)
+		return fmt.Errorf("writing the audit log %s (nothing was changed): %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Truncate(size)
-		return repaired, fmt.Errorf("syncing the audit log %s (nothing was changed): %w", path, err)
+		return fmt.Errorf("syncing the audit log %s (nothing was changed): %w", path, err)
 	}
-	return repaired, nil
+	return nil
 }
 
 // writeAudit writes to the audit log; tests replace it to fail part way.
