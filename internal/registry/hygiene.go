@@ -1,15 +1,12 @@
 package registry
 
 import (
-	"maps"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -45,27 +42,31 @@ func checkName(path, s string, fail func(path, reason string)) {
 	}
 }
 
-// checkURL refuses user information and hidden characters in a URL.
-func checkURL(path, raw string, fail func(path, reason string)) {
+// checkURL refuses user information and hidden characters in a URL, and
+// returns the parsed URL when it passes, so the other URL rules (the
+// duplicate check, the host warnings) need not parse it again.
+func checkURL(path, raw string, fail func(path, reason string)) *url.URL {
 	if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
-		return // the schema's pattern reports it
+		return nil // the schema's pattern reports it
 	}
 	if r, at, ok := hiddenRune(raw); ok {
 		fail(path, "contains "+runeName(r)+" at character "+strconv.Itoa(at)+"; a URL may not hold control or text-direction characters")
-		return
+		return nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		fail(path, "is not a URL: "+strings.TrimPrefix(err.Error(), "parse "+strconv.Quote(raw)+": "))
-		return
+		return nil
 	}
 	if u.User != nil {
 		fail(path, "has user information before its host ("+u.User.Username()+"@...): it leads to "+u.Hostname()+", not to the name written first; write the host alone")
-		return
+		return nil
 	}
 	if u.Hostname() == "" {
 		fail(path, "has no host")
+		return nil
 	}
+	return u
 }
 
 // hiddenRune finds the first control or bidirectional-control character.
@@ -107,36 +108,12 @@ func runeName(r rune) string {
 // Warnings lists what validate should point out in a registry that loads:
 // source and endorsement URLs whose host mixes scripts or is punycode, or
 // is private, loopback or link-local. Curators may list such sources on
-// purpose; the warning makes sure it is on purpose.
+// purpose; the warning makes sure it is on purpose. checkRules collects
+// them, in the order load errors are reported.
 func Warnings(r *Registry) strictjson.Errors { return r.warnings }
 
-// hostWarnings finds them in a decoded document, before its sources are
-// put in rank order, so paths count sources in file order as load errors
-// do.
-func hostWarnings(doc *gen.Registry) strictjson.Errors {
-	var out strictjson.Errors
-	warn := func(path, raw string) {
-		if why := hostConcern(raw); why != "" {
-			out = append(out, &strictjson.Error{Path: path, Reason: why})
-		}
-	}
-	for i, e := range doc.Endorsements {
-		warn("endorsements["+strconv.Itoa(i)+"].url", e.URL)
-	}
-	for _, slug := range slices.Sorted(maps.Keys(doc.Categories)) {
-		for i, s := range doc.Categories[slug].Sources {
-			warn("categories."+slug+".sources["+strconv.Itoa(i)+"].url", s.URL)
-		}
-	}
-	return out
-}
-
 // hostConcern says what is worth a second look about a URL's host.
-func hostConcern(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
+func hostConcern(u *url.URL) string {
 	host := strings.ToLower(u.Hostname())
 	if ip, err := netip.ParseAddr(host); err == nil {
 		switch {

@@ -64,12 +64,13 @@ func Load(data []byte) (*Registry, error) {
 	if doc == nil { // not JSON at all: nothing further to check
 		return nil, errs
 	}
-	errs = append(errs, checkRules(doc)...)
+	rules, warnings := checkRules(doc)
+	errs = append(errs, rules...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	sum := sha256.Sum256(data)
-	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}, warnings: hostWarnings(doc)}
+	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}, warnings: warnings}
 	for slug := range doc.Categories {
 		c := doc.Categories[slug]
 		slices.SortFunc(c.Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
@@ -97,10 +98,19 @@ func readLimited(path string) ([]byte, error) {
 
 // checkRules applies the rules beyond the schema. It runs on whatever the
 // decoder managed to fill, so it only judges values the schema accepted
-// (a rank outside 1..3 is already reported; here it is skipped).
-func checkRules(doc *gen.Registry) strictjson.Errors {
-	var errs strictjson.Errors
+// (a rank outside 1..3 is already reported; here it is skipped). It also
+// returns the warnings Warnings reports, found while each URL is parsed
+// once.
+func checkRules(doc *gen.Registry) (errs, warnings strictjson.Errors) {
 	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
+	warn := func(path string, u *url.URL) {
+		if u == nil {
+			return
+		}
+		if why := hostConcern(u); why != "" {
+			warnings = append(warnings, &strictjson.Error{Path: path, Reason: why})
+		}
+	}
 	if k := doc.Curator.Pubkey; k != Placeholder {
 		checkKey(k, "curator.pubkey", fail)
 	}
@@ -112,7 +122,8 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 		if e.Name != nil {
 			checkName("endorsements["+strconv.Itoa(i)+"].name", *e.Name, fail)
 		}
-		checkURL("endorsements["+strconv.Itoa(i)+"].url", e.URL, fail)
+		up := "endorsements[" + strconv.Itoa(i) + "].url"
+		warn(up, checkURL(up, e.URL, fail))
 		if j, dup := endorsedBy[e.Pubkey]; dup && e.Pubkey != "" {
 			fail(p, fmt.Sprintf("same key as endorsements[%d]; list each endorser once", j))
 		} else {
@@ -133,7 +144,8 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 		for i, s := range c.Sources {
 			sp := base + ".sources[" + strconv.Itoa(i) + "]"
 			checkName(sp+".name", s.Name, fail)
-			checkURL(sp+".url", s.URL, fail)
+			u := checkURL(sp+".url", s.URL, fail)
+			warn(sp+".url", u)
 			if s.Rank >= 1 && s.Rank <= 3 {
 				if j, dup := rankAt[s.Rank]; dup {
 					fail(sp+".rank", fmt.Sprintf("rank %d is already used by sources[%d]; the three sources must be ranked 1, 2 and 3", s.Rank, j))
@@ -141,8 +153,8 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 					rankAt[s.Rank] = i
 				}
 			}
-			if s.URL != "" {
-				key := urlKey(s.URL)
+			if u != nil {
+				key := urlKey(u)
 				if j, dup := urlAt[key]; dup {
 					fail(sp+".url", fmt.Sprintf("same URL as sources[%d]; each source must point somewhere different", j))
 				} else {
@@ -156,7 +168,7 @@ func checkRules(doc *gen.Registry) strictjson.Errors {
 			}
 		}
 	}
-	return errs
+	return errs, warnings
 }
 
 // checkKey reports a key that has the form the schema asks for (so the
@@ -173,11 +185,8 @@ func checkKey(k, path string, fail func(path, reason string)) {
 
 // urlKey normalizes what does not change where a URL leads: the case of
 // scheme and host, and a trailing slash.
-func urlKey(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
+func urlKey(parsed *url.URL) string {
+	u := *parsed
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.Host = strings.ToLower(u.Host)
 	u.Path = strings.TrimSuffix(u.Path, "/")
