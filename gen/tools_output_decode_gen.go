@@ -186,8 +186,54 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				}
 				out.Margin = &opt0
 			}
-		case "fields":
+		case "evidence":
 			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Evidence = &opt0
+			}
+		case "semantic":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Semantic = &opt0
+			}
+		case "calibration":
+			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Factor{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Factor
+					decodeFactor(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 32)
+				if len(items0) > 0 {
+					out.Calibration = items0
+				}
+			}
+		case "fields":
+			if !d.Claim(p, key, &seen, 12) {
 				continue
 			}
 			fp := p.Key(key)
@@ -202,7 +248,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				out.Fields = items0
 			}
 		case "words":
-			if !d.Claim(p, key, &seen, 10) {
+			if !d.Claim(p, key, &seen, 13) {
 				continue
 			}
 			fp := p.Key(key)
@@ -220,7 +266,50 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 			d.UnknownKey(p, key, candidateFields)
 		}
 	}
-	d.Missing(p, seen, 0b11001011111, candidateFields)
+	d.Missing(p, seen, 0b11000001011111, candidateFields)
+}
+
+// decodeFactor reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/factor) into out.
+func decodeFactor(d *strictjson.Decoder, p *strictjson.Path, out *Factor) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "factor":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Factor = v
+			}
+		case "value":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				out.Value = v
+			}
+		case "effect":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				out.Effect = v
+			}
+		default:
+			d.UnknownKey(p, key, factorFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, factorFields)
 }
 
 // decodeFieldCoverage reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/fieldCoverage) into out.
@@ -1469,7 +1558,10 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
 // candidateFields lists Candidate's fields in schema order; bit i of a decoder's seen set stands for candidateFields[i].
-var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "margin", "fields", "words"}
+var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "margin", "evidence", "semantic", "calibration", "fields", "words"}
+
+// factorFields lists Factor's fields in schema order; bit i of a decoder's seen set stands for factorFields[i].
+var factorFields = []string{"factor", "value", "effect"}
 
 // fieldCoverageFields lists FieldCoverage's fields in schema order; bit i of a decoder's seen set stands for fieldCoverageFields[i].
 var fieldCoverageFields = []string{"field", "coverage"}

@@ -28,21 +28,32 @@ type Candidate struct {
 	// That field, as the matcher stores it (stems, stop words removed).
 	BestPhrase *string `json:"best_phrase,omitempty,omitzero"`
 
+	// For the best candidate only: the factors its confidence weighs, largest effect
+	// first. The score is 1/(1+e^-z), where z is the sum of the effects; a factor's
+	// effect is its value times the weight fitted on the development sets.
+	Calibration []Factor `json:"calibration,omitempty,omitzero"`
+
 	// The share of the query's weight the category explains, from 0 to 1.
 	Coverage float64 `json:"coverage"`
 
-	// Why the evidence does not make this category a confident answer, so its score
-	// was scaled below the default threshold (for example: met only through its
-	// sources' names, or only through related words); absent when there is no doubt.
+	// Why the words alone do not make this category a sure answer, so its evidence
+	// was scaled down (for example: met only through its sources' names, or only
+	// through related words); the calibration weighs it with the rest. Absent when
+	// there is no doubt.
 	Doubt *string `json:"doubt,omitempty,omitzero"`
+
+	// The ranking score before calibration, from 0 to 1: the lexical score (scaled
+	// down when in doubt), blended with the semantic closeness for a candidate in
+	// doubt. Candidates are ranked by it; the best one's score is its calibrated
+	// confidence, and the others' scores are scaled by the same ratio.
+	Evidence *float64 `json:"evidence,omitempty,omitzero"`
 
 	// Coverage split by the field the evidence came from; fields that explain nothing
 	// are left out.
 	Fields []FieldCoverage `json:"fields"`
 
-	// What a clear lead over the runner-up, and word vectors that put the same
-	// category first, added to the best candidate's score (absent when nothing was
-	// added): a long question with one plain topic is not judged on coverage alone.
+	// For the best candidate only: how far its evidence stands above the runner-up's,
+	// one of the factors its confidence weighs (see calibration).
 	Margin *float64 `json:"margin,omitempty,omitzero"`
 
 	// The category's name.
@@ -51,8 +62,15 @@ type Candidate struct {
 	// How fully the best short field and the query cover each other, from 0 to 1.
 	Phrase float64 `json:"phrase"`
 
-	// Its match score from 0 to 1.
+	// Its match score from 0 to 1: for the best candidate, the calibrated confidence
+	// that it is the right answer; the others are scaled by the same ratio, so the
+	// order is that of the evidence.
 	Score float64 `json:"score"`
+
+	// How close in meaning the query is to what the curator wrote about the category,
+	// by word vectors, above the registry's average, from 0 to 1 (0 when word vectors
+	// are off, as they are for registries of more than 4,096 categories).
+	Semantic *float64 `json:"semantic,omitempty,omitzero"`
 
 	// The category's slug.
 	Slug string `json:"slug"`
@@ -121,6 +139,18 @@ type ExplainMatchOutput struct {
 
 	// The threshold applied.
 	Threshold float64 `json:"threshold"`
+}
+
+type Factor struct {
+	// What it added to the log-odds of the confidence; negative when it lowered it.
+	Effect float64 `json:"effect"`
+
+	// What it is: baseline, lexical score, coverage, lead over the runner-up, word
+	// vectors, query length, unexplained words, a doubt, and so on.
+	Factor string `json:"factor"`
+
+	// Its value for this query (1 for a yes-or-no factor that holds).
+	Value float64 `json:"value"`
 }
 
 type FieldCoverage struct {
@@ -192,8 +222,9 @@ type GetSourcesInput struct {
 	// query, not both.
 	Slug *string `json:"slug,omitempty,omitzero"`
 
-	// Minimum match score from 0 to 1 (default 0.4). Raise it to accept only close
-	// matches.
+	// Minimum match score from 0 to 1 (default 0.4). The score of the best category
+	// is the matcher's confidence that it is the right one, so raise the threshold to
+	// answer only when surer.
 	Threshold *float64 `json:"threshold,omitempty,omitzero"`
 }
 
@@ -230,7 +261,8 @@ type GetSourcesOutput struct {
 	// Version of the registry that answered.
 	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
 
-	// Match score from 0 to 1; higher is closer.
+	// Match score from 0 to 1: the matcher's calibrated confidence that this category
+	// is the one asked for (1 when asked for by slug).
 	Score *float64 `json:"score,omitempty,omitzero"`
 
 	// The matched category's stable identifier (absent when nothing matched).

@@ -108,15 +108,18 @@ func printMatch(w io.Writer, reg *registry.Registry, query string, ranked []matc
 func printExplanations(w io.Writer, ex []matcher.Explanation) {
 	for i, e := range ex {
 		fmt.Fprintf(w, "\n%d. %s  score %.3f\n", i+1, e.Slug, e.Score)
-		fmt.Fprintf(w, "   coverage %.3f, phrase %.3f, adjacency %.3f\n", e.Coverage, e.Phrase, e.Adjacency)
+		fmt.Fprintf(w, "   coverage %.3f, phrase %.3f, adjacency %.3f, word vectors %.3f; evidence %.3f\n", e.Coverage, e.Phrase, e.Adjacency, e.Semantic, e.Evidence)
 		if e.BestPhrase != "" {
 			fmt.Fprintf(w, "   best phrase  %s\n", e.BestPhrase)
 		}
 		if e.Doubt != "" {
-			fmt.Fprintf(w, "   not confident: %s (score scaled down)\n", e.Doubt)
+			fmt.Fprintf(w, "   in doubt: %s (evidence scaled down)\n", e.Doubt)
 		}
-		if e.Margin > 0 {
-			fmt.Fprintf(w, "   +%.3f for a clear lead over the runner-up, or word vectors that agree\n", e.Margin)
+		if len(e.Calibration) > 0 {
+			fmt.Fprintf(w, "   confidence %.3f = 1/(1+e^-z), z the sum of these effects:\n", e.Score)
+			for _, f := range e.Calibration {
+				fmt.Fprintf(w, "     %+7.3f  %s (%.3f)\n", f.Effect, f.Factor, f.Value)
+			}
 		}
 		var fields []string
 		for f := range matcher.NumFields {

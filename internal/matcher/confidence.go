@@ -23,24 +23,23 @@ import "fmt"
 //     setup" for a category whose patterns say "setup").
 //
 // A category met only through a source is still an answer when the query
-// states that source's whole name or host ("bitwarden", "keepassxc"): then
-// phrase, the best short field's two-way coverage, is near 1 and that
-// field is a source's. It is one too when a word that is not English (a
-// product name: "lynis", "esphome") is in a source's name or host and the
-// query has no word the category does not explain: the curator picked that
-// source for this category, so its product is the category's topic
-// ("docker networking" is not a question about a mail server whose source
-// is docker-mailserver). An English word there ("stride") needs more.
+// states that source's whole name or host ("bitwarden", "keepassxc",
+// "lynis"): then phrase, the best short field's two-way coverage, is near 1
+// and that field is a source's. A word that is only part of a source's name
+// is not: "docker" is not a question about a mail server whose source is
+// docker-mailserver.
 //
 // A category whose name and patterns hold none of the query's words, met
 // only in its description or sources, is not an answer either when the
 // query has words it does not explain ("web accessibility" is not Linux
 // hardening for its description's "access").
-func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) string {
+func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) evidence {
 	var met, direct, curated, keyed, unexplained, rare int
 	named := false      // a direct word is in the category's slug or name
-	product := false    // a word that is no English word names a source
 	genericMet := false // a generic word the query has is in what the curator wrote
+	ev := func(k doubtKind) evidence {
+		return evidence{kind: k, met: met, direct: direct, keyed: keyed, unexplained: unexplained, rare: rare, named: named}
+	}
 	for _, w := range p.words {
 		if isGeneric(w.stem) {
 			for _, cd := range w.cands {
@@ -72,9 +71,6 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) st
 		if bestKind != KindRelated {
 			direct++
 			named = named || bestMask&(1<<FieldSlug|1<<FieldName) != 0
-			if _, common := zipfOf(w.raw); !common && bestMask&(1<<FieldSourceName|1<<FieldSourceHost) != 0 {
-				product = true
-			}
 		}
 		if bestMask&curatedFields != 0 {
 			curated++
@@ -85,19 +81,67 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) st
 	}
 	switch {
 	case met == 0 && unexplained > 0:
-		return "only generic words such as \"learn\" or \"guide\" meet it"
+		return ev(doubtGenericOnly)
 	case met == 0:
-		return "" // a query of generic words only: coverage already says it
-	case curated == 0 && (product && unexplained == 0 || phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost)):
-		return ""
+		return ev(sure) // a query of generic words only: coverage already says it
+	case curated == 0 && phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost):
+		return ev(sure)
 	case curated == 0:
-		return "met only through its sources' names, hosts or descriptions"
+		return ev(doubtSourcesOnly)
 	case direct == 0:
-		return "met only through related words, none of the query's own"
+		return ev(doubtRelatedOnly)
 	case keyed == 0 && unexplained > 0:
-		return fmt.Sprintf("not in its name or patterns, and %d query words it does not explain", unexplained)
+		return ev(doubtNotKeyed)
 	case direct == 1 && (unexplained >= 2 && unexplained > met || rare >= 1 && !named && !genericMet):
-		return fmt.Sprintf("one query word meets it and %d others it does not explain", unexplained)
+		return ev(doubtOneWord)
+	}
+	return ev(sure)
+}
+
+// doubtKind is why a category's evidence is too thin to answer with, or
+// sure when it is not.
+type doubtKind uint8
+
+const (
+	sure doubtKind = iota
+	doubtGenericOnly
+	doubtSourcesOnly
+	doubtRelatedOnly
+	doubtNotKeyed
+	doubtOneWord
+	// doubtVectorsOnly: no word of the query meets the category, and
+	// only word vectors say it is close in meaning.
+	doubtVectorsOnly
+	numDoubtKinds
+)
+
+// evidence is what doubt found for one category: its verdict and the
+// counts it was drawn from (query words met, met by their own form, met
+// in the name, slug or patterns, left unexplained, and unexplained words
+// too rare to be ordinary English).
+type evidence struct {
+	kind                                  doubtKind
+	met, direct, keyed, unexplained, rare int
+	named                                 bool
+}
+
+func (e evidence) doubted() bool { return e.kind != sure }
+
+// reason is the doubt in words, for explanations ("" when sure).
+func (e evidence) reason() string {
+	switch e.kind {
+	case doubtGenericOnly:
+		return "only generic words such as \"learn\" or \"guide\" meet it"
+	case doubtSourcesOnly:
+		return "met only through its sources' names, hosts or descriptions"
+	case doubtRelatedOnly:
+		return "met only through related words, none of the query's own"
+	case doubtNotKeyed:
+		return fmt.Sprintf("not in its name or patterns, and %d query words it does not explain", e.unexplained)
+	case doubtOneWord:
+		return fmt.Sprintf("one query word meets it and %d others it does not explain", e.unexplained)
+	case doubtVectorsOnly:
+		return "met only through words close in meaning (word vectors)"
 	}
 	return ""
 }

@@ -21,13 +21,21 @@ type Explanation struct {
 	// Adjacency is the weight share of query word pairs found side by side.
 	Adjacency float64
 	// Doubt, when set, says why the evidence is too thin to answer with
-	// this category: the score was scaled down by the doubt factor.
+	// this category: its evidence was scaled down by the doubt factor.
 	Doubt string
-	// Margin is what a clear lead over the runner-up, and word vectors
-	// that agree (see blend), added to the best category's score (0 for
-	// the others, and for a doubted best).
-	Margin float64
-	Words  []WordExplanation
+	// Evidence is the ranking score before calibration: the lexical score
+	// (scaled down when doubted), blended with Semantic for a doubted
+	// category. Score is Evidence calibrated (see calibrate.go).
+	Evidence float64
+	// Semantic is how close in meaning, by word vectors, the query is to
+	// what the curator wrote, above the registry's mean (0 when word
+	// vectors are off, as they are for large registries).
+	Semantic float64
+	// Lead, for the best category only, is how far its evidence stands
+	// above the runner-up's; Calibration lists what moved its confidence.
+	Lead        float64
+	Calibration []FactorEffect
+	Words       []WordExplanation
 }
 
 // WordExplanation is one query word's part in a category's score.
@@ -58,11 +66,21 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits := x.rank(p, limit)
+	hits, vectors := x.candidates(p, limit)
+	f := x.factors(p, hits, vectors)
+	evidence := make([]float64, len(hits))
+	for i, h := range hits {
+		evidence[i] = h.Score
+	}
+	x.calibrate(p, hits, vectors)
+	hits = hits[:min(len(hits), limit)]
 	out := make([]Explanation, 0, len(hits))
-	for _, h := range hits {
+	for i, h := range hits {
 		c := h.cat
-		e := Explanation{Slug: h.Slug}
+		e := Explanation{Slug: h.Slug, Evidence: evidence[i], Semantic: float64(h.sem)}
+		if i == 0 {
+			e.Lead, e.Calibration = f[factorLead], effects(&f)
+		}
 		var acc float32
 		for _, w := range p.words {
 			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
@@ -81,8 +99,10 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 			we.In = attribute(&x.tune, bestMask, we.Contribution, &e.Fields)
 			e.Words = append(e.Words, we)
 		}
-		v, _ := x.finish(p, c, acc/p.total, &e)
-		e.Margin = h.Score - roundScore(v) // the raise distinct gave the best
+		x.finish(p, c, acc/p.total, &e)
+		if h.ev.kind == doubtVectorsOnly {
+			e.Doubt = h.ev.reason()
+		}
 		e.Score = h.Score
 		out = append(out, e)
 	}

@@ -62,9 +62,6 @@ type tuning struct {
 	// make sure of (see doubt in confidence.go): below 0.4, the default
 	// threshold, whatever the score was, while keeping the order.
 	doubtFactor float64
-	// marginWeight scales how much standing clear of the runner-up raises
-	// the best category's score (see distinct in score.go).
-	marginWeight float64
 }
 
 var tune = tuning{
@@ -89,7 +86,6 @@ var tune = tuning{
 	commonSpan:      3,
 	commonFloor:     0.1,
 	doubtFactor:     0.39,
-	marginWeight:    0.5,
 }
 
 // strengthTable[m] is the strength of a word found in the fields of mask m.

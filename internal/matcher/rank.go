@@ -90,23 +90,39 @@ type hit struct {
 	cat     uint32
 	doubted bool // its score was scaled down (see doubt)
 	crowded bool // more categories than were scored could rival it
+	// lex is the lexical score before any doubt factor, sem the semantic
+	// score above the registry's mean (0 when the channel is off): the
+	// evidence confidence (calibrate.go) weighs.
+	lex         float64
+	sem, semGap float32
+	ev          evidence
+	cov, phrase float32
 }
 
-// rank returns the limit best categories for a parsed query.
+// rank returns the limit best categories for a parsed query, with the
+// best one's score its calibrated confidence (calibrate.go).
 func (x *Index) rank(p *parsed, limit int) []hit {
+	out, vectors := x.candidates(p, limit)
+	x.calibrate(p, out, vectors)
+	return out[:min(len(out), limit)]
+}
+
+// candidates ranks the categories by their evidence: at least limit, and
+// the runner-up, which is needed to judge the best whatever the limit.
+// vectors says whether the semantic channel ran.
+func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 	if limit <= 0 || p.total == 0 {
-		return nil
+		return nil, false
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
-	// The runner-up is needed to judge the best, whatever the limit.
 	n := max(limit, 2)
-	x.semantic(p, s)
+	vectors = x.semantic(p, s)
 	if len(s.semTouched) > 0 {
 		n += semExtra
 	}
 	x.accumulate(p, s, n)
-	out := x.top(p, s, n)
+	out = x.top(p, s, n)
 	for _, c := range s.touched {
 		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
 	}
@@ -114,27 +130,12 @@ func (x *Index) rank(p *parsed, limit int) []hit {
 	if len(s.semTouched) > 0 {
 		out = x.blend(out, s)
 	}
-	if len(out) > 0 {
-		out[0].Score = roundScore(x.distinct(out))
-	}
-	return out[:min(len(out), limit)]
+	return out, vectors
 }
 
 // semExtra: with the semantic channel on, this many more lexical
 // candidates are scored, as the blend can reorder them.
 const semExtra = 8
-
-// Agreement: when the best category is confident by its words and is also
-// the one word vectors put first, by at least agreeMin above the
-// registry's mean, two independent readings agree, and its score rises by
-// agreeWeight of that semantic score times what it leaves to 1. It is what
-// a long question with a plain topic has: few of its words are the
-// curator's, most are about the same thing. Like the margin raise, it
-// never lifts a score past marginCeiling.
-const (
-	agreeMin    = 0.2
-	agreeWeight = 0.5
-)
 
 // blend adds the semantic score to the lexical one of the categories that
 // are not confident answers (see vectors.go) and re-sorts. It orders the
@@ -153,20 +154,28 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	for _, c := range s.semTouched {
 		s.sem[c] = max(0, s.sem[c]-mean)
 	}
-	var semBest float32
+	var semBest, semSecond float32
 	var semArg uint32
 	for _, c := range s.semTouched {
-		if s.sem[c] > semBest {
-			semBest, semArg = s.sem[c], c
+		switch v := s.sem[c]; {
+		case v > semBest:
+			semBest, semSecond, semArg = v, semBest, c
+		case v > semSecond:
+			semSecond = v
 		}
+	}
+	// gap is how far c's semantic score stands above every other's.
+	gap := func(c uint32) float32 {
+		if c == semArg {
+			return s.sem[c] - semSecond
+		}
+		return s.sem[c] - semBest
 	}
 	lexical := len(out)
 	for i := range out {
 		h := &out[i]
+		h.sem, h.semGap = s.sem[h.cat], gap(h.cat)
 		if !h.doubted {
-			if i == 0 && h.cat == semArg && semBest >= agreeMin {
-				h.Score = roundScore(min(h.Score+agreeWeight*float64(semBest)*(1-h.Score), max(h.Score, marginCeiling)))
-			}
 			continue
 		}
 		lex := h.Score / x.tune.doubtFactor
@@ -175,7 +184,7 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
-			out = append(out, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true})
+			out = append(out, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
 		}
 		s.sem[c] = 0
 	}
@@ -183,31 +192,6 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 	return out
 }
-
-// distinct is the best category's score raised by how far it stands above
-// the runner-up. Coverage says how much of the question a category
-// explains; that no other category comes close is evidence too, and it is
-// what a long question with one clear topic has and a vague one lacks. A
-// doubted best category gets nothing, and the raise is at most
-// marginWeight of the best score's own gap to 1, scaled by the best score
-// itself, so a faint match with no rival stays faint, and never beyond
-// marginCeiling.
-func (x *Index) distinct(out []hit) float64 {
-	s1 := out[0].Score
-	if out[0].doubted || out[0].crowded || s1 <= 0 {
-		return s1
-	}
-	s2 := 0.0
-	if len(out) > 1 {
-		s2 = out[1].Score
-	}
-	return min(s1+x.tune.marginWeight*(1-s2/s1)*s1*(1-s1), max(s1, marginCeiling))
-}
-
-// marginCeiling: the raise never lifts a score past it. Above it, scores
-// say how near the query is to one of the category's own phrases (a typo
-// keeps a match but leaves that range), which a clear lead does not change.
-const marginCeiling = 0.9
 
 // accumulate walks the postings of every term the query meets and sums
 // each category's coverage numerator. Only categories that share a term
@@ -368,8 +352,8 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		if kept.full() && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
-		v, doubted := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
-		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(v)}, cat: qc.cat, doubted: doubted})
+		f := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
+		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, doubted: f.ev.doubted(), lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
@@ -419,9 +403,18 @@ func (x *Index) combine(q, phrase, adj float32) float32 {
 	return min(1, base+aw*(1-base)*adj)
 }
 
+// finished is a category's lexical scoring: its score (scaled by the doubt
+// factor when doubted), the score before that, and the parts the
+// confidence model reads (calibrate.go).
+type finished struct {
+	score, lex  float64
+	ev          evidence
+	cov, phrase float32
+}
+
 // finish turns coverage q into the final score of category c by scoring
 // its short fields as phrases. With e non-nil it also records the parts.
-func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) (float64, bool) {
+func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) finished {
 	var (
 		bestP     float32
 		bestElem  []uint32
@@ -483,17 +476,18 @@ func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) (float64,
 	if len(bestElem) > 0 {
 		bestField = Field(bestElem[0] &^ elemMark)
 	}
-	doubt := x.doubt(p, c, bestP, bestField)
-	if doubt != "" {
+	ev := x.doubt(p, c, bestP, bestField)
+	lex := score
+	if ev.doubted() {
 		score *= float32(x.tune.doubtFactor)
 	}
 	if e != nil {
-		e.Coverage, e.Phrase, e.Adjacency, e.Doubt = float64(q), float64(bestP), float64(adj), doubt
+		e.Coverage, e.Phrase, e.Adjacency, e.Doubt = float64(q), float64(bestP), float64(adj), ev.reason()
 		if bestP > 0 {
 			e.BestPhrase = x.elementText(bestElem)
 		}
 	}
-	return float64(score), doubt != ""
+	return finished{score: float64(score), lex: float64(lex), ev: ev, cov: q, phrase: bestP}
 }
 
 // elements yields the short fields of category c as stored: each starts

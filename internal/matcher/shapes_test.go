@@ -17,11 +17,12 @@ import (
 // The shaped evaluation sets: a registry and queries.tsv with lines
 // SHAPE<TAB>SLUG-or-NONE<TAB>QUERY. testdata/heldout was written and
 // committed before the matcher was changed for it and is never tuned on;
-// testdata/dev is the set to tune on. Run
+// testdata/dev and testdata/dev2 are the sets to tune on (the confidence
+// model is fitted on both, see calibration_test.go). Run
 //
 //	go test ./internal/matcher -run TestEvalShapes -v
 //
-// for the table of both; -eval.misses lists the development set's misses
+// for the table of each; -eval.misses lists the development sets' misses
 // (never the held-out set's: reading them is how one starts tuning on it).
 var showMisses = flag.Bool("eval.misses", false, "list the development set's misses")
 
@@ -162,8 +163,9 @@ func TestEvalShapes(t *testing.T) {
 		dir  string
 		bars shapedBars
 	}{
-		{"testdata/heldout", shapedBars{right: 0.24, top5: 0.81, nearmiss: 0.10, offtopic: 0.10}},
-		{"testdata/dev", shapedBars{right: 0.35, top5: 0.84, nearmiss: 0.16, offtopic: 0.07}},
+		{"testdata/heldout", shapedBars{right: 0.28, top5: 0.81, nearmiss: 0.14, offtopic: 0.05}},
+		{"testdata/dev", shapedBars{right: 0.33, top5: 0.84, nearmiss: 0.14, offtopic: 0.09}},
+		{"testdata/dev2", shapedBars{right: 0.42, top5: 0.84, nearmiss: 0.14, offtopic: 0.04}},
 	} {
 		t.Run(filepath.Base(set.dir), func(t *testing.T) {
 			reg, err := registry.LoadFile(filepath.Join(set.dir, "registry.json"))
@@ -174,7 +176,7 @@ func TestEvalShapes(t *testing.T) {
 			evaluateShaped(t, NewBaseline(reg), reg, cases).report(t, "baseline")
 			r := evaluateShaped(t, New(reg), reg, cases)
 			r.report(t, "index")
-			if *showMisses && set.dir == "testdata/dev" {
+			if *showMisses && set.dir != "testdata/heldout" {
 				for _, m := range r.misses {
 					t.Log(m)
 				}

@@ -122,12 +122,12 @@ func sifWeight(raw string) float32 {
 }
 
 // semantic fills s.sem for the categories some query word is close to and
-// lists them in s.semTouched; it does nothing for a large registry. Each
-// query word is compared with every curated word that has a vector: a few
-// hundred in a registry of forty categories.
-func (x *Index) semantic(p *parsed, s *scratch) {
+// lists them in s.semTouched, and reports whether it ran: it does nothing
+// for a large registry. Each query word is compared with every curated
+// word that has a vector: a few hundred in a registry of forty categories.
+func (x *Index) semantic(p *parsed, s *scratch) bool {
 	if len(x.simTerms) == 0 || len(x.slugs) > semAllCats {
-		return
+		return false
 	}
 	var weights [maxQueryWords]float32
 	var den float32
@@ -138,7 +138,7 @@ func (x *Index) semantic(p *parsed, s *scratch) {
 		}
 	}
 	if den == 0 {
-		return
+		return true
 	}
 	for i, w := range p.words {
 		if weights[i] == 0 {
@@ -182,4 +182,5 @@ func (x *Index) semantic(p *parsed, s *scratch) {
 		}
 		s.semWord = s.semWord[:0]
 	}
+	return true
 }

@@ -53,8 +53,12 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		if e.Doubt != "" {
 			cand.Doubt = ptr(e.Doubt)
 		}
-		if e.Margin > 0 {
-			cand.Margin = ptr(clamp01(e.Margin))
+		cand.Evidence, cand.Semantic = ptr(clamp01(e.Evidence)), ptr(clamp01(e.Semantic))
+		if i == 0 {
+			cand.Margin = ptr(clamp01(e.Lead))
+			for _, f := range e.Calibration {
+				cand.Calibration = append(cand.Calibration, gen.Factor{Factor: f.Factor, Value: f.Value, Effect: f.Effect})
+			}
 		}
 		for f := range matcher.NumFields {
 			if v := e.Fields[f]; v > 0 {
@@ -95,15 +99,26 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		b.WriteString("get_sources answers with: nothing (no candidate reaches the threshold)\n")
 	}
 	for i, c := range out.Candidates {
-		fmt.Fprintf(&b, "\n%d. %s (%s), score %.3f\n   coverage %.3f, phrase %.3f, adjacency %.3f\n", i+1, c.Slug, c.Name, c.Score, c.Coverage, c.Phrase, c.Adjacency)
+		fmt.Fprintf(&b, "\n%d. %s (%s), score %.3f\n   coverage %.3f, phrase %.3f, adjacency %.3f", i+1, c.Slug, c.Name, c.Score, c.Coverage, c.Phrase, c.Adjacency)
+		if c.Semantic != nil {
+			fmt.Fprintf(&b, ", word vectors %.3f", *c.Semantic)
+		}
+		if c.Evidence != nil {
+			fmt.Fprintf(&b, "; evidence %.3f", *c.Evidence)
+		}
+		b.WriteString("\n")
 		if c.BestPhrase != nil {
 			fmt.Fprintf(&b, "   best phrase: %s\n", *c.BestPhrase)
 		}
 		if c.Doubt != nil {
-			fmt.Fprintf(&b, "   not confident: %s (score scaled down)\n", *c.Doubt)
+			fmt.Fprintf(&b, "   in doubt: %s (evidence scaled down)\n", *c.Doubt)
 		}
-		if c.Margin != nil {
-			fmt.Fprintf(&b, "   +%.3f for a clear lead over the runner-up, or word vectors that agree\n", *c.Margin)
+		if len(c.Calibration) > 0 {
+			b.WriteString("   confidence = 1/(1+e^-z), z the sum of:")
+			for _, f := range c.Calibration {
+				fmt.Fprintf(&b, " %s %+.2f;", f.Factor, f.Effect)
+			}
+			b.WriteString("\n")
 		}
 		var fields []string
 		for _, f := range c.Fields {

@@ -1,0 +1,193 @@
+package matcher
+
+import (
+	"math"
+	"slices"
+)
+
+// Confidence. Ranking decides which category is best; how sure to be of
+// it is a separate question, and coverage alone answers it badly: a long
+// question that names its topic once and says the rest in ordinary words
+// explains little of itself, yet it is plain what it is about, while a
+// short one that shares one strong word with a category ("espresso
+// martini cocktail") explains much and is about something else.
+//
+// So the best category's score is a calibrated confidence: a logistic
+// model over the evidence for it (the factors below), fitted on the
+// development sets (testdata/dev, testdata/dev2) and the registry
+// evaluations (testdata/eval.tsv, testdata/eval-fixture.tsv) to predict
+// whether the best category is the right answer. Off-topic questions
+// count costWrongAnswer times in the fit, so a score of 0.4, the default
+// threshold, means: answering is worth it even though a wrong answer to a
+// question the registry cannot answer costs four times what a missed right one
+// does. The other candidates' scores are scaled by the same ratio, so the
+// order never changes and none outscores the best.
+//
+// The weights live in calibration.go; TestCalibration refits them and
+// fails when they are stale (go test ./internal/matcher -run
+// TestCalibration -calibrate rewrites the file).
+
+// A factor is one piece of evidence the confidence weighs.
+type factor uint8
+
+const (
+	factorLexical     factor = iota // the lexical score, before any doubt
+	factorCoverage                  // share of the query's weight explained
+	factorPhrase                    // the best short field's two-way coverage
+	factorVectors                   // closeness in meaning, above the registry's mean
+	factorVectorLead                // ... and how far above every other category's
+	factorLead                      // ranking score above the runner-up's
+	factorUnexplained               // log(1 + query words the category does not explain)
+	factorRare                      // one of those is rare: likely a name we do not know
+	factorKeyed                     // log(1 + query words met in its name, slug or patterns)
+	factorLength                    // log(1 + distinct query words)
+	factorVectorsOn                 // the semantic channel ran (small registries)
+	factorDoubt                     // one per doubt kind, from here on
+	numFactors        = factorDoubt + factor(numDoubtKinds) - 1
+)
+
+var factorNames = [numFactors]string{
+	"lexical score", "coverage", "phrase", "word vectors", "word-vector lead",
+	"lead over the runner-up", "unexplained words", "a rare unexplained word",
+	"words met in its name or patterns", "query length", "word vectors on",
+	"doubt: only generic words", "doubt: only its sources", "doubt: only related words",
+	"doubt: not in its name or patterns", "doubt: one word among unexplained ones",
+	"doubt: only word vectors",
+}
+
+func (f factor) String() string { return factorNames[f] }
+
+// calibration is the fitted model: a bias and one weight per factor.
+type calibrationModel struct {
+	bias    float64
+	weights [numFactors]float64
+}
+
+// costWrongAnswer is how many times an off-topic question counts in the
+// fit, relative to an in-domain one.
+const costWrongAnswer = 4
+
+// factors reads the evidence for out[0], the best candidate of a ranked
+// list (scores before calibration). vectors says whether the semantic
+// channel ran for this query.
+func (x *Index) factors(p *parsed, out []hit, vectors bool) (f [numFactors]float64) {
+	if len(out) == 0 {
+		return f
+	}
+	b := func(v bool) float64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	h := &out[0]
+	f[factorLexical] = h.lex
+	f[factorCoverage] = float64(h.cov)
+	f[factorPhrase] = float64(h.phrase)
+	f[factorVectors] = float64(h.sem)
+	f[factorVectorLead] = float64(h.semGap)
+	// With more rivals than were scored (see top), the runner-up is not
+	// known, so no lead is claimed.
+	if !h.crowded {
+		var s2 float64
+		if len(out) > 1 {
+			s2 = out[1].Score
+		}
+		f[factorLead] = h.Score - s2
+	}
+	f[factorUnexplained] = math.Log1p(float64(h.ev.unexplained))
+	f[factorRare] = b(h.ev.rare > 0)
+	f[factorKeyed] = math.Log1p(float64(h.ev.keyed))
+	f[factorLength] = math.Log1p(float64(len(p.words)))
+	f[factorVectorsOn] = b(vectors)
+	if h.ev.kind != sure {
+		f[factorDoubt+factor(h.ev.kind)-1] = 1
+	}
+	return f
+}
+
+// logit is the model's log-odds for factors f.
+func (m *calibrationModel) logit(f *[numFactors]float64) float64 {
+	z := m.bias
+	for i, v := range f {
+		z += m.weights[i] * v
+	}
+	return z
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// calibrate turns the ranked evidence in out into confidence: the best
+// candidate's score becomes the model's probability, and every other
+// score is scaled by the same ratio.
+func (x *Index) calibrate(p *parsed, out []hit, vectors bool) {
+	if len(out) == 0 || out[0].Score <= 0 {
+		return
+	}
+	f := x.factors(p, out, vectors)
+	conf := roundScore(sigmoid(calibration.logit(&f)))
+	if overruled(p, &out[0]) {
+		conf = min(conf, roundScore(doubtCap))
+	}
+	ratio := conf / out[0].Score
+	out[0].Score = conf
+	for i := range out[1:] {
+		h := &out[1+i]
+		h.Score = roundScore(min(h.Score*ratio, conf))
+	}
+}
+
+// FactorEffect is one factor of a confidence: its value and what it added
+// to the log-odds (weight × value).
+type FactorEffect struct {
+	Factor string
+	Value  float64
+	Effect float64
+}
+
+// effects lists the factors that moved the confidence, largest effect
+// first, with the bias as "baseline".
+func effects(f *[numFactors]float64) []FactorEffect {
+	out := []FactorEffect{{Factor: "baseline", Value: 1, Effect: calibration.bias}}
+	for i, v := range f {
+		if e := calibration.weights[i] * v; v != 0 && e != 0 {
+			out = append(out, FactorEffect{Factor: factor(i).String(), Value: v, Effect: e})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b FactorEffect) int {
+		switch ea, eb := math.Abs(a.Effect), math.Abs(b.Effect); {
+		case ea > eb:
+			return -1
+		case ea < eb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Two doubts overrule the model: a short query that meets the category
+// through one word while its other words go unexplained ("rust belt
+// history", "docker compose networking"), and a category met only through
+// its sources ("docker" in a mail server's source). However the factors
+// add up, these are the near-misses that share one strong word with a
+// category, and answering them is the mistake users notice most; the
+// model may still rank the category first, but its confidence stays below
+// doubtCap. A long question that states its topic once and says the rest
+// in ordinary words is left to the model.
+func overruled(p *parsed, h *hit) bool {
+	switch h.ev.kind {
+	case doubtSourcesOnly:
+		return true
+	case doubtOneWord:
+		return len(p.words) <= shortQueryWords
+	}
+	return false
+}
+
+// shortQueryWords is the most distinct words a short query has.
+const shortQueryWords = 4
+
+// doubtCap is the highest confidence an overruled category gets: just
+// below the default threshold.
+const doubtCap = 0.39
