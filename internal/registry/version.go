@@ -81,3 +81,22 @@ func cmpUint(a, b uint64) int {
 	}
 	return 0
 }
+
+// BumpPatch raises the patch number of a semantic version and drops any
+// pre-release or build suffix (1.4.2 → 1.4.3, 2.0.0-rc.1 → 2.0.1): how
+// every change made by 3gs versions a registry, whether a curator tool or
+// a command made it, so peers and followers see a newer version. A version
+// that is not MAJOR.MINOR.PATCH is returned unchanged.
+func BumpPatch(v string) string {
+	core, _, _ := strings.Cut(v, "-")
+	core, _, _ = strings.Cut(core, "+")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return v
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return v
+	}
+	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +83,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	}
 	now := e.Now()
 	doc.Updated = now.UTC().Format(time.DateOnly)
-	doc.Version = bumpPatch(doc.Version)
+	doc.Version = registry.BumpPatch(doc.Version)
 	data := gen.EncodeRegistry(&doc) // schema order, so the file's diff is the change
 	reg, err := registry.Load(data)
 	if err != nil {
@@ -117,7 +116,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 		return nil, fmt.Errorf("writing %s: %w", e.Path, err)
 	}
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, now)
-	h.cur.Store(next)
+	h.publish(next)
 	return next, nil
 }
 
@@ -132,22 +131,6 @@ func (e *editor) checkBase(base *registry.Registry) error {
 		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. Nothing was written. Call reload_registry to serve the file as it is now, then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…")
 	}
 	return nil
-}
-
-// bumpPatch raises the patch number of a semantic version and drops any
-// pre-release or build suffix: 1.4.2 → 1.4.3, 2.0.0-rc.1 → 2.0.1.
-func bumpPatch(v string) string {
-	core, _, _ := strings.Cut(v, "-")
-	core, _, _ = strings.Cut(core, "+")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
-		return v
-	}
-	n, err := strconv.Atoi(parts[2])
-	if err != nil {
-		return v
-	}
-	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
 }
 
 // categoryErrors turns the problems of one category in a whole-registry
