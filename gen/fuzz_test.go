@@ -83,6 +83,8 @@ func decoderCases(f testing.TB) []decoderCase {
 			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
 			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),
 		roundTrip("DecodeTokens", DecodeTokens, `{"tokens":[{"name":"alice","tier":"user","sha256":"`+strings.Repeat("ab", 32)+`","created":"2026-11-21T10:00:00Z"}]}`),
+		roundTrip("DecodePeercache", DecodePeercache, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/",`+
+			`"fetched_at":"2026-11-25T10:00:00Z","etag":"\"abc\"","registry":"{\"version\":\"1.0.0\"}","signature":"{}"}`),
 		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28"]}`,
 			`{"status":"ok","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28","2025-11-25"],"registry":{"version":"1.0.0","updated":"2026-11-21","categories":3,`+
 				`"sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true},"pubkey":"pk:placeholder","sessions":0}`),

@@ -1,0 +1,86 @@
+package peer
+
+import (
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/safefile"
+)
+
+// The peer cache is a directory with one file per peer
+// (schema/peercache.schema.json), named after its key: the registry and
+// signature exactly as the peer served them, where from and when. Each
+// file is written atomically, only after every check has passed, and
+// checked again in full when read: whoever can write the directory can
+// delete a peer's copy, but not make us serve a registry its curator did
+// not sign, nor an older one than the file held.
+
+// cachePath is the file that holds pubkey's copy.
+func cachePath(dir, pubkey string) string {
+	return filepath.Join(dir, strings.TrimPrefix(pubkey, pkarr.Prefix)+".json")
+}
+
+// cacheLimit bounds a cache file: the registry escaped as a JSON string
+// (at most twice its size for the characters a registry holds escaped:
+// quotes and backslashes), a signature and a little more.
+func cacheLimit(maxBytes int64) int64 { return 2*maxBytes + 16<<10 }
+
+// saveCopy writes c as pubkey's cached copy.
+func saveCopy(dir, pubkey string, c *Copy) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	entry := gen.Peercache{
+		Pubkey:    pubkey,
+		URL:       c.URL,
+		FetchedAt: c.FetchedAt.UTC().Format(time.RFC3339),
+		Registry:  string(c.Registry.Bytes()),
+		Signature: string(c.Signature),
+	}
+	if c.ETag != "" {
+		entry.Etag = &c.ETag
+	}
+	return atomicfile.Write(cachePath(dir, pubkey), gen.EncodePeercache(&entry), 0o644)
+}
+
+// loadCopy reads pubkey's cached copy and checks it as if it had just
+// been fetched. It returns nil and no error when there is none.
+func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64) (*Copy, error) {
+	path := cachePath(dir, pubkey)
+	data, err := safefile.Read(path, cacheLimit(maxBytes), "peer cache file")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	entry, err := gen.DecodePeercache(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if entry.Pubkey != pubkey {
+		return nil, fmt.Errorf("%s holds the copy of %s, not of %s", path, entry.Pubkey, pubkey)
+	}
+	at, err := time.Parse(time.RFC3339, entry.FetchedAt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: fetched_at: %v", path, err)
+	}
+	reg, err := Accept(key, []byte(entry.Registry), []byte(entry.Signature), nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	c := &Copy{URL: entry.URL, Registry: reg, Signature: []byte(entry.Signature), FetchedAt: at}
+	if entry.Etag != nil {
+		c.ETag = *entry.Etag
+	}
+	return c, nil
+}

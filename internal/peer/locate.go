@@ -1,0 +1,55 @@
+// Package peer reads the registries of the curators ours endorses, and
+// trusts nothing they send until it has checked it.
+//
+// A peer's registry is accepted only when its signature verifies against
+// the key endorsed in our own signed registry (never a key the peer's
+// files name), its curator is that key, it passes the same strict
+// validation as a local registry, and its version is not older than the
+// copy accepted before. Accepted copies are kept on disk and checked again
+// whenever they are read back, so a restart serves peers at once, even
+// while they are down, without taking the cache's word for anything.
+//
+// The key is a peer's identity; its URL is only where to look.
+package peer
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Locate returns where the registry an endorsement's url names and its
+// signature are. This is the one rule for reading a remote registry:
+//
+//   - a node URL, http(s)://host[:port] with no path or "/": the
+//     registry 3gs serve --http publishes, {url}/registry, and its
+//     signature, {url}/registry.sig;
+//   - any other URL is the registry document itself, and its signature
+//     is at the same URL plus ".sig".
+//
+// Only http and https are read; a URL with user information, a query or
+// a fragment is refused, since each makes the same endorsement mean
+// different documents to different readers.
+func Locate(raw string) (registryURL, signatureURL string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("url %q is not a URL: %v", raw, strings.TrimPrefix(err.Error(), "parse "+fmt.Sprintf("%q", raw)+": "))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "", fmt.Errorf("url %q must start with http:// or https://", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return "", "", fmt.Errorf("url %q has no host", raw)
+	case u.User != nil:
+		return "", "", fmt.Errorf("url %q has user information before its host; write the host alone", raw)
+	case u.RawQuery != "" || u.ForceQuery:
+		return "", "", fmt.Errorf("url %q has a query; name the registry document itself, or the node as http(s)://host[:port]", raw)
+	case u.Fragment != "":
+		return "", "", fmt.Errorf("url %q has a fragment; remove the part from #", raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		base := u.Scheme + "://" + u.Host
+		return base + "/registry", base + "/registry.sig", nil
+	}
+	return u.String(), u.String() + ".sig", nil
+}

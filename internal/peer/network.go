@@ -1,0 +1,335 @@
+package peer
+
+import (
+	"context"
+	"crypto/ed25519"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// Status is what is known of a peer right now.
+type Status string
+
+const (
+	// Pending: not fetched yet, and nothing cached.
+	Pending Status = "pending"
+	// Fresh: the last fetch was accepted, within the stale age.
+	Fresh Status = "fresh"
+	// Stale: the last fetch was accepted, but longer ago than the stale
+	// age (the peer is being retried).
+	Stale Status = "stale"
+	// Unreachable: the last fetch failed to reach the peer's documents
+	// (connection, timeout, HTTP status).
+	Unreachable Status = "unreachable"
+	// Refused: the peer answered with something that failed a check.
+	Refused Status = "refused"
+)
+
+// Config says how a Network fetches, keeps and refreshes its peers.
+type Config struct {
+	Fetcher *Fetcher
+	// CacheDir keeps accepted copies; "" keeps them in memory only.
+	CacheDir string
+	// Refresh is the time between two fetches of a peer that answers;
+	// each is moved by up to a tenth either way so that peers endorsed
+	// by many nodes are not all asked at once.
+	Refresh time.Duration
+	// StaleAfter is the age past which an accepted copy is marked stale.
+	StaleAfter time.Duration
+	// Parallel bounds the peers fetched at once.
+	Parallel int
+	// Build makes a copy's matcher, once per accepted version.
+	Build func(*registry.Registry) matcher.Matcher
+	Log   *slog.Logger
+	Now   func() time.Time
+}
+
+// Peer is a snapshot of one endorsed peer. Copy, when not nil, is the
+// last accepted registry, served whatever Status says.
+type Peer struct {
+	Endorsement gen.Endorsement
+	Status      Status
+	// Reason says why the last fetch failed (Unreachable, Refused).
+	Reason string
+	// LastAttempt is zero before the first fetch.
+	LastAttempt time.Time
+	Copy        *Copy
+	Matcher     matcher.Matcher
+}
+
+// Stale reports whether the copy is older than the stale age at now.
+func (p *Peer) Stale(now time.Time, after time.Duration) bool {
+	return p.Copy != nil && now.Sub(p.Copy.FetchedAt) > after
+}
+
+// Network keeps the endorsed peers' registries. Queries read Peers, a
+// snapshot of immutable values, while refreshes replace a peer's copy
+// whole.
+type Network struct {
+	cfg  Config
+	wake chan struct{}
+
+	mu    sync.Mutex
+	own   string // our curator key, never fetched as a peer
+	peers map[string]*state
+	order []string // pubkeys in endorsement order
+}
+
+type state struct {
+	Peer
+	key      ed25519.PublicKey
+	failures int
+	next     time.Time // when to fetch next; zero: at once
+	running  bool
+}
+
+// New returns a Network with no peers; SetEndorsements gives it some and
+// Run keeps them fresh.
+func New(cfg Config) *Network {
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 4
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Build == nil {
+		cfg.Build = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	}
+	return &Network{cfg: cfg, wake: make(chan struct{}, 1), peers: map[string]*state{}}
+}
+
+// Config returns the network's configuration.
+func (n *Network) Config() Config { return n.cfg }
+
+// SetEndorsements makes the endorsements of our own registry, whose
+// curator key is own, the peers. A peer new to the network starts from
+// its cached copy, checked again, when there is one; one no longer
+// endorsed is dropped (its cache file stays, to be checked again if it
+// is endorsed again). A peer's key is its identity: a changed URL or name
+// keeps its copy.
+func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.own = own
+	keep := map[string]bool{}
+	n.order = n.order[:0]
+	for _, e := range list {
+		if keep[e.Pubkey] {
+			continue
+		}
+		keep[e.Pubkey] = true
+		n.order = append(n.order, e.Pubkey)
+		// A peer already fetched keeps its state. One refused when it was
+		// set (a malformed key, or our own) is set up again, as is one
+		// that is now our own key: whether a key is ours depends on own,
+		// which a reloaded registry can change.
+		if st, ok := n.peers[e.Pubkey]; ok && st.key != nil && e.Pubkey != own {
+			st.Endorsement = e
+			continue
+		}
+		st := &state{Peer: Peer{Endorsement: e, Status: Pending}}
+		n.peers[e.Pubkey] = st
+		key, err := pkarr.ParsePublicKey(e.Pubkey)
+		switch {
+		case err != nil:
+			st.Status, st.Reason = Refused, "endorsed pubkey: "+err.Error()
+			continue
+		case e.Pubkey == own:
+			st.Status, st.Reason = Refused, "this is our own curator key; a registry does not endorse itself"
+			continue
+		}
+		st.key = key
+		if n.cfg.CacheDir == "" {
+			continue
+		}
+		c, err := loadCopy(n.cfg.CacheDir, e.Pubkey, key, n.cfg.Fetcher.MaxBytes)
+		switch {
+		case err != nil:
+			n.cfg.Log.Warn("peer cache refused", "peer", e.Pubkey, "err", err)
+			st.Reason = "cached copy refused: " + err.Error()
+		case c != nil:
+			st.Copy, st.Matcher = c, n.cfg.Build(c.Registry)
+			st.Status = Fresh
+		}
+	}
+	for k := range n.peers {
+		if !keep[k] {
+			delete(n.peers, k)
+		}
+	}
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Peers returns every endorsed peer in endorsement order, with its status
+// as of now.
+func (n *Network) Peers() []Peer {
+	now := n.cfg.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]Peer, 0, len(n.order))
+	for _, k := range n.order {
+		p := n.peers[k].Peer
+		if p.Status == Fresh && p.Stale(now, n.cfg.StaleAfter) {
+			p.Status = Stale
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Run fetches every peer at once, then each again when it is due, until
+// ctx ends. It never blocks the caller's start-up: run it in its own
+// goroutine.
+func (n *Network) Run(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-n.wake:
+		}
+		n.Refresh(ctx, false)
+		timer.Reset(n.untilNext())
+	}
+}
+
+// untilNext is the time until the next peer is due, at most a minute so
+// a changed clock or endorsement list is noticed.
+func (n *Network) untilNext() time.Duration {
+	now := n.cfg.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	wait := time.Minute
+	for _, st := range n.peers {
+		if st.key != nil && !st.running {
+			wait = min(wait, st.next.Sub(now))
+		}
+	}
+	return max(wait, 10*time.Millisecond)
+}
+
+// Refresh fetches the peers that are due, or all of them with all set,
+// at most Parallel at once, and returns when they are done.
+func (n *Network) Refresh(ctx context.Context, all bool) {
+	now := n.cfg.Now()
+	n.mu.Lock()
+	var due []*state
+	for _, k := range n.order {
+		st := n.peers[k]
+		if st.key != nil && !st.running && (all || !now.Before(st.next)) {
+			st.running = true
+			due = append(due, st)
+		}
+	}
+	n.mu.Unlock()
+	sem := make(chan struct{}, n.cfg.Parallel)
+	var wg sync.WaitGroup
+	for _, st := range due {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			n.fetch(ctx, st)
+		})
+	}
+	wg.Wait()
+}
+
+// fetch fetches one peer and records the outcome. Only a copy that
+// passed every check is saved and swapped in; whatever happens, the last
+// accepted copy keeps serving.
+func (n *Network) fetch(ctx context.Context, st *state) {
+	// SetEndorsements may replace st.Endorsement while the fetch runs, so
+	// everything the fetch needs from st is read here, under the lock.
+	n.mu.Lock()
+	pubkey, url, key, last := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy
+	n.mu.Unlock()
+	c, err := n.cfg.Fetcher.Fetch(ctx, key, url, last, n.cfg.Now())
+	var m matcher.Matcher
+	if err == nil {
+		if last != nil && c.Registry.SHA256() == last.Registry.SHA256() {
+			// The bytes already served (a 304, or a 200 from a peer that
+			// sends no ETag): keep their registry, so the matcher built
+			// for it stays; each version's index is built once.
+			c.Registry = last.Registry
+		} else {
+			m = n.cfg.Build(c.Registry)
+		}
+		if n.cfg.CacheDir != "" {
+			if werr := saveCopy(n.cfg.CacheDir, pubkey, c); werr != nil {
+				n.cfg.Log.Warn("peer cache not written; the copy serves from memory", "peer", pubkey, "err", werr)
+			}
+		}
+	}
+	now := n.cfg.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st.running = false
+	st.LastAttempt = now
+	if err != nil {
+		st.failures++
+		st.Status, st.Reason = Unreachable, err.Error()
+		if IsRefusal(err) {
+			st.Status = Refused
+		}
+		st.next = now.Add(n.backoff(st.failures))
+		n.cfg.Log.Warn("peer not updated", "peer", pubkey, "status", st.Status, "reason", st.Reason, "retry_in", st.next.Sub(now).Round(time.Second))
+		return
+	}
+	if st.Copy == nil || c.Registry != st.Copy.Registry {
+		n.cfg.Log.Info("peer registry accepted", "peer", pubkey, "version", c.Registry.Version(), "categories", len(c.Registry.Categories()))
+	}
+	if m != nil {
+		st.Matcher = m
+	}
+	st.Copy, st.Status, st.Reason, st.failures = c, Fresh, "", 0
+	st.next = now.Add(n.jitter(n.cfg.Refresh))
+}
+
+// backoff is the wait before fetching a peer again after its k-th
+// failure in a row: a quarter of the refresh interval, doubling, at most
+// four intervals.
+func (n *Network) backoff(k int) time.Duration {
+	d := n.cfg.Refresh / 4
+	for i := 1; i < k && d < 4*n.cfg.Refresh; i++ {
+		d *= 2
+	}
+	return n.jitter(min(d, 4*n.cfg.Refresh))
+}
+
+// jitter moves d by up to a tenth either way.
+func (n *Network) jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return d + time.Duration((rand.Float64()*2-1)*float64(d)/10)
+}
+
+// Sorted returns ps ordered by key, for output that must not depend on
+// the order of the registry's endorsements.
+func Sorted(ps []Peer) []Peer {
+	return slices.SortedFunc(slices.Values(ps), func(a, b Peer) int {
+		switch {
+		case a.Endorsement.Pubkey < b.Endorsement.Pubkey:
+			return -1
+		case a.Endorsement.Pubkey > b.Endorsement.Pubkey:
+			return 1
+		}
+		return 0
+	})
+}
