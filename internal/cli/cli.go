@@ -54,6 +54,8 @@ func commands() []command {
 		{"validate", "[PATH...]", "check registry files against the schema and the registry rules", validateFlags, runValidate},
 		{"keygen", "", "create a curator key (Ed25519) and print its public key", keygenFlags, runKeygen},
 		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
+		{"init", "DIR", "create a curator node in DIR: a key, a starter registry naming it, and its signature", initFlags, runInit},
+		{"endorse", "[PATH]", "add or replace an endorsement of another curator (or remove one with --remove), re-signing the registry with --key-file", endorseFlags, runEndorse},
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
 		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
