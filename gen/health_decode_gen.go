@@ -118,6 +118,16 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				decodeHealthLoad(d, &fp, &opt0)
 				out.Load = &opt0
 			}
+		case "peers":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 HealthPeers
+				decodeHealthPeers(d, &fp, &opt0)
+				out.Peers = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthFields)
 		}
@@ -312,13 +322,86 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 	d.Missing(p, seen, 0b11111111111, healthLoadFields)
 }
 
+// decodeHealthPeers reads the object at p (schema/health.schema.json#/properties/peers) into out.
+func decodeHealthPeers(d *strictjson.Decoder, p *strictjson.Path, out *HealthPeers) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "endorsed":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Endorsed = v
+			}
+		case "fresh":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Fresh = v
+			}
+		case "stale":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Stale = v
+			}
+		case "pending":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Pending = v
+			}
+		case "unreachable":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Unreachable = v
+			}
+		case "refused":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Refused = v
+			}
+		default:
+			d.UnknownKey(p, key, healthPeersFields)
+		}
+	}
+	d.Missing(p, seen, 0b111111, healthPeersFields)
+}
+
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
 var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
-var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load"}
+var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "peers"}
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
@@ -326,3 +409,6 @@ var healthRegistryFields = []string{"version", "updated", "categories", "sha256"
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
 var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}
+
+// healthPeersFields lists HealthPeers's fields in schema order; bit i of a decoder's seen set stands for healthPeersFields[i].
+var healthPeersFields = []string{"endorsed", "fresh", "stale", "pending", "unreachable", "refused"}

@@ -47,6 +47,10 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 		w.Key("load")
 		encodeHealthLoad(w, &*v.Load)
 	}
+	if v.Peers != nil {
+		w.Key("peers")
+		encodeHealthPeers(w, &*v.Peers)
+	}
 	w.EndObject()
 }
 
@@ -93,5 +97,23 @@ func encodeHealthLoad(w *strictjson.Writer, v *HealthLoad) {
 	w.Int(v.ConnectionsRefused)
 	w.Key("saturated")
 	w.Bool(v.Saturated)
+	w.EndObject()
+}
+
+// encodeHealthPeers writes v (schema/health.schema.json#/properties/peers).
+func encodeHealthPeers(w *strictjson.Writer, v *HealthPeers) {
+	w.BeginObject()
+	w.Key("endorsed")
+	w.Int(v.Endorsed)
+	w.Key("fresh")
+	w.Int(v.Fresh)
+	w.Key("stale")
+	w.Int(v.Stale)
+	w.Key("pending")
+	w.Int(v.Pending)
+	w.Key("unreachable")
+	w.Int(v.Unreachable)
+	w.Key("refused")
+	w.Int(v.Refused)
 	w.EndObject()
 }

@@ -14,6 +14,12 @@ type Health struct {
 	// check can see saturation while the status code stays 200; absent while loading.
 	Load *HealthLoad `json:"load,omitempty,omitzero"`
 
+	// The endorsed curators whose registries this server fetches and verifies,
+	// counted by state (get_endorsements gives each one and why); absent while
+	// loading. Peers never make the server unhealthy: one that is down answers from
+	// its last verified copy, or not at all.
+	Peers *HealthPeers `json:"peers,omitempty,omitzero"`
+
 	// MCP protocol versions served, newest first.
 	ProtocolVersions []string `json:"protocol_versions"`
 
@@ -74,6 +80,31 @@ type HealthLoad struct {
 
 	// Sessions that have made way for newer ones since the server started.
 	SessionsEvicted int `json:"sessions_evicted"`
+}
+
+// The endorsed curators whose registries this server fetches and verifies, counted
+// by state (get_endorsements gives each one and why); absent while loading. Peers
+// never make the server unhealthy: one that is down answers from its last verified
+// copy, or not at all.
+type HealthPeers struct {
+	// Curators the served registry endorses.
+	Endorsed int `json:"endorsed"`
+
+	// With a verified copy newer than the stale age (--peer-stale).
+	Fresh int `json:"fresh"`
+
+	// Not fetched yet, or not followed because the served registry's own signature
+	// does not verify.
+	Pending int `json:"pending"`
+
+	// Whose last answer failed a check.
+	Refused int `json:"refused"`
+
+	// With a verified copy older than the stale age.
+	Stale int `json:"stale"`
+
+	// Whose last fetch did not reach their registry.
+	Unreachable int `json:"unreachable"`
 }
 
 // The registry being served; absent while loading.

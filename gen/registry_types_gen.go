@@ -29,19 +29,24 @@ type Curator struct {
 	Pubkey string `json:"pubkey"`
 }
 
-// A statement by another key holder that they trust this registry.
+// A curator this registry's curator vouches for, identified by key; the URL is
+// only where to find that curator's registry.
 type Endorsement struct {
-	// Endorser's display name.
+	// The endorsed curator's display name.
 	Name *string `json:"name,omitempty,omitzero"`
 
-	// Endorser's Ed25519 public key in PKARR form: pk: followed by its 52-character
-	// z-base-32 encoding.
+	// The endorsed curator's Ed25519 public key in PKARR form: pk: followed by its
+	// 52-character z-base-32 encoding. Their registry is accepted only when signed
+	// with this key and naming it as its curator.
 	Pubkey string `json:"pubkey"`
 
-	// Day the endorsement was given (YYYY-MM-DD).
+	// Day this curator began vouching for them (YYYY-MM-DD).
 	Since string `json:"since"`
 
-	// Where the endorsement is published.
+	// Where the endorsed curator's registry is: a node URL, http(s)://host[:port]
+	// with no path, meaning {url}/registry and {url}/registry.sig as 3gs serve --http
+	// publishes them; or the registry document's own URL, with its signature at the
+	// same URL plus .sig.
 	URL string `json:"url"`
 }
 
@@ -54,7 +59,10 @@ type Registry struct {
 	// Curator corresponds to the JSON schema field "curator".
 	Curator Curator `json:"curator"`
 
-	// Other curators who vouch for this registry.
+	// The curators this curator vouches for: 3gs serve fetches each one's signed
+	// registry, accepts it only under the key listed here, and answers
+	// get_federated_sources from it. Trust goes one hop: a peer's own endorsements
+	// are shown, never followed.
 	Endorsements []Endorsement `json:"endorsements"`
 
 	// Day of the last content change (YYYY-MM-DD).

@@ -11,7 +11,7 @@ import (
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ var Tools = []Tool{{
 			`{}`,
 		},
 		Invalid: `{"curator":"x"}`,
-		Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator"}]}`,
+		Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator","status":"fresh","last_success":"2026-11-25T10:00:00Z","version":"1.4.0","categories":12}]}`,
 	},
 	Manifest: manifestGetEndorsements,
 	Name:     "get_endorsements",
@@ -55,6 +55,24 @@ var Tools = []Tool{{
 	},
 	decodeInput:  decodeAny(DecodeGetEndorsementsInput),
 	decodeOutput: decodeAny(DecodeGetEndorsementsOutput),
+}, {
+	Discoverable: false,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{"query":"learn rust ownership"}`,
+			`{"query":"sourdough starter","threshold":0.5}`,
+		},
+		Invalid: `{"query":"learn rust","slug":"rust-learning"}`,
+		Result:  `{"query":"learn rust ownership","threshold":0.4,"results":[{"trust":"own","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"registry_version":"1.1.0","stale":false,"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.9,"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}],"peers":[{"pubkey":"pk:yfbdbkwnb6nycj4c3q1pd7p8jqcn39e1f5jwn7y8s1ux8dt5wzuo","name":"A peer curator","status":"unreachable","answered":false}]}`,
+	},
+	Manifest: manifestGetFederatedSources,
+	Name:     "get_federated_sources",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_federated_sources", DecodeGetFederatedSourcesInput, h.GetFederatedSources, h.GetFederatedSourcesText)
+	},
+	decodeInput:  decodeAny(DecodeGetFederatedSourcesInput),
+	decodeOutput: decodeAny(DecodeGetFederatedSourcesOutput),
 }, {
 	Discoverable: false,
 	Examples: ToolExamples{
@@ -170,18 +188,20 @@ func LookupTool(name string) *Tool {
 		return &Tools[0]
 	case "get_endorsements":
 		return &Tools[1]
-	case "get_provenance":
+	case "get_federated_sources":
 		return &Tools[2]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[3]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[4]
-	case "reload_registry":
+	case "list_categories":
 		return &Tools[5]
-	case "remove_category":
+	case "reload_registry":
 		return &Tools[6]
-	case "upsert_category":
+	case "remove_category":
 		return &Tools[7]
+	case "upsert_category":
+		return &Tools[8]
 	}
 	return nil
 }

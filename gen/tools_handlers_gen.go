@@ -18,6 +18,10 @@ type ToolHandlers interface {
 	GetEndorsements(ctx context.Context, in *GetEndorsementsInput) (*GetEndorsementsOutput, error)
 	// GetEndorsementsText renders a get_endorsements result as plain text.
 	GetEndorsementsText(out *GetEndorsementsOutput) string
+	// GetFederatedSources serves get_federated_sources: Get sources from this curator and the curators it endorses.
+	GetFederatedSources(ctx context.Context, in *GetFederatedSourcesInput) (*GetFederatedSourcesOutput, error)
+	// GetFederatedSourcesText renders a get_federated_sources result as plain text.
+	GetFederatedSourcesText(out *GetFederatedSourcesOutput) string
 	// GetProvenance serves get_provenance: Get registry provenance.
 	GetProvenance(ctx context.Context, in *GetProvenanceInput) (*GetProvenanceOutput, error)
 	// GetProvenanceText renders a get_provenance result as plain text.
@@ -46,14 +50,15 @@ type ToolHandlers interface {
 
 // Tool names as clients send them in tools/call.
 const (
-	ToolExplainMatch    = "explain_match"
-	ToolGetEndorsements = "get_endorsements"
-	ToolGetProvenance   = "get_provenance"
-	ToolGetSources      = "get_sources"
-	ToolListCategories  = "list_categories"
-	ToolReloadRegistry  = "reload_registry"
-	ToolRemoveCategory  = "remove_category"
-	ToolUpsertCategory  = "upsert_category"
+	ToolExplainMatch        = "explain_match"
+	ToolGetEndorsements     = "get_endorsements"
+	ToolGetFederatedSources = "get_federated_sources"
+	ToolGetProvenance       = "get_provenance"
+	ToolGetSources          = "get_sources"
+	ToolListCategories      = "list_categories"
+	ToolReloadRegistry      = "reload_registry"
+	ToolRemoveCategory      = "remove_category"
+	ToolUpsertCategory      = "upsert_category"
 )
 
 // GetEndorsementsInput is the input of get_endorsements, which takes no parameters.

@@ -98,6 +98,57 @@ func decodeGetEndorsementsInput(d *strictjson.Decoder, p *strictjson.Path, out *
 }
 
 /*
+DecodeGetFederatedSourcesInput strictly decodes the arguments of
+get_federated_sources (see strictjson.Decode).
+*/
+func DecodeGetFederatedSourcesInput(data []byte) (*GetFederatedSourcesInput, error) {
+	return strictjson.Decode(data, decodeGetFederatedSourcesInput)
+}
+
+// decodeGetFederatedSourcesInput reads the object at p (schema/tools/get_federated_sources.json#/inputSchema) into out.
+func decodeGetFederatedSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetFederatedSourcesInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "query":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 500)
+				out.Query = v
+			}
+		case "threshold":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 float64
+				if v, ok := d.Float(&fp); ok {
+					d.Minimum(&fp, v, 0.0)
+					d.Maximum(&fp, v, 1.0)
+					opt0 = v
+				}
+				out.Threshold = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getFederatedSourcesInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, getFederatedSourcesInputFields)
+}
+
+/*
 DecodeGetProvenanceInput strictly decodes the arguments of get_provenance (see
 strictjson.Decode).
 */
@@ -362,6 +413,9 @@ func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *U
 
 // explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
+
+// getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
+var getFederatedSourcesInputFields = []string{"query", "threshold"}
 
 // getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
 var getSourcesInputFields = []string{"query", "slug", "threshold"}

@@ -487,11 +487,11 @@ func decodeGetEndorsementsOutput(d *strictjson.Decoder, p *strictjson.Path, out 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Endorsement{}
+				items0 := []EndorsedPeer{}
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
-					var item0 Endorsement
-					decodeEndorsement(d, &ip0, &item0)
+					var item0 EndorsedPeer
+					decodeEndorsedPeer(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
 				out.Endorsements = items0
@@ -501,6 +501,397 @@ func decodeGetEndorsementsOutput(d *strictjson.Decoder, p *strictjson.Path, out 
 		}
 	}
 	d.Missing(p, seen, 0b1, getEndorsementsOutputFields)
+}
+
+// decodeEndorsedPeer reads the object at p (schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer) into out.
+func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *EndorsedPeer) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternEndorsedPeerPubkey)
+				out.Pubkey = v
+			}
+		case "url":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 2048)
+				d.FormatURI(&fp, v)
+				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				out.URL = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "since":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDate(&fp, v)
+				out.Since = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumEndorsedPeerStatus)
+				out.Status = EndorsedPeerStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Reason = &opt0
+			}
+		case "last_success":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.LastSuccess = &opt0
+			}
+		case "version":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Version = &opt0
+			}
+		case "categories":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Categories = &opt0
+			}
+		case "endorses":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []string{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.Endorses = items0
+				}
+			}
+		default:
+			d.UnknownKey(p, key, endorsedPeerFields)
+		}
+	}
+	d.Missing(p, seen, 0b11011, endorsedPeerFields)
+}
+
+/*
+DecodeGetFederatedSourcesOutput strictly decodes a result of
+get_federated_sources; tests use it to hold results to the output schema (see
+strictjson.Decode).
+*/
+func DecodeGetFederatedSourcesOutput(data []byte) (*GetFederatedSourcesOutput, error) {
+	return strictjson.Decode(data, decodeGetFederatedSourcesOutput)
+}
+
+// decodeGetFederatedSourcesOutput reads the object at p (schema/tools/get_federated_sources.json#/outputSchema) into out.
+func decodeGetFederatedSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetFederatedSourcesOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "query":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Query = v
+			}
+		case "threshold":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Threshold = v
+			}
+		case "results":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []FederatedResult{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 FederatedResult
+					decodeFederatedResult(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 257)
+				out.Results = items0
+			}
+		case "peers":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []PeerState{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 PeerState
+					decodePeerState(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 256)
+				out.Peers = items0
+			}
+		default:
+			d.UnknownKey(p, key, getFederatedSourcesOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, getFederatedSourcesOutputFields)
+}
+
+// decodeFederatedResult reads the object at p (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult) into out.
+func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *FederatedResult) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "trust":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumFederatedResultTrust)
+				out.Trust = FederatedResultTrust(v)
+			}
+		case "curator":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			decodeCurator(d, &fp, &out.Curator)
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.RegistryVersion = v
+			}
+		case "fetched_at":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.FetchedAt = &opt0
+			}
+		case "stale":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Stale = v
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "description":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Description = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		case "sources":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Source{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Source
+					decodeSource(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), 3, 3)
+				out.Sources = items0
+			}
+		default:
+			d.UnknownKey(p, key, federatedResultFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111110111, federatedResultFields)
+}
+
+// decodePeerState reads the object at p (schema/tools/get_federated_sources.json#/outputSchema/$defs/peerState) into out.
+func decodePeerState(d *strictjson.Decoder, p *strictjson.Path, out *PeerState) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumPeerStateStatus)
+				out.Status = PeerStateStatus(v)
+			}
+		case "answered":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Answered = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, peerStateFields)
+		}
+	}
+	d.Missing(p, seen, 0b101, peerStateFields)
 }
 
 /*
@@ -1571,6 +1962,29 @@ var wordFields = []string{"word", "kind", "common", "weight", "contribution", "t
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
+var patternEndorsedPeerPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternEndorsedPeerURL = regexp.MustCompile("^https?://")
+
+// enumEndorsedPeerStatus holds the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/status.
+var enumEndorsedPeerStatus = []string{"fresh", "stale", "pending", "unreachable", "refused"}
+
+// endorsedPeerFields lists EndorsedPeer's fields in schema order; bit i of a decoder's seen set stands for endorsedPeerFields[i].
+var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses"}
+
+// getFederatedSourcesOutputFields lists GetFederatedSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesOutputFields[i].
+var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers"}
+
+// enumFederatedResultTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust.
+var enumFederatedResultTrust = []string{"own", "endorsed"}
+
+// federatedResultFields lists FederatedResult's fields in schema order; bit i of a decoder's seen set stands for federatedResultFields[i].
+var federatedResultFields = []string{"trust", "curator", "registry_version", "fetched_at", "stale", "slug", "name", "description", "score", "sources"}
+
+// enumPeerStateStatus holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/peerState/properties/status.
+var enumPeerStateStatus = []string{"fresh", "stale", "pending", "unreachable", "refused"}
+
+// peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
+var peerStateFields = []string{"pubkey", "name", "status", "answered"}
 var patternGetProvenanceOutputRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].

@@ -115,6 +115,51 @@ type ClosestCategory struct {
 	Slug string `json:"slug"`
 }
 
+type EndorsedPeer struct {
+	// How many categories the verified copy holds.
+	Categories *int `json:"categories,omitempty,omitzero"`
+
+	// The keys their own registry endorses: shown, never followed (trust goes one
+	// hop).
+	Endorses []string `json:"endorses,omitempty,omitzero"`
+
+	// When a verified copy was last fetched or confirmed unchanged (RFC 3339).
+	LastSuccess *string `json:"last_success,omitempty,omitzero"`
+
+	// The name the endorsement gives.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// The endorsed curator's Ed25519 public key (pk: and 52 z-base-32 characters):
+	// their registry is accepted only when signed with it.
+	Pubkey string `json:"pubkey"`
+
+	// Why the last fetch failed (unreachable, refused).
+	Reason *string `json:"reason,omitempty,omitzero"`
+
+	// Day this curator began vouching for them (YYYY-MM-DD).
+	Since string `json:"since"`
+
+	// fresh: a verified copy newer than the stale age; stale: a verified copy, older;
+	// pending: not fetched yet; unreachable: the last fetch failed to reach their
+	// documents; refused: what they sent failed a check (see reason). The last
+	// verified copy keeps answering whatever the status.
+	Status EndorsedPeerStatus `json:"status"`
+
+	// Where their registry is read from (a node URL or the registry document's URL).
+	URL string `json:"url"`
+
+	// Version of the verified copy held.
+	Version *string `json:"version,omitempty,omitzero"`
+}
+
+type EndorsedPeerStatus string
+
+const EndorsedPeerStatusFresh EndorsedPeerStatus = "fresh"
+const EndorsedPeerStatusPending EndorsedPeerStatus = "pending"
+const EndorsedPeerStatusRefused EndorsedPeerStatus = "refused"
+const EndorsedPeerStatusStale EndorsedPeerStatus = "stale"
+const EndorsedPeerStatusUnreachable EndorsedPeerStatus = "unreachable"
+
 type ExplainMatchInput struct {
 	// How many candidates to explain, 1 to 10 (default 5).
 	Limit *int `json:"limit,omitempty,omitzero"`
@@ -153,6 +198,46 @@ type Factor struct {
 	Value float64 `json:"value"`
 }
 
+type FederatedResult struct {
+	// Curator corresponds to the JSON schema field "curator".
+	Curator Curator `json:"curator"`
+
+	// What the category covers.
+	Description string `json:"description"`
+
+	// For an endorsed curator: when its registry was last fetched and verified (RFC
+	// 3339).
+	FetchedAt *string `json:"fetched_at,omitempty,omitzero"`
+
+	// The category's name.
+	Name string `json:"name"`
+
+	// Version of the registry that answered.
+	RegistryVersion string `json:"registry_version"`
+
+	// Match score from 0 to 1 in that registry.
+	Score float64 `json:"score"`
+
+	// The category's slug in that registry.
+	Slug string `json:"slug"`
+
+	// The category's three sources, best first.
+	Sources []Source `json:"sources"`
+
+	// True when the endorsed curator's copy is older than the server's stale age (its
+	// peer could not be reached since); always false for own.
+	Stale bool `json:"stale"`
+
+	// own: this server's curator answered. endorsed: a curator this server's curator
+	// vouches for, one hop; its registry verified against the endorsed key.
+	Trust FederatedResultTrust `json:"trust"`
+}
+
+type FederatedResultTrust string
+
+const FederatedResultTrustEndorsed FederatedResultTrust = "endorsed"
+const FederatedResultTrustOwn FederatedResultTrust = "own"
+
 type FieldCoverage struct {
 	// Its part of the coverage.
 	Coverage float64 `json:"coverage"`
@@ -163,8 +248,34 @@ type FieldCoverage struct {
 }
 
 type GetEndorsementsOutput struct {
-	// Endorsements in registry order.
-	Endorsements []Endorsement `json:"endorsements"`
+	// Endorsements in registry order, each with its peer's state.
+	Endorsements []EndorsedPeer `json:"endorsements"`
+}
+
+type GetFederatedSourcesInput struct {
+	// The topic in plain words.
+	Query string `json:"query"`
+
+	// Minimum match score from 0 to 1 for a registry's answer to be included
+	// (default: the server's, 0.4 unless set).
+	Threshold *float64 `json:"threshold,omitempty,omitzero"`
+}
+
+type GetFederatedSourcesOutput struct {
+	// Every endorsed curator and whether its registry could be asked: a peer that is
+	// down or was refused is listed here and never makes the call fail.
+	Peers []PeerState `json:"peers"`
+
+	// The query as received.
+	Query string `json:"query"`
+
+	// One answer per registry that has a category at or above the threshold: this
+	// server's own first, then endorsed curators' by score (ties by key). Empty when
+	// none does.
+	Results []FederatedResult `json:"results"`
+
+	// The threshold applied.
+	Threshold float64 `json:"threshold"`
 }
 
 type GetProvenanceOutput struct {
@@ -294,6 +405,31 @@ type ListCategoriesOutput struct {
 	// for the next page.
 	NextCursor *string `json:"next_cursor,omitempty,omitzero"`
 }
+
+type PeerState struct {
+	// True when its registry was asked (it has a verified copy).
+	Answered *bool `json:"answered,omitempty,omitzero"`
+
+	// The name the endorsement gives.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// The endorsed curator's key.
+	Pubkey string `json:"pubkey"`
+
+	// fresh: verified copy within the stale age; stale: verified copy, older;
+	// pending: not fetched yet; unreachable: could not be fetched and no copy is
+	// held; refused: what it sent failed a check. A stale, unreachable or refused
+	// peer still answers from its last verified copy when it has one.
+	Status PeerStateStatus `json:"status"`
+}
+
+type PeerStateStatus string
+
+const PeerStateStatusFresh PeerStateStatus = "fresh"
+const PeerStateStatusPending PeerStateStatus = "pending"
+const PeerStateStatusRefused PeerStateStatus = "refused"
+const PeerStateStatusStale PeerStateStatus = "stale"
+const PeerStateStatusUnreachable PeerStateStatus = "unreachable"
 
 type Problem struct {
 	// Where in the file, e.g. categories.rust-learning.sources[1].url; empty for the

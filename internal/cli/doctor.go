@@ -9,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -52,7 +54,7 @@ func (d *doctor) add(v verdict, check, msg, fix string) {
 	d.findings = append(d.findings, finding{v, check, msg, fix})
 }
 
-func runDoctor(_ context.Context, env *Env, f *Flags) int {
+func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	d := &doctor{env: env, f: f}
 	cfg, err := parseServe(env, f)
 	if err != nil {
@@ -66,6 +68,9 @@ func runDoctor(_ context.Context, env *Env, f *Flags) int {
 	d.editing(reg, key)
 	if cfg != nil && cfg.httpAddr != "" {
 		d.http(cfg.httpAddr)
+	}
+	if cfg != nil && reg != nil {
+		d.peers(ctx, reg, cfg.peers.Fetcher)
 	}
 	code := ExitOK
 	for _, x := range d.findings {
@@ -276,6 +281,36 @@ func (d *doctor) http(addr string) {
 }
 
 // writableDir reports whether a file can be created in dir.
+// peers fetches every endorsed curator's registry once, with serve's
+// bounds, and checks it as serve would (never a cached copy: the question
+// is whether the peer works now). A peer that fails is a warning: serve
+// runs without it.
+func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *peer.Fetcher) {
+	for _, e := range reg.Endorsements() {
+		name := e.Pubkey
+		if e.Name != nil {
+			name = *e.Name + " (" + e.Pubkey + ")"
+		}
+		key, err := pkarr.ParsePublicKey(e.Pubkey)
+		if err == nil && e.Pubkey == reg.Curator().Pubkey {
+			err = errors.New("this is the registry's own curator key")
+		}
+		if err != nil {
+			d.add(warn, "peers", name+": "+err.Error(), "remove the endorsement with 3gs endorse --remove "+e.Pubkey)
+			continue
+		}
+		c, err := fetcher.Fetch(ctx, key, e.URL, nil, time.Now())
+		switch {
+		case err != nil && peer.IsRefusal(err):
+			d.add(warn, "peers", name+" at "+e.URL+" is refused: "+err.Error(), "ask that curator to re-sign their registry, or check the endorsed key and URL")
+		case err != nil:
+			d.add(warn, "peers", name+" at "+e.URL+" cannot be reached: "+err.Error(), "check the URL; serve keeps answering from its last verified copy")
+		default:
+			d.add(ok, "peers", fmt.Sprintf("%s verifies: version %s, %d categories", name, c.Registry.Version(), len(c.Registry.Categories())), "")
+		}
+	}
+}
+
 func writableDir(dir string) bool {
 	f, err := os.CreateTemp(dir, ".3gs-doctor-*")
 	if err != nil {

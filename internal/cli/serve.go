@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -53,6 +55,12 @@ func serveFlags(f *Flags) {
 	f.String("max-connections", "THREEGS_MAX_CONNECTIONS", strconv.Itoa(httpserver.DefaultMaxConnections), "HTTP: connections held open; past it the one waiting longest without a request is closed, or a newcomer gets 503 when all are busy")
 	f.String("session-idle-timeout", "THREEGS_SESSION_IDLE_TIMEOUT", httpserver.DefaultSessionIdle.String(), "HTTP: a session unused this long ends (its id then gets 404)")
 	f.String("shutdown-timeout", "THREEGS_SHUTDOWN_TIMEOUT", httpserver.DefaultShutdownTimeout.String(), "HTTP: on SIGTERM, how long requests in flight may take to finish")
+	f.String("peer-cache", "THREEGS_PEER_CACHE", "", "directory for the last verified copy of each endorsed curator's registry, checked again when read, so a restart serves peers that are down; none means REGISTRY.peers beside the registry file, or the user cache directory for the embedded registry")
+	f.String("peer-refresh", "THREEGS_PEER_REFRESH", "5m", "how often to fetch each endorsed curator's registry again (moved by up to a tenth either way; failures back off from a quarter of it up to four times it)")
+	f.String("peer-stale", "THREEGS_PEER_STALE", "1h", "age past which a peer's verified copy is reported stale (it still answers)")
+	f.String("peer-timeout", "THREEGS_PEER_TIMEOUT", peer.DefaultTimeout.String(), "how long fetching one peer's registry and signature may take in all")
+	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", strconv.Itoa(registry.MaxSize), "largest peer registry accepted, in bytes")
+	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -67,6 +75,8 @@ type serveConfig struct {
 	http        *httpserver.Options // nil: stdio
 	httpAddr    string
 	pubkey      ed25519.PublicKey // --pubkey; nil when not given
+	peers       peer.Config       // without Log, CacheDir and Build
+	peerCache   string            // --peer-cache as given
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -93,6 +103,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if c.log, err = newLogger(env, f.Value("log-format"), f.Value("log-level")); err != nil {
+		return nil, err
+	}
+	if err := parsePeers(f, c); err != nil {
 		return nil, err
 	}
 	if c.httpAddr = f.Value("http"); c.httpAddr == "" {
@@ -141,6 +154,52 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	}
 	c.http = o
 	return c, nil
+}
+
+// parsePeers reads the flags that say how endorsed registries are fetched.
+func parsePeers(f *Flags, c *serveConfig) error {
+	var err error
+	if c.peers.Refresh, err = f.Duration("peer-refresh"); err != nil {
+		return err
+	}
+	if c.peers.StaleAfter, err = f.Duration("peer-stale"); err != nil {
+		return err
+	}
+	timeout, err := f.Duration("peer-timeout")
+	if err != nil {
+		return err
+	}
+	maxBytes, err := f.Int("peer-max-bytes", 1024)
+	if err != nil {
+		return err
+	}
+	if c.peers.Parallel, err = f.Int("peer-parallel", 1); err != nil {
+		return err
+	}
+	for name, d := range map[string]time.Duration{"peer-refresh": c.peers.Refresh, "peer-stale": c.peers.StaleAfter, "peer-timeout": timeout} {
+		if d <= 0 {
+			return fmt.Errorf("--%s (%s) must be a positive duration such as 5m, got %s", name, f.twins[name], d)
+		}
+	}
+	c.peers.Fetcher = peer.NewFetcher(int64(maxBytes), timeout)
+	c.peerCache = f.Value("peer-cache")
+	return nil
+}
+
+// peerCacheDir is where accepted peer copies are kept: --peer-cache,
+// else beside the registry file, else in the user cache directory; ""
+// (memory only) when there is none.
+func peerCacheDir(flag, registryPath string) string {
+	switch {
+	case flag != "":
+		return flag
+	case registryPath != "":
+		return registryPath + ".peers"
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "3gs", "peers")
+	}
+	return ""
 }
 
 // listenAddr is the address --http names, checked before anything is
@@ -238,7 +297,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		return ExitFail
 	}
 	defer srv.lock.Unlock()
-	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published})
+	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.log.Error("HTTP server stopped", "err", err)
@@ -256,6 +315,8 @@ type server struct {
 	// runs; nil when another process edits it (this one is read-only) or
 	// the registry is the embedded one.
 	lock *filelock.Lock
+	// peers keeps the endorsed curators' verified registries.
+	peers *peer.Network
 }
 
 // newServer loads the registry, checks its signature and the keys, and
@@ -304,9 +365,16 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		cfg.QueryLog = ql
 		log.Info("logging get_sources queries", "query_log", path, "rotate_at_bytes", c.queryLogMax)
 	}
+	pc := c.peers
+	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path), c.newMatcher
+	cfg.Peers = peer.New(pc)
 	h := tools.New(cfg)
+	go cfg.Peers.Run(ctx)
+	if n := len(reg.Endorsements()); n > 0 {
+		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.sig.Verified)
+	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock}, true
+	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers}, true
 }
 
 // lockForEditing makes this server the registry's one editor, or, when

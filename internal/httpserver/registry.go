@@ -12,6 +12,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/served"
 )
 
@@ -36,11 +37,34 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 			Signed:     p.Signature.Signed(),
 			Verified:   p.Signature.Verified,
 		}
+		if b.Peers != nil {
+			h.Peers = peerCounts(b.Peers())
+		}
 		status = http.StatusOK
 	} else {
 		w.Header()["Retry-After"] = retryAfter
 	}
 	writeJSON(w, status, gen.EncodeHealth(&h))
+}
+
+// peerCounts counts the endorsed curators by state.
+func peerCounts(ps []peer.Peer) *gen.HealthPeers {
+	c := &gen.HealthPeers{Endorsed: len(ps)}
+	for _, p := range ps {
+		switch p.Status {
+		case peer.Fresh:
+			c.Fresh++
+		case peer.Stale:
+			c.Stale++
+		case peer.Unreachable:
+			c.Unreachable++
+		case peer.Refused:
+			c.Refused++
+		default:
+			c.Pending++
+		}
+	}
+	return c
 }
 
 // load reports how close the server is to its bounds.

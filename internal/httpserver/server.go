@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/served"
 )
 
@@ -103,6 +104,8 @@ type Backend struct {
 	MCP *mcp.Server
 	// Published returns the registry as served right now.
 	Published func() served.Registry
+	// Peers, when set, returns the endorsed curators' states for /health.
+	Peers func() []peer.Peer
 }
 
 type backend struct {

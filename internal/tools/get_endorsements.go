@@ -4,15 +4,45 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/peer"
 )
 
 // GetEndorsements implements gen.ToolHandlers.
 func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (*gen.GetEndorsementsOutput, error) {
-	out := &gen.GetEndorsementsOutput{Endorsements: []gen.Endorsement{}}
-	for _, e := range h.cur.Load().reg.Endorsements() {
-		out.Endorsements = append(out.Endorsements, gen.Endorsement{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since})
+	out := &gen.GetEndorsementsOutput{Endorsements: []gen.EndorsedPeer{}}
+	states := map[string]peer.Peer{}
+	if h.peers != nil {
+		for _, p := range h.peers.Peers() {
+			states[p.Endorsement.Pubkey] = p
+		}
+	}
+	snap := h.cur.Load()
+	for _, e := range snap.reg.Endorsements() {
+		ep := gen.EndorsedPeer{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since, Status: gen.EndorsedPeerStatusPending}
+		p, ok := states[e.Pubkey]
+		switch {
+		case h.peers == nil:
+			ep.Reason = ptr("this server does not fetch endorsed registries")
+		case !snap.signature.Verified:
+			ep.Reason = ptr("not fetched: this registry's own signature does not verify, so its endorsements are not followed; sign it (3gs sign)")
+		case ok:
+			ep.Status = gen.EndorsedPeerStatus(p.Status)
+			if p.Reason != "" {
+				ep.Reason = ptr(oneLine(p.Reason, 300))
+			}
+			if c := p.Copy; c != nil {
+				ep.LastSuccess = ptr(c.FetchedAt.UTC().Format(time.RFC3339))
+				ep.Version = ptr(c.Registry.Version())
+				ep.Categories = ptr(len(c.Registry.Categories()))
+				for _, theirs := range c.Registry.Endorsements() {
+					ep.Endorses = append(ep.Endorses, theirs.Pubkey)
+				}
+			}
+		}
+		out.Endorsements = append(out.Endorsements, ep)
 	}
 	return out, nil
 }
@@ -20,16 +50,44 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 // GetEndorsementsText implements gen.ToolHandlers.
 func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 	if len(out.Endorsements) == 0 {
-		return "No endorsements yet. An endorsement is another curator's public statement, published at a URL under their own public key, that they vouch for this registry. Endorsements appear here once the curator lists them in the registry."
+		return "This curator endorses no other curator yet. An endorsement names another curator's key and where their registry is; 3gs then fetches it, verifies it against that key, and answers get_federated_sources from it too."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Endorsements (%d):\n", len(out.Endorsements))
+	fmt.Fprintf(&b, "Endorsed curators (%d):\n", len(out.Endorsements))
 	for _, e := range out.Endorsements {
 		name := "(unnamed)"
 		if e.Name != nil {
-			name = *e.Name
+			name = oneLine(*e.Name, 200)
 		}
-		fmt.Fprintf(&b, "- %s: %s, since %s, published at %s\n", name, e.Pubkey, e.Since, e.URL)
+		fmt.Fprintf(&b, "- %s: %s, since %s, at %s: %s", name, e.Pubkey, e.Since, e.URL, e.Status)
+		if e.Version != nil {
+			fmt.Fprintf(&b, ", version %s (%d categories), verified %s", oneLine(*e.Version, 64), deref(e.Categories), deref(e.LastSuccess))
+		}
+		if e.Reason != nil {
+			fmt.Fprintf(&b, "; %s", *e.Reason)
+		}
+		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// oneLine is s as one line of at most max runes: control characters
+// (newlines among them) become spaces. Text from another curator's
+// registry is shown this way, so that it can never start a line of its
+// own and pass for a heading or a trust label in a tool's text.
+func oneLine(s string, max int) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == max {
+			b.WriteString("…")
+			break
+		}
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029' {
+			r = ' '
+		}
+		b.WriteRune(r)
+		n++
+	}
+	return b.String()
 }

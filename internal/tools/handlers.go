@@ -17,6 +17,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -36,6 +37,7 @@ type Handlers struct {
 	edit      *editor  // nil when the registry has no file to write
 	qlog      Recorder // nil: no query log
 	now       func() time.Time
+	peers     *peer.Network // nil: endorsed curators are not fetched
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -82,6 +84,9 @@ type Config struct {
 	QueryLog Recorder
 	// Now is the clock for the query log; nil means time.Now.
 	Now func() time.Time
+	// Peers, when set, holds the verified registries of the curators the
+	// registry endorses (get_federated_sources, get_endorsements).
+	Peers *peer.Network
 }
 
 // Recorder keeps the query log (querylog.Log).
@@ -91,15 +96,31 @@ type Recorder interface {
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers}
 	if h.now == nil {
 		h.now = time.Now
 	}
-	h.cur.Store(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
+	h.publish(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
 	if c.Edit != nil {
 		h.edit = newEditor(*c.Edit)
 	}
 	return h
+}
+
+// publish makes s the snapshot every new request reads, and its
+// endorsements the peers the network keeps. Endorsements are followed
+// only from a registry whose own signature verified: an unsigned or
+// tampered file cannot tell us whose registries to trust.
+func (h *Handlers) publish(s *snapshot) {
+	h.cur.Store(s)
+	if h.peers == nil {
+		return
+	}
+	if !s.signature.Verified {
+		h.peers.SetEndorsements(s.reg.Curator().Pubkey, nil)
+		return
+	}
+	h.peers.SetEndorsements(s.reg.Curator().Pubkey, s.reg.Endorsements())
 }
 
 // Published returns the registry being served.

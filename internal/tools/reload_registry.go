@@ -75,7 +75,7 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		modified = fi.ModTime()
 	}
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, modified)
-	h.cur.Store(next)
+	h.publish(next)
 	if e.Anchor == nil && st.Verified {
 		e.Anchor, e.AnchorFrom = st.Signer, "the first verified registry this server loaded"
 	}
