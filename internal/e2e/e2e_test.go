@@ -3,8 +3,8 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
-	"github.com/three-good-sources/3gs/gen"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fixture"
 )
 
@@ -61,7 +62,9 @@ func TestMain(m *testing.M) {
 func TestTypeScriptSDKClient(t *testing.T) {
 	node := needSDK(t)
 	bin := buildBinary(t)
-	out, err := exec.Command(node, "testdata/client.mjs", bin).CombinedOutput()
+	cmd := exec.Command(node, "testdata/client.mjs", bin)
+	cmd.Env = append(os.Environ(), toolsEnv(t))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK client failed: %v\n%s", err, out)
 	}
@@ -215,4 +218,22 @@ func TestSIGHUPReloadsTokens(t *testing.T) {
 		t.Errorf("after revoke and SIGHUP the caller sees %d tools, want the public %d", n, public)
 	}
 	go io.Copy(io.Discard, stderr)
+}
+
+// toolsEnv is THREEGS_E2E_TOOLS for the TypeScript clients: the tools
+// listed to a public and to an admin caller, and each tool's first example
+// arguments, all from the generated tables.
+func toolsEnv(t *testing.T) string {
+	t.Helper()
+	examples := map[string]json.RawMessage{}
+	for _, tool := range gen.Tools {
+		if len(tool.Examples.Arguments) > 0 {
+			examples[tool.Name] = json.RawMessage(tool.Examples.Arguments[0])
+		}
+	}
+	data, err := json.Marshal(map[string]any{"public": gen.ListedFor(gen.TierPublic), "admin": gen.ListedFor(gen.TierAdmin), "examples": examples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "THREEGS_E2E_TOOLS=" + string(data)
 }

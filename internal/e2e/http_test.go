@@ -108,7 +108,9 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startHTTP(t, bin, "--registry", reg, "--key-file", keyPath, "--tokens", tokens)
-	out, err := exec.Command(node, "testdata/http_client.mjs", s.url, admin).CombinedOutput()
+	cmd := exec.Command(node, "testdata/http_client.mjs", s.url, admin)
+	cmd.Env = append(os.Environ(), toolsEnv(t))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK HTTP client failed: %v\n%s\nserver log:\n%s", err, out, s.stderr())
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
 )
 
 // TestInspectorCLI drives the built binary with the MCP Inspector's CLI
@@ -50,12 +52,12 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	count := func(r map[string]any) int { tools, _ := r["tools"].([]any); return len(tools) }
 
-	if n := count(inspect("--method", "tools/list", "--strict")); n != 6 {
-		t.Errorf("an anonymous client lists %d tools, want 6", n)
+	if n, want := count(inspect("--method", "tools/list", "--strict")), len(gen.ListedFor(gen.TierPublic)); n != want {
+		t.Errorf("an anonymous client lists %d tools, want %d", n, want)
 	}
 	admin := inspect("--method", "tools/list", "--strict", "-e", "THREEGS_TOKENS="+tokens, "-e", "THREEGS_TOKEN="+strings.TrimSpace(string(tok)))
-	if n := count(admin); n != 8 {
-		t.Errorf("an admin lists %d tools, want 8", n)
+	if n, want := count(admin), len(gen.ListedFor(gen.TierAdmin)); n != want {
+		t.Errorf("an admin lists %d tools, want %d", n, want)
 	}
 	r := inspect("--method", "tools/call", "--tool-name", "get_sources", "--tool-arg", "query=learn rust")
 	sc, _ := r["structuredContent"].(map[string]any)
