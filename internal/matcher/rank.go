@@ -182,12 +182,19 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
 		h.Score = roundScore(v * x.tune.doubtFactor)
 	}
+	// Categories only word vectors reach: the semExtra closest, which is
+	// all the blend can rank among the candidates. (Offering every one
+	// cost a registry of a thousand categories a thousand hits and a sort
+	// per query.)
+	var store [semExtra]hit
+	vectorsOnly := best[hit]{items: store[:0], k: semExtra, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
-			out = append(out, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
+			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
 		}
 		s.sem[c] = 0
 	}
+	out = append(out, vectorsOnly.items...)
 	s.semTouched = s.semTouched[:0]
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 	return out
