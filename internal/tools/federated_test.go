@@ -155,3 +155,45 @@ func BenchmarkFederated(b *testing.B) {
 		}
 	})
 }
+
+// A peer that answers with a registry signed by another key is refused:
+// get_endorsements names the reason, get_federated_sources lists it as not
+// asked, and our own answers are unaffected.
+func TestRefusedPeerNamedByGetEndorsements(t *testing.T) {
+	f := newFederation(t, 1, 5)
+	// The one peer now answers with bytes signed by a stranger.
+	stranger, _ := pkarr.Generate()
+	data, sig := peerRegistry(t, stranger, 9, 5)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/registry", func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
+	mux.HandleFunc("/registry.sig", func(w http.ResponseWriter, _ *http.Request) { w.Write(sig) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	snap := f.h.cur.Load()
+	doc := snap.reg.Document()
+	doc.Endorsements[0].URL = srv.URL
+	reg, err := registry.Load(gen.EncodeRegistry(&doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.h.publish(newSnapshot(reg, snap.matcher, signature.Status{Verified: true}, snap.files, snap.modified))
+	f.h.peers.Refresh(context.Background(), true)
+
+	ends, _ := f.h.GetEndorsements(context.Background(), &gen.GetEndorsementsInput{})
+	e := ends.Endorsements[0]
+	if e.Status != gen.EndorsedPeerStatusRefused || e.Reason == nil || !strings.Contains(*e.Reason, "signature") || e.Version == nil {
+		t.Fatalf("want refused with a signature reason and the last good version kept, got %+v", e)
+	}
+	if text := f.h.GetEndorsementsText(ends); !strings.Contains(text, ": refused, version 1.0.0") || !strings.Contains(text, "; signature: signed by a different key") {
+		t.Errorf("text does not name the reason:\n%s", f.h.GetEndorsementsText(ends))
+	}
+	out, err := f.h.GetFederatedSources(context.Background(), &gen.GetFederatedSourcesInput{Query: "learn rust ownership"})
+	if err != nil || len(out.Results) == 0 || out.Results[0].Trust != gen.FederatedResultTrustOwn {
+		t.Fatalf("own answer lost: %v %+v", err, out)
+	}
+	// The last good copy still answers, and the peer is listed as answered.
+	out, _ = f.h.GetFederatedSources(context.Background(), &gen.GetFederatedSourcesInput{Query: "bread coffee"})
+	if len(out.Results) != 1 || out.Results[0].Curator.Pubkey != f.peers[0] || len(out.Peers) != 1 || out.Peers[0].Status != gen.PeerStateStatusRefused {
+		t.Fatalf("last good copy not served, or status not refused: %+v", out)
+	}
+}
