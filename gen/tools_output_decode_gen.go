@@ -214,8 +214,20 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				}
 				out.Semantic = &opt0
 			}
-		case "calibration":
+		case "capped":
 			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Capped = &opt0
+			}
+		case "calibration":
+			if !d.Claim(p, key, &seen, 12) {
 				continue
 			}
 			fp := p.Key(key)
@@ -233,7 +245,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				}
 			}
 		case "fields":
-			if !d.Claim(p, key, &seen, 12) {
+			if !d.Claim(p, key, &seen, 13) {
 				continue
 			}
 			fp := p.Key(key)
@@ -248,7 +260,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 				out.Fields = items0
 			}
 		case "words":
-			if !d.Claim(p, key, &seen, 13) {
+			if !d.Claim(p, key, &seen, 14) {
 				continue
 			}
 			fp := p.Key(key)
@@ -266,7 +278,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 			d.UnknownKey(p, key, candidateFields)
 		}
 	}
-	d.Missing(p, seen, 0b11000001011111, candidateFields)
+	d.Missing(p, seen, 0b110000001011111, candidateFields)
 }
 
 // decodeFactor reads the object at p (schema/tools/explain_match.json#/outputSchema/$defs/factor) into out.
@@ -1949,7 +1961,7 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
 // candidateFields lists Candidate's fields in schema order; bit i of a decoder's seen set stands for candidateFields[i].
-var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "margin", "evidence", "semantic", "calibration", "fields", "words"}
+var candidateFields = []string{"slug", "name", "score", "coverage", "phrase", "best_phrase", "adjacency", "doubt", "margin", "evidence", "semantic", "capped", "calibration", "fields", "words"}
 
 // factorFields lists Factor's fields in schema order; bit i of a decoder's seen set stands for factorFields[i].
 var factorFields = []string{"factor", "value", "effect"}

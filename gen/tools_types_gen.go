@@ -29,9 +29,16 @@ type Candidate struct {
 	BestPhrase *string `json:"best_phrase,omitempty,omitzero"`
 
 	// For the best candidate only: the factors its confidence weighs, largest effect
-	// first. The score is 1/(1+e^-z), where z is the sum of the effects; a factor's
-	// effect is its value times the weight fitted on the development sets.
+	// first. Unless capped, the score is 1/(1+e^-z), where z is the sum of the
+	// effects; a factor's effect is its value times the weight fitted on the
+	// development sets.
 	Calibration []Factor `json:"calibration,omitempty,omitzero"`
+
+	// For the best candidate only: true when a doubt overruled the model (a short
+	// query met through one word among unexplained ones, or a category met only
+	// through its sources) and held the confidence just below the default threshold,
+	// whatever the factors add up to.
+	Capped *bool `json:"capped,omitempty,omitzero"`
 
 	// The share of the query's weight the category explains, from 0 to 1.
 	Coverage float64 `json:"coverage"`
@@ -63,8 +70,9 @@ type Candidate struct {
 	Phrase float64 `json:"phrase"`
 
 	// Its match score from 0 to 1: for the best candidate, the calibrated confidence
-	// that it is the right answer; the others are scaled by the same ratio, so the
-	// order is that of the evidence.
+	// that it is the right answer; the others are scaled down by the same ratio when
+	// the best's confidence is below its evidence (never up), so the order is that of
+	// the evidence.
 	Score float64 `json:"score"`
 
 	// How close in meaning the query is to what the curator wrote about the category,

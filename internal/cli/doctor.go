@@ -48,6 +48,9 @@ type doctor struct {
 	env      *Env
 	f        *Flags
 	findings []finding
+	// verified: the registry's own signature verifies, so serve follows
+	// its endorsements.
+	verified bool
 }
 
 func (d *doctor) add(v verdict, check, msg, fix string) {
@@ -126,6 +129,7 @@ func (d *doctor) registry() *registry.Registry {
 func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName string) {
 	_, named := reg.CuratorKey()
 	st := signature.Check(reg, doc)
+	d.verified = st.Verified
 	switch {
 	case st.Verified:
 		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
@@ -280,12 +284,16 @@ func (d *doctor) http(addr string) {
 	}
 }
 
-// writableDir reports whether a file can be created in dir.
 // peers fetches every endorsed curator's registry once, with serve's
 // bounds, and checks it as serve would (never a cached copy: the question
 // is whether the peer works now). A peer that fails is a warning: serve
 // runs without it.
 func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *peer.Fetcher) {
+	if n := len(reg.Endorsements()); n > 0 && !d.verified {
+		d.add(warn, "peers", fmt.Sprintf("the registry endorses %d curators, but serve follows endorsements only from a registry whose own signature verifies", n),
+			"sign it: 3gs sign --key-file KEY REGISTRY")
+		return
+	}
 	for _, e := range reg.Endorsements() {
 		name := e.Pubkey
 		if e.Name != nil {
@@ -311,6 +319,7 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 	}
 }
 
+// writableDir reports whether a file can be created in dir.
 func writableDir(dir string) bool {
 	f, err := os.CreateTemp(dir, ".3gs-doctor-*")
 	if err != nil {

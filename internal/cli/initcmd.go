@@ -14,6 +14,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
 func initFlags(f *Flags) {
@@ -58,8 +59,13 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	now := time.Now()
 	doc := starterRegistry(name, pub, now)
 	data := gen.EncodeRegistry(&doc)
-	// The starter is ours, so a failure here is a bug, not the user's.
+	// The starter's text is ours; only the name comes from the user, so a
+	// problem there is a usage error naming --name, anything else a bug.
 	if _, err := registry.Load(data); err != nil {
+		var errs strictjson.Errors
+		if errors.As(err, &errs) && len(errs) > 0 && errs[0].Path == "curator.name" {
+			return fail(ExitUsage, "--name (THREEGS_CURATOR_NAME) %s; give a display name of 1 to 200 printable characters", errs[0].Reason)
+		}
 		return fail(ExitFail, "the starter registry does not load (%v); this is a bug in 3gs, please report it", loadProblem(err))
 	}
 

@@ -181,3 +181,18 @@ func TestInitThenEndorse(t *testing.T) {
 	// And A cannot be endorsed into its own registry.
 	expect(t, nil, []string{"endorse", aReg, "--pubkey", aPub, "--url", "https://ada.example", "--key-file", aKey}, ExitFail, []string{"does not endorse its own curator"}, nil)
 }
+
+// A name the registry cannot hold is the user's mistake, named as such:
+// exit 2, the flag and its rule, and nothing written.
+func TestInitRefusesBadName(t *testing.T) {
+	for _, name := range []string{strings.Repeat("a", 201), "tab\there"} {
+		dir := filepath.Join(t.TempDir(), "node")
+		code, _, errOut := run(t, nil, "init", dir, "--name", name)
+		if code != ExitUsage || !strings.Contains(errOut, "--name (THREEGS_CURATOR_NAME)") || strings.Contains(errOut, "bug") {
+			t.Errorf("name %q: exit %d, stderr %q", name, code, errOut)
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("name %q: %s was created", name, dir)
+		}
+	}
+}

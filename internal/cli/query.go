@@ -115,8 +115,13 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 		if e.Doubt != "" {
 			fmt.Fprintf(w, "   in doubt: %s (evidence scaled down)\n", e.Doubt)
 		}
-		if len(e.Calibration) > 0 {
+		switch {
+		case e.Capped:
+			fmt.Fprintf(w, "   confidence %.3f: capped below the threshold by the doubt, whatever these effects add up to:\n", e.Score)
+		case len(e.Calibration) > 0:
 			fmt.Fprintf(w, "   confidence %.3f = 1/(1+e^-z), z the sum of these effects:\n", e.Score)
+		}
+		if len(e.Calibration) > 0 {
 			for _, f := range e.Calibration {
 				fmt.Fprintf(w, "     %+7.3f  %s (%.3f)\n", f.Effect, f.Factor, f.Value)
 			}

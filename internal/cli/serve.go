@@ -176,15 +176,23 @@ func parsePeers(f *Flags, c *serveConfig) error {
 	if c.peers.Parallel, err = f.Int("peer-parallel", 1); err != nil {
 		return err
 	}
-	for name, d := range map[string]time.Duration{"peer-refresh": c.peers.Refresh, "peer-stale": c.peers.StaleAfter, "peer-timeout": timeout} {
-		if d <= 0 {
-			return fmt.Errorf("--%s (%s) must be a positive duration such as 5m, got %s", name, f.twins[name], d)
-		}
+	// A refresh below this would have every peer asked every few
+	// milliseconds once backoff and jitter round to nothing.
+	if c.peers.Refresh < minPeerRefresh {
+		return fmt.Errorf("--peer-refresh (THREEGS_PEER_REFRESH) must be at least %s, got %s", minPeerRefresh, c.peers.Refresh)
+	}
+	// A peer registry larger than a registry may be would be refused when
+	// loaded anyway.
+	if maxBytes > registry.MaxSize {
+		return fmt.Errorf("--peer-max-bytes (THREEGS_PEER_MAX_BYTES) must be at most %d, the largest registry 3gs loads; got %d", registry.MaxSize, maxBytes)
 	}
 	c.peers.Fetcher = peer.NewFetcher(int64(maxBytes), timeout)
 	c.peerCache = f.Value("peer-cache")
 	return nil
 }
+
+// minPeerRefresh is the shortest --peer-refresh.
+const minPeerRefresh = 10 * time.Second
 
 // peerCacheDir is where accepted peer copies are kept: --peer-cache,
 // else beside the registry file, else in the user cache directory; ""
@@ -261,7 +269,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	defer srv.lock.Unlock()
+	defer srv.close()
 	c.log.Info("serving MCP on stdio")
 	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
 	if err != nil {
@@ -296,7 +304,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		<-served
 		return ExitFail
 	}
-	defer srv.lock.Unlock()
+	defer srv.close()
 	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
@@ -315,8 +323,18 @@ type server struct {
 	// runs; nil when another process edits it (this one is read-only) or
 	// the registry is the embedded one.
 	lock *filelock.Lock
-	// peers keeps the endorsed curators' verified registries.
-	peers *peer.Network
+	// peers keeps the endorsed curators' verified registries, refreshed
+	// until stopPeers, which returns once the refresh loop has ended.
+	peers     *peer.Network
+	stopPeers func()
+}
+
+// close stops fetching peers and gives up the registry's lock: serve
+// returns with nothing of it still running, even on stdio, where no
+// context is cancelled when stdin ends.
+func (s *server) close() {
+	s.stopPeers()
+	s.lock.Unlock()
 }
 
 // newServer loads the registry, checks its signature and the keys, and
@@ -369,12 +387,15 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path), c.newMatcher
 	cfg.Peers = peer.New(pc)
 	h := tools.New(cfg)
-	go cfg.Peers.Run(ctx)
+	peersCtx, stopPeers := context.WithCancel(ctx)
+	peersDone := make(chan struct{})
+	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.sig.Verified)
 	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers}, true
+	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
+		stopPeers: func() { stopPeers(); <-peersDone }}, true
 }
 
 // lockForEditing makes this server the registry's one editor, or, when

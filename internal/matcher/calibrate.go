@@ -20,8 +20,9 @@ import (
 // count costWrongAnswer times in the fit, so a score of 0.4, the default
 // threshold, means: answering is worth it even though a wrong answer to a
 // question the registry cannot answer costs four times what a missed right one
-// does. The other candidates' scores are scaled by the same ratio, so the
-// order never changes and none outscores the best.
+// does. The other candidates' scores are scaled down by the same ratio
+// when the best's confidence is below its evidence (never up), so the order
+// never changes and none outscores the best.
 //
 // The weights live in calibration.go; TestCalibration refits them and
 // fails when they are stale (go test ./internal/matcher -run
@@ -118,23 +119,28 @@ func (m *calibrationModel) logit(f *[numFactors]float64) float64 {
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 
 // calibrate turns the ranked evidence in out into confidence: the best
-// candidate's score becomes the model's probability, and every other
-// score is scaled by the same ratio.
-func (x *Index) calibrate(p *parsed, out []hit, vectors bool) {
-	if len(out) == 0 || out[0].Score <= 0 {
-		return
+// candidate's score becomes the model's probability (capped below the
+// threshold when a doubt overrules it), and the others are scaled down by
+// the same ratio when that is lower than their evidence, never up: a weak
+// runner-up does not become an alternative because the best is sure. It
+// returns the factors and whether the cap applied; ok is false when there
+// was nothing to calibrate.
+func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]float64, capped, ok bool) {
+	if len(out) == 0 || !(out[0].Score > 0) {
+		return f, false, false
 	}
-	f := x.factors(p, out, vectors)
+	f = x.factors(p, out, vectors)
 	conf := roundScore(sigmoid(calibration.logit(&f)))
-	if overruled(p, &out[0]) {
-		conf = min(conf, roundScore(doubtCap))
+	if overruled(p, &out[0]) && conf > doubtCap {
+		conf, capped = doubtCap, true
 	}
-	ratio := conf / out[0].Score
+	ratio := min(conf/out[0].Score, 1)
 	out[0].Score = conf
 	for i := range out[1:] {
 		h := &out[1+i]
 		h.Score = roundScore(min(h.Score*ratio, conf))
 	}
+	return f, capped, true
 }
 
 // FactorEffect is one factor of a confidence: its value and what it added

@@ -32,9 +32,12 @@ type Explanation struct {
 	// vectors are off, as they are for large registries).
 	Semantic float64
 	// Lead, for the best category only, is how far its evidence stands
-	// above the runner-up's; Calibration lists what moved its confidence.
+	// above the runner-up's; Calibration lists what moved its confidence
+	// (empty when nothing was calibrated). Capped says a doubt overruled
+	// the model and held the confidence just below the default threshold.
 	Lead        float64
 	Calibration []FactorEffect
+	Capped      bool
 	Words       []WordExplanation
 }
 
@@ -67,19 +70,18 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 		return nil, err
 	}
 	hits, vectors := x.candidates(p, limit)
-	f := x.factors(p, hits, vectors)
 	evidence := make([]float64, len(hits))
 	for i, h := range hits {
 		evidence[i] = h.Score
 	}
-	x.calibrate(p, hits, vectors)
+	f, capped, calibrated := x.calibrate(p, hits, vectors)
 	hits = hits[:min(len(hits), limit)]
 	out := make([]Explanation, 0, len(hits))
 	for i, h := range hits {
 		c := h.cat
 		e := Explanation{Slug: h.Slug, Evidence: evidence[i], Semantic: float64(h.sem)}
-		if i == 0 {
-			e.Lead, e.Calibration = f[factorLead], effects(&f)
+		if i == 0 && calibrated {
+			e.Lead, e.Calibration, e.Capped = f[factorLead], effects(&f), capped
 		}
 		var acc float32
 		for _, w := range p.words {

@@ -116,7 +116,10 @@ func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
-	n := max(limit, 2)
+	// The pool is the same whatever the limit, so the runner-up, and with
+	// it the confidence, do not depend on how many candidates were asked
+	// for.
+	n := max(limit, candidatePool)
 	vectors = x.semantic(p, s)
 	if len(s.semTouched) > 0 {
 		n += semExtra
@@ -132,6 +135,10 @@ func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 	}
 	return out, vectors
 }
+
+// candidatePool is the fewest candidates ranked for any query: what the
+// confidence model was fitted on (calibration_test.go).
+const candidatePool = 5
 
 // semExtra: with the semantic channel on, this many more lexical
 // candidates are scored, as the blend can reorder them.

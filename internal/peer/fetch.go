@@ -101,14 +101,23 @@ func NewFetcher(maxBytes int64, timeout time.Duration) *Fetcher {
 		DialContext:           (&net.Dialer{Timeout: DefaultConnectTimeout}).DialContext,
 		TLSHandshakeTimeout:   DefaultConnectTimeout,
 		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
+		// A registry's headers are a few hundred bytes (the largest is the
+		// signature, at most 4 KiB in base64); the default allows 10 MiB.
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
 	}
 	client := &http.Client{
 		Transport: tr,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 				return refuse("redirected to %s, which is not http or https", req.URL.Redacted())
+			}
+			// Only within the endorsed host: a redirect elsewhere would
+			// let a peer make us probe other machines (our own network
+			// among them) and read the outcome in get_endorsements.
+			if req.URL.Hostname() != via[0].URL.Hostname() {
+				return refuse("redirected to another host, %s; endorse the URL the registry is really at", req.URL.Host)
 			}
 			if len(via) >= maxRedirects {
 				return refuse("more than %d redirects", maxRedirects)

@@ -118,12 +118,37 @@ func (n *Network) Config() Config { return n.cfg }
 // endorsed is dropped (its cache file stays, to be checked again if it
 // is endorsed again). A peer's key is its identity: a changed URL or name
 // keeps its copy.
+//
+// Reading and checking cached copies, and indexing them, is done without
+// the lock, so queries (Peers) never wait for it; a peer being loaded is
+// marked running, so no fetch of it starts before its cached copy, the
+// last one accepted, is in place to be compared with.
 func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
+	for _, l := range n.setList(own, list) {
+		n.loadCached(l.st, l.pubkey, l.st.key)
+	}
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// toLoad is a new peer whose cached copy is to be read; its key was read
+// under the lock (st.key never changes once set).
+type toLoad struct {
+	st     *state
+	pubkey string
+}
+
+// setList installs the list under the lock and returns the new peers
+// whose cached copies are to be read.
+func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.own = own
 	keep := map[string]bool{}
 	n.order = n.order[:0]
+	var load []toLoad
 	for _, e := range list {
 		if keep[e.Pubkey] {
 			continue
@@ -150,17 +175,9 @@ func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
 			continue
 		}
 		st.key = key
-		if n.cfg.CacheDir == "" {
-			continue
-		}
-		c, err := loadCopy(n.cfg.CacheDir, e.Pubkey, key, n.cfg.Fetcher.MaxBytes)
-		switch {
-		case err != nil:
-			n.cfg.Log.Warn("peer cache refused", "peer", e.Pubkey, "err", err)
-			st.Reason = "cached copy refused: " + err.Error()
-		case c != nil:
-			st.Copy, st.Matcher = c, n.cfg.Build(c.Registry)
-			st.Status = Fresh
+		if n.cfg.CacheDir != "" {
+			st.running = true
+			load = append(load, toLoad{st, e.Pubkey})
 		}
 	}
 	for k := range n.peers {
@@ -168,9 +185,34 @@ func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
 			delete(n.peers, k)
 		}
 	}
-	select {
-	case n.wake <- struct{}{}:
-	default:
+	return load
+}
+
+// loadCached reads st's cached copy, without the lock, and installs it
+// unless the peer was dropped meanwhile.
+func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
+	c, err := loadCopy(n.cfg.CacheDir, pubkey, key, n.cfg.Fetcher.MaxBytes)
+	var m matcher.Matcher
+	if err == nil && c != nil {
+		m = n.cfg.Build(c.Registry)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st.running = false
+	if n.peers[pubkey] != st {
+		return // no longer endorsed, or set up again
+	}
+	switch {
+	case err != nil:
+		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", err)
+		st.Reason = "cached copy refused: " + err.Error()
+	case c != nil:
+		// A fetch time in the future (a clock set back, or a hand-edited
+		// file) would keep the copy from ever being reported stale.
+		if now := n.cfg.Now(); c.FetchedAt.After(now) {
+			c.FetchedAt = now
+		}
+		st.Copy, st.Matcher, st.Status = c, m, Fresh
 	}
 }
 

@@ -182,8 +182,26 @@ func TestRefusedRedirectToOtherScheme(t *testing.T) {
 	}
 }
 
-// A redirect to http(s) is followed, to a registry that is then checked
-// like any other.
+// A redirect to another host is refused: a peer must not be able to make
+// us ask other machines (our own network among them) and read the outcome
+// in get_endorsements. localhost and 127.0.0.1 are the same machine but
+// another host name, which is all the rule looks at.
+func TestRefusedRedirectToOtherHost(t *testing.T) {
+	h := newHarness(t, nil)
+	other := newPeerServer(t)
+	target := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/registry"
+	acceptThenFail(t, h, func(h *harness) {
+		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target, http.StatusFound)
+		})
+	}, Refused, "redirected to another host", "localhost")
+	if reg, _, _ := other.counts(); reg != 0 {
+		t.Errorf("the other host was asked %d times", reg)
+	}
+}
+
+// A redirect to http(s) on the same host is followed, to a registry that
+// is then checked like any other.
 func TestRedirectFollowed(t *testing.T) {
 	h := newHarness(t, nil)
 	other := newPeerServer(t)

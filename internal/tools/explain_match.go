@@ -56,6 +56,9 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		cand.Evidence, cand.Semantic = ptr(clamp01(e.Evidence)), ptr(clamp01(e.Semantic))
 		if i == 0 {
 			cand.Margin = ptr(clamp01(e.Lead))
+			if e.Capped {
+				cand.Capped = ptr(true)
+			}
 			for _, f := range e.Calibration {
 				cand.Calibration = append(cand.Calibration, gen.Factor{Factor: f.Factor, Value: f.Value, Effect: f.Effect})
 			}
@@ -113,8 +116,11 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		if c.Doubt != nil {
 			fmt.Fprintf(&b, "   in doubt: %s (evidence scaled down)\n", *c.Doubt)
 		}
+		if c.Capped != nil && *c.Capped {
+			fmt.Fprintf(&b, "   confidence capped at %.2f: the doubt overrules the factors below\n", c.Score)
+		}
 		if len(c.Calibration) > 0 {
-			b.WriteString("   confidence = 1/(1+e^-z), z the sum of:")
+			b.WriteString("   factors of the confidence (effects on the log-odds z):")
 			for _, f := range c.Calibration {
 				fmt.Fprintf(&b, " %s %+.2f;", f.Factor, f.Effect)
 			}

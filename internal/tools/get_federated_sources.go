@@ -50,10 +50,11 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 			ps.Name = ptr(oneLine(*p.Endorsement.Name, 200))
 		}
 		if p.Copy != nil && p.Matcher != nil {
-			ps.Answered = ptr(true)
 			// The query was checked above; a peer's matcher refuses the
 			// same queries ours does, so an error only means no answer.
-			if top, err := p.Matcher.Match(in.Query, 1); err == nil && len(top) > 0 && top[0].Score >= threshold {
+			top, err := p.Matcher.Match(in.Query, 1)
+			ps.Answered = ptr(err == nil)
+			if err == nil && len(top) > 0 && top[0].Score >= threshold {
 				r := federated(p.Copy.Registry, top[0], gen.FederatedResultTrustEndorsed)
 				r.FetchedAt = ptr(p.Copy.FetchedAt.UTC().Format(time.RFC3339))
 				r.Stale = p.Stale(now, stale)
