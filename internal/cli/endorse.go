@@ -108,6 +108,17 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		if err := signature.CheckCurator(reg, pkarr.Public(key)); err != nil {
 			return fail(ExitFail, "not changed: the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file, or leave the key out and sign later with 3gs sign.", from, pkarr.URI(pkarr.Public(key)), path, reg.Curator().Pubkey)
 		}
+		// Endorsements say whose registries to trust: re-signing a file
+		// whose signature no longer verifies would bless whatever changed
+		// it, an added endorsement among them.
+		doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fail(ExitFail, "not changed: %v", err)
+		}
+		if st := signature.Check(reg, doc); st.Signed() && !st.Verified {
+			return fail(ExitFail, "not changed: %s%s does not verify (%v), so %s was changed since it was signed; re-signing it now would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
+				path, signature.Suffix, st.Problem, path, signature.ShellQuote(path), signature.ShellQuote(path))
+		}
 	}
 
 	doc := reg.Document()

@@ -216,3 +216,24 @@ func TestEndorseVersion(t *testing.T) {
 		}
 	}
 }
+
+// A registry changed since it was signed is not re-signed by endorse: that
+// would bless the change (here, an endorsement someone slipped in by hand).
+func TestEndorseRefusesToBlessATamperedFile(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	// An endorsement added without signing: the file no longer matches.
+	if code, _, errOut := run(t, nil, "endorse", regPath, "--pubkey", peerKey(t), "--url", "https://slipped.example"); code != ExitOK {
+		t.Fatalf("unsigned endorse: %s", errOut)
+	}
+	before, _ := os.ReadFile(regPath)
+	code, _, errOut := run(t, nil, "endorse", regPath, "--pubkey", peerKey(t), "--url", "https://two.example", "--key-file", keyPath)
+	if code != ExitFail || !strings.Contains(errOut, "does not verify") || !strings.Contains(errOut, "3gs verify") {
+		t.Fatalf("exit %d, stderr %q; want a refusal naming 3gs verify", code, errOut)
+	}
+	if after, _ := os.ReadFile(regPath); string(after) != string(before) {
+		t.Error("the registry was changed")
+	}
+}
