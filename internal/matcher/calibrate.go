@@ -14,9 +14,10 @@ import (
 //
 // So the best category's score is a calibrated confidence: a logistic
 // model over the evidence for it (the factors below), fitted on the
-// development sets (testdata/dev, testdata/dev2) and the registry
-// evaluations (testdata/eval.tsv, testdata/eval-fixture.tsv) to predict
-// whether the best category is the right answer. Off-topic questions
+// development sets (testdata/dev, testdata/dev2) and our registry's
+// evaluation (testdata/eval.tsv) to predict whether the best category is
+// the right answer; the shared fixture's set is left out so that any clone
+// reproduces the fit, and stays a check of what the fit never saw. Off-topic questions
 // count costWrongAnswer times in the fit, so a score of 0.4, the default
 // threshold, means: answering is worth it even though a wrong answer to a
 // question the registry cannot answer costs four times what a missed right one

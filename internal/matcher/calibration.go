@@ -6,25 +6,25 @@ package matcher
 //	go test ./internal/matcher -run TestCalibration -calibrate
 var calibration = calibrationModel{
 	// BEGIN FITTED
-	bias: -3.5263,
+	bias: -3.1732,
 	weights: [numFactors]float64{
-		1.1654,  // lexical score
-		0.3913,  // coverage
-		-0.3088, // phrase
-		-0.0813, // word vectors
-		3.6482,  // word-vector lead
-		4.5789,  // lead over the runner-up
-		-1.5241, // unexplained words
-		0.4972,  // a rare unexplained word
-		-0.7851, // words met in its name or patterns
-		2.4511,  // query length
-		-0.0669, // word vectors on
-		-1.4313, // doubt: only generic words
+		0.9226,  // lexical score
+		0.3227,  // coverage
+		-0.3427, // phrase
+		-0.2370, // word vectors
+		3.8637,  // word-vector lead
+		4.3908,  // lead over the runner-up
+		-1.4306, // unexplained words
+		0.4685,  // a rare unexplained word
+		-0.7115, // words met in its name or patterns
+		2.2339,  // query length
+		-0.0392, // word vectors on
+		-1.0094, // doubt: only generic words
 		0.0000,  // doubt: only its sources
-		-1.7460, // doubt: only related words
-		-0.6105, // doubt: not in its name or patterns
-		-0.4055, // doubt: one word among unexplained ones
-		-2.2075, // doubt: only word vectors
+		-1.7612, // doubt: only related words
+		-0.6020, // doubt: not in its name or patterns
+		-0.4163, // doubt: one word among unexplained ones
+		-1.6034, // doubt: only word vectors
 	},
 	// END FITTED
 }
