@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
@@ -73,7 +74,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 		d.http(cfg.httpAddr)
 	}
 	if cfg != nil && reg != nil {
-		d.peers(ctx, reg, cfg.peers.Fetcher)
+		d.peers(ctx, reg, cfg.peers.Fetcher, cfg.peers.Parallel)
 	}
 	code := ExitOK
 	for _, x := range d.findings {
@@ -288,27 +289,49 @@ func (d *doctor) http(addr string) {
 // bounds, and checks it as serve would (never a cached copy: the question
 // is whether the peer works now). A peer that fails is a warning: serve
 // runs without it.
-func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *peer.Fetcher) {
+func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *peer.Fetcher, parallel int) {
 	if n := len(reg.Endorsements()); n > 0 && !d.verified {
 		d.add(warn, "peers", fmt.Sprintf("the registry endorses %d curators, but serve follows endorsements only from a registry whose own signature verifies", n),
 			"sign it: 3gs sign --key-file KEY REGISTRY")
 		return
 	}
-	for _, e := range reg.Endorsements() {
-		name := e.Pubkey
-		if e.Name != nil {
-			name = *e.Name + " (" + e.Pubkey + ")"
-		}
+	// Fetched as serve fetches them, a few at once, and reported in
+	// endorsement order.
+	type outcome struct {
+		c      *peer.Copy
+		err    error
+		badKey bool // the endorsement itself is wrong; nothing was fetched
+	}
+	list := reg.Endorsements()
+	results := make([]outcome, len(list))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, e := range list {
 		key, err := pkarr.ParsePublicKey(e.Pubkey)
 		if err == nil && e.Pubkey == reg.Curator().Pubkey {
 			err = errors.New("this is the registry's own curator key")
 		}
 		if err != nil {
-			d.add(warn, "peers", name+": "+err.Error(), "remove the endorsement with 3gs endorse --remove "+e.Pubkey)
+			results[i] = outcome{err: err, badKey: true}
 			continue
 		}
-		c, err := fetcher.Fetch(ctx, key, e.URL, nil, time.Now())
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c, err := fetcher.Fetch(ctx, key, e.URL, nil, time.Now())
+			results[i] = outcome{c: c, err: err}
+		})
+	}
+	wg.Wait()
+	for i, e := range list {
+		name := e.Pubkey
+		if e.Name != nil {
+			name = *e.Name + " (" + e.Pubkey + ")"
+		}
+		c, err := results[i].c, results[i].err
 		switch {
+		case results[i].badKey:
+			d.add(warn, "peers", name+": "+err.Error(), "remove the endorsement with 3gs endorse --remove "+e.Pubkey)
 		case err != nil && peer.IsRefusal(err):
 			d.add(warn, "peers", name+" at "+e.URL+" is refused: "+err.Error(), "ask that curator to re-sign their registry, or check the endorsed key and URL")
 		case err != nil:

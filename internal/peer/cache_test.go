@@ -194,3 +194,34 @@ func TestCacheKeepsRefreshedFetchTime(t *testing.T) {
 		t.Fatalf("cached copy %+v, want fetched at %v", p.Copy, later)
 	}
 }
+
+// An unchanged copy (a 304) is not rewritten on every refresh, only once a
+// quarter of the stale age has passed since it was last written: a large
+// registry rewritten every few minutes would cost more than it tells.
+func TestCacheNotRewrittenForEvery304(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, withCache(dir))
+	h.srv.setETag(`"v1"`)
+	h.endorse()
+	h.accept("1.0.0")
+	path := cachePath(dir, h.peer.uri)
+	first, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Add(testStaleAfter/4 - time.Minute)
+	h.refresh()
+	wantOutcome(t, h.only(), Fresh)
+	if again, _ := os.ReadFile(path); !bytes.Equal(again, first) {
+		t.Error("the cache file was rewritten for a 304 soon after it was written")
+	}
+	later := h.clock.Add(2 * time.Minute)
+	h.refresh()
+	entry, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(entry, []byte(later.UTC().Format(time.RFC3339))) {
+		t.Errorf("after a quarter of the stale age, the cache file should hold the new fetch time %v", later)
+	}
+}

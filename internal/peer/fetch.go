@@ -194,6 +194,10 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 	switch {
 	case resp.StatusCode == http.StatusNotModified && etag != "":
 		return nil, etag, true, nil, nil
+	case resp.StatusCode == http.StatusNotFound && what == "signature":
+		// Not a failure to reach the peer: it publishes its registry
+		// unsigned, which no retry changes.
+		return nil, "", false, nil, refuse("signature %s: HTTP 404: the peer publishes no signature, and a peer's registry is accepted only signed; ask its curator to sign it (3gs sign)", u)
 	case resp.StatusCode != http.StatusOK:
 		return nil, "", false, nil, fmt.Errorf("%s %s: HTTP %d", what, u, resp.StatusCode)
 	}

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"log/slog"
@@ -89,6 +90,7 @@ type state struct {
 	failures int
 	next     time.Time // when to fetch next; zero: at once
 	running  bool
+	savedAt  time.Time // the fetch time last written to the cache
 }
 
 // New returns a Network with no peers; SetEndorsements gives it some and
@@ -212,7 +214,7 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 		if now := n.cfg.Now(); c.FetchedAt.After(now) {
 			c.FetchedAt = now
 		}
-		st.Copy, st.Matcher, st.Status = c, m, Fresh
+		st.Copy, st.Matcher, st.Status, st.savedAt = c, m, Fresh, c.FetchedAt
 	}
 }
 
@@ -299,7 +301,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	// SetEndorsements may replace st.Endorsement while the fetch runs, so
 	// everything the fetch needs from st is read here, under the lock.
 	n.mu.Lock()
-	pubkey, url, key, last := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy
+	pubkey, url, key, last, saved := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt
 	n.mu.Unlock()
 	c, err := n.cfg.Fetcher.Fetch(ctx, key, url, last, n.cfg.Now())
 	var m matcher.Matcher
@@ -312,9 +314,15 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 		} else {
 			m = n.cfg.Build(c.Registry)
 		}
-		if n.cfg.CacheDir != "" {
+		// An unchanged copy is written again only now and then, to keep
+		// its fetch time roughly current for a restart: rewriting a large
+		// registry on every 304 would cost far more than it tells.
+		changed := last == nil || c.Registry != last.Registry || !bytes.Equal(c.Signature, last.Signature) || c.ETag != last.ETag
+		if n.cfg.CacheDir != "" && (changed || c.FetchedAt.Sub(saved) >= n.cfg.StaleAfter/4) {
 			if werr := saveCopy(n.cfg.CacheDir, pubkey, c); werr != nil {
 				n.cfg.Log.Warn("peer cache not written; the copy serves from memory", "peer", pubkey, "err", werr)
+			} else {
+				saved = c.FetchedAt
 			}
 		}
 	}
@@ -323,6 +331,9 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	defer n.mu.Unlock()
 	st.running = false
 	st.LastAttempt = now
+	if saved.After(st.savedAt) {
+		st.savedAt = saved
+	}
 	if err != nil {
 		st.failures++
 		st.Status, st.Reason = Unreachable, err.Error()

@@ -250,11 +250,11 @@ func TestUnreachableHTTP500(t *testing.T) {
 	}, Unreachable, "registry "+h.srv.URL+"/registry: HTTP 500")
 }
 
-func TestUnreachableSignatureMissing(t *testing.T) {
+func TestRefusedSignatureMissing(t *testing.T) {
 	h := newHarness(t, nil)
 	acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(registryDoc(h.peer.uri, "2.0.0", ""), nil)
-	}, Unreachable, "signature "+h.srv.URL+"/registry.sig: HTTP 404")
+	}, Refused, "signature "+h.srv.URL+"/registry.sig: HTTP 404", "publishes no signature", "3gs sign")
 }
 
 func TestUnreachableServerDown(t *testing.T) {
