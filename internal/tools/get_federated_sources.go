@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,12 +26,9 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 	out := &gen.GetFederatedSourcesOutput{Query: in.Query, Threshold: threshold, Results: []gen.FederatedResult{}, Peers: []gen.PeerState{}}
 	s := h.cur.Load()
 	own, err := s.matcher.Match(in.Query, 1)
-	switch {
-	case errors.Is(err, matcher.ErrEmptyQuery):
-		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\".", Structured: out}
-	case errors.Is(err, matcher.ErrOnlyStopWords):
-		return nil, &gen.ToolError{Text: "Query '" + in.Query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself.", Structured: out}
-	case err != nil:
+	if text, ok := queryProblem(in.Query, err); ok {
+		return nil, &gen.ToolError{Text: text, Structured: out}
+	} else if err != nil {
 		return nil, err
 	}
 	if len(own) > 0 && own[0].Score >= threshold {

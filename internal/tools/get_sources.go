@@ -78,12 +78,9 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return nil, &gen.ToolError{Text: "Pass query (the topic in a few words, for example \"learn rust\") or slug (a category named by an earlier answer or by list_categories).", Structured: empty}
 	}
 	ranked, err := s.matcher.Match(query, maxCandidates)
-	switch {
-	case errors.Is(err, matcher.ErrEmptyQuery):
-		return nil, &gen.ToolError{Text: "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", Structured: empty}
-	case errors.Is(err, matcher.ErrOnlyStopWords):
-		return nil, &gen.ToolError{Text: "Query '" + query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", Structured: empty}
-	case err != nil:
+	if text, ok := queryProblem(query, err); ok {
+		return nil, &gen.ToolError{Text: text, Structured: empty}
+	} else if err != nil {
 		return nil, err
 	}
 	if len(ranked) == 0 || ranked[0].Score < threshold {
@@ -93,6 +90,19 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 	out := s.answer(query, best.Slug, best.Score)
 	out.Alternatives = s.alternatives(ranked[1:], threshold)
 	return out, nil
+}
+
+// queryProblem is what to tell the agent when the matcher finds nothing in
+// its query to score: empty, or only stop words. ok is false for any other
+// error (and for none).
+func queryProblem(query string, err error) (text string, ok bool) {
+	switch {
+	case errors.Is(err, matcher.ErrEmptyQuery):
+		return "Query cannot be empty. Describe the topic in a few words, for example \"learn rust\" or \"harden a linux server\".", true
+	case errors.Is(err, matcher.ErrOnlyStopWords):
+		return "Query '" + query + "' has only common words (such as how, do, I, the), which say nothing about a topic. Name the topic itself, for example \"kubernetes\" or \"password manager\".", true
+	}
+	return "", false
 }
 
 // answer is a found category with its sources.
