@@ -59,7 +59,7 @@ var factorNames = [numFactors]string{
 
 func (f factor) String() string { return factorNames[f] }
 
-// calibration is the fitted model: a bias and one weight per factor.
+// calibrationModel is a fitted model: a bias and one weight per factor.
 type calibrationModel struct {
 	bias    float64
 	weights [numFactors]float64

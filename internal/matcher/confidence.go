@@ -38,7 +38,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 	named := false      // a direct word is in the category's slug or name
 	genericMet := false // a generic word the query has is in what the curator wrote
 	ev := func(k doubtKind) evidence {
-		return evidence{kind: k, met: met, direct: direct, keyed: keyed, unexplained: unexplained, rare: rare, named: named}
+		return evidence{kind: k, keyed: keyed, unexplained: unexplained, rare: rare}
 	}
 	for _, w := range p.words {
 		if isGeneric(w.stem) {
@@ -116,13 +116,12 @@ const (
 )
 
 // evidence is what doubt found for one category: its verdict and the
-// counts it was drawn from (query words met, met by their own form, met
-// in the name, slug or patterns, left unexplained, and unexplained words
-// too rare to be ordinary English).
+// counts the confidence model reads (query words met in the name, slug or
+// patterns, words left unexplained, and unexplained words too rare to be
+// ordinary English).
 type evidence struct {
-	kind                                  doubtKind
-	met, direct, keyed, unexplained, rare int
-	named                                 bool
+	kind                     doubtKind
+	keyed, unexplained, rare int
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }
