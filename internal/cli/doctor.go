@@ -324,10 +324,7 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 	}
 	wg.Wait()
 	for i, e := range list {
-		name := e.Pubkey
-		if e.Name != nil {
-			name = *e.Name + " (" + e.Pubkey + ")"
-		}
+		name := who(e)
 		c, err := results[i].c, results[i].err
 		switch {
 		case results[i].badKey:

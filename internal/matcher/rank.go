@@ -88,14 +88,13 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 type hit struct {
 	Scored
 	cat     uint32
-	doubted bool // its score was scaled down (see doubt)
 	crowded bool // more categories than were scored could rival it
 	// lex is the lexical score before any doubt factor, sem the semantic
 	// score above the registry's mean (0 when the channel is off): the
 	// evidence confidence (calibrate.go) weighs.
 	lex         float64
 	sem, semGap float32
-	ev          evidence
+	ev          evidence // ev.doubted(): its score was scaled down (see doubt)
 	cov, phrase float32
 }
 
@@ -182,7 +181,7 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	for i := range out {
 		h := &out[i]
 		h.sem, h.semGap = s.sem[h.cat], gap(h.cat)
-		if !h.doubted {
+		if !h.ev.doubted() {
 			continue
 		}
 		lex := h.Score / x.tune.doubtFactor
@@ -197,7 +196,7 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	vectorsOnly := best[hit]{items: store[:0], k: semExtra, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
-			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, doubted: true, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
+			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
 		}
 		s.sem[c] = 0
 	}
@@ -367,7 +366,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 			break
 		}
 		f := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
-		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, doubted: f.ev.doubted(), lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
+		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
