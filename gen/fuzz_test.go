@@ -78,7 +78,16 @@ func decoderCases(f testing.TB) []decoderCase {
 		roundTrip("DecodeRegistry", DecodeRegistry, validRegistry, string(embedded)),
 		roundTrip("DecodeSignature", DecodeSignature, `{"algorithm":"ed25519","pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o",`+
 			`"signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",`+
-			`"signed_at":"2026-11-21T10:48:32Z","signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`),
+			`"signed_at":"2026-11-21T10:48:32Z","signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`,
+			`{"algorithm":"ed25519","pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o",`+
+				`"signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg==",`+
+				`"signed_at":"2026-11-21T10:48:32Z","expires":"2026-12-21T10:48:32Z","log_seq":4,"log_head":"`+strings.Repeat("ab", 32)+`",`+
+				`"signed_sha256":"1b8fd0f017ecc65411b598c8f609f5cdb1ccb436665cd32c3e211733318fe60b"}`),
+		roundTrip("DecodeAuditentry", DecodeAuditentry, `{"seq":1,"time":"2026-11-25T10:00:00Z","action":"start","actor":"cli","version":"1.0.0","after":"`+strings.Repeat("cd", 32)+`"}`,
+			`{"seq":2,"time":"2026-11-25T10:00:00.5Z","action":"upsert","slug":"go","actor":"ada","version":"1.0.1","before":"`+strings.Repeat("cd", 32)+`","after":"`+strings.Repeat("ef", 32)+`",`+
+				`"prev":"`+strings.Repeat("01", 32)+`","signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg=="}`),
+		roundTrip("DecodeAudithead", DecodeAudithead, `{"seq":3,"hash":"`+strings.Repeat("ab", 32)+`","registry_sha256":"`+strings.Repeat("cd", 32)+`","registry_version":"1.0.3"}`,
+			`{"seq":0,"registry_sha256":"`+strings.Repeat("cd", 32)+`","registry_version":"1.0.0"}`),
 		roundTrip("DecodeQuerylog", DecodeQuerylog, `{"time":"2026-11-24T10:00:00Z","query":"crema","outcome":"candidates","score":0.2,"threshold":0.4,`+
 			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
 			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),

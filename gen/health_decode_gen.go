@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -397,6 +398,12 @@ func decodeHealthPeers(d *strictjson.Decoder, p *strictjson.Path, out *HealthPee
 
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
+
+// EnumHealthStatus returns the values allowed at schema/health.schema.json#/properties/status, in schema order.
+func EnumHealthStatus() []string {
+	return slices.Clone(enumHealthStatus)
+}
+
 var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 

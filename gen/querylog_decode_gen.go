@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"slices"
+)
 
 /*
 DecodeQuerylog strictly decodes a querylog document
@@ -170,6 +173,11 @@ func decodeScoredSlug(d *strictjson.Decoder, p *strictjson.Path, out *ScoredSlug
 
 // enumQuerylogOutcome holds the values allowed at schema/querylog.schema.json#/properties/outcome.
 var enumQuerylogOutcome = []string{"matched", "candidates", "no_candidates", "slug", "unknown_slug"}
+
+// EnumQuerylogOutcome returns the values allowed at schema/querylog.schema.json#/properties/outcome, in schema order.
+func EnumQuerylogOutcome() []string {
+	return slices.Clone(enumQuerylogOutcome)
+}
 
 // querylogFields lists Querylog's fields in schema order; bit i of a decoder's seen set stands for querylogFields[i].
 var querylogFields = []string{"time", "query", "slug", "outcome", "score", "threshold", "candidates", "registry_version"}

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -365,6 +366,11 @@ var categoryFields = []string{"name", "description", "query_patterns", "sources"
 
 // enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/source/properties/type.
 var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
+
+// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/source/properties/type, in schema order.
+func EnumSourceType() []string {
+	return slices.Clone(enumSourceType)
+}
 
 // sourceFields lists Source's fields in schema order; bit i of a decoder's seen set stands for sourceFields[i].
 var sourceFields = []string{"rank", "name", "url", "type", "why"}

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -72,6 +73,46 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 				d.FormatDateTime(&fp, v)
 				out.SignedAt = v
 			}
+		case "expires":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					d.Pattern(&fp, v, patternSignatureExpires)
+					opt0 = v
+				}
+				out.Expires = &opt0
+			}
+		case "log_seq":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					opt0 = v
+				}
+				out.LogSeq = &opt0
+			}
+		case "log_head":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternSignatureSignedSHA256)
+					opt0 = v
+				}
+				out.LogHead = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, signatureFields)
 		}
@@ -81,9 +122,16 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 
 // enumSignatureAlgorithm holds the values allowed at schema/signature.schema.json#/properties/algorithm.
 var enumSignatureAlgorithm = []string{"ed25519"}
+
+// EnumSignatureAlgorithm returns the values allowed at schema/signature.schema.json#/properties/algorithm, in schema order.
+func EnumSignatureAlgorithm() []string {
+	return slices.Clone(enumSignatureAlgorithm)
+}
+
 var patternSignaturePubkey = regexp.MustCompile("^[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
 var patternSignatureSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
 var patternSignatureSignedSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternSignatureExpires = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
 
 // signatureFields lists Signature's fields in schema order; bit i of a decoder's seen set stands for signatureFields[i].
-var signatureFields = []string{"algorithm", "pubkey", "signature", "signed_sha256", "signed_at"}
+var signatureFields = []string{"algorithm", "pubkey", "signature", "signed_sha256", "signed_at", "expires", "log_seq", "log_head"}

@@ -28,5 +28,17 @@ func encodeSignature(w *strictjson.Writer, v *Signature) {
 	w.String(v.SignedSHA256)
 	w.Key("signed_at")
 	w.String(v.SignedAt)
+	if v.Expires != nil {
+		w.Key("expires")
+		w.String(*v.Expires)
+	}
+	if v.LogSeq != nil {
+		w.Key("log_seq")
+		w.Int(*v.LogSeq)
+	}
+	if v.LogHead != nil {
+		w.Key("log_head")
+		w.String(*v.LogHead)
+	}
 	w.EndObject()
 }

@@ -2,19 +2,40 @@
 
 package gen
 
-// A detached Ed25519 signature over the exact bytes of a registry file, stored
-// next to it as registry.json.sig. `3gs sign` writes it and `3gs verify` checks
-// it.
+// A detached Ed25519 signature of a registry file, stored next to it as
+// registry.json.sig. `3gs sign` writes it and `3gs verify` checks it. A signature
+// with `expires` (written by 3gs 0.x and later) signs a short text statement that
+// names the registry's SHA-256, the expiry and, when there is one, the audit log
+// head, so all three are covered; one without signs the registry's bytes
+// themselves and never expires.
 type Signature struct {
 	// Signature algorithm. Only Ed25519 (RFC 8032, pure, no pre-hash) is defined.
 	Algorithm SignatureAlgorithm `json:"algorithm"`
+
+	// When the signature stops vouching for the registry (RFC 3339, UTC, to the
+	// second). Signed: the signature is then over the statement "3gs registry
+	// signature v2\nsha256 SIGNED_SHA256\nexpires EXPIRES\n", followed by "log
+	// LOG_SEQ LOG_HEAD\n" when the log fields are present. A reader refuses an
+	// expired registry (a freeze attack replays an old signed copy) unless told to
+	// allow it.
+	Expires *string `json:"expires,omitempty,omitzero"`
+
+	// Signed (see expires): hex SHA-256 of that entry's line as stored in the audit
+	// log (without its newline). Whoever holds the registry and this file can fetch
+	// the log up to log_seq and check it ends here.
+	LogHead *string `json:"log_head,omitempty,omitzero"`
+
+	// Signed (see expires): the seq of the audit log entry that recorded this
+	// registry, the log's head when it was signed. Present with log_head, and only
+	// with expires.
+	LogSeq *int `json:"log_seq,omitempty,omitzero"`
 
 	// The signer's public key: the 52-character z-base-32 encoding PKARR uses,
 	// without the pk: prefix.
 	Pubkey string `json:"pubkey"`
 
-	// The 64-byte Ed25519 signature of the registry file's bytes, in standard base64
-	// with padding.
+	// The 64-byte Ed25519 signature in standard base64 with padding: of the statement
+	// (see expires) when expires is present, else of the registry file's bytes.
 	Signature string `json:"signature"`
 
 	// When the signature was made (RFC 3339, UTC). Informational: it is not covered

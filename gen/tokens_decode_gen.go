@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -110,6 +111,12 @@ var patternTokenName = regexp.MustCompile("^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 
 // enumTokenTier holds the values allowed at schema/tokens.schema.json#/$defs/token/properties/tier.
 var enumTokenTier = []string{"user", "admin"}
+
+// EnumTokenTier returns the values allowed at schema/tokens.schema.json#/$defs/token/properties/tier, in schema order.
+func EnumTokenTier() []string {
+	return slices.Clone(enumTokenTier)
+}
+
 var patternTokenSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // tokenFields lists Token's fields in schema order; bit i of a decoder's seen set stands for tokenFields[i].

@@ -11,7 +11,7 @@ import (
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -38,6 +38,25 @@ var Tools = []Tool{{
 	},
 	decodeInput:  decodeAny(DecodeExplainMatchInput),
 	decodeOutput: decodeAny(DecodeExplainMatchOutput),
+}, {
+	Discoverable: false,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+			`{"slug":"rust-learning"}`,
+			`{"since":1,"action":"upsert","limit":10}`,
+		},
+		Invalid: `{"limit":0}`,
+		Result:  `{"entries":[{"seq":1,"time":"2026-11-01T10:00:00Z","action":"start","actor":"cli","version":"1.0.0","after":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}],"head":{"seq":1,"hash":"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}}`,
+	},
+	Manifest: manifestGetAuditLog,
+	Name:     "get_audit_log",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_audit_log", DecodeGetAuditLogInput, h.GetAuditLog, h.GetAuditLogText)
+	},
+	decodeInput:  decodeAny(DecodeGetAuditLogInput),
+	decodeOutput: decodeAny(DecodeGetAuditLogOutput),
 }, {
 	Discoverable: false,
 	Examples: ToolExamples{
@@ -186,22 +205,24 @@ func LookupTool(name string) *Tool {
 	switch name {
 	case "explain_match":
 		return &Tools[0]
-	case "get_endorsements":
+	case "get_audit_log":
 		return &Tools[1]
-	case "get_federated_sources":
+	case "get_endorsements":
 		return &Tools[2]
-	case "get_provenance":
+	case "get_federated_sources":
 		return &Tools[3]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[4]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[5]
-	case "reload_registry":
+	case "list_categories":
 		return &Tools[6]
-	case "remove_category":
+	case "reload_registry":
 		return &Tools[7]
-	case "upsert_category":
+	case "remove_category":
 		return &Tools[8]
+	case "upsert_category":
+		return &Tools[9]
 	}
 	return nil
 }

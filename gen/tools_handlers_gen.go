@@ -14,6 +14,10 @@ type ToolHandlers interface {
 	ExplainMatch(ctx context.Context, in *ExplainMatchInput) (*ExplainMatchOutput, error)
 	// ExplainMatchText renders a explain_match result as plain text.
 	ExplainMatchText(out *ExplainMatchOutput) string
+	// GetAuditLog serves get_audit_log: Get the audit log.
+	GetAuditLog(ctx context.Context, in *GetAuditLogInput) (*GetAuditLogOutput, error)
+	// GetAuditLogText renders a get_audit_log result as plain text.
+	GetAuditLogText(out *GetAuditLogOutput) string
 	// GetEndorsements serves get_endorsements: Get endorsements.
 	GetEndorsements(ctx context.Context, in *GetEndorsementsInput) (*GetEndorsementsOutput, error)
 	// GetEndorsementsText renders a get_endorsements result as plain text.
@@ -51,6 +55,7 @@ type ToolHandlers interface {
 // Tool names as clients send them in tools/call.
 const (
 	ToolExplainMatch        = "explain_match"
+	ToolGetAuditLog         = "get_audit_log"
 	ToolGetEndorsements     = "get_endorsements"
 	ToolGetFederatedSources = "get_federated_sources"
 	ToolGetProvenance       = "get_provenance"

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -70,6 +71,86 @@ func decodeExplainMatchInput(d *strictjson.Decoder, p *strictjson.Path, out *Exp
 		}
 	}
 	d.Missing(p, seen, 0b1, explainMatchInputFields)
+}
+
+/*
+DecodeGetAuditLogInput strictly decodes the arguments of get_audit_log (see
+strictjson.Decode).
+*/
+func DecodeGetAuditLogInput(data []byte) (*GetAuditLogInput, error) {
+	return strictjson.Decode(data, decodeGetAuditLogInput)
+}
+
+// decodeGetAuditLogInput reads the object at p (schema/tools/get_audit_log.json#/inputSchema) into out.
+func decodeGetAuditLogInput(d *strictjson.Decoder, p *strictjson.Path, out *GetAuditLogInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "since":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Since = &opt0
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+					opt0 = v
+				}
+				out.Slug = &opt0
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 GetAuditLogInputAction
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumGetAuditLogInputAction)
+					opt0 = GetAuditLogInputAction(v)
+				}
+				out.Action = &opt0
+			}
+		case "limit":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 1000.0)
+					opt0 = v
+				}
+				out.Limit = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getAuditLogInputFields)
+		}
+	}
 }
 
 /*
@@ -358,7 +439,7 @@ func decodeRemoveCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
 				out.Slug = v
 			}
 		default:
@@ -395,7 +476,7 @@ func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *U
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternRemoveCategoryInputSlug)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
 				out.Slug = v
 			}
 		case "category":
@@ -413,6 +494,18 @@ func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *U
 
 // explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
+var patternGetAuditLogInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+
+// enumGetAuditLogInputAction holds the values allowed at schema/tools/get_audit_log.json#/inputSchema/properties/action.
+var enumGetAuditLogInputAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
+
+// EnumGetAuditLogInputAction returns the values allowed at schema/tools/get_audit_log.json#/inputSchema/properties/action, in schema order.
+func EnumGetAuditLogInputAction() []string {
+	return slices.Clone(enumGetAuditLogInputAction)
+}
+
+// getAuditLogInputFields lists GetAuditLogInput's fields in schema order; bit i of a decoder's seen set stands for getAuditLogInputFields[i].
+var getAuditLogInputFields = []string{"since", "slug", "action", "limit"}
 
 // getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
 var getFederatedSourcesInputFields = []string{"query", "threshold"}
@@ -422,7 +515,6 @@ var getSourcesInputFields = []string{"query", "slug", "threshold"}
 
 // listCategoriesInputFields lists ListCategoriesInput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesInputFields[i].
 var listCategoriesInputFields = []string{"filter", "cursor", "limit"}
-var patternRemoveCategoryInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
 
 // removeCategoryInputFields lists RemoveCategoryInput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryInputFields[i].
 var removeCategoryInputFields = []string{"slug"}

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"slices"
 )
 
 /*
@@ -471,6 +472,247 @@ func decodeWord(d *strictjson.Decoder, p *strictjson.Path, out *Word) {
 		}
 	}
 	d.Missing(p, seen, 0b11011, wordFields)
+}
+
+/*
+DecodeGetAuditLogOutput strictly decodes a result of get_audit_log; tests use it
+to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeGetAuditLogOutput(data []byte) (*GetAuditLogOutput, error) {
+	return strictjson.Decode(data, decodeGetAuditLogOutput)
+}
+
+// decodeGetAuditLogOutput reads the object at p (schema/tools/get_audit_log.json#/outputSchema) into out.
+func decodeGetAuditLogOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetAuditLogOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "entries":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []LogEntry{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 LogEntry
+					decodeLogEntry(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Entries = items0
+			}
+		case "head":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			decodeGetAuditLogOutputHead(d, &fp, &out.Head)
+		case "next_since":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					opt0 = v
+				}
+				out.NextSince = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getAuditLogOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, getAuditLogOutputFields)
+}
+
+// decodeLogEntry reads the object at p (schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry) into out.
+func decodeLogEntry(d *strictjson.Decoder, p *strictjson.Path, out *LogEntry) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "seq":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				out.Seq = v
+			}
+		case "time":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumLogEntryAction)
+				out.Action = LogEntryAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.Slug = &opt0
+			}
+		case "actor":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 64)
+				out.Actor = v
+			}
+		case "version":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Version = v
+			}
+		case "before":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternLogEntryBefore)
+					opt0 = v
+				}
+				out.Before = &opt0
+			}
+		case "after":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternLogEntryBefore)
+				out.After = v
+			}
+		case "legacy_log_sha256":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternLogEntryBefore)
+					opt0 = v
+				}
+				out.LegacyLogSHA256 = &opt0
+			}
+		case "prev":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternLogEntryBefore)
+					opt0 = v
+				}
+				out.Prev = &opt0
+			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternLogEntrySignature)
+					opt0 = v
+				}
+				out.Signature = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, logEntryFields)
+		}
+	}
+	d.Missing(p, seen, 0b10110111, logEntryFields)
+}
+
+// decodeGetAuditLogOutputHead reads the object at p (schema/tools/get_audit_log.json#/outputSchema/properties/head) into out.
+func decodeGetAuditLogOutputHead(d *strictjson.Decoder, p *strictjson.Path, out *GetAuditLogOutputHead) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "seq":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Seq = v
+			}
+		case "hash":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternLogEntryBefore)
+					opt0 = v
+				}
+				out.Hash = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getAuditLogOutputHeadFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, getAuditLogOutputHeadFields)
 }
 
 /*
@@ -980,7 +1222,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternLogEntryBefore)
 				out.RegistrySHA256 = v
 			}
 		case "signed":
@@ -1716,7 +1958,7 @@ func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternLogEntryBefore)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -1845,7 +2087,7 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternLogEntryBefore)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -1930,7 +2172,7 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternGetProvenanceOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternLogEntryBefore)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -1972,6 +2214,26 @@ var fieldCoverageFields = []string{"field", "coverage"}
 // wordFields lists Word's fields in schema order; bit i of a decoder's seen set stands for wordFields[i].
 var wordFields = []string{"word", "kind", "common", "weight", "contribution", "term", "quality", "in"}
 
+// getAuditLogOutputFields lists GetAuditLogOutput's fields in schema order; bit i of a decoder's seen set stands for getAuditLogOutputFields[i].
+var getAuditLogOutputFields = []string{"entries", "head", "next_since"}
+
+// enumLogEntryAction holds the values allowed at schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry/properties/action.
+var enumLogEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
+
+// EnumLogEntryAction returns the values allowed at schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry/properties/action, in schema order.
+func EnumLogEntryAction() []string {
+	return slices.Clone(enumLogEntryAction)
+}
+
+var patternLogEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternLogEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+
+// logEntryFields lists LogEntry's fields in schema order; bit i of a decoder's seen set stands for logEntryFields[i].
+var logEntryFields = []string{"seq", "time", "action", "slug", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}
+
+// getAuditLogOutputHeadFields lists GetAuditLogOutputHead's fields in schema order; bit i of a decoder's seen set stands for getAuditLogOutputHeadFields[i].
+var getAuditLogOutputHeadFields = []string{"seq", "hash"}
+
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
 var patternEndorsedPeerPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
@@ -1979,6 +2241,11 @@ var patternEndorsedPeerURL = regexp.MustCompile("^https?://")
 
 // enumEndorsedPeerStatus holds the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/status.
 var enumEndorsedPeerStatus = []string{"fresh", "stale", "pending", "unreachable", "refused"}
+
+// EnumEndorsedPeerStatus returns the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/status, in schema order.
+func EnumEndorsedPeerStatus() []string {
+	return slices.Clone(enumEndorsedPeerStatus)
+}
 
 // endorsedPeerFields lists EndorsedPeer's fields in schema order; bit i of a decoder's seen set stands for endorsedPeerFields[i].
 var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses"}
@@ -1989,15 +2256,24 @@ var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", 
 // enumFederatedResultTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust.
 var enumFederatedResultTrust = []string{"own", "endorsed"}
 
+// EnumFederatedResultTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust, in schema order.
+func EnumFederatedResultTrust() []string {
+	return slices.Clone(enumFederatedResultTrust)
+}
+
 // federatedResultFields lists FederatedResult's fields in schema order; bit i of a decoder's seen set stands for federatedResultFields[i].
 var federatedResultFields = []string{"trust", "curator", "registry_version", "fetched_at", "stale", "slug", "name", "description", "score", "sources"}
 
 // enumPeerStateStatus holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/peerState/properties/status.
 var enumPeerStateStatus = []string{"fresh", "stale", "pending", "unreachable", "refused"}
 
+// EnumPeerStateStatus returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/peerState/properties/status, in schema order.
+func EnumPeerStateStatus() []string {
+	return slices.Clone(enumPeerStateStatus)
+}
+
 // peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
 var peerStateFields = []string{"pubkey", "name", "status", "answered"}
-var patternGetProvenanceOutputRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}

@@ -255,6 +255,59 @@ type FieldCoverage struct {
 	Field string `json:"field"`
 }
 
+type GetAuditLogInput struct {
+	// Only entries of this action (see the entries' action).
+	Action *GetAuditLogInputAction `json:"action,omitempty,omitzero"`
+
+	// How many entries per page, 1 to 1000 (default 100).
+	Limit *int `json:"limit,omitempty,omitzero"`
+
+	// Only entries with a greater seq: 0 (the default) starts at the first entry, the
+	// next_since of the previous page continues after it.
+	Since *int `json:"since,omitempty,omitzero"`
+
+	// Only entries that changed this category (upsert and remove name one).
+	Slug *string `json:"slug,omitempty,omitzero"`
+}
+
+type GetAuditLogInputAction string
+
+const GetAuditLogInputActionEndorse GetAuditLogInputAction = "endorse"
+const GetAuditLogInputActionReload GetAuditLogInputAction = "reload"
+const GetAuditLogInputActionRemove GetAuditLogInputAction = "remove"
+const GetAuditLogInputActionSign GetAuditLogInputAction = "sign"
+const GetAuditLogInputActionStart GetAuditLogInputAction = "start"
+const GetAuditLogInputActionUpsert GetAuditLogInputAction = "upsert"
+
+type GetAuditLogOutput struct {
+	// This page's entries, oldest first, with the members and values of the log's
+	// lines (schema/auditentry.schema.json). GET /audit on a server reached over HTTP
+	// serves the same lines byte for byte, which is what prev and signature are
+	// computed over.
+	Entries []LogEntry `json:"entries"`
+
+	// The last entry served: the one the registry's signature covers, or the log's
+	// last when the registry is not signed. Pages end there even when a change is
+	// being written after it.
+	Head GetAuditLogOutputHead `json:"head"`
+
+	// Present when more matching entries follow, up to head: pass it as since (with
+	// the same filters) for the next page.
+	NextSince *int `json:"next_since,omitempty,omitzero"`
+}
+
+// The last entry served: the one the registry's signature covers, or the log's
+// last when the registry is not signed. Pages end there even when a change is
+// being written after it.
+type GetAuditLogOutputHead struct {
+	// Hex SHA-256 of its line as stored (the prev its successor will name); absent
+	// when the log is empty.
+	Hash *string `json:"hash,omitempty,omitzero"`
+
+	// Its seq; 0 when the log is empty.
+	Seq int `json:"seq"`
+}
+
 type GetEndorsementsOutput struct {
 	// Endorsements in registry order, each with its peer's state.
 	Endorsements []EndorsedPeer `json:"endorsements"`
@@ -413,6 +466,61 @@ type ListCategoriesOutput struct {
 	// for the next page.
 	NextCursor *string `json:"next_cursor,omitempty,omitzero"`
 }
+
+type LogEntry struct {
+	// start: the log begins, recording the registry as it then was (after); upsert
+	// and remove: a curator tool changed one category; reload: reload_registry, or a
+	// start, found the file changed outside the log and recorded it; sign: 3gs sign
+	// signed a registry the log had not yet recorded (a hand edit); endorse: 3gs
+	// endorse added, changed or removed an endorsement.
+	Action LogEntryAction `json:"action"`
+
+	// Who made the change: the name of the admin token that called the tool, or cli
+	// for 3gs sign and a server's own records.
+	Actor string `json:"actor"`
+
+	// Hex SHA-256 of the registry file the change produced.
+	After string `json:"after"`
+
+	// Hex SHA-256 of the registry file before the change: the after of the entry
+	// before. Absent on start.
+	Before *string `json:"before,omitempty,omitzero"`
+
+	// On the start entry of a log made by 3gs audit migrate: hex SHA-256 of the
+	// unsigned audit log it replaced, kept beside it as REGISTRY.audit.jsonl.v1, so
+	// that file cannot be changed afterwards unnoticed.
+	LegacyLogSHA256 *string `json:"legacy_log_sha256,omitempty,omitzero"`
+
+	// Hex SHA-256 of the previous entry's line as stored (without its newline).
+	// Absent on seq 1.
+	Prev *string `json:"prev,omitempty,omitzero"`
+
+	// The entry's number: 1 for the first line, one more for each line after.
+	Seq int `json:"seq"`
+
+	// Ed25519 signature by the curator key, standard base64, over "3gs audit entry
+	// v1\n" followed by the line without this member. Absent in a log kept without a
+	// key; once one entry is signed, every later one must be.
+	Signature *string `json:"signature,omitempty,omitzero"`
+
+	// The category an upsert or remove changed.
+	Slug *string `json:"slug,omitempty,omitzero"`
+
+	// When the change was made (RFC 3339, UTC).
+	Time string `json:"time"`
+
+	// The registry's version after the change.
+	Version string `json:"version"`
+}
+
+type LogEntryAction string
+
+const LogEntryActionEndorse LogEntryAction = "endorse"
+const LogEntryActionReload LogEntryAction = "reload"
+const LogEntryActionRemove LogEntryAction = "remove"
+const LogEntryActionSign LogEntryAction = "sign"
+const LogEntryActionStart LogEntryAction = "start"
+const LogEntryActionUpsert LogEntryAction = "upsert"
 
 type PeerState struct {
 	// True when its registry was asked (it has a verified copy).

@@ -59,6 +59,7 @@ func commands() []command {
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
 		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
+		{"audit", "verify|log|migrate ...", "check, list and migrate a registry's audit log, the signed record of every change", nil, nil},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
@@ -68,7 +69,7 @@ func commands() []command {
 
 // verbGroups are the commands made of verbs, each with flags of its own.
 func verbGroups() map[string][]command {
-	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands}
+	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands, "audit": auditSubcommands}
 }
 
 // Run executes the command line args (without the program name) and

@@ -14,6 +14,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/peer"
@@ -134,6 +135,7 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	switch {
 	case st.Verified:
 		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
+		d.expiry(st, regName)
 	case st.Signed() && flagBool(d.f, "allow-unsigned"):
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry")
@@ -149,6 +151,28 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	default:
 		d.add(warn, "signature", "the registry's curator key is "+registry.Placeholder+", so it cannot be signed",
 			"3gs keygen --out KEY, put the printed pk:... in curator.pubkey, then 3gs sign --key-file KEY "+signature.ShellQuote(regName))
+	}
+}
+
+// expiryWarning is how long before its signature expires doctor warns.
+const expiryWarning = 48 * time.Hour
+
+// expiry checks when a verified signature stops vouching for the
+// registry: serve refuses it after that, and peers refuse it too.
+func (d *doctor) expiry(st signature.Status, regName string) {
+	resign := "3gs sign --key-file KEY " + signature.ShellQuote(regName) + " (a server started with --key-file signs again itself)"
+	now := time.Now()
+	switch left := st.Expires.Sub(now); {
+	case st.Expires.IsZero():
+		d.add(warn, "expiry", "the signature never expires: it was made by a 3gs before signatures expired, and peers and followers refuse such a registry", resign)
+	case signature.Expired(st.Expires, now) && flagBool(d.f, "allow-expired"):
+		d.add(warn, "expiry", "the signature expired on "+st.Expires.UTC().Format(time.RFC3339)+"; --allow-expired serves it anyway, and peers refuse it", resign)
+	case signature.Expired(st.Expires, now):
+		d.add(fail, "expiry", "the signature expired on "+st.Expires.UTC().Format(time.RFC3339)+", and serve refuses it", resign+", or serve it anyway with --allow-expired")
+	case left < expiryWarning:
+		d.add(warn, "expiry", fmt.Sprintf("the signature expires on %s, in %s; after that serve and peers refuse the registry", st.Expires.UTC().Format(time.RFC3339), left.Round(time.Minute)), resign)
+	default:
+		d.add(ok, "expiry", "the signature is valid until "+st.Expires.UTC().Format(time.RFC3339), "")
 	}
 }
 
@@ -249,11 +273,51 @@ func (d *doctor) editing(reg *registry.Registry, key []byte) {
 		d.add(fail, "editing", "cannot write the audit log "+audit+", so every registry change will be refused", "choose a writable --audit-log (THREEGS_AUDIT_LOG)")
 		return
 	}
+	d.auditLog(reg, path, audit)
 	if _, named := reg.CuratorKey(); named && key == nil {
 		d.add(warn, "editing", "the registry is signed by its curator but no key is configured, so the curator tools cannot change it", "add --key-file KEY (THREEGS_KEY_FILE) to edit through the server")
 		return
 	}
 	d.add(ok, "editing", "the curator tools can write "+path+" and the audit log "+audit, "")
+}
+
+// auditLog checks the audit log as serve does when it starts: it must
+// verify under the curator key and end at the head the registry's
+// signature covers.
+func (d *doctor) auditLog(reg *registry.Registry, path, audit string) {
+	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
+	if err != nil {
+		doc = nil
+	}
+	st := signature.Check(reg, doc)
+	pub, _ := reg.CuratorKey()
+	var covered *auditlog.Head
+	o := auditlog.Options{Key: pub}
+	if st.Verified && st.Log != nil {
+		covered, o.Mark = st.Log, st.Log.Seq
+	}
+	rep, err := auditlog.Read(audit, o)
+	var fit *auditlog.Fit
+	if err == nil {
+		fit, err = auditlog.Match(rep, reg.SHA256(), covered)
+	}
+	verify := "3gs audit verify --audit-log " + signature.ShellQuote(audit) + " " + signature.ShellQuote(path)
+	switch {
+	case errors.Is(err, auditlog.ErrLegacy):
+		d.add(fail, "audit log", audit+" is in the old, unsigned format, and serve refuses it", "3gs audit migrate --key-file KEY --audit-log "+signature.ShellQuote(audit)+" "+signature.ShellQuote(path))
+	case err != nil:
+		d.add(fail, "audit log", audit+" does not verify: "+err.Error(), verify+" shows the whole log; restore it from a backup, or move it aside to start a new one")
+	case rep.Entries == 0:
+		d.add(ok, "audit log", audit+" does not exist yet; the first change starts it", "")
+	case fit.Pending > 0 || rep.Torn > 0:
+		d.add(warn, "audit log", fmt.Sprintf("%s holds what an interrupted change left (%d entries after the signed head, %d bytes of a partial line); serve removes it when it starts", audit, fit.Pending, rep.Torn), "")
+	default:
+		signed := "unsigned"
+		if rep.Signed() {
+			signed = fmt.Sprintf("signed from seq %d", rep.FirstSigned)
+		}
+		d.add(ok, "audit log", fmt.Sprintf("%s verifies: %d entries, %s, head %s", audit, rep.Entries, signed, rep.Head), "")
+	}
 }
 
 // http checks that the address can be bound and that what is exposed is

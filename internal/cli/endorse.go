@@ -18,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 func endorseFlags(f *Flags) {
@@ -29,6 +30,8 @@ func endorseFlags(f *Flags) {
 	f.String("remove", "THREEGS_ENDORSE_REMOVE", "", "remove the endorsement of this public key instead of adding one")
 	f.Bool("keep-version", "THREEGS_KEEP_VERSION", "leave \"version\" as it is instead of raising its patch number (1.2.3 to 1.2.4); peers refuse a changed registry under a version they already have")
 	keyFlag(f, "the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign")
+	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "with --key-file: how long the new signature vouches for the registry")
+	auditLogFlag(f)
 }
 
 // runEndorse adds, replaces or removes one endorsement, then writes the
@@ -77,6 +80,10 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		}
 	}
 	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs endorse: warning:", msg) })
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	validity, err := validityFlag(f)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
@@ -183,10 +190,26 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 
 	written := "wrote " + path
 	if key != nil {
-		if _, err := signature.WriteSigned(path, data, key, now, 0o644); err != nil {
+		// The change goes through the audit log like any other: its entry
+		// first, then the registry signed with the new head.
+		logPath := auditLogPath(f, path)
+		log, ok := openLogToSign(env, "endorse", path, logPath, reg, pkarr.Public(key))
+		if !ok {
+			return ExitFail
+		}
+		entries := entriesToSign(log.Last(), reg, now)
+		before := reg.SHA256()
+		entries = append(entries, &gen.Auditentry{Time: now.UTC().Format(time.RFC3339Nano), Action: gen.AuditentryActionEndorse, Actor: tools.Actor, Version: next.Version(), Before: &before, After: next.SHA256()})
+		undo := log.Checkpoint()
+		head, err := log.Append(key, entries...)
+		if err != nil {
+			return fail(ExitFail, "not changed: %v", err)
+		}
+		if _, err := signature.WriteSignedWith(path, data, key, now, signature.Options{Expires: now.Add(validity), Log: &head}, 0o644); err != nil {
+			undo()
 			return fail(ExitFail, "%s: %v", path, err)
 		}
-		written += " and re-signed it with " + from + " (" + path + signature.Suffix + ")"
+		written += " and re-signed it with " + from + " (" + path + signature.Suffix + "), recorded as seq " + strconv.Itoa(head.Seq) + " of the audit log " + logPath
 	} else if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fail(ExitFail, "cannot write %s: %v", path, err)
 	}

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 func initFlags(f *Flags) {
@@ -77,7 +79,15 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	if err := pkarr.WriteKeyFile(keyPath, key); err != nil {
 		return fail(ExitFail, "%v", err)
 	}
-	if _, err := signature.WriteSigned(regPath, data, key, now, 0o644); err != nil {
+	// The node starts with its audit log: a start entry recording the
+	// starter registry, and the signature covering it.
+	reg, _ := registry.Load(data)
+	head, err := auditlog.Open(regPath+".audit.jsonl", &auditlog.Report{}).Append(key,
+		&gen.Auditentry{Time: now.UTC().Format(time.RFC3339Nano), Action: gen.AuditentryActionStart, Actor: tools.Actor, Version: reg.Version(), After: reg.SHA256()})
+	if err != nil {
+		return fail(ExitFail, "starting the audit log: %v\nRemove %s and run 3gs init again.", err, dir)
+	}
+	if _, err := signature.WriteSignedWith(regPath, data, key, now, signature.Options{Expires: now.Add(signature.DefaultValidity), Log: &head}, 0o644); err != nil {
 		return fail(ExitFail, "%s: %v\nRemove %s and run 3gs init again.", regPath, err, dir)
 	}
 
@@ -86,7 +96,8 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(w, "Created a curator node for %s (%s) in %s:\n", name, pub, dir)
 	fmt.Fprintf(w, "  %-22s the secret key (mode 0600): keep it private and backed up; whoever holds it signs as you\n", "curator.key")
 	fmt.Fprintf(w, "  %-22s a starter registry with one example category; replace it with your own topics\n", "registry.json")
-	fmt.Fprintf(w, "  %-22s its signature\n", "registry.json"+signature.Suffix)
+	fmt.Fprintf(w, "  %-22s its signature, valid for %d days: sign again before then\n", "registry.json"+signature.Suffix, int(signature.DefaultValidity.Hours()/24))
+	fmt.Fprintf(w, "  %-22s its audit log: every change is recorded there, signed\n", "registry.json.audit.jsonl")
 	fmt.Fprintf(w, "\nAfter editing the registry, check and sign it:\n  3gs validate %s\n  3gs sign --key-file %s %s\n", q(regPath), q(keyPath), q(regPath))
 	fmt.Fprintf(w, "Serve it:\n  3gs serve --registry %s --key-file %s --http 127.0.0.1:8080\n", q(regPath), q(keyPath))
 	fmt.Fprintf(w, "Verify it, as a reader would:\n  3gs verify --pubkey %s %s\n", pub, q(regPath))

@@ -161,6 +161,14 @@ func TestInitThenEndorse(t *testing.T) {
 	if code, vout, errOut := run(t, nil, "verify", "--pubkey", bPub, bReg); code != ExitOK {
 		t.Fatalf("verify B after endorsing: exit %d\n%s%s", code, vout, errOut)
 	}
+	// init started B's audit log; the endorsement is its second entry,
+	// and the signature covers it.
+	if code, vout, errOut := run(t, nil, "audit", "verify", "--pubkey", bPub, bReg); code != ExitOK || !strings.HasPrefix(vout, "OK: 2 entries, head seq 2") || !strings.Contains(vout, "matches the head") {
+		t.Fatalf("audit verify B after endorsing: exit %d\n%s%s", code, vout, errOut)
+	}
+	if code, lout, _ := run(t, nil, "audit", "log", "--action", "endorse", bReg); code != ExitOK || !strings.HasPrefix(lout, "2 ") || strings.Count(lout, "\n") != 1 {
+		t.Errorf("audit log --action endorse: %d %q", code, lout)
+	}
 	reg, err := registry.LoadFile(bReg)
 	if err != nil {
 		t.Fatal(err)

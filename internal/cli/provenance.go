@@ -11,7 +11,6 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -110,14 +109,45 @@ func signingKey(env *Env, f *Flags, log func(msg string)) (ed25519.PrivateKey, s
 func signFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file, as written by 3gs keygen")
 	f.String("registry", "REGISTRY_PATH", "", "registry file to sign when no PATH is given")
+	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the signature vouches for the registry; readers refuse it after that, so sign again before then")
+	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log, which records the signed registry and whose head the signature names; none means REGISTRY.audit.jsonl")
+}
+
+// minValidity and maxValidity bound --expires: a signature must outlive
+// the refresh of whoever reads it, and one that lasts for years is no
+// defence against a frozen copy.
+const (
+	minValidity = time.Hour
+	maxValidity = 5 * 366 * 24 * time.Hour
+)
+
+// validityFlag reads --expires.
+func validityFlag(f *Flags) (time.Duration, error) {
+	d, err := f.Duration("expires")
+	if err != nil {
+		return 0, err
+	}
+	if d < minValidity || d > maxValidity {
+		return 0, fmt.Errorf("--expires (THREEGS_EXPIRES) is %v; give a duration from %v to %v (e.g. 720h for 30 days)", d, minValidity, maxValidity)
+	}
+	return d, nil
 }
 
 // runSign writes PATH.sig for the registry at PATH. It refuses to sign a
 // registry that does not load or that names another curator key: such a
-// signature could never verify.
+// signature could never verify. It records the registry in its audit log
+// first, when the log does not already end at it, and the signature names
+// the log's head, so a reader holding the registry can check the log ends
+// where the curator says it does. The log must verify; what a crash left
+// in it is repaired, as a starting server does.
 func runSign(_ context.Context, env *Env, f *Flags) int {
 	path, ok := onePath(env, "sign", f)
 	if !ok {
+		return ExitUsage
+	}
+	validity, err := validityFlag(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
 		return ExitUsage
 	}
 	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs sign: warning:", msg) })
@@ -148,13 +178,42 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		return ExitFail
 	}
 	defer lock.Unlock()
-	doc := signature.Sign(reg.Bytes(), key, time.Now())
-	sigPath := path + signature.Suffix
-	if err := atomicfile.Write(sigPath, doc, 0o644); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v\n", sigPath, err)
+	logPath := auditLogPath(f, path)
+	l, ok := openLogToSign(env, "sign", path, logPath, reg, pub)
+	if !ok {
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "Signed %s (sha256 %s) as %s; wrote %s\n", path, reg.SHA256(), pkarr.Encode(pub), sigPath)
+	// The entry goes first and the signature after, as a server's change
+	// does: a crash between them leaves an entry after the signed head,
+	// which the next sign or serve removes, never a signed registry the
+	// log does not record.
+	now := time.Now()
+	entries := entriesToSign(l.Last(), reg, now)
+	undo := l.Checkpoint()
+	head := l.Head()
+	if len(entries) > 0 {
+		if head, err = l.Append(key, entries...); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v\n", err)
+			return ExitFail
+		}
+	}
+	sigPath := path + signature.Suffix
+	exp, err := writeSignature(path, reg, key, now, validity, head)
+	if err != nil {
+		undone := "the audit log is as it was"
+		if uerr := undo(); uerr != nil {
+			undone = fmt.Sprintf("and the entry just added to the audit log %s could not be removed (%v); the next 3gs sign or 3gs serve removes it", logPath, uerr)
+		}
+		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v; %s\n", sigPath, err, undone)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s\n",
+		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), sigPath, exp.Format(time.RFC3339))
+	if len(entries) > 0 {
+		fmt.Fprintf(env.Stdout, "Audit log %s: recorded the registry as seq %d (%s); the signature covers the log up to it\n", logPath, head.Seq, entries[0].Action)
+	} else {
+		fmt.Fprintf(env.Stdout, "Audit log %s: already records this registry at seq %d, so nothing was added; the signature covers the log up to it, with a new expiry\n", logPath, head.Seq)
+	}
 	return ExitOK
 }
 

@@ -410,10 +410,16 @@ func TestServePinsThePubkey(t *testing.T) {
 		t.Fatalf("THREEGS_PUBKEY: %d %v %s", code, prov, errOut)
 	}
 
-	// An attacker re-keys the registry to their own key and signs it.
+	// An attacker re-keys the registry to their own key and signs it,
+	// starting a log of their own: 3gs sign refuses to extend a log signed
+	// by another key.
 	_, otherKey, otherPub, _ := curatorSetup(t)
 	data, _ := os.ReadFile(regPath)
 	os.WriteFile(regPath, bytes.Replace(data, []byte(pub), []byte(otherPub), 1), 0o644)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", otherKey, regPath); code != ExitFail || !strings.Contains(errOut, "does not verify at seq 1") || !strings.Contains(errOut, "if the curator key changed") {
+		t.Fatalf("signing over a log signed by another key: %d %s", code, errOut)
+	}
+	os.Remove(regPath + ".audit.jsonl")
 	if code, _, errOut := run(t, nil, "sign", "--key-file", otherKey, regPath); code != ExitOK {
 		t.Fatal(errOut)
 	}

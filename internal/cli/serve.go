@@ -41,7 +41,9 @@ func serveFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file; it must be the key the registry names as curator.pubkey")
 	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key to trust (pk:Z32 or Z32): a registry not signed by it is refused, at start and by reload_registry. None: the public half of --key-file, or else the signer of the first registry served")
 	f.String("tokens", "THREEGS_TOKENS", "", "tokens file (made with 3gs token new) whose tokens unlock user and admin tools; re-read on SIGHUP. None: every caller is public")
-	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "JSON Lines file every registry change is appended to; none means REGISTRY.audit.jsonl beside the registry file")
+	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log: every change is appended to it, hash-chained and signed with the curator key, and the registry's signature names its head; none means REGISTRY.audit.jsonl beside the registry file")
+	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the signatures this server writes (with --key-file) vouch for the registry; it signs again before half of that is left")
+	f.Bool("allow-expired", "THREEGS_ALLOW_EXPIRED", "serve a registry, and accept peers' registries, whose signature has expired or never expires (signed by a 3gs before expiry existed); without it they are refused, since an expired copy is what a freeze attack replays")
 	f.String("query-log", "THREEGS_QUERY_LOG", "", "JSON Lines file (created 0600) to log every get_sources query and how it ended, for 3gs misses; never tokens or who asked. None: no query log")
 	f.String("query-log-max-bytes", "THREEGS_QUERY_LOG_MAX_BYTES", strconv.Itoa(querylog.DefaultMaxBytes), "size at which the query log is rotated to FILE.1 (replacing it), so it never takes more than twice this")
 	f.Bool("allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature does not verify, or is missing although the registry names a curator key; get_provenance and /health then report it as not verified")
@@ -77,6 +79,7 @@ type serveConfig struct {
 	pubkey      ed25519.PublicKey // --pubkey; nil when not given
 	peers       peer.Config       // without Log, CacheDir and Build
 	peerCache   string            // --peer-cache as given
+	validity    time.Duration     // --expires
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -97,6 +100,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		}
 	}
 	if c.queryLogMax, err = f.Int("query-log-max-bytes", 4096); err != nil {
+		return nil, err
+	}
+	if c.validity, err = validityFlag(f); err != nil {
 		return nil, err
 	}
 	if c.maxBytes, err = f.Int("max-message-bytes", 1024); err != nil {
@@ -187,6 +193,7 @@ func parsePeers(f *Flags, c *serveConfig) error {
 		return fmt.Errorf("--peer-max-bytes (THREEGS_PEER_MAX_BYTES) must be at most %d, the largest registry 3gs loads; got %d", registry.MaxSize, maxBytes)
 	}
 	c.peers.Fetcher = peer.NewFetcher(int64(maxBytes), timeout)
+	c.peers.AllowExpired = flagBool(f, "allow-expired")
 	c.peerCache = f.Value("peer-cache")
 	return nil
 }
@@ -305,7 +312,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		return ExitFail
 	}
 	defer srv.close()
-	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers})
+	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers, Audit: srv.tools})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.log.Error("HTTP server stopped", "err", err)
@@ -368,7 +375,8 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
-		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom}
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
+			Validity: c.validity, AllowExpired: flagBool(f, "allow-expired")}
 		var ok bool
 		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {
 			return nil, false
@@ -387,15 +395,51 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path), c.newMatcher
 	cfg.Peers = peer.New(pc)
 	h := tools.New(cfg)
+	if cfg.Edit != nil {
+		notes, err := h.OpenAuditLog()
+		if err != nil {
+			lock.Unlock()
+			fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+			return nil, false
+		}
+		for _, n := range notes {
+			log.Warn(n)
+		}
+	}
 	peersCtx, stopPeers := context.WithCancel(ctx)
-	peersDone := make(chan struct{})
+	peersDone, renewDone := make(chan struct{}), make(chan struct{})
 	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
+	go func() { defer close(renewDone); renewLoop(peersCtx, h, log) }()
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.sig.Verified)
 	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
 	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
-		stopPeers: func() { stopPeers(); <-peersDone }}, true
+		stopPeers: func() { stopPeers(); <-peersDone; <-renewDone }}, true
+}
+
+// renewEvery is how often a server holding the curator key checks whether
+// its registry's signature needs renewing (Handlers.Renew): often enough
+// for the shortest validity --expires allows (an hour).
+const renewEvery = 5 * time.Minute
+
+// renewLoop keeps the served registry's signature from expiring while
+// the server runs, until ctx ends.
+func renewLoop(ctx context.Context, h *tools.Handlers, log *slog.Logger) {
+	t := time.NewTicker(renewEvery)
+	defer t.Stop()
+	for {
+		if signed, err := h.Renew(); err != nil {
+			log.Warn("could not sign the registry again before its signature expires; it will be retried", "err", err)
+		} else if signed {
+			log.Info("signed the registry again before its signature expires", "version", h.Published().Registry.Version(), "expires", h.Published().Signature.Expires)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // lockForEditing makes this server the registry's one editor, or, when
@@ -411,15 +455,6 @@ func lockForEditing(env *Env, log *slog.Logger, srvd *served, edit *tools.EditCo
 	}
 	if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
 		log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
-	}
-	cut, err := tools.RepairAuditLog(edit.AuditLog)
-	if err != nil {
-		lock.Unlock()
-		fmt.Fprintf(env.Stderr, "3gs serve: cannot check the audit log %s: %v\nFix: make it a regular file the server may read and write, or name another with --audit-log.\n", edit.AuditLog, err)
-		return nil, false
-	}
-	if cut > 0 {
-		log.Warn("the audit log ended in a partial line, left by a write cut short (a crash or a full disk); removed it. It recorded no change: the registry is written only after its line is whole", "audit_log", edit.AuditLog, "bytes_removed", cut)
 	}
 	return lock, true
 }
@@ -446,8 +481,16 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.P
 		return nil, false
 	case refused != nil:
 		log.Warn("serving a registry whose signature is missing or does not verify (--allow-unsigned); it is reported as not verified", "registry", s.name, "problem", refused.Error())
+	case st.Verified && s.path != "" && signature.Expired(st.Expires, time.Now()) && !flagBool(f, "allow-expired"):
+		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: its signature expired on %s, so it no longer vouches for the registry (an old signed copy put back looks exactly like this).\n"+
+			"The curator signs it again: 3gs sign --key-file KEY %s (a server holding the key, --key-file, signs again itself). To serve it anyway, add --allow-expired (THREEGS_ALLOW_EXPIRED=1).\n",
+			s.name, st.Expires.UTC().Format(time.RFC3339), signature.ShellQuote(s.files.Registry))
+		return nil, false
 	case st.Verified:
-		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt)
+		if st.Expires.IsZero() && s.path != "" {
+			log.Warn("the registry's signature never expires (made by a 3gs before signatures expired), so a peer or follower refuses it; sign it again with 3gs sign", "registry", s.name)
+		}
+		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt, "expires", st.Expires)
 	default:
 		log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.name)
 	}

@@ -92,7 +92,7 @@ func TestServeWithTokens(t *testing.T) {
 		t.Error("the file still holds the removed category")
 	}
 	audit, err := os.ReadFile(reg + ".audit.jsonl")
-	if err != nil || !strings.Contains(string(audit), `"token":"root","tool":"remove_category","slug":"rust-learning"`) {
+	if err != nil || !strings.Contains(string(audit), `"action":"remove","slug":"rust-learning","actor":"root"`) {
 		t.Errorf("audit log: %s %v", audit, err)
 	}
 	// Without the token: the admin tools are hidden.

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -20,6 +18,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -93,8 +92,8 @@ func TestSIGKILLDuringUpserts(t *testing.T) {
 		}
 	}
 	t.Logf("%d upserts through %d SIGKILLs; an upsert takes about %v", crashUpserts, kills, perUpsert.Round(time.Microsecond))
-	t.Logf("%d kills came after the interrupted upsert reached the disk, %d left a signature for the restart to complete, %d between an audit line and its registry write",
-		landedAfter, c.repaired, c.auditEntries-crashUpserts)
+	t.Logf("%d kills came after the interrupted upsert reached the disk, %d left a signature for the restart to complete, %d left an audit entry after the signed head for the restart to cut",
+		landedAfter, c.repaired, c.pendingSeen)
 	// A server that starts removes what interrupted writes left once it is
 	// old enough not to be another process's write in progress.
 	left := c.leftovers()
@@ -120,6 +119,7 @@ type crashRun struct {
 	states                        [][]byte // registry bytes after each upsert
 	repaired                      int      // kills that left the signature for the restart to complete
 	auditEntries                  int
+	pendingSeen                   int // checks that found entries after the signed head
 }
 
 // start runs a server on the registry and returns its pipes, initialized.
@@ -266,45 +266,39 @@ func (c *crashRun) check(want, alt int) []byte {
 	default:
 		c.t.Fatalf("the registry holds revision %d, want %d or %d", got, want, alt)
 	}
-	afters := c.checkAudit()
-	if got > 0 && !afters[reg.SHA256()] {
-		c.t.Fatalf("revision %d reached the registry without an audit line", got)
-	}
+	c.checkAudit(reg, doc)
 	return data
 }
 
-// checkAudit fails unless every line of the audit log is whole JSON, and
-// returns the after_sha256 of every line.
-func (c *crashRun) checkAudit() map[string]bool {
+// checkAudit checks the audit log as 3gs audit verify does: every entry
+// whole, linked and signed by the curator, and the entry the registry's
+// signature names as the log's head is there and records this registry.
+// Entries after that head (a kill between the entry and the registry
+// write) are allowed: the next start cuts them.
+func (c *crashRun) checkAudit(reg *registry.Registry, doc []byte) {
 	c.t.Helper()
-	afters := map[string]bool{}
-	log, err := os.ReadFile(c.regPath + ".audit.jsonl")
-	if os.IsNotExist(err) {
-		return afters
-	}
+	v, err := signature.Verify(reg.Bytes(), doc, c.pub)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if len(log) > 0 && log[len(log)-1] != '\n' {
-		c.t.Fatalf("the audit log ends in a torn line: %q", log[bytes.LastIndexByte(log[:len(log)-1], '\n')+1:])
+	if v.Log == nil {
+		if _, err := os.Stat(c.regPath + ".audit.jsonl"); os.IsNotExist(err) {
+			return // signed before any change: the first change starts the log
+		}
+		c.t.Fatalf("revision %d: the registry's signature covers no audit log head", revision(reg))
 	}
-	lines := bytes.Split(bytes.TrimSuffix(log, []byte("\n")), []byte("\n"))
-	c.auditEntries = len(lines)
-	for i, line := range lines {
-		var e struct {
-			Tool   string `json:"tool"`
-			Before string `json:"before_sha256"`
-			After  string `json:"after_sha256"`
-		}
-		if err := json.Unmarshal(line, &e); err != nil || e.Tool != "upsert_category" {
-			c.t.Fatalf("audit line %d is not a whole entry: %q", i+1, line)
-		}
-		if _, err := hex.DecodeString(e.After); err != nil || len(e.After) != 64 {
-			c.t.Fatalf("audit line %d: %q", i+1, line)
-		}
-		afters[e.After] = true
+	rep, err := auditlog.Read(c.regPath+".audit.jsonl", auditlog.Options{Key: c.pub, Mark: v.Log.Seq})
+	if err != nil {
+		c.t.Fatalf("revision %d: the audit log does not verify: %v", revision(reg), err)
 	}
-	return afters
+	fit, err := auditlog.Match(rep, reg.SHA256(), v.Log)
+	if err != nil {
+		c.t.Fatalf("revision %d: the audit log does not end at the registry's signed head: %v", revision(reg), err)
+	}
+	if fit.Pending > 0 || rep.Torn > 0 {
+		c.pendingSeen++
+	}
+	c.auditEntries = rep.Entries
 }
 
 // revision is the probe category's revision number, 0 before the first.

@@ -2,7 +2,8 @@
 // both protocol eras; GET /health for load balancers and monitors; and
 // GET /registry with /registry.sig, the exact bytes being served and their
 // detached signature, so anyone can check the data without trusting the
-// server.
+// server; and GET /audit with /audit/head, the registry's audit log as
+// stored, so anyone can check how it came to be.
 //
 // Every request passes the same gate first: its Host (when the server is
 // bound to loopback) and its Origin must be allowed, which is what stops a
@@ -106,6 +107,9 @@ type Backend struct {
 	Published func() served.Registry
 	// Peers, when set, returns the endorsed curators' states for /health.
 	Peers func() []peer.Peer
+	// Audit, when set, answers /audit and /audit/head from the registry's
+	// audit log; without it they answer 404.
+	Audit Auditor
 }
 
 type backend struct {
@@ -183,8 +187,10 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/health", s.serveHealth)
 	mux.HandleFunc("/registry", s.serveRegistry)
 	mux.HandleFunc("/registry.sig", s.serveSignature)
+	mux.HandleFunc("/audit", s.serveAudit)
+	mux.HandleFunc("/audit/head", s.serveAuditHead)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry and /registry.sig")
+		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry, /registry.sig, /audit and /audit/head")
 	})
 	s.handler = s.accessLog(s.gate(mux))
 	return s

@@ -22,7 +22,9 @@ import (
 // file is written atomically, only after every check has passed, and
 // checked again in full when read: whoever can write the directory can
 // delete a peer's copy, but not make us serve a registry its curator did
-// not sign, nor an older one than the file held.
+// not sign, nor an older one than the file held, nor one whose signature
+// has expired. The audit log head a copy's signature covers is read from
+// the signature again, so it needs no place of its own in the file.
 
 // cachePath is the file that holds pubkey's copy.
 func cachePath(dir, pubkey string) string {
@@ -53,8 +55,15 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 }
 
 // loadCopy reads pubkey's cached copy and checks it as if it had just
-// been fetched. It returns nil and no error when there is none.
-func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64) (*Copy, error) {
+// been fetched at now, but for its expiry. It returns nil and no error
+// when there is none.
+//
+// An expired copy is still returned: it is not to be served (the Network
+// withholds it and reports the peer refused), but it is the last copy
+// accepted, which the next one must not go back from in version or audit
+// log. Dropping it would let a peer that comes back after the copy
+// expired start again from any older signed copy, or any fork.
+func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now time.Time) (*Copy, error) {
 	path := cachePath(dir, pubkey)
 	data, err := safefile.Read(path, cacheLimit(maxBytes), "peer cache file")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -74,11 +83,11 @@ func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64) (*Copy,
 	if err != nil {
 		return nil, fmt.Errorf("%s: fetched_at: %v", path, err)
 	}
-	reg, err := Accept(key, []byte(entry.Registry), []byte(entry.Signature), nil)
+	c, err := Accept(key, []byte(entry.Registry), []byte(entry.Signature), &AcceptOptions{Now: now, AllowExpired: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	c := &Copy{URL: entry.URL, Registry: reg, Signature: []byte(entry.Signature), FetchedAt: at}
+	c.URL, c.FetchedAt = entry.URL, at
 	if entry.Etag != nil {
 		c.ETag = *entry.Etag
 	}

@@ -103,7 +103,7 @@ func TestCacheTampered(t *testing.T) {
 	// file.
 	h.refresh()
 	wantOutcome(t, h.only(), Fresh)
-	if _, err := loadCopy(dir, h.peer.uri, pkarrKey(t, h.peer.uri), testMaxBytes); err != nil {
+	if _, err := loadCopy(dir, h.peer.uri, pkarrKey(t, h.peer.uri), testMaxBytes, h.clock.Now()); err != nil {
 		t.Errorf("the cache file was not rewritten: %v", err)
 	}
 }

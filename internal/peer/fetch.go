@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -30,6 +31,16 @@ type Copy struct {
 	// FetchedAt is when the peer last served this copy, or answered that
 	// it had not changed.
 	FetchedAt time.Time
+	// Expires is when the signature stops vouching for the copy; zero for
+	// a signature of the form before expiry, which never does.
+	Expires time.Time
+	// Log is the head of the curator's audit log the signature covers,
+	// nil for none. Once a copy names one, every later copy's log must
+	// extend it.
+	Log *auditlog.Head
+	// signedAt is when the signature was made (zero if unreadable); with
+	// Expires it says when a renewed signature may be waiting.
+	signedAt time.Time
 }
 
 // A Refusal is an answer that reached us and failed a check: not a
@@ -47,15 +58,52 @@ func IsRefusal(err error) bool {
 	return errors.As(err, &r)
 }
 
+// AcceptOptions are what Accept checks a copy against besides the endorsed
+// key.
+type AcceptOptions struct {
+	// Now is the time the signature's expiry is judged at; zero means
+	// time.Now().
+	Now time.Time
+	// AllowExpired accepts a signature that has expired or never expires
+	// (3gs serve --allow-expired).
+	AllowExpired bool
+	// Last is the copy accepted before, nil for none: the new copy may not
+	// go back from it (version, audit log head).
+	Last *Copy
+	// Tail reads the peer's published audit log from the entry after seq
+	// after; it may stop anywhere from seq until on. Accept calls it only
+	// when Last names a log head and the new copy a later one. Nil: such
+	// a copy is refused, since nothing shows its log extends Last's.
+	Tail func(after, until int) (io.ReadCloser, error)
+}
+
 // Accept checks data and its signature document sig as a registry of the
-// curator whose endorsed key is key, and returns it loaded. last, when not
-// nil, is the copy accepted before: an older version is refused
-// (rollback), and so is the same version with other bytes (a curator
-// changes the version with every change; two different registries under
-// one version mean someone is showing different readers different
-// documents).
-func Accept(key ed25519.PublicKey, data, sig []byte, last *registry.Registry) (*registry.Registry, error) {
-	if _, err := signature.Verify(data, sig, key); err != nil {
+// curator whose endorsed key is key, and returns it as a Copy without the
+// URL, ETag and fetch time, which only the caller knows. o may be nil: no
+// copy before, expiry judged at the present time.
+//
+// The signature must not have expired: a copy past its expiry is what an
+// attacker replays to keep readers on it after the curator has moved on
+// (a freeze attack). One without an expiry is refused too, since it could
+// be replayed for ever. o.AllowExpired accepts both.
+//
+// With o.Last set, an older version is refused (rollback), and so is the
+// same version with other bytes (a curator changes the version with every
+// change; two different registries under one version mean someone is
+// showing different readers different documents). When o.Last's signature
+// covered an audit log head, the new copy's must cover the same head with
+// the same bytes, or a later one whose published log extends it (see
+// checkLog).
+func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, error) {
+	if o == nil {
+		o = &AcceptOptions{}
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	v, err := signature.Verify(data, sig, key)
+	if err != nil {
 		return nil, refuse("signature: %v", err)
 	}
 	reg, err := registry.Load(data)
@@ -65,23 +113,60 @@ func Accept(key ed25519.PublicKey, data, sig []byte, last *registry.Registry) (*
 	if err := signature.CheckCurator(reg, key); err != nil {
 		return nil, refuse("%v", err)
 	}
-	if last != nil {
-		switch c := registry.CompareVersions(reg.Version(), last.Version()); {
-		case c < 0:
-			return nil, refuse("rollback: version %s is older than the accepted %s", reg.Version(), last.Version())
-		case c == 0 && reg.SHA256() != last.SHA256():
-			return nil, refuse("version %s again with different content (SHA-256 %.12s, accepted %.12s); a changed registry must carry a new version", reg.Version(), reg.SHA256(), last.SHA256())
+	// Judged only now that the signature is known to be the curator's, so
+	// the date named is the one the curator signed.
+	if why := expiryProblem(v.Expires, now); why != "" && !o.AllowExpired {
+		return nil, refuse("%s; to accept it anyway, start 3gs serve with --allow-expired", why)
+	}
+	c := &Copy{Registry: reg, Signature: sig, Expires: v.Expires, Log: v.Log}
+	if at, err := time.Parse(time.RFC3339, v.SignedAt); err == nil {
+		c.signedAt = at
+	}
+	if last := o.Last; last != nil {
+		switch cmp := registry.CompareVersions(reg.Version(), last.Registry.Version()); {
+		case cmp < 0:
+			return nil, refuse("rollback: version %s is older than the accepted %s", reg.Version(), last.Registry.Version())
+		case cmp == 0 && reg.SHA256() != last.Registry.SHA256():
+			return nil, refuse("version %s again with different content (SHA-256 %.12s, accepted %.12s); a changed registry must carry a new version", reg.Version(), reg.SHA256(), last.Registry.SHA256())
+		}
+		if err := checkLog(key, last, c, o.Tail); err != nil {
+			return nil, err
 		}
 	}
-	return reg, nil
+	return c, nil
+}
+
+// expiryProblem says why a signature that expires at exp no longer
+// vouches for its registry at now, or "" when it still does.
+func expiryProblem(exp, now time.Time) string {
+	switch {
+	case exp.IsZero():
+		return "the signature never expires: it was made by a 3gs from before signatures expired, and such a copy could be replayed for ever; its curator must sign the registry again with a current 3gs (3gs sign)"
+	case signature.Expired(exp, now):
+		return fmt.Sprintf("the signature expired at %s: a copy past its expiry is what a freeze attack replays to hide the curator's later changes; its curator signs the registry again (3gs sign)", exp.UTC().Format(time.RFC3339))
+	}
+	return ""
+}
+
+// renewDue says whether the peer may hold a newer signature for c's
+// unchanged registry: a signer renews its signature once half its
+// validity is gone (3gs serve does), so from then on a fetch the peer
+// answers "not modified" also reads the signature again.
+func (c *Copy) renewDue(now time.Time) bool {
+	if c.Expires.IsZero() || c.signedAt.IsZero() {
+		return true
+	}
+	return !now.Before(c.signedAt.Add(c.Expires.Sub(c.signedAt) / 2))
 }
 
 // Fetcher reads peer registries over HTTP within fixed bounds.
 type Fetcher struct {
 	Client *http.Client
-	// MaxBytes bounds a registry body; more is refused.
+	// MaxBytes bounds a registry body, and the audit log read to check
+	// one; more is refused.
 	MaxBytes int64
-	// Timeout bounds one peer's fetch: registry and signature together.
+	// Timeout bounds one peer's fetch: registry, signature and, when it
+	// is read, the audit log together.
 	Timeout time.Duration
 }
 
@@ -128,16 +213,32 @@ func NewFetcher(maxBytes int64, timeout time.Duration) *Fetcher {
 	return &Fetcher{Client: client, MaxBytes: maxBytes, Timeout: timeout}
 }
 
-// Fetch reads the registry at rawURL (see Locate) and accepts it for key.
-// With last set and its ETag still current, the peer answers 304 and
-// Fetch returns a copy of last with a new fetch time.
+// Fetch reads the registry at rawURL (see Locate) and accepts it for key
+// at time now, refusing an expired signature. With last set and its ETag
+// still current, the peer answers 304 and Fetch returns a copy of last
+// with a new fetch time.
 func (f *Fetcher) Fetch(ctx context.Context, key ed25519.PublicKey, rawURL string, last *Copy, now time.Time) (*Copy, error) {
+	return f.FetchWith(ctx, key, rawURL, AcceptOptions{Now: now, Last: last})
+}
+
+// FetchWith is Fetch with every check Accept makes: o.Last is the copy
+// accepted before, and o.Tail, when nil, reads the audit log the peer
+// publishes beside its registry (LocateLog) within the fetch's timeout
+// and byte limit.
+func (f *Fetcher) FetchWith(ctx context.Context, key ed25519.PublicKey, rawURL string, o AcceptOptions) (*Copy, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
 	regURL, sigURL, err := Locate(rawURL)
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
+	if o.Tail == nil {
+		o.Tail = func(after, until int) (io.ReadCloser, error) { return f.logTail(ctx, rawURL, after, until) }
+	}
+	last := o.Last
 	etag := ""
 	if last != nil && last.URL == rawURL {
 		etag = last.ETag
@@ -147,9 +248,7 @@ func (f *Fetcher) Fetch(ctx context.Context, key ed25519.PublicKey, rawURL strin
 		return nil, err
 	}
 	if notModified {
-		c := *last
-		c.FetchedAt = now
-		return &c, nil
+		return f.unchanged(ctx, key, sigURL, inline, o)
 	}
 	// 3gs serve sends the signature with the registry (Registry-Signature),
 	// so the pair cannot straddle a change the peer publishes between two
@@ -160,15 +259,43 @@ func (f *Fetcher) Fetch(ctx context.Context, key ed25519.PublicKey, rawURL strin
 			return nil, err
 		}
 	}
-	var prev *registry.Registry
-	if last != nil {
-		prev = last.Registry
-	}
-	reg, err := Accept(key, data, sig, prev)
+	c, err := Accept(key, data, sig, &o)
 	if err != nil {
 		return nil, err
 	}
-	return &Copy{URL: rawURL, Registry: reg, Signature: sig, ETag: newTag, FetchedAt: now}, nil
+	c.URL, c.ETag, c.FetchedAt = rawURL, newTag, o.Now
+	return c, nil
+}
+
+// unchanged answers a 304: the registry is still o.Last's, but its
+// signature may have been renewed, which the ETag (the registry's digest
+// on a 3gs node) does not show. A 3gs node sends its current signature
+// with the 304 (inline); elsewhere it is read again once a renewal may be
+// due. A new signature is checked like any copy; without one, o.Last's
+// must still be in force.
+func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL string, inline []byte, o AcceptOptions) (*Copy, error) {
+	last := o.Last
+	sig := inline
+	if sig == nil && last.renewDue(o.Now) {
+		var err error
+		if sig, _, _, _, err = f.get(ctx, sigURL, signature.MaxSize, "", "signature"); err != nil {
+			return nil, err
+		}
+	}
+	if sig != nil && !bytes.Equal(sig, last.Signature) {
+		c, err := Accept(key, last.Registry.Bytes(), sig, &o)
+		if err != nil {
+			return nil, err
+		}
+		c.URL, c.ETag, c.FetchedAt = last.URL, last.ETag, o.Now
+		return c, nil
+	}
+	if why := expiryProblem(last.Expires, o.Now); why != "" && !o.AllowExpired {
+		return nil, refuse("not modified, and %s; to accept it anyway, start 3gs serve with --allow-expired", why)
+	}
+	c := *last
+	c.FetchedAt = o.Now
+	return &c, nil
 }
 
 // get reads one URL of at most limit bytes. A status other than 200 (or
@@ -191,9 +318,16 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 		return nil, "", false, nil, f.failure(what, u, err)
 	}
 	defer resp.Body.Close()
+	// Read on a 304 too: a 3gs node sends its current signature with it,
+	// which may be newer than the one held for the unchanged registry.
+	if h := resp.Header.Get("Registry-Signature"); h != "" && base64.StdEncoding.DecodedLen(len(h)) <= signature.MaxSize {
+		if doc, err := base64.StdEncoding.DecodeString(h); err == nil {
+			sig = doc
+		}
+	}
 	switch {
 	case resp.StatusCode == http.StatusNotModified && etag != "":
-		return nil, etag, true, nil, nil
+		return nil, etag, true, sig, nil
 	case resp.StatusCode == http.StatusNotFound && what == "signature":
 		// Not a failure to reach the peer: it publishes its registry
 		// unsigned, which no retry changes.
@@ -212,11 +346,6 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 	tag = resp.Header.Get("ETag")
 	if len(tag) > 256 {
 		tag = "" // not worth keeping; the next fetch is unconditional
-	}
-	if h := resp.Header.Get("Registry-Signature"); h != "" && base64.StdEncoding.DecodedLen(len(h)) <= signature.MaxSize {
-		if doc, err := base64.StdEncoding.DecodeString(h); err == nil {
-			sig = doc
-		}
 	}
 	return buf.Bytes(), tag, false, sig, nil
 }

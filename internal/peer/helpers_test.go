@@ -22,8 +22,11 @@ import (
 )
 
 // signedAt is the signing time of every test signature: the signature
-// document then depends on the bytes and the key alone.
-var signedAt = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+// document then depends on the bytes and the key alone. It is a few days
+// before the harness clock, so the signatures (valid for
+// signature.DefaultValidity) are in force there and not yet due for
+// renewal (Copy.renewDue).
+var signedAt = time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC)
 
 // testCurator is a curator with a fresh key.
 type testCurator struct {
@@ -87,6 +90,7 @@ type peerServer struct {
 	reg, sig []byte
 	etag     string           // sent with the registry and honoured in If-None-Match
 	registry http.HandlerFunc // when set, answers /registry instead
+	other    http.HandlerFunc // when set, answers every other path (/audit)
 	regHits  int
 	sigHits  int
 	lastINM  string // If-None-Match of the last registry request
@@ -130,7 +134,12 @@ func (s *peerServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Write(sig)
 	default:
+		h := s.other
 		s.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
 		http.NotFound(w, r)
 	}
 }
@@ -148,6 +157,14 @@ func (s *peerServer) answer(h http.HandlerFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.registry = h
+}
+
+// answerOther makes h answer the paths other than the registry's and the
+// signature's.
+func (s *peerServer) answerOther(h http.HandlerFunc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.other = h
 }
 
 func (s *peerServer) setETag(tag string) {

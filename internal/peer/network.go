@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,10 +52,17 @@ type Config struct {
 	Build func(*registry.Registry) matcher.Matcher
 	Log   *slog.Logger
 	Now   func() time.Time
+	// AllowExpired accepts and serves copies whose signature has expired
+	// or never expires (3gs serve --allow-expired). Without it such a
+	// copy is refused when fetched or read from the cache, and one held
+	// stops being served the moment its signature expires.
+	AllowExpired bool
 }
 
 // Peer is a snapshot of one endorsed peer. Copy, when not nil, is the
-// last accepted registry, served whatever Status says.
+// last accepted registry, served whatever Status says; a copy whose
+// signature no longer vouches for it (expired) is left out, and the peer
+// reported refused.
 type Peer struct {
 	Endorsement gen.Endorsement
 	Status      Status
@@ -193,7 +201,7 @@ func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 // loadCached reads st's cached copy, without the lock, and installs it
 // unless the peer was dropped meanwhile.
 func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
-	c, err := loadCopy(n.cfg.CacheDir, pubkey, key, n.cfg.Fetcher.MaxBytes)
+	c, err := loadCopy(n.cfg.CacheDir, pubkey, key, n.cfg.Fetcher.MaxBytes, n.cfg.Now())
 	var m matcher.Matcher
 	if err == nil && c != nil {
 		m = n.cfg.Build(c.Registry)
@@ -211,11 +219,26 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 	case c != nil:
 		// A fetch time in the future (a clock set back, or a hand-edited
 		// file) would keep the copy from ever being reported stale.
-		if now := n.cfg.Now(); c.FetchedAt.After(now) {
+		now := n.cfg.Now()
+		if c.FetchedAt.After(now) {
 			c.FetchedAt = now
 		}
 		st.Copy, st.Matcher, st.Status, st.savedAt = c, m, Fresh, c.FetchedAt
+		// Kept as the copy the next must not go back from, but refused:
+		// Peers withholds it (see loadCopy).
+		if why := n.withheld(c, now); why != "" {
+			n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", why)
+			st.Status, st.Reason = Refused, "cached copy refused: "+why
+		}
 	}
+}
+
+// withheld says why c is not to be served at now, or "" when it is.
+func (n *Network) withheld(c *Copy, now time.Time) string {
+	if n.cfg.AllowExpired {
+		return ""
+	}
+	return expiryProblem(c.Expires, now)
 }
 
 // Peers returns every endorsed peer in endorsement order, with its status
@@ -229,6 +252,20 @@ func (n *Network) Peers() []Peer {
 		p := n.peers[k].Peer
 		if p.Status == Fresh && p.Stale(now, n.cfg.StaleAfter) {
 			p.Status = Stale
+		}
+		// A copy expires while held when its peer stops answering, or
+		// keeps answering that nothing changed: serving it on would be
+		// exactly the freeze expiry exists to end.
+		if p.Copy != nil {
+			if why := n.withheld(p.Copy, now); why != "" {
+				switch {
+				case p.Status == Fresh || p.Status == Stale || p.Status == Pending:
+					p.Status, p.Reason = Refused, "the copy held is no longer served: "+why
+				case !strings.Contains(p.Reason, why):
+					p.Reason += "; the copy held is no longer served either: " + why
+				}
+				p.Copy, p.Matcher = nil, nil
+			}
 		}
 		out = append(out, p)
 	}
@@ -303,7 +340,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	n.mu.Lock()
 	pubkey, url, key, last, saved := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt
 	n.mu.Unlock()
-	c, err := n.cfg.Fetcher.Fetch(ctx, key, url, last, n.cfg.Now())
+	c, err := n.cfg.Fetcher.FetchWith(ctx, key, url, AcceptOptions{Now: n.cfg.Now(), AllowExpired: n.cfg.AllowExpired, Last: last})
 	var m matcher.Matcher
 	if err == nil {
 		if last != nil && c.Registry.SHA256() == last.Registry.SHA256() {

@@ -30,24 +30,38 @@ func Read(path string, limit int64, what string) ([]byte, error) {
 	return data, err
 }
 
-// ReadStat is Read that also returns the file's information, taken from
-// the descriptor it read (for a caller that checks the file's mode).
-func ReadStat(path string, limit int64, what string) ([]byte, fs.FileInfo, error) {
+// Open opens the regular file at path, of at most limit bytes when it is
+// opened, for a caller that reads it as a stream (an audit log); the
+// caller still bounds what it reads, since the file may grow.
+func Open(path string, limit int64, what string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return nil, nil, &problem{fmt.Sprintf("%s is %s, not a regular file; give the path of the %s itself", path, kind(st.Mode()), what), ErrNotRegular}
 	}
 	if st.Size() > limit {
+		f.Close()
 		return nil, nil, &problem{fmt.Sprintf("%s is %d bytes, more than the %d-byte limit for a %s", path, st.Size(), limit, what), ErrTooLarge}
 	}
+	return f, st, nil
+}
+
+// ReadStat is Read that also returns the file's information, taken from
+// the descriptor it read (for a caller that checks the file's mode).
+func ReadStat(path string, limit int64, what string) ([]byte, fs.FileInfo, error) {
+	f, st, err := Open(path, limit, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
 	// The file may grow between the stat and the read: read one byte past
 	// the limit to tell.
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))

@@ -304,6 +304,11 @@ func (e *decoderEmitter) stringChecks(n *schema.Node, path pathRef, hint string)
 				vals = append(vals, jen.Lit(v))
 			}
 			e.decls = append(e.decls, jen.Commentf("%s holds the values allowed at %s.", name, n.Where()), jen.Var().Id(name).Op("=").Index().String().Values(vals...))
+			// Code that needs the list (a command-line flag checked before
+			// any document is read) takes a copy from here instead of
+			// repeating it, so a value added to the schema reaches it.
+			e.decls = append(e.decls, jen.Commentf("Enum%s returns the values allowed at %s, in schema order.", hint, n.Where()),
+				jen.Func().Id("Enum"+hint).Params().Index().String().Block(jen.Return(jen.Qual("slices", "Clone").Call(jen.Id(name)))))
 		} else if prev != joined {
 			e.fail("%s: two different enums would be named %s", n.Where(), name)
 		}

@@ -30,6 +30,9 @@ type Files struct {
 	// at URL/registry and its signature at URL/registry.sig. The steps
 	// then start with the downloads and name the local copies.
 	URL string
+	// Statement is set when the signature has an expiry, and so signs
+	// the statement (see Statement) rather than the registry's bytes.
+	Statement bool
 }
 
 // Names of the downloaded copies in remote instructions.
@@ -62,7 +65,12 @@ const ed25519SPKIPrefix = `\060\052\060\005\006\003\053\145\160\003\041\000`
 const (
 	SignatureBinFile = "registry.sig.bin"
 	PublicKeyDERFile = "curator.der"
+	StatementFile    = "registry.statement"
 )
+
+// statementJQ is the jq program that prints the statement a signature
+// document signs (Statement), built from the document's own fields.
+const statementJQ = `"3gs registry signature v2\nsha256 " + .signed_sha256 + "\nexpires " + .expires + "\n" + (if .log_seq then "log \(.log_seq) " + .log_head + "\n" else "" end)`
 
 // StandardBase32Alphabet is RFC 4648's base32 alphabet, onto which the
 // manual steps map z-base-32 with tr so coreutils' base32 can decode it.
@@ -85,7 +93,7 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 			download("Download its detached signature.", f.URL+"/registry.sig", DownloadedSignature),
 		}
 	}
-	return Instructions{
+	ins := Instructions{
 		Command: cmd,
 		Where:   f.Where,
 		Steps: append(fetch, []Step{
@@ -110,13 +118,24 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 					" | tr '" + pkarr.Alphabet + "' '" + StandardBase32Alphabet + "' | base32 -d; } > " + PublicKeyDERFile,
 				Expect: "no output; " + PublicKeyDERFile + " holds 44 bytes",
 			},
-			{
-				What:   "Verify the signature over the registry's exact bytes.",
-				Run:    "openssl pkeyutl -verify -pubin -keyform DER -inkey " + PublicKeyDERFile + " -rawin -in " + reg + " -sigfile " + SignatureBinFile,
-				Expect: "Signature Verified Successfully",
-			},
 		}...),
 	}
+	signed, what := reg, "the registry's exact bytes."
+	if f.Statement {
+		signed, what = StatementFile, "the statement."
+		signed = StatementFile
+		ins.Steps = append(ins.Steps, Step{
+			What:   "Rebuild the statement the signature covers: the digest checked above, the expiry and the audit log head, as the signature file names them.",
+			Run:    "jq -j '" + statementJQ + "' " + sig + " > " + StatementFile,
+			Expect: "no output; " + StatementFile + " holds three or four lines, the second naming the digest",
+		})
+	}
+	ins.Steps = append(ins.Steps, Step{
+		What:   "Verify the signature over " + what,
+		Run:    "openssl pkeyutl -verify -pubin -keyform DER -inkey " + PublicKeyDERFile + " -rawin -in " + signed + " -sigfile " + SignatureBinFile,
+		Expect: "Signature Verified Successfully",
+	})
+	return ins
 }
 
 // UnsignedInstructions are what can still be checked without a signature:

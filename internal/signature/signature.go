@@ -17,9 +17,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -47,17 +49,67 @@ var (
 	ErrNotCurator = errors.New("signer is not the registry's curator")
 )
 
-// Sign returns the signature document for data, made with key at time now.
+// DefaultValidity is how long a signature vouches for a registry unless
+// told otherwise (3gs sign --expires): long enough for a curator who edits
+// monthly, short enough that a frozen copy is refused within weeks.
+const DefaultValidity = 30 * 24 * time.Hour
+
+// Options are what a signature covers besides the registry's digest.
+type Options struct {
+	// Expires, when not zero, is when the signature stops vouching for
+	// the registry; the signature then covers it and Log (statement).
+	Expires time.Time
+	// Log, when set, is the head of the audit log that recorded the
+	// registry.
+	Log *auditlog.Head
+}
+
+// Sign returns a signature document for data, made with key at time now,
+// that expires after DefaultValidity and covers no log head.
 func Sign(data []byte, key ed25519.PrivateKey, now time.Time) []byte {
+	return SignWith(data, key, now, Options{Expires: now.Add(DefaultValidity)})
+}
+
+// SignWith returns the signature document for data made with key at time
+// now. With o.Expires set it signs the statement that names the digest,
+// the expiry and the log head; without, the bytes themselves (the form of
+// 3gs before signatures expired, kept for tests of that form).
+func SignWith(data []byte, key ed25519.PrivateKey, now time.Time, o Options) []byte {
 	sum := sha256.Sum256(data)
 	doc := gen.Signature{
 		Algorithm:    gen.SignatureAlgorithmEd25519,
 		Pubkey:       pkarr.Encode(pkarr.Public(key)),
-		Signature:    base64.StdEncoding.EncodeToString(ed25519.Sign(key, data)),
 		SignedSHA256: hex.EncodeToString(sum[:]),
 		SignedAt:     now.UTC().Format(time.RFC3339),
 	}
+	msg := data
+	if !o.Expires.IsZero() {
+		exp := o.Expires.UTC().Truncate(time.Second).Format(time.RFC3339)
+		doc.Expires = &exp
+		if o.Log != nil {
+			seq, head := o.Log.Seq, o.Log.Hash
+			doc.LogSeq, doc.LogHead = &seq, &head
+		}
+		msg = Statement(&doc)
+	}
+	doc.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 	return gen.EncodeSignature(&doc)
+}
+
+// StatementHeader opens the text a signature with an expiry signs.
+const StatementHeader = "3gs registry signature v2\n"
+
+// Statement is the message a signature document with an expiry signs:
+// one line each for the registry's digest, the expiry and, when the
+// document names one, the audit log head. It is plain text so anyone can
+// rebuild it with printf or jq and check the signature with openssl
+// (Instructions). Only call it on a document with Expires set.
+func Statement(doc *gen.Signature) []byte {
+	s := StatementHeader + "sha256 " + doc.SignedSHA256 + "\nexpires " + *doc.Expires + "\n"
+	if doc.LogSeq != nil && doc.LogHead != nil {
+		s += "log " + strconv.Itoa(*doc.LogSeq) + " " + *doc.LogHead + "\n"
+	}
+	return []byte(s)
 }
 
 // Verified describes a signature that checked out.
@@ -65,7 +117,16 @@ type Verified struct {
 	Signer   ed25519.PublicKey
 	SignedAt string
 	SHA256   string
+	// Expires is when the signature stops vouching for the registry;
+	// zero for a signature of the older form, which never expires.
+	Expires time.Time
+	// Log is the audit log head the signature covers, or nil.
+	Log *auditlog.Head
 }
+
+// Expired says whether a signature that expires at exp is past it at now;
+// one that never expires (zero) is not.
+func Expired(exp, now time.Time) bool { return !exp.IsZero() && !now.Before(exp) }
 
 // Parse strictly decodes a signature document.
 func Parse(doc []byte) (*gen.Signature, error) {
@@ -79,7 +140,28 @@ func Parse(doc []byte) (*gen.Signature, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
+	// The schema cannot say that these go together; an expiry alone is a
+	// statement without a log, a log head needs both its halves and an
+	// expiry (only a statement can carry it).
+	if (sig.LogSeq == nil) != (sig.LogHead == nil) {
+		return nil, fmt.Errorf("%w: log_seq and log_head come together, and only one is present", ErrMalformed)
+	}
+	if sig.LogSeq != nil && sig.Expires == nil {
+		return nil, fmt.Errorf("%w: log_seq and log_head are signed only with expires, which is absent", ErrMalformed)
+	}
 	return sig, nil
+}
+
+// expiry parses a document's expires, zero when absent.
+func expiry(sig *gen.Signature) (time.Time, error) {
+	if sig.Expires == nil {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, *sig.Expires)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: expires: %v", ErrMalformed, err)
+	}
+	return t, nil
 }
 
 // Verify checks that doc is a valid signature of data. With a non-nil
@@ -100,6 +182,10 @@ func Verify(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
 	if err != nil || len(raw) != ed25519.SignatureSize {
 		return nil, fmt.Errorf("%w: signature is not %d bytes of standard base64", ErrMalformed, ed25519.SignatureSize)
 	}
+	exp, err := expiry(sig)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(data)
 	if have := hex.EncodeToString(sum[:]); have != sig.SignedSHA256 {
 		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSHA256)
@@ -107,10 +193,18 @@ func Verify(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
 	if trusted != nil && !trusted.Equal(signer) {
 		return nil, fmt.Errorf("%w: the signature is by %s, not by the expected %s", ErrWrongKey, pkarr.Encode(signer), pkarr.Encode(trusted))
 	}
-	if !ed25519.Verify(signer, data, raw) {
-		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for them under %s; the signature file was altered", ErrBadSignature, pkarr.Encode(signer))
+	msg, over := data, "them"
+	if sig.Expires != nil {
+		msg, over = Statement(sig), "the statement of digest, expiry and log head"
 	}
-	return &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSHA256}, nil
+	if !ed25519.Verify(signer, msg, raw) {
+		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for %s under %s; the signature file was altered", ErrBadSignature, over, pkarr.Encode(signer))
+	}
+	v := &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSHA256, Expires: exp}
+	if sig.LogSeq != nil {
+		v.Log = &auditlog.Head{Seq: *sig.LogSeq, Hash: *sig.LogHead}
+	}
+	return v, nil
 }
 
 // CheckCurator returns an error unless signer is the curator reg names.
@@ -135,6 +229,11 @@ type Status struct {
 	// Signer and SignedAt come from a document that could be read.
 	Signer   ed25519.PublicKey
 	SignedAt string
+	// Expires and Log come from a document that verified: when it stops
+	// vouching (zero: never, the older form) and the audit log head it
+	// covers (nil: none).
+	Expires time.Time
+	Log     *auditlog.Head
 	// Problem says why a present document does not verify.
 	Problem error
 }
@@ -178,6 +277,7 @@ func Check(reg *registry.Registry, doc []byte) Status {
 	}
 	v, err := Verify(reg.Bytes(), doc, nil)
 	if err == nil {
+		st.Expires, st.Log = v.Expires, v.Log
 		err = CheckCurator(reg, v.Signer)
 	}
 	st.Problem = err

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -52,7 +54,8 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(doc, &fields); err != nil {
 		t.Fatal(err)
 	}
-	if fields["algorithm"] != "ed25519" || fields["pubkey"] != pkarr.Encode(pkarr.Public(k)) || fields["signed_at"] != "2026-11-21T08:30:00Z" || len(fields) != 5 {
+	if fields["algorithm"] != "ed25519" || fields["pubkey"] != pkarr.Encode(pkarr.Public(k)) || fields["signed_at"] != "2026-11-21T08:30:00Z" ||
+		fields["expires"] != "2026-12-21T08:30:00Z" || len(fields) != 6 {
 		t.Errorf("document %s", doc)
 	}
 	if _, err := Parse(doc); err != nil {
@@ -200,6 +203,8 @@ func FuzzVerify(f *testing.F) {
 	data := registryFor(k)
 	good := Sign(data, k, when)
 	f.Add(good)
+	f.Add(SignWith(data, k, when, Options{}))
+	f.Add(SignWith(data, k, when, Options{Expires: when.Add(time.Hour), Log: &auditlog.Head{Seq: 3, Hash: strings.Repeat("ab", 32)}}))
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(`{"algorithm":"ed25519"}`))
 	f.Add([]byte("\xff\xfe{"))
@@ -218,7 +223,11 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("verified a document that does not parse: %v", perr)
 		}
 		raw, _ := base64.StdEncoding.DecodeString(sig.Signature)
-		if !ed25519.Verify(v.Signer, data, raw) {
+		msg := data
+		if sig.Expires != nil {
+			msg = Statement(sig)
+		}
+		if !ed25519.Verify(v.Signer, msg, raw) {
 			t.Fatal("Verify accepted a signature that does not verify")
 		}
 	})
@@ -244,5 +253,58 @@ func BenchmarkSign(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		Sign(data, k, when)
+	}
+}
+
+// The expiry and the log head are signed: changing either in the document
+// breaks the signature, and so does dropping them to pass the document off
+// as one of the older form, which signs the bytes themselves.
+func TestStatementCoversExpiryAndLogHead(t *testing.T) {
+	k := key(t, seedA)
+	data := registryFor(k)
+	head := &auditlog.Head{Seq: 7, Hash: strings.Repeat("0f", 32)}
+	doc := SignWith(data, k, when, Options{Expires: when.Add(48 * time.Hour), Log: head})
+	v, err := Verify(data, doc, pkarr.Public(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.Expires.Equal(when.Add(48*time.Hour)) || v.Log == nil || *v.Log != *head {
+		t.Fatalf("verified %+v", v)
+	}
+	edit := func(f func(*gen.Signature)) []byte {
+		sig, err := Parse(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(sig)
+		return gen.EncodeSignature(sig)
+	}
+	later, seq, other := "2031-01-01T00:00:00Z", 8, strings.Repeat("aa", 32)
+	for name, tampered := range map[string][]byte{
+		"later expiry":   edit(func(s *gen.Signature) { s.Expires = &later }),
+		"other seq":      edit(func(s *gen.Signature) { s.LogSeq = &seq }),
+		"other head":     edit(func(s *gen.Signature) { s.LogHead = &other }),
+		"no log head":    edit(func(s *gen.Signature) { s.LogSeq, s.LogHead = nil, nil }),
+		"no expiry, log": edit(func(s *gen.Signature) { s.Expires = nil }),
+		"old form":       edit(func(s *gen.Signature) { s.Expires, s.LogSeq, s.LogHead = nil, nil, nil }),
+		"half a head":    edit(func(s *gen.Signature) { s.LogHead = nil }),
+	} {
+		if _, err := Verify(data, tampered, nil); err == nil {
+			t.Errorf("%s: verified", name)
+		} else if !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestExpired(t *testing.T) {
+	now := when
+	for _, c := range []struct {
+		exp  time.Time
+		want bool
+	}{{time.Time{}, false}, {now.Add(time.Second), false}, {now, true}, {now.Add(-time.Hour), true}} {
+		if got := Expired(c.exp, now); got != c.want {
+			t.Errorf("Expired(%v) = %v", c.exp, got)
+		}
 	}
 }

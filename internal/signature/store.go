@@ -28,8 +28,13 @@ const pendingSuffix = ".sig.next"
 // registry with the old signature and the pending one, which ReadSigned
 // recognises and completes. It returns the signature document written.
 func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time, perm fs.FileMode) ([]byte, error) {
+	return WriteSignedWith(path, data, key, now, Options{Expires: now.Add(DefaultValidity)}, perm)
+}
+
+// WriteSignedWith is WriteSigned with a signature covering what o says.
+func WriteSignedWith(path string, data []byte, key ed25519.PrivateKey, now time.Time, o Options, perm fs.FileMode) ([]byte, error) {
 	pending := path + pendingSuffix
-	doc := Sign(data, key, now)
+	doc := SignWith(data, key, now, o)
 	if err := atomicfile.Write(pending, doc, 0o644); err != nil {
 		return nil, fmt.Errorf("writing the new signature: %w", err)
 	}

@@ -1,126 +1,202 @@
 package tools
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
-// auditEntry is one line of the audit log.
-type auditEntry struct {
-	Time         string `json:"time"`
-	Token        string `json:"token"`
-	Tool         string `json:"tool"`
-	Slug         string `json:"slug,omitempty"`
-	BeforeSHA256 string `json:"before_sha256"`
-	AfterSHA256  string `json:"after_sha256"`
-	Version      string `json:"version"`
+// The audit log (internal/auditlog) records every change the editor
+// makes. The editor opens it once, against the registry it serves: the
+// log must verify under the curator key the registry names, and end at
+// the head the registry's signature covers. What a crash can leave (a torn
+// last line, entries after the signed head that the registry never took)
+// is cut, and said so; anything else is refused, naming the seq.
+
+// Actor is the name entries made by 3gs itself, or by a caller without a
+// token (stdio), carry.
+const Actor = "cli"
+
+// LogNotes are the repairs OpenAuditLog made, for the caller to log.
+type LogNotes []string
+
+// OpenAuditLog checks the audit log of a server about to start editing
+// the registry it serves (see openLog). Serve calls it before serving, so
+// a log that does not verify stops the server rather than its first
+// change.
+func (h *Handlers) OpenAuditLog() (LogNotes, error) {
+	if h.edit == nil {
+		return nil, nil
+	}
+	e := h.edit
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l, notes, err := e.openLog(h.cur.Load(), e.ReadOnly == "")
+	if err == nil {
+		e.log = l
+	}
+	return notes, err
 }
 
-// audit appends one line for a change and syncs it.
-func (e *editor) audit(now time.Time, caller, tool, slug string, before, after *registry.Registry) error {
-	line, err := json.Marshal(auditEntry{
-		Time: now.UTC().Format(time.RFC3339Nano), Token: caller, Tool: tool, Slug: slug,
-		BeforeSHA256: before.SHA256(), AfterSHA256: after.SHA256(), Version: after.Version(),
-	})
-	if err != nil {
-		return err
+// openLog reads and checks the audit log against snapshot s and returns
+// it open for appending. With repair, it cuts what an interrupted write
+// left; without (a read-only server, which must not write), it only
+// checks, and returns a log that cannot be appended to when something was
+// left (nil). The caller holds the editor's lock.
+func (e *editor) openLog(s *snapshot, repair bool) (*openedLog, LogNotes, error) {
+	path := e.AuditLog
+	pub, _ := s.reg.CuratorKey()
+	var covered *auditlog.Head
+	if s.signature.Verified {
+		covered = s.signature.Log
 	}
-	return appendLine(e.AuditLog, append(line, '\n'))
+	o := auditlog.Options{Key: pub}
+	if covered != nil {
+		o.Mark = covered.Seq
+	}
+	rep, err := auditlog.Read(path, o)
+	if err != nil {
+		return nil, nil, logProblem(path, err)
+	}
+	var notes LogNotes
+	if rep.Torn > 0 && repair {
+		if err := auditlog.Cut(path, rep.Size); err != nil {
+			return nil, nil, fmt.Errorf("cutting the partial last line of the audit log %s: %w", path, err)
+		}
+		notes = append(notes, fmt.Sprintf("the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: the registry is written only after its entry is whole and synced", path, rep.Torn))
+		rep.Torn = 0
+	}
+	fit, err := auditlog.Match(rep, s.reg.SHA256(), covered)
+	if err != nil {
+		return nil, nil, logProblem(path, err)
+	}
+	if fit.Pending > 0 && repair {
+		if err := auditlog.Cut(path, fit.CutAt); err != nil {
+			return nil, nil, fmt.Errorf("cutting entries the registry never took from the audit log %s: %w", path, err)
+		}
+		notes = append(notes, fmt.Sprintf("the audit log %s held %d entries after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was. Removed them; the registry is as it was before that change", path, fit.Pending, covered.Seq))
+		if rep, err = auditlog.Read(path, o); err != nil {
+			return nil, nil, logProblem(path, err)
+		}
+	}
+	l := &openedLog{served: servedHead(rep, covered), unrecorded: fit.Unrecorded}
+	if rep.Torn == 0 && (fit.Pending == 0 || repair) {
+		// Otherwise this is a read-only server reading a log another
+		// process writes: it serves up to the head the registry's
+		// signature covers, and appends nothing.
+		l.Log = auditlog.Open(path, rep)
+	}
+	return l, notes, nil
 }
 
-// appendLine appends line (ending in a newline) to the log at path and
-// syncs it, leaving only whole lines whatever fails.
-//
-// The line goes out in one write to a file opened for appending. If that
-// write fails part way (a full disk), the file is cut back to where it
-// was, so the next line is not glued onto a fragment. A fragment left by a
-// crash mid-write is cut off before anything is appended after it (a
-// server also cuts one when it starts, and says so: RepairAuditLog).
-func appendLine(path string, line []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+// openedLog is the audit log as the editor holds it.
+type openedLog struct {
+	// Log appends; nil when this server may not (see openLog).
+	*auditlog.Log
+	// served is the head /audit serves up to.
+	served auditlog.Head
+	// unrecorded: the served registry is not the one the log's last
+	// entry produced (see auditlog.Fit).
+	unrecorded bool
+}
+
+// servedHead is the head /audit and get_audit_log serve up to: the one
+// the registry's signature covers, or else the log's last entry.
+func servedHead(rep *auditlog.Report, covered *auditlog.Head) auditlog.Head {
+	if covered != nil {
+		return *covered
+	}
+	return rep.Head
+}
+
+// logProblem says what is wrong with the audit log at path and how to
+// fix it.
+func logProblem(path string, err error) error {
+	var p *auditlog.Problem
+	switch {
+	case errors.Is(err, auditlog.ErrLegacy):
+		return fmt.Errorf("the audit log %s is %w. Run 3gs audit migrate --key-file KEY %s to keep it as %s.v1 and start a signed log that records its digest, or name a new file with --audit-log", path, err, registryOfLog(path), path)
+	case errors.As(err, &p):
+		return fmt.Errorf("the audit log %s does not verify at %w. Nothing was changed. 3gs audit verify shows the whole log; restore it from a backup, or, to start a new log and lose the old one's history, move it aside", path, err)
+	}
+	return fmt.Errorf("the audit log %s cannot be read: %w", path, err)
+}
+
+// registryOfLog guesses the registry a log at path belongs to, for hints.
+func registryOfLog(path string) string {
+	const suffix = ".audit.jsonl"
+	if len(path) > len(suffix) && path[len(path)-len(suffix):] == suffix {
+		return path[:len(path)-len(suffix)]
+	}
+	return "REGISTRY"
+}
+
+// actions maps the tools that change the registry to their log action.
+var actions = map[string]gen.AuditentryAction{
+	gen.ToolUpsertCategory: gen.AuditentryActionUpsert,
+	gen.ToolRemoveCategory: gen.AuditentryActionRemove,
+	gen.ToolReloadRegistry: gen.AuditentryActionReload,
+}
+
+// record appends the entries for a change from old (the registry served)
+// to next made by caller through tool, preceded by the entries the log
+// needs to reach old: a start entry for a new log, a reload entry when old
+// was changed outside the log. It returns the new head and an undo that
+// cuts them off again, for a change that fails after the log was written.
+// The caller holds the editor's lock.
+func (h *Handlers) record(now time.Time, caller, tool, slug string, old, next *registry.Registry) (auditlog.Head, func() error, error) {
+	e := h.edit
+	if e.log == nil {
+		l, _, err := e.openLog(h.cur.Load(), true)
+		if err != nil {
+			return auditlog.Head{}, nil, err
+		}
+		e.log = l
+	}
+	if e.log.Log == nil {
+		return auditlog.Head{}, nil, errors.New("the audit log " + e.AuditLog + " holds what an interrupted write left, and this server did not repair it because it started read-only; restart it")
+	}
+	if e.log.Signed() && e.Key == nil {
+		return auditlog.Head{}, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
+	}
+	if caller == "" {
+		caller = Actor
+	}
+	stamp := now.UTC().Format(time.RFC3339Nano)
+	entries := catchUp(e.log.Log, stamp, old)
+	if next != nil {
+		before := old.SHA256()
+		c := &gen.Auditentry{Time: stamp, Action: actions[tool], Actor: caller, Version: next.Version(), Before: &before, After: next.SHA256()}
+		if slug != "" {
+			c.Slug = &slug
+		}
+		entries = append(entries, c)
+	}
+	if len(entries) == 0 {
+		return e.log.Head(), func() error { return nil }, nil
+	}
+	undo := e.log.Checkpoint()
+	head, err := e.log.Append(e.Key, entries...)
 	if err != nil {
-		return fmt.Errorf("opening the audit log: %w", err)
+		return head, nil, err
 	}
-	defer f.Close()
-	size, _, err := cutTornTail(f)
-	if err != nil {
-		return fmt.Errorf("repairing the audit log %s: %w", path, err)
-	}
-	if _, err := writeAudit(f, line); err != nil {
-		f.Truncate(size)
-		return fmt.Errorf("writing the audit log %s (nothing was changed): %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Truncate(size)
-		return fmt.Errorf("syncing the audit log %s (nothing was changed): %w", path, err)
+	return head, undo, nil
+}
+
+// catchUp returns the entries that bring log to the registry reg: a start
+// entry for an empty log, a reload entry when reg is not the registry the
+// last entry produced (changed outside the log), else none.
+func catchUp(log *auditlog.Log, stamp string, reg *registry.Registry) []*gen.Auditentry {
+	switch last := log.Last(); {
+	case last == nil:
+		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: Actor, Version: reg.Version(), After: reg.SHA256()}}
+	case last.After != reg.SHA256():
+		before := last.After
+		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionReload, Actor: Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()}}
 	}
 	return nil
-}
-
-// writeAudit writes to the audit log; tests replace it to fail part way.
-var writeAudit = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
-
-// RepairAuditLog cuts a partial last line, the trace of a write cut short
-// by a crash or a full disk, from the audit log at path and returns how
-// many bytes it removed. Such a line never describes a change that was
-// made: the registry is written only after its line is whole and synced.
-// A missing log is not an error.
-func RepairAuditLog(path string) (int64, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if os.IsNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s is not a regular file", path)
-	}
-	_, cut, err := cutTornTail(f)
-	if err == nil && cut > 0 {
-		err = f.Sync()
-	}
-	return cut, err
-}
-
-// cutTornTail truncates f after its last newline when it does not end in
-// one, and returns the size it then has and the bytes it removed.
-func cutTornTail(f *os.File) (size, cut int64, err error) {
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil || end == 0 {
-		return end, 0, err
-	}
-	// Read backwards in blocks to the last newline; audit lines are short,
-	// so this is one block unless the tail is garbage.
-	const block = 4096
-	buf := make([]byte, block)
-	for pos := end; pos > 0; {
-		n := min(int64(block), pos)
-		pos -= n
-		if _, err := f.ReadAt(buf[:n], pos); err != nil {
-			return end, 0, err
-		}
-		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
-			size = pos + int64(i) + 1
-			break
-		}
-	}
-	if size == end {
-		return end, 0, nil
-	}
-	if err := f.Truncate(size); err != nil {
-		return end, 0, err
-	}
-	return size, end - size, nil
 }

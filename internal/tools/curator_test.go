@@ -1,9 +1,10 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -53,6 +55,30 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
 	})
 	return h, path
+}
+
+// reopen serves the registry at path as it is on disk now, as a server
+// that starts on it does, with an optional curator key.
+func reopen(t testing.TB, path string, key ...[]byte) (*Handlers, *registry.Registry) {
+	t.Helper()
+	data, doc, err := signature.ReadSigned(path, registry.MaxSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k []byte
+	if len(key) > 0 {
+		k = key[0]
+	}
+	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	return New(Config{
+		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
+		Edit: &EditConfig{Path: path, Key: k, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher,
+			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
+	}), reg
 }
 
 var admin = auth.WithCaller(context.Background(), auth.Caller{Name: "root", Presented: true})
@@ -123,25 +149,26 @@ func TestUpsertThenFind(t *testing.T) {
 	if !bytes.Equal(final, threegs.DefaultRegistry) {
 		t.Error("after add and remove the file differs from the original beyond version and day")
 	}
-	// Every change is in the audit log, whole lines, with who did it.
-	f, _ := os.Open(path + ".audit.jsonl")
-	defer f.Close()
-	var tools []string
-	sc := bufio.NewScanner(f)
-	prev := ""
-	for sc.Scan() {
-		var e auditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
+	// Every change is in the audit log, after the entry that starts it,
+	// chained, with who did it.
+	var got []string
+	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Each: func(e *gen.Auditentry, _ []byte) error {
+		slug := ""
+		if e.Slug != nil {
+			slug = *e.Slug
 		}
-		if e.Token != "root" || e.Slug != "sqlite-learning" || e.BeforeSHA256 == e.AfterSHA256 || (prev != "" && e.BeforeSHA256 != prev) {
-			t.Errorf("audit entry %+v", e)
-		}
-		prev = e.AfterSHA256
-		tools = append(tools, e.Tool)
+		got = append(got, string(e.Action)+" "+slug+" "+e.Actor)
+		return nil
+	}})
+	if err != nil || rep.Torn != 0 {
+		t.Fatalf("the audit log does not verify: %v (torn %d)", err, rep.Torn)
 	}
-	if strings.Join(tools, ",") != "upsert_category,upsert_category,remove_category" {
-		t.Errorf("audit log tools %v", tools)
+	if want := "start  cli,upsert sqlite-learning root,upsert sqlite-learning root,remove sqlite-learning root"; strings.Join(got, ",") != want {
+		t.Errorf("audit log %q, want %q", strings.Join(got, ","), want)
+	}
+	onDisk, _ := os.ReadFile(path)
+	if sum := sha256.Sum256(onDisk); rep.Last.After != hex.EncodeToString(sum[:]) {
+		t.Errorf("the log's last entry records %s, not the registry on disk", rep.Last.After)
 	}
 }
 

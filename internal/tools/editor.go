@@ -24,8 +24,15 @@ type EditConfig struct {
 	Path string
 	// Key, when set, is the curator's key: every change is re-signed.
 	Key ed25519.PrivateKey
-	// AuditLog is the JSON Lines file each change is appended to.
+	// AuditLog is the audit log each change is appended to
+	// (internal/auditlog).
 	AuditLog string
+	// Validity is how long the signatures the server writes vouch for the
+	// registry; zero means signature.DefaultValidity.
+	Validity time.Duration
+	// AllowExpired lets reload_registry load a registry whose signature
+	// has expired, as --allow-expired does at start.
+	AllowExpired bool
 	// NewMatcher builds the matcher of a new snapshot.
 	NewMatcher func(*registry.Registry) matcher.Matcher
 	// AllowUnsigned lets reload_registry serve a file whose signature does
@@ -50,6 +57,17 @@ type EditConfig struct {
 type editor struct {
 	EditConfig
 	mu sync.Mutex
+	// log is the audit log, opened at start (OpenAuditLog) or by the
+	// first change.
+	log *openedLog
+}
+
+// validity is how long a signature written now vouches for the registry.
+func (e *editor) validity() time.Duration {
+	if e.Validity > 0 {
+		return e.Validity
+	}
+	return signature.DefaultValidity
 }
 
 func newEditor(c EditConfig) *editor {
@@ -95,26 +113,38 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	if err := e.checkBase(old.reg); err != nil {
 		return nil, err
 	}
-	// The audit line goes first, so no change reaches the file untraced:
-	// if the audit log cannot be written nothing is, and if the process
-	// dies between the two, the log holds a line whose after_sha256 the
-	// registry never took, which the next line's before_sha256 exposes.
-	// The other order would leave a change with no line at all.
-	if err := e.audit(now, caller, tool, slug, old.reg, reg); err != nil {
+	// The audit entry goes first, so no change reaches the file untraced:
+	// if the audit log cannot be written nothing is. The registry's
+	// signature then names the entry as the log's head. If the process
+	// dies between the two, the log holds an entry after the signed head
+	// that the registry never took, which the next start cuts (openLog).
+	// The other order would leave a change with no entry at all.
+	head, undo, err := h.record(now, caller, tool, slug, old.reg, reg)
+	if err != nil {
 		return nil, err
 	}
 	st := signature.Status{}
 	if e.Key != nil {
 		var doc []byte
-		if doc, err = signature.WriteSigned(e.Path, data, e.Key, now, 0o644); err == nil {
+		o := signature.Options{Expires: now.Add(e.validity()), Log: &head}
+		if doc, err = signature.WriteSignedWith(e.Path, data, e.Key, now, o, 0o644); err == nil {
 			st = signature.Check(reg, doc) // what was written, without reading it back
 		}
 	} else {
 		err = atomicfile.Write(e.Path, data, 0o644)
 	}
 	if err != nil {
+		// Unless the registry was replaced after all (only the signature's
+		// last rename failed), take the entry back: the change did not
+		// happen.
+		if e.checkBase(old.reg) == nil {
+			if uerr := undo(); uerr != nil {
+				err = fmt.Errorf("%w; and the audit log entry for it could not be removed (%v): the next start removes it", err, uerr)
+			}
+		}
 		return nil, fmt.Errorf("writing %s: %w", e.Path, err)
 	}
+	e.log.served = head
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, now)
 	h.publish(next)
 	return next, nil
@@ -173,4 +203,41 @@ func changeText(version, updated string, count int, sha string, signed bool) str
 		sig = "The file is signed with the curator key."
 	}
 	return fmt.Sprintf("Registry version %s, updated %s, %d categories, SHA-256 %s. %s", version, updated, count, sha, sig)
+}
+
+// Renew signs the served registry again when its signature has less than
+// half its validity left, or never expires (the older form), so that a
+// server holding the curator key keeps its registry, and what peers and
+// followers read from it, from expiring between changes. The bytes do not
+// change, so neither does the log: the new signature covers the same
+// head. It reports whether it signed; a server without the key, or one
+// serving read-only, does nothing.
+func (h *Handlers) Renew() (bool, error) {
+	e := h.edit
+	if e == nil || e.Key == nil || e.ReadOnly != "" {
+		return false, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := h.cur.Load()
+	st, now := old.signature, e.Now()
+	if !st.Verified || !st.Expires.IsZero() && st.Expires.Sub(now) > e.validity()/2 {
+		return false, nil
+	}
+	if err := e.checkBase(old.reg); err != nil {
+		return false, err
+	}
+	head := st.Log
+	if head == nil && e.log != nil && e.log.Log != nil && e.log.Last() != nil && e.log.Last().After == old.reg.SHA256() {
+		h := e.log.Head()
+		head = &h
+	}
+	doc, err := signature.WriteSignedWith(e.Path, old.reg.Bytes(), e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: head}, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("signing %s again before it expires: %w", e.Path, err)
+	}
+	next := *old
+	next.signature = signature.Check(old.reg, doc)
+	h.publish(&next)
+	return true, nil
 }

@@ -43,6 +43,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	switch {
 	case st.Verified:
 		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
+		files.Statement = !st.Expires.IsZero()
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Signed():
 		out.SignatureDetail = "NOT VERIFIED: " + st.Problem.Error() + ". Do not rely on this registry's origin until its curator re-signs it."

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 )
 
 // A registry file changed on disk behind the server's back (a hand edit,
@@ -61,59 +61,40 @@ func TestReadOnlyEditorRefuses(t *testing.T) {
 	}
 }
 
-// A disk that fills part way through an audit line used to leave the
-// fragment, and the next line was glued onto it. The fragment is now cut
-// back at once, and one left by a crash is cut before the next append.
+// A fragment left by a crash mid-append is cut when the log is opened,
+// and said so; one written by another program while the server runs makes
+// the next change refuse rather than append after it.
 func TestAuditLogNeverTorn(t *testing.T) {
 	h, path := editable(t, nil)
 	log := path + ".audit.jsonl"
-	upsert := func(name string) error {
+	upsert := func(h *Handlers, name string) error {
 		_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)})
 		return err
 	}
-	if err := upsert("Learning SQLite"); err != nil {
+	if err := upsert(h, "Learning SQLite"); err != nil {
 		t.Fatal(err)
 	}
 	whole, _ := os.ReadFile(log)
-
-	writeAudit = func(f *os.File, b []byte) (int, error) {
-		n, _ := f.Write(b[:len(b)/2])
-		return n, syscall.ENOSPC
+	f, _ := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+	f.Write([]byte(`{"seq":3,"ti`))
+	f.Close()
+	if err := upsert(h, "SQLite, learned"); err == nil || !strings.Contains(err.Error(), "another program wrote or cut it") {
+		t.Fatalf("a change after a foreign write: %v", err)
 	}
-	err := upsert("SQLite, learned")
-	writeAudit = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
-	if err == nil || !strings.Contains(err.Error(), "no space left") {
-		t.Fatalf("a full disk: %v", err)
+	// A server that starts on it cuts the fragment and says so.
+	h2, _ := reopen(t, path)
+	notes, err := h2.OpenAuditLog()
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "partial line of 12 bytes") {
+		t.Fatalf("open: %q %v", notes, err)
 	}
 	if now, _ := os.ReadFile(log); !bytes.Equal(now, whole) {
-		t.Fatalf("the failed append left %q", now[len(whole):])
+		t.Fatalf("after the repair the log is %q", now)
 	}
-
-	// A crash mid-write leaves a fragment; the next change cuts it first.
-	f, _ := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
-	f.Write([]byte(`{"time":"2026-12-24T12:00:00Z","tok`))
-	f.Close()
-	if err := upsert("SQLite, learned"); err != nil {
+	if err := upsert(h2, "SQLite, learned"); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(readString(t, log), "\n"), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], `{"time"`) || strings.Contains(lines[1], `"tok{`) {
-		t.Fatalf("after a fragment and a change: %q", lines)
-	}
-
-	// RepairAuditLog, run when a server starts, cuts a fragment and says
-	// how much; a whole log and a missing one are left alone.
-	f, _ = os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
-	f.Write([]byte(`{"time":`))
-	f.Close()
-	if cut, err := RepairAuditLog(log); err != nil || cut != int64(len(`{"time":`)) {
-		t.Errorf("RepairAuditLog: %d %v", cut, err)
-	}
-	if cut, err := RepairAuditLog(log); err != nil || cut != 0 {
-		t.Errorf("a whole log: %d %v", cut, err)
-	}
-	if cut, err := RepairAuditLog(log + ".missing"); err != nil || cut != 0 {
-		t.Errorf("a missing log: %d %v", cut, err)
+	if rep, err := auditlog.Read(log, auditlog.Options{}); err != nil || rep.Entries != 3 {
+		t.Fatalf("after the repair and a change: %d entries, %v", rep.Entries, err)
 	}
 }
 

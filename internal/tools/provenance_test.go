@@ -215,6 +215,7 @@ var (
 	stepJQBase64 = regexp.MustCompile(`^jq -r \.(\w+) (.+) \| base64 -d > (\S+)$`)
 	stepKeyDER   = regexp.MustCompile(`^\{ printf '((?:\\[0-7]{3})+)'; printf '%s(=*)' (\S+) \| tr '(\S+)' '(\S+)' \| base32 -d; \} > (\S+)$`)
 	stepCurl     = regexp.MustCompile(`^curl -fsS -o (\S+) (\S+)$`)
+	stepJQText   = regexp.MustCompile(`^jq -j '.+' ('[^']*'|\S+) > (\S+)$`)
 	stepOpenSSL  = regexp.MustCompile(`^openssl pkeyutl -verify -pubin -keyform DER -inkey (\S+) -rawin -in (.+) -sigfile (\S+)$`)
 )
 
@@ -242,6 +243,22 @@ func followSteps(dir string, steps []gen.VerificationStep) error {
 				return fail("curl: " + resp.Status)
 			}
 			if err := os.WriteFile(at(m[1]), data, 0o644); err != nil {
+				return fail(err.Error())
+			}
+		case stepJQText.MatchString(s.Run):
+			// The statement a signature with an expiry covers, rebuilt from
+			// the signature file as the jq program does (the shell test
+			// runs the program itself).
+			m := stepJQText.FindStringSubmatch(s.Run)
+			data, err := os.ReadFile(at(m[1]))
+			if err != nil {
+				return fail(err.Error())
+			}
+			sig, err := signature.Parse(data)
+			if err != nil || sig.Expires == nil {
+				return fail("jq: not a signature with an expiry")
+			}
+			if err := os.WriteFile(at(m[2]), signature.Statement(sig), 0o644); err != nil {
 				return fail(err.Error())
 			}
 		case stepJQBase64.MatchString(s.Run):

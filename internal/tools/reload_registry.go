@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
@@ -67,10 +68,17 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 			return nil, refuse("The file names another curator than the key this server holds: "+err.Error()+".", strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}})
 		}
 	}
-	if err := e.audit(e.Now(), auth.CallerFrom(ctx).Name, gen.ToolReloadRegistry, "", old.reg, reg); err != nil {
-		return nil, refuse("Cannot record the reload in the audit log: "+err.Error()+".", strictjson.Errors{{Reason: err.Error()}})
+	now := e.Now()
+	if st.Verified && signature.Expired(st.Expires, now) && !e.AllowExpired {
+		msg := fmt.Sprintf("The signature of %s expired on %s, so it no longer vouches for the registry (an old signed copy put back looks exactly like this). The curator re-signs it with 3gs sign; --allow-expired loads it anyway.", e.Path, st.Expires.UTC().Format(time.RFC3339))
+		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: "expired " + st.Expires.UTC().Format(time.RFC3339)}})
 	}
-	modified := e.Now()
+	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, st)
+	if err != nil {
+		return nil, refuse("Cannot load the file with its audit log: "+err.Error()+".", strictjson.Errors{{Path: "audit", Reason: err.Error()}})
+	}
+	e.log = l
+	modified := now
 	if fi, err := os.Stat(e.Path); err == nil {
 		modified = fi.ModTime()
 	}
@@ -114,4 +122,42 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 		verified = "verified by its curator's signature"
 	}
 	return fmt.Sprintf("Reloaded: now serving registry version %s, %d categories, SHA-256 %s, %s.", out.RegistryVersion, out.CategoryCount, out.RegistrySHA256, verified)
+}
+
+// reloadLog opens the audit log against the registry reg (its bytes data,
+// its signature status st) that reload is about to serve. A registry the
+// log does not record (changed outside it) is recorded now as a reload by
+// caller, and, with the curator key, signed again so the signature covers
+// the new head; a server without the key refuses that for a signed log.
+// A read-only server records nothing. It returns the log and the
+// signature status to serve.
+func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data []byte, st signature.Status) (*openedLog, signature.Status, error) {
+	writable := e.ReadOnly == ""
+	l, _, err := e.openLog(&snapshot{reg: reg, signature: st}, writable)
+	if err != nil || !l.unrecorded || !writable || l.Log == nil {
+		return l, st, err
+	}
+	if l.Signed() && e.Key == nil {
+		return nil, st, fmt.Errorf("%s is not the registry the signed audit log %s last recorded: it was changed outside the log, and this server has no curator key to record that. The curator signs the file with 3gs sign, which records it", e.Path, e.AuditLog)
+	}
+	if caller == "" {
+		caller = Actor
+	}
+	entries := catchUp(l.Log, now.UTC().Format(time.RFC3339Nano), reg)
+	entries[len(entries)-1].Actor = caller
+	undo := l.Checkpoint()
+	head, err := l.Append(e.Key, entries...)
+	if err != nil {
+		return nil, st, err
+	}
+	if e.Key != nil {
+		doc, err := signature.WriteSignedWith(e.Path, data, e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: &head}, 0o644)
+		if err != nil {
+			undo()
+			return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, err)
+		}
+		st = signature.Check(reg, doc)
+	}
+	l.served = head
+	return l, st, nil
 }

@@ -1,0 +1,228 @@
+package auditlog
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/safefile"
+)
+
+// Read verifies the log at path (see Verify); a missing file is an empty
+// log. The file must be a regular one of at most MaxSize bytes.
+func Read(path string, o Options) (*Report, error) {
+	f, _, err := safefile.Open(path, MaxSize, "audit log")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Report{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Verify(io.LimitReader(f, MaxSize), o)
+}
+
+// ErrNeedKey is returned by Append for a signed log and no key: an
+// unsigned entry after signed ones would break the log.
+var ErrNeedKey = errors.New("the audit log is signed by the curator key, and this process does not hold it")
+
+// Log is a verified log open for appending. It is not safe for concurrent
+// use; its owner (the editor, 3gs sign) serializes changes.
+type Log struct {
+	path        string
+	head        Head
+	last        *gen.Auditentry
+	firstSigned int
+	size        int64
+}
+
+// Open returns the log at path for appending after what rep, a Read of
+// path with no torn tail, found there.
+func Open(path string, rep *Report) *Log {
+	return &Log{path: path, head: rep.Head, last: rep.Last, firstSigned: rep.FirstSigned, size: rep.Size}
+}
+
+// Path is the log's file.
+func (l *Log) Path() string { return l.path }
+
+// Head is the last entry written.
+func (l *Log) Head() Head { return l.head }
+
+// Last is the last entry written, nil for an empty log.
+func (l *Log) Last() *gen.Auditentry { return l.last }
+
+// Signed says whether the log holds signed entries.
+func (l *Log) Signed() bool { return l.firstSigned > 0 }
+
+// Append numbers, links and, with key, signs entries after the head, and
+// writes them in one write synced before it returns. If anything fails,
+// the file is cut back to where it was and the Log is unchanged. It
+// refuses when the file is no longer the size this Log left it (another
+// program wrote or cut it), since entries appended then would not follow
+// the ones on disk.
+func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.Auditentry) (Head, error) {
+	if l.Signed() && key == nil {
+		return l.head, ErrNeedKey
+	}
+	head, first := l.head, l.firstSigned
+	var buf bytes.Buffer
+	for _, e := range entries {
+		e.Seq = head.Seq + 1
+		e.Prev = nil
+		if head.Seq > 0 {
+			h := head.Hash
+			e.Prev = &h
+		}
+		e.Signature = nil
+		if key != nil {
+			sign(e, key)
+			if first == 0 {
+				first = e.Seq
+			}
+		}
+		line := Encode(e)
+		buf.Write(line)
+		buf.WriteByte('\n')
+		head = Head{e.Seq, HashLine(line)}
+	}
+	if err := appendLines(l.path, l.size, buf.Bytes()); err != nil {
+		return l.head, err
+	}
+	l.head, l.last, l.firstSigned = head, entries[len(entries)-1], first
+	l.size += int64(buf.Len())
+	return head, nil
+}
+
+// appendLines appends b (whole lines) to the log at path, which must be
+// want bytes long, and syncs it. A write or sync that fails part way is
+// cut back, so the file holds whole entries whatever happens short of a
+// crash; a crash leaves at worst a torn last line, which Verify reports
+// as Torn and a starting server cuts.
+func appendLines(path string, want int64, b []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the audit log: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("the audit log %s is not a regular file", path)
+	}
+	if st.Size() != want {
+		return fmt.Errorf("the audit log %s is %d bytes, not the %d this process left it at: another program wrote or cut it. Nothing was changed; 3gs audit verify %s says whether it is still whole", path, st.Size(), want, path)
+	}
+	if _, err := writeLog(f, b); err != nil {
+		f.Truncate(want)
+		return fmt.Errorf("writing the audit log %s (nothing was changed): %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Truncate(want)
+		return fmt.Errorf("syncing the audit log %s (nothing was changed): %w", path, err)
+	}
+	if want == 0 {
+		// A new file: its directory entry must reach the disk too, or a
+		// crash could lose the log while the registry it records stays.
+		syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// writeLog writes to the log; tests replace it to fail part way.
+var writeLog = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// Cut truncates the log at path to size bytes and syncs it: to drop a
+// torn last line (Report.Torn), or the entries after the head a registry
+// signature covers, which an interrupted change wrote and the registry
+// never took.
+func Cut(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	if err := f.Truncate(size); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// Fit is how a log relates to the registry it records.
+type Fit struct {
+	// Pending is how many entries follow the head the registry's
+	// signature covers: an interrupted change wrote them and the registry
+	// never took them. Cut the log at CutAt to drop them.
+	Pending int
+	CutAt   int64
+	// Unrecorded is set when the registry is not the one the log's last
+	// entry produced: it was changed outside the log (a hand edit, or a
+	// registry signed by a 3gs that kept no log), or the log is empty.
+	Unrecorded bool
+}
+
+// Match checks a log (rep, read with Mark set to covered.Seq) against the
+// registry whose SHA-256 is sha and whose verified signature covers the
+// log head covered (nil: the signature covers none, or there is none).
+// A covered head the log does not hold, or holds with another hash, is an
+// error: the log was cut or rewritten after the registry was signed.
+func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
+	if covered == nil {
+		return &Fit{Unrecorded: rep.Last == nil || rep.Last.After != sha}, nil
+	}
+	switch {
+	case rep.Head.Seq < covered.Seq:
+		if rep.Head.Seq == 0 {
+			return nil, fmt.Errorf("the registry's signature covers the audit log up to seq %d, and the log is empty or missing: it was deleted, or this is not the registry's log", covered.Seq)
+		}
+		return nil, &Problem{rep.Head.Seq + 1, fmt.Sprintf("missing: the log ends at seq %d, but the registry's signature covers it up to seq %d, so its tail was cut", rep.Head.Seq, covered.Seq)}
+	case rep.Mark == nil || rep.Mark.Hash != covered.Hash:
+		return nil, &Problem{covered.Seq, fmt.Sprintf("not the entry the registry's signature covers (its line hashes to %.16s…, the signature names %.16s…): the log was rewritten after the registry was signed", markHash(rep), covered.Hash)}
+	case rep.Mark.After != sha:
+		return nil, &Problem{covered.Seq, fmt.Sprintf("the signed head records the registry %.16s…, but the registry is %.16s…", rep.Mark.After, sha)}
+	}
+	return &Fit{Pending: rep.Head.Seq - covered.Seq, CutAt: rep.Mark.End}, nil
+}
+
+func markHash(rep *Report) string {
+	if rep.Mark == nil {
+		return "(none)"
+	}
+	return rep.Mark.Hash
+}
+
+// Checkpoint returns a function that puts the log back as it is now:
+// cuts the file to its present size and forgets what was appended since.
+// A change whose registry write fails after its entry was appended calls
+// it, so the log never records a change that did not happen.
+func (l *Log) Checkpoint() func() error {
+	saved := *l
+	return func() error {
+		if err := Cut(l.path, saved.size); err != nil {
+			return err
+		}
+		*l = saved
+		return nil
+	}
+}

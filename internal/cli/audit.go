@@ -1,0 +1,582 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// The audit log (internal/auditlog) is written by a server's curator
+// tools and by 3gs sign. These verbs read it the way a stranger would,
+// from the files alone, and migrate a log of the old unsigned format.
+// They never repair anything: what an interrupted write left is reported
+// as a note, and removed by the next 3gs serve or 3gs sign, which hold
+// the registry's lock.
+
+// auditSubcommands are the verbs of `3gs audit`.
+var auditSubcommands = []command{
+	{"verify", "[REGISTRY]", "check every entry of the registry's audit log, and that the log ends at the head the registry's signature covers", auditVerifyFlags, runAuditVerify},
+	{"log", "[REGISTRY]", "print the audit log's entries, checking each on the way; --since, --slug and --action pick some", auditLogFlags, runAuditLog},
+	{"migrate", "[REGISTRY]", "replace an audit log of the old unsigned format with a signed one that records the old file's digest (kept as LOG.v1), and sign the registry again", auditMigrateFlags, runAuditMigrate},
+}
+
+// auditLogFlag declares --audit-log for the audit verbs.
+func auditLogFlag(f *Flags) {
+	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log; none means REGISTRY.audit.jsonl beside the registry file")
+}
+
+func auditVerifyFlags(f *Flags) {
+	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
+	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
+	auditLogFlag(f)
+}
+
+func auditLogFlags(f *Flags) {
+	auditVerifyFlags(f)
+	f.String("since", "THREEGS_AUDIT_SINCE", "0", "print only entries with a seq above this one (every entry is still checked)")
+	f.String("slug", "THREEGS_AUDIT_SLUG", "", "print only entries that changed this category")
+	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: start, upsert, remove, reload or sign")
+	f.Bool("json", "THREEGS_AUDIT_JSON", "print the entries' lines exactly as stored, one JSON object a line, instead of the readable form")
+}
+
+func auditMigrateFlags(f *Flags) {
+	keyFlag(f, "the curator's secret key file, which signs the new log and the registry")
+	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
+	auditLogFlag(f)
+	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the registry's new signature vouches for it, as for 3gs sign")
+}
+
+// auditLogPath is the log of the registry at regPath: --audit-log, or
+// REGISTRY.audit.jsonl, the file 3gs serve writes by default.
+func auditLogPath(f *Flags, regPath string) string {
+	if p := f.Value("audit-log"); p != "" {
+		return p
+	}
+	return regPath + ".audit.jsonl"
+}
+
+// migrateHint is the command that migrates the log at logPath of the
+// registry at regPath, with --audit-log only when it is not the default.
+func migrateHint(regPath, logPath string) string {
+	q := signature.ShellQuote
+	cmd := "3gs audit migrate --key-file KEY "
+	if logPath != regPath+".audit.jsonl" {
+		cmd += "--audit-log " + q(logPath) + " "
+	}
+	return cmd + q(regPath)
+}
+
+// ---- signing with the log: 3gs sign and 3gs audit migrate ----
+
+// openLogToSign reads the audit log at logPath of the registry reg, which
+// the caller is about to sign with the curator key pub and whose lock it
+// holds, and returns it open for appending. It repairs what a crash can
+// leave, as a starting server does, and says so on stderr: a torn last
+// line, and entries after the head the registry's current signature
+// covers (a change interrupted after its entry was written and before the
+// registry was). Anything else wrong is refused, naming the seq, since
+// signing would make a broken log look vouched for.
+func openLogToSign(env *Env, cmd, regPath, logPath string, reg *registry.Registry, pub ed25519.PublicKey) (*auditlog.Log, bool) {
+	// The head the registry's signature covers counts only when that
+	// signature vouches for these very bytes; after a hand edit it names
+	// the head of a registry that is no longer on disk.
+	var covered *auditlog.Head
+	if data, doc, _, err := signature.ReadPair(regPath, registry.MaxSize); err == nil && doc != nil && bytes.Equal(data, reg.Bytes()) {
+		if v, err := signature.Verify(data, doc, pub); err == nil {
+			covered = v.Log
+		}
+	}
+	o := auditlog.Options{Key: pub}
+	if covered != nil {
+		o.Mark = covered.Seq
+	}
+	rep, err := auditlog.Read(logPath, o)
+	if err != nil {
+		refuseLog(env, cmd, regPath, logPath, pub, err)
+		return nil, false
+	}
+	if rep.Torn > 0 {
+		if err := auditlog.Cut(logPath, rep.Size); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs %s: not signed: cannot cut the partial last line of the audit log %s: %v\n", cmd, logPath, err)
+			return nil, false
+		}
+		fmt.Fprintf(env.Stderr, "3gs %s: the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: a registry is written only after its entry is whole.\n", cmd, logPath, rep.Torn)
+		rep.Torn = 0
+	}
+	fit, err := auditlog.Match(rep, reg.SHA256(), covered)
+	if err != nil {
+		refuseLog(env, cmd, regPath, logPath, pub, err)
+		return nil, false
+	}
+	if fit.Pending > 0 {
+		if err := auditlog.Cut(logPath, fit.CutAt); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs %s: not signed: cannot cut the entries after seq %d from the audit log %s: %v\n", cmd, covered.Seq, logPath, err)
+			return nil, false
+		}
+		fmt.Fprintf(env.Stderr, "3gs %s: the audit log %s held %s after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was. Removed them; the registry never took that change.\n", cmd, logPath, counted(fit.Pending, "entry", "entries"), covered.Seq)
+		// Read again rather than trim the report by hand: what Open
+		// appends after must be exactly what is now on disk.
+		o.Mark = 0
+		if rep, err = auditlog.Read(logPath, o); err != nil {
+			refuseLog(env, cmd, regPath, logPath, pub, err)
+			return nil, false
+		}
+	}
+	return auditlog.Open(logPath, rep), true
+}
+
+// refuseLog says why a command that signs will not go on with the log at
+// logPath, and what to do.
+func refuseLog(env *Env, cmd, regPath, logPath string, pub ed25519.PublicKey, err error) {
+	var p *auditlog.Problem
+	q := signature.ShellQuote
+	switch {
+	case errors.Is(err, auditlog.ErrLegacy):
+		fmt.Fprintf(env.Stderr, "3gs %s: not signed: the audit log %s is an %v.\nFix: %s keeps it as %s.v1 and starts a signed log that records its digest; then sign.\n",
+			cmd, logPath, err, migrateHint(regPath, logPath), logPath)
+	case errors.As(err, &p):
+		fmt.Fprintf(env.Stderr, "3gs %s: not signed: the audit log %s does not verify at seq %d: %s.\n"+
+			"Nothing was changed; 3gs audit verify %s shows it. Restore the log from a backup; or, to start a new log and lose its history, move both it and %s aside and sign again.\n",
+			cmd, logPath, p.Seq, p.Reason, q(regPath), regPath+signature.Suffix)
+		if old := previousSigner(regPath); old != "" && old != pkarr.Encode(pub) {
+			// Re-keying: entries signed by the old key can never verify
+			// under the new one, and nothing in the log says which key
+			// was the curator's when.
+			fmt.Fprintf(env.Stderr, "The registry was last signed by %s, not by this key: if the curator key changed, the log is signed with the old one, and the new key starts a log of its own. Keep the old log elsewhere as the history under the old key, remove %s, and sign again.\n", old, logPath)
+		}
+	default:
+		fmt.Fprintf(env.Stderr, "3gs %s: not signed: the audit log %s: %v.\nNothing was changed; 3gs audit verify %s says more.\n", cmd, logPath, err, q(regPath))
+	}
+}
+
+// previousSigner is the key the registry's signature file names, or ""
+// when there is none that parses.
+func previousSigner(regPath string) string {
+	doc, err := signature.ReadLimited(regPath+signature.Suffix, signature.MaxSize, "signature file")
+	if err != nil {
+		return ""
+	}
+	sig, err := signature.Parse(doc)
+	if err != nil {
+		return ""
+	}
+	return sig.Pubkey
+}
+
+// entriesToSign are the entries that bring a log whose last entry is last
+// to the registry reg about to be signed: a start entry for an empty log,
+// a sign entry when reg is not the registry the last entry produced (a
+// hand edit), else none (a signature renewed for the same registry).
+func entriesToSign(last *gen.Auditentry, reg *registry.Registry, now time.Time) []*gen.Auditentry {
+	stamp := now.UTC().Format(time.RFC3339Nano)
+	switch {
+	case last == nil:
+		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: tools.Actor, Version: reg.Version(), After: reg.SHA256()}}
+	case last.After != reg.SHA256():
+		before := last.After
+		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionSign, Actor: tools.Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()}}
+	}
+	return nil
+}
+
+// writeSignature writes REGISTRY.sig for reg, made with key at now,
+// expiring after validity and covering the log head. It returns the
+// expiry as written.
+func writeSignature(regPath string, reg *registry.Registry, key ed25519.PrivateKey, now time.Time, validity time.Duration, head auditlog.Head) (time.Time, error) {
+	o := signature.Options{Expires: now.Add(validity)}
+	if head.Seq > 0 {
+		o.Log = &head
+	}
+	doc := signature.SignWith(reg.Bytes(), key, now, o)
+	return o.Expires.UTC().Truncate(time.Second), atomicfile.Write(regPath+signature.Suffix, doc, 0o644)
+}
+
+// counted is n with its noun: "1 entry", "3 entries".
+func counted(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
+
+// ---- reading: audit verify and audit log ----
+
+// logTarget is a registry and its log as the read-only audit verbs see
+// them.
+type logTarget struct {
+	regPath, logPath string
+	reg              *registry.Registry
+	// key is what signed entries are checked under: --pubkey, or else the
+	// curator key the registry names; nil when neither exists.
+	key     ed25519.PublicKey
+	trusted bool
+	// covered is the head the registry's signature covers, when that
+	// signature verifies; sigNote says why there is none to check against.
+	covered *auditlog.Head
+	sigNote string
+}
+
+// auditTarget reads the registry the read-only verbs name and its
+// signature, changing nothing on disk. A problem is written to failOut
+// (stdout for verify, whose answer is that line; stderr for log, whose
+// stdout is the entries) and its exit code returned.
+func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
+	t := &logTarget{}
+	if z := f.Value("pubkey"); z != "" {
+		k, err := pkarr.ParsePublicKey(z)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: --pubkey %v\n", f.name, err)
+			return nil, ExitUsage
+		}
+		t.key, t.trusted = k, true
+	}
+	args := f.Args()
+	switch {
+	case len(args) > 1:
+		fmt.Fprintf(env.Stderr, "%s: one registry at a time, got %d arguments\n", f.name, len(args))
+		return nil, ExitUsage
+	case len(args) == 1:
+		t.regPath = args[0]
+	default:
+		t.regPath = f.Value("registry")
+	}
+	if t.regPath == "" {
+		fmt.Fprintf(env.Stderr, "%s: the embedded registry has no audit log; name a registry file, e.g. %s registry.json (or set --registry / REGISTRY_PATH)\n", f.name, f.name)
+		return nil, ExitUsage
+	}
+	t.logPath = auditLogPath(f, t.regPath)
+	data, doc, pending, err := signature.ReadPair(t.regPath, registry.MaxSize)
+	if err != nil {
+		fmt.Fprintf(failOut, "FAIL: cannot read the registry or its signature: %v\n", err)
+		return nil, ExitFail
+	}
+	if pending {
+		fmt.Fprintf(env.Stderr, "Note: %s.\n", signature.FinishHint(t.regPath))
+	}
+	if t.reg, err = registry.Load(data); err != nil {
+		fmt.Fprintf(failOut, "FAIL: %s is not a valid registry: %v\n", t.regPath, loadProblem(err))
+		return nil, ExitFail
+	}
+	if !t.trusted {
+		t.key, _ = t.reg.CuratorKey()
+	}
+	sigName := t.regPath + signature.Suffix
+	if doc == nil {
+		t.sigNote = "there is no " + sigName + ", so the log is checked alone, not against a head a signature covers"
+		return t, ExitOK
+	}
+	var trusted ed25519.PublicKey
+	if t.trusted {
+		trusted = t.key
+	}
+	v, err := signature.Verify(data, doc, trusted)
+	if err == nil {
+		err = signature.CheckCurator(t.reg, v.Signer)
+	}
+	if err != nil {
+		t.sigNote = fmt.Sprintf("%s does not verify the registry (%v), so the log is checked alone, not against the head it names; 3gs verify %s says more", sigName, err, signature.ShellQuote(t.regPath))
+		return t, ExitOK
+	}
+	t.covered = v.Log
+	return t, ExitOK
+}
+
+// check verifies the whole log, calling each with every entry that checks
+// out, then relates it to the registry (auditlog.Match).
+func (t *logTarget) check(each func(*gen.Auditentry, []byte) error) (*auditlog.Report, *auditlog.Fit, error) {
+	o := auditlog.Options{Key: t.key, Each: each}
+	if t.covered != nil {
+		o.Mark = t.covered.Seq
+	}
+	rep, err := auditlog.Read(t.logPath, o)
+	if err != nil {
+		return rep, nil, err
+	}
+	fit, err := auditlog.Match(rep, t.reg.SHA256(), t.covered)
+	return rep, fit, err
+}
+
+// failLine is the FAIL line for a log that does not check out.
+func (t *logTarget) failLine(err error) string {
+	var p *auditlog.Problem
+	switch {
+	case errors.Is(err, auditlog.ErrLegacy):
+		return fmt.Sprintf("FAIL: %s is an %v. Migrate it with: %s", t.logPath, err, migrateHint(t.regPath, t.logPath))
+	case errors.As(err, &p):
+		return fmt.Sprintf("FAIL: seq %d: %s", p.Seq, p.Reason)
+	}
+	return fmt.Sprintf("FAIL: the audit log %s: %v", t.logPath, err)
+}
+
+// notes says what a log that checks out holds besides its entries: what
+// an interrupted write left, which is not a failure (nothing was changed
+// that the log does not record) and which the next writer removes.
+func (t *logTarget) notes(w io.Writer, rep *auditlog.Report, fit *auditlog.Fit) {
+	if fit.Pending > 0 {
+		fmt.Fprintf(w, "Note: %s holds %s after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was, so the registry never took it. 3gs serve removes them when it starts (and 3gs sign before it signs).\n",
+			t.logPath, counted(fit.Pending, "entry", "entries"), t.covered.Seq)
+	}
+	if rep.Torn > 0 {
+		fmt.Fprintf(w, "Note: the last line of %s is partial (%d bytes without a newline), left by a write cut short; it is not part of the log. 3gs serve removes it when it starts (and 3gs sign before it signs).\n", t.logPath, rep.Torn)
+	}
+	if t.sigNote != "" {
+		fmt.Fprintf(w, "Note: %s.\n", t.sigNote)
+	}
+}
+
+// runAuditVerify checks a registry's log and prints one line: OK with
+// what it holds and how it relates to the registry, or FAIL naming the
+// first entry that does not check out.
+func runAuditVerify(_ context.Context, env *Env, f *Flags) int {
+	t, code := auditTarget(env, f, env.Stdout)
+	if t == nil {
+		return code
+	}
+	rep, fit, err := t.check(nil)
+	if err != nil {
+		fmt.Fprintln(env.Stdout, t.failLine(err))
+		return ExitFail
+	}
+	fmt.Fprintln(env.Stdout, t.okLine(rep, fit))
+	t.notes(env.Stderr, rep, fit)
+	if !t.trusted && t.key != nil && rep.Signed() {
+		fmt.Fprintf(env.Stderr, "Note: the entries were checked against the key the registry names itself, which proves the log is intact but not who wrote it. To prove that, pass the curator key you trust: 3gs audit verify --pubkey %s ...\n", pkarr.Encode(t.key))
+	}
+	return ExitOK
+}
+
+// okLine sums up a log that checked out.
+func (t *logTarget) okLine(rep *auditlog.Report, fit *auditlog.Fit) string {
+	v := t.reg.Version()
+	if rep.Entries == 0 {
+		return fmt.Sprintf("OK: 0 entries: %s is empty or missing, and the registry's signature covers no head of it; 3gs sign starts the log", t.logPath)
+	}
+	signed := "no entry signed"
+	if rep.Signed() {
+		signed = fmt.Sprintf("signed from seq %d", rep.FirstSigned)
+	}
+	var fits string
+	switch {
+	case t.covered != nil && fit.Pending == 0:
+		fits = "registry version " + v + " matches the head"
+	case t.covered != nil:
+		fits = fmt.Sprintf("registry version %s matches seq %d, the head its signature covers", v, t.covered.Seq)
+	case !fit.Unrecorded:
+		fits = "registry version " + v + " matches the head, which no verified signature names"
+	default:
+		fits = "registry version " + v + " is not the one the head records: it was changed outside the log since, and 3gs sign records it"
+	}
+	return fmt.Sprintf("OK: %s, head %s, %s, %s", counted(rep.Entries, "entry", "entries"), rep.Head, signed, fits)
+}
+
+// runAuditLog prints the entries of a registry's log that the filters
+// pick, checking every entry as it goes: an entry is printed only once it
+// and all before it have checked out, so a tampered log prints up to the
+// damage and then FAIL.
+func runAuditLog(_ context.Context, env *Env, f *Flags) int {
+	since, err := f.Int("since", 0)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs audit log: %v\n", err)
+		return ExitUsage
+	}
+	action := f.Value("action")
+	if action != "" && !validAction(action) {
+		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be start, upsert, remove, reload or sign, got %q\n", action)
+		return ExitUsage
+	}
+	slug, raw := f.Value("slug"), flagBool(f, "json")
+	t, code := auditTarget(env, f, env.Stderr)
+	if t == nil {
+		return code
+	}
+	each := func(e *gen.Auditentry, line []byte) error {
+		if e.Seq <= since || action != "" && string(e.Action) != action || slug != "" && (e.Slug == nil || *e.Slug != slug) {
+			return nil
+		}
+		if raw {
+			_, err := fmt.Fprintf(env.Stdout, "%s\n", line)
+			return err
+		}
+		_, err := fmt.Fprintln(env.Stdout, entryLine(e))
+		return err
+	}
+	rep, fit, err := t.check(each)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, t.failLine(err))
+		return ExitFail
+	}
+	t.notes(env.Stderr, rep, fit)
+	return ExitOK
+}
+
+// validAction reports whether a is an action the audit entry schema
+// allows.
+func validAction(a string) bool {
+	return slices.Contains(gen.EnumAuditentryAction(), a)
+}
+
+// entryLine is the readable form of an entry: seq, time, action, slug,
+// actor, version and the first 12 hex digits of the registry digest it
+// produced, space-separated, with - for what it lacks. Every field is
+// free of spaces, so the columns can be cut.
+func entryLine(e *gen.Auditentry) string {
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	slug := "-"
+	if e.Slug != nil {
+		slug = dash(*e.Slug)
+	}
+	return fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time, e.Action, slug, dash(e.Actor), dash(e.Version), e.After)
+}
+
+// ---- migrating: audit migrate ----
+
+// runAuditMigrate replaces a log of the old unsigned format with a signed
+// one. The old file cannot be proved unedited, so it is kept as it is,
+// beside the new log as LOG.v1, and the new log's start entry records its
+// digest: from then on, that file cannot change unnoticed.
+func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
+	const cmd = "audit migrate"
+	path, ok := onePath(env, cmd, f)
+	if !ok {
+		return ExitUsage
+	}
+	validity, err := validityFlag(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
+		return ExitUsage
+	}
+	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs audit migrate: warning:", msg) })
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
+		return ExitUsage
+	}
+	if key == nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: no key: pass --key-file KEY (the curator's, made by 3gs keygen) or set %s; it signs the new log and the registry\n", cmd, secretKeyEnv)
+		return ExitUsage
+	}
+	reg, err := registry.LoadFile(path)
+	if err != nil {
+		problem, fix := registryProblem(path, err, "")
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s\nFix: %s.\n", cmd, problem, fix)
+		return ExitFail
+	}
+	pub := pkarr.Public(key)
+	if err := signature.CheckCurator(reg, pub); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, from, pkarr.URI(pub), reg.Curator().Pubkey)
+		return ExitFail
+	}
+	lock, err := filelock.TryLock(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v.\nA 3gs server is using this registry and its log; stop it first.\n", cmd, err)
+		return ExitFail
+	}
+	defer lock.Unlock()
+
+	logPath := auditLogPath(f, path)
+	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pub})
+	var p *auditlog.Problem
+	switch {
+	case errors.Is(err, auditlog.ErrLegacy):
+	case err == nil && rep.Entries == 0:
+		fmt.Fprintf(env.Stderr, "3gs %s: nothing to migrate: %s is empty or missing. 3gs sign starts a signed log.\n", cmd, logPath)
+		return ExitFail
+	case err == nil:
+		fmt.Fprintf(env.Stderr, "3gs %s: nothing to migrate: %s is already in the current format (%s, head %s). 3gs audit verify checks it.\n", cmd, logPath, counted(rep.Entries, "entry", "entries"), rep.Head)
+		return ExitFail
+	case errors.As(err, &p):
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s is in the current format, not the old one, and does not verify at seq %d: %s. 3gs audit verify %s shows it.\n", cmd, logPath, p.Seq, p.Reason, signature.ShellQuote(path))
+		return ExitFail
+	default:
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the audit log %s: %v\n", cmd, logPath, err)
+		return ExitFail
+	}
+	oldPath := logPath + ".v1"
+	if _, err := os.Lstat(oldPath); !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s already exists (an earlier migration?), and the old log would replace it. Move it aside first.\n", cmd, oldPath)
+		return ExitFail
+	}
+	digest, err := fileSHA256(logPath)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: reading %s: %v\n", cmd, logPath, err)
+		return ExitFail
+	}
+	if err := os.Rename(logPath, oldPath); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v\n", cmd, err)
+		return ExitFail
+	}
+	// From here a failure puts the old log back, so the registry is
+	// never left with neither.
+	putBack := func(why error) int {
+		os.Remove(logPath)
+		if err := os.Rename(oldPath, logPath); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v; and the old log could not be put back (%v): it is %s, rename it to %s\n", cmd, why, err, oldPath, logPath)
+			return ExitFail
+		}
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated, the old log is back in place: %v\n", cmd, why)
+		return ExitFail
+	}
+	// Migrating signs the registry as it is, as 3gs sign would; if its
+	// signature did not vouch for these bytes, say so, since the curator
+	// may have meant only to convert the log.
+	var unvouched string
+	if _, doc, _, err := signature.ReadPair(path, registry.MaxSize); err == nil && doc == nil {
+		unvouched = "had no signature"
+	} else if err == nil {
+		if _, err := signature.Verify(reg.Bytes(), doc, pub); err != nil {
+			unvouched = fmt.Sprintf("had a signature that did not verify under the curator key (%v)", err)
+		}
+	}
+	now := time.Now()
+	start := entriesToSign(nil, reg, now)[0]
+	start.LegacyLogSHA256 = &digest
+	head, err := auditlog.Open(logPath, &auditlog.Report{}).Append(key, start)
+	if err != nil {
+		return putBack(err)
+	}
+	exp, err := writeSignature(path, reg, key, now, validity, head)
+	if err != nil {
+		return putBack(fmt.Errorf("cannot write %s: %w", path+signature.Suffix, err))
+	}
+	fmt.Fprintf(env.Stdout, "Migrated %s: kept the old log as %s (sha256 %s) and started a signed log whose seq 1 records that digest and the registry.\n", logPath, oldPath, digest)
+	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s, covering the audit log up to seq %d\n",
+		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), path+signature.Suffix, exp.Format(time.RFC3339), head.Seq)
+	if unvouched != "" {
+		fmt.Fprintf(env.Stderr, "Note: %s %s before; the new signature vouches for the registry as it is now, and the new log's start entry records it so. Check it holds what you meant to sign.\n", path, unvouched)
+	}
+	return ExitOK
+}
+
+// fileSHA256 is the hex SHA-256 of the regular file at path.
+func fileSHA256(path string) (string, error) {
+	f, _, err := safefile.Open(path, auditlog.MaxSize, "audit log")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, auditlog.MaxSize)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
