@@ -298,6 +298,12 @@ func (c *crashRun) checkAudit(reg *registry.Registry, doc []byte) {
 	if fit.Pending > 0 || rep.Torn > 0 {
 		c.pendingSeen++
 	}
+	// And as the curator would check it: the command itself, on the files
+	// as the kill left them.
+	out, err := exec.Command(c.bin, "audit", "verify", "--pubkey", pkarr.Encode(c.pub), c.regPath).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "OK: ") {
+		c.t.Fatalf("revision %d: 3gs audit verify: %v\n%s", revision(reg), err, out)
+	}
 	c.auditEntries = rep.Entries
 }
 
