@@ -199,6 +199,32 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 			if v, ok := d.Bool(&fp); ok {
 				out.Verified = v
 			}
+		case "expires":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.Expires = &opt0
+			}
+		case "log_seq":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					opt0 = v
+				}
+				out.LogSeq = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthRegistryFields)
 		}
@@ -412,7 +438,7 @@ var healthFields = []string{"status", "version", "contract_version", "protocol_v
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
-var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified"}
+var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "log_seq"}
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
 var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}

@@ -69,6 +69,14 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 	w.Bool(v.Signed)
 	w.Key("verified")
 	w.Bool(v.Verified)
+	if v.Expires != nil {
+		w.Key("expires")
+		w.String(*v.Expires)
+	}
+	if v.LogSeq != nil {
+		w.Key("log_seq")
+		w.Int(*v.LogSeq)
+	}
 	w.EndObject()
 }
 

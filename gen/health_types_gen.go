@@ -112,6 +112,15 @@ type HealthRegistry struct {
 	// How many categories it holds.
 	Categories int `json:"categories"`
 
+	// When that signature stops vouching for the registry (RFC 3339, UTC); absent
+	// when it never expires or does not verify. A server without the curator key
+	// keeps serving past it, so a monitor should alert before.
+	Expires *string `json:"expires,omitempty,omitzero"`
+
+	// The audit log entry the signature names as the log's head: GET /audit serves
+	// the log up to it.
+	LogSeq *int `json:"log_seq,omitempty,omitzero"`
+
 	// Hex SHA-256 of the exact bytes GET /registry returns (also its ETag).
 	SHA256 string `json:"sha256"`
 

@@ -125,6 +125,12 @@ type Report struct {
 	Size, Torn int64
 	// Mark is the entry Options.Mark named, when the log reaches it.
 	Mark *Mark
+	// AfterMark holds the actions of the first entries after Mark (at
+	// most maxPending+1 of them): what Match needs to tell an interrupted
+	// change from a registry put back.
+	AfterMark []gen.AuditentryAction
+	// LastStart is the offset at which the last entry's line begins.
+	LastStart int64
 }
 
 // Signed says whether the log has signed entries, so that every later
@@ -174,6 +180,7 @@ func Verify(r io.Reader, o Options) (*Report, error) {
 		case err != nil:
 			return rep, err
 		}
+		start := off
 		off += int64(len(line))
 		line = line[:len(line)-1]
 		e, err := check(line, n, prevHash, prevAfter, rep, o.Key)
@@ -182,7 +189,10 @@ func Verify(r io.Reader, o Options) (*Report, error) {
 		}
 		h := HashLine(line)
 		rep.Entries++
-		rep.Head, rep.Last = Head{n, h}, e
+		rep.Head, rep.Last, rep.LastStart = Head{n, h}, e, start
+		if o.Mark > 0 && n > o.Mark && len(rep.AfterMark) <= maxPending {
+			rep.AfterMark = append(rep.AfterMark, e.Action)
+		}
 		prevHash, prevAfter = h, e.After
 		if n == o.Mark {
 			rep.Mark = &Mark{Head: rep.Head, After: e.After, End: off}

@@ -171,9 +171,9 @@ func Cut(path string, size int64) error {
 
 // Fit is how a log relates to the registry it records.
 type Fit struct {
-	// Pending is how many entries follow the head the registry's
-	// signature covers: an interrupted change wrote them and the registry
-	// never took them. Cut the log at CutAt to drop them.
+	// Pending is how many entries follow the last one the registry
+	// records: an interrupted change wrote them and the registry never
+	// took them. Cut the log at CutAt to drop them (SaveCut keeps them).
 	Pending int
 	CutAt   int64
 	// Unrecorded is set when the registry is not the one the log's last
@@ -182,14 +182,29 @@ type Fit struct {
 	Unrecorded bool
 }
 
+// maxPending is the most entries one interrupted change can leave after
+// the head the registry's signature covers: the change's own entry, after
+// a reload entry recording a registry changed outside the log.
+const maxPending = 2
+
 // Match checks a log (rep, read with Mark set to covered.Seq) against the
 // registry whose SHA-256 is sha and whose verified signature covers the
 // log head covered (nil: the signature covers none, or there is none).
+//
 // A covered head the log does not hold, or holds with another hash, is an
-// error: the log was cut or rewritten after the registry was signed.
+// error: the log was cut or rewritten after the registry was signed. So
+// are more entries after it than one interrupted change leaves: that is
+// an older registry and signature put back (a rollback), and cutting them
+// would destroy the signed record of the changes it undoes. Without a
+// covered head, a last entry whose before is this registry and whose
+// after is not is an interrupted change too (a server without the key).
 func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
 	if covered == nil {
-		return &Fit{Unrecorded: rep.Last == nil || rep.Last.After != sha}, nil
+		fit := &Fit{Unrecorded: rep.Last == nil || rep.Last.After != sha}
+		if fit.Unrecorded && rep.Last != nil && rep.Last.Before != nil && *rep.Last.Before == sha {
+			fit.Unrecorded, fit.Pending, fit.CutAt = false, 1, rep.LastStart
+		}
+		return fit, nil
 	}
 	switch {
 	case rep.Head.Seq < covered.Seq:
@@ -202,7 +217,35 @@ func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
 	case rep.Mark.After != sha:
 		return nil, &Problem{covered.Seq, fmt.Sprintf("the signed head records the registry %.16s…, but the registry is %.16s…", rep.Mark.After, sha)}
 	}
-	return &Fit{Pending: rep.Head.Seq - covered.Seq, CutAt: rep.Mark.End}, nil
+	pending := rep.Head.Seq - covered.Seq
+	if pending > maxPending || pending == maxPending && rep.AfterMark[0] != gen.AuditentryActionReload {
+		return nil, &Problem{covered.Seq + 1, fmt.Sprintf("the log goes on %d entries past seq %d, the head the registry's signature covers, more than one interrupted change leaves: an older registry and signature were put back (a rollback). Put the newest registry and signature back; the log is left as it is", pending, covered.Seq)}
+	}
+	return &Fit{Pending: pending, CutAt: rep.Mark.End}, nil
+}
+
+// SaveCut appends the bytes of the log at path from offset at on to
+// path.cut and syncs it, so that entries about to be cut off (an
+// interrupted change's) are kept for whoever wants to look, not destroyed.
+func SaveCut(path string, at int64) error {
+	f, _, err := safefile.Open(path, MaxSize, "audit log")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tail, err := io.ReadAll(io.NewSectionReader(f, at, MaxSize))
+	if err != nil || len(tail) == 0 {
+		return err
+	}
+	out, err := os.OpenFile(path+".cut", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if _, err := out.Write(tail); err != nil {
+		return err
+	}
+	return out.Sync()
 }
 
 func markHash(rep *Report) string {

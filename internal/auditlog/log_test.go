@@ -194,9 +194,20 @@ func TestMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two entries after the signed head: an interrupted change.
+	// Two upserts after the signed head: more than a crash leaves, so an
+	// older registry was put back.
+	if _, err := Match(rep, hexSum("4"), &h4); err == nil || !strings.Contains(err.Error(), "put back") {
+		t.Fatalf("two changes past the head: %v", err)
+	}
+	// One: an interrupted change.
+	if err := Cut(path, int64(len(ls[0])+len(ls[1])+len(ls[2])+len(ls[3])+len(ls[4]))); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = Read(path, Options{Key: pkarr.Public(k), Mark: 4}); err != nil {
+		t.Fatal(err)
+	}
 	fit, err := Match(rep, hexSum("4"), &h4)
-	if err != nil || fit.Pending != 2 || fit.CutAt != int64(len(ls[0])+len(ls[1])+len(ls[2])+len(ls[3])) {
+	if err != nil || fit.Pending != 1 || fit.CutAt != int64(len(ls[0])+len(ls[1])+len(ls[2])+len(ls[3])) {
 		t.Fatalf("fit %+v %v", fit, err)
 	}
 	if err := Cut(path, fit.CutAt); err != nil {
@@ -223,6 +234,11 @@ func TestMatch(t *testing.T) {
 	}
 	if fit, _ := Match(rep, hexSum("hand edit"), nil); !fit.Unrecorded {
 		t.Error("a hand edit is reported recorded")
+	}
+	// No covered head, and the last entry starts from this registry and
+	// leads elsewhere: an interrupted change by a server without the key.
+	if fit, _ := Match(rep, hexSum("3"), nil); fit.Unrecorded || fit.Pending != 1 || fit.CutAt != rep.LastStart {
+		t.Errorf("unsigned interrupted change: %+v", fit)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -54,7 +55,7 @@ func auditLogFlags(f *Flags) {
 	auditVerifyFlags(f)
 	f.String("since", "THREEGS_AUDIT_SINCE", "0", "print only entries with a seq above this one (every entry is still checked)")
 	f.String("slug", "THREEGS_AUDIT_SLUG", "", "print only entries that changed this category")
-	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: start, upsert, remove, reload or sign")
+	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: "+strings.Join(gen.EnumAuditentryAction(), ", "))
 	f.Bool("json", "THREEGS_AUDIT_JSON", "print the entries' lines exactly as stored, one JSON object a line, instead of the readable form")
 }
 
@@ -353,6 +354,18 @@ func runAuditVerify(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stdout, t.failLine(err))
 		return ExitFail
 	}
+	// The log is whole, but a registry that names its curator's key must
+	// also come with a signature that verifies it and names the head;
+	// otherwise nothing ties the log to the registry (a cut tail would
+	// pass with the signature deleted).
+	if _, named := t.reg.CuratorKey(); named && (t.sigNote != "" || rep.Signed() && t.covered == nil) {
+		why := t.sigNote
+		if why == "" {
+			why = "its signature names no audit log head, though the log is signed: it is older than the log, or was made by a 3gs before logs were signed"
+		}
+		fmt.Fprintf(env.Stdout, "FAIL: the log is whole (%d entries, head %s), but %s is not tied to it: %s. The curator signs it with 3gs sign, which records it in the log\n", rep.Entries, rep.Head, t.regPath, why)
+		return ExitFail
+	}
 	fmt.Fprintln(env.Stdout, t.okLine(rep, fit))
 	t.notes(env.Stderr, rep, fit)
 	if !t.trusted && t.key != nil && rep.Signed() {
@@ -397,7 +410,7 @@ func runAuditLog(_ context.Context, env *Env, f *Flags) int {
 	}
 	action := f.Value("action")
 	if action != "" && !validAction(action) {
-		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be start, upsert, remove, reload or sign, got %q\n", action)
+		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be one of %s, got %q\n", strings.Join(gen.EnumAuditentryAction(), ", "), action)
 		return ExitUsage
 	}
 	slug, raw := f.Value("slug"), flagBool(f, "json")

@@ -160,15 +160,13 @@ const expiryWarning = 48 * time.Hour
 // expiry checks when a verified signature stops vouching for the
 // registry: serve refuses it after that, and peers refuse it too.
 func (d *doctor) expiry(st signature.Status, regName string) {
-	resign := "3gs sign --key-file KEY " + signature.ShellQuote(regName) + " (a server started with --key-file signs again itself)"
+	resign := "3gs sign --key-file KEY " + signature.ShellQuote(regName)
 	now := time.Now()
 	switch left := st.Expires.Sub(now); {
-	case st.Expires.IsZero():
-		d.add(warn, "expiry", "the signature never expires: it was made by a 3gs before signatures expired, and peers and followers refuse such a registry", resign)
-	case signature.Expired(st.Expires, now) && flagBool(d.f, "allow-expired"):
-		d.add(warn, "expiry", "the signature expired on "+st.Expires.UTC().Format(time.RFC3339)+"; --allow-expired serves it anyway, and peers refuse it", resign)
-	case signature.Expired(st.Expires, now):
-		d.add(fail, "expiry", "the signature expired on "+st.Expires.UTC().Format(time.RFC3339)+", and serve refuses it", resign+", or serve it anyway with --allow-expired")
+	case st.Stale(now) != nil && flagBool(d.f, "allow-expired"):
+		d.add(warn, "expiry", st.Stale(now).Error()+"; --allow-expired serves it anyway, and peers refuse it", resign)
+	case st.Stale(now) != nil:
+		d.add(fail, "expiry", st.Stale(now).Error()+"; serve refuses it", resign+", or serve it anyway with --allow-expired")
 	case left < expiryWarning:
 		d.add(warn, "expiry", fmt.Sprintf("the signature expires on %s, in %s; after that serve and peers refuse the registry", st.Expires.UTC().Format(time.RFC3339), left.Round(time.Minute)), resign)
 	default:

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,7 +207,12 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 			return fail(ExitFail, "not changed: %v", err)
 		}
 		if _, err := signature.WriteSignedWith(path, data, key, now, signature.Options{Expires: now.Add(validity), Log: &head}, 0o644); err != nil {
-			undo()
+			// Take the entry back only while the file still holds the old
+			// bytes: if the registry was replaced and only the signature's
+			// last rename failed, the entry records what is on disk.
+			if cur, rerr := os.ReadFile(path); rerr == nil && bytes.Equal(cur, reg.Bytes()) {
+				undo()
+			}
 			return fail(ExitFail, "%s: %v", path, err)
 		}
 		written += " and re-signed it with " + from + " (" + path + signature.Suffix + "), recorded as seq " + strconv.Itoa(head.Seq) + " of the audit log " + logPath

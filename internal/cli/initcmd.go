@@ -81,7 +81,10 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	}
 	// The node starts with its audit log: a start entry recording the
 	// starter registry, and the signature covering it.
-	reg, _ := registry.Load(data)
+	reg, err := registry.Load(data)
+	if err != nil {
+		return fail(ExitFail, "the starter registry does not load (%v); this is a bug in 3gs, please report it", loadProblem(err))
+	}
 	head, err := auditlog.Open(regPath+".audit.jsonl", &auditlog.Report{}).Append(key,
 		&gen.Auditentry{Time: now.UTC().Format(time.RFC3339Nano), Action: gen.AuditentryActionStart, Actor: tools.Actor, Version: reg.Version(), After: reg.SHA256()})
 	if err != nil {

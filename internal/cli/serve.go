@@ -481,14 +481,16 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.P
 		return nil, false
 	case refused != nil:
 		log.Warn("serving a registry whose signature is missing or does not verify (--allow-unsigned); it is reported as not verified", "registry", s.name, "problem", refused.Error())
-	case st.Verified && s.path != "" && signature.Expired(st.Expires, time.Now()) && !flagBool(f, "allow-expired"):
-		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: its signature expired on %s, so it no longer vouches for the registry (an old signed copy put back looks exactly like this).\n"+
-			"The curator signs it again: 3gs sign --key-file KEY %s (a server holding the key, --key-file, signs again itself). To serve it anyway, add --allow-expired (THREEGS_ALLOW_EXPIRED=1).\n",
-			s.name, st.Expires.UTC().Format(time.RFC3339), signature.ShellQuote(s.files.Registry))
+	case s.path != "" && st.Stale(time.Now()) != nil && !flagBool(f, "allow-expired"):
+		// The embedded registry is exempt: it is part of the binary, and
+		// as fresh as the binary is.
+		fmt.Fprintf(env.Stderr, "3gs serve: refusing to serve %s: %v.\n"+
+			"The curator signs it again: 3gs sign --key-file KEY %s. To serve it anyway, add --allow-expired (THREEGS_ALLOW_EXPIRED=1).\n",
+			s.name, st.Stale(time.Now()), signature.ShellQuote(s.files.Registry))
 		return nil, false
 	case st.Verified:
-		if st.Expires.IsZero() && s.path != "" {
-			log.Warn("the registry's signature never expires (made by a 3gs before signatures expired), so a peer or follower refuses it; sign it again with 3gs sign", "registry", s.name)
+		if err := st.Stale(time.Now()); err != nil && s.path != "" {
+			log.Warn("serving a registry whose signature no longer vouches for it (--allow-expired)", "registry", s.name, "problem", err.Error())
 		}
 		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt, "expires", st.Expires)
 	default:

@@ -1,12 +1,19 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -66,5 +73,81 @@ func TestServeRefusesTheOldAuditLogFormat(t *testing.T) {
 	code, _, errOut := serveLines(t, nil, []string{"--registry", regPath})
 	if code != ExitFail || !strings.Contains(errOut, "old format") || !strings.Contains(errOut, "3gs audit migrate") {
 		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+}
+
+// BenchmarkAuditVerify10k is `3gs audit verify --pubkey` on a registry
+// whose signed log holds 10,000 entries: every line decoded, linked and
+// its signature checked, and the head matched against the signature.
+func BenchmarkAuditVerify10k(b *testing.B) {
+	dir := b.TempDir()
+	env := func() *Env {
+		return &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+	}
+	if code := Run(context.Background(), []string{"init", dir + "/node"}, env()); code != ExitOK {
+		b.Fatalf("init: %d", code)
+	}
+	regPath, keyPath := dir+"/node/registry.json", dir+"/node/curator.key"
+	kf, err := pkarr.ReadKeyFile(keyPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, err := registry.LoadFile(regPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// 9,999 more entries, as hand edits signed one after another would
+	// leave them, ending at the registry on disk.
+	rep, err := auditlog.Read(regPath+".audit.jsonl", auditlog.Options{Key: pkarr.Public(kf.Key)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := auditlog.Open(regPath+".audit.jsonl", rep)
+	prev := rep.Last.After
+	var batch []*gen.Auditentry
+	for i := 2; i <= 10000; i++ {
+		after := fmt.Sprintf("%064x", i)
+		if i == 10000 {
+			after = reg.SHA256()
+		}
+		before := prev
+		batch = append(batch, &gen.Auditentry{Time: "2026-11-25T10:00:00Z", Action: gen.AuditentryActionSign, Actor: "cli", Version: reg.Version(), Before: &before, After: after})
+		prev = after
+	}
+	head, err := l.Append(kf.Key, batch...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	os.WriteFile(regPath+signature.Suffix, signature.SignWith(reg.Bytes(), kf.Key, now, signature.Options{Expires: now.Add(time.Hour), Log: &head}), 0o644)
+	pub := pkarr.Encode(pkarr.Public(kf.Key))
+	b.ResetTimer()
+	for b.Loop() {
+		var out bytes.Buffer
+		e := env()
+		e.Stdout = &out
+		if code := Run(context.Background(), []string{"audit", "verify", "--pubkey", pub, regPath}, e); code != ExitOK || !strings.HasPrefix(out.String(), "OK: 10000 entries") {
+			b.Fatalf("exit %d: %s", code, out.String())
+		}
+	}
+}
+
+// A whole log is not enough: with the signature deleted, a log cut short
+// would pass, so audit verify fails when the registry names its curator's
+// key and no signature ties the log to it.
+func TestAuditVerifyNeedsTheSignature(t *testing.T) {
+	keyPath, regPath, pub, _ := initNode(t, "Ada")
+	data, _ := os.ReadFile(regPath)
+	os.WriteFile(regPath, []byte(strings.Replace(string(data), `"version": "0.1.`, `"version": "0.2.`, 1)), 0o644)
+	if code, out, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK || !strings.Contains(out, "as seq 2 (sign)") {
+		t.Fatalf("sign after a hand edit: %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := run(t, nil, "audit", "verify", "--pubkey", pub, regPath); code != ExitOK {
+		t.Fatalf("before: %d %s", code, out)
+	}
+	os.Remove(regPath + signature.Suffix)
+	code, out, _ := run(t, nil, "audit", "verify", "--pubkey", pub, regPath)
+	if code != ExitFail || !strings.HasPrefix(out, "FAIL: the log is whole") || !strings.Contains(out, "3gs sign") {
+		t.Errorf("without the signature: %d %s", code, out)
 	}
 }

@@ -118,8 +118,7 @@ type crashRun struct {
 	done                          int      // upserts known to be on disk
 	states                        [][]byte // registry bytes after each upsert
 	repaired                      int      // kills that left the signature for the restart to complete
-	auditEntries                  int
-	pendingSeen                   int // checks that found entries after the signed head
+	pendingSeen                   int      // checks that found entries after the signed head
 }
 
 // start runs a server on the registry and returns its pipes, initialized.
@@ -304,7 +303,6 @@ func (c *crashRun) checkAudit(reg *registry.Registry, doc []byte) {
 	if err != nil || !strings.HasPrefix(string(out), "OK: ") {
 		c.t.Fatalf("revision %d: 3gs audit verify: %v\n%s", revision(reg), err, out)
 	}
-	c.auditEntries = rep.Entries
 }
 
 // revision is the probe category's revision number, 0 before the first.

@@ -37,6 +37,14 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 			Signed:     p.Signature.Signed(),
 			Verified:   p.Signature.Verified,
 		}
+		if st := p.Signature; st.Verified && !st.Expires.IsZero() {
+			exp := st.Expires.UTC().Format(time.RFC3339)
+			h.Registry.Expires = &exp
+		}
+		if st := p.Signature; st.Verified && st.Log != nil {
+			seq := st.Log.Seq
+			h.Registry.LogSeq = &seq
+		}
 		if b.Peers != nil {
 			h.Peers = peerCounts(b.Peers())
 		}

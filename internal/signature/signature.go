@@ -284,3 +284,24 @@ func Check(reg *registry.Registry, doc []byte) Status {
 	st.Verified = err == nil
 	return st
 }
+
+// ErrStale is wrapped by Status.Stale's errors.
+var ErrStale = errors.New("the signature no longer vouches for the registry")
+
+// Stale says why a verified signature must not be trusted at now: it has
+// expired, or it never expires (the older form, which an old copy put
+// back could carry forever). Both are what a freeze or rollback attack
+// replays, so a registry file with either is refused unless the operator
+// allows it (--allow-expired). Nil for a signature in force, or one that
+// does not verify (Refuse's business).
+func (s Status) Stale(now time.Time) error {
+	switch {
+	case !s.Verified:
+		return nil
+	case s.Expires.IsZero():
+		return fmt.Errorf("%w: it never expires (signed by a 3gs from before signatures expired), so an old copy signed that way would be accepted forever", ErrStale)
+	case Expired(s.Expires, now):
+		return fmt.Errorf("%w: it expired on %s (an old signed copy put back looks exactly like this)", ErrStale, s.Expires.UTC().Format(time.RFC3339))
+	}
+	return nil
+}

@@ -70,15 +70,29 @@ func (e *editor) openLog(s *snapshot, repair bool) (*openedLog, LogNotes, error)
 		notes = append(notes, fmt.Sprintf("the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: the registry is written only after its entry is whole and synced", path, rep.Torn))
 		rep.Torn = 0
 	}
+	if rep.Signed() && s.signature.Verified && covered == nil {
+		// Whoever holds the key signs with the head since the log was
+		// signed; a signature without one is older than the log, put back.
+		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator, but the registry's signature names no log head: it is older than the log (an old signed copy put back, or one signed by a 3gs before logs were signed). Put the newest registry and signature back, or, if this registry is the curator's, sign it again with 3gs sign, which records it in the log", path)
+	}
 	fit, err := auditlog.Match(rep, s.reg.SHA256(), covered)
 	if err != nil {
 		return nil, nil, logProblem(path, err)
 	}
 	if fit.Pending > 0 && repair {
+		// Kept beside the log rather than destroyed: they are signed
+		// records, even of a change that never landed.
+		if err := auditlog.SaveCut(path, fit.CutAt); err != nil {
+			return nil, nil, fmt.Errorf("keeping the entries the registry never took from the audit log %s in %s.cut: %w", path, path, err)
+		}
 		if err := auditlog.Cut(path, fit.CutAt); err != nil {
 			return nil, nil, fmt.Errorf("cutting entries the registry never took from the audit log %s: %w", path, err)
 		}
-		notes = append(notes, fmt.Sprintf("the audit log %s held %d entries after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was. Removed them; the registry is as it was before that change", path, fit.Pending, covered.Seq))
+		after := "the last entry the registry records"
+		if covered != nil {
+			after = fmt.Sprintf("seq %d, the head the registry's signature covers", covered.Seq)
+		}
+		notes = append(notes, fmt.Sprintf("the audit log %s held %d entries after %s: a change was interrupted after its entry was written and before the registry was. Moved them to %s.cut; the registry is as it was before that change", path, fit.Pending, after, path))
 		if rep, err = auditlog.Read(path, o); err != nil {
 			return nil, nil, logProblem(path, err)
 		}

@@ -206,7 +206,7 @@ func changeText(version, updated string, count int, sha string, signed bool) str
 }
 
 // Renew signs the served registry again when its signature has less than
-// half its validity left, or never expires (the older form), so that a
+// half its validity left, so that a
 // server holding the curator key keeps its registry, and what peers and
 // followers read from it, from expiring between changes. The bytes do not
 // change, so neither does the log: the new signature covers the same
@@ -221,7 +221,11 @@ func (h *Handlers) Renew() (bool, error) {
 	defer e.mu.Unlock()
 	old := h.cur.Load()
 	st, now := old.signature, e.Now()
-	if !st.Verified || !st.Expires.IsZero() && st.Expires.Sub(now) > e.validity()/2 {
+	// An expired signature, or one that never expires, is not renewed: a
+	// server serving one was told to (--allow-expired), and signing it
+	// again would vouch afresh for what may be an old copy put back. The
+	// curator signs it with 3gs sign.
+	if !st.Verified || st.Stale(now) != nil || st.Expires.Sub(now) > e.validity()/2 {
 		return false, nil
 	}
 	if err := e.checkBase(old.reg); err != nil {
@@ -232,8 +236,10 @@ func (h *Handlers) Renew() (bool, error) {
 		h := e.log.Head()
 		head = &h
 	}
-	doc, err := signature.WriteSignedWith(e.Path, old.reg.Bytes(), e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: head}, 0o644)
-	if err != nil {
+	// Only the signature changes, so only it is written: rewriting the
+	// registry too could undo a hand edit made since checkBase.
+	doc := signature.SignWith(old.reg.Bytes(), e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: head})
+	if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
 		return false, fmt.Errorf("signing %s again before it expires: %w", e.Path, err)
 	}
 	next := *old

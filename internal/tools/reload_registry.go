@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -69,9 +70,9 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		}
 	}
 	now := e.Now()
-	if st.Verified && signature.Expired(st.Expires, now) && !e.AllowExpired {
-		msg := fmt.Sprintf("The signature of %s expired on %s, so it no longer vouches for the registry (an old signed copy put back looks exactly like this). The curator re-signs it with 3gs sign; --allow-expired loads it anyway.", e.Path, st.Expires.UTC().Format(time.RFC3339))
-		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: "expired " + st.Expires.UTC().Format(time.RFC3339)}})
+	if err := st.Stale(now); err != nil && !e.AllowExpired {
+		msg := fmt.Sprintf("Refusing %s: %v. The curator signs it again with 3gs sign; --allow-expired loads it anyway.", e.Path, err)
+		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
 	}
 	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, st)
 	if err != nil {
@@ -108,6 +109,9 @@ func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature
 		case !st.Signer.Equal(e.Anchor):
 			return "Refusing a change of curator key: " + e.Path + " is signed by " + pkarr.URI(st.Signer) + ", but this server trusts " + trusted + ". A new curator key takes a restart with --pubkey set to it.", "curator.pubkey"
 		}
+	}
+	if was, now := old.signature.Log, st.Log; was != nil && now != nil && st.Verified && now.Seq < was.Seq {
+		return fmt.Sprintf("Refusing a rollback: the signature of %s covers the audit log up to seq %d, before seq %d, which the registry being served covers. An older registry and signature were put back.", e.Path, now.Seq, was.Seq), "signature.log_seq"
 	}
 	if registry.CompareVersions(reg.Version(), old.reg.Version()) < 0 {
 		return "Refusing a rollback: " + e.Path + " is version " + reg.Version() + ", lower than the version " + old.reg.Version() + " being served. An older copy put back, even one its curator signed, is not loaded; publish the content again under a higher version.", "version"
@@ -151,9 +155,13 @@ func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 		return nil, st, err
 	}
 	if e.Key != nil {
-		doc, err := signature.WriteSignedWith(e.Path, data, e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: &head}, 0o644)
-		if err != nil {
-			undo()
+		// Only the signature is written: the registry's bytes are the
+		// file's, and rewriting it could undo an edit made since it was read.
+		doc := signature.SignWith(data, e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: &head})
+		if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
+			if uerr := undo(); uerr != nil {
+				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, uerr)
+			}
 			return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, err)
 		}
 		st = signature.Check(reg, doc)

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"os"
 	"strings"
 	"testing"
@@ -22,6 +23,40 @@ func curatorKey(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// signLikeCLI signs data, just written to path, as 3gs sign does: the
+// audit log records it (a sign entry, or a start entry for a new log)
+// unless its last entry already does, and the signature covers the head.
+func signLikeCLI(t *testing.T, path string, data []byte, key ed25519.PrivateKey) {
+	t.Helper()
+	logPath := path + ".audit.jsonl"
+	now := time.Now()
+	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(key)})
+	if err != nil {
+		// Not this key's log: sign as someone without the curator's key
+		// would, who cannot extend it.
+		os.WriteFile(path+signature.Suffix, signature.Sign(data, key, now), 0o644)
+		return
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := auditlog.Open(logPath, rep)
+	head := l.Head()
+	switch last := l.Last(); {
+	case last == nil:
+		head, err = l.Append(key, &gen.Auditentry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditentryActionStart, Actor: Actor, Version: reg.Version(), After: reg.SHA256()})
+	case last.After != reg.SHA256():
+		before := last.After
+		head, err = l.Append(key, &gen.Auditentry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditentryActionSign, Actor: Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Valid well past the editor's clock in these tests (2026-12-24).
+	os.WriteFile(path+signature.Suffix, signature.SignWith(data, key, now, signature.Options{Expires: now.Add(3 * 365 * 24 * time.Hour), Log: &head}), 0o644)
 }
 
 // signedHead reads the registry at path and its signature, and returns
@@ -152,38 +187,98 @@ func TestNoKeyNoEditOfASignedLog(t *testing.T) {
 	}
 }
 
-// A registry changed outside the log and loaded with reload_registry is
-// recorded as a reload by whoever called it, and, with the key, signed
-// again so that the signature covers the new head.
+// A registry changed outside the log (a hand edit of an unsigned
+// registry) and loaded with reload_registry is recorded as a reload by
+// whoever called it.
 func TestReloadRecordsAChangeMadeOutsideTheLog(t *testing.T) {
-	key := curatorKey(t)
-	h, path := editable(t, key)
+	h, path := editable(t, nil)
+	h.edit.AllowUnsigned = true // our registry names a curator key; this copy is not signed
 	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
 		t.Fatal(err)
 	}
-	// A hand edit, signed with an old-form signature (no log head).
 	data, _ := os.ReadFile(path)
 	data = bytes.Replace(data, []byte(`"Learning SQLite"`), []byte(`"Learning SQLite by hand"`), 1)
 	data = bytes.Replace(data, []byte(`"version": "1.1.1"`), []byte(`"version": "1.2.0"`), 1)
 	os.WriteFile(path, data, 0o644)
-	os.WriteFile(path+signature.Suffix, signature.SignWith(data, key, time.Now(), signature.Options{}), 0o644)
 	out, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
-	if err != nil || !out.Reloaded || !out.Verified {
+	if err != nil || !out.Reloaded {
 		t.Fatalf("reload: %+v %v", out, err)
 	}
-	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: pkarr.Public(key)})
+	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{})
 	if err != nil || rep.Entries != 3 || rep.Last.Action != gen.AuditentryActionReload || rep.Last.Actor != "root" || rep.Last.Version != "1.2.0" {
 		t.Fatalf("log %+v %v", rep.Last, err)
-	}
-	if v := signedHead(t, path); v.Log == nil || *v.Log != rep.Head || v.Expires.IsZero() {
-		t.Errorf("the signature covers %+v, the log ends at %v", v.Log, rep.Head)
 	}
 	// Reloading the same file again records nothing.
 	if _, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil {
 		t.Fatal(err)
 	}
-	if rep2, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: pkarr.Public(key)}); rep2.Entries != 3 {
+	if rep2, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{}); rep2.Entries != 3 {
 		t.Errorf("a reload of the same file added %d entries", rep2.Entries-3)
+	}
+}
+
+// A registry whose log is signed, put back with a signature that names no
+// log head (older than the log), is refused, at start and by reload; one
+// the curator signed with 3gs sign loads, with nothing more recorded.
+func TestSignedLogNeedsACoveredHead(t *testing.T) {
+	key := curatorKey(t)
+	h, path := editable(t, key)
+	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	data = bytes.Replace(data, []byte(`"version": "1.1.1"`), []byte(`"version": "1.2.0"`), 1)
+	os.WriteFile(path, data, 0o644)
+	os.WriteFile(path+signature.Suffix, signature.Sign(data, key, time.Now()), 0o644)
+	_, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	if err == nil || !strings.Contains(err.Error(), "names no log head") {
+		t.Fatalf("reload: %v", err)
+	}
+	if _, err := reopenErr(t, path, key); err == nil || !strings.Contains(err.Error(), "names no log head") {
+		t.Fatalf("start: %v", err)
+	}
+	signLikeCLI(t, path, data, key)
+	if out, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil || !out.Verified {
+		t.Fatalf("reload after 3gs sign: %v", err)
+	}
+	if rep, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: pkarr.Public(key)}); rep.Entries != 3 || rep.Last.Action != gen.AuditentryActionSign {
+		t.Errorf("log after the reload: %d entries, last %s", rep.Entries, rep.Last.Action)
+	}
+}
+
+// reopenErr starts a server on path, as reopen, and returns what opening
+// its audit log says.
+func reopenErr(t *testing.T, path string, key []byte) (LogNotes, error) {
+	t.Helper()
+	h, _ := reopen(t, path, key)
+	return h.OpenAuditLog()
+}
+
+// Putting back the registry and signature of two changes ago leaves more
+// entries after the signed head than a crash can: refused, and the log is
+// left whole.
+func TestStartRefusesARegistryPutBack(t *testing.T) {
+	key := curatorKey(t)
+	h, path := editable(t, key)
+	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
+		t.Fatal(err)
+	}
+	oldReg, _ := os.ReadFile(path)
+	oldSig, _ := os.ReadFile(path + signature.Suffix)
+	for _, name := range []string{"SQLite, learned", "SQLite again"} {
+		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logBefore, _ := os.ReadFile(path + ".audit.jsonl")
+	os.WriteFile(path, oldReg, 0o644)
+	os.WriteFile(path+signature.Suffix, oldSig, 0o644)
+	_, err := reopenErr(t, path, key)
+	if err == nil || !strings.Contains(err.Error(), "seq 3") || !strings.Contains(err.Error(), "put back") {
+		t.Fatalf("got %v", err)
+	}
+	if now, _ := os.ReadFile(path + ".audit.jsonl"); !bytes.Equal(now, logBefore) {
+		t.Error("the refused start changed the log")
 	}
 }
 
@@ -236,5 +331,27 @@ func TestRenewBeforeExpiry(t *testing.T) {
 	}
 	if p, _ := h.GetProvenance(context.Background(), nil); !p.Verified {
 		t.Error("the renewed signature is not served as verified")
+	}
+}
+
+// reload_registry refuses a file whose signature covers an earlier log
+// head than the registry served, even under the same version: the pair
+// from before the last change, put back.
+func TestReloadRefusesAnEarlierHead(t *testing.T) {
+	key := curatorKey(t)
+	h, path := editable(t, key)
+	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
+		t.Fatal(err)
+	}
+	oldReg, _ := os.ReadFile(path)
+	oldSig, _ := os.ReadFile(path + signature.Suffix)
+	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("SQLite, learned")}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(path, oldReg, 0o644)
+	os.WriteFile(path+signature.Suffix, oldSig, 0o644)
+	_, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	if err == nil || !strings.Contains(err.Error(), "Refusing a rollback") || !strings.Contains(err.Error(), "seq 2, before seq 3") {
+		t.Fatalf("got %v", err)
 	}
 }
