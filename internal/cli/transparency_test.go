@@ -47,6 +47,14 @@ func TestServeRefusesAnExpiredRegistry(t *testing.T) {
 	if code, _, errOut := serveLines(t, nil, []string{"--registry", regPath, "--allow-expired"}); code != ExitOK {
 		t.Fatalf("--allow-expired: exit %d\n%s", code, errOut)
 	}
+	// The older form, which never expires, is refused the same way: a
+	// pre-upgrade copy put back must not be served forever.
+	_, doc0, _ := signature.ReadSigned(regPath, 1<<20)
+	os.WriteFile(regPath+signature.Suffix, signature.SignWith(data, key, time.Now(), signature.Options{}), 0o644)
+	if code, _, errOut := serveLines(t, nil, []string{"--registry", regPath}); code != ExitFail || !strings.Contains(errOut, "never expires") {
+		t.Errorf("never expires: exit %d\n%s", code, errOut)
+	}
+	os.WriteFile(regPath+signature.Suffix, doc0, 0o644)
 	code, out, _ := run(t, nil, "doctor", "--registry", regPath)
 	if code == ExitOK || !strings.Contains(out, "expired on "+past.Format(time.RFC3339)) {
 		t.Errorf("doctor on an expired registry: exit %d\n%s", code, out)
