@@ -129,6 +129,16 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				decodeHealthPeers(d, &fp, &opt0)
 				out.Peers = &opt0
 			}
+		case "follow":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 HealthFollow
+				decodeHealthFollow(d, &fp, &opt0)
+				out.Follow = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthFields)
 		}
@@ -422,6 +432,97 @@ func decodeHealthPeers(d *strictjson.Decoder, p *strictjson.Path, out *HealthPee
 	d.Missing(p, seen, 0b111111, healthPeersFields)
 }
 
+// decodeHealthFollow reads the object at p (schema/health.schema.json#/properties/follow) into out.
+func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFollow) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "origin":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Origin = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumHealthFollowStatus)
+				out.Status = HealthFollowStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Reason = &opt0
+			}
+		case "version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Version = v
+			}
+		case "last_check":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.LastCheck = &opt0
+			}
+		case "last_success":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.LastSuccess = &opt0
+			}
+		case "behind_seconds":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.BehindSeconds = v
+			}
+		default:
+			d.UnknownKey(p, key, healthFollowFields)
+		}
+	}
+	d.Missing(p, seen, 0b1001011, healthFollowFields)
+}
+
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
 
@@ -434,7 +535,7 @@ var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
-var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "peers"}
+var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "peers", "follow"}
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
@@ -445,3 +546,14 @@ var healthLoadFields = []string{"requests", "max_requests", "connections", "max_
 
 // healthPeersFields lists HealthPeers's fields in schema order; bit i of a decoder's seen set stands for healthPeersFields[i].
 var healthPeersFields = []string{"endorsed", "fresh", "stale", "pending", "unreachable", "refused"}
+
+// enumHealthFollowStatus holds the values allowed at schema/health.schema.json#/properties/follow/properties/status.
+var enumHealthFollowStatus = []string{"fresh", "refused", "unreachable"}
+
+// EnumHealthFollowStatus returns the values allowed at schema/health.schema.json#/properties/follow/properties/status, in schema order.
+func EnumHealthFollowStatus() []string {
+	return slices.Clone(enumHealthFollowStatus)
+}
+
+// healthFollowFields lists HealthFollow's fields in schema order; bit i of a decoder's seen set stands for healthFollowFields[i].
+var healthFollowFields = []string{"origin", "status", "reason", "version", "last_check", "last_success", "behind_seconds"}

@@ -51,6 +51,10 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 		w.Key("peers")
 		encodeHealthPeers(w, &*v.Peers)
 	}
+	if v.Follow != nil {
+		w.Key("follow")
+		encodeHealthFollow(w, &*v.Follow)
+	}
 	w.EndObject()
 }
 
@@ -123,5 +127,31 @@ func encodeHealthPeers(w *strictjson.Writer, v *HealthPeers) {
 	w.Int(v.Unreachable)
 	w.Key("refused")
 	w.Int(v.Refused)
+	w.EndObject()
+}
+
+// encodeHealthFollow writes v (schema/health.schema.json#/properties/follow).
+func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
+	w.BeginObject()
+	w.Key("origin")
+	w.String(v.Origin)
+	w.Key("status")
+	w.String(string(v.Status))
+	if v.Reason != nil {
+		w.Key("reason")
+		w.String(*v.Reason)
+	}
+	w.Key("version")
+	w.String(v.Version)
+	if v.LastCheck != nil {
+		w.Key("last_check")
+		w.String(*v.LastCheck)
+	}
+	if v.LastSuccess != nil {
+		w.Key("last_success")
+		w.String(*v.LastSuccess)
+	}
+	w.Key("behind_seconds")
+	w.Int(v.BehindSeconds)
 	w.EndObject()
 }

@@ -10,6 +10,12 @@ type Health struct {
 	// number changes with every change that can break a client.
 	ContractVersion string `json:"contract_version"`
 
+	// Present on a read replica (serve --follow): the origin whose signed registry it
+	// serves, and how current it is. registry above describes what is served. A
+	// replica whose origin is down or refused keeps serving its last good copy and
+	// stays healthy; alert on status and behind_seconds.
+	Follow *HealthFollow `json:"follow,omitempty,omitzero"`
+
 	// How close the server is to its bounds, so a monitor or a load balancer's body
 	// check can see saturation while the status code stays 200; absent while loading.
 	Load *HealthLoad `json:"load,omitempty,omitzero"`
@@ -39,6 +45,44 @@ type Health struct {
 	// The 3gs build answering.
 	Version string `json:"version"`
 }
+
+// Present on a read replica (serve --follow): the origin whose signed registry it
+// serves, and how current it is. registry above describes what is served. A
+// replica whose origin is down or refused keeps serving its last good copy and
+// stays healthy; alert on status and behind_seconds.
+type HealthFollow struct {
+	// Seconds since last_success: how long the origin may have had a change this
+	// replica does not serve. Stays below --follow-refresh (plus a tenth) while all
+	// is well.
+	BehindSeconds int `json:"behind_seconds"`
+
+	// When the origin was last asked (RFC 3339, UTC).
+	LastCheck *string `json:"last_check,omitempty,omitzero"`
+
+	// When the origin last answered with a good copy, new or unchanged (RFC 3339,
+	// UTC).
+	LastSuccess *string `json:"last_success,omitempty,omitzero"`
+
+	// The origin's URL (--follow).
+	Origin string `json:"origin"`
+
+	// Why the last check did not take the origin's copy.
+	Reason *string `json:"reason,omitempty,omitzero"`
+
+	// fresh: the last check reached the origin and it serves what this replica
+	// serves; refused: the origin answered with a copy that failed a check (reason
+	// says which); unreachable: the last check got no answer.
+	Status HealthFollowStatus `json:"status"`
+
+	// The registry version served.
+	Version string `json:"version"`
+}
+
+type HealthFollowStatus string
+
+const HealthFollowStatusFresh HealthFollowStatus = "fresh"
+const HealthFollowStatusRefused HealthFollowStatus = "refused"
+const HealthFollowStatusUnreachable HealthFollowStatus = "unreachable"
 
 // How close the server is to its bounds, so a monitor or a load balancer's body
 // check can see saturation while the status code stays 200; absent while loading.

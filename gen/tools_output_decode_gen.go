@@ -1545,8 +1545,21 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 					out.Candidates = items0
 				}
 			}
-		case "available_categories":
+		case "category_count":
 			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.CategoryCount = &opt0
+			}
+		case "available_categories":
+			if !d.Claim(p, key, &seen, 12) {
 				continue
 			}
 			fp := p.Key(key)
@@ -2285,7 +2298,7 @@ var verificationFields = []string{"command", "where", "steps"}
 var verificationStepFields = []string{"what", "run", "expect"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "available_categories"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "category_count", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}

@@ -415,6 +415,10 @@ type GetSourcesOutput struct {
 	// the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
+	// When nothing matched: how many categories the registry holds. The candidates
+	// are the closest of them; list_categories pages through them all.
+	CategoryCount *int `json:"category_count,omitempty,omitzero"`
+
 	// Closest corresponds to the JSON schema field "closest".
 	Closest *ClosestCategory `json:"closest,omitempty,omitzero"`
 

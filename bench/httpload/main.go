@@ -7,6 +7,12 @@
 // Run it from bench/:
 //
 //	go run ./httpload -registry ../../shared/fixtures/3gs-registry.json
+//
+// With -categories it runs once per size on generated registries
+// (internal/registry/registrytest) and the questions generated for them,
+// and ends with the ratios by size:
+//
+//	go run ./httpload -categories 1000,10000,100000
 package main
 
 import (
@@ -24,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,13 +51,13 @@ type server struct {
 
 func main() {
 	registry := flag.String("registry", "", "registry file both servers load; empty means 3gs's embedded registry")
+	categories := flag.String("categories", "", "comma-separated sizes, such as 1000,10000,100000: run on a generated registry of each size instead of -registry")
 	clients := flag.Int("clients", 64, "concurrent keep-alive clients")
 	duration := flag.Duration("duration", 10*time.Second, "measured time per round")
 	warmup := flag.Duration("warmup", 2*time.Second, "unmeasured time before each round")
 	rounds := flag.Int("rounds", 3, "rounds per server; the median is reported")
 	logLevel := flag.String("log-level", "info", "3gs's log level: info keeps its access log on, as deployed; warn turns it off")
 	flag.Parse()
-	*registry = benchtools.Registry(*registry)
 	dir, err := os.MkdirTemp("", "3gs-httpload-")
 	if err != nil {
 		log.Fatal(err)
@@ -59,17 +66,41 @@ func main() {
 	threegs, gosdk := filepath.Join(dir, "3gs"), filepath.Join(dir, "gosdk")
 	benchtools.Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
 	benchtools.Build(exec.Command("go", "build", "-o", gosdk, "./gosdk"))
+	if *categories == "" {
+		*registry = benchtools.Registry(*registry)
+		compare(threegs, gosdk, *registry, orDefault(*registry, "embedded"), queries, *clients, *duration, *warmup, *rounds, *logLevel)
+		return
+	}
+	var summary []string
+	for _, size := range strings.Split(*categories, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(size))
+		if err != nil || k < 1 {
+			log.Fatalf("-categories: %q is not a number of categories", size)
+		}
+		path, qs := benchtools.Generated(dir, k)
+		summary = append(summary, fmt.Sprintf("%-28s %s", benchtools.Describe(k), compare(threegs, gosdk, path, benchtools.Describe(k), qs, *clients, *duration, *warmup, *rounds, *logLevel)))
+		os.Remove(path)
+		fmt.Println()
+	}
+	fmt.Println("Summary:")
+	for _, l := range summary {
+		fmt.Println(l)
+	}
+}
 
+// compare runs the rounds on one registry (the embedded one when path is
+// empty) and returns the ratio line.
+func compare(threegs, gosdk, path, label string, queries []string, clients int, duration, warmup time.Duration, rounds int, logLevel string) string {
 	regArgs := func(flag string) []string {
-		if *registry == "" {
+		if path == "" {
 			return nil
 		}
-		return []string{flag, *registry}
+		return []string{flag, path}
 	}
 	servers := []server{
 		{"3gs", func() (string, func()) {
 			addr := freeAddr()
-			args := append([]string{"serve", "--http", addr, "--log-level", *logLevel}, regArgs("--registry")...)
+			args := append([]string{"serve", "--http", addr, "--log-level", logLevel}, regArgs("--registry")...)
 			return startReady(threegs, args, "http://"+addr)
 		}},
 		{"go-sdk", func() (string, func()) {
@@ -77,12 +108,12 @@ func main() {
 		}},
 	}
 	fmt.Printf("get_sources over Streamable HTTP (2025-11-25 sessions, JSON responses), %d keep-alive clients, %s per round after %s warm-up, %d rounds; registry %s\n",
-		*clients, *duration, *warmup, *rounds, orDefault(*registry, "embedded"))
+		clients, duration, warmup, rounds, label)
 	results := map[string][]loadgen.Result{}
-	for r := 0; r < *rounds; r++ {
+	for r := 0; r < rounds; r++ {
 		for _, s := range servers {
 			url, stop := s.start()
-			res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Clients: *clients, Warmup: *warmup, Duration: *duration, Queries: queries})
+			res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Clients: clients, Warmup: warmup, Duration: duration, Queries: queries})
 			stop()
 			if err != nil {
 				log.Fatalf("%s: %v", s.name, err)
@@ -102,7 +133,9 @@ func main() {
 	a, b := med("3gs"), med("go-sdk")
 	fmt.Printf("median 3gs:    %.0f req/s, p50 %s, p99 %s\n", a.PerSecond(), a.P50, a.P99)
 	fmt.Printf("median go-sdk: %.0f req/s, p50 %s, p99 %s\n", b.PerSecond(), b.P50, b.P99)
-	fmt.Printf("3gs / go-sdk: throughput %.2fx, p99 %.2fx\n", a.PerSecond()/b.PerSecond(), float64(a.P99)/float64(b.P99))
+	ratio := fmt.Sprintf("3gs / go-sdk: throughput %.2fx, p50 %.2fx, p99 %.2fx", a.PerSecond()/b.PerSecond(), float64(a.P50)/float64(b.P50), float64(a.P99)/float64(b.P99))
+	fmt.Println(ratio)
+	return ratio
 }
 
 // startServer runs bin and waits for the line on its stdout that names

@@ -1,14 +1,14 @@
 package auth
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/filelock"
 )
 
 // FileMode is the tokens file's mode: hashes are not tokens, but the file
@@ -57,15 +57,11 @@ func Revoke(path, name string) error {
 // `3gs token` commands at once cannot lose each other's change, and writes
 // the result atomically. The file is checked before and after.
 func update(path string, change func(*gen.Tokens) error) error {
-	lock, err := os.OpenFile(path+".lock", os.O_CREATE|os.O_RDWR, FileMode)
+	lock, err := lockTokens(path)
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking %s: %w", path+".lock", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer lock.Unlock()
 	doc, err := ReadFile(path)
 	if err != nil {
 		return err
@@ -78,4 +74,25 @@ func update(path string, change func(*gen.Tokens) error) error {
 		return fmt.Errorf("refusing to write an invalid tokens file: %w", err)
 	}
 	return atomicfile.Write(path, data, FileMode)
+}
+
+// lockWait bounds how long a token command waits for another one to
+// finish: each holds the lock for one read and one write of a small file,
+// so a wait this long means a stuck process, which the error names.
+const lockWait = 30 * time.Second
+
+// lockTokens takes the lock on the tokens file (PATH.lock), waiting while
+// another token command holds it. It goes through internal/filelock, the
+// registry's lock, rather than calling flock itself, so 3gs builds for
+// Windows too, where filelock's lock is a no-op and one writer at a time
+// is up to the operator. filelock only tries, so waiting is a retry loop.
+func lockTokens(path string) (*filelock.Lock, error) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		lock, err := filelock.TryLock(path)
+		if err == nil || !errors.Is(err, filelock.ErrHeld) || time.Now().After(deadline) {
+			return lock, err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -48,6 +48,7 @@ func auditLogFlag(f *Flags) {
 func auditVerifyFlags(f *Flags) {
 	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
 	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
+	registryLimitFlag(f)
 	auditLogFlag(f)
 }
 
@@ -62,6 +63,7 @@ func auditLogFlags(f *Flags) {
 func auditMigrateFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file, which signs the new log and the registry")
 	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
+	registryLimitFlag(f)
 	auditLogFlag(f)
 	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the registry's new signature vouches for it, as for 3gs sign")
 }
@@ -100,8 +102,10 @@ func openLogToSign(env *Env, cmd, regPath, logPath string, reg *registry.Registr
 	// The head the registry's signature covers counts only when that
 	// signature vouches for these very bytes; after a hand edit it names
 	// the head of a registry that is no longer on disk.
+	// A file of any other size is not reg's bytes, so reading at most
+	// reg.Size() loses nothing and needs no limit of its own.
 	var covered *auditlog.Head
-	if data, doc, _, err := signature.ReadPair(regPath, registry.MaxSize); err == nil && doc != nil && bytes.Equal(data, reg.Bytes()) {
+	if data, doc, _, err := signature.ReadPair(regPath, int64(reg.Size())); err == nil && doc != nil && bytes.Equal(data, reg.Bytes()) {
 		if v, err := signature.Verify(data, doc, pub); err == nil {
 			covered = v.Log
 		}
@@ -247,6 +251,11 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 		}
 		t.key, t.trusted = k, true
 	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
+		return nil, ExitUsage
+	}
 	args := f.Args()
 	switch {
 	case len(args) > 1:
@@ -262,7 +271,7 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 		return nil, ExitUsage
 	}
 	t.logPath = auditLogPath(f, t.regPath)
-	data, doc, pending, err := signature.ReadPair(t.regPath, registry.MaxSize)
+	data, doc, pending, err := signature.ReadPair(t.regPath, limit)
 	if err != nil {
 		fmt.Fprintf(failOut, "FAIL: cannot read the registry or its signature: %v\n", err)
 		return nil, ExitFail
@@ -479,6 +488,11 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
 		return ExitUsage
 	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
+		return ExitUsage
+	}
 	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs audit migrate: warning:", msg) })
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
@@ -488,7 +502,7 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs %s: no key: pass --key-file KEY (the curator's, made by 3gs keygen) or set %s; it signs the new log and the registry\n", cmd, secretKeyEnv)
 		return ExitUsage
 	}
-	reg, err := registry.LoadFile(path)
+	reg, err := registry.LoadFileLimit(path, limit)
 	if err != nil {
 		problem, fix := registryProblem(path, err, "")
 		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s\nFix: %s.\n", cmd, problem, fix)
@@ -553,7 +567,7 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	// signature did not vouch for these bytes, say so, since the curator
 	// may have meant only to convert the log.
 	var unvouched string
-	if _, doc, _, err := signature.ReadPair(path, registry.MaxSize); err == nil && doc == nil {
+	if _, doc, _, err := signature.ReadPair(path, limit); err == nil && doc == nil {
 		unvouched = "had no signature"
 	} else if err == nil {
 		if _, err := signature.Verify(reg.Bytes(), doc, pub); err != nil {

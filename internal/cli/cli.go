@@ -62,6 +62,7 @@ func commands() []command {
 		{"audit", "verify|log|migrate ...", "check, list and migrate a registry's audit log, the signed record of every change", nil, nil},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
+		{"health", "", "ask a running HTTP server's /health and exit 0 when it answers ok (the container image's health check: the image has no curl)", healthFlags, runHealth},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
 		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
 	}

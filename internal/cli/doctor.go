@@ -105,7 +105,13 @@ func (d *doctor) registry() *registry.Registry {
 		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "registry.json")
 		return reg
 	}
-	data, err := signature.ReadLimited(path, registry.MaxSize, "registry")
+	// A bad --max-registry-bytes is reported under "flags"; the registry
+	// is still checked, against the default.
+	limit, err := registryLimit(d.f)
+	if err != nil {
+		limit = registry.MaxSize
+	}
+	data, err := signature.ReadLimited(path, limit, "registry")
 	var reg *registry.Registry
 	if err == nil {
 		reg, err = registry.Load(data)

@@ -31,6 +31,7 @@ func endorseFlags(f *Flags) {
 	f.String("remove", "THREEGS_ENDORSE_REMOVE", "", "remove the endorsement of this public key instead of adding one")
 	f.Bool("keep-version", "THREEGS_KEEP_VERSION", "leave \"version\" as it is instead of raising its patch number (1.2.3 to 1.2.4); peers refuse a changed registry under a version they already have")
 	keyFlag(f, "the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign")
+	registryLimitFlag(f)
 	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "with --key-file: how long the new signature vouches for the registry")
 	auditLogFlag(f)
 }
@@ -88,6 +89,10 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
 
 	// The lock file is made beside the registry, so a missing registry is
 	// reported first rather than leaving a stray lock behind.
@@ -104,7 +109,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	}
 	defer lock.Unlock()
 	// Read under the lock, so nothing written meanwhile is lost.
-	reg, err := registry.LoadFile(path)
+	reg, err := registry.LoadFileLimit(path, limit)
 	if err != nil {
 		problem, fix := registryProblem(path, err, "")
 		return fail(ExitFail, "not changed: %s\nFix: %s.", problem, fix)
@@ -184,7 +189,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		doc.Version = registry.BumpPatch(oldVersion)
 	}
 	data := gen.EncodeRegistry(&doc)
-	next, err := registry.Load(data)
+	next, err := registry.LoadLimit(data, limit)
 	if err != nil {
 		return fail(ExitFail, "not changed: with this change %s would not be a valid registry: %v\nFix the value named there and run the command again.", path, loadProblem(err))
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // Every file 3gs reads must be a regular file: /dev/zero (endless, size 0)
@@ -57,10 +59,10 @@ func TestOversizeRegistryIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Truncate(64 << 20) // sparse: no disk used
+	f.Truncate(registry.MaxSize + 1) // sparse: no disk used
 	f.Close()
 	code, out, errOut := run(t, nil, "validate", path)
-	if code != ExitFail || !strings.Contains(out+errOut, "more than the") || !strings.Contains(out+errOut, "limit for a registry") {
+	if code != ExitFail || !strings.Contains(out+errOut, "more than the") || !strings.Contains(out+errOut, "limit for a registry") || !strings.Contains(out, "--max-registry-bytes") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }

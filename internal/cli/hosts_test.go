@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/mcpb"
 )
 
 // serverSchema compiles the official MCP Registry schema for server.json,
@@ -50,8 +52,18 @@ func serveEnv() map[string]string {
 	return env
 }
 
-// server.json follows the MCP Registry's schema, and every environment
-// variable and argument it offers is one 3gs reads.
+// server.json follows the MCP Registry's schema and the rules its code
+// adds (internal/mcpb.RegistryProblems), lists the image and one bundle per
+// platform at its own version, and every environment variable and
+// argument it offers is one 3gs reads.
+//
+// Its bundles' fileSha256 are mcpb.Placeholder: a digest exists only once a
+// release is built, and the release's copy of server.json, with the real
+// digests, is made from this one by mcpbgen serverjson
+// (internal/mcpb.StampServerJSON, tested there against the same schema).
+// The placeholder fits the schema's pattern, so this file is checked in
+// full; publishing it as it is would list downloads that fail their
+// check, which is why the release never does.
 func TestServerJSON(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(fixture.Root(), "server.json"))
 	if err != nil {
@@ -65,12 +77,13 @@ func TestServerJSON(t *testing.T) {
 	if err := schema.Validate(doc); err != nil {
 		t.Fatalf("server.json does not follow the registry schema: %v", err)
 	}
-	// The validator is not vacuous: a pinned version of "latest" and a
-	// name without a namespace are refused.
+	if problems := mcpb.RegistryProblems(data); len(problems) > 0 {
+		t.Errorf("the registry would refuse server.json: %v", problems)
+	}
+	// The validator is not vacuous: a name without a namespace and a
+	// digest that is not one are refused.
 	for _, bad := range []struct{ old, new string }{
-		{`"identifier": "github.com/three-good-sources/3gs/cmd/3gs",
-      "version": "0.1.0"`, `"identifier": "github.com/three-good-sources/3gs/cmd/3gs",
-      "version": "latest"`},
+		{`"fileSha256": "` + mcpb.Placeholder + `"`, `"fileSha256": "to be filled in"`},
 		{`"name": "io.github.three-good-sources/3gs"`, `"name": "3gs"`},
 	} {
 		if !strings.Contains(string(data), bad.old) {
@@ -83,9 +96,13 @@ func TestServerJSON(t *testing.T) {
 	}
 
 	var sj struct {
-		Version  string
-		Packages []struct {
+		Description string
+		Version     string
+		Packages    []struct {
+			RegistryType         string
+			Identifier           string
 			Version              string
+			FileSHA256           string
 			Transport            struct{ Type string }
 			PackageArguments     []struct{ Type, Value string }
 			EnvironmentVariables []struct {
@@ -98,10 +115,33 @@ func TestServerJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &sj); err != nil {
 		t.Fatal(err)
 	}
+	if sj.Description != mcpb.Description {
+		t.Errorf("server.json describes 3gs as %q, the bundles as %q", sj.Description, mcpb.Description)
+	}
 	serve := serveEnv()
+	bundles := map[mcpb.Platform]bool{}
 	for _, p := range sj.Packages {
-		if p.Transport.Type != "stdio" || p.Version != sj.Version {
-			t.Errorf("package %+v", p)
+		switch p.RegistryType {
+		case "oci":
+			if want := "ghcr.io/three-good-sources/3gs:" + sj.Version; p.Identifier != want {
+				t.Errorf("image %s, want %s", p.Identifier, want)
+			}
+		case "mcpb":
+			v, plat, err := mcpb.ParseBundleName(path.Base(p.Identifier))
+			switch {
+			case err != nil:
+				t.Error(err)
+			case v != sj.Version || p.Version != sj.Version || p.Identifier != mcpb.ReleaseURL(sj.Version, plat):
+				t.Errorf("bundle %s (version %s) is not the %s bundle of %s", p.Identifier, p.Version, plat, sj.Version)
+			case p.FileSHA256 != mcpb.Placeholder:
+				t.Errorf("%s: fileSha256 %s is a real digest, which only a release's server.json has; write the placeholder", plat, p.FileSHA256)
+			case bundles[plat]:
+				t.Errorf("%s is listed twice", plat)
+			}
+			bundles[plat] = true
+		}
+		if p.Transport.Type != "stdio" {
+			t.Errorf("package %s: transport %s", p.Identifier, p.Transport.Type)
 		}
 		for _, a := range p.PackageArguments {
 			if _, ok := find([]string{a.Value}); a.Type != "positional" || !ok {
@@ -118,6 +158,11 @@ func TestServerJSON(t *testing.T) {
 			case len(e.Choices) > 0 && !slices.Contains(e.Choices, def):
 				t.Errorf("%s: the default %q is not among the choices %v", e.Name, def, e.Choices)
 			}
+		}
+	}
+	for _, p := range mcpb.Platforms {
+		if !bundles[p] {
+			t.Errorf("server.json lists no %s bundle", p)
 		}
 	}
 }

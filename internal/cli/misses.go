@@ -13,6 +13,7 @@ import (
 
 func missesFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
+	registryLimitFlag(f)
 	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "with --registry: the score a rescored query needs to count as answered")
 	f.String("low-confidence", "THREEGS_LOW_CONFIDENCE", "0.6", "answered queries that scored below this are listed too, as answers the curator may want to make surer")
 	f.String("top", "THREEGS_MISSES_TOP", "10", "how many queries to show per category")
@@ -32,9 +33,12 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	if err == nil {
 		threshold, err = f.Threshold("threshold")
 	}
-	top := 0
+	top, limit := 0, int64(0)
 	if err == nil {
 		top, err = f.Int("top", 1)
+	}
+	if err == nil {
+		limit, err = registryLimit(f)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs misses: %v\n", err)
@@ -55,7 +59,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	var reg *registry.Registry
 	if p := f.Value("registry"); p != "" {
 		var ok bool
-		if reg, _, ok = loadRegistry(env, "misses", p); !ok {
+		if reg, _, ok = loadRegistry(env, "misses", p, limit); !ok {
 			return ExitFail
 		}
 		m := matcher.New(reg)

@@ -14,6 +14,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
@@ -109,6 +110,7 @@ func signingKey(env *Env, f *Flags, log func(msg string)) (ed25519.PrivateKey, s
 func signFlags(f *Flags) {
 	keyFlag(f, "the curator's secret key file, as written by 3gs keygen")
 	f.String("registry", "REGISTRY_PATH", "", "registry file to sign when no PATH is given")
+	registryLimitFlag(f)
 	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the signature vouches for the registry; readers refuse it after that, so sign again before then")
 	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log, which records the signed registry and whose head the signature names; none means REGISTRY.audit.jsonl")
 }
@@ -150,6 +152,11 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
 		return ExitUsage
 	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
+		return ExitUsage
+	}
 	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs sign: warning:", msg) })
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
@@ -159,7 +166,7 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
 		return ExitUsage
 	}
-	reg, err := registry.LoadFile(path)
+	reg, err := registry.LoadFileLimit(path, limit)
 	if err != nil {
 		problem, fix := registryProblem(path, err, "")
 		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s\nFix: %s.\n", problem, fix)
@@ -237,6 +244,7 @@ func onePath(env *Env, cmd string, f *Flags) (string, bool) {
 func verifyFlags(f *Flags) {
 	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32); without it the key named in the registry is used, which proves integrity but not identity")
 	f.String("registry", "REGISTRY_PATH", "", "registry file to verify when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f)
 }
 
 // runVerify checks a registry against its signature file and prints one
@@ -250,6 +258,11 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 			return ExitUsage
 		}
 		trusted = k
+	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs verify: %v\n", err)
+		return ExitUsage
 	}
 	args := f.Args()
 	if len(args) > 2 {
@@ -275,7 +288,7 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 		if len(args) == 1 {
 			// The pair as a reader should see it: after an interrupted
 			// signed write, the new registry with its pending signature.
-			if data, doc, pending, err = signature.ReadPair(regName, registry.MaxSize); err != nil {
+			if data, doc, pending, err = signature.ReadPair(regName, limit); err != nil {
 				fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry or its signature: %v\n", err)
 				return ExitFail
 			}
@@ -285,7 +298,7 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 			if doc == nil {
 				err = fs.ErrNotExist
 			}
-		} else if data, err = signature.ReadLimited(regName, registry.MaxSize, "registry"); err != nil {
+		} else if data, err = signature.ReadLimited(regName, limit, "registry"); err != nil {
 			fmt.Fprintf(env.Stdout, "FAIL: cannot read the registry: %v\n", err)
 			return ExitFail
 		} else {
@@ -348,6 +361,8 @@ func registryProblem(path string, err error, omit string) (problem, fix string) 
 		return path + " does not exist", "check --registry (REGISTRY_PATH); a relative path is read from " + cwd() + "; or omit it to " + omit
 	case errors.Is(err, fs.ErrPermission) && errors.As(err, &pe):
 		return "cannot read " + pe.Path + ": " + pe.Err.Error(), "give the user that runs 3gs read access to it and to the directories above it"
+	case errors.Is(err, safefile.ErrTooLarge):
+		return err.Error(), "if this is the registry meant, raise --max-registry-bytes (THREEGS_MAX_REGISTRY_BYTES) above its size, for every command that reads it"
 	}
 	return err.Error(), "check that " + path + " is the registry file"
 }
@@ -366,12 +381,12 @@ type served struct {
 	modified time.Time
 }
 
-// loadServed loads the registry at path (the embedded one when empty) and
-// checks the signature file beside it. Both files are read together, and an
+// loadServed loads the registry at path (the embedded one when empty), of
+// at most limit bytes, and checks the signature file beside it. Both files are read together, and an
 // interrupted signed write is completed first (signature.ReadSigned).
-func loadServed(env *Env, cmd, path string) (*served, bool) {
+func loadServed(env *Env, cmd, path string, limit int64) (*served, bool) {
 	if path == "" {
-		reg, name, ok := loadRegistry(env, cmd, path)
+		reg, name, ok := loadRegistry(env, cmd, path, limit)
 		if !ok {
 			return nil, false
 		}
@@ -390,7 +405,7 @@ func loadServed(env *Env, cmd, path string) (*served, bool) {
 	if err != nil {
 		abs = path
 	}
-	data, doc, err := signature.ReadSigned(abs, registry.MaxSize)
+	data, doc, err := signature.ReadSigned(abs, limit)
 	var reg *registry.Registry
 	if err == nil {
 		reg, err = registry.Load(data)

@@ -21,6 +21,7 @@ func queryFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "registry file to match against; none means the embedded registry.json")
 	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest score (0 to 1) that counts as a match")
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, for comparison)")
+	registryLimitFlag(f)
 	f.Bool("explain", "THREEGS_EXPLAIN", "break down the scores of the best "+strconv.Itoa(explainTop)+" categories by field and by query word (index matcher only)")
 }
 
@@ -49,7 +50,12 @@ func runQuery(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
 		return ExitUsage
 	}
-	reg, _, ok := loadRegistry(env, "query", f.Value("registry"))
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+		return ExitUsage
+	}
+	reg, _, ok := loadRegistry(env, "query", f.Value("registry"), limit)
 	if !ok {
 		return ExitFail
 	}
@@ -157,10 +163,11 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 
 func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// loadRegistry loads path, or the embedded registry when path is empty,
-// and names what it loaded. On failure it tells the user of command cmd
-// what went wrong and how to see every problem.
-func loadRegistry(env *Env, cmd, path string) (*registry.Registry, string, bool) {
+// loadRegistry loads path, of at most limit bytes, or the embedded
+// registry when path is empty, and names what it loaded. On failure it
+// tells the user of command cmd what went wrong and how to see every
+// problem.
+func loadRegistry(env *Env, cmd, path string, limit int64) (*registry.Registry, string, bool) {
 	source := "embedded registry.json"
 	var r *registry.Registry
 	var err error
@@ -168,7 +175,7 @@ func loadRegistry(env *Env, cmd, path string) (*registry.Registry, string, bool)
 		r, err = registry.Load(threegs.DefaultRegistry)
 	} else {
 		source = path
-		r, err = registry.LoadFile(path)
+		r, err = registry.LoadFileLimit(path, limit)
 	}
 	if err != nil {
 		problem, fix := "the embedded registry.json does not load: "+err.Error(), "this is a build problem; rebuild 3gs from a clean checkout"

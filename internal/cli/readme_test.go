@@ -13,29 +13,47 @@ import (
 	"github.com/three-good-sources/3gs/internal/fixture"
 )
 
-// codeBlock is one fenced block of the README.
+// codeBlock is one fenced block of the README or of a page under docs/.
 type codeBlock struct {
 	lang, text string
+	file       string // relative to the repository's root
 	line       int
+}
+
+// docFiles are the pages whose snippets are checked: the README and the
+// pages under docs/ that material moved to from it.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(fixture.Root(), "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"README.md"}
+	for _, p := range pages {
+		files = append(files, filepath.Join("docs", filepath.Base(p)))
+	}
+	return files
 }
 
 func readmeBlocks(t *testing.T) []codeBlock {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var blocks []codeBlock
-	var cur *codeBlock
-	for i, l := range strings.Split(string(data), "\n") {
-		switch {
-		case cur == nil && strings.HasPrefix(l, "```"):
-			cur = &codeBlock{lang: strings.TrimPrefix(l, "```"), line: i + 1}
-		case cur != nil && l == "```":
-			blocks = append(blocks, *cur)
-			cur = nil
-		case cur != nil:
-			cur.text += l + "\n"
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join(fixture.Root(), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cur *codeBlock
+		for i, l := range strings.Split(string(data), "\n") {
+			switch {
+			case cur == nil && strings.HasPrefix(l, "```"):
+				cur = &codeBlock{lang: strings.TrimPrefix(l, "```"), file: file, line: i + 1}
+			case cur != nil && l == "```":
+				blocks = append(blocks, *cur)
+				cur = nil
+			case cur != nil:
+				cur.text += l + "\n"
+			}
 		}
 	}
 	return blocks
@@ -98,18 +116,19 @@ func checkArgs(t *testing.T, where string, args []string) {
 	}
 }
 
-// Every command line in the README runs a real 3gs command with real flags,
-// and every JSON configuration parses and starts 3gs with a real command,
-// flags and environment variables.
+// Every command line in the README and the docs runs a real 3gs command
+// with real flags, and every JSON configuration parses and starts 3gs with
+// a real command, flags and environment variables. A line ending in a
+// backslash goes on on the next.
 func TestReadmeSnippets(t *testing.T) {
 	blocks := readmeBlocks(t)
 	serve := serveEnv()
 	checked := map[string]int{}
 	for _, b := range blocks {
-		where := "README.md:" + strconv.Itoa(b.line)
+		where := b.file + ":" + strconv.Itoa(b.line)
 		switch b.lang {
 		case "sh":
-			for _, line := range strings.Split(b.text, "\n") {
+			for _, line := range strings.Split(strings.ReplaceAll(b.text, "\\\n", " "), "\n") {
 				w := words(line)
 				switch {
 				case len(w) > 0 && w[0] == "3gs":
@@ -168,7 +187,7 @@ func TestReadmeSnippets(t *testing.T) {
 	}
 	for _, kind := range []string{"3gs command", "go run command", "claude command", "json server"} {
 		if checked[kind] == 0 {
-			t.Errorf("no %s found in the README", kind)
+			t.Errorf("no %s found in the README and docs", kind)
 		}
 	}
 	t.Logf("checked %v", checked)

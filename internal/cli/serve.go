@@ -20,6 +20,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/follow"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -35,6 +36,7 @@ import (
 
 func serveFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "registry file to serve; none means the embedded registry.json")
+	registryLimitFlag(f)
 	f.String("match-threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest match score (0 to 1) get_sources accepts when a call sets no threshold")
 	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.String("max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), "longest accepted message in bytes; longer ones get -32600 (HTTP: 413)")
@@ -56,13 +58,15 @@ func serveFlags(f *Flags) {
 	f.String("max-sessions-per-client", "THREEGS_MAX_SESSIONS_PER_CLIENT", strconv.Itoa(httpserver.DefaultMaxSessionsPerClient), "HTTP: open sessions per client address; past it that client's own least recently used session makes way")
 	f.String("max-connections", "THREEGS_MAX_CONNECTIONS", strconv.Itoa(httpserver.DefaultMaxConnections), "HTTP: connections held open; past it the one waiting longest without a request is closed, or a newcomer gets 503 when all are busy")
 	f.String("session-idle-timeout", "THREEGS_SESSION_IDLE_TIMEOUT", httpserver.DefaultSessionIdle.String(), "HTTP: a session unused this long ends (its id then gets 404)")
+	f.String("session-secret-file", "THREEGS_SESSION_SECRET_FILE", "", "HTTP: file of 64 or more hex characters (mode 600) that signs 2025-era session ids; replicas given the same file accept each other's sessions, so a load balancer needs no sticky routing. None: a random secret, sessions good on this process only")
 	f.String("shutdown-timeout", "THREEGS_SHUTDOWN_TIMEOUT", httpserver.DefaultShutdownTimeout.String(), "HTTP: on SIGTERM, how long requests in flight may take to finish")
 	f.String("peer-cache", "THREEGS_PEER_CACHE", "", "directory for the last verified copy of each endorsed curator's registry, checked again when read, so a restart serves peers that are down; none means REGISTRY.peers beside the registry file, or the user cache directory for the embedded registry")
 	f.String("peer-refresh", "THREEGS_PEER_REFRESH", "5m", "how often to fetch each endorsed curator's registry again (moved by up to a tenth either way; failures back off from a quarter of it up to four times it)")
 	f.String("peer-stale", "THREEGS_PEER_STALE", "1h", "age past which a peer's verified copy is reported stale (it still answers)")
 	f.String("peer-timeout", "THREEGS_PEER_TIMEOUT", peer.DefaultTimeout.String(), "how long fetching one peer's registry and signature may take in all")
-	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", strconv.Itoa(registry.MaxSize), "largest peer registry accepted, in bytes")
+	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", "", "largest peer registry accepted, in bytes, and with --follow the largest copy of the origin's; none means the --max-registry-bytes value, which it may not exceed")
 	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
+	followFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -72,6 +76,7 @@ type serveConfig struct {
 	threshold   float64
 	newMatcher  func(*registry.Registry) matcher.Matcher
 	maxBytes    int
+	maxRegistry int64 // --max-registry-bytes
 	queryLogMax int
 	log         *slog.Logger
 	http        *httpserver.Options // nil: stdio
@@ -80,6 +85,7 @@ type serveConfig struct {
 	peers       peer.Config       // without Log, CacheDir and Build
 	peerCache   string            // --peer-cache as given
 	validity    time.Duration     // --expires
+	follow      *followConfig     // --follow; nil when not a read replica
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -108,14 +114,20 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	if c.maxBytes, err = f.Int("max-message-bytes", 1024); err != nil {
 		return nil, err
 	}
+	if c.maxRegistry, err = registryLimit(f); err != nil {
+		return nil, err
+	}
 	if c.log, err = newLogger(env, f.Value("log-format"), f.Value("log-level")); err != nil {
 		return nil, err
 	}
 	if err := parsePeers(f, c); err != nil {
 		return nil, err
 	}
+	if c.follow, err = parseFollow(f); err != nil {
+		return nil, err
+	}
 	if c.httpAddr = f.Value("http"); c.httpAddr == "" {
-		for _, name := range []string{"allow-origin", "allow-host", "public-url"} {
+		for _, name := range []string{"allow-origin", "allow-host", "public-url", "session-secret-file"} {
 			if f.Value(name) != "" {
 				return nil, fmt.Errorf("--%s (%s) applies to HTTP only; add --http ADDR, or drop it", name, f.twins[name])
 			}
@@ -143,6 +155,11 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	}
 	if o.ShutdownTimeout, err = f.Duration("shutdown-timeout"); err != nil {
 		return nil, err
+	}
+	if path := f.Value("session-secret-file"); path != "" {
+		if o.SessionSecret, err = httpserver.ReadSessionSecret(path); err != nil {
+			return nil, fmt.Errorf("--session-secret-file (THREEGS_SESSION_SECRET_FILE): %w", err)
+		}
 	}
 	for _, origin := range f.List("allow-origin") {
 		if httpserver.NormalOrigin(origin) == "" || strings.ContainsAny(strings.TrimPrefix(strings.TrimPrefix(origin, "http://"), "https://"), "/?#") {
@@ -175,9 +192,13 @@ func parsePeers(f *Flags, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	maxBytes, err := f.Int("peer-max-bytes", 1024)
-	if err != nil {
-		return err
+	maxBytes := c.maxRegistry
+	if f.Value("peer-max-bytes") != "" {
+		n, err := f.Int("peer-max-bytes", 1024)
+		if err != nil {
+			return err
+		}
+		maxBytes = int64(n)
 	}
 	if c.peers.Parallel, err = f.Int("peer-parallel", 1); err != nil {
 		return err
@@ -187,12 +208,12 @@ func parsePeers(f *Flags, c *serveConfig) error {
 	if c.peers.Refresh < minPeerRefresh {
 		return fmt.Errorf("--peer-refresh (THREEGS_PEER_REFRESH) must be at least %s, got %s", minPeerRefresh, c.peers.Refresh)
 	}
-	// A peer registry larger than a registry may be would be refused when
-	// loaded anyway.
-	if maxBytes > registry.MaxSize {
-		return fmt.Errorf("--peer-max-bytes (THREEGS_PEER_MAX_BYTES) must be at most %d, the largest registry 3gs loads; got %d", registry.MaxSize, maxBytes)
+	// --max-registry-bytes is how much registry the operator lets this
+	// process hold; a peer's copy is held and indexed just like our own.
+	if maxBytes > c.maxRegistry {
+		return fmt.Errorf("--peer-max-bytes (THREEGS_PEER_MAX_BYTES) must be at most %d, the --max-registry-bytes (THREEGS_MAX_REGISTRY_BYTES) limit; got %d", c.maxRegistry, maxBytes)
 	}
-	c.peers.Fetcher = peer.NewFetcher(int64(maxBytes), timeout)
+	c.peers.Fetcher = peer.NewFetcher(maxBytes, timeout)
 	c.peers.AllowExpired = flagBool(f, "allow-expired")
 	c.peerCache = f.Value("peer-cache")
 	return nil
@@ -312,7 +333,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		return ExitFail
 	}
 	defer srv.close()
-	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers, Audit: srv.tools})
+	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers, Audit: srv.tools, Follow: srv.follow})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.log.Error("HTTP server stopped", "err", err)
@@ -334,6 +355,8 @@ type server struct {
 	// until stopPeers, which returns once the refresh loop has ended.
 	peers     *peer.Network
 	stopPeers func()
+	// follow reports a read replica's state for /health; nil otherwise.
+	follow func() *gen.HealthFollow
 }
 
 // close stops fetching peers and gives up the registry's lock: serve
@@ -348,17 +371,30 @@ func (s *server) close() {
 // builds the tools and the MCP core. Problems are reported on stderr.
 func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server, bool) {
 	log := c.log
-	srvd, ok := loadServed(env, "serve", f.Value("registry"))
-	if !ok {
-		return nil, false
-	}
-	key, ok := checkProvenance(env, f, log, srvd)
-	if !ok {
-		return nil, false
-	}
-	anchor, anchorFrom, ok := trustAnchor(env, c.pubkey, srvd, key)
-	if !ok {
-		return nil, false
+	var (
+		srvd       *served
+		fl         *follow.Follower
+		key        ed25519.PrivateKey
+		anchor     ed25519.PublicKey
+		anchorFrom string
+		ok         bool
+	)
+	if c.follow != nil {
+		// A read replica: the follower has verified the copy against the
+		// origin's key; there is no file, key or anchor of its own.
+		if srvd, fl, ok = startFollowing(ctx, env, c, flagBool(f, "allow-expired")); !ok {
+			return nil, false
+		}
+	} else {
+		if srvd, ok = loadServed(env, "serve", f.Value("registry"), c.maxRegistry); !ok {
+			return nil, false
+		}
+		if key, ok = checkProvenance(env, f, log, srvd); !ok {
+			return nil, false
+		}
+		if anchor, anchorFrom, ok = trustAnchor(env, c.pubkey, srvd, key); !ok {
+			return nil, false
+		}
 	}
 	keyring, ok := loadKeyring(ctx, env, f, log, c.http == nil)
 	if !ok {
@@ -376,7 +412,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			audit = srvd.path + ".audit.jsonl"
 		}
 		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
-			Validity: c.validity, AllowExpired: flagBool(f, "allow-expired")}
+			Validity: c.validity, AllowExpired: flagBool(f, "allow-expired"), MaxRegistryBytes: c.maxRegistry}
 		var ok bool
 		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {
 			return nil, false
@@ -394,6 +430,9 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	pc := c.peers
 	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path), c.newMatcher
 	cfg.Peers = peer.New(pc)
+	if fl != nil {
+		cfg.Origin = c.follow.url
+	}
 	h := tools.New(cfg)
 	if cfg.Edit != nil {
 		notes, err := h.OpenAuditLog()
@@ -407,15 +446,27 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		}
 	}
 	peersCtx, stopPeers := context.WithCancel(ctx)
-	peersDone, renewDone := make(chan struct{}), make(chan struct{})
+	peersDone, renewDone, followDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
 	go func() { defer close(renewDone); renewLoop(peersCtx, h, log) }()
+	go func() {
+		defer close(followDone)
+		if fl != nil {
+			fl.SetPublish(followPublisher(h, c))
+			log.Info("following the origin as a read replica", "origin", c.follow.url, "refresh", c.follow.refresh, "cache", c.follow.cache)
+			fl.Run(peersCtx)
+		}
+	}()
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.sig.Verified)
 	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	return &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
-		stopPeers: func() { stopPeers(); <-peersDone; <-renewDone }}, true
+	srv := &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
+		stopPeers: func() { stopPeers(); <-peersDone; <-renewDone; <-followDone }}
+	if fl != nil {
+		srv.follow = followHealth(fl, time.Now)
+	}
+	return srv, true
 }
 
 // renewEvery is how often a server holding the curator key checks whether

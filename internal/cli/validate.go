@@ -7,17 +7,24 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
 func validateFlags(f *Flags) {
 	f.String("registry", "REGISTRY_PATH", "", "registry file to check when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f)
 }
 
 // runValidate checks each registry file and prints every problem, one per
 // line, as FILE: PATH: REASON. With no file it checks what the server would
 // load: --registry / REGISTRY_PATH, or the embedded default.
 func runValidate(_ context.Context, env *Env, f *Flags) int {
+	limit, err := registryLimit(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs validate: %v\n", err)
+		return ExitUsage
+	}
 	paths := f.Args()
 	if p := f.Value("registry"); len(paths) == 0 && p != "" {
 		paths = []string{p}
@@ -27,7 +34,7 @@ func runValidate(_ context.Context, env *Env, f *Flags) int {
 	}
 	code := ExitOK
 	for _, p := range paths {
-		if c := report(env, p, func() (*registry.Registry, error) { return registry.LoadFile(p) }); c != ExitOK {
+		if c := report(env, p, func() (*registry.Registry, error) { return registry.LoadFileLimit(p, limit) }); c != ExitOK {
 			code = c
 		}
 	}
@@ -47,6 +54,10 @@ func report(env *Env, name string, load func() (*registry.Registry, error)) int 
 	var errs strictjson.Errors
 	if !errors.As(err, &errs) {
 		fmt.Fprintf(env.Stdout, "FAIL: %s: %v\n", name, err)
+		if errors.Is(err, safefile.ErrTooLarge) {
+			_, fix := registryProblem(name, err, "")
+			fmt.Fprintf(env.Stdout, "Fix: %s.\n", fix)
+		}
 		return ExitFail
 	}
 	for _, e := range errs {

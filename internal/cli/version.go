@@ -21,12 +21,41 @@ func buildVersion() string {
 	return v
 }
 
+// The release build (release/, and the Dockerfile) sets these with
+// -ldflags "-X github.com/three-good-sources/3gs/internal/cli.stampVersion=...".
+// It builds with -buildvcs=false, so the binary's bytes depend on the
+// sources and the stamp alone, not on the state of .git (or on there being
+// a .git at all, as in a Docker build context); what the go command would
+// have recorded is stamped explicitly instead. Empty in every other build,
+// which then reports what the go command recorded.
+var (
+	stampVersion  string // v1.2.0, or v0.0.0-snapshot+0123456789ab for a snapshot
+	stampCommit   string // the full commit hash
+	stampModified string // "true" when the tree had uncommitted changes
+)
+
 func buildInfo() (version, commit, goVersion string) {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "(devel)", "unknown", "unknown"
+		version, commit, goVersion = "(devel)", "unknown", "unknown"
+	} else {
+		version, commit, goVersion = versionOf(bi)
 	}
-	return versionOf(bi)
+	return stamped(version, commit, goVersion)
+}
+
+// stamped lets the release build's stamp win over the build information.
+func stamped(version, commit, goVersion string) (string, string, string) {
+	if stampVersion != "" {
+		version = stampVersion
+	}
+	if stampCommit != "" {
+		commit = stampCommit
+		if stampModified == "true" {
+			commit += ", with uncommitted changes"
+		}
+	}
+	return version, commit, goVersion
 }
 
 // pseudoRev is the commit a pseudo-version names, such as the

@@ -257,8 +257,7 @@ func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		if ms.Version() != "" { // the handshake succeeded
 			sess := s.sessions.add(ms, clientAddr(r))
 			if sess == nil { // every session that could make way is running a request, which ends soon
-				w.Header()["Retry-After"] = retryAfter
-				writeRPCError(w, http.StatusServiceUnavailable, m.ID, codeInternalError, "Server busy: every open session (--max-sessions "+strconv.Itoa(s.sessions.max)+", --max-sessions-per-client "+strconv.Itoa(s.sessions.perClient)+") is running a request; retry shortly, or use protocol version 2026-07-28, which needs no session")
+				s.sessionsBusy(w, m.ID)
 				return
 			}
 			w.Header()[headerSessionID] = []string{sess.id}
@@ -272,8 +271,13 @@ func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: Mcp-Session-Id header is required; send initialize first to open a session, or name protocol version 2026-07-28 in params._meta, which needs none")
 		return
 	}
-	sess := s.sessions.get(id)
-	if sess == nil {
+	// A session another replica opened is taken up here from its id.
+	sess, busy := s.sessions.open(id, clientAddr(r), b.MCP)
+	switch {
+	case busy:
+		s.sessionsBusy(w, m.ID)
+		return
+	case sess == nil:
 		writeRPCError(w, http.StatusNotFound, m.ID, codeInvalidRequest, sessionNotFound)
 		return
 	}
@@ -324,10 +328,15 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 	if id := r.Header.Get(headerSessionID); id != "" {
 		sess := s.sessions.get(id)
 		if sess == nil {
-			writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, sessionNotFound)
-			return
-		}
-		if m.Method == "notifications/cancelled" {
+			// A session opened elsewhere, not held here, is accepted
+			// without being taken up: none of its requests runs here,
+			// so there is nothing to cancel (a cancellation reaches only
+			// the replica that received it).
+			if _, ok := s.sessions.adoptable(id); !ok {
+				writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, sessionNotFound)
+				return
+			}
+		} else if m.Method == "notifications/cancelled" {
 			if requestID, ok := cancelledID(m.Params); ok {
 				sess.cancel(requestID)
 			}
@@ -337,7 +346,14 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 }
 
 // sessionNotFound answers a request naming a session that is not open.
-const sessionNotFound = "Session not found: it was ended, sat idle too long, or made way for newer sessions while the server was full; send initialize to open a new one"
+const sessionNotFound = "Session not found: it was ended, expired, sat idle too long, or made way for newer sessions while the server was full, or it was opened by a server that does not share this one's session secret; send initialize to open a new one"
+
+// sessionsBusy answers a request that needs a place in the session table
+// when every session that could make way is running a request.
+func (s *Server) sessionsBusy(w http.ResponseWriter, id []byte) {
+	w.Header()["Retry-After"] = retryAfter
+	writeRPCError(w, http.StatusServiceUnavailable, id, codeInternalError, "Server busy: every open session (--max-sessions "+strconv.Itoa(s.sessions.max)+", --max-sessions-per-client "+strconv.Itoa(s.sessions.perClient)+") is running a request; retry shortly, or use protocol version 2026-07-28, which needs no session")
+}
 
 // clientAddr is the address a request came from, without its port: the
 // unit the per-client session bound counts.
@@ -354,8 +370,8 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case id == "":
 		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "Bad Request: DELETE /mcp ends the session its Mcp-Session-Id header names, and there is none")
-	case !s.sessions.remove(id):
-		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was already ended or sat idle too long")
+	case !s.sessions.end(id): // ends it here only; see sessionTable
+		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was already ended, expired or sat idle too long")
 	default:
 		logInfo(r).session = id[:min(8, len(id))]
 		w.WriteHeader(http.StatusNoContent)

@@ -48,6 +48,9 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if b.Peers != nil {
 			h.Peers = peerCounts(b.Peers())
 		}
+		if b.Follow != nil {
+			h.Follow = b.Follow()
+		}
 		status = http.StatusOK
 	} else {
 		w.Header()["Retry-After"] = retryAfter

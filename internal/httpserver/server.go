@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/served"
@@ -49,6 +50,17 @@ type Options struct {
 	MaxSessionsPerClient int
 	// SessionIdle ends a legacy session unused for this long.
 	SessionIdle time.Duration
+	// SessionSecret signs session ids: at least MinSessionSecretBytes,
+	// and New panics on a shorter one (callers check it first).
+	// Replicas given the same secret accept each other's sessions, so a
+	// load balancer needs no sticky routing. Empty: a random secret, and
+	// ids good on this process only.
+	SessionSecret []byte
+	// SessionLifetime is how long a session id is good after initialize,
+	// however much it is used: the bound on how long an id ended on one
+	// replica stays good on the others. Zero means
+	// DefaultSessionLifetime.
+	SessionLifetime time.Duration
 	// Hosts, when not empty, are the names the Host header may carry (any
 	// port); others get 403. A server bound to loopback sets the loopback
 	// names here, so a rebound DNS name cannot reach it.
@@ -110,6 +122,9 @@ type Backend struct {
 	// Audit, when set, answers /audit and /audit/head from the registry's
 	// audit log; without it they answer 404.
 	Audit Auditor
+	// Follow, when set (a read replica), returns the follower's state for
+	// /health.
+	Follow func() *gen.HealthFollow
 }
 
 type backend struct {
@@ -173,6 +188,7 @@ func New(opt Options) *Server {
 		origins:  map[string]bool{},
 		hosts:    map[string]bool{},
 	}
+	s.sessions.ids = newSessionIDs(opt.SessionSecret, opt.SessionLifetime)
 	// Room for the bodies of every request that may run at once, at their
 	// largest, up to MaxBodyMemory; never less than two whole messages.
 	s.bodyBudget = max(min(int64(opt.MaxConcurrent)*opt.MaxMessageBytes, MaxBodyMemory), 2*opt.MaxMessageBytes)

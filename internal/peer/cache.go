@@ -93,3 +93,20 @@ func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now tim
 	}
 	return c, nil
 }
+
+// SaveCopy writes c as the cached copy of the curator whose key is pubkey
+// (pk:…) in dir, as a follower keeps its origin's last good copy.
+func SaveCopy(dir, pubkey string, c *Copy) error { return saveCopy(dir, pubkey, c) }
+
+// LoadCopy reads the copy SaveCopy wrote and checks it again in full (see
+// loadCopy): nil and no error when there is none; an expired copy is
+// returned, for the caller to keep as the baseline but not serve.
+func LoadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now time.Time) (*Copy, error) {
+	return loadCopy(dir, pubkey, key, maxBytes, now)
+}
+
+// Served says whether c may be served at now: its signature is in force,
+// or expired ones are allowed.
+func (c *Copy) Served(now time.Time, allowExpired bool) bool {
+	return allowExpired || expiryProblem(c.Expires, now) == ""
+}

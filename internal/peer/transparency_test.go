@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -703,5 +704,103 @@ func TestAcceptLaterHeadNeedsTail(t *testing.T) {
 	}
 	if _, err := Accept(key, data, sig, &AcceptOptions{Now: signedAt, Last: last, Tail: hist.tail}); err != nil {
 		t.Errorf("with the log: %v", err)
+	}
+}
+
+// A log tail arrives in whatever pieces its pages and connection make.
+// auditlog.Verify reads it through a buffer it refills, so what it keeps
+// of an entry (the registry the entry left, which the next one's before
+// must name) must not change when the next piece lands in that buffer.
+// When strictjson.Decode once returned strings pointing into its input,
+// the entry before a refill took on bytes of a later one, and a good log
+// was refused: "seq 5: before is …, but entry 4 left the registry at …".
+// Read in one piece (as by hist.tail), the buffer is never refilled and
+// the fault does not show; a line or a byte per read refills it at every
+// entry.
+func TestLogTailInPieces(t *testing.T) {
+	c := newCurator(t)
+	key := pkarr.Public(c.key)
+	hist := newHistory(t)
+	hist.release(c, "1.0.0")
+	data, sig, _ := hist.release(c, "1.0.1")
+	last, err := Accept(key, data, sig, &AcceptOptions{Now: signedAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"1.0.2", "1.0.3", "1.0.4"} {
+		hist.release(c, v)
+	}
+	data, sig, head := hist.release(c, "1.0.5")
+	hist.release(c, "1.0.6") // past the head
+	for _, tc := range []struct {
+		name  string
+		split func(io.Reader) io.Reader
+	}{
+		{"whole", func(r io.Reader) io.Reader { return r }},
+		{"a line per read", func(r io.Reader) io.Reader { return &lineReader{r: r} }},
+		{"half a read", iotest.HalfReader},
+		{"a byte per read", iotest.OneByteReader},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tail := func(after, until int) (io.ReadCloser, error) {
+				r, err := hist.tail(after, until)
+				return io.NopCloser(tc.split(r)), err
+			}
+			got, err := Accept(key, data, sig, &AcceptOptions{Now: signedAt, Last: last, Tail: tail})
+			if err != nil {
+				t.Fatalf("a good log read in pieces: %v", err)
+			}
+			if got.Log == nil || *got.Log != head {
+				t.Errorf("head %v, want %v", got.Log, head)
+			}
+		})
+	}
+}
+
+// lineReader hands out r one line per Read at most.
+type lineReader struct {
+	r    io.Reader
+	rest []byte
+	done bool
+}
+
+func (l *lineReader) Read(p []byte) (int, error) {
+	if !l.done {
+		b, err := io.ReadAll(l.r)
+		if err != nil {
+			return 0, err
+		}
+		l.rest, l.done = b, true
+	}
+	if len(l.rest) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.IndexByte(l.rest, '\n') + 1
+	if n == 0 {
+		n = len(l.rest)
+	}
+	n = copy(p, l.rest[:n])
+	l.rest = l.rest[n:]
+	return n, nil
+}
+
+// A node's pages of one entry each: every page lands in Verify's buffer
+// over the entry before it, and the log is still accepted, read from the
+// head held up to the new one and no further.
+func TestLogExtensionOnePerPage(t *testing.T) {
+	lh := newLogHarness(t, nil)
+	lh.audit.page = 1
+	lh.hist.release(lh.peer, "1.0.2")
+	lh.hist.release(lh.peer, "1.0.3")
+	data, sig, head := lh.hist.release(lh.peer, "1.0.4")
+	lh.hist.release(lh.peer, "1.0.5")
+	lh.audit.set(lh.hist.lines())
+	p := lh.acceptDoc(data, sig)
+	if p.Copy.Log == nil || *p.Copy.Log != head {
+		t.Fatalf("head remembered %v, want %v", p.Copy.Log, head)
+	}
+	// since=4 answers seq 5 with Audit-Next 5: the head is reached.
+	if got := lh.audit.requests(); fmt.Sprint(got) != "[2 3 4]" {
+		t.Errorf("the log was asked with since %v, want [2 3 4]", got)
 	}
 }

@@ -18,9 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -46,17 +48,29 @@ type Category struct {
 	*gen.Category
 }
 
-// MaxSize bounds the registry file. Registries are hand-curated; a file this
-// large is a mistake, and refusing it keeps load time and memory bounded.
-const MaxSize = 8 << 20
+// MaxSize is the default bound on a registry file, which every command
+// that reads one lets --max-registry-bytes change. A file is read whole
+// and kept in memory while it is served, so the bound is what keeps load
+// time and memory in proportion to what the operator expects. It is
+// 256 MiB, room for 100,000 categories: at the size curators write them
+// (1.4 KB each in registry.json; registrytest's 1.5 KB, 154 MB in all),
+// half as much again is 231 MB, rounded up.
+const MaxSize = 256 << 20
 
 // Load validates data and returns the snapshot, or a strictjson.Errors that
-// lists every problem found.
+// lists every problem found. It checks no size: data is in memory already,
+// and whoever read it bounded the read (LoadFileLimit, a peer fetcher's
+// limit). Bytes this process made itself go through LoadLimit.
+//
+// The snapshot keeps data as the registry's exact bytes (Bytes), and its
+// strings point into data rather than into a copy, which would double the
+// memory a large registry takes: the caller must not change data after.
 func Load(data []byte) (*Registry, error) {
-	if len(data) > MaxSize {
-		return nil, strictjson.Errors{{Reason: fmt.Sprintf("registry is %d bytes, more than the %d-byte limit", len(data), MaxSize)}}
-	}
-	doc, err := gen.DecodeRegistry(data)
+	// The digest is taken on another core while the document is decoded:
+	// at 150 MB it is a tenth of a second that need not wait.
+	digest := make(chan [sha256.Size]byte, 1)
+	go func() { digest <- sha256.Sum256(data) }()
+	doc, err := gen.DecodeRegistryInPlace(data)
 	var errs strictjson.Errors
 	if err != nil && !errors.As(err, &errs) {
 		return nil, err
@@ -64,44 +78,57 @@ func Load(data []byte) (*Registry, error) {
 	if doc == nil { // not JSON at all: nothing further to check
 		return nil, errs
 	}
-	rules, warnings := checkRules(doc)
+	slugs, rules, warnings := checkRules(doc)
 	errs = append(errs, rules...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	sum := sha256.Sum256(data)
-	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: map[string]*Category{}, warnings: warnings}
-	for slug := range doc.Categories {
+	sum := <-digest
+	r := &Registry{doc: *doc, data: data, sha256: hex.EncodeToString(sum[:]), bySlug: make(map[string]*Category, len(doc.Categories)), warnings: warnings}
+	r.categories = make([]Category, 0, len(slugs))
+	for _, slug := range slugs {
 		c := doc.Categories[slug]
 		slices.SortFunc(c.Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
 		r.categories = append(r.categories, Category{Slug: slug, Category: &c})
 	}
-	slices.SortFunc(r.categories, func(a, b Category) int { return strings.Compare(a.Slug, b.Slug) })
 	for i := range r.categories {
 		r.bySlug[r.categories[i].Slug] = &r.categories[i]
 	}
 	return r, nil
 }
 
-// LoadFile reads and loads the registry at path.
+// LoadLimit is Load for bytes that must also fit the limit max: a registry
+// a curator tool or 3gs endorse is about to write, which the next start
+// has to be able to read.
+func LoadLimit(data []byte, max int64) (*Registry, error) {
+	if int64(len(data)) > max {
+		return nil, strictjson.Errors{{Reason: fmt.Sprintf("registry is %d bytes, more than the %d-byte limit (--max-registry-bytes)", len(data), max)}}
+	}
+	return Load(data)
+}
+
+// LoadFile reads and loads the registry at path, of at most MaxSize bytes.
 func LoadFile(path string) (*Registry, error) {
-	data, err := readLimited(path)
+	return LoadFileLimit(path, MaxSize)
+}
+
+// LoadFileLimit reads and loads the registry at path, of at most max
+// bytes. A larger file is refused before it is read, with an error that
+// wraps safefile.ErrTooLarge.
+func LoadFileLimit(path string, max int64) (*Registry, error) {
+	data, err := safefile.Read(path, max, "registry")
 	if err != nil {
 		return nil, err
 	}
 	return Load(data)
 }
 
-func readLimited(path string) ([]byte, error) {
-	return safefile.Read(path, MaxSize, "registry")
-}
-
 // checkRules applies the rules beyond the schema. It runs on whatever the
 // decoder managed to fill, so it only judges values the schema accepted
 // (a rank outside 1..3 is already reported; here it is skipped). It also
 // returns the warnings Warnings reports, found while each URL is parsed
-// once.
-func checkRules(doc *gen.Registry) (errs, warnings strictjson.Errors) {
+// once, and the slugs in order, which it sorts to report in that order.
+func checkRules(doc *gen.Registry) (slugs []string, errs, warnings strictjson.Errors) {
 	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
 	warn := func(path string, u *url.URL) {
 		if u == nil {
@@ -130,42 +157,88 @@ func checkRules(doc *gen.Registry) (errs, warnings strictjson.Errors) {
 			endorsedBy[e.Pubkey] = i
 		}
 	}
+	slugs = sortedSlugs(doc)
+	// Categories are checked on every core, each a run of slugs, and
+	// their findings joined in slug order, so the report reads the same
+	// as one pass; at 100,000 categories one pass took a third of a load.
+	parts := runs(len(slugs))
+	found := make([]struct{ errs, warnings strictjson.Errors }, len(parts))
+	var wg sync.WaitGroup
+	for i, r := range parts {
+		wg.Go(func() {
+			for _, slug := range slugs[r[0]:r[1]] {
+				found[i].errs, found[i].warnings = checkCategory(slug, doc.Categories[slug], found[i].errs, found[i].warnings)
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range found {
+		errs, warnings = append(errs, f.errs...), append(warnings, f.warnings...)
+	}
+	return slugs, errs, warnings
+}
+
+// sortedSlugs are doc's category slugs in order.
+func sortedSlugs(doc *gen.Registry) []string {
 	slugs := make([]string, 0, len(doc.Categories))
 	for slug := range doc.Categories {
 		slugs = append(slugs, slug)
 	}
 	slices.Sort(slugs)
-	for _, slug := range slugs {
-		c := doc.Categories[slug]
-		base := "categories." + slug
-		checkName(base+".name", c.Name, fail)
-		rankAt := map[int]int{}
-		urlAt := map[string]int{}
-		for i, s := range c.Sources {
-			sp := base + ".sources[" + strconv.Itoa(i) + "]"
-			checkName(sp+".name", s.Name, fail)
-			u := checkURL(sp+".url", s.URL, fail)
-			warn(sp+".url", u)
-			if s.Rank >= 1 && s.Rank <= 3 {
-				if j, dup := rankAt[s.Rank]; dup {
-					fail(sp+".rank", fmt.Sprintf("rank %d is already used by sources[%d]; the three sources must be ranked 1, 2 and 3", s.Rank, j))
-				} else {
-					rankAt[s.Rank] = i
-				}
-			}
-			if u != nil {
-				key := urlKey(u)
-				if j, dup := urlAt[key]; dup {
-					fail(sp+".url", fmt.Sprintf("same URL as sources[%d]; each source must point somewhere different", j))
-				} else {
-					urlAt[key] = i
-				}
+	return slugs
+}
+
+// runs cuts n items into one run [from, to) per core, none for n = 0, and
+// one alone for a registry too small to gain from more.
+func runs(n int) [][2]int {
+	k := runtime.GOMAXPROCS(0)
+	if n < 2000 {
+		k = 1
+	}
+	var out [][2]int
+	for i := range k {
+		if from, to := i*n/k, (i+1)*n/k; from < to {
+			out = append(out, [2]int{from, to})
+		}
+	}
+	return out
+}
+
+// checkCategory appends the problems and warnings of one category.
+func checkCategory(slug string, c gen.Category, errs, warnings strictjson.Errors) (strictjson.Errors, strictjson.Errors) {
+	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
+	base := "categories." + slug
+	checkName(base+".name", c.Name, fail)
+	rankAt := map[int]int{}
+	urlAt := map[string]int{}
+	for i, s := range c.Sources {
+		sp := base + ".sources[" + strconv.Itoa(i) + "]"
+		checkName(sp+".name", s.Name, fail)
+		u := checkURL(sp+".url", s.URL, fail)
+		if u != nil {
+			if why := hostConcern(u); why != "" {
+				warnings = append(warnings, &strictjson.Error{Path: sp + ".url", Reason: why})
 			}
 		}
-		for i, p := range c.QueryPatterns {
-			if p != "" && len(textnorm.Tokens(p)) == 0 {
-				fail(base+".query_patterns["+strconv.Itoa(i)+"]", "has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic")
+		if s.Rank >= 1 && s.Rank <= 3 {
+			if j, dup := rankAt[s.Rank]; dup {
+				fail(sp+".rank", fmt.Sprintf("rank %d is already used by sources[%d]; the three sources must be ranked 1, 2 and 3", s.Rank, j))
+			} else {
+				rankAt[s.Rank] = i
 			}
+		}
+		if u != nil {
+			key := urlKey(u)
+			if j, dup := urlAt[key]; dup {
+				fail(sp+".url", fmt.Sprintf("same URL as sources[%d]; each source must point somewhere different", j))
+			} else {
+				urlAt[key] = i
+			}
+		}
+	}
+	for i, p := range c.QueryPatterns {
+		if p != "" && len(textnorm.Tokens(p)) == 0 {
+			fail(base+".query_patterns["+strconv.Itoa(i)+"]", "has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic")
 		}
 	}
 	return errs, warnings

@@ -11,6 +11,7 @@ import (
 // finds a problem records it and carries on: one pass reports every problem.
 type Decoder struct {
 	toks []token
+	nums []uint64 // the tokenizer's numbers, by token.aux
 	pos  int
 	errs Errors
 	tz   *tokenizer
@@ -20,19 +21,23 @@ type Decoder struct {
 // or nests deeper than MaxDepth, yields an error and no decoder. Call
 // Finish when done.
 func NewDecoder(data []byte) (*Decoder, error) {
+	return newDecoder(data, false)
+}
+
+func newDecoder(data []byte, inPlace bool) (*Decoder, error) {
 	tz := tokenizers.Get().(*tokenizer)
-	if err := tz.tokenize(data, MaxDepth); err != nil {
+	if err := tz.tokenize(data, MaxDepth, inPlace); err != nil {
 		tz.release()
 		return nil, Errors{err}
 	}
-	return &Decoder{toks: tz.toks, tz: tz}, nil
+	return &Decoder{toks: tz.toks, nums: tz.nums, tz: tz}, nil
 }
 
 // Finish returns the problems recorded, as Errors, or nil, and recycles the
 // decoder's buffers; the decoder must not be used afterwards.
 func (d *Decoder) Finish() error {
 	d.tz.release()
-	d.toks, d.tz = nil, nil
+	d.toks, d.nums, d.tz = nil, nil, nil
 	if len(d.errs) == 0 {
 		return nil
 	}
@@ -53,11 +58,15 @@ func (d *Decoder) Fail(p *Path, reason string) {
 func (d *Decoder) skip() {
 	t := &d.toks[d.pos]
 	if t.kind == kindObject || t.kind == kindArray {
-		d.pos = int(t.end) + 1
+		d.pos = int(t.aux) + 1
 		return
 	}
 	d.pos++
 }
+
+// int and float are the value of a number token.
+func (d *Decoder) int(t *token) int64     { return int64(d.nums[t.aux]) }
+func (d *Decoder) float(t *token) float64 { return math.Float64frombits(d.nums[t.aux]) }
 
 // describe names a token's JSON type for "must be X, got Y" messages.
 func describe(t *token) string {
@@ -146,7 +155,7 @@ func (d *Decoder) Bool(p *Path) (bool, bool) {
 	if !ok {
 		return false, false
 	}
-	return t.bool, true
+	return t.aux == 1, true
 }
 
 // Float reads a number value.
@@ -156,9 +165,9 @@ func (d *Decoder) Float(p *Path) (float64, bool) {
 		return 0, false
 	}
 	if t.isInt {
-		return float64(t.int()), true
+		return float64(d.int(t)), true
 	}
-	return t.float(), true
+	return d.float(t), true
 }
 
 // Int reads an integer value. As in JSON Schema, a number with a zero
@@ -169,14 +178,14 @@ func (d *Decoder) Int(p *Path) (int, bool) {
 		return 0, false
 	}
 	if t.isInt {
-		i := t.int()
+		i := d.int(t)
 		if i < math.MinInt || i > math.MaxInt {
 			d.Fail(p, "integer out of range")
 			return 0, false
 		}
 		return int(i), true
 	}
-	f := t.float()
+	f := d.float(t)
 	if f != math.Trunc(f) || math.IsInf(f, 0) {
 		d.Fail(p, "must be an integer, got "+briefNumber(t.str))
 		return 0, false
@@ -244,7 +253,22 @@ func (d *Decoder) Missing(p *Path, seen, required uint64, known []string) {
 // with its path, and the value returned holds whatever could be decoded,
 // so callers can run further checks and report everything at once.
 func Decode[T any](data []byte, decode func(d *Decoder, p *Path, out *T)) (*T, error) {
-	d, err := NewDecoder(data)
+	return decodeWith(data, false, decode)
+}
+
+// DecodeInPlace is Decode for bytes the caller keeps, unchanged, for as
+// long as the value decoded is used: its strings point into data rather
+// than into a copy of it. The registry is decoded so. It keeps its file's
+// exact bytes anyway, and at 100,000 categories a copy would hold another
+// 150 MB for as long as the registry is served. Anything that may reuse
+// or change its buffer afterwards, such as a request being read, must use
+// Decode.
+func DecodeInPlace[T any](data []byte, decode func(d *Decoder, p *Path, out *T)) (*T, error) {
+	return decodeWith(data, true, decode)
+}
+
+func decodeWith[T any](data []byte, inPlace bool, decode func(d *Decoder, p *Path, out *T)) (*T, error) {
+	d, err := newDecoder(data, inPlace)
 	if err != nil {
 		return nil, err
 	}

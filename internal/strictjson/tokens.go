@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/bytedance/sonic/ast"
 	"github.com/bytedance/sonic/encoder"
@@ -20,8 +21,8 @@ const (
 	kindBool
 	kindString
 	kindNumber
-	kindObject // begins an object; token.end is the index of its kindEnd
-	kindArray  // begins an array; token.end is the index of its kindEnd
+	kindObject // begins an object; token.aux is the index of its kindEnd
+	kindArray  // begins an array; token.aux is the index of its kindEnd
 	kindKey
 	kindEnd
 )
@@ -30,18 +31,19 @@ const (
 // into a slice first lets generated decoders be plain recursive descent with
 // O(1) skipping of unwanted values.
 //
-// The layout is kept to 32 bytes: the slice is the decoder's main cost.
+// The layout is kept to 24 bytes: the slice is the decoder's main cost,
+// in time and in memory (a registry of 100,000 categories is 5 million
+// tokens). A number's value is kept aside, in the tokenizer's nums, since
+// documents hold few numbers and many strings.
 type token struct {
-	str   string // string value, key, or the number's source text
-	num   uint64 // int64 bits when isInt, else float64 bits
-	end   int32  // for kindObject and kindArray
+	str string // string value, key, or the number's source text
+	// aux is, for kindObject and kindArray, the index of their kindEnd;
+	// for kindNumber, the index of the value in nums; for kindBool, 1 for
+	// true.
+	aux   uint32
 	kind  kind
-	bool  bool
 	isInt bool // the number fits int64 and has no fraction or exponent
 }
-
-func (t *token) int() int64     { return int64(t.num) }
-func (t *token) float() float64 { return math.Float64frombits(t.num) }
 
 // MaxDepth is the default bound on nesting of objects and arrays. The
 // documents 3gs reads nest at most five levels; the bound stops a hostile
@@ -54,14 +56,25 @@ var errTooDeep = errors.New("nesting too deep")
 // tokenizer receives sonic's preorder callbacks and records them as tokens.
 type tokenizer struct {
 	toks     []token
-	open     []int32 // indexes of the objects and arrays not yet closed
+	nums     []uint64 // numbers' values: int64 bits when isInt, else float64 bits
+	open     []int32  // indexes of the objects and arrays not yet closed
 	maxDepth int
+}
+
+// number records a number token whose value has the given bits.
+func (t *tokenizer) number(bits uint64, isInt bool, text string) {
+	t.toks = append(t.toks, token{kind: kindNumber, isInt: isInt, aux: uint32(len(t.nums)), str: text})
+	t.nums = append(t.nums, bits)
 }
 
 func (t *tokenizer) OnNull() error { t.toks = append(t.toks, token{kind: kindNull}); return nil }
 
 func (t *tokenizer) OnBool(v bool) error {
-	t.toks = append(t.toks, token{kind: kindBool, bool: v})
+	tok := token{kind: kindBool}
+	if v {
+		tok.aux = 1
+	}
+	t.toks = append(t.toks, tok)
 	return nil
 }
 
@@ -71,7 +84,7 @@ func (t *tokenizer) OnString(v string) error {
 }
 
 func (t *tokenizer) OnInt64(v int64, n json.Number) error {
-	t.toks = append(t.toks, token{kind: kindNumber, isInt: true, num: uint64(v), str: string(n)})
+	t.number(uint64(v), true, string(n))
 	return nil
 }
 
@@ -83,7 +96,7 @@ func (t *tokenizer) OnFloat64(v float64, n json.Number) error {
 	if err != nil {
 		f = v
 	}
-	t.toks = append(t.toks, token{kind: kindNumber, num: math.Float64bits(f), str: string(n)})
+	t.number(math.Float64bits(f), false, string(n))
 	return nil
 }
 
@@ -99,7 +112,7 @@ func (t *tokenizer) begin(k kind) error {
 func (t *tokenizer) end() error {
 	top := t.open[len(t.open)-1]
 	t.open = t.open[:len(t.open)-1]
-	t.toks[top].end = int32(len(t.toks))
+	t.toks[top].aux = uint32(len(t.toks))
 	t.toks = append(t.toks, token{kind: kindEnd})
 	return nil
 }
@@ -126,22 +139,37 @@ func (t *tokenizer) release() {
 		return
 	}
 	clear(t.toks)
-	t.toks, t.open = t.toks[:0], t.open[:0]
+	t.toks, t.nums, t.open = t.toks[:0], t.nums[:0], t.open[:0]
 	tokenizers.Put(t)
 }
 
 const maxPooledTokens = 1 << 14
 
 // tokenize checks that data is one well-formed UTF-8 JSON value and flattens
-// it into t. Errors name a byte offset, never the input text.
-func (t *tokenizer) tokenize(data []byte, maxDepth int) *Error {
+// it into t. Errors name a byte offset, never the input text. The strings
+// of the tokens point into a copy of data, or, when inPlace, into data
+// itself (DecodeInPlace).
+func (t *tokenizer) tokenize(data []byte, maxDepth int, inPlace bool) *Error {
 	if !utf8.Valid(data) {
 		return &Error{Reason: "invalid UTF-8 at byte " + strconv.Itoa(invalidUTF8At(data))}
+	}
+	// A large document gets its token buffer at its final size: grown by
+	// appending, a registry of 100,000 categories (5 million tokens) went
+	// through buffers adding up to four times the last one, and the old
+	// and new buffer of each step were held at once.
+	if len(data) >= presizeFrom {
+		if n := countTokens(data); n > cap(t.toks) {
+			t.toks = make([]token, 0, n)
+		}
+	}
+	src := string(data) // a copy: the caller may reuse data once decoded
+	if inPlace && len(data) > 0 {
+		src = unsafe.String(unsafe.SliceData(data), len(data))
 	}
 	// The depth-bounded traversal runs first, so a deeply nested document is
 	// reported as such rather than as whatever the validator trips on first.
 	t.maxDepth = maxDepth
-	err := ast.Preorder(string(data), t, nil)
+	err := ast.Preorder(src, t, nil)
 	if errors.Is(err, errTooDeep) {
 		return &Error{Reason: "nesting deeper than " + strconv.Itoa(maxDepth) + " levels"}
 	}
@@ -168,4 +196,44 @@ func invalidUTF8At(data []byte) int {
 		i += n
 	}
 	return len(data)
+}
+
+// presizeFrom is the document size from which tokenize counts the tokens
+// first. A tool call's arguments are far smaller, and the pooled buffers
+// already fit them; counting would only add a pass over the bytes.
+const presizeFrom = 64 << 10
+
+// countTokens is the number of tokens tokenize records for data, when data
+// is well-formed JSON: two for each object and array (begin and end), one
+// for each string (a key or a value), and one for each number, true,
+// false and null, found as the first byte of a value. For malformed input
+// it is only an estimate, which is all a buffer's capacity needs to be.
+func countTokens(data []byte) int {
+	n := 0
+	prev := byte(',') // a value may start the document
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			n++
+			// Jump to the closing quote: one not preceded by an odd run of
+			// backslashes.
+			for i++; i < len(data); i++ {
+				if data[i] == '\\' {
+					i++
+				} else if data[i] == '"' {
+					break
+				}
+			}
+		case '{', '[':
+			n += 2
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
+			if prev == ':' || prev == ',' || prev == '[' {
+				n++
+			}
+		}
+		prev = data[min(i, len(data)-1)]
+	}
+	return n
 }

@@ -43,6 +43,11 @@ type EditConfig struct {
 	// ReadOnly, when not empty, is why this server may not change the
 	// file (another process holds its lock); curator tools answer with it.
 	ReadOnly string
+	// MaxRegistryBytes bounds the registry file as --max-registry-bytes
+	// does: reload_registry and the check before a change read at most
+	// this much, and a change that would make the file larger is refused,
+	// since the next start could not load it. Zero means registry.MaxSize.
+	MaxRegistryBytes int64
 	// Anchor is the curator key reload_registry trusts: --pubkey, the
 	// public half of --key-file, or else the signer of the first verified
 	// registry served (set by reload when still nil). AnchorFrom says which,
@@ -74,11 +79,23 @@ func newEditor(c EditConfig) *editor {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.MaxRegistryBytes <= 0 {
+		c.MaxRegistryBytes = registry.MaxSize
+	}
 	return &editor{EditConfig: c}
 }
 
 // errNoFile answers admin tools on a server without a registry file.
 const errNoFile = "This server serves the registry built into 3gs, which has no file to change. Start it with --registry PATH (or REGISTRY_PATH) to edit a registry."
+
+// noFile is what the curator tools answer on a server that cannot edit:
+// a read replica names its origin, where edits go.
+func (h *Handlers) noFile() string {
+	if h.origin != "" {
+		return "This node is a read replica: it follows " + h.origin + " and serves that node's signed registry, which it cannot change. Make the change at " + h.origin + " (the curator's node); this node serves it after its next refresh."
+	}
+	return errNoFile
+}
 
 // change applies edit to a copy of the current document, then validates the
 // whole registry, records it in the audit log, writes it (signed when a key
@@ -103,6 +120,12 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	doc.Updated = now.UTC().Format(time.DateOnly)
 	doc.Version = registry.BumpPatch(doc.Version)
 	data := gen.EncodeRegistry(&doc) // schema order, so the file's diff is the change
+	// A file larger than the limit could not be loaded by the next start.
+	// That is the server's limit, not a fault in the caller's arguments, so
+	// it is refused as a failed change rather than as invalid params.
+	if int64(len(data)) > e.MaxRegistryBytes {
+		return nil, fmt.Errorf("with this change the registry would be %d bytes, more than the %d-byte limit this server reads (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES), so nothing was written. Restart the server with a higher limit, or remove categories first", len(data), e.MaxRegistryBytes)
+	}
 	reg, err := registry.Load(data)
 	if err != nil {
 		return nil, err
@@ -153,7 +176,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 // checkBase refuses a write unless the file on disk still holds base's
 // bytes.
 func (e *editor) checkBase(base *registry.Registry) error {
-	data, err := signature.ReadLimited(e.Path, registry.MaxSize, "registry")
+	data, err := signature.ReadLimited(e.Path, e.MaxRegistryBytes, "registry")
 	if err != nil {
 		return fmt.Errorf("reading %s before changing it: %w", e.Path, err)
 	}

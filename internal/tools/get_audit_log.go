@@ -55,6 +55,9 @@ func (h *Handlers) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 // here, as its first change would.
 func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error) {
 	e := h.edit
+	if e == nil && h.origin != "" {
+		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: this node is a read replica of %s, which keeps the log (GET %s/audit, or its get_audit_log)", auditlog.ErrNoLog, h.origin, h.origin)
+	}
 	if e == nil {
 		return "", auditlog.Head{}, served.Registry{}, ErrNoAuditLog
 	}
@@ -86,6 +89,9 @@ func (h *Handlers) GetAuditLog(_ context.Context, in *gen.GetAuditLogInput) (*ge
 	p, err := h.AuditPage(q)
 	if errors.Is(err, ErrNoAuditLog) {
 		return nil, &gen.ToolError{Text: noAuditLog, Structured: out}
+	}
+	if errors.Is(err, auditlog.ErrNoLog) {
+		return nil, &gen.ToolError{Text: "This server keeps no audit log: " + err.Error() + ".", Structured: out}
 	}
 	if err != nil {
 		// The server's own file is at fault, not the call: the caller gets

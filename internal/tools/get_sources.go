@@ -132,14 +132,22 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 	if _, ok := s.reg.Category(slug); ok {
 		return s.answer("", slug, 1), nil
 	}
-	out := &gen.GetSourcesOutput{Query: "", Sources: []gen.RankedSource{}}
+	out := &gen.GetSourcesOutput{Query: "", Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	type near struct {
 		slug string
 		d    int
 	}
 	var spelled []near
+	want := letterCounts(slug)
 	for _, sl := range s.slugs {
-		if d := edlib.OSADamerauLevenshteinDistance(slug, sl); d <= max(2, len(sl)/4) {
+		// Most slugs are ruled out by a bound on the distance before it
+		// is computed: at 100,000 categories, computing it for every slug
+		// took 0.2 s a call.
+		most := max(2, len(sl)/4)
+		if abs(len(slug)-len(sl)) > most || !mayBeWithin(&want, sl, most) {
+			continue
+		}
+		if d := edlib.OSADamerauLevenshteinDistance(slug, sl); d <= most {
 			spelled = append(spelled, near{sl, d})
 		}
 	}
@@ -162,18 +170,65 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "No category has the slug %q.", slug)
 	if len(out.Candidates) > 0 {
-		b.WriteString(" Closest:")
+		fmt.Fprintf(&b, " Closest of the registry's %d categories:", len(s.slugs))
 		writeCandidates(&b, out.Candidates)
 		b.WriteString("\nCall get_sources with one of these slugs, or with query to search by topic.")
 	} else {
-		b.WriteString(" Call list_categories to see every slug, or get_sources with query to search by topic.")
+		fmt.Fprintf(&b, " Call list_categories to page through the registry's %d categories, or get_sources with query to search by topic.", len(s.slugs))
 	}
 	return nil, &gen.ToolError{Text: b.String(), Structured: out}
 }
 
 // maxCandidates is how many categories a no-match answer offers; it is
-// also how many the matcher ranks for every query.
+// also how many the matcher ranks for every query. With the registry's
+// size (category_count) it is all a no-match answer says of the registry,
+// so the answer is as long at 100,000 categories as at ten.
 const maxCandidates = 5
+
+// letterCounts counts the bytes of a slug by kind: each letter, digit and
+// the dash apart, anything else together.
+func letterCounts(s string) [38]int {
+	var c [38]int
+	for i := 0; i < len(s); i++ {
+		c[letterKind(s[i])]++
+	}
+	return c
+}
+
+func letterKind(b byte) int {
+	switch {
+	case b >= 'a' && b <= 'z':
+		return int(b - 'a')
+	case b >= '0' && b <= '9':
+		return 26 + int(b-'0')
+	case b == '-':
+		return 36
+	}
+	return 37
+}
+
+// mayBeWithin is false when sl is surely more than most edits from the
+// slug whose letterCounts are want. An insertion or a deletion changes
+// the counts by one, a substitution by two, a transposition not at all,
+// so the distance is at least half their difference.
+func mayBeWithin(want *[38]int, sl string, most int) bool {
+	diff := *want
+	for i := 0; i < len(sl); i++ {
+		diff[letterKind(sl[i])]--
+	}
+	off := 0
+	for _, d := range diff {
+		off += abs(d)
+	}
+	return (off+1)/2 <= most
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
 
 // maxAlternatives is how many runner-up categories get_sources names.
 const maxAlternatives = 2
@@ -222,7 +277,7 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 // noMatch offers the agent the best candidates instead of an answer: it
 // reads meaning better than the matcher, so it can pick one by slug.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
-	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
+	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
 	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", query, strconv.FormatFloat(threshold, 'f', -1, 64))
 	if len(ranked) > 0 {
@@ -231,11 +286,11 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		for _, r := range ranked[:min(len(ranked), maxCandidates)] {
 			out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
 		}
-		b.WriteString(" Candidates:")
+		fmt.Fprintf(&b, " Candidates, the closest of the registry's %d categories:", len(s.slugs))
 		writeCandidates(&b, out.Candidates)
 		b.WriteString("\nIf one of them fits the question, call get_sources with its slug; otherwise rephrase the query with the topic's own words, or call list_categories.")
 	} else {
-		b.WriteString(" No category shares a word with it. Rephrase the query with the topic's own words, or call list_categories to see what is covered.")
+		fmt.Fprintf(&b, " None of the registry's %d categories shares a word with it. Rephrase the query with the topic's own words, or call list_categories to see what is covered.", len(s.slugs))
 	}
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }

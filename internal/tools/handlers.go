@@ -38,6 +38,7 @@ type Handlers struct {
 	qlog      Recorder // nil: no query log
 	now       func() time.Time
 	peers     *peer.Network // nil: endorsed curators are not fetched
+	origin    string        // a read replica's origin; "" otherwise
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -87,6 +88,10 @@ type Config struct {
 	// Peers, when set, holds the verified registries of the curators the
 	// registry endorses (get_federated_sources, get_endorsements).
 	Peers *peer.Network
+	// Origin, on a read replica (serve --follow), is the URL of the node
+	// whose registry it serves: the curator tools answer that edits go
+	// there.
+	Origin string
 }
 
 // Recorder keeps the query log (querylog.Log).
@@ -96,7 +101,7 @@ type Recorder interface {
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -143,4 +148,12 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// Serve makes reg, with its signature document and matcher m, the
+// registry served from now on: a read replica's new copy from its origin.
+// Requests already running finish on the registry they started with.
+func (h *Handlers) Serve(reg *registry.Registry, sig []byte, m matcher.Matcher, modified time.Time) {
+	old := h.cur.Load()
+	h.publish(newSnapshot(reg, m, signature.Check(reg, sig), old.files, modified))
 }

@@ -23,7 +23,7 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		return &gen.ReloadRegistryOutput{Reloaded: reloaded, RegistryVersion: s.reg.Version(), RegistrySHA256: s.reg.SHA256(), CategoryCount: len(s.reg.Categories()), Verified: s.signature.Verified}
 	}
 	if h.edit == nil {
-		return nil, editFailure(errNoFile, state(h.cur.Load(), false))
+		return nil, editFailure(h.noFile(), state(h.cur.Load(), false))
 	}
 	e := h.edit
 	e.mu.Lock()
@@ -37,7 +37,7 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		}
 		return &gen.ToolError{Text: text + " The registry served is unchanged (version " + old.reg.Version() + ").", Structured: out}
 	}
-	data, doc, err := signature.ReadSigned(e.Path, registry.MaxSize)
+	data, doc, err := signature.ReadSigned(e.Path, e.MaxRegistryBytes)
 	if err != nil {
 		return nil, refuse("Cannot read "+e.Path+": "+err.Error()+".", strictjson.Errors{{Reason: err.Error()}})
 	}

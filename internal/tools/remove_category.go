@@ -14,7 +14,7 @@ import (
 func (h *Handlers) RemoveCategory(ctx context.Context, in *gen.RemoveCategoryInput) (*gen.RemoveCategoryOutput, error) {
 	state := func(s *snapshot) *gen.RemoveCategoryOutput { c := changeOutput(s, in.Slug); return &c }
 	if h.edit == nil {
-		return nil, editFailure(errNoFile, state(h.cur.Load()))
+		return nil, editFailure(h.noFile(), state(h.cur.Load()))
 	}
 	next, err := h.change(auth.CallerFrom(ctx).Name, gen.ToolRemoveCategory, in.Slug, func(doc *gen.Registry) error {
 		if _, ok := doc.Categories[in.Slug]; !ok {

@@ -126,7 +126,10 @@ func TestAlternatives(t *testing.T) {
 	if len(miss.Candidates) < 2 || miss.Candidates[0].Slug != "rust-learning" || miss.Candidates[1].Slug != "go-learning" || miss.AvailableCategories != nil {
 		t.Errorf("candidates %+v, available %v", miss.Candidates, miss.AvailableCategories)
 	}
-	if !strings.Contains(te.Text, "Candidates:\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
+	if miss.CategoryCount == nil || *miss.CategoryCount != 16 {
+		t.Errorf("category_count %v, want the 16 categories of the registry", miss.CategoryCount)
+	}
+	if !strings.Contains(te.Text, "the closest of the registry's 16 categories:\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
 		t.Errorf("no-match text: %s", te.Text)
 	}
 	// A specific query has no runner-up worth naming.

@@ -17,7 +17,7 @@ func (h *Handlers) UpsertCategory(ctx context.Context, in *gen.UpsertCategoryInp
 		return &gen.UpsertCategoryOutput{Slug: c.Slug, Created: created, RegistryVersion: c.RegistryVersion, Updated: c.Updated, RegistrySHA256: c.RegistrySHA256, CategoryCount: c.CategoryCount, Signed: c.Signed}
 	}
 	if h.edit == nil {
-		return nil, editFailure(errNoFile, upsertState(h.cur.Load(), false))
+		return nil, editFailure(h.noFile(), upsertState(h.cur.Load(), false))
 	}
 	var created bool
 	next, err := h.change(auth.CallerFrom(ctx).Name, gen.ToolUpsertCategory, in.Slug, func(doc *gen.Registry) error {

@@ -6,16 +6,27 @@ package benchtools
 
 import (
 	"encoding/json"
+	"fmt"
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
+
+// maxRegistryBytes is the comparison servers' registry limit: they load
+// whatever the benchmark generates, as 3gs does with
+// --max-registry-bytes, so no size is refused by one server only.
+const maxRegistryBytes = 1 << 30
 
 // Handlers are 3gs's tools over the registry at path (the embedded one
 // when empty), as `3gs serve` builds them.
@@ -23,7 +34,7 @@ func Handlers(path string) *tools.Handlers {
 	var reg *registry.Registry
 	var err error
 	if path != "" {
-		reg, err = registry.LoadFile(path)
+		reg, err = registry.LoadFileLimit(path, maxRegistryBytes)
 	} else {
 		reg, err = registry.Load(threegs.DefaultRegistry)
 	}
@@ -69,4 +80,41 @@ func Build(cmd *exec.Cmd) {
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("%v: %v", cmd.Args, err)
 	}
+}
+
+// Generated writes a generated registry of n categories into dir and
+// returns its path and questions about it (registrytest), the same for
+// every run: a size dimension for the benchmarks.
+func Generated(dir string, n int) (path string, queries []string) {
+	doc := registrytest.Generate(n, 1)
+	path = filepath.Join(dir, fmt.Sprintf("generated-%d.json", n))
+	if err := os.WriteFile(path, gen.EncodeRegistry(doc), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	return path, registrytest.Queries(doc, 512, 1)
+}
+
+// Describe names a generated registry of n categories.
+func Describe(n int) string { return fmt.Sprintf("%d generated categories", n) }
+
+// ProcessCPU is the CPU time process pid has used so far, user and
+// system, from /proc (zero where there is none). The clock tick is taken
+// to be 100 Hz, as on every Linux this runs on.
+func ProcessCPU(pid int) time.Duration {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces; the fields counted follow its ")".
+	rest := string(data)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * (time.Second / 100)
 }

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"crypto/ed25519"
+
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// serve --follow serves the origin's verified registry, and its curator
+// tools send edits to the origin.
+func TestServeFollowsAnOrigin(t *testing.T) {
+	_, regPath, pub, _ := initNode(t, "Ada")
+	data, _ := os.ReadFile(regPath)
+	sig, _ := os.ReadFile(regPath + ".sig")
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/registry":
+			w.Write(data)
+		case "/registry.sig":
+			w.Write(sig)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.json")
+	_, tok, _ := run(t, nil, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root")
+	env := map[string]string{"THREEGS_TOKEN": strings.TrimSpace(tok), "THREEGS_TOKENS": tokens, "THREEGS_FOLLOW_CACHE": filepath.Join(dir, "cache")}
+	list := `{"jsonrpc":"2.0","id":"list","method":"tools/call","params":{"name":"list_categories","arguments":{}}}`
+	remove := `{"jsonrpc":"2.0","id":"rm","method":"tools/call","params":{"name":"remove_category","arguments":{"slug":"example"}}}`
+	code, res, errOut := serveLines(t, env, []string{"--follow", origin.URL, "--follow-pubkey", pub}, list, remove)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if r, _ := res["list"]["result"].(map[string]any); r == nil || r["isError"] == true {
+		t.Fatalf("list_categories on a replica: %v", res["list"])
+	}
+	r, _ := res["rm"]["result"].(map[string]any)
+	if r == nil || r["isError"] != true || !strings.Contains(r["content"].([]any)[0].(map[string]any)["text"].(string), "read replica: it follows "+origin.URL) {
+		t.Errorf("remove on a replica: %v", res["rm"])
+	}
+	// The wrong key: nothing to serve, and the fix named.
+	_, otherPub := mustKey(t)
+	code, _, errOut = serveLines(t, map[string]string{"THREEGS_FOLLOW_CACHE": filepath.Join(dir, "other")}, []string{"--follow", origin.URL, "--follow-pubkey", otherPub})
+	if code != ExitFail || !strings.Contains(errOut, "no verified copy") || !strings.Contains(errOut, "--follow-pubkey") {
+		t.Errorf("another key: exit %d\n%s", code, errOut)
+	}
+}
+
+func TestFollowFlagRules(t *testing.T) {
+	_, pub := mustKey(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--follow", "http://127.0.0.1:1"}, "needs --follow-pubkey"},
+		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--registry", "x.json"}, "--registry"},
+		{[]string{"--follow", "ftp://example.com", "--follow-pubkey", pub}, "--follow (THREEGS_FOLLOW)"},
+		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--follow-refresh", "100ms"}, "at least 1s"},
+		{[]string{"--follow-pubkey", pub}, "applies with --follow only"},
+	} {
+		code, _, errOut := serveLines(t, nil, c.args)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %s", c.args, code, errOut)
+		}
+	}
+}
+
+// mustKey is a fresh key pair's secret half and its pk: URI.
+func mustKey(t *testing.T) (ed25519.PrivateKey, string) {
+	t.Helper()
+	k, err := pkarr.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, pkarr.URI(pkarr.Public(k))
+}

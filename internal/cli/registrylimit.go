@@ -1,0 +1,26 @@
+package cli
+
+import (
+	"strconv"
+
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// registryLimitFlag declares --max-registry-bytes, for every command that
+// reads a registry file: each must accept the registries the others do, so
+// a curator who raises the limit for serve raises it the same way for
+// validate, sign and verify.
+func registryLimitFlag(f *Flags) {
+	f.String("max-registry-bytes", "THREEGS_MAX_REGISTRY_BYTES", strconv.Itoa(registry.MaxSize),
+		"largest registry file read, in bytes; a larger one is refused before it is read. The default holds 100,000 categories with room to spare")
+}
+
+// minRegistryBytes is the lowest --max-registry-bytes: no valid registry
+// is smaller, so a lower limit could only be a typo.
+const minRegistryBytes = 1024
+
+// registryLimit is --max-registry-bytes, checked.
+func registryLimit(f *Flags) (int64, error) {
+	n, err := f.Int("max-registry-bytes", minRegistryBytes)
+	return int64(n), err
+}

@@ -1,0 +1,496 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/fixture"
+)
+
+// The example deployment in deploy/: 3gs under systemd (deploy/systemd)
+// behind nginx with TLS (deploy/nginx). TestSystemdUnit checks the unit
+// file; TestTLSReverseProxy runs the unit's command behind the nginx
+// configuration and talks to it over HTTPS.
+
+// publicName is the host name the example files use.
+const publicName = "3gs.example.org"
+
+// unitFile reads deploy/systemd/3gs.service into its settings, in order,
+// section by section ("Service.ExecStart"); comments are left out.
+func unitFile(t *testing.T) (text string, settings [][2]string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixture.Root(), "deploy", "systemd", "3gs.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = strings.Trim(line, "[]")
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok {
+				t.Fatalf("3gs.service: %q is not KEY=VALUE", line)
+			}
+			settings = append(settings, [2]string{section + "." + k, v})
+		}
+	}
+	return string(data), settings
+}
+
+// unitExecStart is the unit's ExecStart, split into words, and the
+// environment its Environment= lines set.
+func unitExecStart(t *testing.T) ([]string, map[string]string) {
+	t.Helper()
+	_, settings := unitFile(t)
+	var words []string
+	env := map[string]string{}
+	for _, s := range settings {
+		switch s[0] {
+		case "Service.ExecStart":
+			words = strings.Fields(s[1])
+		case "Service.Environment":
+			k, v, _ := strings.Cut(s[1], "=")
+			env[k] = v
+		}
+	}
+	if len(words) < 2 || words[0] != "/usr/local/bin/3gs" || words[1] != "serve" {
+		t.Fatalf("ExecStart %v does not run /usr/local/bin/3gs serve", words)
+	}
+	return words, env
+}
+
+// TestSystemdUnit checks deploy/systemd/3gs.service: the hardening it
+// promises is there, its command line and environment are ones 3gs
+// accepts, and systemd itself reads the file without a complaint and
+// rates its exposure low (systemd-analyze verify and security --offline,
+// when systemd-analyze is installed; the checks before it run anywhere).
+func TestSystemdUnit(t *testing.T) {
+	text, settings := unitFile(t)
+	has := map[string][]string{}
+	for _, s := range settings {
+		has[s[0]] = append(has[s[0]], s[1])
+	}
+	for key, want := range map[string]string{
+		"DynamicUser": "yes", "StateDirectory": "3gs", "ProtectSystem": "strict",
+		"ProtectHome": "yes", "NoNewPrivileges": "yes", "PrivateTmp": "yes",
+		"PrivateDevices": "yes", "CapabilityBoundingSet": "", "MemoryDenyWriteExecute": "yes",
+		"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "SystemCallFilter": "@system-service",
+		"LockPersonality": "yes", "RestrictNamespaces": "yes", "UMask": "0077",
+	} {
+		if v := has["Service."+key]; len(v) == 0 || v[0] != want {
+			t.Errorf("3gs.service: %s=%v, want %q", key, v, want)
+		}
+	}
+
+	bin := buildBinary(t)
+	words, env := unitExecStart(t)
+	flags := serveFlags(t, bin)
+	for i, w := range words[2:] {
+		if name, ok := strings.CutPrefix(w, "--"); ok && !flags[name] {
+			t.Errorf("ExecStart: 3gs serve has no flag %s", w)
+		}
+		if w == "--http" && !strings.HasPrefix(words[2+i+1], "127.0.0.1:") {
+			t.Errorf("ExecStart: --http %s is not on loopback, where only the proxy reaches it", words[2+i+1])
+		}
+	}
+	help, _ := exec.Command(bin, "serve", "--help").CombinedOutput()
+	// The commented-out lines of a curator node count too.
+	for _, m := range regexp.MustCompile(`(?m)^#?Environment=(\w+)=`).FindAllStringSubmatch(text, -1) {
+		if !strings.Contains(string(help), "(env "+m[1]+";") {
+			t.Errorf("Environment=%s is not a variable 3gs serve reads", m[1])
+		}
+	}
+	if env["REGISTRY_PATH"] != "%S/3gs/registry.json" {
+		t.Errorf("REGISTRY_PATH=%s is not in the state directory", env["REGISTRY_PATH"])
+	}
+
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze is not installed (it comes with systemd); the unit was checked by the rules above only")
+	}
+	// verify needs the executable to exist; the copy names the binary just
+	// built instead, and nothing else changes. The second copy is a
+	// curator node: the commented-out credential lines taken in.
+	dir := t.TempDir()
+	plain := strings.Replace(text, "\nExecStart=/usr/local/bin/3gs ", "\nExecStart="+bin+" ", 1)
+	if plain == text {
+		t.Fatal("3gs.service has no line ExecStart=/usr/local/bin/3gs ...")
+	}
+	curator := regexp.MustCompile(`(?m)^#((LoadCredential|Environment)=)`).ReplaceAllString(plain, "$1")
+	if curator == plain {
+		t.Fatal("3gs.service has no commented-out LoadCredential lines for a curator node")
+	}
+	for name, unit := range map[string]string{"3gs.service": plain, "3gs-curator.service": curator} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+		if err != nil || strings.Contains(string(out), name) {
+			t.Errorf("systemd-analyze verify %s: %v\n%s", name, err, out)
+		} else if len(out) > 0 {
+			t.Logf("systemd-analyze verify %s, about other units:\n%s", name, out)
+		}
+		out, err = exec.Command(analyze, "security", "--offline=true", path).CombinedOutput()
+		m := regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+)`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Errorf("systemd-analyze security --offline=true %s: %v\n%s", name, err, out)
+			continue
+		}
+		// systemd rates 0 to 10; below 2 is its best band, "OK".
+		score, _ := strconv.ParseFloat(string(m[1]), 64)
+		if score >= 2 {
+			t.Errorf("%s: exposure %.1f, want below 2 (OK)\n%s", name, score, out)
+		}
+		t.Logf("%s: systemd-analyze security: exposure %.1f", name, score)
+	}
+}
+
+// TestTLSReverseProxy runs deploy/nginx/3gs.conf, from Debian's nginx,
+// in front of the command deploy/systemd/3gs.service runs, all on
+// loopback, with a certificate for 3gs.example.org from a CA made here.
+// Over HTTPS, as a client of the public name: /health, a 2025-11-25
+// session (initialize, then a tool call in it), a 2026-07-28 stateless
+// call, the download address get_provenance gives, the Host gate still
+// refusing a name it was not given, and plain HTTP sent to HTTPS.
+func TestTLSReverseProxy(t *testing.T) {
+	nginx := needNginx(t)
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	ca := writeTestCertificates(t, dir)
+
+	// 3gs as the unit runs it, on a free loopback port, serving the
+	// embedded registry (the unit's REGISTRY_PATH names a file of the
+	// machine it is installed on).
+	words, _ := unitExecStart(t)
+	args := append([]string(nil), words[1:]...)
+	for i := range args {
+		if args[i] == "--http" {
+			args[i+1] = freeAddr(t)
+		}
+	}
+	threegs := startProc(t, dir, "3gs", bin, args...)
+	backend := threegs.waitLog(t, serving3gs, 0, 30*time.Second)[1]
+
+	httpsAddr, httpAddr := freeAddr(t), freeAddr(t)
+	conf := nginxConfig(t, dir, backend, httpsAddr, httpAddr)
+	if out, err := exec.Command(nginx, "-t", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf).CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	proxy := startProc(t, dir, "nginx", nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
+
+	// A client that resolves the public name to the proxy's loopback
+	// ports and trusts only the test's CA.
+	client := &http.Client{
+		Timeout: 10 * time.Second,
+		Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: ca},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				switch addr {
+				case publicName + ":443":
+					addr = httpsAddr
+				case publicName + ":80":
+					addr = httpAddr
+				default:
+					return nil, fmt.Errorf("the test reaches only %s, not %s", publicName, addr)
+				}
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	base := "https://" + publicName
+	waitFor(t, "/health through nginx", 20*time.Second, func() bool {
+		if proxy.exited() {
+			t.Fatalf("nginx exited:\n%s", notableLines(proxy.log, 50))
+		}
+		h, err := getHealth(client, base)
+		return err == nil && h.Status == "ok"
+	})
+	resp, err := client.Get(base + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.TLS == nil || resp.TLS.Version < tls.VersionTLS12 || resp.Header.Get("Strict-Transport-Security") == "" {
+		t.Errorf("/health: HTTP %d, TLS %+v, headers %v", resp.StatusCode, resp.TLS, resp.Header)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	session, a, err := openSession(ctx, client, base+"/mcp")
+	if err != nil {
+		t.Fatalf("a 2025-11-25 session through nginx: %v (%.300s)", err, a.body)
+	}
+	var got sourcesAnswer
+	if err := post(ctx, client, base+"/mcp", sessionCall(session, 1, "get_sources", map[string]any{"query": "learn rust"}), "").result(1, &got); err != nil || got.Slug != "rust-learning" {
+		t.Errorf("get_sources in the session: %v %+v", err, got)
+	}
+	got = sourcesAnswer{}
+	if err := post(ctx, client, base+"/mcp", statelessCall(2, "get_sources", map[string]any{"query": "learn rust"}), "").result(2, &got); err != nil || got.Slug != "rust-learning" {
+		t.Errorf("a 2026-07-28 stateless get_sources: %v %+v", err, got)
+	}
+	// --public-url: the verification steps download from the public name.
+	var prov struct {
+		Verification json.RawMessage `json:"verification"`
+	}
+	if err := post(ctx, client, base+"/mcp", statelessCall(3, "get_provenance", map[string]any{}), "").result(3, &prov); err != nil {
+		t.Error(err)
+	} else if !strings.Contains(string(prov.Verification), base+"/registry") {
+		t.Errorf("get_provenance does not download from %s/registry: %s", base, prov.Verification)
+	}
+	// The registry's bytes come through unchanged.
+	reg := getBytes(t, client, base+"/registry")
+	if len(reg) == 0 || !json.Valid(reg) {
+		t.Errorf("/registry through nginx: %.200s", reg)
+	}
+
+	// Another name, even over the same certificate and connection, is
+	// refused by 3gs itself: the proxy passes the Host on unchanged.
+	req, _ := http.NewRequest(http.MethodGet, base+"/health", nil)
+	req.Host = "rebinding.example"
+	if resp, err := client.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host rebinding.example through nginx: HTTP %d, want 403", resp.StatusCode)
+		}
+	}
+
+	// Plain HTTP is only a redirect to HTTPS.
+	if resp, err := client.Get("http://" + publicName + "/mcp"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != base+"/mcp" {
+			t.Errorf("plain HTTP: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	if n := proxyErrors(t, filepath.Join(dir, "error.log")); n != "" {
+		t.Errorf("nginx logged errors:\n%s", n)
+	}
+	// The calls went through nginx, not around it.
+	access, _ := os.ReadFile(filepath.Join(dir, "access.log"))
+	if n := strings.Count(string(access), `"POST /mcp HTTP/1.1" 200 `); n < 4 {
+		t.Errorf("nginx logged %d answered POST /mcp, want at least 4:\n%s", n, access)
+	}
+	version, _ := exec.Command(nginx, "-v").CombinedOutput()
+	t.Logf("%s: %d requests through it", strings.TrimSpace(string(version)), strings.Count(string(access), "\n"))
+}
+
+// nginxConfig writes the test's nginx.conf: the few top-level settings a
+// server needs to run from dir as any user, and deploy/nginx/3gs.conf
+// with the test's addresses and certificate in place of the example's.
+// Each replaced text must be found, so an edit of the example that the
+// test no longer follows fails here rather than testing something else.
+func nginxConfig(t *testing.T, dir, backend, httpsAddr, httpAddr string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(fixture.Root(), "deploy", "nginx", "3gs.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := string(data)
+	for _, r := range []struct{ old, new string }{
+		{"server 127.0.0.1:8080;", "server " + backend + ";"},
+		{"listen 80;", "listen " + httpAddr + ";"},
+		{"listen [::]:80;\n", ""},
+		{"listen 443 ssl;", "listen " + httpsAddr + " ssl;"},
+		{"listen [::]:443 ssl;\n", ""},
+		{"/etc/letsencrypt/live/3gs.example.org/fullchain.pem", filepath.Join(dir, "fullchain.pem")},
+		{"/etc/letsencrypt/live/3gs.example.org/privkey.pem", filepath.Join(dir, "privkey.pem")},
+	} {
+		if strings.Count(site, r.old) != 1 {
+			t.Fatalf("deploy/nginx/3gs.conf holds %q %d times, not once", r.old, strings.Count(site, r.old))
+		}
+		site = strings.Replace(site, r.old, r.new, 1)
+	}
+	sitePath := filepath.Join(dir, "3gs.conf")
+	if err := os.WriteFile(sitePath, []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// As root, nginx runs its workers as nobody, who must reach the temp
+	// directories under dir (a request body too large for memory goes
+	// there): dir and its parent, both 0700 from t.TempDir, are opened for
+	// traversal. The key stays readable by root alone; the master reads it.
+	if os.Geteuid() == 0 {
+		for _, d := range []string{dir, filepath.Dir(dir)} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	main := fmt.Sprintf(`pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+worker_processes 1;
+events { worker_connections 256; }
+http {
+    access_log %[1]s/access.log;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    include %[2]s;
+}
+`, dir, sitePath)
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// proxyErrors is what nginx logged at [error] or worse.
+func proxyErrors(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var bad []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if regexp.MustCompile(`\[(error|crit|alert|emerg)\]`).MatchString(sc.Text()) {
+			bad = append(bad, sc.Text())
+		}
+	}
+	return strings.Join(bad, "\n")
+}
+
+// writeTestCertificates makes a CA and a certificate it signs for
+// publicName, writes the certificate chain and key where nginxConfig
+// points, and returns the pool a client trusting only that CA uses.
+func writeTestCertificates(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	now := time.Now()
+	caKey := newKey()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "3gs test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	leafKey := newKey()
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: publicName},
+		DNSNames:     []string{publicName},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, caCert, &leafKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(leafKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
+	if err := os.WriteFile(filepath.Join(dir, "fullchain.pem"), chain, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "privkey.pem"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(caCert)
+	return pool
+}
+
+// needNginx returns the nginx binary, installing Debian's package when
+// the test may (as root, in CI or with THREEGS_E2E_INSTALL=1), as
+// needHAProxy does for HAProxy. Elsewhere it skips, saying how to enable
+// it; in CI a failed install fails the test.
+func needNginx(t *testing.T) string {
+	t.Helper()
+	find := func() string {
+		if p, err := exec.LookPath("nginx"); err == nil {
+			return p
+		}
+		if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+			return "/usr/sbin/nginx"
+		}
+		return ""
+	}
+	if p := find(); p != "" {
+		return p
+	}
+	ci := os.Getenv("CI") != ""
+	if os.Geteuid() != 0 || (!ci && os.Getenv("THREEGS_E2E_INSTALL") != "1") {
+		t.Skip("nginx is not installed: install it (apt-get install nginx), or run this test as root with THREEGS_E2E_INSTALL=1 to let it install Debian's package itself (CI does)")
+	}
+	install := func(args ...string) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	pkg := []string{"install", "-y", "--no-install-recommends", "nginx"}
+	err := install(pkg...)
+	if err != nil {
+		// A new machine may have no package lists yet, or stale ones.
+		if err = install("update"); err == nil {
+			err = install(pkg...)
+		}
+	}
+	p := find()
+	if err == nil && p == "" {
+		err = errors.New("apt-get installed nginx, but no nginx binary is on PATH or in /usr/sbin")
+	}
+	if err != nil {
+		if ci {
+			t.Fatalf("nginx could not be installed: %v", err)
+		}
+		t.Skipf("nginx could not be installed: %v", err)
+	}
+	return p
+}

@@ -1,0 +1,208 @@
+// Package follow keeps a read replica's registry in step with its origin:
+// the curator's node, whose signed registry it serves. It is the peer
+// machinery (internal/peer) pointed at one registry that this node serves
+// as its own: every copy must verify against the origin's key given on
+// the command line, must not have expired, must not go back in version or
+// audit log head from the last copy accepted, and only then replaces what
+// is served. The last good copy is kept on disk, so a restart while the
+// origin is down serves it rather than nothing.
+//
+// The model is an apt mirror or a TUF client: the replica holds no secret
+// and trusts nothing it fetched but the signature, so any number of them
+// can run behind a load balancer, and a compromised one can serve only
+// what the curator signed.
+package follow
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/peer"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+)
+
+// Status is the state of the follower, for /health.
+type Status string
+
+const (
+	// Fresh: the last check reached the origin and what it serves is
+	// what this node serves.
+	Fresh Status = "fresh"
+	// Refused: the origin answered with a copy that failed a check; the
+	// last good copy is served.
+	Refused Status = "refused"
+	// Unreachable: the last check did not get an answer.
+	Unreachable Status = "unreachable"
+)
+
+// Config is what a follower needs.
+type Config struct {
+	// URL is the origin (peer.Locate's rule): a node URL or a document.
+	URL string
+	// Key is the origin curator's key; nothing else is accepted.
+	Key ed25519.PublicKey
+	// Refresh is how often the origin is asked again.
+	Refresh time.Duration
+	// CacheDir keeps the last good copy; "" keeps none.
+	CacheDir string
+	// Fetcher reads the origin within its bounds.
+	Fetcher *peer.Fetcher
+	// AllowExpired serves a copy whose signature expired (--allow-expired).
+	AllowExpired bool
+	// Publish serves a newly accepted copy; it is called from one
+	// goroutine at a time, never concurrently with itself.
+	Publish func(*peer.Copy)
+	Log     *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// State is what /health reports.
+type State struct {
+	Origin      string
+	Status      Status
+	Reason      string
+	Served      *peer.Copy
+	LastCheck   time.Time
+	LastSuccess time.Time
+}
+
+// Follower follows one origin.
+type Follower struct {
+	cfg Config
+	mu  sync.Mutex
+	st  State
+	// last is the last copy accepted, served or not: the baseline the
+	// next copy may not go back from.
+	last *peer.Copy
+}
+
+// New returns a follower; call Start, then Run.
+func New(cfg Config) *Follower {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Follower{cfg: cfg, st: State{Origin: cfg.URL}}
+}
+
+// ErrNothingToServe is wrapped by Start's error when neither the cache
+// nor the origin gave a copy that may be served.
+var ErrNothingToServe = errors.New("no verified copy of the origin's registry to serve")
+
+// Start loads the cached copy and asks the origin once, and returns the
+// copy to serve first: the origin's when it answered with a good one, else
+// the cached one. It fails when there is neither, saying why.
+func (f *Follower) Start(ctx context.Context) (*peer.Copy, error) {
+	pub := pkarr.URI(f.cfg.Key)
+	if f.cfg.CacheDir != "" {
+		c, err := peer.LoadCopy(f.cfg.CacheDir, pub, f.cfg.Key, f.cfg.Fetcher.MaxBytes, f.cfg.Now())
+		if err != nil {
+			// A cache that does not check out is not served, and not a
+			// baseline either; the origin decides.
+			f.cfg.Log.Warn("the follower's cached copy is refused; fetching from the origin", "err", err)
+		}
+		f.last = c
+	}
+	fetched := f.check(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last != nil && f.last.Served(f.cfg.Now(), f.cfg.AllowExpired) {
+		f.st.Served = f.last
+		if !fetched {
+			f.cfg.Log.Warn("the origin did not give a good copy; serving the cached one", "origin", f.cfg.URL, "version", f.last.Registry.Version(), "why", f.st.Reason)
+		}
+		return f.last, nil
+	}
+	why := f.st.Reason
+	if f.last != nil {
+		why += "; the cached copy has expired"
+	}
+	return nil, fmt.Errorf("%w from %s: %s", ErrNothingToServe, f.cfg.URL, why)
+}
+
+// check asks the origin once and, for a good new copy, saves and
+// publishes it. It reports whether the origin answered with a good copy
+// (new or unchanged).
+func (f *Follower) check(ctx context.Context) bool {
+	now := f.cfg.Now()
+	c, err := f.cfg.Fetcher.FetchWith(ctx, f.cfg.Key, f.cfg.URL, peer.AcceptOptions{Now: now, AllowExpired: f.cfg.AllowExpired, Last: f.last})
+	f.mu.Lock()
+	f.st.LastCheck = now
+	if err != nil {
+		f.st.Status, f.st.Reason = Unreachable, err.Error()
+		if peer.IsRefusal(err) {
+			f.st.Status = Refused
+		}
+		f.mu.Unlock()
+		f.cfg.Log.Warn("the origin's registry was not taken; serving the last good copy", "origin", f.cfg.URL, "status", f.st.Status, "why", err.Error())
+		return false
+	}
+	changed := f.last == nil || c.Registry.SHA256() != f.last.Registry.SHA256() || string(c.Signature) != string(f.last.Signature)
+	if !changed {
+		c.Registry = f.last.Registry // keep the one the matcher was built for
+	}
+	f.last = c
+	f.st.Status, f.st.Reason, f.st.LastSuccess = Fresh, "", now
+	served := f.st.Served
+	f.mu.Unlock()
+	if changed && f.cfg.CacheDir != "" {
+		if err := peer.SaveCopy(f.cfg.CacheDir, pkarr.URI(f.cfg.Key), c); err != nil {
+			f.cfg.Log.Warn("the follower's cache was not written; the copy serves from memory", "err", err)
+		}
+	}
+	if changed && served != nil {
+		f.publish(c)
+	}
+	return true
+}
+
+// publish serves c.
+func (f *Follower) publish(c *peer.Copy) {
+	f.cfg.Publish(c)
+	f.mu.Lock()
+	f.st.Served = c
+	f.mu.Unlock()
+	f.cfg.Log.Info("serving the origin's new registry", "origin", f.cfg.URL, "version", c.Registry.Version(), "sha256", c.Registry.SHA256())
+}
+
+// Run asks the origin every Refresh, moved by up to a tenth either way so
+// that replicas started together do not ask together, until ctx ends. A
+// served copy that expires meanwhile is reported (the origin's renewed
+// signature normally replaces it first).
+func (f *Follower) Run(ctx context.Context) {
+	for {
+		d := f.cfg.Refresh
+		if tenth := int64(d / 10); tenth > 0 {
+			d += time.Duration(rand.Int64N(2*tenth+1) - tenth)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		f.check(ctx)
+	}
+}
+
+// SetPublish sets Config.Publish, for a caller that builds what serves the
+// copies (the tool handlers) from the first copy Start returned. Call it
+// before Run.
+func (f *Follower) SetPublish(fn func(*peer.Copy)) { f.cfg.Publish = fn }
+
+// State returns what /health reports.
+func (f *Follower) State() State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.st
+}
