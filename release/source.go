@@ -133,7 +133,7 @@ func stampFor(o options, src source, meta serverMeta) (stamp, error) {
 	case src.modified:
 		return st, fmt.Errorf("the tree has uncommitted changes or untracked files (git status); a release is built from a clean checkout, or use -snapshot")
 	case strings.TrimPrefix(st.version, "v") != meta.Version:
-		return st, fmt.Errorf("server.json says version %q but this release is %s: set both server.json versions to %s", meta.Version, st.version, strings.TrimPrefix(st.version, "v"))
+		return st, fmt.Errorf("server.json says version %q but this release is %s: move it with: go run ./internal/mcpb/cmd/mcpbgen setversion -version %s", meta.Version, st.version, strings.TrimPrefix(st.version, "v"))
 	}
 	return st, nil
 }
