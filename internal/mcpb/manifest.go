@@ -358,8 +358,12 @@ func firstSentence(s string) string {
 // JSON is the manifest as written into the bundle: indented, and without
 // the HTML escaping encoding/json does by default, so that text such as
 // "a & b" reads the same in the file as in the host.
-func (m *Manifest) JSON() ([]byte, error) {
-	raw, err := marshal(m)
+func (m *Manifest) JSON() ([]byte, error) { return indented(m) }
+
+// indented is v as the files this package writes hold it: marshalled
+// without HTML escaping, indented by two spaces, with a final newline.
+func indented(v any) ([]byte, error) {
+	raw, err := marshal(v)
 	if err != nil {
 		return nil, err
 	}

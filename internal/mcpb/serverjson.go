@@ -163,16 +163,7 @@ func rewrite(committed []byte, r Release) ([]byte, error) {
 			return nil, fmt.Errorf("a %s bundle is made, and server.json does not list it", plat)
 		}
 	}
-	raw, err := marshal(sj)
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return nil, err
-	}
-	b.WriteByte('\n')
-	return b.Bytes(), nil
+	return indented(sj)
 }
 
 // The MCP Registry checks a server.json twice: against its JSON Schema,
