@@ -131,7 +131,10 @@ func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]flo
 		return f, false, false
 	}
 	f = x.factors(p, out, vectors)
-	conf := roundScore(sigmoid(calibration.logit(&f)))
+	// A candidate has some evidence, so its score stays above zero however
+	// doubtful the model is: rounding a tiny confidence (a long run of
+	// unknown words) to six places must not turn it into "no evidence".
+	conf := max(roundScore(sigmoid(calibration.logit(&f))), minScore)
 	if overruled(p, &out[0]) && conf > doubtCap {
 		conf, capped = doubtCap, true
 	}
@@ -139,7 +142,7 @@ func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]flo
 	out[0].Score = conf
 	for i := range out[1:] {
 		h := &out[1+i]
-		h.Score = roundScore(min(h.Score*ratio, conf))
+		h.Score = max(roundScore(min(h.Score*ratio, conf)), minScore)
 	}
 	return f, capped, true
 }
@@ -194,6 +197,10 @@ func overruled(p *parsed, h *hit) bool {
 
 // shortQueryWords is the most distinct words a short query has.
 const shortQueryWords = 4
+
+// minScore is the lowest score a candidate shows: the smallest step of
+// roundScore.
+const minScore = 1e-6
 
 // doubtCap is the highest confidence an overruled category gets: just
 // below the default threshold.
