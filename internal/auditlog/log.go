@@ -269,3 +269,70 @@ func (l *Log) Checkpoint() func() error {
 		return nil
 	}
 }
+
+// ErrRepair is wrapped by Repair's errors when the file could not be cut
+// or the cut entries kept (a disk or permission problem, not the log's).
+var ErrRepair = errors.New("the audit log could not be repaired")
+
+// Repair cuts from the log at path, just read as rep with o, what an
+// interrupted write leaves, as a starting server and 3gs sign both do: a
+// torn last line, and the entries Match finds after the last one the
+// registry (digest sha, signature covering covered) records, which are
+// kept in path.cut rather than destroyed. It returns the log as it is
+// afterwards, the fit, and one sentence per repair made. A *Problem from
+// Match (a log cut or rewritten, a registry put back) is returned as is,
+// with nothing cut but the torn line.
+func Repair(path string, rep *Report, o Options, sha string, covered *Head) (*Report, *Fit, []string, error) {
+	fail := func(format string, args ...any) (*Report, *Fit, []string, error) {
+		return nil, nil, nil, fmt.Errorf("%w: "+format, append([]any{ErrRepair}, args...)...)
+	}
+	var notes []string
+	if rep.Torn > 0 {
+		if err := Cut(path, rep.Size); err != nil {
+			return fail("cutting the partial last line of %s: %w", path, err)
+		}
+		notes = append(notes, fmt.Sprintf("the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: a registry is written only after its entry is whole and synced", path, rep.Torn))
+		rep.Torn = 0
+	}
+	fit, err := Match(rep, sha, covered)
+	if err != nil || fit.Pending == 0 {
+		return rep, fit, notes, err
+	}
+	// Kept beside the log rather than destroyed: they are signed records,
+	// even of a change that never landed.
+	if err := SaveCut(path, fit.CutAt); err != nil {
+		return fail("keeping the entries the registry never took from %s in %s.cut: %w", path, path, err)
+	}
+	if err := Cut(path, fit.CutAt); err != nil {
+		return fail("cutting entries the registry never took from %s: %w", path, err)
+	}
+	after := "the last entry the registry records"
+	if covered != nil {
+		after = fmt.Sprintf("seq %d, the head the registry's signature covers", covered.Seq)
+	}
+	entries := "entries"
+	if fit.Pending == 1 {
+		entries = "entry"
+	}
+	notes = append(notes, fmt.Sprintf("the audit log %s held %d %s after %s: a change was interrupted after its entry was written and before the registry was. Moved them to %s.cut; the registry never took that change", path, fit.Pending, entries, after, path))
+	// Read again rather than trim the report by hand: what is appended
+	// next must follow exactly what is now on disk.
+	rep, err = Read(path, o)
+	return rep, fit, notes, err
+}
+
+// CatchUp returns the entries that bring a log whose last entry is last
+// to the registry with digest sha at version: a start entry for an empty
+// log; an entry of action when sha is not the registry the last entry
+// produced (a change made outside the log, found by a reload or recorded
+// by 3gs sign); else none. actor names who records them, stamp when.
+func CatchUp(last *gen.Auditentry, action gen.AuditentryAction, stamp, actor, version, sha string) []*gen.Auditentry {
+	switch {
+	case last == nil:
+		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: actor, Version: version, After: sha}}
+	case last.After != sha:
+		before := last.After
+		return []*gen.Auditentry{{Time: stamp, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
+	}
+	return nil
+}

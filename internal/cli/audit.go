@@ -115,36 +115,20 @@ func openLogToSign(env *Env, cmd, regPath, logPath string, reg *registry.Registr
 		o.Mark = covered.Seq
 	}
 	rep, err := auditlog.Read(logPath, o)
+	var notes []string
+	if err == nil {
+		rep, _, notes, err = auditlog.Repair(logPath, rep, o, reg.SHA256(), covered)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "3gs %s: %s.\n", cmd, n)
+	}
+	if errors.Is(err, auditlog.ErrRepair) {
+		fmt.Fprintf(env.Stderr, "3gs %s: not signed: %v\n", cmd, err)
+		return nil, false
+	}
 	if err != nil {
 		refuseLog(env, cmd, regPath, logPath, pub, err)
 		return nil, false
-	}
-	if rep.Torn > 0 {
-		if err := auditlog.Cut(logPath, rep.Size); err != nil {
-			fmt.Fprintf(env.Stderr, "3gs %s: not signed: cannot cut the partial last line of the audit log %s: %v\n", cmd, logPath, err)
-			return nil, false
-		}
-		fmt.Fprintf(env.Stderr, "3gs %s: the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: a registry is written only after its entry is whole.\n", cmd, logPath, rep.Torn)
-		rep.Torn = 0
-	}
-	fit, err := auditlog.Match(rep, reg.SHA256(), covered)
-	if err != nil {
-		refuseLog(env, cmd, regPath, logPath, pub, err)
-		return nil, false
-	}
-	if fit.Pending > 0 {
-		if err := auditlog.Cut(logPath, fit.CutAt); err != nil {
-			fmt.Fprintf(env.Stderr, "3gs %s: not signed: cannot cut the entries after seq %d from the audit log %s: %v\n", cmd, covered.Seq, logPath, err)
-			return nil, false
-		}
-		fmt.Fprintf(env.Stderr, "3gs %s: the audit log %s held %s after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was. Removed them; the registry never took that change.\n", cmd, logPath, counted(fit.Pending, "entry", "entries"), covered.Seq)
-		// Read again rather than trim the report by hand: what Open
-		// appends after must be exactly what is now on disk.
-		o.Mark = 0
-		if rep, err = auditlog.Read(logPath, o); err != nil {
-			refuseLog(env, cmd, regPath, logPath, pub, err)
-			return nil, false
-		}
 	}
 	return auditlog.Open(logPath, rep), true
 }
@@ -188,19 +172,10 @@ func previousSigner(regPath string) string {
 }
 
 // entriesToSign are the entries that bring a log whose last entry is last
-// to the registry reg about to be signed: a start entry for an empty log,
-// a sign entry when reg is not the registry the last entry produced (a
-// hand edit), else none (a signature renewed for the same registry).
+// to the registry reg about to be signed (see auditlog.CatchUp): a hand
+// edit since the last entry is recorded as a sign entry.
 func entriesToSign(last *gen.Auditentry, reg *registry.Registry, now time.Time) []*gen.Auditentry {
-	stamp := now.UTC().Format(time.RFC3339Nano)
-	switch {
-	case last == nil:
-		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: tools.Actor, Version: reg.Version(), After: reg.SHA256()}}
-	case last.After != reg.SHA256():
-		before := last.After
-		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionSign, Actor: tools.Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()}}
-	}
-	return nil
+	return auditlog.CatchUp(last, gen.AuditentryActionSign, now.UTC().Format(time.RFC3339Nano), tools.Actor, reg.Version(), reg.SHA256())
 }
 
 // writeSignature writes REGISTRY.sig for reg, made with key at now,

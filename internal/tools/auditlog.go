@@ -62,40 +62,25 @@ func (e *editor) openLog(s *snapshot, repair bool) (*openedLog, LogNotes, error)
 	if err != nil {
 		return nil, nil, logProblem(path, err)
 	}
-	var notes LogNotes
-	if rep.Torn > 0 && repair {
-		if err := auditlog.Cut(path, rep.Size); err != nil {
-			return nil, nil, fmt.Errorf("cutting the partial last line of the audit log %s: %w", path, err)
-		}
-		notes = append(notes, fmt.Sprintf("the audit log %s ended in a partial line of %d bytes, left by a write cut short (a crash or a full disk); removed it. It recorded no change: the registry is written only after its entry is whole and synced", path, rep.Torn))
-		rep.Torn = 0
-	}
 	if rep.Signed() && s.signature.Verified && covered == nil {
 		// Whoever holds the key signs with the head since the log was
 		// signed; a signature without one is older than the log, put back.
 		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator, but the registry's signature names no log head: it is older than the log (an old signed copy put back, or one signed by a 3gs before logs were signed). Put the newest registry and signature back, or, if this registry is the curator's, sign it again with 3gs sign, which records it in the log", path)
 	}
-	fit, err := auditlog.Match(rep, s.reg.SHA256(), covered)
-	if err != nil {
-		return nil, nil, logProblem(path, err)
+	var (
+		notes LogNotes
+		fit   *auditlog.Fit
+	)
+	if repair {
+		rep, fit, notes, err = auditlog.Repair(path, rep, o, s.reg.SHA256(), covered)
+	} else {
+		fit, err = auditlog.Match(rep, s.reg.SHA256(), covered)
 	}
-	if fit.Pending > 0 && repair {
-		// Kept beside the log rather than destroyed: they are signed
-		// records, even of a change that never landed.
-		if err := auditlog.SaveCut(path, fit.CutAt); err != nil {
-			return nil, nil, fmt.Errorf("keeping the entries the registry never took from the audit log %s in %s.cut: %w", path, path, err)
-		}
-		if err := auditlog.Cut(path, fit.CutAt); err != nil {
-			return nil, nil, fmt.Errorf("cutting entries the registry never took from the audit log %s: %w", path, err)
-		}
-		after := "the last entry the registry records"
-		if covered != nil {
-			after = fmt.Sprintf("seq %d, the head the registry's signature covers", covered.Seq)
-		}
-		notes = append(notes, fmt.Sprintf("the audit log %s held %d entries after %s: a change was interrupted after its entry was written and before the registry was. Moved them to %s.cut; the registry is as it was before that change", path, fit.Pending, after, path))
-		if rep, err = auditlog.Read(path, o); err != nil {
-			return nil, nil, logProblem(path, err)
-		}
+	switch {
+	case errors.Is(err, auditlog.ErrRepair):
+		return nil, notes, err
+	case err != nil:
+		return nil, notes, logProblem(path, err)
 	}
 	l := &openedLog{served: servedHead(rep, covered), unrecorded: fit.Unrecorded}
 	if rep.Torn == 0 && (fit.Pending == 0 || repair) {
@@ -201,16 +186,8 @@ func (h *Handlers) record(now time.Time, caller, tool, slug string, old, next *r
 	return head, undo, nil
 }
 
-// catchUp returns the entries that bring log to the registry reg: a start
-// entry for an empty log, a reload entry when reg is not the registry the
-// last entry produced (changed outside the log), else none.
+// catchUp returns the entries that bring log to the registry reg (see
+// auditlog.CatchUp); a change found outside the log is recorded as a reload.
 func catchUp(log *auditlog.Log, stamp string, reg *registry.Registry) []*gen.Auditentry {
-	switch last := log.Last(); {
-	case last == nil:
-		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: Actor, Version: reg.Version(), After: reg.SHA256()}}
-	case last.After != reg.SHA256():
-		before := last.After
-		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionReload, Actor: Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()}}
-	}
-	return nil
+	return auditlog.CatchUp(log.Last(), gen.AuditentryActionReload, stamp, Actor, reg.Version(), reg.SHA256())
 }

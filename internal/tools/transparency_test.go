@@ -123,7 +123,7 @@ func TestStartCutsAnEntryTheRegistryNeverTook(t *testing.T) {
 	}
 	h2, _ := reopen(t, path, key)
 	notes, err := h2.OpenAuditLog()
-	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "1 entries after seq 2") {
+	if err != nil || len(notes) != 1 || !strings.Contains(notes[0], "1 entry after seq 2") {
 		t.Fatalf("open: %q %v", notes, err)
 	}
 	if now, _ := os.ReadFile(logPath); !bytes.Equal(now, signed) {
