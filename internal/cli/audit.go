@@ -314,8 +314,14 @@ func (t *logTarget) failLine(err error) string {
 // that the log does not record) and which the next writer removes.
 func (t *logTarget) notes(w io.Writer, rep *auditlog.Report, fit *auditlog.Fit) {
 	if fit.Pending > 0 {
-		fmt.Fprintf(w, "Note: %s holds %s after seq %d, the head the registry's signature covers: a change was interrupted after its entry was written and before the registry was, so the registry never took it. 3gs serve removes them when it starts (and 3gs sign before it signs).\n",
-			t.logPath, counted(fit.Pending, "entry", "entries"), t.covered.Seq)
+		// Without a covered head (an unsigned registry) the pending entry
+		// follows the last one the registry records.
+		after := "the last entry the registry records"
+		if t.covered != nil {
+			after = fmt.Sprintf("seq %d, the head the registry's signature covers", t.covered.Seq)
+		}
+		fmt.Fprintf(w, "Note: %s holds %s after %s: a change was interrupted after its entry was written and before the registry was, so the registry never took it. 3gs serve removes them when it starts (and 3gs sign before it signs).\n",
+			t.logPath, counted(fit.Pending, "entry", "entries"), after)
 	}
 	if rep.Torn > 0 {
 		fmt.Fprintf(w, "Note: the last line of %s is partial (%d bytes without a newline), left by a write cut short; it is not part of the log. 3gs serve removes it when it starts (and 3gs sign before it signs).\n", t.logPath, rep.Torn)

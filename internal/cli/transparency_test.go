@@ -159,3 +159,14 @@ func TestAuditVerifyNeedsTheSignature(t *testing.T) {
 		t.Errorf("without the signature: %d %s", code, out)
 	}
 }
+
+// A pending entry in a log no signature covers (a server without the key
+// killed mid-change) is noted, not a crash of audit verify.
+func TestAuditNotesPendingWithoutACoveredHead(t *testing.T) {
+	var out bytes.Buffer
+	tg := &logTarget{logPath: "registry.json.audit.jsonl"}
+	tg.notes(&out, &auditlog.Report{}, &auditlog.Fit{Pending: 1})
+	if !strings.Contains(out.String(), "holds 1 entry after the last entry the registry records") {
+		t.Errorf("note: %q", out.String())
+	}
+}
