@@ -1540,13 +1540,30 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 					decodeCandidateCategory(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
-				d.Count(&fp, len(items0), -1, 5)
+				d.Count(&fp, len(items0), -1, 10)
 				if len(items0) > 0 {
 					out.Candidates = items0
 				}
 			}
-		case "category_count":
+		case "more_categories":
 			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []ListedCategory{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 ListedCategory
+					decodeListedCategory(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.MoreCategories = items0
+				}
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 12) {
 				continue
 			}
 			fp := p.Key(key)
@@ -1559,7 +1576,7 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 				out.CategoryCount = &opt0
 			}
 		case "available_categories":
-			if !d.Claim(p, key, &seen, 12) {
+			if !d.Claim(p, key, &seen, 13) {
 				continue
 			}
 			fp := p.Key(key)
@@ -1813,6 +1830,41 @@ func decodeCandidateCategory(d *strictjson.Decoder, p *strictjson.Path, out *Can
 		}
 	}
 	d.Missing(p, seen, 0b1111, candidateCategoryFields)
+}
+
+// decodeListedCategory reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/listedCategory) into out.
+func decodeListedCategory(d *strictjson.Decoder, p *strictjson.Path, out *ListedCategory) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "slug":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		default:
+			d.UnknownKey(p, key, listedCategoryFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, listedCategoryFields)
 }
 
 /*
@@ -2298,7 +2350,7 @@ var verificationFields = []string{"command", "where", "steps"}
 var verificationStepFields = []string{"what", "run", "expect"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "category_count", "available_categories"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "more_categories", "category_count", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}
@@ -2314,6 +2366,9 @@ var alternativeCategoryFields = []string{"slug", "name", "score"}
 
 // candidateCategoryFields lists CandidateCategory's fields in schema order; bit i of a decoder's seen set stands for candidateCategoryFields[i].
 var candidateCategoryFields = []string{"slug", "name", "description", "score"}
+
+// listedCategoryFields lists ListedCategory's fields in schema order; bit i of a decoder's seen set stands for listedCategoryFields[i].
+var listedCategoryFields = []string{"slug", "name"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories", "next_cursor"}

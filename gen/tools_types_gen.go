@@ -410,9 +410,10 @@ type GetSourcesOutput struct {
 	// Kept so that clients reading it still validate.
 	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
 
-	// When nothing matched: up to five categories, best first, for the agent to
-	// choose from by calling get_sources with the chosen slug. For an unknown slug,
-	// the slugs closest to it.
+	// When nothing matched: the closest categories, best first, each with what it
+	// covers (up to five; up to ten in a registry too large to list whole), for the
+	// agent to choose from by calling get_sources with the chosen slug. For an
+	// unknown slug, the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
 	// When nothing matched: how many categories the registry holds. The candidates
@@ -427,6 +428,12 @@ type GetSourcesOutput struct {
 
 	// What the matched category covers.
 	Description *string `json:"description,omitempty,omitzero"`
+
+	// When nothing matched: the registry's other categories after the candidates,
+	// closest first, by slug and name only: all of them when the whole list fits in
+	// the answer (about 80 categories), otherwise as many as fit, with
+	// list_categories to browse the rest.
+	MoreCategories []ListedCategory `json:"more_categories,omitempty,omitzero"`
 
 	// The matched category's name.
 	Name *string `json:"name,omitempty,omitzero"`
@@ -469,6 +476,14 @@ type ListCategoriesOutput struct {
 	// Present when more categories follow: pass it as cursor (with the same filter)
 	// for the next page.
 	NextCursor *string `json:"next_cursor,omitempty,omitzero"`
+}
+
+type ListedCategory struct {
+	// Its display name.
+	Name string `json:"name"`
+
+	// The category's stable identifier: pass it as get_sources' slug.
+	Slug string `json:"slug"`
 }
 
 type LogEntry struct {

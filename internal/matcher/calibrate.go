@@ -42,7 +42,9 @@ const (
 	factorUnexplained               // log(1 + query words the category does not explain)
 	factorRare                      // one of those is rare: likely a name we do not know
 	factorKeyed                     // log(1 + query words met in its name, slug or patterns)
-	factorLength                    // log(1 + distinct query words)
+	factorExplained                 // log(1 + query words the curator's own words explain)
+	factorShare                     // the share of the query's weight those words carry
+	factorStrangers                 // log(1 + unexplained words far in meaning from all the curator wrote about it)
 	factorVectorsOn                 // the semantic channel ran (small registries)
 	factorDoubt                     // one per doubt kind, from here on
 	numFactors        = factorDoubt + factor(numDoubtKinds) - 1
@@ -51,13 +53,25 @@ const (
 var factorNames = [numFactors]string{
 	"lexical score", "coverage", "phrase", "word vectors", "word-vector lead",
 	"lead over the runner-up", "unexplained words", "a rare unexplained word",
-	"words met in its name or patterns", "query length", "word vectors on",
+	"words met in its name or patterns", "words the curator's own words explain", "share of the query they carry", "words far from it in meaning", "word vectors on",
 	"doubt: only generic words", "doubt: only its sources", "doubt: only related words",
 	"doubt: not in its name or patterns", "doubt: one word among unexplained ones",
 	"doubt: only word vectors",
 }
 
 func (f factor) String() string { return factorNames[f] }
+
+// factorSign is the direction each factor may move the confidence, which
+// the fit keeps (a weight of the wrong sign is held at zero): more
+// evidence can only raise it, a word left unexplained or a doubt only
+// lower it. 0 leaves the sign free: whether word vectors ran says which
+// kind of registry this is, not how good the match is.
+var factorSign = [numFactors]int8{
+	factorLexical: 1, factorCoverage: 1, factorPhrase: 1, factorVectors: 1, factorVectorLead: 1,
+	factorLead: 1, factorUnexplained: -1, factorRare: -1, factorKeyed: 1, factorExplained: 1, factorShare: 1, factorStrangers: -1,
+	factorVectorsOn: 0,
+	factorDoubt + 0: -1, factorDoubt + 1: -1, factorDoubt + 2: -1, factorDoubt + 3: -1, factorDoubt + 4: -1, factorDoubt + 5: -1,
+}
 
 // calibrationModel is a fitted model: a bias and one weight per factor.
 type calibrationModel struct {
@@ -67,7 +81,7 @@ type calibrationModel struct {
 
 // costWrongAnswer is how many times an off-topic question counts in the
 // fit, relative to an in-domain one.
-const costWrongAnswer = 4
+const costWrongAnswer = 8
 
 // factors reads the evidence for out[0], the best candidate of a ranked
 // list (scores before calibration). vectors says whether the semantic
@@ -100,13 +114,51 @@ func (x *Index) factors(p *parsed, out []hit, vectors bool) (f [numFactors]float
 	f[factorUnexplained] = math.Log1p(float64(h.ev.unexplained))
 	f[factorRare] = b(h.ev.rare > 0)
 	f[factorKeyed] = math.Log1p(float64(h.ev.keyed))
-	f[factorLength] = math.Log1p(float64(len(p.words)))
+	f[factorExplained] = math.Log1p(float64(h.ev.explained))
+	f[factorShare] = float64(h.ev.share)
+	f[factorStrangers] = math.Log1p(float64(h.ev.strangers))
 	f[factorVectorsOn] = b(vectors)
 	if h.ev.kind != sure {
 		f[factorDoubt+factor(h.ev.kind)-1] = 1
 	}
 	return f
 }
+
+// strangers counts the query words nothing in h's category meets (not
+// even its sources or a related word) that are far in meaning from every
+// word the curator wrote about it: "book" and "vampire" are strangers to
+// job interviews, "panel" is not. A word with no vector is not counted
+// (the rare-word factor speaks for names).
+func (x *Index) strangers(p *parsed, h *hit) int {
+	if x.catVecs == nil {
+		return 0
+	}
+	vecs := x.catVecs[h.cat]
+	n := 0
+	for i := range p.words {
+		if h.ev.left&(1<<i) == 0 {
+			continue
+		}
+		q := vectorOf(p.words[i].raw)
+		if q < 0 {
+			continue
+		}
+		near := false
+		for _, v := range vecs {
+			if cosine(q, v) >= strangerCos {
+				near = true
+				break
+			}
+		}
+		if !near {
+			n++
+		}
+	}
+	return n
+}
+
+// strangerCos is the cosine at or above which a word is near a category's.
+const strangerCos = 0.45
 
 // logit is the model's log-odds for factors f.
 func (m *calibrationModel) logit(f *[numFactors]float64) float64 {
@@ -129,6 +181,9 @@ func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
 func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]float64, capped, ok bool) {
 	if len(out) == 0 || !(out[0].Score > 0) {
 		return f, false, false
+	}
+	if vectors {
+		out[0].ev.strangers = x.strangers(p, &out[0])
 	}
 	f = x.factors(p, out, vectors)
 	// A candidate has some evidence, so its score stays above zero however
@@ -176,24 +231,42 @@ func effects(f *[numFactors]float64) []FactorEffect {
 	return out
 }
 
-// Two doubts overrule the model: a short query that meets the category
-// through one word while its other words go unexplained ("rust belt
-// history", "docker compose networking"), and a category met only through
-// its sources ("docker" in a mail server's source). However the factors
-// add up, these are the near-misses that share one strong word with a
-// category, and answering them is the mistake users notice most; the
-// model may still rank the category first, but its confidence stays below
-// doubtCap. A long question that states its topic once and says the rest
-// in ordinary words is left to the model.
+// Some evidence overrules the model: however the factors add up, the
+// category's confidence stays below doubtCap, so it is offered, never
+// answered with.
+//
+//   - None of the query's words is in what the curator wrote about the
+//     category (its slug, name, patterns or description), met directly:
+//     only its sources' names, hosts or why-lines, related words or word
+//     vectors speak for it ("docker" in a mail server's source).
+//   - A short query meets it through one word while its other words go
+//     unexplained ("rust belt history", "docker compose networking").
+//
+// These are the near-misses that share one strong word with a category,
+// and answering them is the mistake users notice most. A long question
+// that states its topic once and says the rest in ordinary words is left
+// to the model.
 func overruled(p *parsed, h *hit) bool {
-	switch h.ev.kind {
-	case doubtSourcesOnly:
+	switch {
+	case h.ev.explained == 0 && h.ev.kind != sure:
 		return true
-	case doubtOneWord:
+	case h.ev.strangers > 0 && h.ev.strangers >= h.ev.explained:
+		return true
+	case h.ev.explained == 1 && !h.ev.named && h.phrase < thinPhrase:
+		// One word of the query meets a pattern or the description, and
+		// covers little of it: "docker" for a mail server whose pattern
+		// says "self-hosted email docker".
+		return true
+	case h.ev.kind == doubtOneWord:
 		return len(p.words) <= shortQueryWords
 	}
 	return false
 }
+
+// thinPhrase: below this two-way coverage of its best short field, one
+// word met in a category's patterns or description is a modifier there,
+// not its topic.
+const thinPhrase = 0.35
 
 // shortQueryWords is the most distinct words a short query has.
 const shortQueryWords = 4

@@ -6,25 +6,27 @@ package matcher
 //	go test ./internal/matcher -run TestCalibration -calibrate
 var calibration = calibrationModel{
 	// BEGIN FITTED
-	bias: -3.1732,
+	bias: -3.9410,
 	weights: [numFactors]float64{
-		0.9226,  // lexical score
-		0.3227,  // coverage
-		-0.3427, // phrase
-		-0.2370, // word vectors
-		3.8637,  // word-vector lead
-		4.3908,  // lead over the runner-up
-		-1.4306, // unexplained words
-		0.4685,  // a rare unexplained word
-		-0.7115, // words met in its name or patterns
-		2.2339,  // query length
-		-0.0392, // word vectors on
-		-1.0094, // doubt: only generic words
+		0.0000,  // lexical score
+		0.0000,  // coverage
+		0.0000,  // phrase
+		0.0000,  // word vectors
+		0.0000,  // word-vector lead
+		4.6332,  // lead over the runner-up
+		-0.7401, // unexplained words
+		0.0000,  // a rare unexplained word
+		0.0000,  // words met in its name or patterns
+		3.0036,  // words the curator's own words explain
+		0.0000,  // share of the query they carry
+		-0.7444, // words far from it in meaning
+		0.3399,  // word vectors on
+		0.0000,  // doubt: only generic words
 		0.0000,  // doubt: only its sources
-		-1.7612, // doubt: only related words
-		-0.6020, // doubt: not in its name or patterns
-		-0.4163, // doubt: one word among unexplained ones
-		-1.6034, // doubt: only word vectors
+		0.0000,  // doubt: only related words
+		-0.0277, // doubt: not in its name or patterns
+		-0.1128, // doubt: one word among unexplained ones
+		0.0000,  // doubt: only word vectors
 	},
 	// END FITTED
 }

@@ -97,8 +97,11 @@ func (set calibrationSet) examples() []calibrationExample {
 				continue
 			}
 			w := 1.0
-			if c.want == "NONE" {
+			if hits[0].Slug != c.want {
 				w = costWrongAnswer
+			}
+			if ran {
+				hits[0].ev.strangers = x.strangers(p, &hits[0])
 			}
 			out = append(out, calibrationExample{c.shape, x.factors(p, hits, ran), hits[0].Slug == c.want && c.want != "NONE", w, overruled(p, &hits[0])})
 		}
@@ -106,10 +109,31 @@ func (set calibrationSet) examples() []calibrationExample {
 	return out
 }
 
-// fitCalibration fits the logistic model by Newton's method, which
+// fitCalibration fits the logistic model with every weight of the sign
+// factorSign gives it: an unconstrained fit, then, while some weight has
+// the wrong sign, the one furthest off is held at zero and the rest
+// refitted (an active-set method). Each fit is Newton's method, which
 // converges to the one optimum of the penalized likelihood whatever the
 // starting point, so a refit reproduces the weights.
 func fitCalibration(ex []calibrationExample) calibrationModel {
+	var held [calDims]bool
+	for {
+		m := fitHeld(ex, &held)
+		worst, off := -1, 0.0
+		for i, w := range m.weights {
+			if v := -float64(factorSign[i]) * w; v > off {
+				worst, off = i, v
+			}
+		}
+		if worst < 0 {
+			return m
+		}
+		held[worst] = true
+	}
+}
+
+// fitHeld fits the model with the weights held marks fixed at zero.
+func fitHeld(ex []calibrationExample, held *[calDims]bool) calibrationModel {
 	const d = calDims
 	var w [d]float64
 	var total float64
@@ -125,6 +149,11 @@ func fitCalibration(ex []calibrationExample) calibrationModel {
 	row := func(e *calibrationExample) (r [d]float64) {
 		copy(r[:], e.f[:])
 		r[d-1] = 1
+		for j := range r {
+			if held[j] {
+				r[j] = 0
+			}
+		}
 		return r
 	}
 	for range 50 {

@@ -34,13 +34,19 @@ import "fmt"
 // query has words it does not explain ("web accessibility" is not Linux
 // hardening for its description's "access").
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) evidence {
-	var met, direct, curated, keyed, unexplained, rare int
+	var met, direct, curated, keyed, unexplained, rare, explained, loose int
+	var explainedWeight float32
+	var left uint64     // the words nothing in the category meets, by index
 	named := false      // a direct word is in the category's slug or name
 	genericMet := false // a generic word the query has is in what the curator wrote
 	ev := func(k doubtKind) evidence {
-		return evidence{kind: k, keyed: keyed, unexplained: unexplained, rare: rare}
+		share := float32(0)
+		if p.total > 0 {
+			share = explainedWeight / p.total
+		}
+		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named}
 	}
-	for _, w := range p.words {
+	for i, w := range p.words {
 		if isGeneric(w.stem) {
 			for _, cd := range w.cands {
 				mask, ok := x.maskOf(cd.term, c)
@@ -57,12 +63,14 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 				best, bestMask, bestKind = v, mask, w.kind
 			}
 		}
+		_, common := zipfOf(w.raw)
 		if best == 0 || bestKind == KindRelated && best < weakLink {
 			// A loose link (a definition's word, a broader word) does
 			// not explain a word: "insurance" defined with "application"
 			// says nothing about a visa application.
 			unexplained++
-			if _, common := zipfOf(w.raw); !common && len(w.cands) == 0 {
+			left |= 1 << i
+			if !common && len(w.cands) == 0 {
 				rare++ // a name or term we do not know: likely the topic
 			}
 			continue
@@ -75,6 +83,20 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		if bestMask&curatedFields != 0 {
 			curated++
 		}
+		if bestKind != KindRelated && bestMask&curatedFields != 0 {
+			explained++
+			explainedWeight += w.weight
+		} else {
+			// Met, but only in what the sources say or through a related
+			// word: enough to rank the category, not to be sure of it.
+			// "node" in a why-line does not make node.js a PostgreSQL
+			// question, nor does "compose" read as a word near "email"
+			// make docker compose one about mail.
+			loose++
+			if !common {
+				rare++
+			}
+		}
 		if bestMask&keyFields != 0 {
 			keyed++
 		}
@@ -85,6 +107,11 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 	case met == 0:
 		return ev(sure) // a query of generic words only: coverage already says it
 	case curated == 0 && phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost):
+		// The query is a source's whole name ("lynis", "bitwarden"): the
+		// curator chose that very thing for this category, which is as
+		// much their word as a pattern. Part of a name is not ("docker"
+		// for docker-mailserver): phrase is then far below wholeSource.
+		explained, explainedWeight, loose = met, p.total, 0
 		return ev(sure)
 	case curated == 0:
 		return ev(doubtSourcesOnly)
@@ -116,12 +143,20 @@ const (
 )
 
 // evidence is what doubt found for one category: its verdict and the
-// counts the confidence model reads (query words met in the name, slug or
-// patterns, words left unexplained, and unexplained words too rare to be
-// ordinary English).
+// counts the confidence model reads: query words the curator's own words
+// about it explain (its slug, name, patterns or description, met directly:
+// exactly, by stem, typo, prefix or abbreviation), words met in the name,
+// slug or patterns, words left unexplained (not met, or met only in its
+// sources or through a related word), unexplained words too rare to be
+// ordinary English (names and jargon: likely the topic), and the share of
+// the query's weight the explained words carry.
 type evidence struct {
-	kind                     doubtKind
-	keyed, unexplained, rare int
+	kind                                doubtKind
+	explained, keyed, unexplained, rare int
+	share                               float32 // of the query's weight, what the explained words carry
+	left                                uint64  // bit i: nothing in the category meets query word i
+	strangers                           int     // of those, words far in meaning from the category (best candidate only)
+	named                               bool    // a query word meets its slug or name
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }

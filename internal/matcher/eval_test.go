@@ -101,14 +101,18 @@ func evaluate(t testing.TB, m Matcher, reg *registry.Registry, cases []evalCase)
 }
 
 // The bars below are what the matcher reaches today, rounded down; a change
-// that loses accuracy fails here. The baseline's figures are logged for
+// that loses accuracy fails here. They count confident and right answers
+// only; since the confidence was made to rest on the curator's own words
+// (issue 32), the questions that name a product only a source mentions
+// ("lynis", "esphome") are no longer confident, and come first in the
+// no-match answer's list instead. The baseline's figures are logged for
 // comparison.
 func TestEvalOwnRegistry(t *testing.T) {
 	reg, err := registry.Load(threegs.DefaultRegistry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runEval(t, reg, "testdata/eval.tsv", 0.95, 0.98)
+	runEval(t, reg, "testdata/eval.tsv", 0.91, 0.98)
 }
 
 // The same, on a registry curated by someone else, with our own queries:
@@ -118,7 +122,7 @@ func TestEvalFixtureRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runEval(t, reg, "testdata/eval-fixture.tsv", 0.95, 0.97)
+	runEval(t, reg, "testdata/eval-fixture.tsv", 0.90, 0.97)
 }
 
 func runEval(t *testing.T, reg *registry.Registry, path string, onBar, offBar float64) {

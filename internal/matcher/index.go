@@ -140,6 +140,9 @@ type Index struct {
 	// maxSimTerms.
 	simTerms []uint32
 	simVecs  []int32
+	// catVecs[c] are the vectors of what the curator wrote about
+	// category c, for the confidence (strangers); nil with simTerms.
+	catVecs [][]int32
 
 	tune     tuning
 	strength [1 << numFields]float32 // strengthTable(&tune)
@@ -308,8 +311,18 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 		x.simTerms = append(x.simTerms, uint32(t))
 		x.simVecs = append(x.simVecs, v)
 	}
-	if len(x.simTerms) > maxSimTerms {
+	if len(x.simTerms) > maxSimTerms || len(x.slugs) > semAllCats {
 		x.simTerms, x.simVecs = nil, nil
+		return
+	}
+	x.catVecs = make([][]int32, len(x.slugs))
+	for i, t := range x.simTerms {
+		cats, masks := x.postings(t)
+		for k, c := range cats {
+			if masks[k]&curatedFields != 0 {
+				x.catVecs[c] = append(x.catVecs[c], x.simVecs[i])
+			}
+		}
 	}
 }
 

@@ -52,8 +52,8 @@ const (
 // Instructions tell the model, in initialize and server/discover, how to
 // use the server.
 const Instructions = "3gs answers 'where should I read about X?' with three human-vetted sources. " +
-	"Call get_sources with the topic in plain words. If no category is confident, it answers with up to five candidates: " +
-	"pick the one that fits the question and call get_sources with its slug (two calls at most), or rephrase. " +
+	"Call get_sources with the topic in plain words. If no category is confident, it lists the registry's categories closest first: " +
+	"pick the one that fits the question and call get_sources with its slug (two calls at most); if none fits, the registry does not cover it. " +
 	"list_categories, with an optional filter, browses the topics covered; " +
 	"get_provenance and get_endorsements tell who curated the registry and who vouches for it. " +
 	"With a token (params._meta[\"io.3gs/token\"]), explain_match shows why a query matches, and a curator can edit the registry."

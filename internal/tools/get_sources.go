@@ -77,7 +77,7 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 	case in.Query == nil:
 		return nil, &gen.ToolError{Text: "Pass query (the topic in a few words, for example \"learn rust\") or slug (a category named by an earlier answer or by list_categories).", Structured: empty}
 	}
-	ranked, err := s.matcher.Match(query, maxCandidates)
+	ranked, err := s.matcher.Match(query, min(len(s.slugs), listedMost))
 	if text, ok := queryProblem(query, err); ok {
 		return nil, &gen.ToolError{Text: text, Structured: empty}
 	} else if err != nil {
@@ -91,6 +91,10 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 	out.Alternatives = s.alternatives(ranked[1:], threshold)
 	return out, nil
 }
+
+// listedMost is how many categories, at most, are ranked for a query: all
+// a no-match answer can list within answerBudget.
+const listedMost = answerBudget / 40
 
 // queryProblem is what to tell the agent when the matcher finds nothing in
 // its query to score: empty, or only stop words. ok is false for any other
@@ -179,11 +183,13 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 	return nil, &gen.ToolError{Text: b.String(), Structured: out}
 }
 
-// maxCandidates is how many categories a no-match answer offers; it is
-// also how many the matcher ranks for every query. With the registry's
-// size (category_count) it is all a no-match answer says of the registry,
-// so the answer is as long at 100,000 categories as at ten.
-const maxCandidates = 5
+// maxCandidates is how many categories a no-match answer describes (one
+// line of what each covers), and how many an unknown slug is offered;
+// maxCandidatesLarge, in a registry too large to list whole.
+const (
+	maxCandidates      = 5
+	maxCandidatesLarge = 10
+)
 
 // letterCounts counts the bytes of a slug by kind: each letter, digit and
 // the dash apart, anything else together.
@@ -274,26 +280,103 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 	}
 }
 
-// noMatch offers the agent the best candidates instead of an answer: it
-// reads meaning better than the matcher, so it can pick one by slug.
+// noMatch puts the registry in front of the agent instead of an answer:
+// it reads meaning better than the matcher, so it picks the right category
+// whenever it can see it. The categories come closest first: the best with
+// what they cover (candidates), then as many more by slug and name as fit
+// in the answer's budget (more_categories), which is the whole registry up
+// to about 80 categories. A larger registry gets its closest ones and how
+// to browse the rest.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
-	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", query, strconv.FormatFloat(threshold, 'f', -1, 64))
+	b.Grow(answerBudget)
+	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", oneLine(query, 500), strconv.FormatFloat(threshold, 'f', -1, 64))
 	if len(ranked) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
 		out.Alternatives = s.alternatives(ranked[1:], threshold)
-		for _, r := range ranked[:min(len(ranked), maxCandidates)] {
-			out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
+	}
+	described := maxCandidates
+	if len(s.slugs) > wholeCatalog {
+		described = maxCandidatesLarge
+	}
+	for _, r := range ranked[:min(len(ranked), described)] {
+		out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
+	}
+	// The rest: the ranked ones after the candidates, then every other
+	// category in slug order, one short line each, while they fit.
+	shown := make(map[string]bool, len(out.Candidates))
+	for _, c := range out.Candidates {
+		shown[c.Slug] = true
+	}
+	var lines strings.Builder
+	room := answerBudget - b.Len() - candidatesLen(out.Candidates) - 400 // the headings and the closing advice
+	more := func(slug string) bool {
+		if shown[slug] {
+			return true
 		}
-		fmt.Fprintf(&b, " Candidates, the closest of the registry's %d categories:", len(s.slugs))
-		writeCandidates(&b, out.Candidates)
-		b.WriteString("\nIf one of them fits the question, call get_sources with its slug; otherwise rephrase the query with the topic's own words, or call list_categories.")
+		c, _ := s.reg.Category(slug)
+		line := "\n- " + slug + ": " + c.Name
+		if lines.Len()+len(line) > room {
+			return false
+		}
+		shown[slug] = true
+		lines.WriteString(line)
+		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: slug, Name: c.Name})
+		return true
+	}
+	full := true
+	for _, r := range ranked {
+		if full = more(r.Slug); !full {
+			break
+		}
+	}
+	for _, sl := range s.slugs {
+		if !full {
+			break
+		}
+		full = more(sl)
+	}
+	whole := len(shown) == len(s.slugs)
+	switch {
+	case whole:
+		fmt.Fprintf(&b, " The registry's %d categories, closest first:", len(s.slugs))
+	default:
+		fmt.Fprintf(&b, " The %d closest of the registry's %d categories:", len(shown), len(s.slugs))
+	}
+	writeCandidates(&b, out.Candidates)
+	if lines.Len() > 0 {
+		b.WriteString("\nThe others, by slug and name:")
+		b.WriteString(lines.String())
+	}
+	b.WriteString("\nIf one of them fits the question, call get_sources with its slug. ")
+	if whole {
+		b.WriteString("If none does, this registry does not cover the topic: say so rather than pick the nearest.")
 	} else {
-		fmt.Fprintf(&b, " None of the registry's %d categories shares a word with it. Rephrase the query with the topic's own words, or call list_categories to see what is covered.", len(s.slugs))
+		b.WriteString("If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it.")
 	}
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
+
+// candidatesLen is how many bytes writeCandidates adds for cs.
+func candidatesLen(cs []gen.CandidateCategory) int {
+	n := 0
+	for _, c := range cs {
+		n += len(c.Slug) + len(c.Name) + len(c.Description) + 24
+	}
+	return n
+}
+
+// answerBudget is the most text a no-match answer writes: the agent pays
+// for every byte on every call. At the length curators give slugs and
+// names (about 45 bytes a line), it holds the whole list of a registry of
+// about 80 categories after five described ones.
+const answerBudget = 4000
+
+// wholeCatalog is the most categories a registry can have for its
+// no-match answers to aim at listing them all; a larger one describes
+// more candidates (maxCandidatesLarge), as the list cannot be whole.
+const wholeCatalog = 100
 
 // GetSourcesText implements gen.ToolHandlers. It is on every get_sources
 // call, so it appends rather than formats.

@@ -1,0 +1,82 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/registry/registrytest"
+)
+
+// noMatchFor asks a registry of n generated categories a question none of
+// them answers and returns the no-match answer.
+func noMatchFor(t *testing.T, n int) (*gen.GetSourcesOutput, string) {
+	t.Helper()
+	h := handlers(t, registrytest.Encode(n, 3))
+	_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("replication for a beginner zzqx")})
+	te := toolError(t, err)
+	return te.Structured.(*gen.GetSourcesOutput), te.Text
+}
+
+// shownOnce checks that every category the answer lists is a real one,
+// listed once in the structured answer and once in the text, and returns
+// how many it lists.
+func shownOnce(t *testing.T, out *gen.GetSourcesOutput, text string) int {
+	t.Helper()
+	seen := map[string]bool{}
+	var slugs []string
+	for _, c := range out.Candidates {
+		slugs = append(slugs, c.Slug)
+	}
+	for _, c := range out.MoreCategories {
+		slugs = append(slugs, c.Slug)
+		if c.Name == "" {
+			t.Errorf("%s listed without its name", c.Slug)
+		}
+	}
+	for _, s := range slugs {
+		if seen[s] {
+			t.Errorf("%s listed twice", s)
+		}
+		seen[s] = true
+		if strings.Count(text, "\n- "+s+" (")+strings.Count(text, "\n- "+s+":") != 1 {
+			t.Errorf("%s is not on exactly one line of the text", s)
+		}
+	}
+	return len(seen)
+}
+
+// A registry small enough to show whole: every category is in the first
+// answer, the described candidates first.
+func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
+	out, text := noMatchFor(t, 40)
+	if got := shownOnce(t, out, text); got != 40 {
+		t.Errorf("listed %d of 40 categories:\n%s", got, text)
+	}
+	if len(out.Candidates) != maxCandidates || !strings.Contains(text, "The registry's 40 categories, closest first:") ||
+		!strings.Contains(text, "this registry does not cover the topic") || strings.Contains(text, "list_categories") {
+		t.Errorf("%d candidates; text:\n%s", len(out.Candidates), text)
+	}
+	if len(text) > answerBudget {
+		t.Errorf("%d bytes, budget %d", len(text), answerBudget)
+	}
+}
+
+// A registry too large to show: the closest ones within the budget, ten of
+// them described, and how to browse the rest.
+func TestNoMatchListsALargeRegistryToItsBudget(t *testing.T) {
+	out, text := noMatchFor(t, 400)
+	got := shownOnce(t, out, text)
+	if got < 30 || got >= 400 || len(out.Candidates) != maxCandidatesLarge {
+		t.Errorf("listed %d categories, %d described:\n%s", got, len(out.Candidates), text)
+	}
+	if len(text) > answerBudget || !strings.Contains(text, "closest of the registry's 400 categories:") || !strings.Contains(text, "list_categories with filter") {
+		t.Errorf("%d bytes (budget %d):\n%s", len(text), answerBudget, text)
+	}
+	for i, c := range out.Candidates[1:] {
+		if c.Score > out.Candidates[i].Score {
+			t.Errorf("candidates out of order: %+v", out.Candidates)
+		}
+	}
+}

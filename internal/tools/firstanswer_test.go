@@ -1,0 +1,196 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/evalset"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// What the agent sees. An agent reads meaning better than the matcher: in
+// our trial a language model, shown exactly what get_sources returned,
+// chose the right category whenever it was visible and declined every
+// question no category answers. So the first answer is judged by what its
+// text puts in front of the agent:
+//
+//   - confident and right, confident and wrong (the one mistake a less
+//     careful agent passes on), and for questions no category answers,
+//     answered with confidence;
+//   - right in the first answer: confident and right, or not confident
+//     with the right category's slug in the text;
+//   - the text's size, which the agent pays for on every call.
+//
+// The sets are internal/matcher/testdata's (see evalset), and a registry of
+// 1,000 categories built from all of them with generated distractors.
+// go test ./internal/tools -run TestFirstAnswer -v prints the table;
+// -firstanswer.misses lists the development sets' misses (never the
+// held-out or probe sets': reading them is how tuning on them starts).
+var showFirstMisses = flag.Bool("firstanswer.misses", false, "list the development sets' first-answer misses")
+
+type firstTally struct {
+	on, confRight, confWrong, inFirst int
+	off, offAnswered                  int
+	bytes                             []int
+	misses                            []string
+}
+
+func (f *firstTally) rate(k, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(k) / float64(n)
+}
+
+// pct is the q-th percentile of the text sizes.
+func (f *firstTally) pct(q float64) int {
+	s := slices.Clone(f.bytes)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func (f *firstTally) String() string {
+	return fmt.Sprintf("on-topic %d: confident and right %.3f, confident and wrong %.3f, right in the first answer %.3f; not answerable %d: answered with confidence %.3f; text bytes p50 %d, p95 %d, max %d",
+		f.on, f.rate(f.confRight, f.on), f.rate(f.confWrong, f.on), f.rate(f.inFirst, f.on),
+		f.off, f.rate(f.offAnswered, f.off), f.pct(0.5), f.pct(0.95), f.pct(1))
+}
+
+// lists reports whether text names slug as a category (a whole slug, not
+// part of a longer one).
+func lists(text, slug string) bool {
+	return regexp.MustCompile(`(^|[\s(])` + regexp.QuoteMeta(slug) + `([\s:),]|$)`).MatchString(text)
+}
+
+func firstAnswers(t *testing.T, reg *registry.Registry, cases []evalset.Case) *firstTally {
+	t.Helper()
+	h := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
+	ctx := context.Background()
+	f := &firstTally{}
+	for _, c := range cases {
+		if c.OnTopic() {
+			if _, ok := reg.Category(c.Want); !ok {
+				t.Fatalf("line %d: no category %q", c.Line, c.Want)
+			}
+		}
+		out, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: ptr(c.Query)})
+		var text, got string
+		var te *gen.ToolError
+		switch {
+		case err == nil:
+			text, got = h.GetSourcesText(out), *out.Slug
+		case errors.As(err, &te):
+			text = te.Text
+		default:
+			t.Fatalf("line %d %q: %v", c.Line, c.Query, err)
+		}
+		f.bytes = append(f.bytes, len(text))
+		if !c.OnTopic() {
+			f.off++
+			if got != "" {
+				f.offAnswered++
+				f.misses = append(f.misses, fmt.Sprintf("line %d %s %q: answered %s", c.Line, c.Shape, c.Query, got))
+			}
+			continue
+		}
+		f.on++
+		switch {
+		case got == c.Want:
+			f.confRight++
+			f.inFirst++
+		case got != "":
+			f.confWrong++
+			f.misses = append(f.misses, fmt.Sprintf("line %d %s %q: want %s, answered %s", c.Line, c.Shape, c.Query, c.Want, got))
+		case lists(text, c.Want):
+			f.inFirst++
+		default:
+			f.misses = append(f.misses, fmt.Sprintf("line %d %s %q: want %s, not in the first answer", c.Line, c.Shape, c.Query, c.Want))
+		}
+	}
+	return f
+}
+
+// firstBars are the limits each set must keep: what the matcher reached
+// when the figures were last reported, rounded against it, so a change
+// that loses ground fails here. Issue 32's targets are at most 1% of
+// on-topic questions confident and wrong, at most 3% of the questions no
+// category answers answered, the right category in the first answer for
+// 98% (90% at 1,000 categories), and 4 KB of text; the closing note says
+// where a set is short of them.
+type firstBars struct {
+	confRight, confWrong, offAnswered, inFirst float64
+}
+
+func checkFirst(t *testing.T, f *firstTally, b firstBars) {
+	t.Helper()
+	if f.rate(f.confWrong, f.on) > b.confWrong || f.rate(f.offAnswered, f.off) > b.offAnswered || f.pct(0.95) > answerBudget ||
+		f.rate(f.confRight, f.on) < b.confRight || f.rate(f.inFirst, f.on) < b.inFirst {
+		t.Errorf("outside the bars (%+v, p95 ≤ %d bytes): %s", b, answerBudget, f)
+	}
+}
+
+func TestFirstAnswer(t *testing.T) {
+	bars := map[string]firstBars{
+		"dev":      {confRight: 0.22, confWrong: 0.01, offAnswered: 0.01, inFirst: 0.99},
+		"dev2":     {confRight: 0.28, confWrong: 0.005, offAnswered: 0.05, inFirst: 0.99},
+		"heldout":  {confRight: 0.17, confWrong: 0.02, offAnswered: 0.03, inFirst: 0.98},
+		"heldout2": {confRight: 0.34, confWrong: 0.015, offAnswered: 0.06, inFirst: 0.98},
+		"probe":    {confRight: 0.38, confWrong: 0.011, offAnswered: 0.06, inFirst: 0.98},
+	}
+	for _, set := range evalset.Sets("../..") {
+		t.Run(set.Name, func(t *testing.T) {
+			reg, err := registry.LoadFile(set.Registry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases, err := evalset.Read(set.Queries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := firstAnswers(t, reg, cases)
+			t.Logf("%d categories: %s", len(reg.Categories()), f)
+			if *showFirstMisses && set.Tuned {
+				for _, m := range f.misses {
+					t.Log(m)
+				}
+			}
+			checkFirst(t, f, bars[set.Name])
+		})
+	}
+}
+
+// TestFirstAnswerLarge: every set's categories and questions in one
+// registry of 1,000 categories, the rest generated distractors.
+func TestFirstAnswerLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and asks a 1,000-category registry")
+	}
+	data, cases, err := evalset.Big("../..", evalset.Sets("../.."), 1000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := firstAnswers(t, reg, cases)
+	t.Logf("%d categories: %s", len(reg.Categories()), f)
+	byShape := map[string]int{}
+	for _, m := range f.misses {
+		if strings.Contains(m, "not in the first answer") {
+			byShape[strings.Fields(m)[2]]++
+		}
+	}
+	t.Logf("not in the first answer, by set and shape: %v", byShape)
+	checkFirst(t, f, firstBars{confRight: 0.17, confWrong: 0.045, offAnswered: 0.17, inFirst: 0.83})
+}
