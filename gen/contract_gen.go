@@ -5,4 +5,4 @@ package gen
 // ContractVersion is the version of the tool contract (schema/contract.json). Its major
 // number goes up with every change that can break a client; 3gs schema diff says
 // which changes do.
-const ContractVersion = "1.1.0"
+const ContractVersion = "2.0.0"

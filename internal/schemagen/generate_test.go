@@ -302,7 +302,7 @@ func TestContractDiffIsSmall(t *testing.T) {
 			changed = append(changed, b[i])
 		}
 	}
-	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | no | at most 400 characters |") {
+	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | one of `query`, `slug` | at most 400 characters |") {
 		t.Errorf("changed lines: %q", changed)
 	}
 }
