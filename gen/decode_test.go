@@ -171,16 +171,25 @@ func TestDecodeToolInputs(t *testing.T) {
 		in     string
 		want   []string
 	}{
-		// get_sources takes query or slug, and answers a call with neither
-		// itself; explain_match still requires query.
-		{"query and slug missing", getSources, `{}`, nil},
+		// get_sources takes exactly one of query or slug (the schema's
+		// oneOf): the decoder refuses neither and both, saying how to
+		// choose; explain_match requires query.
+		{"query and slug missing", getSources, `{}`, []string{neither}},
+		{"threshold only", getSources, `{"threshold":0.5}`, []string{neither}},
+		{"query and slug both", getSources, `{"query":"learn rust","slug":"rust-learning"}`, []string{both}},
+		{"both, and an unknown argument", getSources, `{"slug":"a","limit":3,"query":"b"}`, []string{"limit: unknown field; allowed: query, slug, threshold", both}},
+		{"slug alone", getSources, `{"slug":"rust-learning","threshold":0.5}`, nil},
+		// A key given counts, as in JSON Schema, even with a wrong value:
+		// the one problem is the value.
+		{"query null", getSources, `{"query":null}`, []string{"query: must be a string, got null"}},
+		{"duplicate slug", getSources, `{"slug":"a","slug":"b"}`, []string{"slug: duplicate key"}},
+		{"not an object", getSources, `["query"]`, []string{"must be an object, got an array"}},
 		{"explain query missing", explainMatch, `{}`, []string{"query: required field is missing"}},
 		{"slug empty", getSources, `{"slug":""}`, []string{"slug: must not be empty"}},
 		// get_sources answers "" itself (as a blank query); explain_match
 		// keeps the minimum length, so the decoder's rule is still tested.
 		{"query empty", getSources, `{"query":""}`, nil},
 		{"explain query empty", explainMatch, `{"query":""}`, []string{"query: must not be empty"}},
-		{"query null", getSources, `{"query":null}`, []string{"query: must be a string, got null"}},
 		{"threshold above 1", getSources, `{"query":"x","threshold":1.5}`, []string{"threshold: must be <= 1"}},
 		{"threshold below 0", getSources, `{"query":"x","threshold":-0.1}`, []string{"threshold: must be >= 0"}},
 		{"threshold as string", getSources, `{"query":"x","threshold":"high"}`, []string{"threshold: must be a number, got a string"}},
@@ -201,6 +210,12 @@ func TestDecodeToolInputs(t *testing.T) {
 		})
 	}
 }
+
+// The reasons get_sources' oneOf gives, from its branches' descriptions.
+const (
+	neither = "needs exactly one of query or slug, got neither: query searches by topic; slug names a category from an earlier answer or list_categories"
+	both    = "needs exactly one of query or slug, got both: query searches by topic; slug names a category from an earlier answer or list_categories"
+)
 
 func getSources(b []byte) error      { _, err := DecodeGetSourcesInput(b); return err }
 func explainMatch(b []byte) error    { _, err := DecodeExplainMatchInput(b); return err }

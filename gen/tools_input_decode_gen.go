@@ -319,6 +319,7 @@ func decodeGetSourcesInput(d *strictjson.Decoder, p *strictjson.Path, out *GetSo
 			d.UnknownKey(p, key, getSourcesInputFields)
 		}
 	}
+	d.OneOf(p, seen, &getSourcesInputOneOf)
 }
 
 /*
@@ -509,6 +510,14 @@ var getAuditLogInputFields = []string{"since", "slug", "action", "limit"}
 
 // getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
 var getFederatedSourcesInputFields = []string{"query", "threshold"}
+
+// getSourcesInputOneOf is GetSourcesInput's oneOf: bit i of a set stands for getSourcesInputFields[i].
+var getSourcesInputOneOf = strictjson.OneOf{
+	Help:  "query searches by topic; slug names a category from an earlier answer or list_categories",
+	Names: []string{"query", "slug"},
+	Sets:  []uint64{0b1, 0b10},
+	Want:  "exactly one of query or slug",
+}
 
 // getSourcesInputFields lists GetSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getSourcesInputFields[i].
 var getSourcesInputFields = []string{"query", "slug", "threshold"}

@@ -42,6 +42,9 @@ func TestQueryLogAndMisses(t *testing.T) {
 		`{"slug":"rust-learning"}`,
 		`{"slug":"rust-lerning"}`,
 		`{"query":""}`,
+		// Refused by the decoder with -32602: never reach the handler or the log.
+		`{}`,
+		`{"query":"learn rust","slug":"rust-learning"}`,
 	}
 	// The flag, and its environment twin.
 	serveCalls(t, nil, []string{"--query-log", log}, calls[:4]...)
@@ -52,7 +55,7 @@ func TestQueryLogAndMisses(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 6 { // the empty query is not logged
+	if len(lines) != 6 { // the empty query and the refused calls are not logged
 		t.Fatalf("%d lines, want 6:\n%s", len(lines), data)
 	}
 	for _, want := range []string{`"outcome":"matched"`, `"outcome":"candidates"`, `"outcome":"slug"`, `"outcome":"unknown_slug"`} {

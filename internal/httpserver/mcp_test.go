@@ -541,3 +541,38 @@ func TestUnknownBearerToken(t *testing.T) {
 		t.Errorf("no tokens file: warnings %v", w)
 	}
 }
+
+// get_sources needs exactly one of query or slug: over HTTP, in both eras,
+// neither (however it is spelled) and both are answered 200 with a
+// JSON-RPC -32602 naming the problem; a blank query is a result with
+// isError.
+func TestGetSourcesNeedsQueryOrSlug(t *testing.T) {
+	h := newHarness(t, httpserver.Options{})
+	session := h.open()
+	cases := []struct{ name, args, want string }{
+		{"empty arguments", `,"arguments":{}`, "got neither"},
+		{"arguments null", `,"arguments":null`, "got neither"},
+		{"arguments left out", ``, "got neither"},
+		{"threshold alone", `,"arguments":{"threshold":0.5}`, "got neither"},
+		{"both", `,"arguments":{"query":"learn rust","slug":"rust-learning"}`, "got both"},
+		{"blank query", `,"arguments":{"query":"   "}`, ""},
+	}
+	for i, c := range cases {
+		modernBody, modernHeaders := modern(i, "tools/call", `"name":"get_sources"`+c.args)
+		legacy := `{"jsonrpc":"2.0","id":` + itoa(i) + `,"method":"tools/call","params":{"name":"get_sources"` + c.args + `}}`
+		for era, r := range map[string]reply{
+			"2026-07-28": h.post(modernBody, append(modernHeaders, "Mcp-Name", "get_sources")...),
+			"2025-11-25": h.post(legacy, "Mcp-Session-Id", session, "MCP-Protocol-Version", "2025-11-25"),
+		} {
+			code, msg := r.rpcError()
+			switch {
+			case r.status != 200:
+				t.Errorf("%s, %s: status %d %s", c.name, era, r.status, r.body)
+			case c.want != "" && (code != -32602 || !strings.HasPrefix(msg, "Invalid params: arguments: needs exactly one of query or slug, "+c.want+": query searches by topic; slug names")):
+				t.Errorf("%s, %s: %d %q, want -32602 saying %q", c.name, era, code, msg, c.want)
+			case c.want == "" && (code != 0 || !strings.Contains(string(r.body), `"isError":true`)):
+				t.Errorf("%s, %s: want a result with isError, got %s", c.name, era, r.body)
+			}
+		}
+	}
+}

@@ -527,14 +527,10 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return appendToolResult(dst, modern, res.Text, res.Structured, false), nil
 	case errors.As(err, &argErrs):
 		first := argErrs[0]
-		path := "arguments"
-		if first.Path != "" {
-			path += "." + first.Path
-		}
-		problem := paramsProblem{Path: path, Reason: first.Reason}
+		problem := paramsProblem{Path: argumentsPath(first.Path), Reason: first.Reason}
 		if len(argErrs) > 1 {
 			for _, a := range argErrs {
-				problem.Errors = append(problem.Errors, paramsProblem{Path: "arguments." + a.Path, Reason: a.Reason})
+				problem.Errors = append(problem.Errors, paramsProblem{Path: argumentsPath(a.Path), Reason: a.Reason})
 			}
 		}
 		return nil, paramsError(problem)
@@ -546,6 +542,16 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return appendToolResult(dst, modern, toolErr.Text, structured, true), nil
 	}
 	return nil, sess.internal(name, err)
+}
+
+// argumentsPath places a decoder's path inside params: "arguments.query",
+// or "arguments" itself for a problem with the arguments as a whole (such
+// as neither of two parameters of which one is needed).
+func argumentsPath(path string) string {
+	if path == "" {
+		return "arguments"
+	}
+	return "arguments." + path
 }
 
 func (sess *Session) internal(tool string, err error) *jsonrpc.Error {

@@ -28,6 +28,12 @@ type Node struct {
 	AdditionalSchema *Node // additionalProperties: {schema}: a map
 	PropertyNames    *Node
 	MinProperties    *int
+	// OneOf is "oneOf" on an object with listed properties, in the one
+	// form the generator enforces: branches that each require a set of
+	// properties ({"required": [...]}), of which exactly one must be
+	// present in full. JSON Schema counts the branches an object passes;
+	// with branches like these that is the sets it holds all of.
+	OneOf []RequiredSet
 
 	// array
 	Items              *Node
@@ -52,6 +58,72 @@ type Node struct {
 
 	// Defs are a root schema's "$defs" by name.
 	Defs map[string]*Node
+}
+
+// RequiredSet is one branch of an object's "oneOf": the properties it
+// requires, in schema order, and what it is for (its "description", which
+// error messages repeat to say how to choose).
+type RequiredSet struct {
+	Required    []string
+	Description string
+}
+
+// Names says which properties the branch requires, for people: "query",
+// "both start and end", "all of x, y and z".
+func (r RequiredSet) Names() string { return r.Quoted("") }
+
+// Quoted is Names with every property name between two marks ("`" for
+// Markdown).
+func (r RequiredSet) Quoted(mark string) string {
+	var q []string
+	for _, name := range r.Required {
+		q = append(q, mark+name+mark)
+	}
+	switch len(q) {
+	case 1:
+		return q[0]
+	case 2:
+		return "both " + joinWords(q, "and")
+	}
+	return "all of " + joinWords(q, "and")
+}
+
+// OneOfText says what an object's oneOf asks for: "exactly one of query or
+// slug". It is empty when n has no oneOf.
+func (n *Node) OneOfText() string {
+	if len(n.OneOf) == 0 {
+		return ""
+	}
+	var names []string
+	for _, r := range n.OneOf {
+		names = append(names, r.Names())
+	}
+	return "exactly one of " + joinWords(names, "or")
+}
+
+// OneOfHelp is the branches' descriptions, joined with "; ": what each
+// choice is for. Empty when no branch has one.
+func (n *Node) OneOfHelp() string {
+	var help []string
+	for _, r := range n.OneOf {
+		if r.Description != "" {
+			help = append(help, r.Description)
+		}
+	}
+	return strings.Join(help, "; ")
+}
+
+// InOneOf reports whether some branch of n's oneOf requires property name.
+func (n *Node) InOneOf(name string) bool {
+	return slices.ContainsFunc(n.OneOf, func(r RequiredSet) bool { return slices.Contains(r.Required, name) })
+}
+
+// joinWords joins words as a sentence lists them: "a", "a or b", "a, b or c".
+func joinWords(words []string, conj string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " " + conj + " " + words[len(words)-1]
 }
 
 // Property is a named member of an object schema.
@@ -104,7 +176,7 @@ func (n *Node) Where() string { return n.File + "#" + n.Ptr }
 var (
 	annotationKeywords = []string{"$schema", "$id", "$defs", "$comment", "title", "description", "examples"}
 	typeKeywords       = map[string][]string{
-		"object":  {"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties"},
+		"object":  {"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties", "oneOf"},
 		"array":   {"type", "items", "minItems", "maxItems"},
 		"string":  {"type", "minLength", "maxLength", "pattern", "format", "enum"},
 		"integer": {"type", "minimum", "maximum"},
@@ -432,7 +504,84 @@ func (p *schemaParser) object(n *Node, o *Object) error {
 	if n.MinProperties != nil && n.AdditionalSchema == nil {
 		return fail("\"minProperties\" is only supported on maps")
 	}
+	if ov, ok := o.get("oneOf"); ok {
+		return p.oneOf(n, ov)
+	}
 	return nil
+}
+
+// oneOfKeys are the keywords a oneOf branch may hold: the set it requires,
+// and annotations.
+var oneOfKeys = []string{"required", "description", "$comment"}
+
+// oneOf reads an object's "oneOf" of required sets. Any other oneOf (of
+// types, of whole schemas) is refused: the decoders enforce this form only.
+// A branch must be able to be the only one that holds, so none may require
+// a property the object requires anyway, or all of another branch's.
+func (p *schemaParser) oneOf(n *Node, v any) error {
+	where := n.Where() + "/oneOf"
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...))
+	}
+	if len(n.Properties) == 0 {
+		return fail("\"oneOf\" is only supported on objects with listed properties")
+	}
+	const form = `"oneOf" must list two or more branches of the form {"required": ["NAME", ...], "description": "what it is for"}: exactly one branch's properties must all be present`
+	list, ok := v.([]any)
+	if !ok || len(list) < 2 {
+		return fail("%s", form)
+	}
+	for i, bv := range list {
+		b, ok := bv.(*Object)
+		if !ok {
+			return fail("%s", form)
+		}
+		for _, k := range b.Keys {
+			if !slices.Contains(oneOfKeys, k) {
+				return fail("branch %d: keyword %q is not supported in a oneOf branch; %s", i, k, form)
+			}
+		}
+		var set RequiredSet
+		if d, ok := b.Vals["description"]; ok {
+			if set.Description, ok = d.(string); !ok {
+				return fail("branch %d: \"description\" must be a string", i)
+			}
+		}
+		names, _ := b.Vals["required"].([]any)
+		if len(names) == 0 {
+			return fail("branch %d: %s", i, form)
+		}
+		for _, nv := range names {
+			name, ok := nv.(string)
+			if !ok || slices.Contains(set.Required, name) {
+				return fail("branch %d: \"required\" must be a list of distinct strings", i)
+			}
+			if !slices.ContainsFunc(n.Properties, func(p *Property) bool { return p.Name == name }) {
+				return fail("branch %d: required property %q is not declared in \"properties\"", i, name)
+			}
+			if n.IsRequired(name) {
+				return fail("branch %d: %q is required by the object itself, so the branch always holds", i, name)
+			}
+			set.Required = append(set.Required, name)
+		}
+		for j, prev := range n.OneOf {
+			if subset(prev.Required, set.Required) || subset(set.Required, prev.Required) {
+				return fail("branches %d and %d: one requires all the other does, so the other can never be the only one to hold", j, i)
+			}
+		}
+		n.OneOf = append(n.OneOf, set)
+	}
+	return nil
+}
+
+// subset reports whether every element of a is in b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
 }
 
 // withKey returns a copy of m with key set to v.

@@ -25,9 +25,14 @@ type Tool struct {
 	Input       *Node
 	Output      *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
-	// the input and output schemas exactly as written (compacted), and
-	// annotations.
+	// the input and output schemas as written (compacted, self-contained),
+	// and annotations. The one thing left out is a "oneOf" at the root of
+	// the input schema (see unpublished).
 	Manifest []byte
+	// InputSchema and OutputSchema are the schemas as written, compacted
+	// and self-contained, with nothing left out: what the decoders
+	// enforce, and what the examples are checked against.
+	InputSchema, OutputSchema []byte
 	// Examples are the tool file's examples, each checked against the
 	// schema it claims to fit.
 	Examples Examples
@@ -140,12 +145,25 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 	return t, nil
 }
 
-// manifestEntry builds the tool's tools/list entry. The schemas are copied
-// from the file byte for byte, only with insignificant whitespace removed,
-// so what clients see is exactly what reviewers read. A schema that refers
-// into a document schema (registry.schema.json#/$defs/NAME) gets those
-// definitions, and the ones they use, copied into its own "$defs", because
-// clients cannot follow references to files they do not have.
+// unpublished are the keywords tools/list leaves out of the root of an
+// input schema, though the decoders enforce them. The Anthropic API
+// refuses a tool whose input_schema has oneOf, anyOf or allOf at its root
+// ("input_schema does not support oneOf, allOf, or anyOf at the top
+// level"), and so do other model providers; hosts that pass tool schemas
+// on to such an API drop the tool (Claude Code does, silently) or fail
+// every request of the session. So a root oneOf is stated in the tool's
+// description for the agent, and enforced by the server, which answers a
+// call that breaks it with -32602 naming the choice.
+var unpublished = []string{"oneOf"}
+
+// manifestEntry builds the tool's tools/list entry, and fills
+// t.InputSchema and t.OutputSchema. The schemas are copied from the file
+// byte for byte, only with insignificant whitespace removed, so what
+// clients see is what reviewers read; the one exception is a root keyword
+// in unpublished. A schema that refers into a document schema
+// (registry.schema.json#/$defs/NAME) gets those definitions, and the ones
+// they use, copied into its own "$defs", because clients cannot follow
+// references to files they do not have.
 func manifestEntry(t *Tool, data []byte, docs Documents) ([]byte, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
@@ -164,25 +182,69 @@ func manifestEntry(t *Tool, data []byte, docs Documents) ([]byte, error) {
 	str(t.Title)
 	b.WriteString(`,"description":`)
 	str(t.Description)
-	for _, k := range []string{"inputSchema", "outputSchema", "annotations"} {
+	for _, k := range []string{"inputSchema", "outputSchema"} {
+		full, published, err := selfContained(raw[k], docs, k == "inputSchema")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if k == "inputSchema" {
+			t.InputSchema = full
+		} else {
+			t.OutputSchema = full
+		}
 		b.WriteString(`,"` + k + `":`)
-		if k != "annotations" && externalRefIn.Match(raw[k]) {
-			tree, err := ParseTree(raw[k])
-			if err != nil {
-				return nil, err
-			}
-			if err := inlineDocumentDefs(tree.(*Object), docs); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			WriteJSON(&b, tree)
-			continue
-		}
-		if err := json.Compact(&b, raw[k]); err != nil {
-			return nil, err
-		}
+		b.Write(published)
+	}
+	b.WriteString(`,"annotations":`)
+	if err := json.Compact(&b, raw["annotations"]); err != nil {
+		return nil, err
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// selfContained compacts a tool's schema and inlines the document
+// definitions it refers to. published is the same schema without the root
+// keywords in unpublished when leaveOut is set, else full itself.
+func selfContained(raw json.RawMessage, docs Documents, leaveOut bool) (full, published []byte, err error) {
+	var b bytes.Buffer
+	if !externalRefIn.Match(raw) {
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, nil, err
+		}
+		full = b.Bytes()
+	} else {
+		tree, err := ParseTree(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := inlineDocumentDefs(tree.(*Object), docs); err != nil {
+			return nil, nil, err
+		}
+		WriteJSON(&b, tree)
+		full = b.Bytes()
+	}
+	if !leaveOut {
+		return full, full, nil
+	}
+	tree, err := ParseTree(full)
+	if err != nil {
+		return nil, nil, err
+	}
+	root := tree.(*Object)
+	kept := root.Keys[:0:0]
+	for _, k := range root.Keys {
+		if !slices.Contains(unpublished, k) {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) == len(root.Keys) {
+		return full, full, nil
+	}
+	root.Keys = kept
+	var pb bytes.Buffer
+	WriteJSON(&pb, root)
+	return full, pb.Bytes(), nil
 }
 
 // GoName turns a snake_case name into an exported Go identifier.

@@ -8,7 +8,8 @@
 // sends (tool results, /health) it is the other way round: a client that
 // handled every old value may not handle a new one, while fewer values
 // harm nobody. Removing something a client uses, or requiring something it
-// does not send, breaks it either way.
+// does not send, breaks it either way. A oneOf of required sets is judged
+// by what it lets through given the rest of its object (see differ.oneOf).
 package schemadiff
 
 import (
@@ -232,6 +233,124 @@ func (d *differ) object(path string, a, b *schema.Node, dir direction) {
 			d.node(p, pa[name], pb[name], dir)
 		}
 	}
+	d.oneOf(path, a, b, dir)
+}
+
+// maxOneOfNames bounds the properties oneOf compares exhaustively (every
+// way of giving or leaving out each); past it a changed rule is taken to
+// narrow and widen at once.
+const maxOneOfNames = 16
+
+// oneOf compares two objects' oneOf rules by what they let through. The
+// rules only care which properties an object gives, so oneOf tries every
+// way of giving or leaving out the properties either side requires or
+// names in a branch. The new rule narrows when it refuses an object the
+// old schema accepted as a whole (declared properties, required ones,
+// oneOf); it widens when the old rule refused an object the new schema
+// accepts. Required properties and new or removed ones are reported by
+// object apart; this is what the rule itself adds. So adding
+// "oneOf": [{"required": ["a"]}, {"required": ["b"]}] narrows (an object
+// with neither was accepted), while making a required parameter one
+// choice of two, the other new, narrows nothing.
+func (d *differ) oneOf(path string, a, b *schema.Node, dir direction) {
+	if len(a.OneOf) == 0 && len(b.OneOf) == 0 {
+		return
+	}
+	path += "/oneOf"
+	show := func(n *schema.Node) string {
+		if t := n.OneOfText(); t != "" {
+			return t
+		}
+		return "none"
+	}
+	what := show(a) + " → " + show(b)
+	var names []string
+	for _, n := range []*schema.Node{a, b} {
+		names = append(names, n.Required...)
+		for _, r := range n.OneOf {
+			names = append(names, r.Required...)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	narrowed, widened := false, false
+	if len(names) > maxOneOfNames {
+		narrowed, widened = show(a) != show(b), show(a) != show(b)
+	} else {
+		for given := uint64(0); given < 1<<len(names); given++ {
+			has := func(name string) bool {
+				i, _ := slices.BinarySearch(names, name)
+				return given&(1<<i) != 0
+			}
+			if accepts(a, names, has) && !holdsOneOf(b, has) {
+				narrowed = true
+			}
+			if accepts(b, names, has) && !holdsOneOf(a, has) {
+				widened = true
+			}
+		}
+	}
+	switch {
+	case narrowed && widened:
+		d.add(Breaking, path, what+": objects valid before may not be now, and the other way round")
+	case narrowed:
+		d.narrowed(dir, path, what)
+	case widened:
+		d.widened(dir, path, what)
+	case !sameBranches(a, b):
+		d.add(Compatible, path, what+" (the rule itself refuses nothing the rest allows, and lets nothing more through)")
+	case show(a) != show(b) || a.OneOfHelp() != b.OneOfHelp():
+		d.add(Compatible, path, "branches reordered or described anew")
+	}
+}
+
+// sameBranches reports whether a's and b's oneOf have the same branches,
+// in any order.
+func sameBranches(a, b *schema.Node) bool {
+	key := func(n *schema.Node) []string {
+		var k []string
+		for _, r := range n.OneOf {
+			names := slices.Clone(r.Required)
+			slices.Sort(names)
+			k = append(k, strings.Join(names, "\x00"))
+		}
+		slices.Sort(k)
+		return k
+	}
+	return slices.Equal(key(a), key(b))
+}
+
+// accepts reports whether object schema n accepts an object that gives
+// the properties among names for which has is true, as far as declared
+// properties, required ones and oneOf say.
+func accepts(n *schema.Node, names []string, has func(string) bool) bool {
+	for _, name := range names {
+		declared := slices.ContainsFunc(n.Properties, func(p *schema.Property) bool { return p.Name == name })
+		if has(name) && !declared && n.AdditionalFalse {
+			return false
+		}
+	}
+	for _, name := range n.Required {
+		if !has(name) {
+			return false
+		}
+	}
+	return holdsOneOf(n, has)
+}
+
+// holdsOneOf reports whether exactly one branch of n's oneOf is complete;
+// true when n has none.
+func holdsOneOf(n *schema.Node, has func(string) bool) bool {
+	if len(n.OneOf) == 0 {
+		return true
+	}
+	held := 0
+	for _, r := range n.OneOf {
+		if !slices.ContainsFunc(r.Required, func(name string) bool { return !has(name) }) {
+			held++
+		}
+	}
+	return held == 1
 }
 
 // bound compares a count limit (length, items, properties); lower says

@@ -35,15 +35,73 @@ func Contract(s *schema.Surface) []byte {
 		b.WriteString(t.Description + "\n\n")
 		b.WriteString("Parameters:\n\n")
 		writeRows(&b, "parameter", "required", flatten(t.Input, ""))
+		writeNotes(&b, oneOfNotes(t.Input, "", true))
 		b.WriteString("\nOutput (`structuredContent`):\n\n")
 		writeRows(&b, "field", "always present", flatten(t.Output, ""))
+		writeNotes(&b, oneOfNotes(t.Output, "", false))
 	}
 	if reg := s.Document("registry"); reg != nil {
 		b.WriteString("\n## registry.json\n\n")
 		b.WriteString("The registry file a curator writes (`schema/registry.schema.json`). Rules the schema cannot state (exactly one source per rank, no URL twice, searchable query patterns) are checked by the loader as well.\n\n")
 		writeRows(&b, "field", "required", flatten(reg, ""))
+		writeNotes(&b, oneOfNotes(reg, "", false))
 	}
 	return b.Bytes()
+}
+
+// oneOfNotes are the sentences that state the oneOf rules of object schema
+// n and of the objects it holds, in the order flatten lists them. A rule
+// at the root of a tool's input (arguments) also says how a call that
+// breaks it is answered, and why tools/list does not carry it.
+func oneOfNotes(n *schema.Node, prefix string, arguments bool) []string {
+	n = n.Resolved()
+	var notes []string
+	if len(n.OneOf) > 0 {
+		rule := "exactly one of " + joinOr(branchNames(n))
+		var note string
+		if arguments && prefix == "" {
+			others := "none or more than one"
+			if len(n.OneOf) == 2 {
+				others = "neither or both"
+			}
+			note = "Give " + rule + ": a call with " + others + " is refused with -32602 (invalid params), whose message says so and how to choose."
+		} else {
+			note = "`" + strings.TrimSuffix(prefix, ".") + "` holds " + rule + "."
+		}
+		if help := n.OneOfHelp(); help != "" {
+			note += " " + strings.ToUpper(help[:1]) + help[1:] + "."
+		}
+		if arguments && prefix == "" {
+			note += " The server enforces the rule, but tools/list leaves it out of `inputSchema`: model APIs such as Anthropic's refuse a tool whose input schema has `oneOf` at its root."
+		}
+		notes = append(notes, note)
+	}
+	for _, p := range n.Properties {
+		c := p.Schema.Resolved()
+		switch {
+		case c.Type == "array" && c.Items != nil && c.Items.Resolved().Type == "object":
+			notes = append(notes, oneOfNotes(c.Items, prefix+p.Name+"[].", false)...)
+		case c.IsMap():
+			notes = append(notes, oneOfNotes(c.AdditionalSchema, prefix+p.Name+".{key}.", false)...)
+		case c.Type == "object":
+			notes = append(notes, oneOfNotes(c, prefix+p.Name+".", false)...)
+		}
+	}
+	return notes
+}
+
+// joinOr lists alternatives: "`a` or `b`", "`a`, `b` or `c`".
+func joinOr(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+func writeNotes(b *bytes.Buffer, notes []string) {
+	for _, n := range notes {
+		b.WriteString("\n" + n + "\n")
+	}
 }
 
 // ToolReference renders the README's tool section: one row per tool.
@@ -55,7 +113,14 @@ func ToolReference(s *schema.Surface) []byte {
 		var params []string
 		for _, p := range t.Input.Properties {
 			name := "`" + p.Name + "`"
-			if !t.Input.IsRequired(p.Name) {
+			switch {
+			case t.Input.InOneOf(p.Name):
+				// The rule is named once, where its first property is.
+				if !firstInOneOf(t.Input, p.Name) {
+					continue
+				}
+				name = joinOr(branchNames(t.Input)) + " (exactly one)"
+			case !t.Input.IsRequired(p.Name):
 				name += " (optional)"
 			}
 			params = append(params, name)
@@ -66,6 +131,17 @@ func ToolReference(s *schema.Surface) []byte {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", t.Name, tierText(t), strings.Join(params, ", "), cell(firstSentence(t.Description)))
 	}
 	return b.Bytes()
+}
+
+// firstInOneOf reports whether name is, in schema order, the first
+// property of n that a oneOf branch requires.
+func firstInOneOf(n *schema.Node, name string) bool {
+	for _, p := range n.Properties {
+		if n.InOneOf(p.Name) {
+			return p.Name == name
+		}
+	}
+	return false
 }
 
 // Markers around the generated part of the README.
@@ -116,6 +192,7 @@ func hints(t *schema.Tool) []string {
 type row struct {
 	path, typ   string
 	required    bool
+	oneOf       string // for a member of a oneOf branch: the required cell, "one of `a`, `b`"
 	constraints []string
 	description string
 }
@@ -126,9 +203,29 @@ func flatten(n *schema.Node, prefix string) []row {
 	n = n.Resolved()
 	var rows []row
 	for _, p := range n.Properties {
-		rows = append(rows, member(p.Schema, prefix+p.Name, n.IsRequired(p.Name))...)
+		m := member(p.Schema, prefix+p.Name, n.IsRequired(p.Name))
+		if n.InOneOf(p.Name) {
+			m[0].oneOf = oneOfCell(n)
+		}
+		rows = append(rows, m...)
 	}
 	return rows
+}
+
+// oneOfCell is the required cell of a property in a branch of n's oneOf:
+// "one of `query`, `slug`".
+func oneOfCell(n *schema.Node) string {
+	return "one of " + strings.Join(branchNames(n), ", ")
+}
+
+// branchNames are the branches of n's oneOf in Markdown: "`query`", or
+// "both `start` and `end`" for a branch that requires two properties.
+func branchNames(n *schema.Node) []string {
+	var names []string
+	for _, r := range n.OneOf {
+		names = append(names, r.Quoted("`"))
+	}
+	return names
 }
 
 // member is the row of one member and those of what it contains.
@@ -233,8 +330,11 @@ func writeRows(b *bytes.Buffer, what, mustText string, rows []row) {
 	fmt.Fprintf(b, "| %s | type | %s | constraints | description |\n| --- | --- | --- | --- | --- |\n", what, mustText)
 	for _, r := range rows {
 		must := "no"
-		if r.required {
+		switch {
+		case r.required:
 			must = "yes"
+		case r.oneOf != "":
+			must = r.oneOf
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s |\n", r.path, r.typ, must, cell(strings.Join(r.constraints, "; ")), cell(r.description))
 	}

@@ -2,6 +2,7 @@ package schemagen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -128,6 +129,13 @@ func (e *decoderEmitter) structFunc(typeName string, n *schema.Node) {
 	if required != 0 {
 		body = append(body, jen.Id("d").Dot("Missing").Call(jen.Id("p"), jen.Id("seen"), jen.Op(fmt.Sprintf("0b%b", required)), known))
 	}
+	if len(n.OneOf) > 0 {
+		ruleVar := lowerFirst(typeName) + "OneOf"
+		body = append(body, jen.Id("d").Dot("OneOf").Call(jen.Id("p"), jen.Id("seen"), jen.Op("&").Id(ruleVar)))
+		e.decls = append(e.decls,
+			jen.Commentf("%s is %s's oneOf: bit i of a set stands for %s[i].", ruleVar, typeName, namesVar),
+			jen.Var().Id(ruleVar).Op("=").Qual(strictjsonPkg, "OneOf").Values(oneOfFields(n)))
+	}
 	e.f.Commentf("decode%s reads the object at p (%s) into out.", typeName, n.Where())
 	e.f.Func().Id("decode"+typeName).Params(
 		jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
@@ -139,6 +147,30 @@ func (e *decoderEmitter) structFunc(typeName string, n *schema.Node) {
 			jen.Commentf("%s lists %s's fields in schema order; bit i of a decoder's seen set stands for %s[i].", namesVar, typeName, namesVar),
 			jen.Var().Id(namesVar).Op("=").Index().String().Values(names...))
 	}
+}
+
+// oneOfFields are the fields of the strictjson.OneOf that enforces n's oneOf.
+func oneOfFields(n *schema.Node) jen.Dict {
+	var sets, names []jen.Code
+	for _, r := range n.OneOf {
+		var mask uint64
+		for i, p := range n.Properties {
+			if slices.Contains(r.Required, p.Name) {
+				mask |= 1 << i
+			}
+		}
+		sets = append(sets, jen.Op(fmt.Sprintf("0b%b", mask)))
+		names = append(names, jen.Lit(r.Names()))
+	}
+	d := jen.Dict{
+		jen.Id("Sets"):  jen.Index().Uint64().Values(sets...),
+		jen.Id("Want"):  jen.Lit(n.OneOfText()),
+		jen.Id("Names"): jen.Index().String().Values(names...),
+	}
+	if help := n.OneOfHelp(); help != "" {
+		d[jen.Id("Help")] = jen.Lit(help)
+	}
+	return d
 }
 
 // value emits statements that decode the value at path into target, whose

@@ -13,23 +13,16 @@ import (
 )
 
 // checkExamples holds each of a tool's examples to the schema it claims to
-// fit, as the tools/list entry carries it (references inlined), so an
-// example can never drift from its schema. Tests call every tool with its
-// first example, so a new tool is exercised by the whole suite without any
-// test naming it.
+// fit, self-contained as tools/list carries it (references inlined) and
+// with nothing left out, so an example can never drift from its schema.
+// Tests call every tool with its first example, so a new tool is exercised
+// by the whole suite without any test naming it.
 func checkExamples(t *schema.Tool) error {
-	var entry struct {
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	}
-	if err := json.Unmarshal(t.Manifest, &entry); err != nil {
-		return err
-	}
-	input, err := compileSchema("inputSchema", entry.InputSchema)
+	input, err := compileSchema("inputSchema", t.InputSchema)
 	if err != nil {
 		return err
 	}
-	output, err := compileSchema("outputSchema", entry.OutputSchema)
+	output, err := compileSchema("outputSchema", t.OutputSchema)
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,15 @@ func TestRefusals(t *testing.T) {
 	cases := []struct {
 		name, input, want string
 	}{
-		{"oneOf", `"query": {"oneOf": [{"type":"string"}]}`, `keyword "oneOf" is not supported`},
+		{"anyOf", `"query": {"anyOf": [{"type":"string"}]}`, `keyword "anyOf" is not supported`},
+		{"oneOf on a string", `"query": {"type": "string", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}`, `keyword "oneOf" does not apply to type string`},
+		{"oneOf of types", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"type": "object"}, {"type": "string"}]}`, `keyword "type" is not supported in a oneOf branch`},
+		{"oneOf of one branch", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"required": ["a"]}]}`, `"oneOf" must list two or more branches`},
+		{"oneOf branch requires nothing", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"required": ["a"]}, {"required": []}]}`, `branch 1: "oneOf" must list two or more branches`},
+		{"oneOf of an undeclared property", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"required": ["a"]}, {"required": ["c"]}]}`, `branch 1: required property "c" is not declared`},
+		{"oneOf of a required property", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"required": ["a"]}, {"required": ["r"]}]}`, `branch 1: "r" is required by the object itself`},
+		{"oneOf branch inside another", `"query": {"type": "object", "additionalProperties": false, "required": ["r"], "properties": {"a": {"type": "string"}, "b": {"type": "string"}, "r": {"type": "string"}}, "oneOf": [{"required": ["a"]}, {"required": ["a", "b"]}]}`, `branches 0 and 1: one requires all the other does`},
+		{"oneOf on a map", `"query": {"type": "object", "additionalProperties": {"type": "string"}, "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}`, `"oneOf" is only supported on objects with listed properties`},
 		{"const", `"query": {"type": "string", "const": "x"}`, `keyword "const" is not supported`},
 		{"default", `"query": {"type": "string", "default": "x"}`, `keyword "default" is not supported`},
 		{"type list", `"query": {"type": ["string", "null"]}`, `every schema needs "type"`},
@@ -294,7 +302,46 @@ func TestContractDiffIsSmall(t *testing.T) {
 			changed = append(changed, b[i])
 		}
 	}
-	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | no | at most 400 characters |") {
+	if len(changed) != 1 || !strings.Contains(changed[0], "| `query` | string | one of `query`, `slug` | at most 400 characters |") {
 		t.Errorf("changed lines: %q", changed)
+	}
+}
+
+// A oneOf of required sets is enforced by the decoder wherever it is, and
+// stated in the contract and the README. tools/list carries it except at
+// the root of an input schema, where model APIs refuse it.
+func TestOneOfReachesEverything(t *testing.T) {
+	s, err := schema.Load("testdata/schema")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var count, shelf *schema.Tool
+	for _, tool := range s.Tools {
+		switch tool.Name {
+		case "count_things":
+			count = tool
+		case "add_shelf":
+			shelf = tool
+		}
+	}
+	if bytes.Contains(count.Manifest, []byte(`"oneOf"`)) || !bytes.Contains(count.InputSchema, []byte(`"oneOf":[{"required":["room"]`)) {
+		t.Errorf("count_things: a root oneOf must be left out of tools/list only:\nmanifest %s\ninput schema %s", count.Manifest, count.InputSchema)
+	}
+	if n := bytes.Count(shelf.Manifest, []byte(`"oneOf"`)); n != 2 {
+		t.Errorf("add_shelf: a nested oneOf must stay in tools/list (in both schemas), found %d:\n%s", n, shelf.Manifest)
+	}
+	contract := string(Contract(s))
+	for _, want := range []string{
+		"| `room` | string | one of `room`, both `lat` and `lon` |",
+		"Give exactly one of `room` or both `lat` and `lon`: a call with neither or both is refused with -32602 (invalid params), whose message says so and how to choose. Room counts in one room. The server enforces the rule, but tools/list leaves it out of `inputSchema`",
+		"| `shelves.{key}.keeper.email` | string | one of `email`, `phone` |",
+		"`shelves.{key}.keeper` holds exactly one of `email` or `phone`. Email reaches them by mail; phone by telephone.",
+	} {
+		if !strings.Contains(contract, want) {
+			t.Errorf("the contract lacks %q", want)
+		}
+	}
+	if ref := string(ToolReference(s)); !strings.Contains(ref, "| `count_things` | user | `what`, `exact` (optional), `limit` (optional), `room` or both `lat` and `lon` (exactly one) |") {
+		t.Errorf("README tool reference:\n%s", ref)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"go/types"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,8 +32,9 @@ type typeRoot struct {
 // formatted sources by file name.
 //
 // "format" is removed from the copy it sees, so that dates stay plain strings
-// and gen/ does not import go-jsonschema's runtime types; the decoders
-// enforce formats.
+// and gen/ does not import go-jsonschema's runtime types, and so is
+// "oneOf", which on our schemas only says which properties go together and
+// changes no type; the decoders enforce both.
 func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	var mappings []generator.SchemaMapping
 	for _, r := range roots {
@@ -55,7 +57,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	for _, r := range roots {
 		var b bytes.Buffer
-		writeTree(&b, r.tree, r.id)
+		writeTree(&b, r.tree, r.id, false)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
@@ -89,9 +91,14 @@ func (l docLoader) Load(uri, _ string) (*schemas.Schema, error) {
 // an absolute URL it will not try to resolve as a file path.
 func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + documentSuffix }
 
-// writeTree serializes a schema tree without its "format" keywords and with
-// the root's "$id" set to id.
-func writeTree(b *bytes.Buffer, v any, id string) {
+// typeless are the keywords go-jsonschema is not shown (see goTypes).
+var typeless = []string{"format", "oneOf"}
+
+// writeTree serializes a schema tree without the keywords in typeless and
+// with the root's "$id" set to id. names is set when v's keys are names
+// (those of "properties" or "$defs") rather than keywords: a property
+// called format is kept.
+func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 	switch t := v.(type) {
 	case *schema.Object:
 		b.WriteByte('{')
@@ -108,7 +115,7 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			b.WriteString(strconv.Quote(id))
 		}
 		for _, k := range t.Keys {
-			if k == "format" || (id != "" && k == "$id") {
+			if !names && (slices.Contains(typeless, k) || id != "" && k == "$id") {
 				continue
 			}
 			comma()
@@ -117,11 +124,11 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			b.WriteByte(':')
 			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
 				if m := schema.ExternalRef.FindStringSubmatch(ref); m != nil {
-					writeTree(b, docURL(m[1])+"#/$defs/"+m[2], "")
+					writeTree(b, docURL(m[1])+"#/$defs/"+m[2], "", false)
 					continue
 				}
 			}
-			writeTree(b, t.Vals[k], "")
+			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"))
 		}
 		b.WriteByte('}')
 	case []any:
@@ -130,7 +137,7 @@ func writeTree(b *bytes.Buffer, v any, id string) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeTree(b, e, "")
+			writeTree(b, e, "", false)
 		}
 		b.WriteByte(']')
 	default:

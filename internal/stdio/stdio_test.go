@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -541,5 +542,40 @@ func TestQueuedBytesBounded(t *testing.T) {
 	w.close()
 	if got := strings.Count(out.buf.String(), "\n"); got != total {
 		t.Errorf("%d answers written once the client read, want %d", got, total)
+	}
+}
+
+// get_sources needs exactly one of query or slug. Every way of giving
+// neither, and giving both, is refused by its decoder with -32602 whose
+// message says which and how to choose; the handler never runs. A blank
+// query names one, so it reaches the handler and is a result with isError.
+func TestGetSourcesNeedsQueryOrSlug(t *testing.T) {
+	const neither = "Invalid params: arguments: needs exactly one of query or slug, got neither: query searches by topic; slug names a category from an earlier answer or list_categories"
+	const both = "Invalid params: arguments: needs exactly one of query or slug, got both: query searches by topic; slug names a category from an earlier answer or list_categories"
+	cases := []struct{ name, params, want string }{
+		{"empty arguments", `"name":"get_sources","arguments":{}`, neither},
+		{"arguments null", `"name":"get_sources","arguments":null`, neither},
+		{"arguments left out", `"name":"get_sources"`, neither},
+		{"threshold alone", `"name":"get_sources","arguments":{"threshold":0.5}`, neither},
+		{"both", `"name":"get_sources","arguments":{"query":"learn rust","slug":"rust-learning"}`, both},
+		{"blank query", `"name":"get_sources","arguments":{"query":"   "}`, ""},
+	}
+	in := initLine + "\n"
+	for i, c := range cases {
+		in += `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{` + c.params + `}}` + "\n"
+	}
+	got := map[string]response{}
+	for _, l := range serve(t, nil, in, Options{})[1:] {
+		r := decode(t, l)
+		got[string(r.ID)] = r
+	}
+	for i, c := range cases {
+		r := got[strconv.Itoa(i)]
+		switch {
+		case c.want != "" && (r.Error == nil || r.Error.Code != -32602 || r.Error.Message != c.want):
+			t.Errorf("%s: got %+v %s, want -32602 %q", c.name, r.Error, r.Result, c.want)
+		case c.want == "" && (r.Error != nil || !strings.Contains(string(r.Result), `"isError":true`) || !strings.Contains(string(r.Result), "Query cannot be empty")):
+			t.Errorf("%s: got %+v %s, want a result with isError", c.name, r.Error, r.Result)
+		}
 	}
 }

@@ -142,3 +142,55 @@ func (d *Decoder) FormatURI(p *Path, s string) {
 		d.Fail(p, "must be an absolute URL with a host, got "+brief(s))
 	}
 }
+
+// OneOf is an object's "oneOf" of required sets: branches that each
+// require some of its fields, of which exactly one must be present in
+// full. The generator writes one per object schema that has it.
+type OneOf struct {
+	// Sets holds each branch's fields as a seen set: bit i stands for the
+	// object's i-th known field, as in Missing.
+	Sets []uint64
+	// Want says what the object needs, e.g. "exactly one of query or slug".
+	Want string
+	// Names says each branch's fields for people: "query", "start and end".
+	Names []string
+	// Help is what each branch is for, from their descriptions ("query
+	// searches by topic; slug names a category"), or "".
+	Help string
+}
+
+// OneOf records a problem at p, the object, when the fields it held
+// (seen) complete no branch of rule, or more than one. The reason says
+// which, and what each branch is for, so the caller can choose.
+func (d *Decoder) OneOf(p *Path, seen uint64, rule *OneOf) {
+	held := 0
+	for _, set := range rule.Sets {
+		if seen&set == set {
+			held++
+		}
+	}
+	if held == 1 {
+		return
+	}
+	reason := "needs " + rule.Want + ", got "
+	switch {
+	case held == 0 && len(rule.Sets) == 2:
+		reason += "neither"
+	case held == 0:
+		reason += "none of them"
+	case held == 2 && len(rule.Sets) == 2:
+		reason += "both"
+	default:
+		var names []string
+		for i, set := range rule.Sets {
+			if seen&set == set {
+				names = append(names, rule.Names[i])
+			}
+		}
+		reason += strings.Join(names, ", ")
+	}
+	if rule.Help != "" {
+		reason += ": " + rule.Help
+	}
+	d.Fail(p, reason)
+}

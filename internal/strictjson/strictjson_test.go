@@ -143,3 +143,36 @@ func TestFormatDateTime(t *testing.T) {
 		}
 	}
 }
+
+func TestOneOf(t *testing.T) {
+	two := &OneOf{Sets: []uint64{0b01, 0b10}, Want: "exactly one of query or slug", Names: []string{"query", "slug"}, Help: "query searches; slug names"}
+	three := &OneOf{Sets: []uint64{0b001, 0b110, 0b1000}, Want: "exactly one of a, both b and c or d", Names: []string{"a", "both b and c", "d"}}
+	cases := []struct {
+		rule *OneOf
+		seen uint64
+		want string
+	}{
+		{two, 0b01, ""},
+		{two, 0b10, ""},
+		{two, 0b100, "needs exactly one of query or slug, got neither: query searches; slug names"},
+		{two, 0b11, "needs exactly one of query or slug, got both: query searches; slug names"},
+		{three, 0b0110, ""},
+		{three, 0b0100, "needs exactly one of a, both b and c or d, got none of them"}, // half a branch holds nothing
+		{three, 0b0111, "needs exactly one of a, both b and c or d, got a, both b and c"},
+		{three, 0b1111, "needs exactly one of a, both b and c or d, got a, both b and c, d"},
+	}
+	for _, c := range cases {
+		d, err := NewDecoder([]byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.OneOf(nil, c.seen, c.rule)
+		got := ""
+		if err := d.Finish(); err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("seen %b: got %q, want %q", c.seen, got, c.want)
+		}
+	}
+}

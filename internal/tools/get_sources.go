@@ -32,7 +32,7 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 }
 
 // logEntry is the query log's line for a get_sources call, or nil for a
-// call that named neither a query nor a slug, or failed inside.
+// call that failed inside, or whose query was blank.
 func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.GetSourcesOutput, err error) *gen.Querylog {
 	e := &gen.Querylog{Query: in.Query, Threshold: &threshold, RegistryVersion: s.reg.Version()}
 	var te *gen.ToolError
@@ -47,12 +47,14 @@ func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.
 		return nil
 	}
 	miss, _ := te.Structured.(*gen.GetSourcesOutput)
-	if miss == nil || in.Query != nil && in.Slug != nil || in.Query == nil && in.Slug == nil {
+	if miss == nil {
 		return nil
 	}
 	for _, c := range miss.Candidates {
 		e.Candidates = append(e.Candidates, gen.ScoredSlug{Slug: c.Slug, Score: c.Score})
 	}
+	// A tool error comes from a call the decoder let through, which names
+	// exactly one of slug and query.
 	switch {
 	case in.Slug != nil:
 		e.Outcome, e.Slug = gen.QuerylogOutcomeUnknownSlug, in.Slug
@@ -66,20 +68,23 @@ func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.
 	return e
 }
 
+// errNotOneOf answers a call that names neither query nor slug, or both.
+// The decoder refuses those (the schema's oneOf) with -32602 before the
+// handler runs, so only a caller that skipped it gets here; the Go type
+// still allows the state, so it is answered rather than assumed away.
+var errNotOneOf = errors.New("get_sources: arguments with neither or both of query and slug reached the handler; they must be decoded with gen.DecodeGetSourcesInput, which refuses them")
+
 func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold float64) (*gen.GetSourcesOutput, error) {
-	query := deref(in.Query)
-	empty := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}
 	switch {
-	case in.Query != nil && in.Slug != nil:
-		return nil, &gen.ToolError{Text: "Pass either query or slug, not both: slug returns that category, query searches for one.", Structured: empty}
+	case (in.Query == nil) == (in.Slug == nil):
+		return nil, errNotOneOf
 	case in.Slug != nil:
 		return s.bySlug(*in.Slug)
-	case in.Query == nil:
-		return nil, &gen.ToolError{Text: "Pass query (the topic in a few words, for example \"learn rust\") or slug (a category named by an earlier answer or by list_categories).", Structured: empty}
 	}
+	query := *in.Query
 	ranked, err := s.matcher.Match(query, min(len(s.slugs), listedMost))
 	if text, ok := queryProblem(query, err); ok {
-		return nil, &gen.ToolError{Text: text, Structured: empty}
+		return nil, &gen.ToolError{Text: text, Structured: &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}}
 	} else if err != nil {
 		return nil, err
 	}
