@@ -401,9 +401,6 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		return nil, false
 	}
 	reg := srvd.reg
-	if err := gen.Pretouch(); err != nil {
-		log.Warn("sonic pretouch failed; the first calls will be slower", "err", err)
-	}
 	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified}
 	var lock *filelock.Lock
 	if srvd.path != "" {

@@ -27,8 +27,11 @@ var relatedList string
 // too rare for the list: names, jargon and misspellings.
 func zipfOf(word string) (z float32, ok bool) {
 	lexicon.once.Do(lexicon.load)
-	z, ok = lexicon.zipf[word]
-	return z, ok
+	id, ok := lexicon.freq.find(word)
+	if !ok {
+		return 0, false
+	}
+	return lexicon.zipf[id], true
 }
 
 // relatedOf is the related-word line of a stem: close words, narrower
@@ -36,50 +39,97 @@ func zipfOf(word string) (z float32, ok bool) {
 // a space-separated list of stems.
 func relatedOf(stem string) (close, narrow, broad, gloss string, ok bool) {
 	lexicon.once.Do(lexicon.load)
-	line, ok := lexicon.related[stem]
+	id, ok := lexicon.rel.find(stem)
 	if !ok {
 		return "", "", "", "", false
 	}
+	_, line, _ := strings.Cut(lexicon.rel.lines[id], "|")
 	close, rest, _ := strings.Cut(line, "|")
 	narrow, rest, _ = strings.Cut(rest, "|")
 	broad, gloss, _ = strings.Cut(rest, "|")
 	return close, narrow, broad, gloss, true
 }
 
-// lexicon is parsed on first use: a server that never builds an index (a
-// CLI command) pays nothing, and the lines stay in the embedded strings.
+// lexicon is indexed on first use: a process that never builds an index
+// (a CLI command) pays nothing. The words and lines stay in the embedded
+// strings; what is allocated is one string header per line, a float per
+// word and two open-addressing tables of line numbers.
 var lexicon lexiconTables
 
 type lexiconTables struct {
-	once    sync.Once
-	zipf    map[string]float32
-	related map[string]string // stem → "close|narrow|broad|gloss"
+	once sync.Once
+	freq lineTable // the words of frequency.txt, most common first
+	zipf []float32 // zipf[i] is the Zipf value of freq.lines[i]
+	rel  lineTable // the lines of related.txt, keyed by their stem
 
 	typoOnce sync.Once
-	words    []string // the words of frequency.txt, most common first
 	typos    typoIndex
 }
 
+// lineTable finds lines by key without a map: lines are substrings of the
+// embedded text, and slots an open-addressing table over the keys' hashes
+// holding line number + 1 (0 is a free slot).
+type lineTable struct {
+	lines []string
+	keyed func(line string) string
+	slots []uint32
+}
+
+func (t *lineTable) index() {
+	t.slots = make([]uint32, tableSize(len(t.lines)))
+	mask := uint32(len(t.slots) - 1)
+	for i, l := range t.lines {
+		h := hashBytes(t.keyed(l))
+		for t.slots[h&mask] != 0 {
+			h++
+		}
+		t.slots[h&mask] = uint32(i) + 1
+	}
+}
+
+func (t *lineTable) find(key string) (int, bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	mask := uint32(len(t.slots) - 1)
+	for h := hashBytes(key); ; h++ {
+		id := t.slots[h&mask]
+		if id == 0 {
+			return 0, false
+		}
+		if t.keyed(t.lines[id-1]) == key {
+			return int(id - 1), true
+		}
+	}
+}
+
 func (l *lexiconTables) load() {
-	l.zipf = make(map[string]float32, strings.Count(frequencyList, "\n"))
+	n := strings.Count(frequencyList, "\n")
+	l.freq.lines = make([]string, 0, n)
+	l.zipf = make([]float32, 0, n)
 	for line := range strings.Lines(frequencyList) {
 		if strings.HasPrefix(line, "#") {
 			continue
 		}
 		w, z, _ := strings.Cut(strings.TrimSpace(line), " ")
 		if v, err := strconv.ParseFloat(z, 32); err == nil {
-			l.zipf[w] = float32(v)
-			l.words = append(l.words, w)
+			l.freq.lines = append(l.freq.lines, w)
+			l.zipf = append(l.zipf, float32(v))
 		}
 	}
-	l.related = make(map[string]string, strings.Count(relatedList, "\n"))
+	l.freq.keyed = func(w string) string { return w }
+	l.freq.index()
+	l.rel.lines = make([]string, 0, strings.Count(relatedList, "\n"))
 	for line := range strings.Lines(relatedList) {
-		if strings.HasPrefix(line, "#") {
-			continue
+		if !strings.HasPrefix(line, "#") {
+			l.rel.lines = append(l.rel.lines, strings.TrimSuffix(line, "\n"))
 		}
-		st, rest, _ := strings.Cut(strings.TrimSuffix(line, "\n"), "|")
-		l.related[st] = rest
 	}
+	l.rel.keyed = func(line string) string {
+		st, _, _ := strings.Cut(line, "|")
+		return st
+	}
+	l.rel.index()
 }
 
 // Link qualities: how much of a direct match a related word is worth. A
@@ -154,20 +204,21 @@ func englishTypo(word string) (fixed string, dist int, ok bool) {
 		return "", 0, false
 	}
 	lexicon.once.Do(lexicon.load)
+	words := lexicon.freq.lines
 	lexicon.typoOnce.Do(func() {
-		long := make([]bool, len(lexicon.words))
-		for i, w := range lexicon.words {
+		long := make([]bool, len(words))
+		for i, w := range words {
 			long[i] = len(w) >= minEnglishTypoLen-1
 		}
-		lexicon.typos = buildTypoIndex(lexicon.words, long)
+		lexicon.typos = buildTypoIndex(words, long)
 	})
 	maxDist := 1
 	if n >= twoTypoLen {
 		maxDist = 2
 	}
 	best, bestDist := -1, maxDist+1
-	lexicon.typos.near(word, maxDist, lexicon.words, func(t uint32, d int) {
-		if !keepsFirstLetter(word, lexicon.words[t]) {
+	lexicon.typos.near(word, maxDist, words, func(t uint32, d int) {
+		if !keepsFirstLetter(word, words[t]) {
 			return
 		}
 		// words are most common first, so a lower index wins a tie.
@@ -178,5 +229,5 @@ func englishTypo(word string) (fixed string, dist int, ok bool) {
 	if best < 0 {
 		return "", 0, false
 	}
-	return lexicon.words[best], bestDist, true
+	return words[best], bestDist, true
 }

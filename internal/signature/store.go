@@ -82,16 +82,20 @@ func ReadPair(path string, maxSize int64) (data, doc []byte, pending bool, err e
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if doc != nil {
-		if _, verr := Verify(data, doc, nil); verr == nil {
-			return data, doc, false, nil
-		}
-	}
+	// Without a pending signature (the usual case) there is nothing to
+	// choose between, and the registry is not hashed here: the loader
+	// hashes it once, and Check verifies doc against that digest.
 	next, perr := ReadLimited(path+pendingSuffix, MaxSize, "signature file")
 	if perr != nil {
 		return data, doc, false, nil
 	}
-	if _, verr := Verify(data, next, nil); verr != nil {
+	digest := Digest(data)
+	if doc != nil {
+		if _, verr := VerifyDigest(data, digest, doc, nil); verr == nil {
+			return data, doc, false, nil
+		}
+	}
+	if _, verr := VerifyDigest(data, digest, next, nil); verr != nil {
 		return data, doc, false, nil // stale: from a write that never replaced the registry
 	}
 	return data, next, true, nil

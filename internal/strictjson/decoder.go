@@ -15,6 +15,44 @@ type Decoder struct {
 	pos  int
 	errs Errors
 	tz   *tokenizer
+	// outer holds the documents being read while a lazy value (kindLazy)
+	// is: its tokens replace toks until they are all read.
+	outer []frame
+}
+
+// frame is where reading resumes once a lazy value is read.
+type frame struct {
+	toks []token
+	nums []uint64
+	pos  int
+	tz   *tokenizer
+}
+
+// cur is the token at the reading position, after leaving every lazy
+// value that has been read to its end.
+func (d *Decoder) cur() *token {
+	for d.pos == len(d.toks) && len(d.outer) > 0 {
+		d.tz.release()
+		f := d.outer[len(d.outer)-1]
+		d.outer = d.outer[:len(d.outer)-1]
+		d.toks, d.nums, d.pos, d.tz = f.toks, f.nums, f.pos, f.tz
+	}
+	return &d.toks[d.pos]
+}
+
+// enter tokenizes the lazy value at the reading position and reads on in
+// its tokens. A value that cannot be tokenized (a number too large for a
+// float) is recorded at p and skipped; enter then returns false.
+func (d *Decoder) enter(p *Path, t *token) bool {
+	sub, err := d.tz.expand(t)
+	if err != nil {
+		d.Fail(p, err.Reason)
+		d.pos++
+		return false
+	}
+	d.outer = append(d.outer, frame{toks: d.toks, nums: d.nums, pos: d.pos + 1, tz: d.tz})
+	d.toks, d.nums, d.pos, d.tz = sub.toks, sub.nums, 0, sub
+	return true
 }
 
 // NewDecoder tokenizes data. A document that is not well-formed UTF-8 JSON,
@@ -36,6 +74,11 @@ func newDecoder(data []byte, inPlace bool) (*Decoder, error) {
 // Finish returns the problems recorded, as Errors, or nil, and recycles the
 // decoder's buffers; the decoder must not be used afterwards.
 func (d *Decoder) Finish() error {
+	for _, f := range d.outer {
+		d.tz.release()
+		d.tz = f.tz
+	}
+	d.outer = nil
 	d.tz.release()
 	d.toks, d.nums, d.tz = nil, nil, nil
 	if len(d.errs) == 0 {
@@ -56,7 +99,7 @@ func (d *Decoder) Fail(p *Path, reason string) {
 
 // skip steps over the value at the current position.
 func (d *Decoder) skip() {
-	t := &d.toks[d.pos]
+	t := d.cur()
 	if t.kind == kindObject || t.kind == kindArray {
 		d.pos = int(t.aux) + 1
 		return
@@ -90,7 +133,13 @@ func describe(t *token) string {
 // expect consumes a value and reports whether it has kind k; a value of any
 // other kind (null included) is recorded as a type error and skipped.
 func (d *Decoder) expect(p *Path, k kind, want string) (*token, bool) {
-	t := &d.toks[d.pos]
+	t := d.cur()
+	if t.kind == kindLazy {
+		if !d.enter(p, t) {
+			return nil, false
+		}
+		t = d.cur()
+	}
 	if t.kind != k {
 		d.Fail(p, "must be "+want+", got "+describe(t))
 		d.skip()
@@ -110,12 +159,12 @@ func (d *Decoder) Object(p *Path) bool {
 // NextKey returns the next member key of the object being read, or false
 // after consuming the end of the object.
 func (d *Decoder) NextKey() (string, bool) {
-	t := &d.toks[d.pos]
+	t := d.cur()
 	d.pos++
 	if t.kind == kindEnd {
 		return "", false
 	}
-	return t.str, true
+	return d.tz.str(t), true
 }
 
 // Array enters an array value, as Object does for objects.
@@ -127,7 +176,7 @@ func (d *Decoder) Array(p *Path) bool {
 // NextItem reports whether another element follows in the array being read;
 // it consumes the end of the array when none does.
 func (d *Decoder) NextItem() bool {
-	if d.toks[d.pos].kind == kindEnd {
+	if d.cur().kind == kindEnd {
 		d.pos++
 		return false
 	}
@@ -142,11 +191,12 @@ func (d *Decoder) String(p *Path) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if strings.IndexByte(t.str, 0) >= 0 {
+	s := d.tz.str(t)
+	if strings.IndexByte(s, 0) >= 0 {
 		d.Fail(p, "must not contain NUL characters")
 		return "", false
 	}
-	return t.str, true
+	return s, true
 }
 
 // Bool reads a boolean value.
@@ -187,7 +237,7 @@ func (d *Decoder) Int(p *Path) (int, bool) {
 	}
 	f := d.float(t)
 	if f != math.Trunc(f) || math.IsInf(f, 0) {
-		d.Fail(p, "must be an integer, got "+briefNumber(t.str))
+		d.Fail(p, "must be an integer, got "+briefNumber(d.tz.str(t)))
 		return 0, false
 	}
 	if f < math.MinInt64 || f >= math.MaxInt64 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -25,24 +26,33 @@ const (
 	kindArray  // begins an array; token.aux is the index of its kindEnd
 	kindKey
 	kindEnd
+	// kindLazy is an object or array of a large document left untokenized:
+	// the text [off, off+n) of the document, tokenized by the decoder when
+	// it reads the value and dropped once it has (see split).
+	kindLazy
 )
 
 // token is one event of the document in preorder. Flattening the document
 // into a slice first lets generated decoders be plain recursive descent with
 // O(1) skipping of unwanted values.
 //
-// The layout is kept to 24 bytes: the slice is the decoder's main cost,
-// in time and in memory (a registry of 100,000 categories is 5 million
-// tokens). A number's value is kept aside, in the tokenizer's nums, since
-// documents hold few numbers and many strings.
+// The layout is kept to 16 bytes and free of pointers: the slice is the
+// decoder's main cost, in time and in memory (a registry of 100,000
+// categories is 11 million tokens, 270 MB at 24 bytes with a string header
+// each, all of it scanned by the collector). A string is the range
+// [off, off+n) of the document's text; one sonic had to unescape lives in
+// the tokenizer's ext instead, at index off. A number's value is kept
+// aside, in the tokenizer's nums, since documents hold few numbers and
+// many strings.
 type token struct {
-	str string // string value, key, or the number's source text
+	off, n uint32 // string value, key, or the number's source text
 	// aux is, for kindObject and kindArray, the index of their kindEnd;
 	// for kindNumber, the index of the value in nums; for kindBool, 1 for
 	// true.
 	aux   uint32
 	kind  kind
 	isInt bool // the number fits int64 and has no fraction or exponent
+	ext   bool // the text is ext[off], not in the document
 }
 
 // MaxDepth is the default bound on nesting of objects and arrays. The
@@ -55,15 +65,45 @@ var errTooDeep = errors.New("nesting too deep")
 
 // tokenizer receives sonic's preorder callbacks and records them as tokens.
 type tokenizer struct {
+	src      string   // the document's text, which tokens' ranges point into
+	ext      []string // strings that are not ranges of src (unescaped ones)
 	toks     []token
 	nums     []uint64 // numbers' values: int64 bits when isInt, else float64 bits
 	open     []int32  // indexes of the objects and arrays not yet closed
 	maxDepth int
 }
 
+// text returns a token for the string s: its range in src when it lies
+// there, else its index in ext.
+func (t *tokenizer) text(k kind, s string) token {
+	if len(s) == 0 {
+		return token{kind: k}
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(t.src)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	if off := p - base; p >= base && off+uintptr(len(s)) <= uintptr(len(t.src)) && off+uintptr(len(s)) <= math.MaxUint32 {
+		return token{kind: k, off: uint32(off), n: uint32(len(s))}
+	}
+	t.ext = append(t.ext, s)
+	return token{kind: k, off: uint32(len(t.ext) - 1), n: uint32(len(s)), ext: true}
+}
+
+// str is the text of a string, key or number token.
+func (t *tokenizer) str(tok *token) string {
+	switch {
+	case tok.n == 0:
+		return ""
+	case tok.ext:
+		return t.ext[tok.off]
+	}
+	return t.src[tok.off : tok.off+tok.n]
+}
+
 // number records a number token whose value has the given bits.
 func (t *tokenizer) number(bits uint64, isInt bool, text string) {
-	t.toks = append(t.toks, token{kind: kindNumber, isInt: isInt, aux: uint32(len(t.nums)), str: text})
+	tok := t.text(kindNumber, text)
+	tok.isInt, tok.aux = isInt, uint32(len(t.nums))
+	t.toks = append(t.toks, tok)
 	t.nums = append(t.nums, bits)
 }
 
@@ -79,7 +119,7 @@ func (t *tokenizer) OnBool(v bool) error {
 }
 
 func (t *tokenizer) OnString(v string) error {
-	t.toks = append(t.toks, token{kind: kindString, str: v})
+	t.toks = append(t.toks, t.text(kindString, v))
 	return nil
 }
 
@@ -123,7 +163,7 @@ func (t *tokenizer) OnArrayBegin(int) error  { return t.begin(kindArray) }
 func (t *tokenizer) OnArrayEnd() error       { return t.end() }
 
 func (t *tokenizer) OnObjectKey(key string) error {
-	t.toks = append(t.toks, token{kind: kindKey, str: key})
+	t.toks = append(t.toks, t.text(kindKey, key))
 	return nil
 }
 
@@ -138,7 +178,8 @@ func (t *tokenizer) release() {
 	if cap(t.toks) > maxPooledTokens {
 		return
 	}
-	clear(t.toks)
+	clear(t.ext) // the tokens hold no pointers; ext's strings would pin documents
+	t.src, t.ext = "", t.ext[:0]
 	t.toks, t.nums, t.open = t.toks[:0], t.nums[:0], t.open[:0]
 	tokenizers.Put(t)
 }
@@ -153,38 +194,235 @@ func (t *tokenizer) tokenize(data []byte, maxDepth int, inPlace bool) *Error {
 	if !utf8.Valid(data) {
 		return &Error{Reason: "invalid UTF-8 at byte " + strconv.Itoa(invalidUTF8At(data))}
 	}
-	// A large document gets its token buffer at its final size: grown by
-	// appending, a registry of 100,000 categories (5 million tokens) went
-	// through buffers adding up to four times the last one, and the old
-	// and new buffer of each step were held at once.
-	if len(data) >= presizeFrom {
-		if n := countTokens(data); n > cap(t.toks) {
-			t.toks = make([]token, 0, n)
-		}
-	}
-	src := string(data) // a copy: the caller may reuse data once decoded
-	if inPlace && len(data) > 0 {
+	// A copy, as the caller may reuse data once decoded; in place, none
+	// (the copy used to be made either way, and dropped: 150 MB of garbage
+	// at 100,000 categories).
+	var src string
+	if inPlace {
 		src = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		src = string(data)
+	}
+	t.src = src
+	t.maxDepth = maxDepth
+	if len(data) >= splitFrom {
+		return t.split(data)
 	}
 	// The depth-bounded traversal runs first, so a deeply nested document is
 	// reported as such rather than as whatever the validator trips on first.
-	t.maxDepth = maxDepth
 	err := ast.Preorder(src, t, nil)
 	if errors.Is(err, errTooDeep) {
-		return &Error{Reason: "nesting deeper than " + strconv.Itoa(maxDepth) + " levels"}
+		return tooDeep(maxDepth)
 	}
 	// The traversal stops after the first value; the validator also
 	// rejects anything after it, and locates syntax errors.
+	if e := validate(data); e != nil {
+		return e
+	}
+	if err != nil {
+		return errUnrepresentable()
+	}
+	return nil
+}
+
+func tooDeep(maxDepth int) *Error {
+	return &Error{Reason: "nesting deeper than " + strconv.Itoa(maxDepth) + " levels"}
+}
+
+func errUnrepresentable() *Error {
+	return &Error{Reason: "invalid JSON: a value cannot be represented (numbers must fit a 64-bit float)"}
+}
+
+// validate checks that data is one JSON value, locating a syntax error.
+func validate(data []byte) *Error {
 	if ok, pos := encoder.Valid(data); !ok {
 		if pos < 0 || pos >= len(data) {
 			return &Error{Reason: "invalid JSON: unexpected end of input"}
 		}
 		return &Error{Reason: "invalid JSON: syntax error at byte " + strconv.Itoa(pos)}
 	}
-	if err != nil {
-		return &Error{Reason: "invalid JSON: a value cannot be represented (numbers must fit a 64-bit float)"}
+	return nil
+}
+
+// splitFrom is the document size from which tokenize leaves the objects
+// and arrays below splitDepth as kindLazy tokens: a registry's categories.
+// Tokenized whole, a registry of 100,000 categories needed 11 million
+// tokens (180 MB) alive beside its 150 MB of text; split, it needs one
+// token per category at the top and one category's tokens at a time,
+// reusing one pooled buffer. Tool arguments are far smaller.
+const splitFrom = 64 << 10
+
+// splitDepth is the depth of the containers left lazy: the values of the
+// members of the document's top-level members (each category of
+// "categories", each endorsement of "endorsements").
+const splitDepth = 2
+
+// split tokenizes a large document down to splitDepth. The whole text is
+// checked first (nesting, then syntax), so the scan below reads valid JSON
+// and the lazy parts can fail later only on a number too large to
+// represent, which the decoder then reports at the value's path.
+func (t *tokenizer) split(data []byte) *Error {
+	if depthOver(data, t.maxDepth) {
+		return tooDeep(t.maxDepth)
+	}
+	if e := validate(data); e != nil {
+		return e
+	}
+	i := skipSpace(t.src, 0)
+	if err := t.splitValue(&i, 0); err != nil {
+		return errUnrepresentable()
 	}
 	return nil
+}
+
+func (t *tokenizer) splitValue(i *int, depth int) error {
+	src := t.src
+	switch c := src[*i]; c {
+	case '{', '[':
+		if depth >= splitDepth {
+			end := containerEnd(src, *i)
+			t.toks = append(t.toks, token{kind: kindLazy, off: uint32(*i), n: uint32(end - *i)})
+			*i = end
+			return nil
+		}
+		k, closing := kindObject, byte('}')
+		if c == '[' {
+			k, closing = kindArray, ']'
+		}
+		if err := t.begin(k); err != nil {
+			return err
+		}
+		*i = skipSpace(src, *i+1)
+		if src[*i] == closing {
+			*i++
+			return t.end()
+		}
+		for {
+			if k == kindObject {
+				end := stringEnd(src, *i)
+				if err := t.scalar(*i, end, kindKey); err != nil {
+					return err
+				}
+				*i = skipSpace(src, skipSpace(src, end)+1) // past the colon
+			}
+			if err := t.splitValue(i, depth+1); err != nil {
+				return err
+			}
+			*i = skipSpace(src, *i)
+			if src[*i] == ',' {
+				*i = skipSpace(src, *i+1)
+				continue
+			}
+			*i++ // the closing bracket
+			return t.end()
+		}
+	case '"':
+		end := stringEnd(src, *i)
+		err := t.scalar(*i, end, kindString)
+		*i = end
+		return err
+	default:
+		end := *i
+		for end < len(src) && !strings.ContainsRune(",}] \t\r\n", rune(src[end])) {
+			end++
+		}
+		err := t.scalar(*i, end, 0)
+		*i = end
+		return err
+	}
+}
+
+// scalar tokenizes the literal src[from:to]: a string without escapes
+// directly as its range (as a key when k is kindKey), anything else
+// through sonic.
+func (t *tokenizer) scalar(from, to int, k kind) error {
+	lit := t.src[from:to]
+	if lit[0] == '"' && strings.IndexByte(lit, '\\') < 0 {
+		t.toks = append(t.toks, token{kind: k, off: uint32(from + 1), n: uint32(to - from - 2)})
+		return nil
+	}
+	if err := ast.Preorder(lit, t, nil); err != nil {
+		return err
+	}
+	if k == kindKey {
+		t.toks[len(t.toks)-1].kind = kindKey
+	}
+	return nil
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the string literal starting at i.
+func stringEnd(s string, i int) int {
+	for i++; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// containerEnd is the index after the object or array starting at i.
+func containerEnd(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i = stringEnd(s, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return len(s)
+}
+
+// depthOver reports whether objects and arrays nest deeper than max
+// anywhere in data, read as JSON would be (brackets in strings do not
+// count); malformed text is left to the validator.
+func depthOver(data []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth > max {
+				return true
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// expand tokenizes a kindLazy token's text into a pooled tokenizer of its
+// own, which the caller releases once the value is read.
+func (t *tokenizer) expand(lazy *token) (*tokenizer, *Error) {
+	sub := tokenizers.Get().(*tokenizer)
+	sub.src = t.src[lazy.off : lazy.off+lazy.n]
+	sub.maxDepth = t.maxDepth
+	if err := ast.Preorder(sub.src, sub, nil); err != nil {
+		sub.release()
+		return nil, errUnrepresentable()
+	}
+	return sub, nil
 }
 
 func invalidUTF8At(data []byte) int {
@@ -196,44 +434,4 @@ func invalidUTF8At(data []byte) int {
 		i += n
 	}
 	return len(data)
-}
-
-// presizeFrom is the document size from which tokenize counts the tokens
-// first. A tool call's arguments are far smaller, and the pooled buffers
-// already fit them; counting would only add a pass over the bytes.
-const presizeFrom = 64 << 10
-
-// countTokens is the number of tokens tokenize records for data, when data
-// is well-formed JSON: two for each object and array (begin and end), one
-// for each string (a key or a value), and one for each number, true,
-// false and null, found as the first byte of a value. For malformed input
-// it is only an estimate, which is all a buffer's capacity needs to be.
-func countTokens(data []byte) int {
-	n := 0
-	prev := byte(',') // a value may start the document
-	for i := 0; i < len(data); i++ {
-		switch c := data[i]; c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '"':
-			n++
-			// Jump to the closing quote: one not preceded by an odd run of
-			// backslashes.
-			for i++; i < len(data); i++ {
-				if data[i] == '\\' {
-					i++
-				} else if data[i] == '"' {
-					break
-				}
-			}
-		case '{', '[':
-			n += 2
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 't', 'f', 'n':
-			if prev == ':' || prev == ',' || prev == '[' {
-				n++
-			}
-		}
-		prev = data[min(i, len(data)-1)]
-	}
-	return n
 }
