@@ -252,7 +252,7 @@ func overruled(p *parsed, h *hit) bool {
 		return true
 	case h.ev.strangers > 0 && h.ev.strangers >= h.ev.explained:
 		return true
-	case h.ev.explained == 1 && !h.ev.named && h.phrase < thinPhrase:
+	case h.ev.explained == 1 && h.ev.patternOnly && h.phrase < thinPhrase:
 		// One word of the query meets a pattern or the description, and
 		// covers little of it: "docker" for a mail server whose pattern
 		// says "self-hosted email docker".

@@ -36,15 +36,16 @@ import "fmt"
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) evidence {
 	var met, direct, curated, keyed, unexplained, rare, explained, loose int
 	var explainedWeight float32
-	var left uint64     // the words nothing in the category meets, by index
-	named := false      // a direct word is in the category's slug or name
-	genericMet := false // a generic word the query has is in what the curator wrote
+	var left uint64      // the words nothing in the category meets, by index
+	patternOnly := false // the (last) explained word is only in its patterns
+	named := false       // a direct word is in the category's slug or name
+	genericMet := false  // a generic word the query has is in what the curator wrote
 	ev := func(k doubtKind) evidence {
 		share := float32(0)
 		if p.total > 0 {
 			share = explainedWeight / p.total
 		}
-		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named}
+		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named, patternOnly: patternOnly}
 	}
 	for i, w := range p.words {
 		if isGeneric(w.stem) {
@@ -86,6 +87,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		if bestKind != KindRelated && bestMask&curatedFields != 0 {
 			explained++
 			explainedWeight += w.weight
+			patternOnly = bestMask&curatedFields == 1<<FieldPattern
 		} else {
 			// Met, but only in what the sources say or through a related
 			// word: enough to rank the category, not to be sure of it.
@@ -95,6 +97,11 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 			loose++
 			if !common {
 				rare++
+			}
+			if bestKind == KindRelated {
+				// A dictionary relative is no sign the word belongs to
+				// this topic: it may still be a stranger to it.
+				left |= 1 << i
 			}
 		}
 		if bestMask&keyFields != 0 {
@@ -157,6 +164,7 @@ type evidence struct {
 	left                                uint64  // bit i: nothing in the category meets query word i
 	strangers                           int     // of those, words far in meaning from the category (best candidate only)
 	named                               bool    // a query word meets its slug or name
+	patternOnly                         bool    // the explained word (when one) is only in its patterns
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }

@@ -130,7 +130,7 @@ func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 	}
 	s.touched = s.touched[:0]
 	if len(s.semTouched) > 0 {
-		out = x.blend(out, s)
+		out = x.blend(out, s, limit)
 	}
 	return out, vectors
 }
@@ -148,7 +148,7 @@ const semExtra = 8
 // candidates an agent is offered; it never makes an answer: a confident
 // category keeps its lexical score, a doubted one keeps its doubt factor,
 // and one only the semantic channel reaches counts as doubted.
-func (x *Index) blend(out []hit, s *scratch) []hit {
+func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	// Only what sets a category apart from the registry's background
 	// counts: in a registry all about software, every category is
 	// somewhat close to "compiler".
@@ -188,12 +188,18 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
 		h.Score = roundScore(v * x.tune.doubtFactor)
 	}
-	// Categories only word vectors reach: the semExtra closest, which is
-	// all the blend can rank among the candidates. (Offering every one
-	// cost a registry of a thousand categories a thousand hits and a sort
-	// per query.)
+	// Categories only word vectors reach: the semExtra closest, or as many
+	// as were asked for when that is more (a no-match answer that lists
+	// many categories wants those closest in meaning among them). Offering
+	// every one cost a registry of a thousand categories a thousand hits
+	// and a sort per query.
 	var store [semExtra]hit
-	vectorsOnly := best[hit]{items: store[:0], k: semExtra, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
+	k := max(semExtra, limit)
+	items := store[:0]
+	if k > semExtra {
+		items = make([]hit, 0, k)
+	}
+	vectorsOnly := best[hit]{items: items, k: k, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
 			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
@@ -203,7 +209,32 @@ func (x *Index) blend(out []hit, s *scratch) []hit {
 	out = append(out, vectorsOnly.items...)
 	s.semTouched = s.semTouched[:0]
 	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	x.orderTail(out)
 	return out
+}
+
+// orderTail reorders the candidates after the first candidatePool, which
+// neither the answer nor its confidence reads, by closeness in meaning as
+// well as by words: a weak lexical hit that shares only an ordinary word
+// with the query gains the word-vector score a category in doubt does, so
+// a category close in meaning but sharing no word is not pushed out of a
+// long list by it. Scores stay at or below the last head candidate's, so
+// the list is still in score order.
+func (x *Index) orderTail(out []hit) {
+	if len(out) <= candidatePool {
+		return
+	}
+	ceil := out[candidatePool-1].Score
+	tail := out[candidatePool:]
+	for i := range tail {
+		h := &tail[i]
+		if h.ev.doubted() {
+			continue // blended already
+		}
+		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
+		h.Score = roundScore(min(v, ceil))
+	}
+	slices.SortStableFunc(tail, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 }
 
 // accumulate walks the postings of every term the query meets and sums
