@@ -275,10 +275,15 @@ func firstLine(d string) string {
 	return d
 }
 
+// minShownScore is the lowest score a listed candidate's line shows: below
+// it the figure says nothing an agent can use, and the order already says
+// which is closer.
+const minShownScore = 0.1
+
 func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 	for _, c := range cs {
 		fmt.Fprintf(b, "\n- %s (%s", c.Slug, c.Name)
-		if c.Score > 0 {
+		if c.Score >= minShownScore {
 			fmt.Fprintf(b, ", score %s", fmtScore(c.Score))
 		}
 		fmt.Fprintf(b, "): %s", c.Description)
@@ -342,23 +347,18 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 		full = more(sl)
 	}
+	// What to do comes before the list, so an agent reads it first.
 	whole := len(shown) == len(s.slugs)
-	switch {
-	case whole:
-		fmt.Fprintf(&b, " The registry's %d categories, closest first:", len(s.slugs))
-	default:
-		fmt.Fprintf(&b, " The %d closest of the registry's %d categories:", len(shown), len(s.slugs))
+	b.WriteString(" Pick the category below that fits the question and call get_sources with its slug. ")
+	if whole {
+		fmt.Fprintf(&b, "If none does, this registry does not cover the topic: say so rather than pick the nearest. The registry's %d categories, closest first:", len(s.slugs))
+	} else {
+		fmt.Fprintf(&b, "If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it. The %d closest of the registry's %d categories:", len(shown), len(s.slugs))
 	}
 	writeCandidates(&b, out.Candidates)
 	if lines.Len() > 0 {
 		b.WriteString("\nThe others, by slug and name:")
 		b.WriteString(lines.String())
-	}
-	b.WriteString("\nIf one of them fits the question, call get_sources with its slug. ")
-	if whole {
-		b.WriteString("If none does, this registry does not cover the topic: say so rather than pick the nearest.")
-	} else {
-		b.WriteString("If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it.")
 	}
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
@@ -382,6 +382,10 @@ const answerBudget = 4000
 // no-match answers to aim at listing them all; a larger one describes
 // more candidates (maxCandidatesLarge), as the list cannot be whole.
 const wholeCatalog = 100
+
+// sureScore is the confidence from which an answer's text no longer says
+// what to do when the category does not fit.
+const sureScore = 0.9
 
 // GetSourcesText implements gen.ToolHandlers. It is on every get_sources
 // call, so it appends rather than formats.
@@ -407,6 +411,9 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 		line("   Type: ", s.Type)
 		b.WriteString("   Why: ")
 		b.WriteString(s.Why)
+	}
+	if out.Score != nil && *out.Score < sureScore && out.Query != "" {
+		b.WriteString("\n\nIf this category does not fit the question, call list_categories to see what the registry covers.")
 	}
 	if len(out.Alternatives) > 0 {
 		b.WriteString("\n\nAlso close:")
