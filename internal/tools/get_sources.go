@@ -82,13 +82,19 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return s.bySlug(*in.Slug)
 	}
 	query := *in.Query
-	ranked, err := s.matcher.Match(query, min(len(s.slugs), listedMost))
+	ranked, err := s.matcher.Match(query, maxCandidates)
 	if text, ok := queryProblem(query, err); ok {
 		return nil, &gen.ToolError{Text: text, Structured: &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}}
 	} else if err != nil {
 		return nil, err
 	}
 	if len(ranked) == 0 || ranked[0].Score < threshold {
+		// Only an answer that lists the registry ranks more than a few:
+		// a confident answer never pays for it. The best few and their
+		// scores are the same whatever the limit.
+		if more, err := s.matcher.Match(query, min(len(s.slugs), listedMost)); err == nil {
+			ranked = more
+		}
 		return nil, s.noMatch(query, ranked, threshold)
 	}
 	best := ranked[0]
@@ -97,8 +103,8 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 	return out, nil
 }
 
-// listedMost is how many categories, at most, are ranked for a query: all
-// a no-match answer can list within answerBudget.
+// listedMost is how many categories, at most, a no-match answer ranks:
+// all it can list within answerBudget.
 const listedMost = answerBudget / 40
 
 // queryProblem is what to tell the agent when the matcher finds nothing in
