@@ -60,6 +60,7 @@ type scratch struct {
 	// word's best per category, and the categories each has reached.
 	sem, semNow         []float32
 	semTouched, semWord []uint32
+	dots                []int32 // a query word's dot product with each row of Index.simRows
 }
 
 func newScratch(n int) *scratch {
