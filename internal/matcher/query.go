@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/hbollon/go-edlib"
 )
 
 // Query analysis: a query becomes its words, each with the terms of the
@@ -373,7 +371,7 @@ func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
 		if len(term) < len(st)-maxD || len(term) > len(st)+maxD || len(term) < minFuzzyLen {
 			continue
 		}
-		if d := edlib.OSADamerauLevenshteinDistance(st, term); d <= maxD {
+		if d := osaDistance(st, term); d <= maxD {
 			keep(uint32(t), typoQuality(d, n))
 		}
 	}
@@ -392,7 +390,7 @@ func keepsFirstLetter(word, candidate string) bool {
 func bestTypoDist(st string, cands []cand, terms []string) int {
 	best := math.MaxInt
 	for _, c := range cands {
-		best = min(best, edlib.OSADamerauLevenshteinDistance(st, terms[c.term]))
+		best = min(best, osaDistance(st, terms[c.term]))
 	}
 	return best
 }
