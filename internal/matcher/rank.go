@@ -62,6 +62,7 @@ type scratch struct {
 	semTouched, semWord []uint32
 	dots                []int32 // a query word's dot product with each row of Index.simRows
 	hits                []hit   // the candidates of the current query
+	query               parsed  // the current query, for Match
 }
 
 func newScratch(n int) *scratch {
@@ -74,11 +75,12 @@ func newScratch(n int) *scratch {
 
 // Match implements Matcher.
 func (x *Index) Match(query string, limit int) ([]Scored, error) {
-	p, err := x.parse(query)
-	if err != nil {
+	s := x.scratch.Get().(*scratch)
+	p := &s.query
+	if err := x.parseInto(query, p); err != nil {
+		x.scratch.Put(s)
 		return nil, err
 	}
-	s := x.scratch.Get().(*scratch)
 	hits := x.rank(p, limit, s)
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
