@@ -140,6 +140,15 @@ type Index struct {
 	// maxSimTerms.
 	simTerms []uint32
 	simVecs  []int32
+	// What the semantic channel reads per query word, laid out at build:
+	// simRows holds the vectors of simTerms contiguously (64 bytes each),
+	// simNorms their norms, and simPost[simPostStart[i]:simPostStart[i+1]]
+	// the categories whose curated fields hold simTerms[i], ascending, each
+	// marked simProse when only its description does.
+	simRows      []int8
+	simNorms     []float32
+	simPostStart []uint32
+	simPost      []uint32
 	// catVecs[c] are the vectors of what the curator wrote about
 	// category c, for the confidence (strangers); nil with simTerms.
 	catVecs [][]int32
@@ -314,6 +323,25 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 	if len(x.simTerms) > maxSimTerms || len(x.slugs) > semAllCats {
 		x.simTerms, x.simVecs = nil, nil
 		return
+	}
+	x.simNorms = make([]float32, len(x.simVecs))
+	x.simPostStart = make([]uint32, 1, len(x.simVecs)+1)
+	if len(x.simVecs) > 0 {
+		x.simRows = make([]int8, 0, len(x.simVecs)*len(row(x.simVecs[0])))
+	}
+	for i, v := range x.simVecs {
+		x.simRows = append(x.simRows, row(v)...)
+		x.simNorms[i] = norm(v)
+		cats, masks := x.postings(x.simTerms[i])
+		for k, c := range cats {
+			switch m := masks[k]; {
+			case m&keyFields != 0:
+				x.simPost = append(x.simPost, c)
+			case m&curatedFields != 0:
+				x.simPost = append(x.simPost, c|simProse)
+			}
+		}
+		x.simPostStart = append(x.simPostStart, uint32(len(x.simPost)))
 	}
 	x.catVecs = make([][]int32, len(x.slugs))
 	for i, t := range x.simTerms {

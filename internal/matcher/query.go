@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/hbollon/go-edlib"
 )
 
 // Query analysis: a query becomes its words, each with the terms of the
@@ -95,6 +93,8 @@ type parsed struct {
 	// category's fields: a 1024-bit filter, then a short list.
 	filter [16]uint64
 	lookup []termWord
+
+	candBuf []cand // storage of the words' cands
 }
 
 type termWord struct {
@@ -123,46 +123,101 @@ func (p *parsed) find(t uint32) (termWord, bool) {
 
 // parse analyzes a query against the index's vocabulary.
 func (x *Index) parse(query string) (*parsed, error) {
-	if strings.TrimSpace(query) == "" {
-		return nil, ErrEmptyQuery
-	}
 	p := &parsed{}
-	add := func(raw, st string, kind MatchKind, cands []cand) {
-		i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
-		if i < 0 {
-			if len(p.words) == maxQueryWords {
-				return
-			}
-			i = len(p.words)
-			var w, best float32
-			for _, c := range cands {
-				w = max(w, x.weight[c.term])
-				best = max(best, c.quality)
-			}
-			if len(cands) == 0 {
-				switch z, common := zipfOf(raw); {
-				case isGeneric(st):
-					w = float32(x.tune.unknownWeight * x.tune.genericFactor)
-				case common:
-					// An ordinary English word the registry does not use
-					// ("today", "belt") says less about the topic the
-					// more common it is.
-					w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
-				default:
-					w = float32(x.tune.unknownWeight)
-				}
-			}
-			p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best})
-		}
-		p.seq = append(p.seq, uint8(i))
+	if err := x.parseInto(query, p); err != nil {
+		return nil, err
 	}
+	return p, nil
+}
+
+// reset empties p for another query, keeping its storage.
+func (p *parsed) reset() {
+	*p = parsed{words: p.words[:0], seq: p.seq[:0], pairs: p.pairs[:0], lookup: p.lookup[:0], candBuf: p.candBuf[:0]}
+}
+
+// add records a query word and the terms it meets (copied into p's own
+// storage), or one more occurrence of a word already seen.
+func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
+	i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
+	if i < 0 {
+		if len(p.words) == maxQueryWords {
+			return
+		}
+		i = len(p.words)
+		var w, best float32
+		for _, c := range cands {
+			w = max(w, x.weight[c.term])
+			best = max(best, c.quality)
+		}
+		if len(cands) == 0 {
+			switch z, common := zipfOf(raw); {
+			case isGeneric(st):
+				w = float32(x.tune.unknownWeight * x.tune.genericFactor)
+			case common:
+				// An ordinary English word the registry does not use
+				// ("today", "belt") says less about the topic the
+				// more common it is.
+				w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
+			default:
+				w = float32(x.tune.unknownWeight)
+			}
+		}
+		var own []cand
+		if len(cands) > 0 {
+			start := len(p.candBuf)
+			p.candBuf = append(p.candBuf, cands...)
+			own = p.candBuf[start:len(p.candBuf):len(p.candBuf)]
+		}
+		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best})
+	}
+	p.seq = append(p.seq, uint8(i))
+}
+
+// wordMod is how a word resolved on behalf of another is reported: the
+// words of an expanded abbreviation (abbrev), or the English word a
+// misspelling was read as (typo: reported as the word typed, typoRaw, its
+// exact candidates as typos of quality typoQ).
+type wordMod struct {
+	abbrev, typo bool
+	typoRaw      string
+	typoQ        float32
+}
+
+// emit reports a resolved word to p, as modified by mod.
+func (x *Index) emit(p *parsed, mod wordMod, raw, st string, kind MatchKind, cands []cand) {
+	switch {
+	case mod.abbrev:
+		if kind == KindExact {
+			kind = KindAbbreviation
+		}
+	case mod.typo:
+		raw = mod.typoRaw
+		if kind == KindExact {
+			kind = KindTypo
+			var buf [8]cand
+			scaled := buf[:0]
+			for _, c := range cands {
+				scaled = append(scaled, cand{c.term, c.quality * mod.typoQ})
+			}
+			cands = scaled
+		}
+	}
+	p.add(x, raw, st, kind, cands)
+}
+
+// parseInto is parse into p, whose storage it reuses.
+func (x *Index) parseInto(query string, p *parsed) error {
+	if strings.TrimSpace(query) == "" {
+		return ErrEmptyQuery
+	}
+	p.reset()
 	any := false
 	scan(strings.ToLower(query), func(raw string) {
 		any = true
-		x.resolve(raw, 0, add)
+		x.resolve(raw, 0, p, wordMod{})
 	}, nil)
 	if !any {
-		return nil, ErrOnlyStopWords
+		return ErrOnlyStopWords
 	}
 	p.decayUnknown(&x.tune)
 	for k := 1; k < len(p.seq); k++ {
@@ -186,7 +241,7 @@ func (x *Index) parse(query string) (*parsed, error) {
 		}
 	}
 	p.maxCoverage = 1 - fuzzLoss/p.total
-	return p, nil
+	return nil
 }
 
 // decayUnknown lets the words the registry does not explain add up less
@@ -195,7 +250,8 @@ func (x *Index) parse(query string) (*parsed, error) {
 // most are filler ("I keep fighting the borrow checker ..."), and a
 // question should not score lower for being asked in full sentences.
 func (p *parsed) decayUnknown(t *tuning) {
-	var unknown []int
+	var store [maxQueryWords]int
+	unknown := store[:0]
 	for i, w := range p.words {
 		if (len(w.cands) == 0 || w.kind == KindRelated) && !isGeneric(w.stem) {
 			unknown = append(unknown, i)
@@ -240,7 +296,8 @@ func (x *Index) fieldsFor(w *qword, t, c uint32) (uint8, bool) {
 // (once, twice for a split compound, once per word of an abbreviation).
 // Depth 1 marks the words of an expanded abbreviation, which are not
 // expanded again.
-func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind MatchKind, cands []cand)) {
+func (x *Index) resolve(raw string, depth int, p *parsed, mod wordMod) {
+	add := func(raw, st string, kind MatchKind, cands []cand) { x.emit(p, mod, raw, st, kind, cands) }
 	st := stem(raw)
 	if t, ok := x.term(st); ok {
 		add(raw, st, KindExact, []cand{{t, 1}})
@@ -252,12 +309,7 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 	}
 	if exp, ok := abbreviations[raw]; ok && depth == 0 {
 		for _, w := range exp {
-			x.resolve(w, 1, func(r, st string, kind MatchKind, cands []cand) {
-				if kind == KindExact {
-					kind = KindAbbreviation
-				}
-				add(r, st, kind, cands)
-			})
+			x.resolve(w, 1, p, wordMod{abbrev: true})
 		}
 		return
 	}
@@ -265,12 +317,12 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 	// into a registry term ("transaction" is not "translation"), only
 	// related to one.
 	if _, common := zipfOf(raw); common {
-		x.addRelated(raw, st, add)
+		x.addRelated(raw, st, p, mod)
 		return
 	}
 	n := utf8.RuneCountInString(raw)
 	if n < minFuzzyLen || n != len(raw) {
-		x.addRelated(raw, st, add)
+		x.addRelated(raw, st, p, mod)
 		return
 	}
 	// A joined word whose halves are both known: "mailserver". The left
@@ -337,19 +389,14 @@ func (x *Index) resolve(raw string, depth int, add func(raw, stem string, kind M
 	// close: the asker more likely meant a word of the language than a
 	// registry term two edits away.
 	if fixed, d, ok := englishTypo(raw); ok && depth == 0 && (len(cands) == 0 || d < bestTypoDist(st, cands, x.terms)) {
-		x.resolve(fixed, 1, func(_, st string, kind MatchKind, cands []cand) {
-			if kind == KindExact {
-				kind, cands = KindTypo, scaled(cands, typoQuality(d, len(raw)))
-			}
-			add(raw, st, kind, cands)
-		})
+		x.resolve(fixed, 1, p, wordMod{typo: true, typoRaw: raw, typoQ: typoQuality(d, len(raw))})
 		return
 	}
 	if len(cands) == 0 && n >= twoTypoLen {
 		x.longTypo(st, n, keep)
 	}
 	if len(cands) == 0 {
-		x.addRelated(raw, st, add)
+		x.addRelated(raw, st, p, mod)
 		return
 	}
 	kind := KindTypo
@@ -373,7 +420,7 @@ func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
 		if len(term) < len(st)-maxD || len(term) > len(st)+maxD || len(term) < minFuzzyLen {
 			continue
 		}
-		if d := edlib.OSADamerauLevenshteinDistance(st, term); d <= maxD {
+		if d := osaDistance(st, term); d <= maxD {
 			keep(uint32(t), typoQuality(d, n))
 		}
 	}
@@ -392,46 +439,61 @@ func keepsFirstLetter(word, candidate string) bool {
 func bestTypoDist(st string, cands []cand, terms []string) int {
 	best := math.MaxInt
 	for _, c := range cands {
-		best = min(best, edlib.OSADamerauLevenshteinDistance(st, terms[c.term]))
+		best = min(best, osaDistance(st, terms[c.term]))
 	}
 	return best
 }
 
-// scaled is cands with each quality multiplied by q.
-func scaled(cands []cand, q float32) []cand {
-	out := make([]cand, len(cands))
-	for i, c := range cands {
-		out[i] = cand{c.term, c.quality * q}
-	}
-	return out
-}
-
 // addRelated reports a word the vocabulary lacks: through the registry
 // terms WordNet relates it to, or as unknown.
-func (x *Index) addRelated(raw, st string, add func(raw, stem string, kind MatchKind, cands []cand)) {
+func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 	if isGeneric(st) {
-		add(raw, st, KindNone, nil)
+		x.emit(p, mod, raw, st, KindNone, nil)
 		return
 	}
-	cands := x.related[st]
+	var buf [32]cand
+	cands := append(buf[:0], x.related[st]...)
 	// The other way round from x.related: registry terms in the query
 	// word's own definitions ("yeast" is defined with "bread").
 	if _, _, _, gloss, ok := relatedOf(st); ok {
-		for g := range strings.FieldsSeq(gloss) {
+		for gloss != "" {
+			var g string
+			g, gloss = nextField(gloss)
+			if g == "" {
+				break
+			}
 			t, ok := x.term(g)
 			if !ok || isGeneric(g) {
 				continue
 			}
-			if i := slices.IndexFunc(cands, func(c cand) bool { return c.term == t }); i < 0 {
-				cands = append(slices.Clip(cands), cand{t, glossQuality})
+			if !slices.ContainsFunc(cands, func(c cand) bool { return c.term == t }) {
+				cands = append(cands, cand{t, glossQuality})
 			}
 		}
 	}
 	if len(cands) > 0 {
-		add(raw, st, KindRelated, cands)
+		x.emit(p, mod, raw, st, KindRelated, cands)
 		return
 	}
-	add(raw, st, KindNone, nil)
+	x.emit(p, mod, raw, st, KindNone, nil)
+}
+
+// nextField is the first space-separated field of s and what follows it,
+// as strings.FieldsSeq would yield them (ASCII spaces: related.txt's).
+func nextField(s string) (field, rest string) {
+	i := 0
+	for i < len(s) && asciiSpace(s[i]) {
+		i++
+	}
+	j := i
+	for j < len(s) && !asciiSpace(s[j]) {
+		j++
+	}
+	return s[i:j], s[j:]
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
 // typoFree reports whether every candidate is a prefix match, for the

@@ -60,6 +60,9 @@ type scratch struct {
 	// word's best per category, and the categories each has reached.
 	sem, semNow         []float32
 	semTouched, semWord []uint32
+	dots                []int32 // a query word's dot product with each row of Index.simRows
+	hits                []hit   // the candidates of the current query
+	query               parsed  // the current query, for Match
 }
 
 func newScratch(n int) *scratch {
@@ -72,15 +75,18 @@ func newScratch(n int) *scratch {
 
 // Match implements Matcher.
 func (x *Index) Match(query string, limit int) ([]Scored, error) {
-	p, err := x.parse(query)
-	if err != nil {
+	s := x.scratch.Get().(*scratch)
+	p := &s.query
+	if err := x.parseInto(query, p); err != nil {
+		x.scratch.Put(s)
 		return nil, err
 	}
-	hits := x.rank(p, limit)
+	hits := x.rank(p, limit, s)
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
 		out[i] = h.Scored
 	}
+	x.scratch.Put(s)
 	return out, nil
 }
 
@@ -99,9 +105,10 @@ type hit struct {
 }
 
 // rank returns the limit best categories for a parsed query, with the
-// best one's score its calibrated confidence (calibrate.go).
-func (x *Index) rank(p *parsed, limit int) []hit {
-	out, vectors := x.candidates(p, limit)
+// best one's score its calibrated confidence (calibrate.go). They live in
+// s, which the caller must not return to the pool while it reads them.
+func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
+	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
 	return out[:min(len(out), limit)]
 }
@@ -110,11 +117,18 @@ func (x *Index) rank(p *parsed, limit int) []hit {
 // the runner-up, which is needed to judge the best whatever the limit.
 // vectors says whether the semantic channel ran.
 func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
+	s := x.scratch.Get().(*scratch)
+	defer x.scratch.Put(s)
+	out, vectors = x.candidatesIn(p, limit, s)
+	return slices.Clone(out), vectors
+}
+
+// candidatesIn is candidates with the working memory s, which also holds
+// the hits returned (until s is reused).
+func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vectors bool) {
 	if limit <= 0 || p.total == 0 {
 		return nil, false
 	}
-	s := x.scratch.Get().(*scratch)
-	defer x.scratch.Put(s)
 	// The pool is the same whatever the limit, so the runner-up, and with
 	// it the confidence, do not depend on how many candidates were asked
 	// for.
@@ -124,6 +138,9 @@ func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 		n += semExtra
 	}
 	x.accumulate(p, s, n)
+	if cap(s.hits) < n+semExtra {
+		s.hits = make([]hit, 0, n+semExtra)
+	}
 	out = x.top(p, s, n)
 	for _, c := range s.touched {
 		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
@@ -197,9 +214,9 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	k := max(semExtra, limit)
 	items := store[:0]
 	if k > semExtra {
-		items = make([]hit, 0, k)
+		items = make([]hit, 0, k) // only a no-match answer's long list asks for more
 	}
-	vectorsOnly := best[hit]{items: items, k: k, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
+	vectorsOnly := hitHeap{items: items, k: k}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
 			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
@@ -391,7 +408,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		}
 		return int(a.cat) - int(b.cat)
 	})
-	kept := best[hit]{k: limit, worse: func(a, b hit) bool { return byScore(a.Scored, b.Scored) > 0 }}
+	kept := hitHeap{items: s.hits[:0], k: limit}
 	for _, qc := range byUB {
 		if kept.full() && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
@@ -575,7 +592,8 @@ type qcand struct {
 }
 
 // best keeps the k best items offered, the worst of them on top
-// (items[0]), so a newcomer is compared with one item. It is the one heap
+// (items[0]), so a newcomer is compared with one item. items must have
+// room for k. It is the one heap
 // ranking uses: for the categories worth scoring by their upper bounds,
 // and for the results by their scores. Generic rather than
 // container/heap, whose interface boxing would allocate per push.
@@ -591,7 +609,10 @@ func (h *best[T]) full() bool { return len(h.items) >= h.k }
 // or the item it displaced.
 func (h *best[T]) offer(v T) (dropped T, ok bool) {
 	if !h.full() {
-		h.items = append(h.items, v)
+		// Within the capacity the caller gave (at least k): append
+		// would make escape analysis move that storage to the heap.
+		h.items = h.items[:len(h.items)+1]
+		h.items[len(h.items)-1] = v
 		for i := len(h.items) - 1; i > 0; { // sift up
 			parent := (i - 1) / 2
 			if !h.worse(h.items[i], h.items[parent]) {
@@ -622,4 +643,54 @@ func (h *best[T]) offer(v T) (dropped T, ok bool) {
 		i = m
 	}
 	return dropped, true
+}
+
+// hitHeap is best[hit] ordered by byScore, written out so that the
+// comparison is a direct call: through best's func field, escape analysis
+// must assume the hits escape, and its storage moves to the heap.
+type hitHeap struct {
+	items []hit
+	k     int
+}
+
+func (h *hitHeap) full() bool { return len(h.items) >= h.k }
+
+func hitWorse(a, b *hit) bool { return byScore(a.Scored, b.Scored) > 0 }
+
+// offer adds v if it ranks among the k best, as best.offer does.
+func (h *hitHeap) offer(v hit) {
+	if !h.full() {
+		// Within the capacity the caller gave (at least k): append
+		// would make escape analysis move that storage to the heap.
+		h.items = h.items[:len(h.items)+1]
+		h.items[len(h.items)-1] = v
+		for i := len(h.items) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if !hitWorse(&h.items[i], &h.items[parent]) {
+				break
+			}
+			h.items[i], h.items[parent] = h.items[parent], h.items[i]
+			i = parent
+		}
+		return
+	}
+	if h.k == 0 || !hitWorse(&h.items[0], &v) {
+		return
+	}
+	h.items[0] = v
+	for i := 0; ; { // sift down
+		l := 2*i + 1
+		if l >= len(h.items) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h.items) && hitWorse(&h.items[r], &h.items[l]) {
+			m = r
+		}
+		if !hitWorse(&h.items[m], &h.items[i]) {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
 }

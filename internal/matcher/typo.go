@@ -61,8 +61,7 @@ func buildTypoIndex(terms []string, words []bool) typoIndex {
 		if n >= twoDeletionLen && n <= maxTwoDeletionLen {
 			depth = 2
 		}
-		own = own[:0]
-		deletions(t, depth, func(v []byte) { own = append(own, variantHash(v)) })
+		own = deletionHashes(t, depth, own[:0])
 		// The same variant arises from different deletions ("bitcoin"
 		// without either "i"); store each once per term.
 		slices.Sort(own)
@@ -91,27 +90,84 @@ func buildTypoIndex(terms []string, words []bool) typoIndex {
 	return ix
 }
 
-// deletions calls fn with s and every string made by deleting up to depth
-// (1 or 2) bytes from it; s is ASCII and at most maxTypoTermLen long. v is
-// only valid during the call.
-func deletions(s string, depth int, fn func(v []byte)) {
-	var buf [maxTypoTermLen]byte
+// osaDistance is edlib.OSADamerauLevenshteinDistance (Levenshtein with a
+// swap of neighbours as one edit) without its allocations: for ASCII words
+// of up to maxOSALen bytes the table's three live rows are on the stack;
+// anything else goes to edlib, which compares runes.
+func osaDistance(a, b string) int {
+	n, m := len(a), len(b)
+	if n > maxOSALen || m > maxOSALen || !isASCII(a) || !isASCII(b) {
+		return edlib.OSADamerauLevenshteinDistance(a, b)
+	}
+	if n == 0 {
+		return m
+	}
+	if m == 0 {
+		return n
+	}
+	if a == b {
+		return 0
+	}
+	var r0, r1, r2 [maxOSALen + 1]int32 // rows i-2, i-1 and i
+	for j := range m + 1 {
+		r1[j] = int32(j)
+	}
+	for i := 1; i <= n; i++ {
+		r2[0] = int32(i)
+		for j := 1; j <= m; j++ {
+			cost := int32(1)
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(r1[j]+1, r2[j-1]+1, r1[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, r0[j-2]+1)
+			}
+			r2[j] = v
+		}
+		r0, r1 = r1, r2
+	}
+	return int(r1[m])
+}
+
+// maxOSALen is the longest word osaDistance compares on the stack.
+const maxOSALen = 64
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// deletionHashes appends to out the variantHash of s and of every string
+// made by deleting up to depth (1 or 2) bytes from it, in a fixed order;
+// s is ASCII and at most maxTypoTermLen long. At most maxDeletions hashes
+// are appended.
+func deletionHashes(s string, depth int, out []uint32) []uint32 {
+	var buf, two [maxTypoTermLen]byte
 	n := copy(buf[:], s)
-	fn(buf[:n])
+	out = append(out, variantHash(buf[:n]))
 	for i := range n {
 		one := append(append(buf[:0:maxTypoTermLen], s[:i]...), s[i+1:]...)
-		fn(one)
+		out = append(out, variantHash(one))
 		if depth < 2 {
 			continue
 		}
-		var two [maxTypoTermLen]byte
 		for j := i; j < n-1; j++ {
 			k := copy(two[:], one[:j])
 			k += copy(two[k:], one[j+1:])
-			fn(two[:k])
+			out = append(out, variantHash(two[:k]))
 		}
 	}
+	return out
 }
+
+// maxDeletions bounds deletionHashes' output: s itself, n single and
+// n(n-1)/2 double deletions for n = maxTypoTermLen.
+const maxDeletions = 1 + maxTypoTermLen + maxTypoTermLen*(maxTypoTermLen-1)/2
 
 // near calls fn for every term within maxDist edits of w (ASCII), each
 // term once, with its distance. w itself, if it is a term, is skipped: the
@@ -122,8 +178,8 @@ func (ix *typoIndex) near(w string, maxDist int, terms []string, fn func(term ui
 	}
 	var seen [64]uint32
 	nseen := 0
-	deletions(w, maxDist, func(v []byte) {
-		h := variantHash(v)
+	var store [maxDeletions]uint32
+	for _, h := range deletionHashes(w, maxDist, store[:0]) {
 		b := h >> ix.shift
 		for i := ix.start[b]; i < ix.start[b+1]; i++ {
 			if ix.keys[i] != uint16(h) {
@@ -137,9 +193,9 @@ func (ix *typoIndex) near(w string, maxDist int, terms []string, fn func(term ui
 				seen[nseen] = t
 				nseen++
 			}
-			if d := edlib.OSADamerauLevenshteinDistance(w, terms[t]); d <= maxDist {
+			if d := osaDistance(w, terms[t]); d <= maxDist {
 				fn(t, d)
 			}
 		}
-	})
+	}
 }

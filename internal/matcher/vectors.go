@@ -138,9 +138,17 @@ func norm(id int32) float32 {
 
 // cosine of the vectors a and b.
 func cosine(a, b int32) float32 {
+	return float32(dot(row(a), row(b))) / (norm(a) * norm(b))
+}
+
+// row is the vector of id, in place.
+func row(id int32) []int8 {
 	v := &wordVectors
-	ra := v.rows[int(a)*v.dims : int(a+1)*v.dims]
-	rb := v.rows[int(b)*v.dims : int(b+1)*v.dims]
+	return v.rows[int(id)*v.dims : int(id+1)*v.dims]
+}
+
+// dot is the dot product of two rows, an exact integer.
+func dot(ra, rb []int8) int32 {
 	rb = rb[:len(ra)]
 	var s0, s1, s2, s3 int32
 	i := 0
@@ -153,7 +161,14 @@ func cosine(a, b int32) float32 {
 	for ; i < len(ra); i++ {
 		s0 += int32(ra[i]) * int32(rb[i])
 	}
-	return float32(s0+s1+s2+s3) / (norm(a) * norm(b))
+	return s0 + s1 + s2 + s3
+}
+
+// dotRowsGo is dotRows in Go, for other architectures and dimensions.
+func dotRowsGo(q, rows []int8, out []int32) {
+	for i := range out {
+		out[i] = dot(q, rows[i*len(q):(i+1)*len(q)])
+	}
 }
 
 // maxSimTerms: past this many registry terms with vectors, comparing
@@ -180,6 +195,11 @@ const (
 	descWeight    = 0.8
 	semWeight     = 0.5
 )
+
+// simProse marks an entry of Index.simPost whose category has the term in
+// its description only, where it counts descWeight. Category numbers stay
+// below it.
+const simProse = 1 << 31
 
 // sifWeight is how much a query word counts in the semantic score.
 func sifWeight(raw string) float32 {
@@ -219,20 +239,24 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 			continue
 		}
 		wt := weights[i] / den
-		for i, vid := range x.simVecs {
-			c := cosine(q, vid)
+		qn := norm(q)
+		if cap(s.dots) < len(x.simNorms) {
+			s.dots = make([]int32, len(x.simNorms))
+		}
+		// One pass of exact integer dot products over the registry's
+		// rows, then the same cosine, in float32, as cosine(q, vid).
+		dots := s.dots[:len(x.simNorms)]
+		dotRows(row(q), x.simRows, dots)
+		for i, d := range dots {
+			c := float32(d) / (qn * x.simNorms[i])
 			if c <= semAlignFloor {
 				continue
 			}
 			v := (c - semAlignFloor) / (1 - semAlignFloor)
-			cats, masks := x.postings(x.simTerms[i])
-			for k, cat := range cats {
-				m := masks[k]
-				if m&curatedFields == 0 {
-					continue
-				}
+			for _, e := range x.simPost[x.simPostStart[i]:x.simPostStart[i+1]] {
+				cat := e &^ simProse
 				val := v
-				if m&keyFields == 0 {
+				if e&simProse != 0 {
 					val *= descWeight
 				}
 				if val > s.semNow[cat] {

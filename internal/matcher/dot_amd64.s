@@ -1,0 +1,99 @@
+#include "textflag.h"
+
+// func dotRows64(q, rows *int8, n int, out *int32)
+//
+// q's 64 bytes are sign-extended to int16 once, into X8-X15. For each row,
+// its bytes are sign-extended the same way (a byte unpacked with itself,
+// then shifted right arithmetically by 8), PMADDWL multiplies the int16
+// pairs and adds neighbours into int32, and the four int32 lanes are summed.
+TEXT ·dotRows64(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ out+24(FP), DX
+	TESTQ CX, CX
+	JLE done
+
+	MOVOU 0(SI), X8
+	MOVOU X8, X9
+	PUNPCKLBW X8, X8
+	PUNPCKHBW X9, X9
+	PSRAW $8, X8
+	PSRAW $8, X9
+	MOVOU 16(SI), X10
+	MOVOU X10, X11
+	PUNPCKLBW X10, X10
+	PUNPCKHBW X11, X11
+	PSRAW $8, X10
+	PSRAW $8, X11
+	MOVOU 32(SI), X12
+	MOVOU X12, X13
+	PUNPCKLBW X12, X12
+	PUNPCKHBW X13, X13
+	PSRAW $8, X12
+	PSRAW $8, X13
+	MOVOU 48(SI), X14
+	MOVOU X14, X15
+	PUNPCKLBW X14, X14
+	PUNPCKHBW X15, X15
+	PSRAW $8, X14
+	PSRAW $8, X15
+
+loop:
+	MOVOU 0(DI), X0
+	MOVOU X0, X1
+	PUNPCKLBW X0, X0
+	PUNPCKHBW X1, X1
+	PSRAW $8, X0
+	PSRAW $8, X1
+	PMADDWL X8, X0
+	PMADDWL X9, X1
+	PADDL X1, X0
+
+	MOVOU 16(DI), X2
+	MOVOU X2, X3
+	PUNPCKLBW X2, X2
+	PUNPCKHBW X3, X3
+	PSRAW $8, X2
+	PSRAW $8, X3
+	PMADDWL X10, X2
+	PMADDWL X11, X3
+	PADDL X3, X2
+	PADDL X2, X0
+
+	MOVOU 32(DI), X4
+	MOVOU X4, X5
+	PUNPCKLBW X4, X4
+	PUNPCKHBW X5, X5
+	PSRAW $8, X4
+	PSRAW $8, X5
+	PMADDWL X12, X4
+	PMADDWL X13, X5
+	PADDL X5, X4
+	PADDL X4, X0
+
+	MOVOU 48(DI), X6
+	MOVOU X6, X7
+	PUNPCKLBW X6, X6
+	PUNPCKHBW X7, X7
+	PSRAW $8, X6
+	PSRAW $8, X7
+	PMADDWL X14, X6
+	PMADDWL X15, X7
+	PADDL X7, X6
+	PADDL X6, X0
+
+	PSHUFL $0x4E, X0, X1
+	PADDL X1, X0
+	PSHUFL $0xB1, X0, X1
+	PADDL X1, X0
+	MOVQ X0, AX
+	MOVL AX, (DX)
+
+	ADDQ $64, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ loop
+
+done:
+	RET
