@@ -40,8 +40,8 @@ type listed struct {
 // ready to follow the answer's heading.
 type catalog struct {
 	described, more []listed
-	// used says which shelves have a category shown.
-	used  []bool
+	// shown counts the categories shown of each shelf.
+	shown []int
 	total int // categories on all shelves
 	whole bool
 	text  string
@@ -58,7 +58,7 @@ type catalog struct {
 // they are shown by slug and name instead, so no description, however
 // long, costs the answer its list.
 func list(shelves []shelf, room int) catalog {
-	c := catalog{used: make([]bool, len(shelves))}
+	c := catalog{shown: make([]int, len(shelves))}
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
 	}
@@ -91,14 +91,15 @@ func list(shelves []shelf, room int) catalog {
 			line = "\n- " + sh.tag + l.slug + ": " + name
 		}
 		cost := len(line)
-		if !c.used[l.shelf] {
+		if c.shown[l.shelf] == 0 {
 			cost += len(sh.note)
 		}
 		if cost > room {
 			return false
 		}
 		room -= cost
-		shown[key{l.shelf, l.slug}], c.used[l.shelf] = true, true
+		shown[key{l.shelf, l.slug}] = true
+		c.shown[l.shelf]++
 		if described {
 			desc.WriteString(line)
 			c.described = append(c.described, l)
