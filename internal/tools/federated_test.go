@@ -423,6 +423,10 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 		!strings.Contains(text, fmt.Sprintf(" closest of the 7 registries' %d categories:", 16+6*500)) || !strings.Contains(text, "cannot be browsed from here") {
 		t.Errorf("listed %d from %d registries, %d described:\n%s", n, len(count), len(out.Candidates), text)
 	}
+	// The advice for our own categories is there when one is listed.
+	if ours := count[f.h.cur.Load().reg.Curator().Pubkey] > 0; ours != strings.Contains(text, "If one tagged [own] fits the question, call get_sources with its slug.") {
+		t.Errorf("%v of ours listed, and the advice for them:\n%s", ours, text)
+	}
 }
 
 // A peer's words are shown on one line each: a description cannot start
