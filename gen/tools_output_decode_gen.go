@@ -968,6 +968,54 @@ func decodeGetFederatedSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, 
 				d.Count(&fp, len(items0), -1, 256)
 				out.Peers = items0
 			}
+		case "candidates":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []FederatedCandidate{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 FederatedCandidate
+					decodeFederatedCandidate(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 10)
+				if len(items0) > 0 {
+					out.Candidates = items0
+				}
+			}
+		case "more_categories":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []FederatedListed{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 FederatedListed
+					decodeFederatedListed(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.MoreCategories = items0
+				}
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.CategoryCount = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, getFederatedSourcesOutputFields)
 		}
@@ -1146,6 +1194,126 @@ func decodePeerState(d *strictjson.Decoder, p *strictjson.Path, out *PeerState) 
 		}
 	}
 	d.Missing(p, seen, 0b101, peerStateFields)
+}
+
+// decodeFederatedCandidate reads the object at p (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate) into out.
+func decodeFederatedCandidate(d *strictjson.Decoder, p *strictjson.Path, out *FederatedCandidate) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "trust":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumFederatedCandidateTrust)
+				out.Trust = FederatedCandidateTrust(v)
+			}
+		case "curator":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			decodeCurator(d, &fp, &out.Curator)
+		case "slug":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		case "description":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Description = v
+			}
+		case "score":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Float(&fp); ok {
+				d.Minimum(&fp, v, 0.0)
+				d.Maximum(&fp, v, 1.0)
+				out.Score = v
+			}
+		default:
+			d.UnknownKey(p, key, federatedCandidateFields)
+		}
+	}
+	d.Missing(p, seen, 0b111111, federatedCandidateFields)
+}
+
+// decodeFederatedListed reads the object at p (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed) into out.
+func decodeFederatedListed(d *strictjson.Decoder, p *strictjson.Path, out *FederatedListed) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "trust":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumFederatedListedTrust)
+				out.Trust = FederatedListedTrust(v)
+			}
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Name = v
+			}
+		default:
+			d.UnknownKey(p, key, federatedListedFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, federatedListedFields)
 }
 
 /*
@@ -2316,7 +2484,7 @@ func EnumEndorsedPeerStatus() []string {
 var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses"}
 
 // getFederatedSourcesOutputFields lists GetFederatedSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesOutputFields[i].
-var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers"}
+var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers", "candidates", "more_categories", "category_count"}
 
 // enumFederatedResultTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust.
 var enumFederatedResultTrust = []string{"own", "endorsed"}
@@ -2339,6 +2507,28 @@ func EnumPeerStateStatus() []string {
 
 // peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
 var peerStateFields = []string{"pubkey", "name", "status", "answered"}
+
+// enumFederatedCandidateTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust.
+var enumFederatedCandidateTrust = []string{"own", "endorsed"}
+
+// EnumFederatedCandidateTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust, in schema order.
+func EnumFederatedCandidateTrust() []string {
+	return slices.Clone(enumFederatedCandidateTrust)
+}
+
+// federatedCandidateFields lists FederatedCandidate's fields in schema order; bit i of a decoder's seen set stands for federatedCandidateFields[i].
+var federatedCandidateFields = []string{"trust", "curator", "slug", "name", "description", "score"}
+
+// enumFederatedListedTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed/properties/trust.
+var enumFederatedListedTrust = []string{"own", "endorsed"}
+
+// EnumFederatedListedTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed/properties/trust, in schema order.
+func EnumFederatedListedTrust() []string {
+	return slices.Clone(enumFederatedListedTrust)
+}
+
+// federatedListedFields lists FederatedListed's fields in schema order; bit i of a decoder's seen set stands for federatedListedFields[i].
+var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}

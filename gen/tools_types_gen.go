@@ -206,6 +206,54 @@ type Factor struct {
 	Value float64 `json:"value"`
 }
 
+type FederatedCandidate struct {
+	// Curator corresponds to the JSON schema field "curator".
+	Curator Curator `json:"curator"`
+
+	// What it covers, in one line, as its curator wrote it.
+	Description string `json:"description"`
+
+	// Its name, as its curator wrote it.
+	Name string `json:"name"`
+
+	// How well the query matched it in that registry, from 0 to 1.
+	Score float64 `json:"score"`
+
+	// The category's slug in that registry: for trust own, pass it as get_sources'
+	// slug. No tool takes an endorsed curator's slug; ask get_federated_sources with
+	// the category's name instead.
+	Slug string `json:"slug"`
+
+	// own: this server's curator answered. endorsed: a curator this server's curator
+	// vouches for, one hop; its registry verified against the endorsed key.
+	Trust FederatedCandidateTrust `json:"trust"`
+}
+
+type FederatedCandidateTrust string
+
+const FederatedCandidateTrustEndorsed FederatedCandidateTrust = "endorsed"
+const FederatedCandidateTrustOwn FederatedCandidateTrust = "own"
+
+type FederatedListed struct {
+	// Its name, as its curator wrote it.
+	Name string `json:"name"`
+
+	// The key of the curator whose registry holds it.
+	Pubkey string `json:"pubkey"`
+
+	// The category's slug in that registry.
+	Slug string `json:"slug"`
+
+	// own: this server's curator answered. endorsed: a curator this server's curator
+	// vouches for, one hop; its registry verified against the endorsed key.
+	Trust FederatedListedTrust `json:"trust"`
+}
+
+type FederatedListedTrust string
+
+const FederatedListedTrustEndorsed FederatedListedTrust = "endorsed"
+const FederatedListedTrustOwn FederatedListedTrust = "own"
+
 type FederatedResult struct {
 	// Curator corresponds to the JSON schema field "curator".
 	Curator Curator `json:"curator"`
@@ -323,6 +371,22 @@ type GetFederatedSourcesInput struct {
 }
 
 type GetFederatedSourcesOutput struct {
+	// When no registry has a confident answer: the closest categories of all the
+	// registries asked, best first across them, each with what it covers and whose
+	// registry holds it (up to five; up to ten when they hold more than 100
+	// categories together). Empty or absent otherwise.
+	Candidates []FederatedCandidate `json:"candidates,omitempty,omitzero"`
+
+	// When no registry has a confident answer: how many categories the registries
+	// asked hold together. The candidates and more_categories are the closest of
+	// them.
+	CategoryCount *int `json:"category_count,omitempty,omitzero"`
+
+	// When no registry has a confident answer: their other categories after the
+	// candidates, closest first, by registry, slug and name only, as many as fit in
+	// the answer's 4,000 bytes of text (all of them when they fit).
+	MoreCategories []FederatedListed `json:"more_categories,omitempty,omitzero"`
+
 	// Every endorsed curator and whether its registry could be asked: a peer that is
 	// down or was refused is listed here and never makes the call fail.
 	Peers []PeerState `json:"peers"`
@@ -330,9 +394,9 @@ type GetFederatedSourcesOutput struct {
 	// The query as received.
 	Query string `json:"query"`
 
-	// One answer per registry that has a category at or above the threshold: this
-	// server's own first, then endorsed curators' by score (ties by key). Empty when
-	// none does.
+	// One answer per registry whose best category scores at or above the threshold,
+	// best score first across registries (ties: this server's own first, then
+	// endorsed curators by key). Empty when none does.
 	Results []FederatedResult `json:"results"`
 
 	// The threshold applied.

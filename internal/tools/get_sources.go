@@ -288,21 +288,17 @@ const minShownScore = 0.1
 
 func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 	for _, c := range cs {
-		fmt.Fprintf(b, "\n- %s (%s", c.Slug, c.Name)
-		if c.Score >= minShownScore {
-			fmt.Fprintf(b, ", score %s", fmtScore(c.Score))
-		}
-		fmt.Fprintf(b, "): %s", c.Description)
+		b.WriteString(candidateLine(c.Slug, c.Name, c.Description, c.Score))
 	}
 }
 
 // noMatch puts the registry in front of the agent instead of an answer:
 // it reads meaning better than the matcher, so it picks the right category
-// whenever it can see it. The categories come closest first: the best with
-// what they cover (candidates), then as many more by slug and name as fit
-// in the answer's budget (more_categories), which is the whole registry up
-// to about 80 categories. A larger registry gets its closest ones and how
-// to browse the rest.
+// whenever it can see it. The categories come closest first (list): the
+// best with what they cover (candidates), then as many more by slug and
+// name as fit in the answer's budget (more_categories), which is the whole
+// registry up to about 80 categories. A larger registry gets its closest
+// ones and how to browse the rest.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
@@ -312,70 +308,24 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
 		out.Alternatives = s.alternatives(ranked[1:], threshold)
 	}
-	described := maxCandidates
-	if len(s.slugs) > wholeCatalog {
-		described = maxCandidatesLarge
+	c := list([]shelf{{reg: s.reg, ranked: ranked}}, answerBudget-b.Len()-400) // the heading and the closing advice
+	for _, l := range c.described {
+		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
 	}
-	for _, r := range ranked[:min(len(ranked), described)] {
-		out.Candidates = append(out.Candidates, s.candidate(r.Slug, r.Score))
-	}
-	// The rest: the ranked ones after the candidates, then every other
-	// category in slug order, one short line each, while they fit.
-	shown := make(map[string]bool, len(out.Candidates))
-	for _, c := range out.Candidates {
-		shown[c.Slug] = true
-	}
-	var lines strings.Builder
-	room := answerBudget - b.Len() - candidatesLen(out.Candidates) - 400 // the headings and the closing advice
-	more := func(slug string) bool {
-		if shown[slug] {
-			return true
-		}
-		c, _ := s.reg.Category(slug)
-		line := "\n- " + slug + ": " + c.Name
-		if lines.Len()+len(line) > room {
-			return false
-		}
-		shown[slug] = true
-		lines.WriteString(line)
-		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: slug, Name: c.Name})
-		return true
-	}
-	full := true
-	for _, r := range ranked {
-		if full = more(r.Slug); !full {
-			break
-		}
-	}
-	for _, sl := range s.slugs {
-		if !full {
-			break
-		}
-		full = more(sl)
+	for _, l := range c.more {
+		cat, _ := s.reg.Category(l.slug)
+		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: l.slug, Name: cat.Name})
 	}
 	// What to do comes before the list, so an agent reads it first.
-	whole := len(shown) == len(s.slugs)
 	b.WriteString(" Pick the category below that fits the question and call get_sources with its slug. ")
-	if whole {
-		fmt.Fprintf(&b, "If none does, this registry does not cover the topic: say so rather than pick the nearest. The registry's %d categories, closest first:", len(s.slugs))
+	if c.whole {
+		b.WriteString("If none does, this registry does not cover the topic: say so rather than pick the nearest.")
 	} else {
-		fmt.Fprintf(&b, "If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it. The %d closest of the registry's %d categories:", len(shown), len(s.slugs))
+		b.WriteString("If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it.")
 	}
-	writeCandidates(&b, out.Candidates)
-	if lines.Len() > 0 {
-		b.WriteString("\nThe others, by slug and name:")
-		b.WriteString(lines.String())
-	}
+	b.WriteString(c.heading("the registry's"))
+	b.WriteString(c.text)
 	return &gen.ToolError{Text: b.String(), Structured: out}
-}
-
-// candidatesLen is how many bytes writeCandidates adds for cs.
-func candidatesLen(cs []gen.CandidateCategory) int {
-	n := 0
-	for _, c := range cs {
-		n += len(c.Slug) + len(c.Name) + len(c.Description) + 24
-	}
-	return n
 }
 
 // answerBudget is the most text a no-match answer writes: the agent pays

@@ -1,0 +1,183 @@
+package tools
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// The listing a no-match answer puts in front of the agent, shared by
+// get_sources (one registry) and get_federated_sources (ours and every
+// endorsed curator's): the categories closest first, the best with what
+// they cover, then as many more by slug and name as fit in answerBudget.
+
+// shelf is one registry's part in a listing.
+type shelf struct {
+	reg *registry.Registry
+	// ranked are its categories closest to the query, best first.
+	ranked []matcher.Scored
+	// tag starts each of its lines ("[own] "): "" when it is listed alone.
+	tag string
+	// note is what the answer says once about the registry when it lists
+	// any of its categories (whose it is); charged to the budget then.
+	note string
+	// foreign: its curator is not ours, so its names and descriptions are
+	// shown on one line (oneLine), as someone else's words.
+	foreign bool
+}
+
+// listed is one category of a listing.
+type listed struct {
+	shelf int
+	slug  string
+	score float64
+}
+
+// catalog is what a listing shows: described are the closest with what
+// they cover, more the next ones by slug and name. text is their lines,
+// ready to follow the answer's heading.
+type catalog struct {
+	described, more []listed
+	// shown counts the categories shown of each shelf.
+	shown []int
+	total int // categories on all shelves
+	whole bool
+	text  string
+}
+
+// list chooses what a no-match answer shows within room bytes (the
+// lines, and the notes of the shelves they come from): the closest
+// categories across shelves by score (ties: the earlier shelf first),
+// each shelf keeping its own order; the best few described
+// (maxCandidates, or maxCandidatesLarge when the shelves hold more than
+// wholeCatalog categories, as the list cannot be whole), then the others
+// ranked, then every other category, shelf by shelf in slug order, until
+// one does not fit. From the first described line that does not fit on,
+// they are shown by slug and name instead, so no description, however
+// long, costs the answer its list.
+func list(shelves []shelf, room int) catalog {
+	c := catalog{shown: make([]int, len(shelves))}
+	for _, sh := range shelves {
+		c.total += len(sh.reg.Categories())
+	}
+	describe := maxCandidates
+	if c.total > wholeCatalog {
+		describe = maxCandidatesLarge
+	}
+	type key struct {
+		shelf int
+		slug  string
+	}
+	shown := make(map[key]bool)
+	var desc, more strings.Builder
+	// add shows l, described or not, if it fits; false when it does not.
+	add := func(l listed, described bool) bool {
+		sh := &shelves[l.shelf]
+		cat, _ := sh.reg.Category(l.slug)
+		name := cat.Name
+		if sh.foreign {
+			name = oneLine(name, 200)
+		}
+		var line string
+		if described {
+			d := firstLine(cat.Description)
+			if sh.foreign {
+				d = oneLine(d, 500)
+			}
+			line = candidateLine(sh.tag+l.slug, name, d, l.score)
+		} else {
+			line = "\n- " + sh.tag + l.slug + ": " + name
+		}
+		cost := len(line)
+		if c.shown[l.shelf] == 0 {
+			cost += len(sh.note)
+		}
+		if cost > room {
+			return false
+		}
+		room -= cost
+		shown[key{l.shelf, l.slug}] = true
+		c.shown[l.shelf]++
+		if described {
+			desc.WriteString(line)
+			c.described = append(c.described, l)
+		} else {
+			more.WriteString(line)
+			c.more = append(c.more, l)
+		}
+		return true
+	}
+	// The ranked ones, merged across shelves by score.
+	next := make([]int, len(shelves))
+	full := false
+	for !full {
+		best := -1
+		for i, sh := range shelves {
+			if next[i] < len(sh.ranked) && (best < 0 || sh.ranked[next[i]].Score > shelves[best].ranked[next[best]].Score) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		r := shelves[best].ranked[next[best]]
+		next[best]++
+		if shown[key{best, r.Slug}] {
+			continue
+		}
+		l := listed{shelf: best, slug: r.Slug, score: r.Score}
+		if len(c.described) < describe {
+			if add(l, true) {
+				continue
+			}
+			describe = len(c.described) // the rest by slug and name
+		}
+		full = !add(l, false)
+	}
+	// Then every other category, while they fit.
+	for i := 0; i < len(shelves) && !full; i++ {
+		for _, cat := range shelves[i].reg.Categories() {
+			if !shown[key{i, cat.Slug}] && !add(listed{shelf: i, slug: cat.Slug}, false) {
+				full = true
+				break
+			}
+		}
+	}
+	c.whole = len(shown) == c.total
+	c.text = desc.String()
+	if more.Len() > 0 {
+		c.text += "\nThe others, by slug and name:" + more.String()
+	}
+	return c
+}
+
+// candidateLine is a described category's line: "- slug (Name, score
+// 0.31): what it covers", without the score below minShownScore.
+func candidateLine(slug, name, description string, score float64) string {
+	s := "\n- " + slug + " (" + name
+	if score >= minShownScore {
+		s += ", score " + fmtScore(score)
+	}
+	return s + "): " + description
+}
+
+// shownCount is how many categories c shows.
+func (c *catalog) shownCount() int { return len(c.described) + len(c.more) }
+
+// heading says what the listing is: the whole of what the shelves hold,
+// or the closest part of it. what names the whole ("the registry's").
+func (c *catalog) heading(what string) string {
+	if c.whole {
+		return fmt.Sprintf(" %s %d categories, closest first:", capitalize(what), c.total)
+	}
+	return fmt.Sprintf(" The %d closest of %s %d categories:", c.shownCount(), what, c.total)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
