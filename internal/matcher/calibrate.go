@@ -129,19 +129,25 @@ func (x *Index) factors(p *parsed, out []hit, vectors bool) (f [numFactors]float
 // word the curator wrote about it: "book" and "vampire" are strangers to
 // job interviews, "panel" is not. A word with no vector is not counted
 // (the rare-word factor speaks for names).
-func (x *Index) strangers(p *parsed, h *hit) int {
+func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 	if x.catVecs == nil {
-		return 0
+		return 0, 0
 	}
 	vecs := x.catVecs[h.cat]
-	n := 0
 	for i := range p.words {
 		if h.ev.left&(1<<i) == 0 {
 			continue
 		}
+		alien := h.ev.aliens&(1<<i) != 0
+		if alien {
+			// A misspelt English word ("techinque") is no name.
+			if _, _, typo := englishTypo(p.words[i].raw); typo {
+				alien = false
+			}
+		}
 		q := vectorOf(p.words[i].raw)
 		if q < 0 {
-			continue
+			continue // nothing to tell a name from a misspelling by
 		}
 		near := false
 		for _, v := range vecs {
@@ -151,10 +157,13 @@ func (x *Index) strangers(p *parsed, h *hit) int {
 			}
 		}
 		if !near {
-			n++
+			strangers++
+			if alien {
+				farAliens++
+			}
 		}
 	}
-	return n
+	return strangers, farAliens
 }
 
 // strangerCos is the cosine at or above which a word is near a category's.
@@ -183,7 +192,7 @@ func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]flo
 		return f, false, false
 	}
 	if vectors {
-		out[0].ev.strangers = x.strangers(p, &out[0])
+		out[0].ev.strangers, out[0].ev.farAliens = x.strangers(p, &out[0])
 	}
 	f = x.factors(p, out, vectors)
 	// A candidate has some evidence, so its score stays above zero however
@@ -251,6 +260,14 @@ func overruled(p *parsed, h *hit) bool {
 	case h.ev.explained == 0 && h.ev.kind != sure:
 		return true
 	case h.ev.strangers > 0 && h.ev.strangers >= h.ev.explained:
+		return true
+	case h.ev.farAliens > 0 && len(p.words) <= shortQueryWords:
+		// A short query naming something this category never mentions
+		// (not in what the curator wrote, nor in its sources) and that is
+		// far from it in meaning: that name is likely the topic, and the
+		// rest ("performance tuning") only the kind of question.
+		// "node.js performance tuning" is not about PostgreSQL; "harden
+		// debian" is still Linux hardening, debian being near linux.
 		return true
 	case h.ev.explained == 1 && h.ev.patternOnly && h.phrase < thinPhrase:
 		// One word of the query meets a pattern or the description, and

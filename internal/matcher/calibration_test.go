@@ -101,7 +101,7 @@ func (set calibrationSet) examples() []calibrationExample {
 				w = costWrongAnswer
 			}
 			if ran {
-				hits[0].ev.strangers = x.strangers(p, &hits[0])
+				hits[0].ev.strangers, hits[0].ev.farAliens = x.strangers(p, &hits[0])
 			}
 			out = append(out, calibrationExample{c.shape, x.factors(p, hits, ran), hits[0].Slug == c.want && c.want != "NONE", w, overruled(p, &hits[0])})
 		}

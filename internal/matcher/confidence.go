@@ -36,6 +36,7 @@ import "fmt"
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) evidence {
 	var met, direct, curated, keyed, unexplained, rare, explained, loose int
 	var explainedWeight float32
+	var aliens uint64    // unexplained words that are not ordinary English and that nothing in the category meets
 	var left uint64      // the words nothing in the category meets, by index
 	patternOnly := false // the (last) explained word is only in its patterns
 	named := false       // a direct word is in the category's slug or name
@@ -45,7 +46,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		if p.total > 0 {
 			share = explainedWeight / p.total
 		}
-		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named, patternOnly: patternOnly}
+		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named, patternOnly: patternOnly, aliens: aliens}
 	}
 	for i, w := range p.words {
 		if isGeneric(w.stem) {
@@ -71,6 +72,9 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 			// says nothing about a visa application.
 			unexplained++
 			left |= 1 << i
+			if !common {
+				aliens |= 1 << i // a name or term this category never mentions
+			}
 			if !common && len(w.cands) == 0 {
 				rare++ // a name or term we do not know: likely the topic
 			}
@@ -165,6 +169,8 @@ type evidence struct {
 	strangers                           int     // of those, words far in meaning from the category (best candidate only)
 	named                               bool    // a query word meets its slug or name
 	patternOnly                         bool    // the explained word (when one) is only in its patterns
+	aliens                              uint64  // bit i: query word i is a name or term nothing in it meets
+	farAliens                           int     // of those, the ones far in meaning from it or with no vector (best candidate only)
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }
