@@ -298,7 +298,7 @@ func (x *Index) fieldsFor(w *qword, t, c uint32) (uint8, bool) {
 // expanded again.
 func (x *Index) resolve(raw string, depth int, p *parsed, mod wordMod) {
 	add := func(raw, st string, kind MatchKind, cands []cand) { x.emit(p, mod, raw, st, kind, cands) }
-	st := stem(raw)
+	st := stemQuery(raw)
 	if t, ok := x.term(st); ok {
 		add(raw, st, KindExact, []cand{{t, 1}})
 		return
