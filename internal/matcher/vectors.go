@@ -202,8 +202,8 @@ const (
 const simProse = 1 << 31
 
 // sifWeight is how much a query word counts in the semantic score.
-func sifWeight(raw string) float32 {
-	z, ok := zipfOf(raw)
+func sifWeight(w *qword) float32 {
+	z, ok := w.zipf, w.common
 	if !ok {
 		return 1
 	}
@@ -223,7 +223,7 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 	var den float32
 	for i, w := range p.words {
 		if !isGeneric(w.stem) {
-			weights[i] = sifWeight(w.raw)
+			weights[i] = sifWeight(&p.words[i])
 			den += weights[i]
 		}
 	}
