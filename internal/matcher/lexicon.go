@@ -203,22 +203,24 @@ func englishTypo(word string) (fixed string, dist int, ok bool) {
 	if len(word) < minEnglishTypoLen || len(word) > 32 {
 		return englishTypoOf(word)
 	}
-	slot := &englishTypoCache[hashBytes(word)&(englishTypoSlots-1)]
-	if e := slot.Load(); e != nil && e.word == word {
-		return e.fixed, e.dist, e.ok
+	h := hashBytes(word) & (englishTypoSlots - 1)
+	for _, i := range [2]uint32{h, h ^ 1} {
+		if e := englishTypoCache[i].Load(); e != nil && e.word == word {
+			return e.fixed, e.dist, e.ok
+		}
 	}
 	fixed, dist, ok = englishTypoOf(word)
-	slot.Store(&typoEntry{word: strings.Clone(word), fixed: fixed, dist: dist, ok: ok})
+	store2(&englishTypoCache[h], &englishTypoCache[h^1], &typoEntry{word: strings.Clone(word), fixed: fixed, dist: dist, ok: ok})
 	return fixed, dist, ok
 }
 
 // englishTypoCache remembers englishTypo's answers for the misspellings
 // and names queries repeat: finding one compares the word with every
-// dictionary word one or two deletions away. Bounded, direct-mapped and
+// dictionary word one or two deletions away. Bounded, two-way and
 // lock-free, as stemCache.
 var englishTypoCache [englishTypoSlots]atomic.Pointer[typoEntry]
 
-const englishTypoSlots = 2048
+const englishTypoSlots = 4096
 
 type typoEntry struct {
 	word, fixed string

@@ -310,8 +310,8 @@ func (x *Index) semNear(q int32, s *scratch) {
 // semCache remembers, per word vector, what semNear found for it: the
 // index never changes, so neither does the answer, and the words of
 // questions repeat (the same topic words, the same ordinary ones). It is
-// direct-mapped, semCacheSlots entries of at most semCacheMax categories
-// each, a word replacing whichever word held its slot, so its size is
+// two-way set-associative (see store2), semCacheSlots entries of at most
+// semCacheMax categories each, so its size is
 // bounded whatever the traffic; lookups and stores are atomic, so
 // concurrent queries share it without locks.
 type semCache struct {
@@ -324,7 +324,7 @@ type semEntry struct {
 }
 
 const (
-	semCacheSlots = 2048
+	semCacheSlots = 4096
 	semCacheMax   = 256
 )
 
@@ -332,12 +332,17 @@ func (c *semCache) get(vid int32) *semEntry {
 	if len(c.slots) == 0 {
 		return nil
 	}
-	e := c.slots[uint32(vid)*2654435761>>21&(semCacheSlots-1)].Load()
-	if e == nil || e.vid != vid {
-		return nil
+	h := semSlot(vid)
+	if e := c.slots[h].Load(); e != nil && e.vid == vid {
+		return e
 	}
-	return e
+	if e := c.slots[h^1].Load(); e != nil && e.vid == vid {
+		return e
+	}
+	return nil
 }
+
+func semSlot(vid int32) uint32 { return uint32(vid) * 2654435761 >> 20 & (semCacheSlots - 1) }
 
 func (c *semCache) put(vid int32, cats []uint32, vals []float32) {
 	if len(c.slots) == 0 || len(cats) > semCacheMax {
@@ -347,5 +352,6 @@ func (c *semCache) put(vid int32, cats []uint32, vals []float32) {
 	for i, cat := range cats {
 		e.near[i] = uint64(cat)<<32 | uint64(math.Float32bits(vals[cat]))
 	}
-	c.slots[uint32(vid)*2654435761>>21&(semCacheSlots-1)].Store(e)
+	h := semSlot(vid)
+	store2(&c.slots[h], &c.slots[h^1], e)
 }
