@@ -65,7 +65,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 				best, bestMask, bestKind = v, mask, w.kind
 			}
 		}
-		_, common := zipfOf(w.raw)
+		common := w.common
 		if best == 0 || bestKind == KindRelated && best < weakLink {
 			// A loose link (a definition's word, a broader word) does
 			// not explain a word: "insurance" defined with "application"

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -152,6 +153,8 @@ type Index struct {
 	// catVecs[c] are the vectors of what the curator wrote about
 	// category c, for the confidence (strangers); nil with simTerms.
 	catVecs [][]int32
+	// semCache holds semNear's findings per query word vector.
+	semCache semCache
 
 	tune     tuning
 	strength [1 << numFields]float32 // strengthTable(&tune)
@@ -343,6 +346,7 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 		}
 		x.simPostStart = append(x.simPostStart, uint32(len(x.simPost)))
 	}
+	x.semCache.slots = make([]atomic.Pointer[semEntry], semCacheSlots)
 	x.catVecs = make([][]int32, len(x.slugs))
 	for i, t := range x.simTerms {
 		cats, masks := x.postings(t)

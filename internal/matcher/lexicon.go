@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -199,6 +200,36 @@ const minEnglishTypoLen = 5
 // 8, keeping the first letter below 8 as the registry's typo rule does.
 // The index over the word list is built on first use.
 func englishTypo(word string) (fixed string, dist int, ok bool) {
+	if len(word) < minEnglishTypoLen || len(word) > 32 {
+		return englishTypoOf(word)
+	}
+	h := hashBytes(word) & (englishTypoSlots - 1)
+	for _, i := range [2]uint32{h, h ^ 1} {
+		if e := englishTypoCache[i].Load(); e != nil && e.word == word {
+			return e.fixed, e.dist, e.ok
+		}
+	}
+	fixed, dist, ok = englishTypoOf(word)
+	store2(&englishTypoCache[h], &englishTypoCache[h^1], &typoEntry{word: strings.Clone(word), fixed: fixed, dist: dist, ok: ok})
+	return fixed, dist, ok
+}
+
+// englishTypoCache remembers englishTypo's answers for the misspellings
+// and names queries repeat: finding one compares the word with every
+// dictionary word one or two deletions away. Bounded, two-way and
+// lock-free, as stemCache.
+var englishTypoCache [englishTypoSlots]atomic.Pointer[typoEntry]
+
+const englishTypoSlots = 4096
+
+type typoEntry struct {
+	word, fixed string
+	dist        int
+	ok          bool
+}
+
+// englishTypoOf is englishTypo without the cache.
+func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 	n := len(word)
 	if n < minEnglishTypoLen || utf8.RuneCountInString(word) != n {
 		return "", 0, false

@@ -69,6 +69,9 @@ type qword struct {
 	weight float32
 	cands  []cand  // terms it meets; empty when unknown
 	best   float32 // the best quality among cands (0 when unknown)
+	// zipf and common are zipfOf(raw), looked up once per query word.
+	zipf   float32
+	common bool
 }
 
 type cand struct {
@@ -145,12 +148,13 @@ func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
 		}
 		i = len(p.words)
 		var w, best float32
+		z, common := zipfOf(raw)
 		for _, c := range cands {
 			w = max(w, x.weight[c.term])
 			best = max(best, c.quality)
 		}
 		if len(cands) == 0 {
-			switch z, common := zipfOf(raw); {
+			switch {
 			case isGeneric(st):
 				w = float32(x.tune.unknownWeight * x.tune.genericFactor)
 			case common:
@@ -168,7 +172,7 @@ func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
 			p.candBuf = append(p.candBuf, cands...)
 			own = p.candBuf[start:len(p.candBuf):len(p.candBuf)]
 		}
-		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best})
+		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best, zipf: z, common: common})
 	}
 	p.seq = append(p.seq, uint8(i))
 }
@@ -298,7 +302,7 @@ func (x *Index) fieldsFor(w *qword, t, c uint32) (uint8, bool) {
 // expanded again.
 func (x *Index) resolve(raw string, depth int, p *parsed, mod wordMod) {
 	add := func(raw, st string, kind MatchKind, cands []cand) { x.emit(p, mod, raw, st, kind, cands) }
-	st := stem(raw)
+	st := stemQuery(raw)
 	if t, ok := x.term(st); ok {
 		add(raw, st, KindExact, []cand{{t, 1}})
 		return

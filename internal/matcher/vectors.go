@@ -202,8 +202,8 @@ const (
 const simProse = 1 << 31
 
 // sifWeight is how much a query word counts in the semantic score.
-func sifWeight(raw string) float32 {
-	z, ok := zipfOf(raw)
+func sifWeight(w *qword) float32 {
+	z, ok := w.zipf, w.common
 	if !ok {
 		return 1
 	}
@@ -223,7 +223,7 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 	var den float32
 	for i, w := range p.words {
 		if !isGeneric(w.stem) {
-			weights[i] = sifWeight(w.raw)
+			weights[i] = sifWeight(&p.words[i])
 			den += weights[i]
 		}
 	}
@@ -239,34 +239,20 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 			continue
 		}
 		wt := weights[i] / den
-		qn := norm(q)
-		if cap(s.dots) < len(x.simNorms) {
-			s.dots = make([]int32, len(x.simNorms))
-		}
-		// One pass of exact integer dot products over the registry's
-		// rows, then the same cosine, in float32, as cosine(q, vid).
-		dots := s.dots[:len(x.simNorms)]
-		dotRows(row(q), x.simRows, dots)
-		for i, d := range dots {
-			c := float32(d) / (qn * x.simNorms[i])
-			if c <= semAlignFloor {
-				continue
-			}
-			v := (c - semAlignFloor) / (1 - semAlignFloor)
-			for _, e := range x.simPost[x.simPostStart[i]:x.simPostStart[i+1]] {
-				cat := e &^ simProse
-				val := v
-				if e&simProse != 0 {
-					val *= descWeight
+		if e := x.semCache.get(q); e != nil {
+			// The same word met before: its closest categories are
+			// what the pass below found then, in the same order.
+			for _, cv := range e.near {
+				cat, val := uint32(cv>>32), math.Float32frombits(uint32(cv))
+				if s.sem[cat] == 0 {
+					s.semTouched = append(s.semTouched, cat)
 				}
-				if val > s.semNow[cat] {
-					if s.semNow[cat] == 0 {
-						s.semWord = append(s.semWord, cat)
-					}
-					s.semNow[cat] = val
-				}
+				s.sem[cat] += wt * val
 			}
+			continue
 		}
+		x.semNear(q, s)
+		x.semCache.put(q, s.semWord, s.semNow)
 		for _, cat := range s.semWord {
 			if s.sem[cat] == 0 {
 				s.semTouched = append(s.semTouched, cat)
@@ -277,4 +263,95 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 		s.semWord = s.semWord[:0]
 	}
 	return true
+}
+
+// semNear lists in s.semWord the categories whose curated words are
+// within the cosine floor of the word vector q, in the order the rows
+// reach them, with each one's best rescaled closeness in s.semNow.
+func (x *Index) semNear(q int32, s *scratch) {
+	qn := norm(q)
+	if cap(s.dots) < len(x.simNorms) {
+		s.dots = make([]int32, len(x.simNorms))
+	}
+	// One pass of exact integer dot products over the registry's rows,
+	// then the same cosine, in float32, as cosine(q, vid). Most rows are
+	// far from any one word: a row whose dot product is below the floor
+	// times the norms, with a margin far wider than float32 rounding,
+	// cannot pass it and is skipped with a multiplication instead of the
+	// division (a dot product of 0 or less included).
+	dots := s.dots[:len(x.simNorms)]
+	dotRows(row(q), x.simRows, dots)
+	skip := qn * (semAlignFloor - 1e-4)
+	for i, d := range dots {
+		if float32(d) < skip*x.simNorms[i] {
+			continue
+		}
+		c := float32(d) / (qn * x.simNorms[i])
+		if c <= semAlignFloor {
+			continue
+		}
+		v := (c - semAlignFloor) / (1 - semAlignFloor)
+		for _, e := range x.simPost[x.simPostStart[i]:x.simPostStart[i+1]] {
+			cat := e &^ simProse
+			val := v
+			if e&simProse != 0 {
+				val *= descWeight
+			}
+			if val > s.semNow[cat] {
+				if s.semNow[cat] == 0 {
+					s.semWord = append(s.semWord, cat)
+				}
+				s.semNow[cat] = val
+			}
+		}
+	}
+}
+
+// semCache remembers, per word vector, what semNear found for it: the
+// index never changes, so neither does the answer, and the words of
+// questions repeat (the same topic words, the same ordinary ones). It is
+// two-way set-associative (see store2), semCacheSlots entries of at most
+// semCacheMax categories each, so its size is
+// bounded whatever the traffic; lookups and stores are atomic, so
+// concurrent queries share it without locks.
+type semCache struct {
+	slots []atomic.Pointer[semEntry]
+}
+
+type semEntry struct {
+	vid  int32
+	near []uint64 // category<<32 | float32 bits of its closeness, in semNear's order
+}
+
+const (
+	semCacheSlots = 4096
+	semCacheMax   = 256
+)
+
+func (c *semCache) get(vid int32) *semEntry {
+	if len(c.slots) == 0 {
+		return nil
+	}
+	h := semSlot(vid)
+	if e := c.slots[h].Load(); e != nil && e.vid == vid {
+		return e
+	}
+	if e := c.slots[h^1].Load(); e != nil && e.vid == vid {
+		return e
+	}
+	return nil
+}
+
+func semSlot(vid int32) uint32 { return uint32(vid) * 2654435761 >> 20 & (semCacheSlots - 1) }
+
+func (c *semCache) put(vid int32, cats []uint32, vals []float32) {
+	if len(c.slots) == 0 || len(cats) > semCacheMax {
+		return
+	}
+	e := &semEntry{vid: vid, near: make([]uint64, len(cats))}
+	for i, cat := range cats {
+		e.near[i] = uint64(cat)<<32 | uint64(math.Float32bits(vals[cat]))
+	}
+	h := semSlot(vid)
+	store2(&c.slots[h], &c.slots[h^1], e)
 }
