@@ -386,6 +386,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			return nil, false
 		}
 	} else {
+		limitMemoryFor(env, f.Value("registry"))
 		if srvd, ok = loadServed(env, "serve", f.Value("registry"), c.maxRegistry); !ok {
 			return nil, false
 		}
