@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
@@ -211,8 +212,34 @@ func appendString(dst []byte, s string) []byte { return AppendString(dst, s) }
 
 // AppendString appends s as a JSON string, byte for byte as sonic's
 // default encoder writes it (quote, backslash, \t \n \r, other control
-// characters as \u00XX, everything else as is), without its allocations.
+// characters as \u00XX, everything else as is). Long text goes through
+// sonic's vectorized quoting, with the string and the buffer passed by
+// way of a pooled holder so that neither escapes per call; short text is
+// escaped here.
 func AppendString(dst []byte, s string) []byte {
+	if len(s) < 64 {
+		return appendShortString(dst, s)
+	}
+	q := quoteBufs.Get().(*quoteBuf)
+	q.b, q.s = dst, s
+	err := encoder.EncodeInto(&q.b, &q.s, 0)
+	out := q.b
+	q.b, q.s = nil, ""
+	quoteBufs.Put(q)
+	if err != nil { // a string always encodes; stay correct regardless
+		return appendShortString(dst, s)
+	}
+	return out
+}
+
+type quoteBuf struct {
+	b []byte
+	s string
+}
+
+var quoteBufs = sync.Pool{New: func() any { return new(quoteBuf) }}
+
+func appendShortString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

@@ -242,7 +242,7 @@ func TestAppendStringMatchesSonic(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		b := make([]byte, r.IntN(40))
+		b := make([]byte, r.IntN(200))
 		for i := range b {
 			b[i] = byte(r.IntN(256))
 			if r.IntN(2) == 0 {
@@ -260,4 +260,24 @@ func TestAppendStringMatchesSonic(t *testing.T) {
 			t.Fatalf("AppendString(%q) = %q, sonic writes %q", s, got[3:], want)
 		}
 	}
+}
+
+// BenchmarkAppendString escapes a text block of the size get_sources
+// answers with, beside sonic's encoder doing the same.
+func BenchmarkAppendString(b *testing.B) {
+	text := strings.Repeat("Bitcoin Core full node: the reference implementation; run it \"pruned\" to save disk.\n", 24)
+	buf := make([]byte, 0, 4096)
+	b.Run("AppendString", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			buf = AppendString(buf[:0], text)
+		}
+	})
+	b.Run("sonic", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			buf = buf[:0]
+			encoder.EncodeInto(&buf, text, 0)
+		}
+	})
 }
