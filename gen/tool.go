@@ -7,8 +7,10 @@ package gen
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/bytedance/sonic"
+	"github.com/bytedance/sonic/encoder"
 )
 
 // ToolError is a failure the tool reports to the model rather than to the
@@ -22,10 +24,30 @@ type ToolError struct {
 func (e *ToolError) Error() string { return e.Text }
 
 // Result is a successful tool call: the text block and the structured
-// content as JSON.
+// content as JSON. Run leaves Structured nil and keeps the output, so that
+// the transport encodes it straight into the response (AppendStructured)
+// rather than into a buffer of its own that is then copied.
 type Result struct {
 	Text       string
 	Structured []byte
+	out        any
+}
+
+// encodeBufs hold the slice EncodeInto writes through, so that passing its
+// address does not move a slice header to the heap on every call.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// AppendStructured appends the structured content, as JSON, to dst.
+func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
+	if r.Structured != nil || r.out == nil {
+		return append(dst, r.Structured...), nil
+	}
+	b := encodeBufs.Get().(*[]byte)
+	*b = dst
+	err := encoder.EncodeInto(b, r.out, 0)
+	dst, *b = *b, nil
+	encodeBufs.Put(b)
+	return dst, err
 }
 
 // Tool is one entry of the dispatch table, Tools.
@@ -63,6 +85,21 @@ type ToolExamples struct {
 // strictjson.Errors and the handler is not called; any other error is the
 // handler's.
 func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+	res, err := t.Run(ctx, h, args)
+	if err != nil {
+		return nil, err
+	}
+	if res.Structured == nil {
+		if res.Structured, err = sonic.Marshal(res.out); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// Run is Call without encoding the structured content: the result's
+// AppendStructured does that where it is wanted.
+func (t *Tool) Run(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -79,7 +116,7 @@ func (t *Tool) DecodeOutput(data []byte) (any, error) { return t.decodeOutput(da
 
 // callTool is the body of every tool's call: decode the arguments with the
 // tool's generated decoder, run its handler, encode the result with sonic
-// and render its text.
+// and render its text. The result is encoded later, by whoever appends it.
 func callTool[I, O any](ctx context.Context, args []byte, name string, decode func([]byte) (*I, error), run func(context.Context, *I) (*O, error), text func(*O) string) (*Result, error) {
 	in, err := decode(args)
 	if err != nil {
@@ -92,11 +129,7 @@ func callTool[I, O any](ctx context.Context, args []byte, name string, decode fu
 	if out == nil {
 		return nil, errors.New(name + ": handler returned no result")
 	}
-	structured, err := sonic.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Text: text(out), Structured: structured}, nil
+	return &Result{Text: text(out), out: out}, nil
 }
 
 // decodeAny adapts a generated decoder to the untyped form the table

@@ -25,6 +25,7 @@ import (
 func main() {
 	path := flag.String("registry", "", "registry file; none means the embedded one")
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on; the address taken is printed on stdout")
+	stateless := flag.Bool("stateless", false, "serve statelessly (StreamableHTTPOptions.Stateless), which the 2026-07-28 era needs")
 	flag.Parse()
 	h := benchtools.Handlers(*path)
 	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk-3gs", Version: "bench"}, nil)
@@ -37,7 +38,7 @@ func main() {
 	}
 	// JSON responses rather than SSE streams, as 3gs answers, so both
 	// servers do the same work per request.
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true, Stateless: *stateless})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)

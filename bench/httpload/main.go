@@ -57,7 +57,11 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "unmeasured time before each round")
 	rounds := flag.Int("rounds", 3, "rounds per server; the median is reported")
 	logLevel := flag.String("log-level", "info", "3gs's log level: info keeps its access log on, as deployed; warn turns it off")
+	flag.StringVar(&era, "era", loadgen.Legacy, "protocol era the clients speak: "+loadgen.Legacy+" (a session per client) or "+loadgen.Modern+" (stateless; the go-sdk server then runs with Stateless set, which that era needs)")
 	flag.Parse()
+	if era != loadgen.Legacy && era != loadgen.Modern {
+		log.Fatalf("-era: %q is neither %s nor %s", era, loadgen.Legacy, loadgen.Modern)
+	}
 	dir, err := os.MkdirTemp("", "3gs-httpload-")
 	if err != nil {
 		log.Fatal(err)
@@ -88,6 +92,9 @@ func main() {
 	}
 }
 
+// era is the protocol era of the run (-era).
+var era string
+
 // compare runs the rounds on one registry (the embedded one when path is
 // empty) and returns the ratio line.
 func compare(threegs, gosdk, path, label string, queries []string, clients int, duration, warmup time.Duration, rounds int, logLevel string) string {
@@ -104,16 +111,24 @@ func compare(threegs, gosdk, path, label string, queries []string, clients int, 
 			return startReady(threegs, args, "http://"+addr)
 		}},
 		{"go-sdk", func() (string, func()) {
-			return startServer(gosdk, append([]string{"-addr", "127.0.0.1:0"}, regArgs("-registry")...), regexp.MustCompile(`^(http://\S+/mcp)$`))
+			args := []string{"-addr", "127.0.0.1:0"}
+			if era == loadgen.Modern {
+				args = append(args, "-stateless")
+			}
+			return startServer(gosdk, append(args, regArgs("-registry")...), regexp.MustCompile(`^(http://\S+/mcp)$`))
 		}},
 	}
-	fmt.Printf("get_sources over Streamable HTTP (2025-11-25 sessions, JSON responses), %d keep-alive clients, %s per round after %s warm-up, %d rounds; registry %s\n",
-		clients, duration, warmup, rounds, label)
+	how := "2025-11-25 sessions"
+	if era == loadgen.Modern {
+		how = "2026-07-28, stateless"
+	}
+	fmt.Printf("get_sources over Streamable HTTP (%s, JSON responses), %d keep-alive clients, %s per round after %s warm-up, %d rounds; registry %s\n",
+		how, clients, duration, warmup, rounds, label)
 	results := map[string][]loadgen.Result{}
 	for r := 0; r < rounds; r++ {
 		for _, s := range servers {
 			url, stop := s.start()
-			res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Clients: clients, Warmup: warmup, Duration: duration, Queries: queries})
+			res, err := loadgen.Run(context.Background(), loadgen.Config{URL: url, Clients: clients, Warmup: warmup, Duration: duration, Queries: queries, Era: era})
 			stop()
 			if err != nil {
 				log.Fatalf("%s: %v", s.name, err)

@@ -470,7 +470,13 @@ func matcherSection(c config) {
 // --- http ---
 
 func httpSection(c config) {
-	args := []string{"run", "./httpload", "-rounds", strconv.Itoa(c.rounds), "-duration", c.httpDuration.String(), "-warmup", c.httpWarm.String()}
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		httpEra(c, era)
+	}
+}
+
+func httpEra(c config, era string) {
+	args := []string{"run", "./httpload", "-era", era, "-rounds", strconv.Itoa(c.rounds), "-duration", c.httpDuration.String(), "-warmup", c.httpWarm.String()}
 	if c.registry != "" {
 		args = append(args, "-registry", c.registry)
 	}
@@ -478,7 +484,11 @@ func httpSection(c config) {
 	if err != nil {
 		log.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	fmt.Fprintf(w, "### HTTP: 64 keep-alive clients calling `get_sources`, 2025-11-25 sessions (`go run ./httpload`, access log on; medians of %d rounds of %s)\n\n", c.rounds, c.httpDuration)
+	how := "2025-11-25 sessions"
+	if era == "2026-07-28" {
+		how = "2026-07-28 stateless requests (go-sdk with `Stateless`)"
+	}
+	fmt.Fprintf(w, "### HTTP: 64 keep-alive clients calling `get_sources`, %s (`go run ./httpload -era %s`, access log on; medians of %d rounds of %s)\n\n", how, era, c.rounds, c.httpDuration)
 	fmt.Fprintln(w, "| server | requests/s | p50 | p99 |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	median := regexp.MustCompile(`^median (\S+):\s+(\d+) req/s, p50 (\S+), p99 (\S+)`)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -79,13 +80,16 @@ type serveConfig struct {
 	maxRegistry int64 // --max-registry-bytes
 	queryLogMax int
 	log         *slog.Logger
-	http        *httpserver.Options // nil: stdio
-	httpAddr    string
-	pubkey      ed25519.PublicKey // --pubkey; nil when not given
-	peers       peer.Config       // without Log, CacheDir and Build
-	peerCache   string            // --peer-cache as given
-	validity    time.Duration     // --expires
-	follow      *followConfig     // --follow; nil when not a read replica
+	// closeLog writes out what the log still holds; HTTP serving batches
+	// its lines (logWriter).
+	closeLog  func()
+	http      *httpserver.Options // nil: stdio
+	httpAddr  string
+	pubkey    ed25519.PublicKey // --pubkey; nil when not given
+	peers     peer.Config       // without Log, CacheDir and Build
+	peerCache string            // --peer-cache as given
+	validity  time.Duration     // --expires
+	follow    *followConfig     // --follow; nil when not a read replica
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -117,7 +121,14 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 	if c.maxRegistry, err = registryLimit(f); err != nil {
 		return nil, err
 	}
-	if c.log, err = newLogger(env, f.Value("log-format"), f.Value("log-level")); err != nil {
+	logTo := env.Stderr
+	c.closeLog = func() {}
+	if f.Value("http") != "" {
+		lw := newLogWriter(env.Stderr)
+		logTo, c.closeLog = lw, func() { lw.Close() }
+	}
+	if c.log, err = newLogger(logTo, f.Value("log-format"), f.Value("log-level")); err != nil {
+		c.closeLog()
 		return nil, err
 	}
 	if err := parsePeers(f, c); err != nil {
@@ -312,6 +323,7 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 // once and /health answers 503 while the registry loads, then serves until
 // SIGTERM or SIGINT and drains.
 func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
+	defer c.closeLog()
 	ln, err := net.Listen("tcp", c.httpAddr)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs serve: cannot listen on %s: %v\nFix: %s.\n", c.httpAddr, err, listenFix(err))
@@ -386,6 +398,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			return nil, false
 		}
 	} else {
+		limitMemoryFor(env, f.Value("registry"))
 		if srvd, ok = loadServed(env, "serve", f.Value("registry"), c.maxRegistry); !ok {
 			return nil, false
 		}
@@ -689,7 +702,7 @@ func flagBool(f *Flags, name string) bool {
 	return v
 }
 
-func newLogger(env *Env, format, level string) (*slog.Logger, error) {
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level (THREEGS_LOG_LEVEL) must be debug, info, warn or error, got %q", level)
@@ -697,9 +710,9 @@ func newLogger(env *Env, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch strings.ToLower(format) {
 	case "text":
-		return slog.New(slog.NewTextHandler(env.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(env.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format (THREEGS_LOG_FORMAT) must be text or json, got %q", format)
 }

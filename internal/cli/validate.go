@@ -34,6 +34,7 @@ func runValidate(_ context.Context, env *Env, f *Flags) int {
 	}
 	code := ExitOK
 	for _, p := range paths {
+		limitMemoryFor(env, p)
 		if c := report(env, p, func() (*registry.Registry, error) { return registry.LoadFileLimit(p, limit) }); c != ExitOK {
 			code = c
 		}

@@ -110,9 +110,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) (*backend, bool)
 // that has arrived. held counts the body budget taken, for the caller to
 // give back.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, body *bytes.Buffer, held *int64) bool {
-	tooLarge := "Payload Too Large: the message is longer than " + strconv.FormatInt(s.opt.MaxMessageBytes, 10) + " bytes (--max-message-bytes)"
+	tooLarge := func() string {
+		return "Payload Too Large: the message is longer than " + strconv.FormatInt(s.opt.MaxMessageBytes, 10) + " bytes (--max-message-bytes)"
+	}
 	if r.ContentLength > s.opt.MaxMessageBytes {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge())
 		return false
 	}
 	http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opt.BodyTimeout)) // not every writer can; the server's ReadTimeout still bounds those
@@ -130,7 +132,7 @@ func (s *Server) read(w http.ResponseWriter, r *http.Request, body *bytes.Buffer
 		return false
 	}
 	if int64(body.Len()) > s.opt.MaxMessageBytes {
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge)
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, tooLarge())
 		return false
 	}
 	return true
@@ -158,7 +160,7 @@ func (s *Server) route(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, id, perr))
 		return
 	}
-	info := logInfo(r)
+	info := logInfo(w)
 	info.rpc = m.Method
 	switch m.Kind {
 	case jsonrpc.KindResponse:
@@ -286,10 +288,9 @@ func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: MCP-Protocol-Version "+quoteHeader(version)+" does not match the version this session negotiated, "+sess.mcp.Version())
 		return
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer sess.track(string(m.ID), cancel)()
-	s.answer(ctx, w, sess.mcp, req)
+	c := sess.track(ctx, m.ID)
+	defer sess.untrack(c)
+	s.answer(c, w, sess.mcp, req)
 }
 
 // answer runs the request and writes its response. A request cancelled
@@ -373,7 +374,7 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 	case !s.sessions.end(id): // ends it here only; see sessionTable
 		writeRPCError(w, http.StatusNotFound, nil, codeInvalidRequest, "Session not found: it was already ended, expired or sat idle too long")
 	default:
-		logInfo(r).session = id[:min(8, len(id))]
+		logInfo(w).session = id[:min(8, len(id))]
 		w.WriteHeader(http.StatusNoContent)
 	}
 }

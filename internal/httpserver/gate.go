@@ -127,13 +127,15 @@ type requestLog struct {
 	rpc, tool, session string
 }
 
-type requestLogKey struct{}
-
 // recorder remembers the status and size of a response.
 type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int
+	// info is filled by the handlers (logInfo), which find it through the
+	// writer: carrying it in the request's context cost a context and a
+	// copy of the request on every request.
+	info requestLog
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -165,8 +167,8 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			return
 		}
 		start := time.Now()
-		info := &requestLog{}
 		rec := &recorder{ResponseWriter: w}
+		info := &rec.info
 		defer func() {
 			status := rec.status
 			aborted := recover()
@@ -175,14 +177,15 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			}
 			// Everything the client chose is shortened: a megabyte method
 			// name must not become a megabyte of log per request.
-			attrs := []slog.Attr{
+			attrs := make([]slog.Attr, 0, 10)
+			attrs = append(attrs,
 				slog.String("method", jsonrpc.Brief(r.Method)),
 				slog.String("path", jsonrpc.Brief(r.URL.Path)),
 				slog.Int("status", status),
 				slog.Int("bytes", rec.bytes),
 				slog.Duration("duration", time.Since(start)),
 				slog.String("remote", r.RemoteAddr),
-			}
+			)
 			if info.rpc != "" {
 				attrs = append(attrs, slog.String("rpc", jsonrpc.Brief(info.rpc)))
 			}
@@ -200,15 +203,15 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 				panic(aborted)
 			}
 		}()
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), requestLogKey{}, info)))
+		next.ServeHTTP(rec, r)
 	})
 }
 
-// logInfo returns the request's access-log record; a throwaway one when
-// access logging is off.
-func logInfo(r *http.Request) *requestLog {
-	if info, ok := r.Context().Value(requestLogKey{}).(*requestLog); ok {
-		return info
+// logInfo returns the request's access-log record, kept by the writer the
+// access log passed down; a throwaway one when access logging is off.
+func logInfo(w http.ResponseWriter) *requestLog {
+	if rec, ok := w.(*recorder); ok {
+		return &rec.info
 	}
 	return &requestLog{}
 }

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
@@ -26,44 +27,100 @@ type session struct {
 
 	mu       sync.Mutex
 	lastUsed time.Time
-	calls    map[string][]*call // by request id text
+	calls    []*call // running requests; few, so a cancellation searches them
 }
 
-// track registers a running request under its id; the returned function
-// removes it again.
-func (sess *session) track(id string, cancel context.CancelFunc) func() {
-	c := &call{cancel: cancel}
+// track registers a running request with id and returns its context, a
+// child of ctx that cancel also ends; untrack removes it when it is done.
+// The context is the call itself: a context.WithCancel, a closure and a
+// map entry keyed by the id's text per request were most of what a
+// session's bookkeeping allocated, and a request is almost never
+// cancelled.
+func (sess *session) track(ctx context.Context, id []byte) *call {
+	c := &call{Context: ctx, id: id}
 	sess.mu.Lock()
-	sess.calls[id] = append(sess.calls[id], c)
+	c.slot = len(sess.calls)
+	sess.calls = append(sess.calls, c)
 	sess.mu.Unlock()
-	return func() {
-		sess.mu.Lock()
-		defer sess.mu.Unlock()
-		list := sess.calls[id]
-		for i, x := range list {
-			if x == c {
-				list = append(list[:i], list[i+1:]...)
-				break
-			}
+	return c
+}
+
+// untrack removes c, ended, from the running requests.
+func (sess *session) untrack(c *call) {
+	sess.mu.Lock()
+	last := len(sess.calls) - 1
+	moved := sess.calls[last]
+	sess.calls[c.slot], moved.slot = moved, c.slot
+	sess.calls[last] = nil
+	sess.calls = sess.calls[:last]
+	sess.mu.Unlock()
+	c.end()
+}
+
+// call is one running request, and its context: Err and Done report its
+// own cancellation as well as its parent's end. Done's channel is made
+// only for a handler that asks for it.
+type call struct {
+	context.Context // the parent, for values, deadline and its own end
+	id              []byte
+	slot            int // index in session.calls, under session.mu
+
+	cancelled atomic.Bool
+	mu        sync.Mutex
+	done      chan struct{}
+	stop      func() bool // undoes the AfterFunc that links done to the parent
+}
+
+func (c *call) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.cancelled.Load() {
+			close(c.done)
+		} else if c.Context.Done() != nil {
+			c.stop = context.AfterFunc(c.Context, c.cancel)
 		}
-		if len(list) == 0 {
-			delete(sess.calls, id)
-		} else {
-			sess.calls[id] = list
-		}
+	}
+	return c.done
+}
+
+func (c *call) Err() error {
+	if c.cancelled.Load() {
+		return context.Canceled
+	}
+	return c.Context.Err()
+}
+
+// cancel stops the request.
+func (c *call) cancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cancelled.Swap(true) && c.done != nil {
+		close(c.done)
 	}
 }
 
-// call is one running request; a pointer, so two requests that reuse an id
-// stay apart.
-type call struct{ cancel context.CancelFunc }
+// end releases what Done set up, once the request is over; whatever the
+// handler started on the context stops with it.
+func (c *call) end() {
+	c.mu.Lock()
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	c.cancel()
+}
 
 // cancel stops every running request with id; unknown ids are ignored.
 func (sess *session) cancel(id string) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	for _, c := range sess.calls[id] {
-		c.cancel()
+	for _, c := range sess.calls {
+		if string(c.id) == id {
+			c.cancel()
+		}
 	}
 }
 
@@ -135,7 +192,7 @@ func (t *sessionTable) add(m *mcp.Session, client string) *session {
 		return nil
 	}
 	id, expires := t.ids.issue(version, now)
-	return t.insertLocked(&session{id: id, mcp: m, client: client, lastUsed: now, expires: expires, calls: map[string][]*call{}})
+	return t.insertLocked(&session{id: id, mcp: m, client: client, lastUsed: now, expires: expires})
 }
 
 // makeRoomLocked makes a place for one more session of client, evicting
@@ -196,10 +253,8 @@ func (t *sessionTable) dropLocked(s *session) {
 		delete(t.byClient, s.client)
 	}
 	s.mu.Lock()
-	for _, list := range s.calls {
-		for _, c := range list {
-			c.cancel()
-		}
+	for _, c := range s.calls {
+		c.cancel()
 	}
 	s.mu.Unlock()
 }
@@ -267,7 +322,7 @@ func (t *sessionTable) open(id, client string, srv *mcp.Server) (s *session, bus
 	if !t.makeRoomLocked(client, now) {
 		return nil, true
 	}
-	return t.insertLocked(&session{id: id, mcp: m, client: client, lastUsed: now, expires: c.expires, adopted: true, calls: map[string][]*call{}}), false
+	return t.insertLocked(&session{id: id, mcp: m, client: client, lastUsed: now, expires: c.expires, adopted: true}), false
 }
 
 // adoptable reports whether id, which this table does not hold, names a

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
@@ -65,17 +66,6 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// envelope has every member raw; Parse judges each itself, so that a wrong
-// type yields the right code rather than a decoder message.
-type envelope struct {
-	JSONRPC sonic.NoCopyRawMessage `json:"jsonrpc"`
-	ID      sonic.NoCopyRawMessage `json:"id"`
-	Method  sonic.NoCopyRawMessage `json:"method"`
-	Params  sonic.NoCopyRawMessage `json:"params"`
-	Result  sonic.NoCopyRawMessage `json:"result"`
-	Error   sonic.NoCopyRawMessage `json:"error"`
-}
-
 var api = sonic.Config{CaseSensitive: true}.Froze()
 
 // Unmarshal decodes JSON into v matching object keys exactly. Every
@@ -84,6 +74,13 @@ var api = sonic.Config{CaseSensitive: true}.Froze()
 func Unmarshal(data []byte, v any) error { return api.Unmarshal(data, v) }
 
 var nullID = []byte("null")
+
+// envelope is a message's members, raw.
+type envelope struct{ JSONRPC, ID, Method, Params, Result, Error []byte }
+
+// knownMethods are the methods clients send most; Parse returns these
+// strings rather than a copy of the text.
+var knownMethods = []string{"tools/call", "tools/list", "initialize", "notifications/initialized", "ping", "server/discover", "notifications/cancelled"}
 
 // envelopeKeys are the members Parse reads; a key that differs from one of
 // them only by case is refused, since a lenient decoder elsewhere (a proxy,
@@ -124,10 +121,13 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 	default:
 		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}
 	}
-	var env envelope
-	if err := api.Unmarshal(trimmed, &env); err != nil {
+	// Every member stays raw and Parse judges each itself, so that a wrong
+	// type yields the right code rather than a decoder message.
+	var members [6][]byte // in envelopeKeys order
+	if !Members(trimmed, envelopeKeys, members[:]) {
 		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request"}
 	}
+	env := envelope{JSONRPC: members[0], ID: members[1], Method: members[2], Params: members[3], Result: members[4], Error: members[5]}
 	m := &Message{Params: env.Params}
 	id := nullID
 	if env.ID != nil {
@@ -160,7 +160,13 @@ func Parse(line []byte) (*Message, []byte, *Error) {
 		}
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing"}
 	}
-	if env.Method[0] != '"' || api.Unmarshal(env.Method, &m.Method) != nil || m.Method == "" {
+	if env.Method[0] != '"' {
+		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
+	}
+	if method, ok := String(env.Method, knownMethods...); ok {
+		m.Method = method
+	}
+	if m.Method == "" {
 		return nil, id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a non-empty string"}
 	}
 	if env.Params != nil && env.Params[0] != '{' && string(env.Params) != "null" {
@@ -202,9 +208,63 @@ func AppendError(dst, id []byte, e *Error) []byte {
 	return append(dst, "}}"...)
 }
 
-func appendString(dst []byte, s string) []byte {
-	b, _ := sonic.Marshal(s)
-	return append(dst, b...)
+func appendString(dst []byte, s string) []byte { return AppendString(dst, s) }
+
+// AppendString appends s as a JSON string, byte for byte as sonic's
+// default encoder writes it (quote, backslash, \t \n \r, other control
+// characters as \u00XX, everything else as is). Long text goes through
+// sonic's vectorized quoting, with the string and the buffer passed by
+// way of a pooled holder so that neither escapes per call; short text is
+// escaped here.
+func AppendString(dst []byte, s string) []byte {
+	if len(s) < 64 {
+		return appendShortString(dst, s)
+	}
+	q := quoteBufs.Get().(*quoteBuf)
+	q.b, q.s = dst, s
+	err := encoder.EncodeInto(&q.b, &q.s, 0)
+	out := q.b
+	q.b, q.s = nil, ""
+	quoteBufs.Put(q)
+	if err != nil { // a string always encodes; stay correct regardless
+		return appendShortString(dst, s)
+	}
+	return out
+}
+
+type quoteBuf struct {
+	b []byte
+	s string
+}
+
+var quoteBufs = sync.Pool{New: func() any { return new(quoteBuf) }}
+
+func appendShortString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // Brief shortens client-supplied text (a method, a tool name, a key) to

@@ -3,9 +3,12 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/bytedance/sonic/encoder"
 )
 
 // nested is a ping whose params hold arrays nested so that the whole
@@ -230,4 +233,51 @@ func BenchmarkInspect(b *testing.B) {
 			b.Fatal("refused")
 		}
 	}
+}
+
+func TestAppendStringMatchesSonic(t *testing.T) {
+	cases := []string{"", "plain", "a\"b\\c", "\u2028\u2029", "\xff\xfe ok", "é日本", "<&>/"}
+	for c := range 256 {
+		cases = append(cases, string([]byte{'x', byte(c), 'y'}))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		b := make([]byte, r.IntN(200))
+		for i := range b {
+			b[i] = byte(r.IntN(256))
+			if r.IntN(2) == 0 {
+				b[i] = byte(r.IntN(0x30))
+			}
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		var want []byte
+		if err := encoder.EncodeInto(&want, s, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("pre"), s); string(got) != "pre"+string(want) {
+			t.Fatalf("AppendString(%q) = %q, sonic writes %q", s, got[3:], want)
+		}
+	}
+}
+
+// BenchmarkAppendString escapes a text block of the size get_sources
+// answers with, beside sonic's encoder doing the same.
+func BenchmarkAppendString(b *testing.B) {
+	text := strings.Repeat("Bitcoin Core full node: the reference implementation; run it \"pruned\" to save disk.\n", 24)
+	buf := make([]byte, 0, 4096)
+	b.Run("AppendString", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			buf = AppendString(buf[:0], text)
+		}
+	})
+	b.Run("sonic", func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			buf = buf[:0]
+			encoder.EncodeInto(&buf, text, 0)
+		}
+	})
 }

@@ -3,8 +3,12 @@
 // throughput, latency percentiles and errors. The HTTP load test
 // (internal/e2e) and the comparison benchmark (bench/httpload) share it.
 //
-// Each client opens its own 2025-11-25 session, as deployed hosts do, and
-// then calls get_sources in a loop, one request at a time.
+// In the 2025-11-25 era each client opens its own session, as deployed
+// hosts do; in the 2026-07-28 era there is no session and every request
+// carries its protocol version and client capabilities in params._meta,
+// mirrored in the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers.
+// Either way each client then calls get_sources in a loop, one request at
+// a time.
 package loadgen
 
 import (
@@ -31,7 +35,16 @@ type Config struct {
 	Warmup, Duration time.Duration
 	// Queries are asked in turn.
 	Queries []string
+	// Era is the protocol version spoken: Legacy (the default when empty)
+	// or Modern.
+	Era string
 }
+
+// The protocol eras Config.Era names.
+const (
+	Legacy = "2025-11-25"
+	Modern = "2026-07-28"
+)
 
 // Result is what the clients measured.
 type Result struct {
@@ -64,7 +77,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 
 	clients := make([]*client, c.Clients)
 	for i := range clients {
-		cl := &client{http: httpc, url: c.URL, next: i}
+		cl := &client{http: httpc, url: c.URL, next: i, modern: c.Era == Modern}
+		if c.Era != "" && c.Era != Legacy && c.Era != Modern {
+			return Result{}, fmt.Errorf("loadgen: unknown era %q; want %s or %s", c.Era, Legacy, Modern)
+		}
 		for _, q := range c.Queries {
 			b, _ := json.Marshal(q)
 			cl.queries = append(cl.queries, string(b))
@@ -114,16 +130,24 @@ type client struct {
 	queries []string // JSON-encoded
 	next    int
 	id      int
+	modern  bool
 
 	latencies  []time.Duration
 	errors     int
 	firstError string
 }
 
-const protocolVersion = "2025-11-25"
+const protocolVersion = Legacy
 
-// open performs the handshake and keeps the session id.
+// modernMeta is what every 2026-07-28 request carries in params.
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + Modern + `","io.modelcontextprotocol/clientCapabilities":{}},`
+
+// open performs the handshake and keeps the session id; a modern client
+// has none to perform.
 func (c *client) open(ctx context.Context) error {
+	if c.modern {
+		return nil
+	}
 	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + protocolVersion + `","capabilities":{},"clientInfo":{"name":"3gs-loadgen","version":"1"}}}`
 	resp, b, err := c.post(ctx, body)
 	if err != nil {
@@ -148,7 +172,11 @@ func (c *client) loop(ctx context.Context, measureFrom, stopAt time.Time) {
 		c.id++
 		q := c.queries[c.next%len(c.queries)]
 		c.next++
-		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":` + q + `}}}`
+		meta := ""
+		if c.modern {
+			meta = modernMeta
+		}
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"method":"tools/call","params":{` + meta + `"name":"get_sources","arguments":{"query":` + q + `}}}`
 		start := time.Now()
 		if start.After(stopAt) {
 			return
@@ -179,7 +207,12 @@ func (c *client) post(ctx context.Context, body string) (*http.Response, []byte,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if c.session != "" {
+	switch {
+	case c.modern:
+		req.Header.Set("Mcp-Protocol-Version", Modern)
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "get_sources")
+	case c.session != "":
 		req.Header.Set("Mcp-Session-Id", c.session)
 		req.Header.Set("Mcp-Protocol-Version", protocolVersion)
 	}

@@ -43,6 +43,8 @@ func BenchmarkHandle(b *testing.B) {
 	cases := map[string][][]byte{
 		"tools/list":  {[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)},
 		"get_sources": lines,
+		// By slug: no matching, so what remains is the protocol around it.
+		"get_sources_slug": {[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_sources","arguments":{"slug":"rust-learning"}}}`)},
 	}
 	for name, in := range cases {
 		b.Run(name, func(b *testing.B) {

@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 
 	"github.com/bytedance/sonic"
-	"github.com/bytedance/sonic/encoder"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
@@ -206,14 +205,15 @@ func (s *Server) NewSessionWithToken(token string) *Session {
 // params holds every params member any method reads; each method checks
 // its own. Members stay raw until a method needs them.
 type params struct {
-	MetaRaw         sonic.NoCopyRawMessage `json:"_meta"`
-	Meta            *meta                  `json:"-"` // MetaRaw, decoded by Prepare
-	ProtocolVersion sonic.NoCopyRawMessage `json:"protocolVersion"`
-	Name            sonic.NoCopyRawMessage `json:"name"`
-	Arguments       sonic.NoCopyRawMessage `json:"arguments"`
-	Cursor          sonic.NoCopyRawMessage `json:"cursor"`
+	MetaRaw         []byte
+	hasMeta         bool // MetaRaw is an object, decoded into meta by Prepare
+	meta            meta
+	ProtocolVersion []byte
+	Name            []byte
+	Arguments       []byte
+	Cursor          []byte
 	// Token is where legacy clients that cannot set _meta put a token.
-	Token sonic.NoCopyRawMessage `json:"token"`
+	Token []byte
 }
 
 // paramKeys and metaKeys are the members params and params._meta are
@@ -224,10 +224,20 @@ var (
 	metaKeys  = []string{"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities", "io.3gs/token"}
 )
 
+// toolNames are the tools' names, which Prepare returns rather than a
+// copy of params.name.
+var toolNames = func() []string {
+	names := make([]string, len(gen.Tools))
+	for i := range gen.Tools {
+		names[i] = gen.Tools[i].Name
+	}
+	return names
+}()
+
 type meta struct {
-	ProtocolVersion    sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities sonic.NoCopyRawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	Token              sonic.NoCopyRawMessage `json:"io.3gs/token"`
+	ProtocolVersion    []byte
+	ClientCapabilities []byte
+	Token              []byte
 }
 
 // MaxArgumentBytes bounds a tool call's arguments, checked before they are
@@ -250,17 +260,18 @@ const metaToken = "io.3gs/token"
 // then the session's default. The first one present decides, valid or not.
 func (sess *Session) caller(ctx context.Context, p *params) (auth.Caller, *jsonrpc.Error) {
 	token, found := auth.TransportToken(ctx)
-	for _, src := range []struct {
-		raw  sonic.NoCopyRawMessage
+	for _, src := range [...]struct {
+		raw  []byte
 		path string
 	}{{metaTokenRaw(p), "_meta." + metaToken}, {p.Token, "token"}} {
 		if found || src.raw == nil {
 			continue
 		}
-		if jsonrpc.Unmarshal(src.raw, &token) != nil {
+		t, ok := jsonrpc.String(src.raw)
+		if !ok {
 			return auth.Caller{}, invalidParams(src.path, "must be a string")
 		}
-		found = true
+		token, found = t, true
 	}
 	if !found {
 		token = sess.defaultToken
@@ -269,10 +280,10 @@ func (sess *Session) caller(ctx context.Context, p *params) (auth.Caller, *jsonr
 }
 
 func metaTokenRaw(p *params) sonic.NoCopyRawMessage {
-	if p.Meta == nil {
+	if !p.hasMeta {
 		return nil
 	}
-	return p.Meta.Token
+	return p.meta.Token
 }
 
 // Handle answers one request: it appends the response line (without the
@@ -307,10 +318,12 @@ func Prepare(m *jsonrpc.Message) Request {
 	if m.Params == nil {
 		return r
 	}
-	if err := jsonrpc.Unmarshal(m.Params, &r.p); err != nil {
+	var vals [6][]byte // in paramKeys order
+	if !jsonrpc.Members(m.Params, paramKeys, vals[:]) {
 		r.perr = invalidParams("_meta", "must be an object")
 		return r
 	}
+	r.p = params{MetaRaw: vals[0], ProtocolVersion: vals[1], Name: vals[2], Arguments: vals[3], Cursor: vals[4], Token: vals[5]}
 	// A repeated member would be read as its last copy here and perhaps as
 	// its first by a proxy or a log, so neither copy is trusted.
 	if kp, bad := jsonrpc.CheckKeys(m.Params, paramKeys); bad {
@@ -318,22 +331,24 @@ func Prepare(m *jsonrpc.Message) Request {
 		return r
 	}
 	if raw := r.p.MetaRaw; raw != nil && string(raw) != "null" {
-		r.p.Meta = new(meta)
-		if raw[0] != '{' || jsonrpc.Unmarshal(raw, r.p.Meta) != nil {
+		r.p.hasMeta = true
+		var vals [3][]byte // in metaKeys order
+		if raw[0] != '{' || !jsonrpc.Members(raw, metaKeys, vals[:]) {
 			r.perr = invalidParams("_meta", "must be an object")
 			return r
 		}
+		r.p.meta = meta{ProtocolVersion: vals[0], ClientCapabilities: vals[1], Token: vals[2]}
 		if kp, bad := jsonrpc.CheckKeys(raw, metaKeys); bad {
 			r.perr = invalidParams("_meta."+jsonrpc.Brief(kp.Key), kp.Reason)
 			return r
 		}
 	}
-	if r.p.Meta != nil && r.p.Meta.ProtocolVersion != nil {
+	if r.p.hasMeta && r.p.meta.ProtocolVersion != nil {
 		r.modern = true
-		r.versionOK = jsonrpc.Unmarshal(r.p.Meta.ProtocolVersion, &r.version) == nil
+		r.version, r.versionOK = jsonrpc.String(r.p.meta.ProtocolVersion, SupportedVersions...)
 	}
 	if r.p.Name != nil {
-		r.nameOK = jsonrpc.Unmarshal(r.p.Name, &r.name) == nil
+		r.name, r.nameOK = jsonrpc.String(r.p.Name, toolNames...)
 	}
 	return r
 }
@@ -425,7 +440,7 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version",
 				Data: versionProblem{Supported: SupportedVersions, Requested: req.version}}
 		}
-		if p.Meta.ClientCapabilities == nil {
+		if p.meta.ClientCapabilities == nil {
 			return nil, invalidParams("_meta."+metaClientCapabilities, "required field is missing")
 		}
 	} else if m.Method != "initialize" && m.Method != "ping" && !sess.initialized.Load() {
@@ -511,7 +526,11 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions", Data: tierProblem{RequiredTier: tool.Tier.String()}}
 	}
-	ctx = auth.WithCaller(ctx, c)
+	// A public caller is what a context without one means, so the common
+	// anonymous call costs no context (unless an outer one must be hidden).
+	if c != (auth.Caller{}) || auth.CallerFrom(ctx) != (auth.Caller{}) {
+		ctx = auth.WithCaller(ctx, c)
+	}
 	args := []byte(p.Arguments)
 	if string(args) == "null" {
 		args = nil
@@ -519,13 +538,16 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	if len(args) > MaxArgumentBytes {
 		return nil, invalidParams("arguments", "longer than "+strconv.Itoa(MaxArgumentBytes)+" bytes")
 	}
-	res, err := tool.Call(ctx, sess.srv.handlers, args)
-	var argErrs strictjson.Errors
-	var toolErr *gen.ToolError
-	switch {
-	case err == nil:
-		return appendToolResult(dst, modern, res.Text, res.Structured, false), nil
-	case errors.As(err, &argErrs):
+	res, err := tool.Run(ctx, sess.srv.handlers, args)
+	if err == nil {
+		start := len(dst)
+		dst, err = appendToolResult(dst, modern, res.Text, res.AppendStructured, false)
+		if err != nil {
+			return dst[:start], sess.internal(name, err)
+		}
+		return dst, nil
+	}
+	if argErrs := (strictjson.Errors)(nil); errors.As(err, &argErrs) {
 		first := argErrs[0]
 		problem := paramsProblem{Path: argumentsPath(first.Path), Reason: first.Reason}
 		if len(argErrs) > 1 {
@@ -534,12 +556,14 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 			}
 		}
 		return nil, paramsError(problem)
-	case errors.As(err, &toolErr):
+	}
+	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
 		structured, merr := sonic.Marshal(toolErr.Structured)
 		if merr != nil {
 			return nil, sess.internal(name, merr)
 		}
-		return appendToolResult(dst, modern, toolErr.Text, structured, true), nil
+		out, _ := appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return append(dst, structured...), nil }, true)
+		return out, nil
 	}
 	return nil, sess.internal(name, err)
 }
@@ -560,20 +584,22 @@ func (sess *Session) internal(tool string, err error) *jsonrpc.Error {
 }
 
 // appendToolResult appends a CallToolResult with one text block and the
-// structured content; modern results are marked complete.
-func appendToolResult(dst []byte, modern bool, text string, structured []byte, isError bool) []byte {
-	dst = slices.Grow(dst, len(text)+len(structured)+128)
+// structured content, which structured appends; modern results are marked
+// complete.
+func appendToolResult(dst []byte, modern bool, text string, structured func([]byte) ([]byte, error), isError bool) ([]byte, error) {
+	dst = slices.Grow(dst, len(text)+len(text)/8+2048)
 	dst = append(dst, '{')
 	if modern {
 		dst = append(dst, `"resultType":"complete",`...)
 	}
 	dst = append(dst, `"content":[{"type":"text","text":`...)
-	if err := encoder.EncodeInto(&dst, text, 0); err != nil {
-		dst = append(dst, `""`...) // a string always encodes; keep the JSON whole regardless
-	}
+	dst = jsonrpc.AppendString(dst, text)
 	dst = append(dst, `}],"structuredContent":`...)
-	dst = append(dst, structured...)
+	dst, err := structured(dst)
+	if err != nil {
+		return dst, err
+	}
 	dst = append(dst, `,"isError":`...)
 	dst = strconv.AppendBool(dst, isError)
-	return append(dst, '}')
+	return append(dst, '}'), nil
 }

@@ -25,6 +25,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -60,7 +62,7 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{}), calls: map[string][]*job{}}
+	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{})}
 	go c.w.loop()
 	c.workers.Add(opt.MaxInFlight)
 	for range opt.MaxInFlight {
@@ -94,16 +96,61 @@ type conn struct {
 	quit    chan struct{}
 	workers sync.WaitGroup
 
-	mu    sync.Mutex
-	calls map[string][]*job // requests in flight by id text
+	mu sync.Mutex
+	// inflight are the requests started and not finished, each knowing its
+	// place; at most MaxInFlight plus the one being handed over, so the
+	// linear search a cancellation makes is short, and starting a request
+	// costs no map entry or key string.
+	inflight []*job
 }
 
-// job is one request handed to a worker.
+// job is one request handed to a worker. It is the request's context too:
+// cancellation is rare, so rather than a context.WithCancel per request
+// (three allocations) the job answers Err itself and makes a Done channel
+// only for a handler that asks for one.
 type job struct {
 	m      *jsonrpc.Message
-	key    string
-	ctx    context.Context
-	cancel context.CancelFunc
+	parent context.Context // for values only: Serve's ctx ending does not cancel a request
+	slot   int             // index in conn.inflight, under conn.mu
+
+	cancelled atomic.Bool
+	mu        sync.Mutex
+	done      chan struct{} // made on first Done
+}
+
+func (j *job) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+func (j *job) Done() <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.done == nil {
+		j.done = make(chan struct{})
+		if j.cancelled.Load() {
+			close(j.done)
+		}
+	}
+	return j.done
+}
+
+func (j *job) Err() error {
+	if j.cancelled.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (j *job) Value(key any) any { return j.parent.Value(key) }
+
+// cancel stops the request; its answer is then not sent.
+func (j *job) cancel() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.cancelled.Swap(true) {
+		return
+	}
+	if j.done != nil {
+		close(j.done)
+	}
 }
 
 // read is the single reader: it frames lines, parses them, and starts
@@ -179,16 +226,28 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.w.send(c.handle(ctx, m, getBuffer()))
 		return
 	}
-	j := &job{m: m, key: string(m.ID)}
-	j.ctx, j.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	j := &job{m: m, parent: ctx}
 	c.mu.Lock()
-	c.calls[j.key] = append(c.calls[j.key], j)
+	j.slot = len(c.inflight)
+	c.inflight = append(c.inflight, j)
 	c.mu.Unlock()
 	select {
 	case c.jobs <- j:
 	case <-c.quit:
+		c.finish(j)
 		j.cancel()
 	}
+}
+
+// finish takes j off the requests in flight.
+func (c *conn) finish(j *job) {
+	c.mu.Lock()
+	last := len(c.inflight) - 1
+	moved := c.inflight[last]
+	c.inflight[j.slot], moved.slot = moved, j.slot
+	c.inflight[last] = nil
+	c.inflight = c.inflight[:last]
+	c.mu.Unlock()
 }
 
 // work runs requests until Serve stops.
@@ -205,27 +264,14 @@ func (c *conn) work() {
 }
 
 func (c *conn) run(j *job) {
-	resp := c.handle(j.ctx, j.m, getBuffer())
-	c.mu.Lock()
-	list := c.calls[j.key]
-	for i, x := range list {
-		if x == j {
-			list = append(list[:i], list[i+1:]...)
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(c.calls, j.key)
-	} else {
-		c.calls[j.key] = list
-	}
-	c.mu.Unlock()
-	if j.ctx.Err() == nil && resp != nil {
+	resp := c.handle(j, j.m, getBuffer())
+	c.finish(j)
+	if j.Err() == nil && resp != nil {
 		c.w.send(resp)
 	} else {
 		putBuffer(resp)
 	}
-	j.cancel()
+	j.cancel() // whatever the handler started on its context stops with it
 }
 
 // handle runs one request; a panic becomes an internal error for that
@@ -266,8 +312,10 @@ func (c *conn) cancel(params []byte) {
 		return
 	}
 	c.mu.Lock()
-	for _, j := range c.calls[string(p.RequestID)] {
-		j.cancel()
+	for _, j := range c.inflight {
+		if bytes.Equal(j.m.ID, p.RequestID) {
+			j.cancel()
+		}
 	}
 	c.mu.Unlock()
 }
