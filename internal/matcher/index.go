@@ -117,6 +117,12 @@ type Index struct {
 
 	terms  []string  // term id → stem, sorted (a map would double the memory)
 	weight []float32 // term id → weight in (0, 1]
+	// termSlots is an open-addressing table over terms, for exact lookups
+	// in O(1): a power-of-two number of slots, each 0 or 1 + a term id,
+	// at most two thirds full (four to twelve bytes a term, where a map
+	// would cost the strings again). Prefix search stays on the sorted
+	// terms.
+	termSlots []uint32
 
 	postStart []uint32 // term id → first posting; len(terms)+1 entries
 	postCat   []uint32 // category numbers, ascending within a term
@@ -236,6 +242,7 @@ func Build(cats []registry.Category) *Index {
 			local[w][id] = renum[g]
 		}
 	}
+	x.termSlots = hashTerms(x.terms)
 	// The typo index needs only the terms: build it on another core
 	// while the rest is assembled.
 	typosDone := make(chan typoIndex)
@@ -540,8 +547,46 @@ func (x *Index) Terms() int { return len(x.terms) }
 
 // term looks up the id of a stem.
 func (x *Index) term(stem string) (uint32, bool) {
-	i, ok := slices.BinarySearch(x.terms, stem)
-	return uint32(i), ok
+	mask := uint32(len(x.termSlots) - 1)
+	for i := termHash(stem) & mask; ; i = (i + 1) & mask {
+		v := x.termSlots[i]
+		if v == 0 {
+			return 0, false
+		}
+		if x.terms[v-1] == stem {
+			return v - 1, true
+		}
+	}
+}
+
+// termHash is 32-bit FNV-1a: fixed, so a registry's table is the same
+// from run to run, and cheap for the short strings stems are.
+func termHash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	// FNV's low bits mix poorly on their own; fold the high ones in.
+	return h ^ h>>16
+}
+
+// hashTerms builds the termSlots table of terms, with linear probing.
+func hashTerms(terms []string) []uint32 {
+	n := 4
+	for n < len(terms)+len(terms)/2+1 {
+		n *= 2
+	}
+	slots := make([]uint32, n)
+	mask := uint32(n - 1)
+	for id, t := range terms {
+		i := termHash(t) & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = uint32(id) + 1
+	}
+	return slots
 }
 
 // postings returns the categories and field masks of term t.
