@@ -33,7 +33,11 @@ import "fmt"
 // only in its description or sources, is not an answer either when the
 // query has words it does not explain ("web accessibility" is not Linux
 // hardening for its description's "access").
-func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) evidence {
+//
+// masks, when not nil, holds the fields of category c for each of the
+// query's candidate terms, in p.candBuf order (see candMasks); without it
+// each is looked up in the term's postings.
+func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field, masks []uint16) evidence {
 	var met, direct, curated, keyed, unexplained, rare, explained, loose int
 	var explainedWeight float32
 	var aliens uint64    // unexplained words that are not ordinary English and that nothing in the category meets
@@ -48,10 +52,14 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		}
 		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named, patternOnly: patternOnly, aliens: aliens}
 	}
-	for i, w := range p.words {
-		if isGeneric(w.stem) {
-			for _, cd := range w.cands {
-				mask, ok := x.maskOf(cd.term, c)
+	k := 0 // w.cands[j] is p.candBuf[k+j]
+	for i := range p.words {
+		w := &p.words[i]
+		kw := k
+		k += len(w.cands)
+		if w.generic {
+			for j, cd := range w.cands {
+				mask, ok := x.maskIn(masks, kw+j, cd.term, c)
 				genericMet = genericMet || ok && w.kind != KindRelated && mask&curatedFields != 0
 			}
 			continue
@@ -59,8 +67,12 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		var best float32
 		var bestMask uint8
 		var bestKind MatchKind
-		for _, cd := range w.cands {
-			mask, ok := x.fieldsFor(&w, cd.term, c)
+		for j, cd := range w.cands {
+			mask, ok := x.maskIn(masks, kw+j, cd.term, c)
+			if w.kind == KindRelated { // as fieldsFor
+				mask &= curatedFields
+				ok = ok && mask != 0
+			}
 			if v := cd.quality * x.strength[mask]; ok && v > best {
 				best, bestMask, bestKind = v, mask, w.kind
 			}
@@ -134,6 +146,60 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field) ev
 		return ev(doubtOneWord)
 	}
 	return ev(sure)
+}
+
+// maskIn is maskOf(t, c) for the k-th candidate term of the query, read
+// from masks when there are any.
+func (x *Index) maskIn(masks []uint16, k int, t, c uint32) (uint8, bool) {
+	if masks != nil {
+		v := masks[k]
+		return uint8(v), v&maskPresent != 0
+	}
+	return x.maskOf(t, c)
+}
+
+// maskPresent marks, in candMasks, a term the category has.
+const maskPresent = 1 << 8
+
+// candMasks returns, for the categories about to be finished, the fields
+// each has for each of the query's candidate terms: row i (len(p.candBuf)
+// entries, maskPresent|mask or 0) is cats[i]'s. doubt would otherwise
+// binary-search a term's postings per category and term; one walk of the
+// postings serves every category. It returns nil when the postings are
+// too long for that to pay, and doubt searches as before.
+func (x *Index) candMasks(p *parsed, s *scratch, cats []qcand) []uint16 {
+	k := len(p.candBuf)
+	if k == 0 || len(cats) == 0 || len(cats) > 255 {
+		return nil
+	}
+	total := 0
+	for _, cd := range p.candBuf {
+		total += int(x.postStart[cd.term+1] - x.postStart[cd.term])
+	}
+	if total > 2*len(cats)*k {
+		return nil
+	}
+	need := len(cats) * k
+	if cap(s.candMask) < need {
+		s.candMask = make([]uint16, need)
+	}
+	rows := s.candMask[:need]
+	clear(rows)
+	for i, qc := range cats {
+		s.posOf[qc.cat] = uint8(i + 1)
+	}
+	for j, cd := range p.candBuf {
+		cs, ms := x.postings(cd.term)
+		for n, c := range cs {
+			if i := s.posOf[c]; i != 0 {
+				rows[int(i-1)*k+j] = maskPresent | uint16(ms[n])
+			}
+		}
+	}
+	for _, qc := range cats {
+		s.posOf[qc.cat] = 0
+	}
+	return rows
 }
 
 // doubtKind is why a category's evidence is too thin to answer with, or

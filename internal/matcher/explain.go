@@ -101,7 +101,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 			we.In = attribute(&x.tune, bestMask, we.Contribution, &e.Fields)
 			e.Words = append(e.Words, we)
 		}
-		x.finish(p, c, acc/p.total, &e)
+		x.finish(p, c, acc/p.total, &e, nil)
 		if h.ev.kind == doubtVectorsOnly {
 			e.Doubt = h.ev.reason()
 		}

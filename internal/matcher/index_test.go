@@ -230,7 +230,7 @@ func exhaustive(x *Index, q string, limit int) ([]Scored, int) {
 	inv := 1 / p.total
 	var hits []hit
 	for _, c := range s.touched {
-		f := x.finish(p, c, s.acc[c]*inv, nil)
+		f := x.finish(p, c, s.acc[c]*inv, nil, nil)
 		hits = append(hits, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(f.score)}, cat: c})
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return byScore(a.Scored, b.Scored) })

@@ -72,6 +72,8 @@ type qword struct {
 	// zipf and common are zipfOf(raw), looked up once per query word.
 	zipf   float32
 	common bool
+	// generic is isGeneric(stem), which doubt reads per category.
+	generic bool
 }
 
 type cand struct {
@@ -172,7 +174,7 @@ func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
 			p.candBuf = append(p.candBuf, cands...)
 			own = p.candBuf[start:len(p.candBuf):len(p.candBuf)]
 		}
-		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best, zipf: z, common: common})
+		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best, zipf: z, common: common, generic: isGeneric(st)})
 	}
 	p.seq = append(p.seq, uint8(i))
 }

@@ -61,12 +61,15 @@ type scratch struct {
 	sem, semNow         []float32
 	semTouched, semWord []uint32
 	dots                []int32 // a query word's dot product with each row of Index.simRows
-	hits                []hit   // the candidates of the current query
-	query               parsed  // the current query, for Match
+	// candMask and posOf are candMasks' rows and its category → row + 1.
+	candMask []uint16
+	posOf    []uint8
+	hits     []hit  // the candidates of the current query
+	query    parsed // the current query, for Match
 }
 
 func newScratch(n int) *scratch {
-	s := &scratch{acc: make([]float32, n), matched: make([]float32, n), share: make([]float32, n), shareNow: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n)}
+	s := &scratch{acc: make([]float32, n), matched: make([]float32, n), share: make([]float32, n), shareNow: make([]float32, n), best: make([]float32, n), stamp: make([]uint32, n), posOf: make([]uint8, n)}
 	if n <= semAllCats {
 		s.sem, s.semNow = make([]float32, n), make([]float32, n)
 	}
@@ -409,11 +412,17 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		return int(a.cat) - int(b.cat)
 	})
 	kept := hitHeap{items: s.hits[:0], k: limit}
-	for _, qc := range byUB {
+	rows := x.candMasks(p, s, byUB)
+	for i, qc := range byUB {
 		if kept.full() && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
 		}
-		f := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil)
+		var masks []uint16
+		if rows != nil {
+			k := len(p.candBuf)
+			masks = rows[i*k : (i+1)*k]
+		}
+		f := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil, masks)
 		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
@@ -475,7 +484,9 @@ type finished struct {
 
 // finish turns coverage q into the final score of category c by scoring
 // its short fields as phrases. With e non-nil it also records the parts.
-func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) finished {
+// masks, when not nil, are c's fields for the query's candidate terms
+// (candMasks), for doubt.
+func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation, masks []uint16) finished {
 	var (
 		bestP     float32
 		bestElem  []uint32
@@ -537,7 +548,7 @@ func (x *Index) finish(p *parsed, c uint32, q float32, e *Explanation) finished 
 	if len(bestElem) > 0 {
 		bestField = Field(bestElem[0] &^ elemMark)
 	}
-	ev := x.doubt(p, c, bestP, bestField)
+	ev := x.doubt(p, c, bestP, bestField, masks)
 	lex := score
 	if ev.doubted() {
 		score *= float32(x.tune.doubtFactor)
