@@ -1,16 +1,14 @@
 package matcher
 
 import (
-	"bufio"
-	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/evalset"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -31,23 +29,16 @@ type shapedCase struct {
 	shape, want, query string
 }
 
+// readShaped reads a queries.tsv with the parser the tools' first-answer
+// evaluation uses too.
 func readShaped(t testing.TB, path string) []shapedCase {
-	data, err := os.ReadFile(path)
+	cases, err := evalset.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []shapedCase
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.SplitN(line, "\t", 3)
-		if len(f) != 3 || f[0] == "" || f[1] == "" || strings.TrimSpace(f[2]) == "" {
-			t.Fatalf("%s:%d: want SHAPE<TAB>SLUG<TAB>QUERY, got %q", path, n, line)
-		}
-		out = append(out, shapedCase{n, f[0], f[1], f[2]})
+	out := make([]shapedCase, len(cases))
+	for i, c := range cases {
+		out[i] = shapedCase{c.Line, c.Shape, c.Want, c.Query}
 	}
 	return out
 }
