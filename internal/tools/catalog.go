@@ -16,8 +16,10 @@ import (
 // shelf is one registry's part in a listing.
 type shelf struct {
 	reg *registry.Registry
-	// ranked are its categories closest to the query, best first.
-	ranked []matcher.Scored
+	// ranked are its categories closest to the query, best first;
+	// confident, whether the best is an answer (see matchFor).
+	ranked    []matcher.Scored
+	confident bool
 	// tag starts each of its lines ("[own] "): "" when it is listed alone.
 	tag string
 	// note is what the answer says once about the registry when it lists

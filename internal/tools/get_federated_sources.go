@@ -28,15 +28,15 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 	}
 	out := &gen.GetFederatedSourcesOutput{Query: in.Query, Threshold: threshold, Results: []gen.FederatedResult{}, Peers: []gen.PeerState{}}
 	s := h.cur.Load()
-	// As many as get_sources ranks, so that our best is the one it gives.
-	own, err := s.matcher.Match(in.Query, min(len(s.slugs), listedMost))
+	// Ranked as get_sources ranks, so that our best is the one it gives.
+	own, ownConfident, err := matchFor(s.matcher, len(s.slugs), in.Query, threshold)
 	if text, ok := queryProblem(in.Query, err); ok {
 		return nil, &gen.ToolError{Text: text, Structured: out}
 	} else if err != nil {
 		return nil, err
 	}
 	cur := s.reg.Curator()
-	shelves := []shelf{{reg: s.reg, ranked: own, tag: "[own] ", note: "\n[own] this server's curator, " + oneLine(cur.Name, 200) + " (" + cur.Pubkey + ")"}}
+	shelves := []shelf{{reg: s.reg, ranked: own, confident: ownConfident, tag: "[own] ", note: "\n[own] this server's curator, " + oneLine(cur.Name, 200) + " (" + cur.Pubkey + ")"}}
 	// copies are the peers asked, in the order of their shelves after ours.
 	type copied struct {
 		fetched time.Time
@@ -55,7 +55,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 				// The query was checked above; a peer's matcher refuses the
 				// same queries ours does, so an error only means no answer.
 				reg := p.Copy.Registry
-				ranked, err := p.Matcher.Match(in.Query, min(len(reg.Categories()), listedMost))
+				ranked, confident, err := matchFor(p.Matcher, len(reg.Categories()), in.Query, threshold)
 				ps.Answered = ptr(err == nil)
 				if err == nil {
 					tag := "[" + strconv.Itoa(len(shelves)) + "] "
@@ -64,7 +64,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 					if isStale {
 						note += ", stale copy"
 					}
-					shelves = append(shelves, shelf{reg: reg, ranked: ranked, tag: tag, note: note, foreign: true})
+					shelves = append(shelves, shelf{reg: reg, ranked: ranked, confident: confident, tag: tag, note: note, foreign: true})
 					copies = append(copies, copied{p.Copy.FetchedAt, isStale})
 				}
 			}
@@ -72,7 +72,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 		}
 	}
 	for i, sh := range shelves {
-		if len(sh.ranked) == 0 || sh.ranked[0].Score < threshold {
+		if !sh.confident {
 			continue
 		}
 		if i == 0 {

@@ -82,25 +82,40 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return s.bySlug(*in.Slug)
 	}
 	query := *in.Query
-	ranked, err := s.matcher.Match(query, maxCandidates)
+	ranked, confident, err := matchFor(s.matcher, len(s.slugs), query, threshold)
 	if text, ok := queryProblem(query, err); ok {
 		return nil, &gen.ToolError{Text: text, Structured: &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}}}
 	} else if err != nil {
 		return nil, err
 	}
-	if len(ranked) == 0 || ranked[0].Score < threshold {
-		// Only an answer that lists the registry ranks more than a few:
-		// a confident answer never pays for it. The best few and their
-		// scores are the same whatever the limit.
-		if more, err := s.matcher.Match(query, min(len(s.slugs), listedMost)); err == nil {
-			ranked = more
-		}
+	if !confident {
 		return nil, s.noMatch(query, ranked, threshold)
 	}
 	best := ranked[0]
 	out := s.answer(query, best.Slug, best.Score)
 	out.Alternatives = s.alternatives(ranked[1:], threshold)
 	return out, nil
+}
+
+// matchFor ranks the categories of a registry of size categories for
+// query, as every answer does, and says whether the best is confident
+// (at or above threshold). That is read from the five candidates the
+// confidence model was fitted on: in a large registry a longer list prunes
+// differently and can move the best's score. Only when it is not confident
+// are the many a no-match listing shows ranked too, so a confident answer
+// never pays for them.
+func matchFor(m matcher.Matcher, size int, query string, threshold float64) (ranked []matcher.Scored, confident bool, err error) {
+	ranked, err = m.Match(query, maxCandidates)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ranked) > 0 && ranked[0].Score >= threshold {
+		return ranked, true, nil
+	}
+	if more, err := m.Match(query, min(size, listedMost)); err == nil {
+		ranked = more
+	}
+	return ranked, false, nil
 }
 
 // listedMost is how many categories, at most, a no-match answer ranks:
