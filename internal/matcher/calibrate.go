@@ -124,6 +124,16 @@ func (x *Index) factors(p *parsed, out []hit, vectors bool) (f [numFactors]float
 	return f
 }
 
+// bestFactors completes the evidence of out[0], the best candidate, with
+// what only the best needs (strangers, by word vectors when they ran), and
+// reads its factors.
+func (x *Index) bestFactors(p *parsed, out []hit, vectors bool) [numFactors]float64 {
+	if vectors {
+		out[0].ev.strangers, out[0].ev.farAliens = x.strangers(p, &out[0])
+	}
+	return x.factors(p, out, vectors)
+}
+
 // strangers counts the query words nothing in h's category meets (not
 // even its sources or a related word) that are far in meaning from every
 // word the curator wrote about it: "book" and "vampire" are strangers to
@@ -138,13 +148,6 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		if h.ev.left&(1<<i) == 0 {
 			continue
 		}
-		alien := h.ev.aliens&(1<<i) != 0
-		if alien {
-			// A misspelt English word ("techinque") is no name.
-			if _, _, typo := englishTypo(p.words[i].raw); typo {
-				alien = false
-			}
-		}
 		q := vectorOf(p.words[i].raw)
 		if q < 0 {
 			continue // nothing to tell a name from a misspelling by
@@ -156,9 +159,14 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 				break
 			}
 		}
-		if !near {
-			strangers++
-			if alien {
+		if near {
+			continue
+		}
+		strangers++
+		// A name or term the category never mentions, unless it is a
+		// misspelt English word ("techinque").
+		if h.ev.aliens&(1<<i) != 0 {
+			if _, _, typo := englishTypo(p.words[i].raw); !typo {
 				farAliens++
 			}
 		}
@@ -191,10 +199,7 @@ func (x *Index) calibrate(p *parsed, out []hit, vectors bool) (f [numFactors]flo
 	if len(out) == 0 || !(out[0].Score > 0) {
 		return f, false, false
 	}
-	if vectors {
-		out[0].ev.strangers, out[0].ev.farAliens = x.strangers(p, &out[0])
-	}
-	f = x.factors(p, out, vectors)
+	f = x.bestFactors(p, out, vectors)
 	// A candidate has some evidence, so its score stays above zero however
 	// doubtful the model is: rounding a tiny confidence (a long run of
 	// unknown words) to six places must not turn it into "no evidence".
@@ -248,6 +253,11 @@ func effects(f *[numFactors]float64) []FactorEffect {
 //     category (its slug, name, patterns or description), met directly:
 //     only its sources' names, hosts or why-lines, related words or word
 //     vectors speak for it ("docker" in a mail server's source).
+//   - The query's words far in meaning from everything the curator wrote
+//     about it (strangers) are at least as many as the words it explains.
+//   - A short query names something it never mentions, far from it in
+//     meaning ("node.js performance tuning").
+//   - Its one explained word is a thin part of one of its patterns.
 //   - A short query meets it through one word while its other words go
 //     unexplained ("rust belt history", "docker compose networking").
 //

@@ -100,10 +100,7 @@ func (set calibrationSet) examples() []calibrationExample {
 			if hits[0].Slug != c.want {
 				w = costWrongAnswer
 			}
-			if ran {
-				hits[0].ev.strangers, hits[0].ev.farAliens = x.strangers(p, &hits[0])
-			}
-			out = append(out, calibrationExample{c.shape, x.factors(p, hits, ran), hits[0].Slug == c.want && c.want != "NONE", w, overruled(p, &hits[0])})
+			out = append(out, calibrationExample{c.shape, x.bestFactors(p, hits, ran), hits[0].Slug == c.want && c.want != "NONE", w, overruled(p, &hits[0])})
 		}
 	}
 	return out

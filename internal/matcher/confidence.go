@@ -236,7 +236,7 @@ type evidence struct {
 	named                               bool    // a query word meets its slug or name
 	patternOnly                         bool    // the explained word (when one) is only in its patterns
 	aliens                              uint64  // bit i: query word i is a name or term nothing in it meets
-	farAliens                           int     // of those, the ones far in meaning from it or with no vector (best candidate only)
+	farAliens                           int     // of those, the ones far in meaning from it and not misspelt English (best candidate only)
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }
