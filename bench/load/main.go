@@ -30,11 +30,8 @@ import (
 	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 )
 
-var queries = []string{
-	"how do I run a bitcoin full node", "self host my email server", "learn rust ownership",
-	"best password manager", "harden ssh on linux", "threat modeling with stride",
-	"home assistant without cloud", "build an mcp server in go",
-}
+// queries are the get_sources questions every driver asks.
+var queries = benchtools.Queries
 
 type server struct {
 	name string

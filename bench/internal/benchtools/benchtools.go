@@ -23,6 +23,14 @@ import (
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
+// Queries are the get_sources questions the drivers ask of the fixture
+// registry, the same in every benchmark so their figures compare.
+var Queries = []string{
+	"how do I run a bitcoin full node", "self host my email server", "learn rust ownership",
+	"best password manager", "harden ssh on linux", "threat modeling with stride",
+	"home assistant without cloud", "build an mcp server in go",
+}
+
 // maxRegistryBytes is the comparison servers' registry limit: they load
 // whatever the benchmark generates, as 3gs does with
 // --max-registry-bytes, so no size is refused by one server only.
