@@ -22,20 +22,32 @@ import (
 // share words, stems and word-vector neighbours with real questions as a
 // large real registry's categories would. The same seed gives the same
 // registry.
-func Big(root string, sets []Set, n int, seed uint64) ([]byte, []Case, error) {
+//
+// Owner maps each curated category's slug to its set's name (distractors
+// have none): the sets were written apart, so some of their topics
+// overlap (two sets' "piano" and "piano-practice"; one set's off-topic
+// mortgage question and another's mortgages category), and an answer on
+// another set's category is neither plainly right nor plainly wrong.
+type Large struct {
+	Registry []byte
+	Cases    []Case
+	Owner    map[string]string
+}
+
+func Big(root string, sets []Set, n int, seed uint64) (*Large, error) {
 	cats := map[string]json.RawMessage{}
 	var cases []Case
 	owner := map[string]string{}
 	for _, s := range sets {
 		data, err := os.ReadFile(s.Registry)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		var doc struct {
 			Categories map[string]json.RawMessage `json:"categories"`
 		}
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", s.Registry, err)
+			return nil, fmt.Errorf("%s: %w", s.Registry, err)
 		}
 		rename := map[string]string{}
 		for slug, c := range doc.Categories {
@@ -49,19 +61,20 @@ func Big(root string, sets []Set, n int, seed uint64) ([]byte, []Case, error) {
 		}
 		qs, err := Read(s.Queries)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, q := range qs {
 			if q.OnTopic() {
 				q.Want = rename[q.Want]
 			}
 			q.Shape = s.Name + "/" + q.Shape
+			q.Set = s.Name
 			cases = append(cases, q)
 		}
 	}
 	words, err := middlingWords(filepath.Join(root, "internal", "matcher", "data", "frequency.txt"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x51ed2701))
 	for i := 0; len(cats) < n; i++ {
@@ -78,7 +91,10 @@ func Big(root string, sets []Set, n int, seed uint64) ([]byte, []Case, error) {
 		"categories":   cats,
 	}
 	out, err := json.Marshal(doc)
-	return out, cases, err
+	if err != nil {
+		return nil, err
+	}
+	return &Large{Registry: out, Cases: cases, Owner: owner}, nil
 }
 
 // middlingWords are the list's plain lowercase words of 4 to 10 letters

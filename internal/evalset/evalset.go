@@ -21,6 +21,7 @@ type Case struct {
 	Shape string
 	Want  string // a slug, or None
 	Query string
+	Set   string // the set's name, in a registry built from several (Big)
 }
 
 // None is the Want of a question no category answers.
@@ -47,7 +48,7 @@ func Read(path string) ([]Case, error) {
 		if len(f) != 3 || f[0] == "" || f[1] == "" || strings.TrimSpace(f[2]) == "" {
 			return nil, fmt.Errorf("%s:%d: want SHAPE<TAB>SLUG<TAB>QUERY, got %q", path, n, line)
 		}
-		out = append(out, Case{n, f[0], f[1], f[2]})
+		out = append(out, Case{Line: n, Shape: f[0], Want: f[1], Query: f[2]})
 	}
 	return out, sc.Err()
 }

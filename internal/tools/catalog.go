@@ -57,15 +57,21 @@ type catalog struct {
 // wholeCatalog categories, as the list cannot be whole), then the others
 // ranked, then every other category, shelf by shelf in slug order, until
 // one does not fit. From the first described line that does not fit on,
-// they are shown by slug and name instead, so no description, however
-// long, costs the answer its list.
+// they are shown by slug and name instead (by slug alone when the list
+// cannot be whole), so no description, however long, costs the answer its
+// list.
 func list(shelves []shelf, room int) catalog {
 	c := catalog{shown: make([]int, len(shelves))}
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
 	}
 	describe := maxCandidates
-	if c.total > wholeCatalog {
+	// compact: the list cannot be whole, so the ones after the described
+	// are named by slug alone, comma-separated, about half the bytes of a
+	// "slug: name" line each: twice as many of the closest fit, and a
+	// slug is the curator's short name for the topic.
+	compact := c.total > wholeCatalog
+	if compact {
 		describe = maxCandidatesLarge
 	}
 	type key struct {
@@ -89,6 +95,11 @@ func list(shelves []shelf, room int) catalog {
 				d = oneLine(d, 500)
 			}
 			line = candidateLine(sh.tag+l.slug, name, d, l.score)
+		} else if compact {
+			line = ", " + sh.tag + l.slug
+			if len(c.more) == 0 {
+				line = line[2:]
+			}
 		} else {
 			line = "\n- " + sh.tag + l.slug + ": " + name
 		}
@@ -149,7 +160,11 @@ func list(shelves []shelf, room int) catalog {
 	}
 	c.whole = len(shown) == c.total
 	c.text = desc.String()
-	if more.Len() > 0 {
+	switch {
+	case more.Len() == 0:
+	case compact:
+		c.text += "\nThe next closest, by slug: " + more.String()
+	default:
 		c.text += "\nThe others, by slug and name:" + more.String()
 	}
 	return c

@@ -40,11 +40,24 @@ func shownOnce(t *testing.T, out *gen.GetSourcesOutput, text string) int {
 			t.Errorf("%s listed twice", s)
 		}
 		seen[s] = true
-		if strings.Count(text, "\n- "+s+" (")+strings.Count(text, "\n- "+s+":") != 1 {
+		if timesListed(text, s) != 1 {
 			t.Errorf("%s is not on exactly one line of the text", s)
 		}
 	}
 	return len(seen)
+}
+
+// timesListed is how often text lists entry ("slug", or "[n] slug" in a
+// federated answer): a described line, a "slug: name" line, or an item of
+// the compact "by slug:" list of a large registry.
+func timesListed(text, entry string) int {
+	n := strings.Count(text, "\n- "+entry+" (") + strings.Count(text, "\n- "+entry+":")
+	for _, line := range strings.Split(text, "\n") {
+		if _, items, ok := strings.Cut(line, "by slug: "); ok {
+			n += strings.Count(", "+items+", ", ", "+entry+", ")
+		}
+	}
+	return n
 }
 
 // A registry small enough to show whole: every category is in the first

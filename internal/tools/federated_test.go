@@ -362,7 +362,7 @@ func checkListing(t *testing.T, f *federation, out *gen.GetFederatedSourcesOutpu
 		if !ok {
 			t.Errorf("%s: its curator %s is not named in the text", slug, key)
 		}
-		if n := strings.Count(text, "\n- "+tag+" "+slug+" (") + strings.Count(text, "\n- "+tag+" "+slug+":"); n != 1 {
+		if n := timesListed(text, tag+" "+slug); n != 1 {
 			t.Errorf("%s %s is on %d lines of the text", tag, slug, n)
 		}
 		count[key]++

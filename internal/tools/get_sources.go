@@ -119,8 +119,9 @@ func matchFor(m matcher.Matcher, size int, query string, threshold float64) (ran
 }
 
 // listedMost is how many categories, at most, a no-match answer ranks:
-// all it can list within answerBudget.
-const listedMost = answerBudget / 40
+// all it can list within answerBudget, at about 20 bytes a slug in the
+// compact list of a large registry.
+const listedMost = answerBudget / 20
 
 // queryProblem is what to tell the agent when the matcher finds nothing in
 // its query to score: empty, or only stop words. ok is false for any other
