@@ -43,8 +43,8 @@ type firstTally struct {
 	// on another set's curated category (see evalset.Large.Owner): also
 	// counted as wrong or answered above; the report gives both views.
 	elsewhereOn, elsewhereOff int
-	bytes                             []int
-	misses                            []string
+	bytes                     []int
+	misses                    []string
 }
 
 func (f *firstTally) rate(k, n int) float64 {
