@@ -102,7 +102,7 @@ func (d *doctor) registry() *registry.Registry {
 			return nil
 		}
 		d.add(ok, "registry", fmt.Sprintf("embedded registry.json, version %s, %d categories (set --registry PATH to serve your own)", reg.Version(), len(reg.Categories())), "")
-		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "registry.json")
+		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "")
 		return reg
 	}
 	// A bad --max-registry-bytes is reported under "flags"; the registry
@@ -134,6 +134,8 @@ func (d *doctor) registry() *registry.Registry {
 	return reg
 }
 
+// signature checks the registry's signature; regName is its file, "" for
+// the embedded registry.
 func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName string) {
 	_, named := reg.CuratorKey()
 	st := signature.Check(reg, doc)
@@ -144,19 +146,19 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 		d.expiry(st, regName)
 	case st.Signed() && flagBool(d.f, "allow-unsigned"):
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
-			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry")
+			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry")
 	case st.Signed():
 		d.add(fail, "signature", fmt.Sprintf("%s does not verify (%v): the registry was changed after signing, or signed by another key, and serve refuses it", sigName, st.Problem),
-			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(regName)+"; otherwise restore the registry from a trusted copy")
+			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry from a trusted copy")
 	case named && flagBool(d.f, "allow-unsigned"):
 		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed; --allow-unsigned serves it marked not verified",
-			"3gs sign --key-file KEY "+signature.ShellQuote(regName))
+			"3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName)))
 	case named:
 		d.add(fail, "signature", "no "+sigName+": the registry names a curator key but is not signed, and serve refuses it",
-			"3gs sign --key-file KEY "+signature.ShellQuote(regName)+", or serve it marked not verified with --allow-unsigned")
+			"3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+", or serve it marked not verified with --allow-unsigned")
 	default:
 		d.add(warn, "signature", "the registry's curator key is "+registry.Placeholder+", so it cannot be signed",
-			"3gs keygen --out KEY, put the printed pk:... in curator.pubkey, then 3gs sign --key-file KEY "+signature.ShellQuote(regName))
+			"3gs keygen --out KEY, put the printed pk:... in curator.pubkey, then 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName)))
 	}
 }
 
@@ -164,11 +166,16 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 const expiryWarning = 48 * time.Hour
 
 // expiry checks when a verified signature stops vouching for the
-// registry: serve refuses it after that, and peers refuse it too.
+// registry: serve refuses it after that, and peers refuse it too. The
+// embedded registry (regName "") is exempt, as serve exempts it: it ships
+// inside the binary, so no one can replay an old copy of it to this
+// server, and a fresh install has no key to re-sign it with.
 func (d *doctor) expiry(st signature.Status, regName string) {
-	resign := "3gs sign --key-file KEY " + signature.ShellQuote(regName)
+	resign := "3gs sign --key-file KEY " + signature.ShellQuote(shownFile(regName))
 	now := time.Now()
 	switch left := st.Expires.Sub(now); {
+	case regName == "" && st.Stale(now) != nil:
+		d.add(ok, "expiry", "the embedded registry is served whatever its signature's expiry (it is part of the binary, so no old copy can be replayed to it); a registry of your own must carry an unexpired signature", "")
 	case st.Stale(now) != nil && flagBool(d.f, "allow-expired"):
 		d.add(warn, "expiry", st.Stale(now).Error()+"; --allow-expired serves it anyway, and peers refuse it", resign)
 	case st.Stale(now) != nil:
@@ -424,4 +431,13 @@ func cwd() string {
 		return wd
 	}
 	return "the current directory"
+}
+
+// shownFile is the registry file doctor's advice names: the embedded
+// registry's is the repository's registry.json.
+func shownFile(regName string) string {
+	if regName == "" {
+		return "registry.json"
+	}
+	return regName
 }

@@ -48,6 +48,20 @@ func TestDoctorHealthyDeployment(t *testing.T) {
 	}
 }
 
+// A fresh install, no flags, no files: doctor passes, as serve serves the
+// embedded registry there, whatever its signature's expiry.
+func TestDoctorFreshInstall(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	code, out, errOut := run(t, nil, "doctor")
+	if code != ExitOK || strings.Contains(out, "FAIL") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.HasPrefix(lines(out)["expiry"], "OK    expiry: the embedded registry is served") {
+		t.Errorf("no OK expiry line for the embedded registry in:\n%s", out)
+	}
+}
+
 // Every misconfiguration the issue names is explained, with its fix, and
 // fails the run.
 func TestDoctorExplainsMisconfigurations(t *testing.T) {
