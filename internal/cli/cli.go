@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hbollon/go-edlib"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -223,8 +224,8 @@ func usageError(w io.Writer, cmd *cobra.Command, err error) {
 	default:
 		path := cmd.CommandPath()
 		c, _ := find(strings.Fields(path)[1:])
-		fmt.Fprintf(w, "%s: %v\nUsage: %s %s\nRun '3gs help %s' for every flag and its environment variable.\n",
-			path, err, path, strings.TrimSpace("[flags] "+c.args), strings.TrimPrefix(path, "3gs "))
+		fmt.Fprintf(w, "%s: %v\n%sUsage: %s %s\nRun '3gs help %s' for every flag and its environment variable.\n",
+			path, err, flagSuggestion(cmd, err), path, strings.TrimSpace("[flags] "+c.args), strings.TrimPrefix(path, "3gs "))
 	}
 }
 
@@ -415,4 +416,27 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// flagSuggestion is "Did you mean --key-file?" for an unknown flag of cmd
+// that is within two edits of some of its flags (a transposition counts
+// one), or a prefix of them: "" when none is, or err is about something
+// else.
+func flagSuggestion(cmd *cobra.Command, err error) string {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var near []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if edlib.OSADamerauLevenshteinDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+			near = append(near, "--"+f.Name)
+		}
+	})
+	return (&nameError{suggestions: near}).didYouMean()
 }

@@ -41,6 +41,13 @@ func TestHelp(t *testing.T) {
 	if code != ExitUsage || out != "" || strings.Count(errOut, "\n") > 3 || !strings.Contains(errOut, "unknown flag: --no-such-flag") || !strings.Contains(errOut, "3gs help serve") {
 		t.Errorf("a bad flag: exit %d\n%s", code, errOut)
 	}
+	// A mistyped flag gets the flags it is close to, as a command does.
+	for _, c := range [][]string{{"sign", "--keyfile", "K"}, {"serve", "--registy", "R"}, {"token", "new", "--tokns=T"}} {
+		want := map[string]string{"sign": "--key-file", "serve": "--registry", "token": "--tokens"}[c[0]]
+		if code, _, errOut := run(t, nil, c...); code != ExitUsage || !strings.Contains(errOut, "Did you mean "+want+"?") {
+			t.Errorf("%v: exit %d\n%s", c, code, errOut)
+		}
+	}
 	if code, _, errOut := run(t, nil, "token", "new", "--no-such-flag"); code != ExitUsage || !strings.Contains(errOut, "3gs help token new") {
 		t.Errorf("a bad verb flag: exit %d\n%s", code, errOut)
 	}
