@@ -17,6 +17,7 @@ func missesFlags(f *Flags) {
 	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "with --registry: the score a rescored query needs to count as answered")
 	f.String("low-confidence", "THREEGS_LOW_CONFIDENCE", "0.6", "answered queries that scored below this are listed too, as answers the curator may want to make surer")
 	f.String("top", "THREEGS_MISSES_TOP", "10", "how many queries to show per category")
+	f.String("home-floor", "THREEGS_MISSES_HOME_FLOOR", "0.15", "a query is listed under its closest category only when that scored at least this; below, it has no good home there and is listed as a candidate for a new category")
 }
 
 // runMisses turns a query log into the curator's to-do list: the queries
@@ -29,9 +30,12 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	}
 	path := f.Args()[0]
 	low, err := f.Threshold("low-confidence")
-	threshold := 0.0
+	threshold, floor := 0.0, 0.0
 	if err == nil {
 		threshold, err = f.Threshold("threshold")
+	}
+	if err == nil {
+		floor, err = f.Threshold("home-floor")
 	}
 	top, limit := 0, int64(0)
 	if err == nil {
@@ -48,6 +52,15 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs misses: %v\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n", err)
 		return ExitFail
+	}
+	if len(entries) == 0 && len(problems) > 0 {
+		fmt.Fprintf(env.Stderr, "3gs misses: %s is not a query log: none of its %d %s is a query log entry (the first: %s).\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n",
+			path, len(problems), plural(len(problems), "line", "lines"), problems[0])
+		return ExitFail
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(env.Stdout, "No calls logged in %s yet: serve appends one line per get_sources call while it runs with --query-log %s.\n", path, path)
+		return ExitOK
 	}
 	for _, p := range problems[:min(len(problems), 5)] {
 		fmt.Fprintf(env.Stderr, "3gs misses: skipped %s\n", p)
@@ -71,7 +84,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 			return top[0].Slug, top[0].Score, top[0].Score >= threshold
 		}
 	}
-	groups := querylog.Misses(entries, low, closest)
+	groups := querylog.Misses(entries, low, floor, closest)
 	total := 0
 	for _, g := range groups {
 		total += g.Total
@@ -83,7 +96,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(env.Stdout, "%d of %d logged calls got no confident answer (or one below %s), in %d %s, most asked first.\n",
 		total, len(entries), fmtFloat(low), len(groups), plural(len(groups), "group", "groups"))
 	for _, g := range groups {
-		name := "no category came close"
+		name := fmt.Sprintf("no good home (no category scored %s or more)", fmtFloat(floor))
 		if g.Slug != "" {
 			name = g.Slug
 			if reg != nil {
@@ -102,7 +115,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 		if g.Slug != "" {
 			fmt.Fprintf(env.Stdout, "  To do: if these belong in %s, add a query pattern in their words; if not, they may need a new category.\n", g.Slug)
 		} else {
-			fmt.Fprintln(env.Stdout, "  To do: a new category, if enough agents ask for it.")
+			fmt.Fprintln(env.Stdout, "  To do: consider a new category, if enough agents ask for it.")
 		}
 	}
 	return ExitOK

@@ -98,6 +98,36 @@ func TestQueryLogAndMisses(t *testing.T) {
 	}
 }
 
+// A file that is not a query log is refused, an empty one says nothing
+// was logged, and neither claims that every query was answered.
+func TestMissesOnGarbageAndEmptyLogs(t *testing.T) {
+	dir := t.TempDir()
+	garbage, empty := filepath.Join(dir, "notes.txt"), filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(garbage, []byte("shopping list\nmilk\n{\"query\": 1}\n"), 0o644)
+	os.WriteFile(empty, nil, 0o644)
+	if code, out, errOut := run(t, nil, "misses", garbage); code != ExitFail || !strings.Contains(errOut, "is not a query log") || strings.Contains(out, "every query") {
+		t.Errorf("garbage: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, nil, "misses", empty); code != ExitOK || !strings.Contains(out, "No calls logged") || strings.Contains(out, "every query") {
+		t.Errorf("empty: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// A question far from every category is not put under the least far one
+// ("how to learn french" under an espresso category): it has no good home.
+func TestMissesHasAFloorForAHome(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "queries.jsonl")
+	serveCalls(t, nil, []string{"--query-log", log}, `{"query":"how to learn french"}`, `{"query":"how to learn french"}`)
+	code, out, errOut := run(t, nil, "misses", log)
+	if code != ExitOK || !strings.Contains(out, "no good home") || !strings.Contains(out, "consider a new category") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// With no floor, it goes under whichever category came closest.
+	if code, out, _ := run(t, nil, "misses", log, "--home-floor", "0"); code != ExitOK || strings.Contains(out, "no good home") {
+		t.Errorf("--home-floor 0:\n%s", out)
+	}
+}
+
 func TestServeRefusesAQueryLogItCannotWrite(t *testing.T) {
 	var out, errOut bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}

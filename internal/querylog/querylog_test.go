@@ -155,7 +155,7 @@ func TestMissesGroupsByClosestCategory(t *testing.T) {
 	slug := "espresso"
 	log = append(log, gen.Querylog{Time: "t", Slug: &slug, Outcome: gen.QuerylogOutcomeSlug, RegistryVersion: "1"})
 
-	groups := Misses(log, 0.6, nil)
+	groups := Misses(log, 0.6, 0, nil)
 	type row struct {
 		slug  string
 		total int
@@ -174,9 +174,20 @@ func TestMissesGroupsByClosestCategory(t *testing.T) {
 		t.Errorf("best score %v, want the highest logged, 0.3", groups[0].Misses[0].Score)
 	}
 
+	// With a floor of 0.2, "portafilter" (closest espresso at 0.1) has no
+	// good home: it joins the queries no category came close to.
+	groups = Misses(log, 0.6, 0.2, nil)
+	got = got[:0]
+	for _, g := range groups {
+		got = append(got, row{g.Slug, g.Total, g.Misses[0].Query, g.Misses[0].Count})
+	}
+	if want := []row{{"sourdough", 5, "bread crumb", 5}, {"espresso", 4, "crema too thin", 4}, {"", 3, "portafilter", 2}}; !slices.Equal(got, want) {
+		t.Errorf("with a floor: got %+v\nwant %+v", got, want)
+	}
+
 	// Rescored with a registry that now answers "portafilter": it drops off.
 	calls := 0
-	groups = Misses(log, 0.6, func(q string) (string, float64, bool) {
+	groups = Misses(log, 0.6, 0, func(q string) (string, float64, bool) {
 		calls++
 		if q == "portafilter" {
 			return "espresso", 0.9, true

@@ -68,8 +68,10 @@ type Closest func(query string) (slug string, score float64, confident bool)
 // Misses returns the queries that got no confident answer, and those that
 // were answered with a score below lowConfidence, grouped by their closest
 // category: the biggest group first, and in each the most asked query
-// first. Queries are compared after lower-casing and folding spaces.
-func Misses(entries []gen.Querylog, lowConfidence float64, closest Closest) []Group {
+// first. A query whose closest category scored below homeFloor has no good
+// home there: it goes to the group of Slug "", as if none came close.
+// Queries are compared after lower-casing and folding spaces.
+func Misses(entries []gen.Querylog, lowConfidence, homeFloor float64, closest Closest) []Group {
 	type key struct{ slug, query string }
 	counts := map[key]*Miss{}
 	groups := map[string]*Group{}
@@ -109,6 +111,9 @@ func Misses(entries []gen.Querylog, lowConfidence float64, closest Closest) []Gr
 			if slug, score = r.slug, r.score; r.confident && score >= lowConfidence {
 				continue // the registry answers it now
 			}
+		}
+		if score < homeFloor {
+			slug = ""
 		}
 		k := key{slug, q}
 		m := counts[k]
