@@ -101,7 +101,7 @@ func (d *doctor) registry() *registry.Registry {
 			d.add(fail, "registry", "the embedded registry does not load: "+err.Error(), "this is a build problem; rebuild 3gs from a clean checkout")
 			return nil
 		}
-		d.add(ok, "registry", fmt.Sprintf("embedded registry.json, version %s, %d categories (set --registry PATH to serve your own)", reg.Version(), len(reg.Categories())), "")
+		d.add(ok, "registry", fmt.Sprintf("embedded registry.json, version %s, %d %s (set --registry PATH to serve your own)", reg.Version(), len(reg.Categories()), plural(len(reg.Categories()), "category", "categories")), "")
 		d.signature(reg, threegs.DefaultSignature, "the embedded registry.json.sig", "")
 		return reg
 	}
@@ -121,7 +121,7 @@ func (d *doctor) registry() *registry.Registry {
 		d.add(fail, "registry", problem, fix)
 		return nil
 	}
-	d.add(ok, "registry", fmt.Sprintf("%s is valid: version %s, %d categories", path, reg.Version(), len(reg.Categories())), "")
+	d.add(ok, "registry", fmt.Sprintf("%s is valid: version %s, %d %s", path, reg.Version(), len(reg.Categories()), plural(len(reg.Categories()), "category", "categories")), "")
 	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -409,7 +409,7 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 		case err != nil:
 			d.add(warn, "peers", name+" at "+e.URL+" cannot be reached: "+err.Error(), "check the URL; serve keeps answering from its last verified copy")
 		default:
-			d.add(ok, "peers", fmt.Sprintf("%s verifies: version %s, %d categories", name, c.Registry.Version(), len(c.Registry.Categories())), "")
+			d.add(ok, "peers", fmt.Sprintf("%s verifies: version %s, %d %s", name, c.Registry.Version(), len(c.Registry.Categories()), plural(len(c.Registry.Categories()), "category", "categories")), "")
 		}
 	}
 }

@@ -78,3 +78,33 @@ func TestLicenseStated(t *testing.T) {
 		t.Error("README has no License section naming the Apache License 2.0")
 	}
 }
+
+// docs/development.md is where a newcomer learns the layout: its table
+// names every package under internal/, and where it counts the tools
+// ("all ten tools") the count is schema/tools'.
+func TestDevelopmentDocsKeepUp(t *testing.T) {
+	root := fixture.Root()
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if d.IsDir() && !strings.Contains(string(doc), "| `internal/"+d.Name()+"` |") {
+			t.Errorf("docs/development.md's layout table has no row for internal/%s: add one saying what it holds", d.Name())
+		}
+	}
+	tools, err := filepath.Glob(filepath.Join(root, "schema", "tools", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	numbers := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"}
+	for i, n := range numbers {
+		if strings.Contains(string(doc), "all "+n+" tools") && i != len(tools) {
+			t.Errorf("docs/development.md says \"all %s tools\"; schema/tools has %d", n, len(tools))
+		}
+	}
+}

@@ -49,7 +49,7 @@ func report(env *Env, name string, load func() (*registry.Registry, error)) int 
 		for _, w := range registry.Warnings(r) {
 			fmt.Fprintf(env.Stdout, "warning: %s: %s\n", name, w)
 		}
-		fmt.Fprintf(env.Stdout, "OK: %s: version %s, %d categories\n", name, r.Version(), len(r.Categories()))
+		fmt.Fprintf(env.Stdout, "OK: %s: version %s, %d %s\n", name, r.Version(), len(r.Categories()), plural(len(r.Categories()), "category", "categories"))
 		return ExitOK
 	}
 	var errs strictjson.Errors
