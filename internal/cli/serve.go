@@ -553,7 +553,14 @@ func checkProvenance(env *Env, f *Flags, log *slog.Logger, s *served) (ed25519.P
 		if err := st.Stale(time.Now()); err != nil && s.path != "" {
 			log.Warn("serving a registry whose signature no longer vouches for it (--allow-expired)", "registry", s.name, "problem", err.Error())
 		}
-		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt, "expires", st.Expires)
+		expires := any(st.Expires)
+		switch {
+		case s.path == "":
+			expires = "never: the embedded registry is exempt"
+		case st.Expires.IsZero():
+			expires = "never"
+		}
+		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt, "expires", expires)
 	default:
 		log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.name)
 	}

@@ -59,7 +59,7 @@ func runTokenNew(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintln(env.Stdout, token)
 	fmt.Fprintf(env.Stderr, "Made %s token %q in %s. The token above is shown this once; only its SHA-256 is stored.\n"+
 		"Give it to the caller: as THREEGS_TOKEN for a stdio server, or in params._meta[\"io.3gs/token\"].\n"+
-		"A running server accepts it after SIGHUP: kill -HUP $(pidof 3gs)\n", tier, name, signature.ShellQuote(path))
+		"A running server accepts it after SIGHUP to that server alone: kill -HUP PID, with the PID of the 3gs serve that reads %s (under systemd: systemctl kill -s HUP 3gs), not every 3gs on the machine.\n", tier, name, signature.ShellQuote(path), signature.ShellQuote(path))
 	return ExitOK
 }
 
@@ -96,6 +96,6 @@ func runTokenRevoke(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs token revoke: %v\n", err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "Revoked %q. A running server stops accepting it after SIGHUP: kill -HUP $(pidof 3gs)\n", f.Args()[0])
+	fmt.Fprintf(env.Stdout, "Revoked %q. A running server stops accepting it after SIGHUP to that server alone: kill -HUP PID, with the PID of the 3gs serve that reads %s.\n", f.Args()[0], signature.ShellQuote(f.Value("tokens")))
 	return ExitOK
 }

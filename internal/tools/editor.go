@@ -181,7 +181,7 @@ func (e *editor) checkBase(base *registry.Registry) error {
 		return fmt.Errorf("reading %s before changing it: %w", e.Path, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != base.SHA256() {
-		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. Nothing was written. Call reload_registry to serve the file as it is now, then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…")
+		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. Call reload_registry to serve the file as it is now, then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…")
 	}
 	return nil
 }
@@ -216,8 +216,14 @@ func changeOutput(s *snapshot, slug string) gen.RemoveCategoryOutput {
 
 // editFailure reports a change that did not happen: the structured content
 // describes the registry still served.
+// The text says once, at its end, that nothing was changed, with one full
+// stop before it, whatever the reason it carries ends with.
 func editFailure[T any](text string, state T) error {
-	return &gen.ToolError{Text: text + " Nothing was changed.", Structured: state}
+	text = strings.TrimRight(text, ". ") + "."
+	if !strings.Contains(text, "Nothing was changed") {
+		text += " Nothing was changed."
+	}
+	return &gen.ToolError{Text: text, Structured: state}
 }
 
 func changeText(version, updated string, count int, sha string, signed bool) string {

@@ -31,7 +31,7 @@ func (h *Handlers) RemoveCategory(ctx context.Context, in *gen.RemoveCategoryInp
 	case errors.As(err, &errs):
 		return nil, err
 	case err != nil:
-		return nil, editFailure("Cannot change the registry: "+err.Error()+".", state(h.cur.Load()))
+		return nil, editFailure("Cannot change the registry: "+err.Error(), state(h.cur.Load()))
 	}
 	return state(next), nil
 }

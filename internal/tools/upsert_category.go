@@ -31,7 +31,7 @@ func (h *Handlers) UpsertCategory(ctx context.Context, in *gen.UpsertCategoryInp
 	case errors.As(err, &errs):
 		return nil, categoryErrors(err, in.Slug) // the caller's category breaks a rule: Invalid params
 	case err != nil:
-		return nil, editFailure("Cannot change the registry: "+err.Error()+".", upsertState(h.cur.Load(), false))
+		return nil, editFailure("Cannot change the registry: "+err.Error(), upsertState(h.cur.Load(), false))
 	}
 	return upsertState(next, created), nil
 }
