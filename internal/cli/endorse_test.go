@@ -105,6 +105,7 @@ func TestEndorseRefusals(t *testing.T) {
 		{[]string{"--pubkey", other, "--url", "https://x.example/registry.json?v=2"}, ExitUsage, []string{"--url", "has a query"}},
 		{[]string{"--pubkey", other, "--url", "https://x.example/#top"}, ExitUsage, []string{"has a fragment"}},
 		{[]string{"--pubkey", other, "--url", "https://me@x.example"}, ExitUsage, []string{"has user information"}},
+		{[]string{"--pubkey", other, "--url", "https://x.example:8443/mcp"}, ExitUsage, []string{"MCP endpoint", "name the node itself: https://x.example:8443"}},
 		{[]string{"--pubkey", other}, ExitUsage, []string{"--url https://their.host"}},
 		{[]string{"--pubkey", other, "--url", "https://x.example", "--since", "2025-13-01"}, ExitUsage, []string{"--since must be a day written YYYY-MM-DD"}},
 		{[]string{"--remove", other, "--url", "https://x.example"}, ExitUsage, []string{"--remove takes the key alone"}},

@@ -63,6 +63,7 @@ func TestFollowFlagRules(t *testing.T) {
 		{[]string{"--follow", "http://127.0.0.1:1"}, "needs --follow-pubkey"},
 		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--registry", "x.json"}, "--registry"},
 		{[]string{"--follow", "ftp://example.com", "--follow-pubkey", pub}, "--follow (THREEGS_FOLLOW)"},
+		{[]string{"--follow", "http://127.0.0.1:1/mcp", "--follow-pubkey", pub}, "name the node itself: http://127.0.0.1:1"},
 		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--follow-refresh", "100ms"}, "at least 1s"},
 		{[]string{"--follow-pubkey", pub}, "applies with --follow only"},
 	} {

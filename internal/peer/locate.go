@@ -28,7 +28,8 @@ import (
 //     registry 3gs serve --http publishes, {url}/registry, and its
 //     signature, {url}/registry.sig;
 //   - any other URL is the registry document itself, and its signature
-//     is at the same URL plus ".sig".
+//     is at the same URL plus ".sig"; except a node's MCP endpoint
+//     (path /mcp), refused with the node URL to give instead.
 //
 // The registry's audit log is found by the same rule (LocateLog).
 //
@@ -81,8 +82,13 @@ func where(raw string) (at string, node bool, err error) {
 	case u.Fragment != "":
 		return "", false, fmt.Errorf("url %q has a fragment; remove the part from #", raw)
 	}
-	if u.Path == "" || u.Path == "/" {
+	switch strings.TrimSuffix(u.Path, "/") {
+	case "":
 		return u.Scheme + "://" + u.Host, true, nil
+	case "/mcp":
+		// What an MCP host is configured with; read as a registry
+		// document, it fails later as "HTTP 405".
+		return "", false, fmt.Errorf("url %q is a node's MCP endpoint, not its registry; name the node itself: %s://%s", raw, u.Scheme, u.Host)
 	}
 	return u.String(), false, nil
 }

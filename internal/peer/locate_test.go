@@ -45,6 +45,8 @@ func TestLocateRefuses(t *testing.T) {
 		{"http://:8080/", "has no host"},
 		{"http:peer.example", "has no host"},
 		{"http://peer example/", "is not a URL"},
+		{"http://127.0.0.1:8080/mcp", "MCP endpoint, not its registry; name the node itself: http://127.0.0.1:8080"},
+		{"https://peer.example/mcp/", "name the node itself: https://peer.example"},
 	} {
 		reg, sig, err := Locate(tc.raw)
 		if err == nil {
