@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -8,9 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -190,6 +194,24 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
+	// Replicas and peers refuse a version they have seen with other bytes,
+	// and an older one: a registry edited since the log last recorded it
+	// gets the next patch version here, as the curator tools' changes do.
+	old := reg
+	if last := l.Last(); last != nil && last.After != reg.SHA256() {
+		switch registry.CompareVersions(reg.Version(), last.Version) {
+		case 0:
+			if reg, err = withVersion(reg, registry.BumpPatch(reg.Version()), limit); err != nil {
+				fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s changed since the audit log recorded version %s, and raising its version failed: %v.\nSet \"version\": %q in %s and sign again.\n",
+					path, last.Version, err, registry.BumpPatch(last.Version), path)
+				return ExitFail
+			}
+		case -1:
+			fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s is version %s, older than %s, which the audit log %s last recorded; replicas and peers refuse an older version than they hold.\nSet \"version\": %q in %s and sign again.\n",
+				path, reg.Version(), last.Version, logPath, registry.BumpPatch(last.Version), path)
+			return ExitFail
+		}
+	}
 	// The entry goes first and the signature after, as a server's change
 	// does: a crash between them leaves an entry after the signed head,
 	// which the next sign or serve removes, never a signed registry the
@@ -205,14 +227,29 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		}
 	}
 	sigPath := path + signature.Suffix
-	exp, err := writeSignature(path, reg, key, now, validity, head)
+	var exp time.Time
+	if reg == old {
+		exp, err = writeSignature(path, reg, key, now, validity, head)
+	} else {
+		// The new version's bytes and their signature, written together.
+		exp = now.Add(validity).UTC().Truncate(time.Second)
+		_, err = signature.WriteSignedWith(path, reg.Bytes(), key, now, signature.Options{Expires: now.Add(validity), Log: &head}, 0o644)
+	}
 	if err != nil {
 		undone := "the audit log is as it was"
-		if uerr := undo(); uerr != nil {
+		if cur, rerr := os.ReadFile(path); rerr == nil && !bytes.Equal(cur, old.Bytes()) {
+			// The registry was replaced and only the signature failed:
+			// the entry records what is on disk.
+			undone = "the registry file holds the new version, and the audit log records it; sign again once the problem is fixed"
+		} else if uerr := undo(); uerr != nil {
 			undone = fmt.Sprintf("and the entry just added to the audit log %s could not be removed (%v); the next 3gs sign or 3gs serve removes it", logPath, uerr)
 		}
 		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v; %s\n", sigPath, err, undone)
 		return ExitFail
+	}
+	if reg != old {
+		fmt.Fprintf(env.Stdout, "Raised the version of %s from %s to %s: it changed since the audit log recorded %s, and replicas and peers refuse a version they hold with other content.\n",
+			path, old.Version(), reg.Version(), old.Version())
 	}
 	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s\n",
 		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), sigPath, exp.Format(time.RFC3339))
@@ -427,4 +464,26 @@ func loadServed(env *Env, cmd, path string, limit int64) (*served, bool) {
 		s.files.Where = "The server reads " + abs + "; run the steps where you can read it."
 	}
 	return s, true
+}
+
+// withVersion is reg with its version set to v, the rest of the file as the
+// curator wrote it: the top-level "version" member's value is replaced in
+// place when that changes nothing else (checked by decoding both), and
+// the registry is written out anew otherwise.
+func withVersion(reg *registry.Registry, v string, limit int64) (*registry.Registry, error) {
+	doc, err := gen.DecodeRegistry(reg.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	doc.Version = v
+	want := gen.EncodeRegistry(doc)
+	member := regexp.MustCompile(`"version"\s*:\s*"` + regexp.QuoteMeta(reg.Version()) + `"`)
+	data := reg.Bytes()
+	for _, at := range member.FindAllIndex(data, -1) {
+		edited := slices.Concat(data[:at[0]], []byte(`"version": "`+v+`"`), data[at[1]:])
+		if got, err := gen.DecodeRegistry(edited); err == nil && bytes.Equal(gen.EncodeRegistry(got), want) {
+			return registry.LoadLimit(edited, limit)
+		}
+	}
+	return registry.LoadLimit(want, limit)
 }
