@@ -90,6 +90,19 @@ func sign(e *gen.Auditentry, key ed25519.PrivateKey) {
 // format of 3gs before this one (lines with tool, token, before_sha256).
 var ErrLegacy = errors.New("audit log in the old format")
 
+// ErrMissing is wrapped by the error for a log that is empty or absent
+// while the registry's signature covers entries of it: most often a
+// deployment that copied the registry and its signature without the log.
+var ErrMissing = errors.New("the log is empty or missing")
+
+// MissingFix says how to recover from ErrMissing for the log at logPath
+// beside the registry at regPath.
+func MissingFix(logPath, regPath string) string {
+	return "the log belongs beside the registry and its signature, and a copy of the two must take it along: copy " + logPath +
+		" from where the registry was signed (or from a backup) next to " + regPath + "; or, to start a new log and lose the history, move " +
+		regPath + ".sig aside and sign again: 3gs sign --key-file KEY " + regPath
+}
+
 // Problem is the first entry of a log that fails a check.
 type Problem struct {
 	// Seq is the entry expected at that place: the line number.

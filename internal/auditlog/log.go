@@ -209,7 +209,7 @@ func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
 	switch {
 	case rep.Head.Seq < covered.Seq:
 		if rep.Head.Seq == 0 {
-			return nil, fmt.Errorf("the registry's signature covers the audit log up to seq %d, and the log is empty or missing: it was deleted, or this is not the registry's log", covered.Seq)
+			return nil, fmt.Errorf("the registry's signature covers the audit log up to seq %d, and %w: it was not copied with the registry, was deleted, or this is not the registry's log", covered.Seq, ErrMissing)
 		}
 		return nil, &Problem{rep.Head.Seq + 1, fmt.Sprintf("missing: the log ends at seq %d, but the registry's signature covers it up to seq %d, so its tail was cut", rep.Head.Seq, covered.Seq)}
 	case rep.Mark == nil || rep.Mark.Hash != covered.Hash:

@@ -316,6 +316,8 @@ func (d *doctor) auditLog(reg *registry.Registry, path, audit string) {
 	switch {
 	case errors.Is(err, auditlog.ErrLegacy):
 		d.add(fail, "audit log", audit+" is in the old, unsigned format, and serve refuses it", "3gs audit migrate --key-file KEY --audit-log "+signature.ShellQuote(audit)+" "+signature.ShellQuote(path))
+	case errors.Is(err, auditlog.ErrMissing):
+		d.add(fail, "audit log", audit+": "+err.Error()+"; serve refuses to start", auditlog.MissingFix(audit, path))
 	case err != nil:
 		d.add(fail, "audit log", audit+" does not verify: "+err.Error(), verify+" shows the whole log; restore it from a backup, or move it aside to start a new one")
 	case rep.Entries == 0:

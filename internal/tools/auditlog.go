@@ -119,6 +119,8 @@ func logProblem(path string, err error) error {
 	switch {
 	case errors.Is(err, auditlog.ErrLegacy):
 		return fmt.Errorf("the audit log %s is %w. Run 3gs audit migrate --key-file KEY %s to keep it as %s.v1 and start a signed log that records its digest, or name a new file with --audit-log", path, err, registryOfLog(path), path)
+	case errors.Is(err, auditlog.ErrMissing):
+		return fmt.Errorf("the audit log %s cannot be read: %w. To fix: %s", path, err, auditlog.MissingFix(path, registryOfLog(path)))
 	case errors.As(err, &p):
 		return fmt.Errorf("the audit log %s does not verify at %w. Nothing was changed. 3gs audit verify shows the whole log; restore it from a backup, or, to start a new log and lose the old one's history, move it aside", path, err)
 	}

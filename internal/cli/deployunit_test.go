@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A registry and its signature copied without the audit log they name,
+// as the deployment instructions used to say: serve and doctor both say
+// the log is missing and exactly how to recover, and following the fix
+// (move the signature aside, sign again) gives a registry serve starts on.
+func TestDeployWithoutTheLogSaysHowToRecover(t *testing.T) {
+	keyPath, regPath, _, _ := initNode(t, "Tester")
+	dir := t.TempDir()
+	for _, name := range []string{"registry.json", "registry.json.sig"} {
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(regPath), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	deployed := filepath.Join(dir, "registry.json")
+	code, _, errOut := serveLines(t, nil, []string{"--registry", deployed})
+	if code == ExitOK || !strings.Contains(errOut, "the log is empty or missing") || !strings.Contains(errOut, "copy "+deployed+".audit.jsonl from where the registry was signed") {
+		t.Errorf("serve: exit %d\n%s", code, errOut)
+	}
+	code, out, _ := run(t, nil, "doctor", "--registry", deployed)
+	if code != ExitFail || !strings.Contains(lines(out)["audit log"], "move "+deployed+".sig aside and sign again") {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	os.Rename(deployed+".sig", deployed+".sig.old")
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, deployed); code != ExitOK {
+		t.Fatalf("sign: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := serveLines(t, nil, []string{"--registry", deployed}); code != ExitOK {
+		t.Errorf("serve after the fix: exit %d\n%s", code, errOut)
+	}
+}
+
+// The deployment instructions copy the log with the registry.
+func TestDeployInstructionsCopyTheLog(t *testing.T) {
+	for _, p := range []string{"docs/operating.md", "deploy/systemd/3gs.service"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "cp registry.json registry.json.sig") && !strings.Contains(line, "registry.json.audit.jsonl") {
+				t.Errorf("%s copies the registry without its audit log: %s", p, line)
+			}
+		}
+	}
+}
