@@ -9,12 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -161,13 +158,11 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
 		return ExitUsage
 	}
+	// The key is read first, so a bad key file is reported as such; none
+	// is needed when a running server signs (below).
 	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs sign: warning:", msg) })
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
-		return ExitUsage
-	}
-	if key == nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
 		return ExitUsage
 	}
 	reg, err := registry.LoadFileLimit(path, limit)
@@ -176,6 +171,26 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s\nFix: %s.\n", problem, fix)
 		return ExitFail
 	}
+	lock, err := filelock.TryLock(path)
+	if err != nil {
+		// A server edits this registry: it holds the key, so it records
+		// and signs the hand edit itself when asked (see watch.go).
+		if answered, ok, text := askServerToSign(path); answered {
+			if !ok {
+				fmt.Fprintf(env.Stderr, "3gs sign: not signed: the 3gs server editing %s refused: %s\n", path, text)
+				return ExitFail
+			}
+			fmt.Fprintf(env.Stdout, "The 3gs server editing %s recorded the edit in its audit log, signed it and serves it. %s\n", path, text)
+			return ExitOK
+		}
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local sign channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", err, signSocket(path))
+		return ExitFail
+	}
+	defer lock.Unlock()
+	if key == nil {
+		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
+		return ExitUsage
+	}
 	pub := pkarr.Public(key)
 	if err := signature.CheckCurator(reg, pub); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
@@ -183,12 +198,6 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 			path, from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
-	lock, err := filelock.TryLock(path)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry and re-signs every change itself; stop it first if you edited the file by hand.\n", err)
-		return ExitFail
-	}
-	defer lock.Unlock()
 	logPath := auditLogPath(f, path)
 	l, ok := openLogToSign(env, "sign", path, logPath, reg, pub)
 	if !ok {
@@ -201,7 +210,7 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	if last := l.Last(); last != nil && last.After != reg.SHA256() {
 		switch registry.CompareVersions(reg.Version(), last.Version) {
 		case 0:
-			if reg, err = withVersion(reg, registry.BumpPatch(reg.Version()), limit); err != nil {
+			if reg, err = reg.WithVersion(registry.BumpPatch(reg.Version()), limit); err != nil {
 				fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s changed since the audit log recorded version %s, and raising its version failed: %v.\nSet \"version\": %q in %s and sign again.\n",
 					path, last.Version, err, registry.BumpPatch(last.Version), path)
 				return ExitFail
@@ -464,26 +473,4 @@ func loadServed(env *Env, cmd, path string, limit int64) (*served, bool) {
 		s.files.Where = "The server reads " + abs + "; run the steps where you can read it."
 	}
 	return s, true
-}
-
-// withVersion is reg with its version set to v, the rest of the file as the
-// curator wrote it: the top-level "version" member's value is replaced in
-// place when that changes nothing else (checked by decoding both), and
-// the registry is written out anew otherwise.
-func withVersion(reg *registry.Registry, v string, limit int64) (*registry.Registry, error) {
-	doc, err := gen.DecodeRegistry(reg.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	doc.Version = v
-	want := gen.EncodeRegistry(doc)
-	member := regexp.MustCompile(`"version"\s*:\s*"` + regexp.QuoteMeta(reg.Version()) + `"`)
-	data := reg.Bytes()
-	for _, at := range member.FindAllIndex(data, -1) {
-		edited := slices.Concat(data[:at[0]], []byte(`"version": "`+v+`"`), data[at[1]:])
-		if got, err := gen.DecodeRegistry(edited); err == nil && bytes.Equal(gen.EncodeRegistry(got), want) {
-			return registry.LoadLimit(edited, limit)
-		}
-	}
-	return registry.LoadLimit(want, limit)
 }

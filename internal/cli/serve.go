@@ -457,6 +457,19 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}
 	peersCtx, stopPeers := context.WithCancel(ctx)
 	peersDone, renewDone, followDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	watchDone, signDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		if srvd.path != "" && fl == nil {
+			watchLoop(peersCtx, h, srvd.path, log)
+		}
+	}()
+	go func() {
+		defer close(signDone)
+		if lock != nil && key != nil {
+			serveSignChannel(peersCtx, h, srvd.path, log)
+		}
+	}()
 	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
 	go func() { defer close(renewDone); renewLoop(peersCtx, h, log) }()
 	go func() {
@@ -472,7 +485,14 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
 	srv := &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
-		stopPeers: func() { stopPeers(); <-peersDone; <-renewDone; <-followDone }}
+		stopPeers: func() {
+			stopPeers()
+			<-peersDone
+			<-renewDone
+			<-followDone
+			<-watchDone
+			<-signDone
+		}}
 	if fl != nil {
 		srv.follow = followHealth(fl, time.Now)
 	}

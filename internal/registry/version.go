@@ -1,8 +1,13 @@
 package registry
 
 import (
+	"bytes"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/three-good-sources/3gs/gen"
 )
 
 // CompareVersions orders two registry versions (MAJOR.MINOR.PATCH with an
@@ -99,4 +104,27 @@ func BumpPatch(v string) string {
 		return v
 	}
 	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
+}
+
+// WithVersion is r with its version set to v and the rest of the file as
+// its curator wrote it: the top-level "version" member's value is replaced
+// in place when that changes nothing else (checked by decoding both), and
+// the registry is written out anew otherwise. The result is loaded with
+// the size limit max.
+func (r *Registry) WithVersion(v string, max int64) (*Registry, error) {
+	doc, err := gen.DecodeRegistry(r.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	doc.Version = v
+	want := gen.EncodeRegistry(doc)
+	member := regexp.MustCompile(`"version"\s*:\s*"` + regexp.QuoteMeta(r.Version()) + `"`)
+	data := r.Bytes()
+	for _, at := range member.FindAllIndex(data, -1) {
+		edited := slices.Concat(data[:at[0]], []byte(`"version": "`+v+`"`), data[at[1]:])
+		if got, err := gen.DecodeRegistry(edited); err == nil && bytes.Equal(gen.EncodeRegistry(got), want) {
+			return LoadLimit(edited, max)
+		}
+	}
+	return LoadLimit(want, max)
 }

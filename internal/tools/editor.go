@@ -181,7 +181,7 @@ func (e *editor) checkBase(base *registry.Registry) error {
 		return fmt.Errorf("reading %s before changing it: %w", e.Path, err)
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != base.SHA256() {
-		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. Call reload_registry to serve the file as it is now, then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…")
+		return fmt.Errorf("%s changed on disk since this server loaded it (sha256 %s, not the served %s): someone edited it by hand or another program wrote it. To keep that edit, run 3gs sign %s on this server's machine (with this server running, sign asks it to record, sign and serve the edit), or call reload_registry if the file was signed by its curator; then make the change again", e.Path, hex.EncodeToString(sum[:8])+"…", base.SHA256()[:16]+"…", signature.ShellQuote(e.Path))
 	}
 	return nil
 }
@@ -231,7 +231,7 @@ func changeText(version, updated string, count int, sha string, signed bool) str
 	if signed {
 		sig = "The file is signed with the curator key."
 	}
-	return fmt.Sprintf("Registry version %s, updated %s, %d categories, SHA-256 %s. %s", version, updated, count, sha, sig)
+	return fmt.Sprintf("Registry version %s, updated %s, %s, SHA-256 %s. %s", version, updated, categories(count), sha, sig)
 }
 
 // Renew signs the served registry again when its signature has less than

@@ -157,3 +157,11 @@ func (h *Handlers) Serve(reg *registry.Registry, sig []byte, m matcher.Matcher, 
 	old := h.cur.Load()
 	h.publish(newSnapshot(reg, m, signature.Check(reg, sig), old.files, modified))
 }
+
+// categories is "1 category" or "N categories".
+func categories(n int) string {
+	if n == 1 {
+		return "1 category"
+	}
+	return strconv.Itoa(n) + " categories"
+}

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,12 +14,32 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
-// ReloadRegistry implements gen.ToolHandlers.
+// ReloadRegistry implements gen.ToolHandlers. A caller with a token
+// cannot make this server sign what the file holds: only a registry the
+// curator signed loads (see SignHandEdit for the curator's own edit).
 func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInput) (*gen.ReloadRegistryOutput, error) {
+	return h.reload(ctx, false)
+}
+
+// SignHandEdit is 3gs sign for a registry this server edits: the curator
+// edited the file by hand, and sign, which cannot write while this server
+// holds the lock, asks the server over its local channel (internal/cli's
+// sign socket, which only the server's own user can reach) to do what it
+// would: record the edit in the audit log, sign it with the curator key,
+// with the next patch version when the version was left as served, and
+// serve it.
+func (h *Handlers) SignHandEdit(ctx context.Context) (*gen.ReloadRegistryOutput, error) {
+	return h.reload(ctx, true)
+}
+
+// reload serves the registry file as it is now; with signEdit, an edit of
+// a file that names this server's curator key is signed by the server.
+func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegistryOutput, error) {
 	state := func(s *snapshot, reloaded bool) *gen.ReloadRegistryOutput {
 		return &gen.ReloadRegistryOutput{Reloaded: reloaded, RegistryVersion: s.reg.Version(), RegistrySHA256: s.reg.SHA256(), CategoryCount: len(s.reg.Categories()), Verified: s.signature.Verified}
 	}
@@ -54,15 +75,33 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		return nil, refuse(fmt.Sprintf("%s is not a valid registry (%d problems):\n%s\n", e.Path, len(errs), strings.Join(lines, "\n")), errs)
 	}
 	st := signature.Check(reg, doc)
-	if msg, path := e.checkAnchor(old, reg, st); msg != "" {
-		return nil, refuse(msg+" The registry served before stays.", strictjson.Errors{{Path: path, Reason: msg}})
+	// The curator's hand edit, which 3gs sign hands to this server (see
+	// SignHandEdit): the file names the key the server holds, and its
+	// signature no longer covers it (or is missing).
+	handEdit := signEdit && e.Key != nil && e.ReadOnly == "" && !st.Verified &&
+		signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil && (e.Anchor == nil || e.Anchor.Equal(pkarr.Public(e.Key)))
+	var orig []byte
+	if handEdit && registry.CompareVersions(reg.Version(), old.reg.Version()) == 0 && reg.SHA256() != old.reg.SHA256() {
+		bumped, err := reg.WithVersion(registry.BumpPatch(reg.Version()), e.MaxRegistryBytes)
+		if err != nil {
+			return nil, refuse(fmt.Sprintf("%s changed but kept version %s, and raising it failed: %v. Set a higher \"version\" in the file and call reload_registry again.", e.Path, reg.Version(), err), strictjson.Errors{{Path: "version", Reason: err.Error()}})
+		}
+		orig, reg, data = data, bumped, bumped.Bytes()
 	}
-	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned {
+	// On the server that could sign the curator's hand edit, say how.
+	signHint := ""
+	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil {
+		signHint = " After a hand edit, run 3gs sign " + signature.ShellQuote(e.Path) + " on this server's machine, as the user it runs as: with this server running, sign asks it to record, sign and serve the edit."
+	}
+	if msg, path := e.checkAnchor(old, reg, st, handEdit); msg != "" {
+		return nil, refuse(msg+" The registry served before stays."+signHint, strictjson.Errors{{Path: path, Reason: msg}})
+	}
+	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned && !handEdit {
 		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
 		if errors.Is(err, signature.ErrMissing) {
 			msg = e.Path + " names the curator key " + reg.Curator().Pubkey + " but has no signature file " + e.Path + signature.Suffix + "; the curator signs it with 3gs sign."
 		}
-		return nil, refuse(msg+" The registry served before stays.", strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}})
+		return nil, refuse(msg+" The registry served before stays."+signHint, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}})
 	}
 	if e.Key != nil {
 		if err := signature.CheckCurator(reg, pkarr.Public(e.Key)); err != nil {
@@ -70,11 +109,11 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 		}
 	}
 	now := e.Now()
-	if err := st.Stale(now); err != nil && !e.AllowExpired {
+	if err := st.Stale(now); err != nil && !e.AllowExpired && !handEdit {
 		msg := fmt.Sprintf("Refusing %s: %v. The curator signs it again with 3gs sign; --allow-expired loads it anyway.", e.Path, err)
 		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
 	}
-	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, st)
+	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
 	if err != nil {
 		return nil, refuse("Cannot load the file with its audit log: "+err.Error()+".", strictjson.Errors{{Path: "audit", Reason: err.Error()}})
 	}
@@ -98,8 +137,11 @@ func (h *Handlers) ReloadRegistry(ctx context.Context, _ *gen.ReloadRegistryInpu
 //   - once a curator key is trusted, only a registry verified under that
 //     key loads (another key, or no valid signature, is refused);
 //   - a version lower than the one served is a rollback.
-func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature.Status) (msg, path string) {
-	if e.Anchor != nil {
+//
+// handEdit: the server signs reg with the trusted key itself (see
+// ReloadRegistry), so its signature file is not what vouches for it.
+func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature.Status, handEdit bool) (msg, path string) {
+	if e.Anchor != nil && !handEdit {
 		trusted := pkarr.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
 		switch {
 		case !st.Verified && !st.Signed():
@@ -125,7 +167,7 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 	if out.Verified {
 		verified = "verified by its curator's signature"
 	}
-	return fmt.Sprintf("Reloaded: now serving registry version %s, %d categories, SHA-256 %s, %s.", out.RegistryVersion, out.CategoryCount, out.RegistrySHA256, verified)
+	return fmt.Sprintf("Reloaded: now serving registry version %s, %s, SHA-256 %s, %s.", out.RegistryVersion, categories(out.CategoryCount), out.RegistrySHA256, verified)
 }
 
 // reloadLog opens the audit log against the registry reg (its bytes data,
@@ -134,8 +176,10 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 // caller, and, with the curator key, signed again so the signature covers
 // the new head; a server without the key refuses that for a signed log.
 // A read-only server records nothing. It returns the log and the
-// signature status to serve.
-func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data []byte, st signature.Status) (*openedLog, signature.Status, error) {
+// signature status to serve. orig, when set, is what the file held before
+// the server gave data a new version: the file is rewritten with data,
+// and its signature, only if it still holds orig.
+func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data, orig []byte, st signature.Status) (*openedLog, signature.Status, error) {
 	writable := e.ReadOnly == ""
 	l, _, err := e.openLog(&snapshot{reg: reg, signature: st}, writable)
 	if err != nil || !l.unrecorded || !writable || l.Log == nil {
@@ -155,14 +199,37 @@ func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 		return nil, st, err
 	}
 	if e.Key != nil {
-		// Only the signature is written: the registry's bytes are the
-		// file's, and rewriting it could undo an edit made since it was read.
-		doc := signature.SignWith(data, e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: &head})
-		if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
+		takeBack := func(err error) error {
 			if uerr := undo(); uerr != nil {
 				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, uerr)
 			}
-			return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, err)
+			return err
+		}
+		opts := signature.Options{Expires: now.Add(e.validity()), Log: &head}
+		var doc []byte
+		if orig == nil {
+			// Only the signature is written: the registry's bytes are the
+			// file's, and rewriting it could undo an edit made since it
+			// was read.
+			doc = signature.SignWith(data, e.Key, now, opts)
+			if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
+				return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, takeBack(err))
+			}
+		} else {
+			// The new version replaces the file only if no one edited it
+			// again since it was read.
+			if cur, err := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); err != nil || !bytes.Equal(cur, orig) {
+				return nil, st, takeBack(fmt.Errorf("%s changed again while it was being reloaded; call reload_registry once the edit is finished", e.Path))
+			}
+			if doc, err = signature.WriteSignedWith(e.Path, data, e.Key, now, opts, 0o644); err != nil {
+				// The entry goes back only while the file still holds the
+				// edit: if the new version replaced it and only the
+				// signature's rename failed, the entry records the file.
+				if cur, rerr := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); rerr == nil && bytes.Equal(cur, orig) {
+					err = takeBack(err)
+				}
+				return nil, st, fmt.Errorf("writing %s with its new version and signature: %w", e.Path, err)
+			}
 		}
 		st = signature.Check(reg, doc)
 	}

@@ -1,0 +1,17 @@
+//go:build unix
+
+package cli
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+// inode is fi's inode number: a file replaced by a rename has another,
+// even at the same size and modification time.
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
