@@ -222,8 +222,20 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 				}
 				out.Expires = &opt0
 			}
-		case "log_seq":
+		case "expired":
 			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
+		case "log_seq":
+			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
@@ -461,8 +473,20 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				d.Enum(&fp, v, enumHealthFollowStatus)
 				out.Status = HealthFollowStatus(v)
 			}
-		case "reason":
+		case "expired":
 			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 3) {
 				continue
 			}
 			fp := p.Key(key)
@@ -474,7 +498,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.Reason = &opt0
 			}
 		case "version":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -482,7 +506,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.Version = v
 			}
 		case "last_check":
-			if !d.Claim(p, key, &seen, 4) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -495,7 +519,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.LastCheck = &opt0
 			}
 		case "last_success":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -508,7 +532,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.LastSuccess = &opt0
 			}
 		case "behind_seconds":
-			if !d.Claim(p, key, &seen, 6) {
+			if !d.Claim(p, key, &seen, 7) {
 				continue
 			}
 			fp := p.Key(key)
@@ -520,7 +544,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			d.UnknownKey(p, key, healthFollowFields)
 		}
 	}
-	d.Missing(p, seen, 0b1001011, healthFollowFields)
+	d.Missing(p, seen, 0b10010011, healthFollowFields)
 }
 
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
@@ -539,7 +563,7 @@ var healthFields = []string{"status", "version", "contract_version", "protocol_v
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
-var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "log_seq"}
+var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "expired", "log_seq"}
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
 var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}
@@ -556,4 +580,4 @@ func EnumHealthFollowStatus() []string {
 }
 
 // healthFollowFields lists HealthFollow's fields in schema order; bit i of a decoder's seen set stands for healthFollowFields[i].
-var healthFollowFields = []string{"origin", "status", "reason", "version", "last_check", "last_success", "behind_seconds"}
+var healthFollowFields = []string{"origin", "status", "expired", "reason", "version", "last_check", "last_success", "behind_seconds"}

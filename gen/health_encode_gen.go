@@ -77,6 +77,10 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 		w.Key("expires")
 		w.String(*v.Expires)
 	}
+	if v.Expired != nil {
+		w.Key("expired")
+		w.Bool(*v.Expired)
+	}
 	if v.LogSeq != nil {
 		w.Key("log_seq")
 		w.Int(*v.LogSeq)
@@ -137,6 +141,10 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	w.String(v.Origin)
 	w.Key("status")
 	w.String(string(v.Status))
+	if v.Expired != nil {
+		w.Key("expired")
+		w.Bool(*v.Expired)
+	}
 	if v.Reason != nil {
 		w.Key("reason")
 		w.String(*v.Reason)

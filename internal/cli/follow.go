@@ -125,6 +125,9 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		if st.Reason != "" {
 			out.Reason = &st.Reason
 		}
+		if st.Expired {
+			out.Expired = &st.Expired
+		}
 		stamp := func(t time.Time) *string {
 			if t.IsZero() {
 				return nil

@@ -39,6 +39,7 @@ type Handlers struct {
 	now       func() time.Time
 	peers     *peer.Network // nil: endorsed curators are not fetched
 	origin    string        // a read replica's origin; "" otherwise
+	expiry    bool          // Config.EnforceExpiry
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -92,6 +93,11 @@ type Config struct {
 	// whose registry it serves: the curator tools answer that edits go
 	// there.
 	Origin string
+	// EnforceExpiry withholds the registry once its signature expires
+	// while it is served (see expiry.go): set for a registry file and a
+	// read replica's copy, unless --allow-expired; not for the registry
+	// built into the binary, whose freshness is the binary's.
+	EnforceExpiry bool
 }
 
 // Recorder keeps the query log (querylog.Log).
@@ -101,7 +107,7 @@ type Recorder interface {
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin, expiry: c.EnforceExpiry}
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -131,7 +137,7 @@ func (h *Handlers) publish(s *snapshot) {
 // Published returns the registry being served.
 func (h *Handlers) Published() served.Registry {
 	s := h.cur.Load()
-	return served.Registry{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+	return served.Registry{Registry: s.reg, Signature: h.signatureNow(s), Modified: s.modified}
 }
 
 // fmtScore shows a score with two decimals, rounded down: 0.898 against a
