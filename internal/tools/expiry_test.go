@@ -122,6 +122,12 @@ func TestExpiredRegistryIsWithheld(t *testing.T) {
 	if p := h.Published(); p.Signature.Verified || !p.Signature.Expired {
 		t.Errorf("expired: published %+v", p.Signature)
 	}
+	// A server of a registry file (no origin) says how to renew it there.
+	h.origin = ""
+	if _, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: ptr("learn rust")}); err == nil || !strings.Contains(err.Error(), "the curator sign the registry again (3gs sign) and reloads it (reload_registry or a restart); --allow-expired serves it anyway") {
+		t.Errorf("expired, registry file: %v", err)
+	}
+	h.origin = "http://127.0.0.1:1"
 
 	// A fresh signature for the same bytes serves again.
 	now := expires.Add(time.Minute)
