@@ -473,20 +473,8 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				d.Enum(&fp, v, enumHealthFollowStatus)
 				out.Status = HealthFollowStatus(v)
 			}
-		case "expired":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 bool
-				if v, ok := d.Bool(&fp); ok {
-					opt0 = v
-				}
-				out.Expired = &opt0
-			}
 		case "reason":
-			if !d.Claim(p, key, &seen, 3) {
+			if !d.Claim(p, key, &seen, 2) {
 				continue
 			}
 			fp := p.Key(key)
@@ -498,7 +486,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.Reason = &opt0
 			}
 		case "version":
-			if !d.Claim(p, key, &seen, 4) {
+			if !d.Claim(p, key, &seen, 3) {
 				continue
 			}
 			fp := p.Key(key)
@@ -506,7 +494,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.Version = v
 			}
 		case "last_check":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -519,7 +507,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.LastCheck = &opt0
 			}
 		case "last_success":
-			if !d.Claim(p, key, &seen, 6) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -532,7 +520,7 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				out.LastSuccess = &opt0
 			}
 		case "behind_seconds":
-			if !d.Claim(p, key, &seen, 7) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -540,11 +528,23 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				d.Minimum(&fp, float64(v), 0.0)
 				out.BehindSeconds = v
 			}
+		case "expired":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthFollowFields)
 		}
 	}
-	d.Missing(p, seen, 0b10010011, healthFollowFields)
+	d.Missing(p, seen, 0b1001011, healthFollowFields)
 }
 
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
@@ -580,4 +580,4 @@ func EnumHealthFollowStatus() []string {
 }
 
 // healthFollowFields lists HealthFollow's fields in schema order; bit i of a decoder's seen set stands for healthFollowFields[i].
-var healthFollowFields = []string{"origin", "status", "expired", "reason", "version", "last_check", "last_success", "behind_seconds"}
+var healthFollowFields = []string{"origin", "status", "reason", "version", "last_check", "last_success", "behind_seconds", "expired"}

@@ -141,10 +141,6 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	w.String(v.Origin)
 	w.Key("status")
 	w.String(string(v.Status))
-	if v.Expired != nil {
-		w.Key("expired")
-		w.Bool(*v.Expired)
-	}
 	if v.Reason != nil {
 		w.Key("reason")
 		w.String(*v.Reason)
@@ -161,5 +157,9 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	}
 	w.Key("behind_seconds")
 	w.Int(v.BehindSeconds)
+	if v.Expired != nil {
+		w.Key("expired")
+		w.Bool(*v.Expired)
+	}
 	w.EndObject()
 }

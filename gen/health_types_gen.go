@@ -58,10 +58,10 @@ type HealthFollow struct {
 	// is well.
 	BehindSeconds int `json:"behind_seconds"`
 
-	// True once the signature of the copy held has expired and the origin has given
-	// no copy with a signature in force: nothing is served from it (registry.verified
-	// is false, the tools refuse, saying so) until one comes; reason says when it
-	// expired. Absent otherwise.
+	// True once the signature of the copy held has expired (registry.expires says
+	// when) and the origin has given no copy with a signature in force: nothing is
+	// served from it (registry.verified is false, the tools refuse, saying so) until
+	// one comes, whatever status says of the last check. Absent otherwise.
 	Expired *bool `json:"expired,omitempty,omitzero"`
 
 	// When the origin was last asked (RFC 3339, UTC).

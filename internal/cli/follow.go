@@ -125,9 +125,6 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		if st.Reason != "" {
 			out.Reason = &st.Reason
 		}
-		if st.Expired {
-			out.Expired = &st.Expired
-		}
 		stamp := func(t time.Time) *string {
 			if t.IsZero() {
 				return nil
@@ -144,6 +141,10 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		}
 		if !since.IsZero() {
 			out.BehindSeconds = int(max(0, now().Sub(since)) / time.Second)
+		}
+		// Nothing is served from an expired copy; registry.expires says when.
+		if st.Expired {
+			out.Expired = &st.Expired
 		}
 		return out
 	}

@@ -136,7 +136,7 @@ func TestReplicaWithholdsExpiredCopy(t *testing.T) {
 	waitFor(t, "the replica's /health saying its copy expired", time.Until(expires)+time.Minute, expired)
 	h, err := readHealth(base)
 	if err != nil || h.Registry.Verified || h.Registry.Expires == nil || *h.Registry.Expires != expires.Format(time.RFC3339) ||
-		h.Follow == nil || h.Follow.Expired == nil || !*h.Follow.Expired || h.Follow.Reason == nil || !strings.Contains(*h.Follow.Reason, "expired at "+expires.Format(time.RFC3339)) {
+		h.Follow == nil || h.Follow.Expired == nil || !*h.Follow.Expired {
 		t.Fatalf("after the expiry: /health registry %+v follow %+v %v", h.Registry, h.Follow, err)
 	}
 	checkWithheld := func(when string) {

@@ -72,9 +72,10 @@ type State struct {
 	Served      *peer.Copy
 	LastCheck   time.Time
 	LastSuccess time.Time
-	// Expired is set when the signature of the copy served has expired
-	// (and expired copies are not allowed): nothing is served from it
-	// until a fresh copy comes, and Reason says when it expired.
+	// Expired is set when the signature of the copy served (Served.Expires)
+	// has expired and expired copies are not allowed: nothing is served
+	// from it until a fresh copy comes. Status and Reason still say what
+	// the last check found.
 	Expired bool
 }
 
@@ -211,7 +212,7 @@ func (f *Follower) logExpiry() {
 		return
 	}
 	f.expiredLogged = st.Served
-	f.cfg.Log.Warn("the copy of the origin's registry held here has expired; the tools refuse to answer from it until the origin gives a copy with a signature in force", "origin", f.cfg.URL, "version", st.Served.Registry.Version(), "expired", st.Served.Expires.UTC().Format(time.RFC3339), "last_check", st.Reason)
+	f.cfg.Log.Warn("the copy of the origin's registry held here has expired; the tools refuse to answer from it until the origin gives a copy with a signature in force", "origin", f.cfg.URL, "version", st.Served.Registry.Version(), "expired", st.Served.Expires.UTC().Format(time.RFC3339), "last_check", st.Status, "why", st.Reason)
 }
 
 // SetPublish sets Config.Publish, for a caller that builds what serves the
@@ -221,18 +222,11 @@ func (f *Follower) SetPublish(fn func(*peer.Copy)) { f.cfg.Publish = fn }
 
 // State returns what /health reports, as of now: once the signature of
 // the copy served has expired (and expired copies are not allowed), it is
-// Expired, whether or not a check has run since, and the reason says when
-// it expired before what the last check found.
+// Expired, whether or not a check has run since.
 func (f *Follower) State() State {
 	f.mu.Lock()
 	st := f.st
 	f.mu.Unlock()
-	if c := st.Served; c != nil && !f.cfg.AllowExpired && signature.Expired(c.Expires, f.cfg.Now()) {
-		why := "the signature of the copy held expired at " + c.Expires.UTC().Format(time.RFC3339) + ", and the origin has given no copy with a signature in force, so nothing is served from it"
-		if st.Reason != "" {
-			why += "; last check: " + st.Reason
-		}
-		st.Expired, st.Reason = true, why
-	}
+	st.Expired = st.Served != nil && !f.cfg.AllowExpired && signature.Expired(st.Served.Expires, f.cfg.Now())
 	return st
 }

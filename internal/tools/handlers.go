@@ -33,13 +33,13 @@ const DefaultThreshold = 0.4
 // change.
 type Handlers struct {
 	cur       atomic.Pointer[snapshot]
+	expiry    bool // Config.EnforceExpiry
 	threshold float64
 	edit      *editor  // nil when the registry has no file to write
 	qlog      Recorder // nil: no query log
 	now       func() time.Time
 	peers     *peer.Network // nil: endorsed curators are not fetched
 	origin    string        // a read replica's origin; "" otherwise
-	expiry    bool          // Config.EnforceExpiry
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -107,7 +107,8 @@ type Recorder interface {
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin, expiry: c.EnforceExpiry}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin}
+	h.expiry = c.EnforceExpiry
 	if h.now == nil {
 		h.now = time.Now
 	}
