@@ -222,8 +222,20 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 				}
 				out.Expires = &opt0
 			}
-		case "log_seq":
+		case "expired":
 			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
+		case "log_seq":
+			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
@@ -516,6 +528,18 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				d.Minimum(&fp, float64(v), 0.0)
 				out.BehindSeconds = v
 			}
+		case "expired":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, healthFollowFields)
 		}
@@ -539,7 +563,7 @@ var healthFields = []string{"status", "version", "contract_version", "protocol_v
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
-var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "log_seq"}
+var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "expired", "log_seq"}
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
 var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}
@@ -556,4 +580,4 @@ func EnumHealthFollowStatus() []string {
 }
 
 // healthFollowFields lists HealthFollow's fields in schema order; bit i of a decoder's seen set stands for healthFollowFields[i].
-var healthFollowFields = []string{"origin", "status", "reason", "version", "last_check", "last_success", "behind_seconds"}
+var healthFollowFields = []string{"origin", "status", "reason", "version", "last_check", "last_success", "behind_seconds", "expired"}

@@ -77,6 +77,10 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 		w.Key("expires")
 		w.String(*v.Expires)
 	}
+	if v.Expired != nil {
+		w.Key("expired")
+		w.Bool(*v.Expired)
+	}
 	if v.LogSeq != nil {
 		w.Key("log_seq")
 		w.Int(*v.LogSeq)
@@ -153,5 +157,9 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	}
 	w.Key("behind_seconds")
 	w.Int(v.BehindSeconds)
+	if v.Expired != nil {
+		w.Key("expired")
+		w.Bool(*v.Expired)
+	}
 	w.EndObject()
 }

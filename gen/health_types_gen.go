@@ -12,8 +12,9 @@ type Health struct {
 
 	// Present on a read replica (serve --follow): the origin whose signed registry it
 	// serves, and how current it is. registry above describes what is served. A
-	// replica whose origin is down or refused keeps serving its last good copy and
-	// stays healthy; alert on status and behind_seconds.
+	// replica whose origin is down or refused keeps serving its last good copy, until
+	// that copy's signature expires, and stays healthy; alert on status and
+	// behind_seconds.
 	Follow *HealthFollow `json:"follow,omitempty,omitzero"`
 
 	// How close the server is to its bounds, so a monitor or a load balancer's body
@@ -48,13 +49,20 @@ type Health struct {
 
 // Present on a read replica (serve --follow): the origin whose signed registry it
 // serves, and how current it is. registry above describes what is served. A
-// replica whose origin is down or refused keeps serving its last good copy and
-// stays healthy; alert on status and behind_seconds.
+// replica whose origin is down or refused keeps serving its last good copy, until
+// that copy's signature expires, and stays healthy; alert on status and
+// behind_seconds.
 type HealthFollow struct {
 	// Seconds since last_success: how long the origin may have had a change this
 	// replica does not serve. Stays below --follow-refresh (plus a tenth) while all
 	// is well.
 	BehindSeconds int `json:"behind_seconds"`
+
+	// True once the signature of the copy held has expired (registry.expires says
+	// when) and the origin has given no copy with a signature in force: nothing is
+	// served from it (registry.verified is false, the tools refuse, saying so) until
+	// one comes, whatever status says of the last check. Absent otherwise.
+	Expired *bool `json:"expired,omitempty,omitzero"`
 
 	// When the origin was last asked (RFC 3339, UTC).
 	LastCheck *string `json:"last_check,omitempty,omitzero"`
@@ -156,9 +164,16 @@ type HealthRegistry struct {
 	// How many categories it holds.
 	Categories int `json:"categories"`
 
+	// True once the signature's expiry has passed while the registry is served:
+	// verified is then false and the tools that answer from the registry refuse,
+	// saying so, until a fresh signature arrives (the registry built into the binary
+	// never expires this way, nor one served with --allow-expired). Absent otherwise.
+	Expired *bool `json:"expired,omitempty,omitzero"`
+
 	// When that signature stops vouching for the registry (RFC 3339, UTC); absent
-	// when it never expires or does not verify. A server without the curator key
-	// keeps serving past it, so a monitor should alert before.
+	// when it never expires or does not verify. Past it a server without the curator
+	// key, or a read replica whose origin gives no fresh copy, stops answering from
+	// the registry (expired below), so a monitor should alert before.
 	Expires *string `json:"expires,omitempty,omitzero"`
 
 	// The audit log entry the signature names as the log's head: GET /audit serves
@@ -174,7 +189,8 @@ type HealthRegistry struct {
 	// The registry's updated date.
 	Updated string `json:"updated"`
 
-	// That signature verifies the served bytes under the curator's key.
+	// That signature verifies the served bytes under the curator's key and has not
+	// expired.
 	Verified bool `json:"verified"`
 
 	// The registry's own version.

@@ -1441,8 +1441,33 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 				}
 				out.SignedAt = &opt0
 			}
-		case "verification":
+		case "expires":
 			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.Expires = &opt0
+			}
+		case "expired":
+			if !d.Claim(p, key, &seen, 13) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Expired = &opt0
+			}
+		case "verification":
+			if !d.Claim(p, key, &seen, 14) {
 				continue
 			}
 			fp := p.Key(key)
@@ -1451,7 +1476,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 			d.UnknownKey(p, key, getProvenanceOutputFields)
 		}
 	}
-	d.Missing(p, seen, 0b1001111111111, getProvenanceOutputFields)
+	d.Missing(p, seen, 0b100001111111111, getProvenanceOutputFields)
 }
 
 // decodeVerification reads the object at p (schema/tools/get_provenance.json#/outputSchema/$defs/verification) into out.
@@ -2531,7 +2556,7 @@ func EnumFederatedListedTrust() []string {
 var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
-var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "verification"}
+var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}
 
 // verificationFields lists Verification's fields in schema order; bit i of a decoder's seen set stands for verificationFields[i].
 var verificationFields = []string{"command", "where", "steps"}

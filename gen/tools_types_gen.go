@@ -413,6 +413,16 @@ type GetProvenanceOutput struct {
 	// How many endorsements the registry lists.
 	EndorsementCount int `json:"endorsement_count"`
 
+	// True when the curator's signature verified but its expiry has passed while the
+	// registry is served (a read replica whose origin is down, a server without the
+	// curator key): verified is then false, and the tools that answer from the
+	// registry refuse until a fresh signature arrives. Absent otherwise.
+	Expired *bool `json:"expired,omitempty,omitzero"`
+
+	// When the signature stops vouching for the registry (RFC 3339, UTC), for a
+	// signature that verified or has expired; absent when it never expires.
+	Expires *string `json:"expires,omitempty,omitzero"`
+
 	// False while the registry's curator key is pk:placeholder: such a registry
 	// cannot be signed.
 	PubkeyConfigured bool `json:"pubkey_configured"`
@@ -439,8 +449,8 @@ type GetProvenanceOutput struct {
 	// Verification corresponds to the JSON schema field "verification".
 	Verification Verification `json:"verification"`
 
-	// Whether that signature is valid for the exact bytes served and was made by the
-	// curator's key. Never true without a signature.
+	// Whether that signature is valid for the exact bytes served, was made by the
+	// curator's key and has not expired. Never true without a signature.
 	Verified bool `json:"verified"`
 
 	// Registry content version (semver).

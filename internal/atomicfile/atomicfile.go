@@ -39,6 +39,40 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	return syncDir(filepath.Dir(target))
 }
 
+// ErrSymlink is wrapped by WriteNoFollow's error for a path that is a
+// symbolic link.
+var ErrSymlink = errors.New("symbolic link refused")
+
+// WriteNoFollow is Write for a file that is 3gs's own (a peer's or an
+// origin's cached copy), which never goes through a symbolic link: a link
+// at path is refused, and neither it nor the file it names is touched.
+// The temporary file is created exclusively (it cannot be a link someone
+// placed), and the rename replaces the name itself: a link put at path
+// after the check is replaced, never written through. An existing file
+// gets perm.
+func WriteNoFollow(path string, data []byte, perm fs.FileMode) error {
+	if fi, err := os.Lstat(path); err == nil {
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			dest, _ := os.Readlink(path)
+			return fmt.Errorf("%s is a symbolic link (to %s); refusing to write through it, since the file it names is not 3gs's to overwrite. Remove the link; 3gs writes the file again: %w", path, dest, ErrSymlink)
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("%s is not a regular file (%s); refusing to replace it", path, fi.Mode().Type())
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := stage(path, data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
 // resolve is the file a write of path replaces, following symbolic links,
 // and the mode it gets: its own when it exists, else perm.
 func resolve(path string, perm fs.FileMode) (string, fs.FileMode, error) {

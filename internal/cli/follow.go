@@ -142,6 +142,10 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		if !since.IsZero() {
 			out.BehindSeconds = int(max(0, now().Sub(since)) / time.Second)
 		}
+		// Nothing is served from an expired copy; registry.expires says when.
+		if st.Expired {
+			out.Expired = &st.Expired
+		}
 		return out
 	}
 }

@@ -294,7 +294,9 @@ func verifyFlags(f *Flags) {
 }
 
 // runVerify checks a registry against its signature file and prints one
-// line: OK with the signer and curator, or FAIL with the first thing wrong.
+// line: OK with the signer, curator and expiry, or FAIL with the first
+// thing wrong, an expired signature among them (but for the embedded
+// registry, whose freshness is the binary's).
 func runVerify(_ context.Context, env *Env, f *Flags) int {
 	var trusted ed25519.PublicKey
 	if z := f.Value("pubkey"); z != "" {
@@ -372,7 +374,18 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stdout, "FAIL: %s: %v\n", regName, err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)\n", pkarr.Encode(v.Signer), reg.Curator().Name)
+	// The embedded registry's freshness is the binary's
+	// (docs/provenance.md); a file's signature must still be in force.
+	if exp := v.Expires; len(args) > 0 && signature.Expired(exp, time.Now()) {
+		fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but the signature expired at %s: servers, peers and replicas refuse it, since an old signed copy put back looks exactly like this. Its curator signs it again: 3gs sign --key-file KEY %s\n",
+			regName, pkarr.Encode(v.Signer), reg.Curator().Name, exp.UTC().Format(time.RFC3339), signature.ShellQuote(regName))
+		return ExitFail
+	}
+	until := ""
+	if !v.Expires.IsZero() {
+		until = ", in force until " + v.Expires.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)%s\n", pkarr.Encode(v.Signer), reg.Curator().Name, until)
 	if trusted == nil {
 		fmt.Fprintf(env.Stderr, "Note: checked against the key the files name themselves. To prove who signed, pass the curator key you trust: 3gs verify --pubkey %s ...\n", pkarr.Encode(v.Signer))
 	}

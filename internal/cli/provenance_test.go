@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,14 +57,14 @@ func TestKeygenSignVerifyRoundTrip(t *testing.T) {
 		t.Fatalf("sign: %d %s %s", code, out, errOut)
 	}
 	z := strings.TrimPrefix(pub, "pk:")
-	want := "OK: signed by " + z + " (curator 3gs maintainers)\n"
+	want := regexp.MustCompile(`^OK: signed by ` + z + ` \(curator 3gs maintainers\), in force until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`)
 	for _, args := range [][]string{
 		{"verify", regPath},
 		{"verify", "--pubkey", pub, regPath},
 		{"verify", "--pubkey", z, regPath, regPath + ".sig"},
 	} {
 		code, out, errOut = run(t, nil, args...)
-		if code != ExitOK || out != want {
+		if code != ExitOK || !want.MatchString(out) {
 			t.Errorf("%v: %d %q %s; want %q", args, code, out, errOut, want)
 		}
 		if hasKey := len(args) > 2; hasKey == strings.Contains(errOut, "To prove who signed") {
@@ -113,6 +114,14 @@ func TestVerifyFailures(t *testing.T) {
 	// Signed correctly, but by a key that is not the registry's curator.
 	write("stranger.json", good)
 	write("stranger.json.sig", signature.Sign(good, other, time.Now()))
+	// Signed by the curator, but the signature expired 47 hours ago.
+	kf, err := pkarr.ReadKeyFile(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := time.Now().Add(-47 * time.Hour).UTC().Truncate(time.Second)
+	expiredPath := write("expired.json", good)
+	write("expired.json.sig", signature.SignWith(good, kf.Key, expired.Add(-30*24*time.Hour), signature.Options{Expires: expired}))
 	cases := []struct {
 		name string
 		args []string
@@ -123,6 +132,7 @@ func TestVerifyFailures(t *testing.T) {
 		{"truncated signature", []string{regPath, write("truncated.sig", sig[:len(sig)/2])}, []string{"malformed signature file"}},
 		{"not JSON", []string{regPath, write("text.sig", []byte("Wjp2oGMxdyxb4pDq\n"))}, []string{"malformed signature file"}},
 		{"empty signature", []string{regPath, write("empty.sig", nil)}, []string{"malformed signature file: the file is empty"}},
+		{"expired", []string{"--pubkey", pkarr.URI(pkarr.Public(kf.Key)), expiredPath}, []string{"the signature expired at " + expired.Format(time.RFC3339), "3gs sign --key-file KEY " + expiredPath}},
 		{"not the curator", []string{filepath.Join(dir, "stranger.json")}, []string{"signer is not the registry's curator", "but curator.pubkey in the registry is"}},
 		{"no signature", []string{write("unsigned.json", good)}, []string{"is not signed: there is no " + filepath.Join(dir, "unsigned.json.sig"), "3gs sign --key-file KEY"}},
 		{"no registry", []string{filepath.Join(dir, "missing.json")}, []string{"cannot read the registry", "no such file"}},

@@ -414,7 +414,9 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		return nil, false
 	}
 	reg := srvd.reg
-	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified}
+	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified,
+		// The embedded registry's freshness is the binary's (docs/provenance.md).
+		EnforceExpiry: (fl != nil || srvd.path != "") && !flagBool(f, "allow-expired")}
 	var lock *filelock.Lock
 	if srvd.path != "" {
 		audit := f.Value("audit-log")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // Status is the state of the follower, for /health.
@@ -71,6 +72,11 @@ type State struct {
 	Served      *peer.Copy
 	LastCheck   time.Time
 	LastSuccess time.Time
+	// Expired is set when the signature of the copy served (Served.Expires)
+	// has expired and expired copies are not allowed: nothing is served
+	// from it until a fresh copy comes. Status and Reason still say what
+	// the last check found.
+	Expired bool
 }
 
 // Follower follows one origin.
@@ -81,6 +87,9 @@ type Follower struct {
 	// last is the last copy accepted, served or not: the baseline the
 	// next copy may not go back from.
 	last *peer.Copy
+	// expiredLogged is the served copy whose expiry was last logged, so
+	// that it is logged once, not at every check.
+	expiredLogged *peer.Copy
 }
 
 // New returns a follower; call Start, then Run.
@@ -192,7 +201,18 @@ func (f *Follower) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		f.check(ctx)
+		f.logExpiry()
 	}
+}
+
+// logExpiry warns, once per copy, that the copy served has expired.
+func (f *Follower) logExpiry() {
+	st := f.State()
+	if !st.Expired || st.Served == f.expiredLogged {
+		return
+	}
+	f.expiredLogged = st.Served
+	f.cfg.Log.Warn("the copy of the origin's registry held here has expired; the tools refuse to answer from it until the origin gives a copy with a signature in force", "origin", f.cfg.URL, "version", st.Served.Registry.Version(), "expired", st.Served.Expires.UTC().Format(time.RFC3339), "last_check", st.Status, "why", st.Reason)
 }
 
 // SetPublish sets Config.Publish, for a caller that builds what serves the
@@ -200,9 +220,13 @@ func (f *Follower) Run(ctx context.Context) {
 // before Run.
 func (f *Follower) SetPublish(fn func(*peer.Copy)) { f.cfg.Publish = fn }
 
-// State returns what /health reports.
+// State returns what /health reports, as of now: once the signature of
+// the copy served has expired (and expired copies are not allowed), it is
+// Expired, whether or not a check has run since.
 func (f *Follower) State() State {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.st
+	st := f.st
+	f.mu.Unlock()
+	st.Expired = st.Served != nil && !f.cfg.AllowExpired && signature.Expired(st.Served.Expires, f.cfg.Now())
+	return st
 }

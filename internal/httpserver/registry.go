@@ -37,9 +37,13 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 			Signed:     p.Signature.Signed(),
 			Verified:   p.Signature.Verified,
 		}
-		if st := p.Signature; st.Verified && !st.Expires.IsZero() {
+		if st := p.Signature; (st.Verified || st.Expired) && !st.Expires.IsZero() {
 			exp := st.Expires.UTC().Format(time.RFC3339)
 			h.Registry.Expires = &exp
+		}
+		if p.Signature.Expired {
+			expired := true
+			h.Registry.Expired = &expired
 		}
 		if st := p.Signature; st.Verified && st.Log != nil {
 			seq := st.Log.Seq

@@ -24,7 +24,10 @@ import (
 // delete a peer's copy, but not make us serve a registry its curator did
 // not sign, nor an older one than the file held, nor one whose signature
 // has expired. The audit log head a copy's signature covers is read from
-// the signature again, so it needs no place of its own in the file.
+// the signature again, so it needs no place of its own in the file. The
+// files are 3gs's own: a symbolic link in their place is refused, never
+// followed, when reading (O_NOFOLLOW) and when writing, so it cannot make
+// 3gs overwrite the file it names.
 
 // cachePath is the file that holds pubkey's copy.
 func cachePath(dir, pubkey string) string {
@@ -51,7 +54,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 	if c.ETag != "" {
 		entry.Etag = &c.ETag
 	}
-	return atomicfile.Write(cachePath(dir, pubkey), gen.EncodePeercache(&entry), 0o644)
+	return atomicfile.WriteNoFollow(cachePath(dir, pubkey), gen.EncodePeercache(&entry), 0o644)
 }
 
 // loadCopy reads pubkey's cached copy and checks it as if it had just
@@ -65,7 +68,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 // expired start again from any older signed copy, or any fork.
 func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now time.Time) (*Copy, error) {
 	path := cachePath(dir, pubkey)
-	data, err := safefile.Read(path, cacheLimit(maxBytes), "peer cache file")
+	data, err := safefile.ReadNoFollow(path, cacheLimit(maxBytes), "peer cache file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -87,7 +87,8 @@ type AcceptOptions struct {
 // (a freeze attack). One without an expiry is refused too, since it could
 // be replayed for ever. o.AllowExpired accepts both.
 //
-// With o.Last set, an older version is refused (rollback), and so is the
+// With o.Last set, an older version is refused (rollback), and so is a
+// signature made before o.Last's (signedNoEarlier), and the
 // same version with other bytes (a curator changes the version with every
 // change; two different registries under one version mean someone is
 // showing different readers different documents). When o.Last's signature
@@ -128,6 +129,9 @@ func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, e
 			return nil, refuse("rollback: version %s is older than the accepted %s", reg.Version(), last.Registry.Version())
 		case cmp == 0 && reg.SHA256() != last.Registry.SHA256():
 			return nil, refuse("version %s again with different content (SHA-256 %.12s, accepted %.12s); a changed registry must carry a new version", reg.Version(), reg.SHA256(), last.Registry.SHA256())
+		}
+		if err := signedNoEarlier(last, c); err != nil {
+			return nil, err
 		}
 		if err := checkLog(key, last, c, o.Tail); err != nil {
 			return nil, err

@@ -337,7 +337,13 @@ func TestSameBytesReuseMatcher(t *testing.T) {
 	}
 	checkWhole(t, p)
 
-	h.accept("1.0.1")
+	// The next version is signed later than the re-signed copy: an
+	// earlier signature would be refused (signedNoEarlier).
+	next := registryDoc(h.peer.uri, "1.0.1", "")
+	h.srv.publish(next, signatureAt(h.peer, next, signedAt.Add(2*time.Hour)))
+	h.clock.Add(time.Hour)
+	h.refresh()
+	wantOutcome(t, h.only(), Fresh)
 	if n := h.builds.Load(); n != 2 {
 		t.Errorf("%d matchers built after a new version, want 2", n)
 	}

@@ -20,6 +20,10 @@ var ErrNotRegular = errors.New("not a regular file")
 // ErrTooLarge is wrapped by the error for a file over its limit.
 var ErrTooLarge = errors.New("file too large")
 
+// ErrSymlink is wrapped by ReadNoFollow's error for a path that is a
+// symbolic link.
+var ErrSymlink = errors.New("symbolic link refused")
+
 // Read returns the contents of the regular file at path, of at most limit
 // bytes; what names the kind of file for the messages ("registry",
 // "tokens file"). The file is opened without blocking (a named pipe with
@@ -34,8 +38,17 @@ func Read(path string, limit int64, what string) ([]byte, error) {
 // opened, for a caller that reads it as a stream (an audit log); the
 // caller still bounds what it reads, since the file may grow.
 func Open(path string, limit int64, what string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	return open(path, limit, what, 0)
+}
+
+func open(path string, limit int64, what string, flags int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openFlags|flags, 0)
 	if err != nil {
+		if flags&noFollow != 0 {
+			if link := symlinkProblem(path, what); link != nil {
+				return nil, nil, link
+			}
+		}
 		return nil, nil, err
 	}
 	st, err := f.Stat()
@@ -54,10 +67,38 @@ func Open(path string, limit int64, what string) (*os.File, fs.FileInfo, error) 
 	return f, st, nil
 }
 
+// ReadNoFollow is Read for a file that is 3gs's own (a peer's or an
+// origin's cached copy): a symbolic link at path is refused, never
+// followed (O_NOFOLLOW), so whoever can write the directory cannot make
+// 3gs read another file through it. The error then wraps ErrSymlink and
+// says what to do.
+func ReadNoFollow(path string, limit int64, what string) ([]byte, error) {
+	if link := symlinkProblem(path, what); link != nil {
+		return nil, link
+	}
+	data, _, err := readStat(path, limit, what, noFollow)
+	return data, err
+}
+
+// symlinkProblem is the refusal for a symbolic link at path, or nil when
+// path is not one.
+func symlinkProblem(path, what string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	dest, _ := os.Readlink(path)
+	return &problem{fmt.Sprintf("%s is a symbolic link (to %s), not the %s itself; refusing to follow it, since a link there would have 3gs read or overwrite another file. Remove the link; 3gs writes the file again", path, dest, what), ErrSymlink}
+}
+
 // ReadStat is Read that also returns the file's information, taken from
 // the descriptor it read (for a caller that checks the file's mode).
 func ReadStat(path string, limit int64, what string) ([]byte, fs.FileInfo, error) {
-	f, st, err := Open(path, limit, what)
+	return readStat(path, limit, what, 0)
+}
+
+func readStat(path string, limit int64, what string, flags int) ([]byte, fs.FileInfo, error) {
+	f, st, err := open(path, limit, what, flags)
 	if err != nil {
 		return nil, nil, err
 	}

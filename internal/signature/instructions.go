@@ -72,6 +72,15 @@ const (
 // document signs (Statement), built from the document's own fields.
 const statementJQ = `"3gs registry signature v2\nsha256 " + .signed_sha256 + "\nexpires " + .expires + "\n" + (if .log_seq then "log \(.log_seq) " + .log_head + "\n" else "" end)`
 
+// ExpiryJQ is the jq program that compares a signature document's expires
+// with the current time, printing ExpiryInForce and the date while it is
+// in force, else "EXPIRED at" and the date. 3gs writes expires in UTC
+// with a Z, the form fromdateiso8601 reads.
+const ExpiryJQ = `if (.expires | fromdateiso8601) > now then "` + ExpiryInForce + ` " + .expires else "EXPIRED at " + .expires end`
+
+// ExpiryInForce starts ExpiryJQ's output for a signature in force.
+const ExpiryInForce = "in force until"
+
 // StandardBase32Alphabet is RFC 4648's base32 alphabet, onto which the
 // manual steps map z-base-32 with tr so coreutils' base32 can decode it.
 const StandardBase32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -135,6 +144,15 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 		Run:    "openssl pkeyutl -verify -pubin -keyform DER -inkey " + PublicKeyDERFile + " -rawin -in " + signed + " -sigfile " + SignatureBinFile,
 		Expect: "Signature Verified Successfully",
 	})
+	if f.Statement {
+		// openssl says the statement is the curator's; only the clock
+		// says whether it still vouches for the registry.
+		ins.Steps = append(ins.Steps, Step{
+			What:   "Compare the signed expiry with the current time: a signature past its expiry no longer vouches for the registry (an old signed copy put back looks exactly like this), however well it verifies.",
+			Run:    "jq -r '" + ExpiryJQ + "' " + sig,
+			Expect: ExpiryInForce,
+		})
+	}
 	return ins
 }
 

@@ -249,6 +249,26 @@ type Status struct {
 	Log     *auditlog.Head
 	// Problem says why a present document does not verify.
 	Problem error
+	// Expired is set by At for a signature that verified but whose expiry
+	// has passed: Verified is then false and Problem says when it expired.
+	Expired bool
+}
+
+// ErrExpired is wrapped by the Problem At sets for a signature past its
+// expiry.
+var ErrExpired = errors.New("the signature has expired")
+
+// At is s as judged at now: a signature that verified but whose expiry
+// has passed no longer vouches for the registry, so Verified is false,
+// Expired true and Problem names the date. A signature in force, one that
+// never expires and one that does not verify are returned unchanged.
+// Expires is kept, so a report can still say when it expired.
+func (s Status) At(now time.Time) Status {
+	if s.Verified && Expired(s.Expires, now) {
+		s.Verified, s.Expired = false, true
+		s.Problem = fmt.Errorf("%w: it expired at %s", ErrExpired, s.Expires.UTC().Format(time.RFC3339))
+	}
+	return s
 }
 
 // Signed reports whether a signature document accompanies the registry.

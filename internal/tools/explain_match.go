@@ -30,6 +30,9 @@ func (h *Handlers) ExplainMatch(_ context.Context, in *gen.ExplainMatchInput) (*
 		limit = *in.Limit
 	}
 	out := &gen.ExplainMatchOutput{Query: in.Query, Threshold: threshold, Candidates: []gen.Candidate{}}
+	if err := h.withheld(s, out); err != nil {
+		return nil, err
+	}
 	x, ok := s.matcher.(explainer)
 	if !ok {
 		return nil, &gen.ToolError{Text: "This server runs the baseline matcher, which cannot explain its scores. Start it with --matcher index (the default).", Structured: out}

@@ -20,6 +20,9 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 		}
 	}
 	snap := h.cur.Load()
+	if err := h.withheld(snap, out); err != nil {
+		return nil, err
+	}
 	for _, e := range snap.reg.Endorsements() {
 		ep := gen.EndorsedPeer{Pubkey: e.Pubkey, URL: e.URL, Name: e.Name, Since: e.Since, Status: gen.EndorsedPeerStatusPending}
 		p, ok := states[e.Pubkey]

@@ -28,6 +28,9 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 	}
 	out := &gen.GetFederatedSourcesOutput{Query: in.Query, Threshold: threshold, Results: []gen.FederatedResult{}, Peers: []gen.PeerState{}}
 	s := h.cur.Load()
+	if err := h.withheld(s, out); err != nil {
+		return nil, err
+	}
 	// Ranked as get_sources ranks, so that our best is the one it gives.
 	own, ownConfident, err := matchFor(s.matcher, len(s.slugs), in.Query, threshold)
 	if text, ok := queryProblem(in.Query, err); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -21,7 +22,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	}
 	cur := s.reg.Curator()
 	curatorKey, configured := s.reg.CuratorKey()
-	st := s.signature
+	st := h.signatureNow(s)
 	out := &gen.GetProvenanceOutput{
 		Curator:          gen.Curator{Name: cur.Name, Pubkey: cur.Pubkey},
 		PubkeyConfigured: configured,
@@ -39,11 +40,21 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	if st.SignedAt != "" {
 		out.SignedAt = ptr(st.SignedAt)
 	}
+	if (st.Verified || st.Expired) && !st.Expires.IsZero() {
+		out.Expires = ptr(st.Expires.UTC().Format(time.RFC3339))
+	}
+	if st.Expired {
+		out.Expired = ptr(true)
+	}
 	var ins signature.Instructions
 	switch {
 	case st.Verified:
 		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
 		files.Statement = !st.Expires.IsZero()
+		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
+	case st.Expired:
+		out.SignatureDetail = "EXPIRED: signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + ", but the signature stopped vouching for the registry at " + *out.Expires + ", so it is not verified and the registry's content is not served (an expired copy is what a freeze or rollback replays). The curator signs it again with 3gs sign."
+		files.Statement = true
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Signed():
 		out.SignatureDetail = "NOT VERIFIED: " + st.Problem.Error() + ". Do not rely on this registry's origin until its curator re-signs it."
@@ -76,6 +87,8 @@ func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
 	switch {
 	case out.Verified:
 		state = "yes, verified"
+	case deref(out.Expired):
+		state = "EXPIRED, not verified"
 	case out.Signed:
 		state = "present but NOT VERIFIED"
 	}

@@ -21,6 +21,9 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		threshold = *in.Threshold
 	}
 	s := h.cur.Load()
+	if err := h.withheld(s, &gen.GetSourcesOutput{Query: deref(in.Query), Sources: []gen.RankedSource{}}); err != nil {
+		return nil, err
+	}
 	out, err := h.getSources(s, in, threshold)
 	if h.qlog != nil {
 		if e := logEntry(s, in, threshold, out, err); e != nil {

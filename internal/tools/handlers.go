@@ -33,6 +33,7 @@ const DefaultThreshold = 0.4
 // change.
 type Handlers struct {
 	cur       atomic.Pointer[snapshot]
+	expiry    bool // Config.EnforceExpiry
 	threshold float64
 	edit      *editor  // nil when the registry has no file to write
 	qlog      Recorder // nil: no query log
@@ -92,6 +93,11 @@ type Config struct {
 	// whose registry it serves: the curator tools answer that edits go
 	// there.
 	Origin string
+	// EnforceExpiry withholds the registry once its signature expires
+	// while it is served (see expiry.go): set for a registry file and a
+	// read replica's copy, unless --allow-expired; not for the registry
+	// built into the binary, whose freshness is the binary's.
+	EnforceExpiry bool
 }
 
 // Recorder keeps the query log (querylog.Log).
@@ -102,6 +108,7 @@ type Recorder interface {
 // New returns handlers for c.
 func New(c Config) *Handlers {
 	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin}
+	h.expiry = c.EnforceExpiry
 	if h.now == nil {
 		h.now = time.Now
 	}
@@ -131,7 +138,7 @@ func (h *Handlers) publish(s *snapshot) {
 // Published returns the registry being served.
 func (h *Handlers) Published() served.Registry {
 	s := h.cur.Load()
-	return served.Registry{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+	return served.Registry{Registry: s.reg, Signature: h.signatureNow(s), Modified: s.modified}
 }
 
 // fmtScore shows a score with two decimals, rounded down: 0.898 against a

@@ -32,7 +32,11 @@ func (h *Handlers) ListCategories(_ context.Context, in *gen.ListCategoriesInput
 		}
 	}
 	words := filterWords(deref(in.Filter))
-	for _, c := range h.cur.Load().reg.Categories() { // sorted by slug
+	s := h.cur.Load()
+	if err := h.withheld(s, out); err != nil {
+		return nil, err
+	}
+	for _, c := range s.reg.Categories() { // sorted by slug
 		if c.Slug <= after || !matchesFilter(words, c) {
 			continue
 		}

@@ -216,6 +216,7 @@ var (
 	stepKeyDER   = regexp.MustCompile(`^\{ printf '((?:\\[0-7]{3})+)'; printf '%s(=*)' (\S+) \| tr '(\S+)' '(\S+)' \| base32 -d; \} > (\S+)$`)
 	stepCurl     = regexp.MustCompile(`^curl -fsS -o (\S+) (\S+)$`)
 	stepJQText   = regexp.MustCompile(`^jq -j '.+' ('[^']*'|\S+) > (\S+)$`)
+	stepExpiry   = regexp.MustCompile(`^jq -r '(.+)' ('[^']*'|\S+)$`)
 	stepOpenSSL  = regexp.MustCompile(`^openssl pkeyutl -verify -pubin -keyform DER -inkey (\S+) -rawin -in (.+) -sigfile (\S+)$`)
 )
 
@@ -260,6 +261,32 @@ func followSteps(dir string, steps []gen.VerificationStep) error {
 			}
 			if err := os.WriteFile(at(m[2]), signature.Statement(sig), 0o644); err != nil {
 				return fail(err.Error())
+			}
+		case stepExpiry.MatchString(s.Run):
+			// The expiry compared with the clock, as the jq program does
+			// (the shell test runs the program itself).
+			m := stepExpiry.FindStringSubmatch(s.Run)
+			if m[1] != signature.ExpiryJQ {
+				return fail("an expiry program this test does not know: " + m[1])
+			}
+			data, err := os.ReadFile(at(m[2]))
+			if err != nil {
+				return fail(err.Error())
+			}
+			sig, err := signature.Parse(data)
+			if err != nil || sig.Expires == nil {
+				return fail("jq: not a signature with an expiry")
+			}
+			exp, err := time.Parse(time.RFC3339, *sig.Expires)
+			if err != nil {
+				return fail("fromdateiso8601: " + err.Error())
+			}
+			got := "EXPIRED at " + *sig.Expires
+			if exp.After(time.Now()) {
+				got = signature.ExpiryInForce + " " + *sig.Expires
+			}
+			if !strings.Contains(got, s.Expect) {
+				return fail("jq prints " + got + ", want " + s.Expect)
 			}
 		case stepJQBase64.MatchString(s.Run):
 			m := stepJQBase64.FindStringSubmatch(s.Run)

@@ -136,10 +136,12 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 // or shed its signature, whatever --allow-unsigned says:
 //   - once a curator key is trusted, only a registry verified under that
 //     key loads (another key, or no valid signature, is refused);
-//   - a version lower than the one served is a rollback.
+//   - a version lower than the one served is a rollback, and so is the
+//     same bytes with a signature made before the one served
+//     (olderSignature; other bytes answer to the version and log head).
 //
 // handEdit: the server signs reg with the trusted key itself (see
-// ReloadRegistry), so its signature file is not what vouches for it.
+// SignHandEdit), so its signature file is not what vouches for it.
 func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature.Status, handEdit bool) (msg, path string) {
 	if e.Anchor != nil && !handEdit {
 		trusted := pkarr.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
@@ -154,6 +156,9 @@ func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature
 	}
 	if was, now := old.signature.Log, st.Log; was != nil && now != nil && st.Verified && now.Seq < was.Seq {
 		return fmt.Sprintf("Refusing a rollback: the signature of %s covers the audit log up to seq %d, before seq %d, which the registry being served covers. An older registry and signature were put back.", e.Path, now.Seq, was.Seq), "signature.log_seq"
+	}
+	if msg := olderSignature(old.signature, st); msg != "" && reg.SHA256() == old.reg.SHA256() {
+		return "Refusing a rollback: the signature of " + e.Path + " " + msg, "signature.signed_at"
 	}
 	if registry.CompareVersions(reg.Version(), old.reg.Version()) < 0 {
 		return "Refusing a rollback: " + e.Path + " is version " + reg.Version() + ", lower than the version " + old.reg.Version() + " being served. An older copy put back, even one its curator signed, is not loaded; publish the content again under a higher version.", "version"
