@@ -53,3 +53,24 @@ func TestDeployInstructionsCopyTheLog(t *testing.T) {
 		}
 	}
 }
+
+// verify, which says what a reader can check, fails as serve would on a
+// registry copied without its audit log.
+func TestVerifyFailsWithoutTheLog(t *testing.T) {
+	_, regPath, _, _ := initNode(t, "Tester")
+	dir := t.TempDir()
+	for _, name := range []string{"registry.json", "registry.json.sig"} {
+		data, _ := os.ReadFile(filepath.Join(filepath.Dir(regPath), name))
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	deployed := filepath.Join(dir, "registry.json")
+	if code, out, _ := run(t, nil, "verify", deployed); code != ExitFail || !strings.HasPrefix(out, "FAIL") || !strings.Contains(out, "the log is empty or missing") {
+		t.Errorf("verify without the log: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, nil, "verify", "--signature-only", deployed); code != ExitOK || !strings.HasPrefix(out, "OK") {
+		t.Errorf("verify --signature-only without the log: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, nil, "verify", regPath); code != ExitOK || !strings.HasPrefix(out, "OK") {
+		t.Errorf("verify with the log: exit %d\n%s", code, out)
+	}
+}

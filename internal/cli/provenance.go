@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -291,6 +293,7 @@ func verifyFlags(f *Flags) {
 	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32); without it the key named in the registry is used, which proves integrity but not identity")
 	f.String("registry", "REGISTRY_PATH", "", "registry file to verify when no PATH is given; none means the embedded registry.json")
 	registryLimitFlag(f)
+	f.Bool("signature-only", "THREEGS_VERIFY_SIGNATURE_ONLY", "check the signature alone, not the audit log beside the registry that serve also needs: for a copy you read but will not serve, such as one downloaded from a node's /registry")
 }
 
 // runVerify checks a registry against its signature file and prints one
@@ -380,6 +383,25 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but the signature expired at %s: servers, peers and replicas refuse it, since an old signed copy put back looks exactly like this. Its curator signs it again: 3gs sign --key-file KEY %s\n",
 			regName, pkarr.Encode(v.Signer), reg.Curator().Name, exp.UTC().Format(time.RFC3339), signature.ShellQuote(regName))
 		return ExitFail
+	}
+	// serve also needs the audit log the signature names, beside the file:
+	// a registry copied without it verifies, but no server starts on it.
+	if v.Log != nil && len(args) == 1 && !flagBool(f, "signature-only") {
+		logPath := regName + ".audit.jsonl"
+		rep, err := auditlog.Read(logPath, auditlog.Options{Key: v.Signer, Mark: v.Log.Seq})
+		if err == nil {
+			_, err = auditlog.Match(rep, reg.SHA256(), v.Log)
+		}
+		switch {
+		case errors.Is(err, auditlog.ErrMissing):
+			fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but its %s; serve refuses it. To fix: %s. (To check the signature alone, of a copy you will not serve: --signature-only.)\n",
+				regName, pkarr.Encode(v.Signer), reg.Curator().Name, strings.TrimPrefix(err.Error(), "the registry's "), auditlog.MissingFix(logPath, regName))
+			return ExitFail
+		case err != nil:
+			fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but its audit log %s does not verify: %v; serve refuses it. 3gs audit verify %s shows the whole log.\n",
+				regName, pkarr.Encode(v.Signer), reg.Curator().Name, logPath, err, signature.ShellQuote(regName))
+			return ExitFail
+		}
 	}
 	until := ""
 	if !v.Expires.IsZero() {
