@@ -121,6 +121,7 @@ func (h *Handlers) publish(s *snapshot) {
 	if h.peers == nil {
 		return
 	}
+	h.peers.SetOwnName(s.reg.Curator().Name)
 	if !s.signature.Verified {
 		h.peers.SetEndorsements(s.reg.Curator().Pubkey, nil)
 		return
