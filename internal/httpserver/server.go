@@ -32,7 +32,8 @@ import (
 type Options struct {
 	// MaxMessageBytes is the largest accepted POST body; larger ones get 413.
 	MaxMessageBytes int64
-	// MaxConcurrent is how many /mcp requests run at once; more get 503.
+	// MaxConcurrent is how many /mcp requests run at once, and, apart
+	// from them, how many /audit and /audit/head requests; more get 503.
 	MaxConcurrent int
 	// BodyTimeout is how long a /mcp body may take to arrive once the
 	// headers are in; zero means the default BodyTimeout.
@@ -137,8 +138,12 @@ type Server struct {
 	opt      Options
 	backend  atomic.Pointer[backend]
 	sessions *sessionTable
-	slots    chan struct{}               // one per /mcp request running
-	conns    atomic.Pointer[connLimiter] // set by Serve
+	slots    chan struct{} // one per /mcp request running
+	// auditSlots: one per /audit or /audit/head request running, as many
+	// as slots but apart from them, so that readers of the log, however
+	// many, never take the places of agents' requests.
+	auditSlots chan struct{}
+	conns      atomic.Pointer[connLimiter] // set by Serve
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
 	bodyBytes  atomic.Int64
 	bodyBudget int64
@@ -182,11 +187,12 @@ func New(opt Options) *Server {
 	}
 	opt.PublicURL = strings.TrimSuffix(opt.PublicURL, "/")
 	s := &Server{
-		opt:      opt,
-		sessions: newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
-		slots:    make(chan struct{}, opt.MaxConcurrent),
-		origins:  map[string]bool{},
-		hosts:    map[string]bool{},
+		opt:        opt,
+		sessions:   newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
+		slots:      make(chan struct{}, opt.MaxConcurrent),
+		auditSlots: make(chan struct{}, opt.MaxConcurrent),
+		origins:    map[string]bool{},
+		hosts:      map[string]bool{},
 	}
 	s.sessions.ids = newSessionIDs(opt.SessionSecret, opt.SessionLifetime)
 	// Room for the bodies of every request that may run at once, at their
