@@ -7,7 +7,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,3 +136,65 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 		t.Errorf("get_sources took %v during the flood, %.1f times its %v alone", flooded, float64(flooded)/float64(alone), alone)
 	}
 }
+
+// Wrong bearer tokens sent as fast as eight clients can to a real server
+// make a bounded number of warnings that together count every one: the
+// first at once, then one line per 10 s interval with how many failed.
+func TestWrongTokensLogBounded(t *testing.T) {
+	bin := buildBinary(t)
+	s := startHTTP(t, bin)
+	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, i)
+				req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+				req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/list")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	sent := time.Since(start)
+	count := func() (lines, total int) {
+		for _, l := range strings.Split(s.stderr(), "\n") {
+			if !strings.Contains(l, `msg="bearer token not recognised; the request is served as public"`) {
+				continue
+			}
+			lines++
+			if m := failuresAttr.FindStringSubmatch(l); m != nil {
+				k, _ := strconv.Atoi(m[1])
+				total += k
+			}
+		}
+		return lines, total
+	}
+	deadline := time.Now().Add(30 * time.Second) // the last interval's line comes up to 10 s after
+	lines, total := count()
+	for total < n && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		lines, total = count()
+	}
+	t.Logf("%d wrong tokens in %v: %d warning lines counting %d failures", n, sent, lines, total)
+	if total != n {
+		t.Errorf("the warnings count %d failures, want %d", total, n)
+	}
+	if most := 2 + int(sent/(10*time.Second)); lines > most {
+		t.Errorf("%d warning lines for %d failures in %v, want at most %d", lines, n, sent, most)
+	}
+}
+
+var failuresAttr = regexp.MustCompile(` failures=(\d+)`)

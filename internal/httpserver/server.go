@@ -78,7 +78,12 @@ type Options struct {
 	// ShutdownTimeout is how long Serve waits for requests in flight once
 	// its context ends.
 	ShutdownTimeout time.Duration
-	Log             *slog.Logger
+	// TokenWarnEvery is the interval of the warnings about tokens not
+	// recognised: the first failure after a quiet interval is logged at
+	// once, later ones are counted and logged as one line per interval.
+	// Zero means DefaultTokenWarnEvery.
+	TokenWarnEvery time.Duration
+	Log            *slog.Logger
 	// Now is the clock of session expiry; nil means time.Now.
 	Now func() time.Time
 }
@@ -92,6 +97,7 @@ const (
 	DefaultMaxConnections       = 1024
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultShutdownTimeout      = 10 * time.Second
+	DefaultTokenWarnEvery       = 10 * time.Second
 
 	// MaxBodyMemory caps the memory request bodies being read may hold
 	// at once. The largest honest message is far smaller (tool arguments
@@ -150,6 +156,7 @@ type Server struct {
 	origins    map[string]bool
 	hosts      map[string]bool
 	handler    http.Handler
+	tokenWarn  tokenWarnings
 }
 
 // New returns a server with no backend: until SetBackend, /health and /mcp
@@ -178,6 +185,9 @@ func New(opt Options) *Server {
 	}
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opt.TokenWarnEvery <= 0 {
+		opt.TokenWarnEvery = DefaultTokenWarnEvery
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
