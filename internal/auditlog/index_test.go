@@ -87,3 +87,30 @@ func bigLog(tb testing.TB, n int) (string, int) {
 	}
 	return path, head.Seq
 }
+
+// Pages read at once, while the index grows to later heads, agree with a
+// full read (run with -race).
+func TestIndexConcurrentReaders(t *testing.T) {
+	path, _, head := pageLog(t, "a", "b", "-a", "c", "a", "b", "b", "-c", "d", "a")
+	var ix Index
+	done := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for upTo := 1 + g%3; upTo <= head.Seq; upTo++ {
+				q := Query{Slug: []string{"a", "b", "nope"}[g%3], Limit: 1 + g%2}
+				want, _ := ReadPage(path, q, upTo)
+				got, err := ix.ReadPage(path, q, upTo)
+				if err != nil || !reflect.DeepEqual(want, got) {
+					done <- fmt.Errorf("up to %d, %+v: %+v, %v; want %+v", upTo, q, got, err, want)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
