@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,6 +163,12 @@ func TestPeerTextIsData(t *testing.T) {
 	}
 	if log := sa.stderr(); !strings.Contains(log, "peer refused: its curator name reads as ours") || !strings.Contains(log, twin.pubkey) {
 		t.Errorf("the log does not say which peer took our name:\n%s", log)
+	}
+
+	// doctor, which fetches each peer once, says the same.
+	out, _ := exec.Command(bin, "doctor", "--registry", a.reg, "--key-file", a.keyPath).CombinedOutput()
+	if want := "reads as this registry's \"" + ours + "\", so serve refuses it"; !strings.Contains(string(out), want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, out)
 	}
 
 	// What the agent reads.
