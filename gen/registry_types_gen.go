@@ -51,7 +51,10 @@ type Endorsement struct {
 }
 
 // A curated registry: topic categories, each with exactly three ranked,
-// human-vetted sources.
+// human-vetted sources. No string in it may hold a control character (Unicode Cc,
+// U+2028, U+2029) or a format character (Cf: text-direction controls, zero-width
+// and tag characters U+E0000-U+E007F); 3gs refuses such a registry, naming the
+// string's path and the code point.
 type Registry struct {
 	// Topic categories keyed by slug.
 	Categories map[string]Category `json:"categories"`

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -410,6 +411,9 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 			d.add(warn, "peers", name+" at "+e.URL+" is refused: "+err.Error(), "ask that curator to re-sign their registry, or check the endorsed key and URL")
 		case err != nil:
 			d.add(warn, "peers", name+" at "+e.URL+" cannot be reached: "+err.Error(), "check the URL; serve keeps answering from its last verified copy")
+		case registry.Confusable(reg.Curator().Name, c.Registry.Curator().Name):
+			d.add(warn, "peers", fmt.Sprintf("%s verifies, but its curator name %s reads as this registry's %s, so serve refuses it", name, strconv.QuoteToASCII(c.Registry.Curator().Name), strconv.QuoteToASCII(reg.Curator().Name)),
+				"one of the two curators takes a name that cannot be mistaken for the other's")
 		default:
 			d.add(ok, "peers", fmt.Sprintf("%s verifies: version %s, %d %s", name, c.Registry.Version(), len(c.Registry.Categories()), plural(len(c.Registry.Categories()), "category", "categories")), "")
 		}

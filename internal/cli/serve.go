@@ -54,7 +54,7 @@ func serveFlags(f *Flags) {
 	f.String("allow-origin", "THREEGS_ALLOW_ORIGIN", "", "HTTP: comma-separated browser origins (scheme://host[:port]) allowed besides loopback ones")
 	f.String("allow-host", "THREEGS_ALLOW_HOST", "", "HTTP: comma-separated Host names accepted besides localhost, 127.0.0.1 and ::1 (needed behind a proxy that keeps the Host header); when bound to a non-loopback address, the only names accepted")
 	f.String("public-url", "THREEGS_PUBLIC_URL", "", "HTTP: base URL clients reach this server by, for the download steps get_provenance prints; none means the request's Host")
-	f.String("max-concurrent", "THREEGS_MAX_CONCURRENT", strconv.Itoa(httpserver.DefaultMaxConcurrent), "HTTP: /mcp requests run at once; more get 503 with Retry-After")
+	f.String("max-concurrent", "THREEGS_MAX_CONCURRENT", strconv.Itoa(httpserver.DefaultMaxConcurrent), "HTTP: /mcp requests run at once, and apart from them /audit and /audit/head requests; more get 503 with Retry-After")
 	f.String("max-sessions", "THREEGS_MAX_SESSIONS", strconv.Itoa(httpserver.DefaultMaxSessions), "HTTP: open sessions of 2025-era clients; past it a new session replaces the least recently used one not running a request")
 	f.String("max-sessions-per-client", "THREEGS_MAX_SESSIONS_PER_CLIENT", strconv.Itoa(httpserver.DefaultMaxSessionsPerClient), "HTTP: open sessions per client address; past it that client's own least recently used session makes way")
 	f.String("max-connections", "THREEGS_MAX_CONNECTIONS", strconv.Itoa(httpserver.DefaultMaxConnections), "HTTP: connections held open; past it the one waiting longest without a request is closed, or a newcomer gets 503 when all are busy")

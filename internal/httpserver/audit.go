@@ -40,10 +40,11 @@ var jsonlContentType = []string{"application/jsonl; charset=utf-8"}
 // body, and a client polling with If-None-Match is answered 304 without
 // the log being read.
 func (s *Server) serveAudit(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.auditor(w, r)
+	a, release, ok := s.auditor(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	q, problem := auditQuery(r.URL.Query())
 	if problem != "" {
 		writeProblem(w, http.StatusBadRequest, problem)
@@ -96,10 +97,11 @@ func (s *Server) serveAudit(w http.ResponseWriter, r *http.Request) {
 // serveAuditHead answers GET /audit/head (schema/audithead.schema.json):
 // the served head with the registry it belongs to, read together.
 func (s *Server) serveAuditHead(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.auditor(w, r)
+	a, release, ok := s.auditor(w, r)
 	if !ok {
 		return
 	}
+	defer release()
 	head, reg, err := a.AuditHead()
 	if err != nil {
 		s.auditFailed(w, err)
@@ -112,23 +114,32 @@ func (s *Server) serveAuditHead(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, gen.EncodeAudithead(&doc))
 }
 
-// auditor is the log the audit endpoints read; it answers the request
-// itself (405, 503 while loading, 404 without a log) when there is none.
-func (s *Server) auditor(w http.ResponseWriter, r *http.Request) (Auditor, bool) {
+// auditor is the log the audit endpoints read, and a place among the
+// --max-concurrent audit requests, to release when done; it answers the
+// request itself (405, 503 while loading or when every place is taken,
+// 404 without a log) when there is none.
+func (s *Server) auditor(w http.ResponseWriter, r *http.Request) (Auditor, func(), bool) {
 	if !readOnly(w, r) {
-		return nil, false
+		return nil, nil, false
 	}
 	b := s.backend.Load()
 	switch {
 	case b == nil:
 		w.Header()["Retry-After"] = retryAfter
 		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
-		return nil, false
+		return nil, nil, false
 	case b.Audit == nil:
 		writeProblem(w, http.StatusNotFound, "this server serves no audit log")
-		return nil, false
+		return nil, nil, false
 	}
-	return b.Audit, true
+	select {
+	case s.auditSlots <- struct{}{}:
+		return b.Audit, func() { <-s.auditSlots }, true
+	default:
+		w.Header()["Retry-After"] = retryAfter
+		writeProblem(w, http.StatusServiceUnavailable, "server busy: "+strconv.Itoa(cap(s.auditSlots))+" audit log requests are already running (--max-concurrent); retry shortly")
+		return nil, nil, false
+	}
 }
 
 // auditFailed answers a failed read: 404 when the server keeps no log;

@@ -9,12 +9,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/testserver"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -324,4 +326,104 @@ func TestAuditNoLog(t *testing.T) {
 			}
 		}
 	}
+}
+
+// blockingAuditor holds every request until released, so a test can fill
+// the audit places.
+type blockingAuditor struct {
+	httpserver.Auditor
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingAuditor) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Auditor.AuditPage(q)
+}
+
+func (b *blockingAuditor) AuditHead() (auditlog.Head, served.Registry, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Auditor.AuditHead()
+}
+
+// /audit and /audit/head take a place among --max-concurrent of their
+// own: past it they answer 503 with Retry-After, and the places of /mcp
+// stay free for agents.
+func TestAuditAdmission(t *testing.T) {
+	h, _ := testserver.Handlers(t, testserver.Options{Editable: true})
+	auditChange(t, h, "sqlite-a")
+	blocked := &blockingAuditor{Auditor: h, entered: make(chan struct{}, 4), release: make(chan struct{})}
+	srv := httpserver.New(httpserver.Options{Version: "test", MaxConcurrent: 2})
+	srv.SetBackend(httpserver.Backend{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: slog.New(slog.DiscardHandler)}), Published: h.Published, Audit: blocked})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+
+	done := make(chan int, 2)
+	for _, path := range []string{"/audit?slug=nope", "/audit/head"} {
+		go func() {
+			resp, err := http.Get(ts.URL + path)
+			if err != nil {
+				done <- 0
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			done <- resp.StatusCode
+		}()
+	}
+	for range 2 {
+		select {
+		case <-blocked.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the first two audit requests never started")
+		}
+	}
+	for _, path := range []string{"/audit?slug=nope", "/audit/head"} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "--max-concurrent") {
+			t.Errorf("%s with every audit place taken: %d, Retry-After %q: %s", path, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+		}
+	}
+	// Agents still get answers meanwhile.
+	if code := mcpStatus(t, ts.URL); code != http.StatusOK {
+		t.Errorf("/mcp while the audit places are full: %d", code)
+	}
+	close(blocked.release)
+	for range 2 {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("an admitted audit request answered %d", code)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/audit/head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("after the places were given back: %d", resp.StatusCode)
+	}
+}
+
+// mcpStatus is the HTTP status of a stateless tools/list on /mcp.
+func mcpStatus(t *testing.T, base string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }

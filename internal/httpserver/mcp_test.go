@@ -3,6 +3,7 @@ package httpserver_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -473,7 +474,9 @@ func TestAccessLog(t *testing.T) {
 // the status a missing one gets, but a message saying the token is not
 // recognised, and one log line that says why without the token.
 func TestUnknownBearerToken(t *testing.T) {
-	h := newHarness(t, httpserver.Options{})
+	// An interval short enough that each failure gets its own line;
+	// TestTokenWarningsRateLimited counts them in one.
+	h := newHarness(t, httpserver.Options{TokenWarnEvery: time.Nanosecond})
 	unknown, err := auth.NewToken()
 	if err != nil {
 		t.Fatal(err)
@@ -574,5 +577,52 @@ func TestGetSourcesNeedsQueryOrSlug(t *testing.T) {
 				t.Errorf("%s, %s: want a result with isError, got %s", c.name, era, r.body)
 			}
 		}
+	}
+}
+
+// Many wrong tokens make a bounded number of warnings: the first at once,
+// then one line per interval carrying how many failed in it; together they
+// count every failure.
+func TestTokenWarningsRateLimited(t *testing.T) {
+	const every, n = 300 * time.Millisecond, 400
+	h := newHarness(t, httpserver.Options{TokenWarnEvery: every})
+	c, ch := call(1, "get_sources", `{"query":"rust"}`)
+	start := time.Now()
+	for i := range n {
+		h.post(c, append(ch, "Authorization", fmt.Sprintf("Bearer wrong-%d", i))...)
+	}
+	sent := time.Since(start)
+	type warning struct {
+		Failures int
+		Note     string
+	}
+	read := func() (lines []warning, total int) {
+		for _, l := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+			var w warning
+			var v map[string]any
+			if json.Unmarshal([]byte(l), &v) == nil && v["level"] == "WARN" && v["msg"] == "bearer token not recognised; the request is served as public" {
+				json.Unmarshal([]byte(l), &w)
+				lines = append(lines, w)
+				total += w.Failures
+			}
+		}
+		return lines, total
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	lines, total := read()
+	for total < n && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		lines, total = read()
+	}
+	if total != n {
+		t.Fatalf("the warnings count %d failures, want %d: %+v", total, n, lines)
+	}
+	// One at once, then at most one per interval begun while sending, and
+	// the last interval's.
+	if most := 2 + int(sent/every); len(lines) > most || len(lines) < 2 {
+		t.Errorf("%d failures in %v made %d warning lines, want 2 to %d: %+v", n, sent, len(lines), most, lines)
+	}
+	if lines[0].Failures != 1 || lines[1].Failures < 2 || !strings.Contains(lines[1].Note, "at most one line per "+every.String()) {
+		t.Errorf("want the first failure alone, then counts: %+v", lines)
 	}
 }

@@ -32,7 +32,8 @@ import (
 type Options struct {
 	// MaxMessageBytes is the largest accepted POST body; larger ones get 413.
 	MaxMessageBytes int64
-	// MaxConcurrent is how many /mcp requests run at once; more get 503.
+	// MaxConcurrent is how many /mcp requests run at once, and, apart
+	// from them, how many /audit and /audit/head requests; more get 503.
 	MaxConcurrent int
 	// BodyTimeout is how long a /mcp body may take to arrive once the
 	// headers are in; zero means the default BodyTimeout.
@@ -77,7 +78,12 @@ type Options struct {
 	// ShutdownTimeout is how long Serve waits for requests in flight once
 	// its context ends.
 	ShutdownTimeout time.Duration
-	Log             *slog.Logger
+	// TokenWarnEvery is the interval of the warnings about tokens not
+	// recognised: the first failure after a quiet interval is logged at
+	// once, later ones are counted and logged as one line per interval.
+	// Zero means DefaultTokenWarnEvery.
+	TokenWarnEvery time.Duration
+	Log            *slog.Logger
 	// Now is the clock of session expiry; nil means time.Now.
 	Now func() time.Time
 }
@@ -91,6 +97,7 @@ const (
 	DefaultMaxConnections       = 1024
 	DefaultSessionIdle          = 30 * time.Minute
 	DefaultShutdownTimeout      = 10 * time.Second
+	DefaultTokenWarnEvery       = 10 * time.Second
 
 	// MaxBodyMemory caps the memory request bodies being read may hold
 	// at once. The largest honest message is far smaller (tool arguments
@@ -137,14 +144,19 @@ type Server struct {
 	opt      Options
 	backend  atomic.Pointer[backend]
 	sessions *sessionTable
-	slots    chan struct{}               // one per /mcp request running
-	conns    atomic.Pointer[connLimiter] // set by Serve
+	slots    chan struct{} // one per /mcp request running
+	// auditSlots: one per /audit or /audit/head request running, as many
+	// as slots but apart from them, so that readers of the log, however
+	// many, never take the places of agents' requests.
+	auditSlots chan struct{}
+	conns      atomic.Pointer[connLimiter] // set by Serve
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
 	bodyBytes  atomic.Int64
 	bodyBudget int64
 	origins    map[string]bool
 	hosts      map[string]bool
 	handler    http.Handler
+	tokenWarn  tokenWarnings
 }
 
 // New returns a server with no backend: until SetBackend, /health and /mcp
@@ -174,6 +186,9 @@ func New(opt Options) *Server {
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = DefaultShutdownTimeout
 	}
+	if opt.TokenWarnEvery <= 0 {
+		opt.TokenWarnEvery = DefaultTokenWarnEvery
+	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
@@ -182,11 +197,12 @@ func New(opt Options) *Server {
 	}
 	opt.PublicURL = strings.TrimSuffix(opt.PublicURL, "/")
 	s := &Server{
-		opt:      opt,
-		sessions: newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
-		slots:    make(chan struct{}, opt.MaxConcurrent),
-		origins:  map[string]bool{},
-		hosts:    map[string]bool{},
+		opt:        opt,
+		sessions:   newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
+		slots:      make(chan struct{}, opt.MaxConcurrent),
+		auditSlots: make(chan struct{}, opt.MaxConcurrent),
+		origins:    map[string]bool{},
+		hosts:      map[string]bool{},
 	}
 	s.sessions.ids = newSessionIDs(opt.SessionSecret, opt.SessionLifetime)
 	// Room for the bodies of every request that may run at once, at their

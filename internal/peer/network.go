@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,10 +87,11 @@ type Network struct {
 	cfg  Config
 	wake chan struct{}
 
-	mu    sync.Mutex
-	own   string // our curator key, never fetched as a peer
-	peers map[string]*state
-	order []string // pubkeys in endorsement order
+	mu      sync.Mutex
+	own     string // our curator key, never fetched as a peer
+	ownName string // our curator's name, which no peer's may read as
+	peers   map[string]*state
+	order   []string // pubkeys in endorsement order
 }
 
 type state struct {
@@ -141,6 +143,31 @@ func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
 	case n.wake <- struct{}{}:
 	default:
 	}
+}
+
+// SetOwnName makes name our curator's name: a peer copy whose curator
+// name reads as it (registry.Confusable) is refused when fetched or read
+// from the cache, so that no endorsed peer passes its words off as ours
+// to a reader who goes by names. Call it before SetEndorsements.
+func (n *Network) SetOwnName(name string) {
+	n.mu.Lock()
+	n.ownName = name
+	n.mu.Unlock()
+}
+
+// NameLikeOurs is the reason, public, a peer whose curator name reads as
+// ours is refused with; the names go to the log.
+const NameLikeOurs = "refused: its curator name reads as ours"
+
+// impersonates reports, and logs, a copy whose curator name reads as
+// ours.
+func (n *Network) impersonates(pubkey, ours string, c *Copy) bool {
+	theirs := c.Registry.Curator().Name
+	if ours == "" || !registry.Confusable(ours, theirs) {
+		return false
+	}
+	n.cfg.Log.Warn("peer refused: its curator name reads as ours", "peer", pubkey, "their_name", strconv.QuoteToASCII(theirs), "our_name", strconv.QuoteToASCII(ours), "skeleton", registry.Skeleton(theirs))
+	return true
 }
 
 // toLoad is a new peer whose cached copy is to be read; its key was read
@@ -202,8 +229,12 @@ func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 // unless the peer was dropped meanwhile.
 func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 	c, err := loadCopy(n.cfg.CacheDir, pubkey, key, n.cfg.Fetcher.MaxBytes, n.cfg.Now())
+	n.mu.Lock()
+	ours := n.ownName
+	n.mu.Unlock()
+	like := err == nil && c != nil && n.impersonates(pubkey, ours, c)
 	var m matcher.Matcher
-	if err == nil && c != nil {
+	if err == nil && c != nil && !like {
 		m = n.cfg.Build(c.Registry)
 	}
 	n.mu.Lock()
@@ -213,6 +244,8 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 		return // no longer endorsed, or set up again
 	}
 	switch {
+	case like:
+		st.Status, st.Reason = Refused, "cached copy "+NameLikeOurs
 	case err != nil:
 		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", err)
 		st.Reason = "cached copy refused: " + err.Error()
@@ -338,9 +371,12 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	// SetEndorsements may replace st.Endorsement while the fetch runs, so
 	// everything the fetch needs from st is read here, under the lock.
 	n.mu.Lock()
-	pubkey, url, key, last, saved := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt
+	pubkey, url, key, last, saved, ours := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt, n.ownName
 	n.mu.Unlock()
 	c, err := n.cfg.Fetcher.FetchWith(ctx, key, url, AcceptOptions{Now: n.cfg.Now(), AllowExpired: n.cfg.AllowExpired, Last: last})
+	if err == nil && n.impersonates(pubkey, ours, c) {
+		c, err = nil, &Refusal{NameLikeOurs}
+	}
 	var m matcher.Matcher
 	if err == nil {
 		if last != nil && c.Registry.SHA256() == last.Registry.SHA256() {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -15,9 +16,14 @@ import (
 // one way and acts another:
 //   - a URL with user information before its host: in
 //     https://docs.python.org@evil.com/ the host is evil.com;
-//   - control characters, and the bidirectional controls that reorder
-//     what a person sees (U+202E turns "moc.elpmaxe" around), in URLs and
-//     names;
+//   - control characters (Unicode Cc, and the line and paragraph
+//     separators U+2028, U+2029) and format characters (Cf) in any string
+//     of the registry: the bidirectional controls that reorder what a
+//     person sees (U+202E turns "moc.elpmaxe" around), zero-width
+//     characters that split or hide a word, and tag characters
+//     (U+E0000-U+E007F) that spell text no reader sees but a language
+//     model reads. A registry's text reaches agents; none of it may carry
+//     what its reader cannot see;
 //   - a name that is empty to the eye: only spaces, zero-width and other
 //     invisible characters.
 //
@@ -27,14 +33,24 @@ import (
 // private, loopback or link-local address, or a name only a local network
 // resolves.
 
-// checkName refuses control and bidirectional characters in a name, and
-// a name with nothing visible in it.
+// checkText refuses a control or format character anywhere in s, naming
+// the path, the code point and where it is. It is one pass over s's bytes,
+// and decodes only what is not ASCII. It reports whether s passed.
+func checkText(path, s string, fail func(path, reason string)) bool {
+	if r, at, ok := hiddenRune(s); ok {
+		fail(path, "contains "+runeName(r)+" ("+runeKind(r)+") at character "+strconv.Itoa(at)+"; registry text may not hold control or format characters (Unicode Cc and Cf: text-direction controls, zero-width and tag characters), which hide text from a reader or reorder it; delete it")
+		return false
+	}
+	return true
+}
+
+// checkName refuses control and format characters in a name, and a name
+// with nothing visible in it.
 func checkName(path, s string, fail func(path, reason string)) {
 	if s == "" {
 		return // the schema's minLength reports it
 	}
-	if r, at, ok := hiddenRune(s); ok {
-		fail(path, "contains "+runeName(r)+" at character "+strconv.Itoa(at)+"; names may not hold control or text-direction characters, which change what a reader sees")
+	if !checkText(path, s, fail) {
 		return
 	}
 	if strings.IndexFunc(s, func(r rune) bool { return !invisible(r) }) < 0 {
@@ -49,8 +65,7 @@ func checkURL(path, raw string, fail func(path, reason string)) *url.URL {
 	if !strings.HasPrefix(raw, "http://") && !strings.HasPrefix(raw, "https://") {
 		return nil // the schema's pattern reports it
 	}
-	if r, at, ok := hiddenRune(raw); ok {
-		fail(path, "contains "+runeName(r)+" at character "+strconv.Itoa(at)+"; a URL may not hold control or text-direction characters")
+	if !checkText(path, raw, fail) {
 		return nil
 	}
 	u, err := url.Parse(raw)
@@ -69,16 +84,100 @@ func checkURL(path, raw string, fail func(path, reason string)) *url.URL {
 	return u
 }
 
-// hiddenRune finds the first control or bidirectional-control character.
+// hiddenRune finds the first character a reader cannot see that changes
+// or hides text (Hidden), and its position in characters. ASCII is
+// judged byte by byte; only other characters are decoded.
 func hiddenRune(s string) (rune, int, bool) {
 	i := 0
-	for _, r := range s {
-		if unicode.IsControl(r) || bidiControl(r) {
-			return r, i, true
+	// Eight bytes at a time while all are printable ASCII (0x20-0x7e):
+	// then none of the three words below has a byte's top bit set. A byte
+	// outside that range sets one (a borrow or carry may set a later
+	// one too), and the byte loop below finds which.
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		if ((w-0x2020202020202020)|(w+0x0101010101010101)|w)&0x8080808080808080 != 0 {
+			break
 		}
-		i++
+	}
+	for ; i < len(s); i++ {
+		b := s[i]
+		if b >= 0x80 {
+			return hiddenFrom(s, i)
+		}
+		if b < 0x20 || b == 0x7f {
+			return rune(b), i, true
+		}
 	}
 	return 0, 0, false
+}
+
+// hiddenFrom is hiddenRune from byte i on, where the first i bytes are
+// ASCII (so i characters).
+func hiddenFrom(s string, i int) (rune, int, bool) {
+	at := i
+	for _, r := range s[i:] {
+		if Hidden(r) {
+			return r, at, true
+		}
+		at++
+	}
+	return 0, 0, false
+}
+
+// Hidden reports the characters no registry string may hold: control
+// characters (Cc), the line and paragraph separators, and format
+// characters (Cf), which include the text-direction controls, zero-width
+// characters and the tag characters U+E0000-U+E007F.
+func Hidden(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f:
+		return true
+	case r < 0x80:
+		return false
+	case r < 0xa0, r == 0x2028, r == 0x2029:
+		return true
+	case 0xE0000 <= r && r <= 0xE007F:
+		return true
+	}
+	return unicode.Is(unicode.Cf, r)
+}
+
+// Visible is s without the characters Hidden reports (a control
+// character becomes a space): for text that reaches an agent, as a second
+// line of defence behind the loader's refusal. It returns s itself,
+// without copying, when s has none.
+func Visible(s string) string {
+	if _, _, ok := hiddenRune(s); !ok {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case !Hidden(r):
+			b.WriteRune(r)
+		case r < 0xa0 || r == 0x2028 || r == 0x2029:
+			b.WriteByte(' ') // a line break or tab still parts words
+		}
+	}
+	return b.String()
+}
+
+// runeKind names what kind of hidden character r is.
+func runeKind(r rune) string {
+	switch {
+	case bidiControl(r):
+		return "a text-direction control"
+	case 0xE0000 <= r && r <= 0xE007F:
+		return "a tag character, which spells text no reader sees"
+	case r >= 0x200B && r <= 0x200D, r == 0x2060, r == 0xFEFF:
+		return "a zero-width character"
+	case r == 0x2028, r == 0x2029:
+		return "a line or paragraph separator"
+	case r < 0xa0:
+		return "a control character"
+	}
+	return "an invisible format character"
 }
 
 // bidiControl reports the characters that reorder displayed text.

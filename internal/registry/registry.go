@@ -4,8 +4,9 @@
 // followed by the rules a JSON Schema cannot state: the three ranks are
 // exactly 1, 2 and 3; no URL appears twice in a category; every query
 // pattern keeps at least one searchable word after normalization; every
-// public key is a real Ed25519 key in canonical z-base-32, and no endorser
-// is listed twice. All
+// public key is a real Ed25519 key in canonical z-base-32, no endorser
+// is listed twice, and no string holds a control or format character
+// (hygiene.go). All
 // problems are reported together, so a curator fixes a file in one round.
 package registry
 
@@ -144,9 +145,18 @@ func checkRules(doc *gen.Registry) (slugs []string, errs, warnings strictjson.Er
 		checkKey(k, "curator.pubkey", fail)
 	}
 	checkName("curator.name", doc.Curator.Name, fail)
+	// Every string is checked for hidden characters (checkText), once:
+	// names and URLs by checkName and checkURL, the rest here. Those the
+	// schema holds to a pattern cannot hold one, but a pass over a few
+	// bytes costs less than an argument about which patterns do.
+	checkText("version", doc.Version, fail)
+	checkText("updated", doc.Updated, fail)
+	checkText("curator.pubkey", doc.Curator.Pubkey, fail)
 	endorsedBy := map[string]int{}
 	for i, e := range doc.Endorsements {
 		p := "endorsements[" + strconv.Itoa(i) + "].pubkey"
+		checkText(p, e.Pubkey, fail)
+		checkText("endorsements["+strconv.Itoa(i)+"].since", e.Since, fail)
 		checkKey(e.Pubkey, p, fail)
 		if e.Name != nil {
 			checkName("endorsements["+strconv.Itoa(i)+"].name", *e.Name, fail)
@@ -210,12 +220,15 @@ func runs(n int) [][2]int {
 func checkCategory(slug string, c gen.Category, errs, warnings strictjson.Errors) (strictjson.Errors, strictjson.Errors) {
 	fail := func(path, reason string) { errs = append(errs, &strictjson.Error{Path: path, Reason: reason}) }
 	base := "categories." + slug
+	checkText("categories", slug, fail) // the key; its pattern is ASCII
 	checkName(base+".name", c.Name, fail)
+	checkText(base+".description", c.Description, fail)
 	rankAt := map[int]int{}
 	urlAt := map[string]int{}
 	for i, s := range c.Sources {
 		sp := base + ".sources[" + strconv.Itoa(i) + "]"
 		checkName(sp+".name", s.Name, fail)
+		checkText(sp+".why", s.Why, fail)
 		u := checkURL(sp+".url", s.URL, fail)
 		if u != nil {
 			if why := hostConcern(u); why != "" {
@@ -239,6 +252,9 @@ func checkCategory(slug string, c gen.Category, errs, warnings strictjson.Errors
 		}
 	}
 	for i, p := range c.QueryPatterns {
+		if !checkText(base+".query_patterns["+strconv.Itoa(i)+"]", p, fail) {
+			continue
+		}
 		if p != "" && len(textnorm.Tokens(p)) == 0 {
 			fail(base+".query_patterns["+strconv.Itoa(i)+"]", "has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic")
 		}

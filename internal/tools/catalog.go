@@ -84,15 +84,17 @@ func list(shelves []shelf, room int) catalog {
 	add := func(l listed, described bool) bool {
 		sh := &shelves[l.shelf]
 		cat, _ := sh.reg.Category(l.slug)
-		name := cat.Name
+		name := registry.Visible(cat.Name)
 		if sh.foreign {
-			name = oneLine(name, 200)
+			name = oneLine(cat.Name, 200)
 		}
 		var line string
 		if described {
 			d := firstLine(cat.Description)
 			if sh.foreign {
 				d = oneLine(d, 500)
+			} else {
+				d = registry.Visible(d)
 			}
 			line = candidateLine(sh.tag+l.slug, name, d, l.score)
 		} else if compact {

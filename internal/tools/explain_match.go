@@ -8,6 +8,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // explainer is the matcher that can say why it scored what it did.
@@ -105,7 +106,7 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		b.WriteString("get_sources answers with: nothing (no candidate reaches the threshold)\n")
 	}
 	for i, c := range out.Candidates {
-		fmt.Fprintf(&b, "\n%d. %s (%s), score %.3f\n   coverage %.3f, phrase %.3f, adjacency %.3f", i+1, c.Slug, c.Name, c.Score, c.Coverage, c.Phrase, c.Adjacency)
+		fmt.Fprintf(&b, "\n%d. %s (%s), score %.3f\n   coverage %.3f, phrase %.3f, adjacency %.3f", i+1, c.Slug, registry.Visible(c.Name), c.Score, c.Coverage, c.Phrase, c.Adjacency)
 		if c.Semantic != nil {
 			fmt.Fprintf(&b, ", word vectors %.3f", *c.Semantic)
 		}
@@ -114,7 +115,7 @@ func (h *Handlers) ExplainMatchText(out *gen.ExplainMatchOutput) string {
 		}
 		b.WriteString("\n")
 		if c.BestPhrase != nil {
-			fmt.Fprintf(&b, "   best phrase: %s\n", *c.BestPhrase)
+			fmt.Fprintf(&b, "   best phrase: %s\n", registry.Visible(*c.BestPhrase))
 		}
 		if c.Doubt != nil {
 			fmt.Fprintf(&b, "   in doubt: %s (evidence scaled down)\n", *c.Doubt)

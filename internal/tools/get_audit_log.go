@@ -27,6 +27,9 @@ func (h *Handlers) AuditHead() (auditlog.Head, served.Registry, error) {
 
 // AuditPage returns the entries of the audit log that q selects, up to the
 // served head. It is what get_audit_log and GET /audit both answer from.
+// It reads through the log's index, so a page costs the lines it returns,
+// not a pass over the log: a filtered query for a slug the log lacks is a
+// map lookup.
 //
 // The lock is held only to learn the path and the head: reading the file
 // then needs none, because the editor only ever appends after the served
@@ -37,7 +40,7 @@ func (h *Handlers) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := auditlog.ReadPage(path, q, head.Seq)
+	p, err := h.auditIndex.ReadPage(path, q, head.Seq)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log %s: %w", path, err)
 	}

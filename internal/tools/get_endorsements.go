@@ -8,6 +8,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/peer"
+	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // GetEndorsements implements gen.ToolHandlers.
@@ -75,9 +76,12 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 }
 
 // oneLine is s as one line of at most max runes: control characters
-// (newlines among them) become spaces. Text from another curator's
-// registry is shown this way, so that it can never start a line of its
-// own and pass for a heading or a trust label in a tool's text.
+// (newlines among them) become spaces, and format characters (Unicode Cf:
+// text-direction controls, zero-width and tag characters) are dropped.
+// Text from another curator's registry is shown this way, so that it can
+// never start a line of its own and pass for a heading or a trust label
+// in a tool's text, nor carry what a reader cannot see; the loader refuses
+// such characters already (registry.Hidden), and this is the second line.
 func oneLine(s string, max int) string {
 	var b strings.Builder
 	n := 0
@@ -86,7 +90,10 @@ func oneLine(s string, max int) string {
 			b.WriteString("…")
 			break
 		}
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029' {
+		if registry.Hidden(r) {
+			if r >= 0xa0 && r != '\u2028' && r != '\u2029' {
+				continue // a format character: nothing to show
+			}
 			r = ' '
 		}
 		b.WriteRune(r)

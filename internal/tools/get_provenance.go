@@ -93,7 +93,7 @@ func (h *Handlers) GetProvenanceText(out *gen.GetProvenanceOutput) string {
 		state = "present but NOT VERIFIED"
 	}
 	fmt.Fprintf(&b, "Curator: %s\nPublic Key: %s\nRegistry Version: %s\nLast Updated: %s\nCategories: %d\nEndorsements: %d\nRegistry SHA-256: %s\nSignature: %s\n%s\n",
-		out.Curator.Name, key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySHA256, state, out.SignatureDetail)
+		registry.Visible(out.Curator.Name), key, out.Version, out.Updated, out.CategoryCount, out.EndorsementCount, out.RegistrySHA256, state, out.SignatureDetail)
 	v := out.Verification
 	b.WriteString("\nVerify it yourself\n")
 	if v.Command != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hbollon/go-edlib"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // GetSources implements gen.ToolHandlers.
@@ -372,20 +373,22 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 		b.WriteString(value)
 		b.WriteByte('\n')
 	}
-	line("Category: ", deref(out.Name))
+	// The registry's text, passed through Visible: the loader refuses
+	// what it drops, so it copies nothing unless that check was bypassed.
+	line("Category: ", registry.Visible(deref(out.Name)))
 	line("Slug: ", deref(out.Slug))
-	line("Description: ", deref(out.Description))
+	line("Description: ", registry.Visible(deref(out.Description)))
 	line("Match Score: ", fmtScore(deref(out.Score)))
-	line("Registry Version: ", deref(out.RegistryVersion))
-	line("Curator: ", out.Curator.Name+" ("+out.Curator.Pubkey+")")
+	line("Registry Version: ", registry.Visible(deref(out.RegistryVersion)))
+	line("Curator: ", registry.Visible(out.Curator.Name)+" ("+out.Curator.Pubkey+")")
 	b.WriteString("\nSources:")
 	for _, s := range out.Sources {
 		b.WriteByte('\n')
-		line(strconv.Itoa(s.Rank)+". ", s.Name)
-		line("   URL: ", s.URL)
+		line(strconv.Itoa(s.Rank)+". ", registry.Visible(s.Name))
+		line("   URL: ", registry.Visible(s.URL))
 		line("   Type: ", s.Type)
 		b.WriteString("   Why: ")
-		b.WriteString(s.Why)
+		b.WriteString(registry.Visible(s.Why))
 	}
 	if out.Score != nil && *out.Score < sureScore && out.Query != "" {
 		b.WriteString("\n\nIf this category does not fit the question, call list_categories to see what the registry covers.")
@@ -396,7 +399,7 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 			b.WriteString("\n- ")
 			b.WriteString(a.Slug)
 			b.WriteString(" (")
-			b.WriteString(a.Name)
+			b.WriteString(registry.Visible(a.Name))
 			b.WriteString(", score: ")
 			b.WriteString(fmtScore(a.Score))
 			b.WriteByte(')')

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -40,6 +41,9 @@ type Handlers struct {
 	now       func() time.Time
 	peers     *peer.Network // nil: endorsed curators are not fetched
 	origin    string        // a read replica's origin; "" otherwise
+	// auditIndex finds the audit log's entries for AuditPage without
+	// reading the whole file on every page.
+	auditIndex auditlog.Index
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -128,6 +132,7 @@ func (h *Handlers) publish(s *snapshot) {
 	if h.peers == nil {
 		return
 	}
+	h.peers.SetOwnName(s.reg.Curator().Name)
 	if !s.signature.Verified {
 		h.peers.SetEndorsements(s.reg.Curator().Pubkey, nil)
 		return

@@ -93,7 +93,7 @@ func (h *Handlers) ListCategoriesText(out *gen.ListCategoriesOutput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Categories (%d):\n", len(out.Categories))
 	for _, c := range out.Categories {
-		fmt.Fprintf(&b, "\n%s: %s\n  %s\n  Tags: %s\n", c.Slug, c.Name, c.Description, strings.Join(c.Tags, ", "))
+		fmt.Fprintf(&b, "\n%s: %s\n  %s\n  Tags: %s\n", c.Slug, registry.Visible(c.Name), registry.Visible(c.Description), strings.Join(c.Tags, ", "))
 	}
 	if out.NextCursor != nil {
 		fmt.Fprintf(&b, "\nMore follow: call list_categories with cursor %q (and the same filter).\n", *out.NextCursor)

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// bigAuditLog writes a registry of ours and, beside it, an audit log of n
+// entries ending with that registry, quickly: unsigned (as a log from
+// before signing is) and in one append.
+func bigAuditLog(t *testing.T, n int) *curatorNode {
+	t.Helper()
+	c := newCurator(t, "audited")
+	base, err := registry.Load(threegs.DefaultRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.write(t, base.Document())
+	data, err := os.ReadFile(c.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	digest := func(i int) string {
+		if i == n-1 {
+			return hex.EncodeToString(sum[:])
+		}
+		d := sha256.Sum256([]byte(fmt.Sprint("registry ", i)))
+		return hex.EncodeToString(d[:])
+	}
+	es := []*gen.Auditentry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditentryActionStart, Actor: "cli", Version: "1.0.0", After: digest(0)}}
+	for i := 1; i < n; i++ {
+		slug, before := fmt.Sprintf("topic-%d", i%1000), digest(i-1)
+		es = append(es, &gen.Auditentry{Time: "2026-11-02T10:00:00Z", Action: gen.AuditentryActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: digest(i)})
+	}
+	if _, err := auditlog.Open(c.reg+".audit.jsonl", &auditlog.Report{}).Append(nil, es...); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// medianCall is the median time of n get_sources calls.
+func medianCall(t *testing.T, mcpURL string, n int) time.Duration {
+	t.Helper()
+	var took []time.Duration
+	for range n {
+		start := time.Now()
+		var out gen.GetSourcesOutput
+		callTool(t, mcpURL, "get_sources", map[string]any{"query": "learn rust ownership"}, &out)
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	return took[n/2]
+}
+
+// Sixteen clients read /audit?slug=nope of a 100,000-entry log over and
+// over from a real server with --max-concurrent 2: past two at once they
+// get 503 with Retry-After, the filtered page is found through the index
+// rather than a pass over the log, and get_sources stays within a small
+// factor of its time alone (compared as a ratio on this machine, not
+// against a clock).
+func TestAuditFloodIsAdmitted(t *testing.T) {
+	bin := buildBinary(t)
+	c := bigAuditLog(t, 100_000)
+	s := startHTTP(t, bin, "--registry", c.reg, "--max-concurrent", "2")
+	base := nodeURL(s.url)
+	medianCall(t, s.url, 5) // warm up
+	alone := medianCall(t, s.url, 31)
+
+	var ok, busy, other atomic.Int64
+	var noRetry atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 30 * time.Second}
+	for range 16 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Get(base + "/audit?slug=nope")
+				if err != nil {
+					other.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				switch resp.StatusCode {
+				case http.StatusOK:
+					ok.Add(1)
+				case http.StatusServiceUnavailable:
+					busy.Add(1)
+					if resp.Header.Get("Retry-After") == "" {
+						noRetry.Add(1)
+					}
+				default:
+					other.Add(1)
+				}
+			}
+		})
+	}
+	deadline := time.Now().Add(time.Minute)
+	for ok.Load() < 20 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	flooded := medianCall(t, s.url, 31)
+	close(stop)
+	wg.Wait()
+	t.Logf("get_sources median alone %v, during the flood %v (%.1fx); /audit: %d answered, %d busy (503), %d other", alone, flooded, float64(flooded)/float64(alone), ok.Load(), busy.Load(), other.Load())
+	if busy.Load() == 0 || noRetry.Load() > 0 {
+		t.Errorf("16 clients with --max-concurrent 2: %d got 503, %d of them without Retry-After; want some, all with it", busy.Load(), noRetry.Load())
+	}
+	if ok.Load() == 0 || other.Load() > 0 {
+		t.Errorf("/audit: %d answered, %d failed otherwise", ok.Load(), other.Load())
+	}
+	if flooded > 10*alone {
+		t.Errorf("get_sources took %v during the flood, %.1f times its %v alone", flooded, float64(flooded)/float64(alone), alone)
+	}
+}
+
+// Wrong bearer tokens sent as fast as eight clients can to a real server
+// make a bounded number of warnings that together count every one: the
+// first at once, then one line per 10 s interval with how many failed.
+func TestWrongTokensLogBounded(t *testing.T) {
+	bin := buildBinary(t)
+	s := startHTTP(t, bin)
+	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, i)
+				req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+				req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/list")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	sent := time.Since(start)
+	count := func() (lines, total int) {
+		for _, l := range strings.Split(s.stderr(), "\n") {
+			if !strings.Contains(l, `msg="bearer token not recognised; the request is served as public"`) {
+				continue
+			}
+			lines++
+			if m := failuresAttr.FindStringSubmatch(l); m != nil {
+				k, _ := strconv.Atoi(m[1])
+				total += k
+			}
+		}
+		return lines, total
+	}
+	deadline := time.Now().Add(30 * time.Second) // the last interval's line comes up to 10 s after
+	lines, total := count()
+	for total < n && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		lines, total = count()
+	}
+	t.Logf("%d wrong tokens in %v: %d warning lines counting %d failures", n, sent, lines, total)
+	if total != n {
+		t.Errorf("the warnings count %d failures, want %d", total, n)
+	}
+	if most := 2 + int(sent/(10*time.Second)); lines > most {
+		t.Errorf("%d warning lines for %d failures in %v, want at most %d", lines, n, sent, most)
+	}
+}
+
+var failuresAttr = regexp.MustCompile(` failures=(\d+)`)
