@@ -17,32 +17,32 @@ import (
 var notPublic = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
-		"0.0.0.0/8",          // "this network"
-		"10.0.0.0/8",         // RFC 1918
-		"100.64.0.0/10",      // carrier-grade NAT (RFC 6598)
-		"127.0.0.0/8",        // loopback
-		"169.254.0.0/16",     // link-local, cloud metadata services among them
-		"172.16.0.0/12",      // RFC 1918
-		"192.0.0.0/24",       // IETF protocol assignments
-		"192.0.2.0/24",       // TEST-NET-1
-		"192.88.99.0/24",     // 6to4 relay anycast, deprecated
-		"192.168.0.0/16",     // RFC 1918
-		"198.18.0.0/15",      // benchmarking
-		"198.51.100.0/24",    // TEST-NET-2
-		"203.0.113.0/24",     // TEST-NET-3
-		"224.0.0.0/4",        // multicast
-		"240.0.0.0/4",        // reserved, and the broadcast address
-		"::/128",             // unspecified
-		"::1/128",            // loopback
-		"::/96",              // IPv4-compatible, deprecated
-		"64:ff9b:1::/48",     // local-use NAT64
-		"100::/64",           // discard-only
-		"2001::/32",          // Teredo
-		"2001:db8::/32",      // documentation
-		"fc00::/7",           // unique local
-		"fe80::/10",          // link-local
-		"fec0::/10",          // site-local, deprecated
-		"ff00::/8",           // multicast
+		"0.0.0.0/8",       // "this network"
+		"10.0.0.0/8",      // RFC 1918
+		"100.64.0.0/10",   // carrier-grade NAT (RFC 6598)
+		"127.0.0.0/8",     // loopback
+		"169.254.0.0/16",  // link-local, cloud metadata services among them
+		"172.16.0.0/12",   // RFC 1918
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // TEST-NET-1
+		"192.88.99.0/24",  // 6to4 relay anycast, deprecated
+		"192.168.0.0/16",  // RFC 1918
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // TEST-NET-2
+		"203.0.113.0/24",  // TEST-NET-3
+		"224.0.0.0/4",     // multicast
+		"240.0.0.0/4",     // reserved, and the broadcast address
+		"::/128",          // unspecified
+		"::1/128",         // loopback
+		"::/96",           // IPv4-compatible, deprecated
+		"64:ff9b:1::/48",  // local-use NAT64
+		"100::/64",        // discard-only
+		"2001::/32",       // Teredo
+		"2001:db8::/32",   // documentation
+		"fc00::/7",        // unique local
+		"fe80::/10",       // link-local
+		"fec0::/10",       // site-local, deprecated
+		"ff00::/8",        // multicast
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}
