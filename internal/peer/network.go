@@ -66,8 +66,13 @@ type Config struct {
 type Peer struct {
 	Endorsement gen.Endorsement
 	Status      Status
-	// Reason says why the last fetch failed (Unreachable, Refused).
+	// Reason says why the last fetch failed (Unreachable, Refused), in
+	// full, for the log: it may quote what the peer sent.
 	Reason string
+	// Public is the same reason as anyone may see it (get_endorsements):
+	// one of the coarse reasons of PublicReason, never anything the peer
+	// sent.
+	Public string
 	// LastAttempt is zero before the first fetch.
 	LastAttempt time.Time
 	Copy        *Copy
@@ -178,10 +183,10 @@ func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 		key, err := pkarr.ParsePublicKey(e.Pubkey)
 		switch {
 		case err != nil:
-			st.Status, st.Reason = Refused, "endorsed pubkey: "+err.Error()
+			st.Status, st.Reason, st.Public = Refused, "endorsed pubkey: "+err.Error(), RefusedInvalidEndorsement
 			continue
 		case e.Pubkey == own:
-			st.Status, st.Reason = Refused, "this is our own curator key; a registry does not endorse itself"
+			st.Status, st.Reason, st.Public = Refused, "this is our own curator key; a registry does not endorse itself", RefusedInvalidEndorsement
 			continue
 		}
 		st.key = key
@@ -215,7 +220,7 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 	switch {
 	case err != nil:
 		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", err)
-		st.Reason = "cached copy refused: " + err.Error()
+		st.Reason, st.Public = "cached copy refused: "+err.Error(), PublicReason(err)
 	case c != nil:
 		// A fetch time in the future (a clock set back, or a hand-edited
 		// file) would keep the copy from ever being reported stale.
@@ -228,7 +233,7 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 		// Peers withholds it (see loadCopy).
 		if why := n.withheld(c, now); why != "" {
 			n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", why)
-			st.Status, st.Reason = Refused, "cached copy refused: "+why
+			st.Status, st.Reason, st.Public = Refused, "cached copy refused: "+why, RefusedExpired
 		}
 	}
 }
@@ -260,7 +265,7 @@ func (n *Network) Peers() []Peer {
 			if why := n.withheld(p.Copy, now); why != "" {
 				switch {
 				case p.Status == Fresh || p.Status == Stale || p.Status == Pending:
-					p.Status, p.Reason = Refused, "the copy held is no longer served: "+why
+					p.Status, p.Reason, p.Public = Refused, "the copy held is no longer served: "+why, RefusedExpired
 				case !strings.Contains(p.Reason, why):
 					p.Reason += "; the copy held is no longer served either: " + why
 				}
@@ -373,7 +378,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	}
 	if err != nil {
 		st.failures++
-		st.Status, st.Reason = Unreachable, err.Error()
+		st.Status, st.Reason, st.Public = Unreachable, err.Error(), PublicReason(err)
 		if IsRefusal(err) {
 			st.Status = Refused
 		}
@@ -387,7 +392,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	if m != nil {
 		st.Matcher = m
 	}
-	st.Copy, st.Status, st.Reason, st.failures = c, Fresh, "", 0
+	st.Copy, st.Status, st.Reason, st.Public, st.failures = c, Fresh, "", "", 0
 	st.next = now.Add(n.jitter(n.cfg.Refresh))
 }
 

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/fetch"
 )
 
 func TestAccepted(t *testing.T) {
@@ -118,7 +121,10 @@ func TestRefusedOverMaxBytes(t *testing.T) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		data = append(data, bytes.Repeat([]byte(" "), testMaxBytes+1-len(data))...)
 		h.srv.publish(data, h.peer.sign(data))
-	}, Refused, fmt.Sprintf("more than %d bytes", testMaxBytes))
+	}, Refused, fmt.Sprintf("over the %d-byte limit", testMaxBytes))
+	if p := h.only(); p.Public != fetch.RefusedTooLarge {
+		t.Errorf("public reason %q, want %q", p.Public, fetch.RefusedTooLarge)
+	}
 }
 
 // A body that never ends is cut off by Fetcher.Timeout.
@@ -144,7 +150,7 @@ func TestUnreachableBodyNeverEnds(t *testing.T) {
 				}
 			}
 		})
-	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer within 300ms")
+	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer in time", "--peer-timeout allows 300ms")
 }
 
 // A server that answers only after the timeout.
@@ -163,12 +169,12 @@ func TestUnreachableAnswerTooLate(t *testing.T) {
 	}, Unreachable, "registry "+h.srv.URL+"/registry")
 	// The whole-fetch deadline and the transport's header timeout are the
 	// same length; whichever fires first, the reason must say it timed out.
-	if !strings.Contains(p.Reason, "no complete answer within 300ms") && !strings.Contains(p.Reason, "timeout awaiting response headers") {
+	if !strings.Contains(p.Reason, "no complete answer in time") && !strings.Contains(p.Reason, "timeout awaiting response headers") {
 		t.Errorf("reason %q does not say the peer took too long", p.Reason)
 	}
 }
 
-// A redirect is followed only to http or https.
+// A redirect is followed only to the same scheme.
 func TestRefusedRedirectToOtherScheme(t *testing.T) {
 	for _, target := range []string{"ftp://peer.example/registry.json", "file:///etc/passwd"} {
 		t.Run(strings.SplitN(target, ":", 2)[0], func(t *testing.T) {
@@ -177,7 +183,10 @@ func TestRefusedRedirectToOtherScheme(t *testing.T) {
 				h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 					http.Redirect(w, r, target, http.StatusFound)
 				})
-			}, Refused, "redirected to "+target, "not http or https")
+			}, Refused, "to "+target, "only to the same scheme, host and port")
+			if p := h.only(); p.Public != fetch.RefusedRedirect {
+				t.Errorf("public reason %q, want %q", p.Public, fetch.RefusedRedirect)
+			}
 		})
 	}
 }
@@ -194,23 +203,28 @@ func TestRefusedRedirectToOtherHost(t *testing.T) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target, http.StatusFound)
 		})
-	}, Refused, "redirected to another host", "localhost")
+	}, Refused, "to "+target, "only to the same scheme, host and port")
 	if reg, _, _ := other.counts(); reg != 0 {
 		t.Errorf("the other host was asked %d times", reg)
 	}
 }
 
-// A redirect to http(s) on the same host is followed, to a registry that
-// is then checked like any other.
+// A redirect to the same scheme, host and port is followed, to a
+// registry that is then checked like any other.
 func TestRedirectFollowed(t *testing.T) {
 	h := newHarness(t, nil)
-	other := newPeerServer(t)
 	h.endorse()
 	h.accept("1.0.0")
-	other.publish(h.peer.signed("1.1.0", ""))
-	h.srv.publish(h.peer.signed("1.1.0", ""))
+	data, sig := h.peer.signed("1.1.0", "")
+	h.srv.publish(data, sig)
+	var moved atomic.Int32
 	h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/registry", http.StatusFound)
+		if r.URL.RawQuery == "" {
+			http.Redirect(w, r, "/registry?moved=1", http.StatusFound)
+			return
+		}
+		moved.Add(1)
+		w.Write(data)
 	})
 	h.refresh()
 	p := h.only()
@@ -218,8 +232,8 @@ func TestRedirectFollowed(t *testing.T) {
 	if got := p.Copy.Registry.Version(); got != "1.1.0" {
 		t.Errorf("version %s after the redirect, want 1.1.0", got)
 	}
-	if reg, _, _ := other.counts(); reg != 1 {
-		t.Errorf("the redirect target was asked %d times, want 1", reg)
+	if moved.Load() != 1 {
+		t.Errorf("the redirect target was asked %d times, want 1", moved.Load())
 	}
 }
 
