@@ -17,7 +17,10 @@
 //     refused, so a small answer can never inflate into a large one.
 //   - A body is read into one buffer sized from its limit and its
 //     Content-Length, never past the limit, and every body being read
-//     holds its size in one byte budget shared by all fetches in flight.
+//     (but the small ones, of a limit up to 64 KiB) holds its size in one
+//     byte budget shared by all fetches in flight. A caller asks for at
+//     most one counted body at a time, so no two fetches can each hold
+//     room while waiting for more.
 //
 // Errors are *Error: a coarse Public reason that may be shown to anyone
 // (a tool's output, /health), and a Detail for the operator's log. No
@@ -94,6 +97,9 @@ const DefaultConnectTimeout = 5 * time.Second
 
 // maxRedirects is the most redirects one fetch follows.
 const maxRedirects = 5
+
+// smallBody is the largest limit whose bodies the budget does not count.
+const smallBody = 64 << 10
 
 // maxHeaderBytes bounds an answer's headers: a registry's are a few
 // hundred bytes (the largest is a signature, at most 4 KiB in base64);
@@ -215,11 +221,17 @@ func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
 	if cl >= 0 {
 		hold = cl
 	}
-	hold = c.budget.clamp(hold)
-	if err := c.budget.acquire(ctx, hold); err != nil {
-		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s %s: waiting for room in the fetch budget: %v", req.What, req.URL, err), Err: err}
+	// A small body (a signature) is not counted: it costs nothing worth
+	// bounding, and a fetch that holds a large body's room while it asks
+	// for a small one's could otherwise wait for ever on another doing
+	// the same.
+	if req.Limit > smallBody {
+		hold = c.budget.clamp(hold)
+		if err := c.budget.acquire(ctx, hold); err != nil {
+			return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s %s: waiting for room in the fetch budget (other fetches held it): %v", req.What, req.URL, err), Err: err}
+		}
+		out.held = hold
 	}
-	out.held = hold
 	body, err := readBody(resp.Body, cl, req.Limit)
 	if err != nil {
 		out.Release()

@@ -78,6 +78,13 @@ const (
 	RefusedInvalidEndorsement = "refused: invalid endorsement"
 )
 
+// PublicReasons are every reason PublicReason gives: the values the
+// schemas of get_endorsements' and /health's reasons list.
+var PublicReasons = []string{
+	fetch.Unreachable, RefusedPlain, fetch.RefusedAddress, fetch.RefusedRedirect, fetch.RefusedEncoding, fetch.RefusedTooLarge,
+	RefusedSignature, RefusedInvalid, RefusedExpired, RefusedRollback, RefusedAuditLog, RefusedInvalidEndorsement,
+}
+
 // PublicReason is the coarse reason for err, a fetch's failure: what
 // get_endorsements and /health show. It never holds anything the other
 // side sent.
@@ -387,6 +394,8 @@ func (f *Fetcher) signature(ctx context.Context, u string) ([]byte, error) {
 func (f *Fetcher) failure(err error) error {
 	var fe *fetch.Error
 	switch {
+	case errors.As(err, &fe) && fe.Refused && fe.Public == fetch.RefusedTooLarge:
+		return &Refusal{Reason: fe.Detail + "; a larger registry is accepted with a higher --peer-max-bytes (THREEGS_PEER_MAX_BYTES)", Public: fe.Public}
 	case errors.As(err, &fe) && fe.Refused:
 		return &Refusal{Reason: fe.Detail, Public: fe.Public}
 	case errors.Is(err, context.DeadlineExceeded):
