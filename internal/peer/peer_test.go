@@ -60,10 +60,11 @@ func TestAccepted(t *testing.T) {
 func TestRefusedSignedByAnotherKey(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		h.srv.publish(data, stranger.sign(data))
 	}, Refused, "signature: ", "signed by a different key")
+	wantPublic(t, p, RefusedSignature)
 }
 
 // A registry consistent in itself, naming and signed by a key of its own:
@@ -71,9 +72,10 @@ func TestRefusedSignedByAnotherKey(t *testing.T) {
 func TestRefusedPeerNamesItsOwnKey(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(stranger.signed("2.0.0", ""))
 	}, Refused, "signed by a different key", strings.TrimPrefix(h.peer.uri, "pk:"))
+	wantPublic(t, p, RefusedSignature)
 }
 
 // Signed by the endorsed key, but naming another curator: the registry is
@@ -81,36 +83,40 @@ func TestRefusedPeerNamesItsOwnKey(t *testing.T) {
 func TestRefusedCuratorIsNotTheSigner(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(stranger.uri, "2.0.0", "")
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "signer is not the registry's curator", stranger.uri)
+	wantPublic(t, p, RefusedSignature)
 }
 
 // The signature document altered after signing.
 func TestRefusedAlteredSignature(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		h.srv.publish(data, []byte("not a signature document"))
 	}, Refused, "signature: ", "malformed signature file")
+	wantPublic(t, p, RefusedSignature)
 }
 
 // A validly signed older version: a rollback to a registry the curator
 // has since replaced.
 func TestRefusedRollback(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(h.peer.signed("0.9.0", ""))
 	}, Refused, "rollback", "0.9.0", "1.0.0")
+	wantPublic(t, p, RefusedRollback)
 }
 
 // The same version with different content, validly signed.
 func TestRefusedSameVersionOtherContent(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(h.peer.signed("1.0.0", " and more"))
 	}, Refused, "version 1.0.0 again with different content")
+	wantPublic(t, p, RefusedRollback)
 }
 
 func TestRefusedOverMaxBytes(t *testing.T) {
@@ -240,42 +246,47 @@ func TestRedirectFollowed(t *testing.T) {
 // Validly signed bytes that are not a registry.
 func TestRefusedInvalidJSON(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := []byte(`{"version": "2.0.0", "curator": `)
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "registry: ")
+	wantPublic(t, p, RefusedInvalid)
 }
 
 // Valid JSON, validly signed, that fails the registry's own rules.
 func TestRefusedInvalidRegistry(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := bytes.Replace(registryDoc(h.peer.uri, "2.0.0", ""), []byte(`"rank": 3`), []byte(`"rank": 2`), 1)
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "registry: ")
+	wantPublic(t, p, RefusedInvalid)
 }
 
 func TestUnreachableHTTP500(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "oops", http.StatusInternalServerError)
 		})
 	}, Unreachable, "registry "+h.srv.URL+"/registry: HTTP 500")
+	wantPublic(t, p, fetch.Unreachable)
 }
 
 func TestRefusedSignatureMissing(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(registryDoc(h.peer.uri, "2.0.0", ""), nil)
 	}, Refused, "signature "+h.srv.URL+"/registry.sig: HTTP 404", "publishes no signature", "3gs sign")
+	wantPublic(t, p, RefusedSignature)
 }
 
 func TestUnreachableServerDown(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.Close()
 	}, Unreachable, "registry "+h.srv.URL+"/registry: ", "connect")
+	wantPublic(t, p, fetch.Unreachable)
 }
 
 // A peer that sends an ETag is asked with If-None-Match; its 304 keeps
