@@ -22,6 +22,11 @@
 //     most one counted body at a time, so no two fetches can each hold
 //     room while waiting for more.
 //
+// 3gs health does not use it: it asks the operator's own server, at the
+// one URL the operator gives, follows no redirect and reads at most
+// 1 MiB; nothing another machine controls steers it. The load generators
+// (internal/loadgen, bench/) target the servers they start.
+//
 // Errors are *Error: a coarse Public reason that may be shown to anyone
 // (a tool's output, /health), and a Detail for the operator's log. No
 // byte of what the other side sent is ever in Public.
@@ -281,10 +286,10 @@ func (c *Client) Open(ctx context.Context, req Request) (*Stream, error) {
 func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) {
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
 	if err != nil {
-		return nil, &Error{Public: Unreachable, Refused: true, Detail: fmt.Sprintf("%s URL %s: %v", req.What, req.URL, err), Err: err}
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: %v", req.What, req.URL, err), Err: err}
 	}
 	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
-		return nil, &Error{Public: Unreachable, Refused: true, Detail: fmt.Sprintf("%s URL %s: only http and https are fetched", req.What, req.URL)}
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: only http and https are fetched", req.What, req.URL)}
 	}
 	if req.Accept != "" {
 		hr.Header.Set("Accept", req.Accept)
