@@ -86,7 +86,7 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 		if e.Version != nil {
 			fmt.Fprintf(&b, ", version %s (%d categories), verified %s", oneLine(*e.Version, 64), deref(e.Categories), deref(e.LastSuccess))
 		}
-		if e.Reason != nil {
+		if e.Reason != nil && string(*e.Reason) != string(e.Status) {
 			fmt.Fprintf(&b, "; %s", *e.Reason)
 		}
 		b.WriteByte('\n')
