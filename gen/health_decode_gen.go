@@ -479,9 +479,10 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 HealthFollowReason
 				if v, ok := d.String(&fp); ok {
-					opt0 = v
+					d.Enum(&fp, v, enumHealthFollowReason)
+					opt0 = HealthFollowReason(v)
 				}
 				out.Reason = &opt0
 			}
@@ -577,6 +578,14 @@ var enumHealthFollowStatus = []string{"fresh", "refused", "unreachable"}
 // EnumHealthFollowStatus returns the values allowed at schema/health.schema.json#/properties/follow/properties/status, in schema order.
 func EnumHealthFollowStatus() []string {
 	return slices.Clone(enumHealthFollowStatus)
+}
+
+// enumHealthFollowReason holds the values allowed at schema/health.schema.json#/properties/follow/properties/reason.
+var enumHealthFollowReason = []string{"unreachable", "refused", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "refused: bad signature", "refused: invalid registry", "refused: expired", "refused: rollback", "refused: audit log", "refused: invalid endorsement", "refused: its curator name reads as ours"}
+
+// EnumHealthFollowReason returns the values allowed at schema/health.schema.json#/properties/follow/properties/reason, in schema order.
+func EnumHealthFollowReason() []string {
+	return slices.Clone(enumHealthFollowReason)
 }
 
 // healthFollowFields lists HealthFollow's fields in schema order; bit i of a decoder's seen set stands for healthFollowFields[i].

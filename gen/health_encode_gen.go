@@ -143,7 +143,7 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	w.String(string(v.Status))
 	if v.Reason != nil {
 		w.Key("reason")
-		w.String(*v.Reason)
+		w.String(string(*v.Reason))
 	}
 	w.Key("version")
 	w.String(v.Version)

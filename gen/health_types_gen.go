@@ -74,8 +74,11 @@ type HealthFollow struct {
 	// The origin's URL (--follow).
 	Origin string `json:"origin"`
 
-	// Why the last check did not take the origin's copy.
-	Reason *string `json:"reason,omitempty,omitzero"`
+	// Why the last check did not take the origin's copy, coarsely, never anything the
+	// origin sent (the log has the detail): one of the reasons get_endorsements gives
+	// a peer, such as unreachable, refused: bad signature, refused: rollback or
+	// refused: too large.
+	Reason *HealthFollowReason `json:"reason,omitempty,omitzero"`
 
 	// fresh: the last check reached the origin and it serves what this replica
 	// serves; refused: the origin answered with a copy that failed a check (reason
@@ -85,6 +88,22 @@ type HealthFollow struct {
 	// The registry version served.
 	Version string `json:"version"`
 }
+
+type HealthFollowReason string
+
+const HealthFollowReasonRefused HealthFollowReason = "refused"
+const HealthFollowReasonRefusedAddressNotAllowed HealthFollowReason = "refused: address not allowed"
+const HealthFollowReasonRefusedAuditLog HealthFollowReason = "refused: audit log"
+const HealthFollowReasonRefusedBadSignature HealthFollowReason = "refused: bad signature"
+const HealthFollowReasonRefusedEncoding HealthFollowReason = "refused: encoding"
+const HealthFollowReasonRefusedExpired HealthFollowReason = "refused: expired"
+const HealthFollowReasonRefusedInvalidEndorsement HealthFollowReason = "refused: invalid endorsement"
+const HealthFollowReasonRefusedInvalidRegistry HealthFollowReason = "refused: invalid registry"
+const HealthFollowReasonRefusedItsCuratorNameReadsAsOurs HealthFollowReason = "refused: its curator name reads as ours"
+const HealthFollowReasonRefusedRedirect HealthFollowReason = "refused: redirect"
+const HealthFollowReasonRefusedRollback HealthFollowReason = "refused: rollback"
+const HealthFollowReasonRefusedTooLarge HealthFollowReason = "refused: too large"
+const HealthFollowReasonUnreachable HealthFollowReason = "unreachable"
 
 type HealthFollowStatus string
 

@@ -827,9 +827,10 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *Endorsed
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 EndorsedPeerReason
 				if v, ok := d.String(&fp); ok {
-					opt0 = v
+					d.Enum(&fp, v, enumEndorsedPeerReason)
+					opt0 = EndorsedPeerReason(v)
 				}
 				out.Reason = &opt0
 			}
@@ -2503,6 +2504,14 @@ var enumEndorsedPeerStatus = []string{"fresh", "stale", "pending", "unreachable"
 // EnumEndorsedPeerStatus returns the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/status, in schema order.
 func EnumEndorsedPeerStatus() []string {
 	return slices.Clone(enumEndorsedPeerStatus)
+}
+
+// enumEndorsedPeerReason holds the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/reason.
+var enumEndorsedPeerReason = []string{"unreachable", "refused", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "refused: bad signature", "refused: invalid registry", "refused: expired", "refused: rollback", "refused: audit log", "refused: invalid endorsement", "refused: its curator name reads as ours", "not fetched: this server does not fetch endorsed registries", "not fetched: own signature does not verify"}
+
+// EnumEndorsedPeerReason returns the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/reason, in schema order.
+func EnumEndorsedPeerReason() []string {
+	return slices.Clone(enumEndorsedPeerReason)
 }
 
 // endorsedPeerFields lists EndorsedPeer's fields in schema order; bit i of a decoder's seen set stands for endorsedPeerFields[i].

@@ -141,8 +141,26 @@ type EndorsedPeer struct {
 	// their registry is accepted only when signed with it.
 	Pubkey string `json:"pubkey"`
 
-	// Why the last fetch failed (unreachable, refused).
-	Reason *string `json:"reason,omitempty,omitzero"`
+	// Why the last fetch failed (unreachable, refused), coarsely: which check failed,
+	// never anything the peer sent, so that no one can read another server's answers,
+	// or tell a closed port from an open one, through this tool; the operator's log
+	// (stderr) has the detail. unreachable: no connection, no complete answer in
+	// time, or an HTTP error status; refused: address not allowed: its URL names a
+	// host that resolves to a loopback, private, link-local or other non-public
+	// address; refused: redirect: it redirected to another scheme, host or port;
+	// refused: encoding: it sent a compressed body; refused: too large: over the byte
+	// limit, or far larger than its categories need; refused: bad signature:
+	// unsigned, or not signed by the endorsed key; refused: invalid registry: not a
+	// valid registry; refused: expired: its signature expired or never expires;
+	// refused: rollback: an older version, or the same version with other content;
+	// refused: audit log: its audit log does not extend the one held; refused:
+	// invalid endorsement: the endorsement's key or URL is unusable, or is our own
+	// key; refused: its curator name reads as ours: its curator's name is ours, or
+	// looks like it (case, look-alike letters, spacing), which an agent could take
+	// for ours. The two not fetched values say why nothing is fetched: this server
+	// does not fetch peers, or this registry's own signature does not verify, so its
+	// endorsements are not followed.
+	Reason *EndorsedPeerReason `json:"reason,omitempty,omitzero"`
 
 	// Day this curator began vouching for them (YYYY-MM-DD).
 	Since string `json:"since"`
@@ -159,6 +177,24 @@ type EndorsedPeer struct {
 	// Version of the verified copy held.
 	Version *string `json:"version,omitempty,omitzero"`
 }
+
+type EndorsedPeerReason string
+
+const EndorsedPeerReasonNotFetchedOwnSignatureDoesNotVerify EndorsedPeerReason = "not fetched: own signature does not verify"
+const EndorsedPeerReasonNotFetchedThisServerDoesNotFetchEndorsedRegistries EndorsedPeerReason = "not fetched: this server does not fetch endorsed registries"
+const EndorsedPeerReasonRefused EndorsedPeerReason = "refused"
+const EndorsedPeerReasonRefusedAddressNotAllowed EndorsedPeerReason = "refused: address not allowed"
+const EndorsedPeerReasonRefusedAuditLog EndorsedPeerReason = "refused: audit log"
+const EndorsedPeerReasonRefusedBadSignature EndorsedPeerReason = "refused: bad signature"
+const EndorsedPeerReasonRefusedEncoding EndorsedPeerReason = "refused: encoding"
+const EndorsedPeerReasonRefusedExpired EndorsedPeerReason = "refused: expired"
+const EndorsedPeerReasonRefusedInvalidEndorsement EndorsedPeerReason = "refused: invalid endorsement"
+const EndorsedPeerReasonRefusedInvalidRegistry EndorsedPeerReason = "refused: invalid registry"
+const EndorsedPeerReasonRefusedItsCuratorNameReadsAsOurs EndorsedPeerReason = "refused: its curator name reads as ours"
+const EndorsedPeerReasonRefusedRedirect EndorsedPeerReason = "refused: redirect"
+const EndorsedPeerReasonRefusedRollback EndorsedPeerReason = "refused: rollback"
+const EndorsedPeerReasonRefusedTooLarge EndorsedPeerReason = "refused: too large"
+const EndorsedPeerReasonUnreachable EndorsedPeerReason = "unreachable"
 
 type EndorsedPeerStatus string
 

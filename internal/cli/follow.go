@@ -122,8 +122,9 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		if st.Served != nil {
 			out.Version = st.Served.Registry.Version()
 		}
-		if st.Reason != "" {
-			out.Reason = &st.Reason
+		// The coarse reason only; the full one is in the log.
+		if r := tools.PublicReason(string(st.Status), st.Public); r != "" {
+			out.Reason = (*gen.HealthFollowReason)(&r)
 		}
 		stamp := func(t time.Time) *string {
 			if t.IsZero() {

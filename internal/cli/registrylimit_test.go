@@ -65,8 +65,8 @@ func TestRegistryLimitApplies(t *testing.T) {
 	}
 }
 
-// Peers are held to the same limit as our own registry: by default
-// --peer-max-bytes is --max-registry-bytes, and it may not exceed it.
+// Peers are held to 32 MiB by default, or --max-registry-bytes when that
+// is lower, and --peer-max-bytes may not exceed --max-registry-bytes.
 func TestPeerLimitFollowsRegistryLimit(t *testing.T) {
 	parse := func(args ...string) (*serveConfig, error) {
 		f := newFlags(command{name: "serve", flags: serveFlags}, &Env{Getenv: func(string) string { return "" }})
@@ -76,8 +76,16 @@ func TestPeerLimitFollowsRegistryLimit(t *testing.T) {
 		return parseServe(&Env{Stderr: os.Stderr, Getenv: func(string) string { return "" }}, f)
 	}
 	c, err := parse("--max-registry-bytes", "500000000")
-	if err != nil || c.peers.Fetcher.MaxBytes != 500000000 {
+	if err != nil || c.peers.Fetcher.MaxBytes != 32<<20 {
 		t.Errorf("peer limit with no --peer-max-bytes: %v %v", c, err)
+	}
+	c, err = parse("--max-registry-bytes", "2000000")
+	if err != nil || c.peers.Fetcher.MaxBytes != 2000000 {
+		t.Errorf("peer limit with no --peer-max-bytes under a lower --max-registry-bytes: %v %v", c, err)
+	}
+	c, err = parse("--max-registry-bytes", "500000000", "--peer-max-bytes", "100000000")
+	if err != nil || c.peers.Fetcher.MaxBytes != 100000000 {
+		t.Errorf("a higher --peer-max-bytes: %v %v", c, err)
 	}
 	c, err = parse("--max-registry-bytes", "500000000", "--peer-max-bytes", "2000000")
 	if err != nil || c.peers.Fetcher.MaxBytes != 2000000 {

@@ -65,7 +65,7 @@ func serveFlags(f *Flags) {
 	f.String("peer-refresh", "THREEGS_PEER_REFRESH", "5m", "how often to fetch each endorsed curator's registry again (moved by up to a tenth either way; failures back off from a quarter of it up to four times it)")
 	f.String("peer-stale", "THREEGS_PEER_STALE", "1h", "age past which a peer's verified copy is reported stale (it still answers)")
 	f.String("peer-timeout", "THREEGS_PEER_TIMEOUT", peer.DefaultTimeout.String(), "how long fetching one peer's registry and signature may take in all")
-	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", "", "largest peer registry accepted, in bytes, and with --follow the largest copy of the origin's; none means the --max-registry-bytes value, which it may not exceed")
+	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", "", "largest peer registry accepted, in bytes, and with --follow the largest copy of the origin's; none means 33554432 (32 MiB) or the --max-registry-bytes value if lower, which it may not exceed")
 	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
 	followFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
@@ -203,7 +203,10 @@ func parsePeers(f *Flags, c *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	maxBytes := c.maxRegistry
+	// A peer's registry, or an origin's, is held, cached and decoded like
+	// our own, but sent by another machine: 32 MiB (some 20,000
+	// categories) unless the operator says more.
+	maxBytes := min(c.maxRegistry, defaultPeerMaxBytes)
 	if f.Value("peer-max-bytes") != "" {
 		n, err := f.Int("peer-max-bytes", 1024)
 		if err != nil {
@@ -229,6 +232,10 @@ func parsePeers(f *Flags, c *serveConfig) error {
 	c.peerCache = f.Value("peer-cache")
 	return nil
 }
+
+// defaultPeerMaxBytes is --peer-max-bytes when none is given (or
+// --max-registry-bytes, when that is lower).
+const defaultPeerMaxBytes = 32 << 20
 
 // minPeerRefresh is the shortest --peer-refresh.
 const minPeerRefresh = 10 * time.Second

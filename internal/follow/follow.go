@@ -66,9 +66,14 @@ type Config struct {
 
 // State is what /health reports.
 type State struct {
-	Origin      string
-	Status      Status
+	Origin string
+	Status Status
+	// Reason says why the last check did not take the origin's copy, in
+	// full, for the log; Public is the same as anyone may see it
+	// (/health): a coarse reason (peer.PublicReason), never anything the
+	// origin sent.
 	Reason      string
+	Public      string
 	Served      *peer.Copy
 	LastCheck   time.Time
 	LastSuccess time.Time
@@ -147,7 +152,7 @@ func (f *Follower) check(ctx context.Context) bool {
 	f.mu.Lock()
 	f.st.LastCheck = now
 	if err != nil {
-		f.st.Status, f.st.Reason = Unreachable, err.Error()
+		f.st.Status, f.st.Reason, f.st.Public = Unreachable, err.Error(), peer.PublicReason(err)
 		if peer.IsRefusal(err) {
 			f.st.Status = Refused
 		}
@@ -160,7 +165,7 @@ func (f *Follower) check(ctx context.Context) bool {
 		c.Registry = f.last.Registry // keep the one the matcher was built for
 	}
 	f.last = c
-	f.st.Status, f.st.Reason, f.st.LastSuccess = Fresh, "", now
+	f.st.Status, f.st.Reason, f.st.Public, f.st.LastSuccess = Fresh, "", "", now
 	served := f.st.Served
 	f.mu.Unlock()
 	if changed && f.cfg.CacheDir != "" {

@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -45,11 +44,70 @@ type Copy struct {
 
 // A Refusal is an answer that reached us and failed a check: not a
 // network failure, and trying again soon will not change it.
-type Refusal struct{ Reason string }
+type Refusal struct {
+	// Reason says what failed, for the log: it may quote what the peer
+	// sent.
+	Reason string
+	// Public is the coarse reason anyone may see (get_endorsements,
+	// /health): one of the Refused constants, never anything the peer
+	// sent. "" reads as Refused.
+	Public string
+}
 
 func (r *Refusal) Error() string { return r.Reason }
 
-func refuse(format string, args ...any) error { return &Refusal{fmt.Sprintf(format, args...)} }
+func refuse(format string, args ...any) error { return &Refusal{Reason: fmt.Sprintf(format, args...)} }
+
+// refuseAs is refuse with the public reason.
+func refuseAs(public, format string, args ...any) error {
+	return &Refusal{Reason: fmt.Sprintf(format, args...), Public: public}
+}
+
+// The public reasons a peer or an origin is refused with, besides the
+// fetch client's own (fetch.RefusedAddress, RefusedRedirect,
+// RefusedEncoding, RefusedTooLarge) and fetch.Unreachable. They name the
+// check that failed and nothing of what was sent: a tool's output or
+// /health may show them to anyone, while the full reason goes to the log.
+const (
+	RefusedPlain              = "refused"
+	RefusedSignature          = "refused: bad signature"
+	RefusedInvalid            = "refused: invalid registry"
+	RefusedExpired            = "refused: expired"
+	RefusedRollback           = "refused: rollback"
+	RefusedAuditLog           = "refused: audit log"
+	RefusedInvalidEndorsement = "refused: invalid endorsement"
+)
+
+// PublicReasons are every reason PublicReason gives: the values the
+// schemas of get_endorsements' and /health's reasons list.
+var PublicReasons = []string{
+	fetch.Unreachable, RefusedPlain, fetch.RefusedAddress, fetch.RefusedRedirect, fetch.RefusedEncoding, fetch.RefusedTooLarge,
+	RefusedSignature, RefusedInvalid, RefusedExpired, RefusedRollback, RefusedAuditLog, RefusedInvalidEndorsement, NameLikeOurs,
+}
+
+// PublicReason is the coarse reason for err, a fetch's failure: what
+// get_endorsements and /health show. It never holds anything the other
+// side sent.
+func PublicReason(err error) string {
+	var r *Refusal
+	if errors.As(err, &r) {
+		if r.Public != "" {
+			return r.Public
+		}
+		return RefusedPlain
+	}
+	return fetch.PublicReason(err)
+}
+
+// tagged gives err, a refusal, the public reason public unless it has
+// one.
+func tagged(err error, public string) error {
+	var r *Refusal
+	if errors.As(err, &r) && r.Public == "" {
+		r.Public = public
+	}
+	return err
+}
 
 // IsRefusal reports whether err is a Refusal rather than a failure to reach
 // the peer.
@@ -105,19 +163,24 @@ func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, e
 	}
 	v, err := signature.Verify(data, sig, key)
 	if err != nil {
-		return nil, refuse("signature: %v", err)
+		return nil, refuseAs(RefusedSignature, "signature: %v", err)
+	}
+	// Only the bytes the curator signed are judged for their shape, and
+	// before the decode, whose cost grows with them.
+	if err := checkShape(data); err != nil {
+		return nil, err
 	}
 	reg, err := registry.Load(data)
 	if err != nil {
-		return nil, refuse("registry: %v", err)
+		return nil, refuseAs(RefusedInvalid, "registry: %v", err)
 	}
 	if err := signature.CheckCurator(reg, key); err != nil {
-		return nil, refuse("%v", err)
+		return nil, refuseAs(RefusedSignature, "%v", err)
 	}
 	// Judged only now that the signature is known to be the curator's, so
 	// the date named is the one the curator signed.
 	if why := expiryProblem(v.Expires, now); why != "" && !o.AllowExpired {
-		return nil, refuse("%s; to accept it anyway, start 3gs serve with --allow-expired", why)
+		return nil, refuseAs(RefusedExpired, "%s; to accept it anyway, start 3gs serve with --allow-expired", why)
 	}
 	c := &Copy{Registry: reg, Signature: sig, Expires: v.Expires, Log: v.Log}
 	if at, err := time.Parse(time.RFC3339, v.SignedAt); err == nil {
@@ -126,15 +189,15 @@ func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, e
 	if last := o.Last; last != nil {
 		switch cmp := registry.CompareVersions(reg.Version(), last.Registry.Version()); {
 		case cmp < 0:
-			return nil, refuse("rollback: version %s is older than the accepted %s", reg.Version(), last.Registry.Version())
+			return nil, refuseAs(RefusedRollback, "rollback: version %s is older than the accepted %s", reg.Version(), last.Registry.Version())
 		case cmp == 0 && reg.SHA256() != last.Registry.SHA256():
-			return nil, refuse("version %s again with different content (SHA-256 %.12s, accepted %.12s); a changed registry must carry a new version", reg.Version(), reg.SHA256(), last.Registry.SHA256())
+			return nil, refuseAs(RefusedRollback, "version %s again with different content (SHA-256 %.12s, accepted %.12s); a changed registry must carry a new version", reg.Version(), reg.SHA256(), last.Registry.SHA256())
 		}
 		if err := signedNoEarlier(last, c); err != nil {
 			return nil, err
 		}
 		if err := checkLog(key, last, c, o.Tail); err != nil {
-			return nil, err
+			return nil, tagged(err, RefusedAuditLog)
 		}
 	}
 	return c, nil
@@ -163,9 +226,11 @@ func (c *Copy) renewDue(now time.Time) bool {
 	return !now.Before(c.signedAt.Add(c.Expires.Sub(c.signedAt) / 2))
 }
 
-// Fetcher reads peer registries over HTTP within fixed bounds.
+// Fetcher reads peer registries over HTTP within fixed bounds, through
+// the one outbound client (internal/fetch) and its address, redirect,
+// encoding and byte policy.
 type Fetcher struct {
-	Client *http.Client
+	Client *fetch.Client
 	// MaxBytes bounds a registry body, and the audit log read to check
 	// one; more is refused.
 	MaxBytes int64
@@ -178,42 +243,15 @@ type Fetcher struct {
 // connection.
 const (
 	DefaultTimeout        = 20 * time.Second
-	DefaultConnectTimeout = 5 * time.Second
-	maxRedirects          = 5
+	DefaultConnectTimeout = fetch.DefaultConnectTimeout
 )
 
 // NewFetcher returns a Fetcher with its own client: connection and header
-// timeouts, at most five redirects and those only to http or https.
+// timeouts, and a byte budget of two registries' worth for all the bodies
+// its fetches hold at once (more parallel fetches wait their turn rather
+// than hold more).
 func NewFetcher(maxBytes int64, timeout time.Duration) *Fetcher {
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: DefaultConnectTimeout}).DialContext,
-		TLSHandshakeTimeout:   DefaultConnectTimeout,
-		ResponseHeaderTimeout: timeout,
-		// A registry's headers are a few hundred bytes (the largest is the
-		// signature, at most 4 KiB in base64); the default allows 10 MiB.
-		MaxResponseHeaderBytes: 64 << 10,
-		MaxIdleConnsPerHost:    2,
-		IdleConnTimeout:        90 * time.Second,
-	}
-	client := &http.Client{
-		Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return refuse("redirected to %s, which is not http or https", req.URL.Redacted())
-			}
-			// Only within the endorsed host: a redirect elsewhere would
-			// let a peer make us probe other machines (our own network
-			// among them) and read the outcome in get_endorsements.
-			if req.URL.Hostname() != via[0].URL.Hostname() {
-				return refuse("redirected to another host, %s; endorse the URL the registry is really at", req.URL.Host)
-			}
-			if len(via) >= maxRedirects {
-				return refuse("more than %d redirects", maxRedirects)
-			}
-			return nil
-		},
-	}
+	client := fetch.New(fetch.Options{ConnectTimeout: DefaultConnectTimeout, HeaderTimeout: timeout, Budget: 2*maxBytes + signature.MaxSize})
 	return &Fetcher{Client: client, MaxBytes: maxBytes, Timeout: timeout}
 }
 
@@ -235,7 +273,7 @@ func (f *Fetcher) FetchWith(ctx context.Context, key ed25519.PublicKey, rawURL s
 	}
 	regURL, sigURL, err := Locate(rawURL)
 	if err != nil {
-		return nil, refuse("%v", err)
+		return nil, refuseAs(RefusedInvalidEndorsement, "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
@@ -247,7 +285,10 @@ func (f *Fetcher) FetchWith(ctx context.Context, key ed25519.PublicKey, rawURL s
 	if last != nil && last.URL == rawURL {
 		etag = last.ETag
 	}
-	data, newTag, notModified, inline, err := f.get(ctx, regURL, f.MaxBytes, etag, "registry")
+	data, newTag, notModified, inline, release, err := f.get(ctx, regURL, f.MaxBytes, etag, "registry")
+	// The body's room in the fetch budget is held until it is checked
+	// (and, accepted, becomes the copy held).
+	defer release()
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +300,7 @@ func (f *Fetcher) FetchWith(ctx context.Context, key ed25519.PublicKey, rawURL s
 	// requests; other hosts serve it beside the registry.
 	sig := inline
 	if sig == nil {
-		if sig, _, _, _, err = f.get(ctx, sigURL, signature.MaxSize, "", "signature"); err != nil {
+		if sig, err = f.signature(ctx, sigURL); err != nil {
 			return nil, err
 		}
 	}
@@ -282,7 +323,7 @@ func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL s
 	sig := inline
 	if sig == nil && last.renewDue(o.Now) {
 		var err error
-		if sig, _, _, _, err = f.get(ctx, sigURL, signature.MaxSize, "", "signature"); err != nil {
+		if sig, err = f.signature(ctx, sigURL); err != nil {
 			return nil, err
 		}
 	}
@@ -295,7 +336,7 @@ func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL s
 		return c, nil
 	}
 	if why := expiryProblem(last.Expires, o.Now); why != "" && !o.AllowExpired {
-		return nil, refuse("not modified, and %s; to accept it anyway, start 3gs serve with --allow-expired", why)
+		return nil, refuseAs(RefusedExpired, "not modified, and %s; to accept it anyway, start 3gs serve with --allow-expired", why)
 	}
 	c := *last
 	c.FetchedAt = o.Now
@@ -307,21 +348,15 @@ func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL s
 // document; a body over the limit is refused.
 //
 // It also returns the signature document a 3gs node sends in the
-// Registry-Signature header (base64), or nil.
-func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what string) (body []byte, tag string, notModified bool, sig []byte, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// Registry-Signature header (base64), or nil, and release, which gives
+// the body's bytes back to the fetch budget once the caller is done
+// checking it (never nil).
+func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what string) (body []byte, tag string, notModified bool, sig []byte, release func(), err error) {
+	release = func() {}
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u, What: what, Accept: "application/json", IfNoneMatch: etag, Limit: limit})
 	if err != nil {
-		return nil, "", false, nil, refuse("%s URL %s: %v", what, u, err)
+		return nil, "", false, nil, release, f.failure(err)
 	}
-	req.Header.Set("Accept", "application/json")
-	if etag != "" {
-		req.Header.Set("If-None-Match", etag)
-	}
-	resp, err := f.Client.Do(req)
-	if err != nil {
-		return nil, "", false, nil, f.failure(what, u, err)
-	}
-	defer resp.Body.Close()
 	// Read on a 304 too: a 3gs node sends its current signature with it,
 	// which may be newer than the one held for the unchanged registry.
 	if h := resp.Header.Get("Registry-Signature"); h != "" && base64.StdEncoding.DecodedLen(len(h)) <= signature.MaxSize {
@@ -330,48 +365,45 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 		}
 	}
 	switch {
-	case resp.StatusCode == http.StatusNotModified && etag != "":
-		return nil, etag, true, sig, nil
-	case resp.StatusCode == http.StatusNotFound && what == "signature":
+	case resp.Status == http.StatusNotModified && etag != "":
+		return nil, etag, true, sig, release, nil
+	case resp.Status == http.StatusNotFound && what == "signature":
 		// Not a failure to reach the peer: it publishes its registry
 		// unsigned, which no retry changes.
-		return nil, "", false, nil, refuse("signature %s: HTTP 404: the peer publishes no signature, and a peer's registry is accepted only signed; ask its curator to sign it (3gs sign)", u)
-	case resp.StatusCode != http.StatusOK:
-		return nil, "", false, nil, fmt.Errorf("%s %s: HTTP %d", what, u, resp.StatusCode)
-	}
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(resp.Body, limit+1))
-	if n > limit {
-		return nil, "", false, nil, refuse("%s %s: more than %d bytes", what, u, limit)
-	}
-	if err != nil {
-		return nil, "", false, nil, f.failure(what, u, err)
+		return nil, "", false, nil, release, refuseAs(RefusedSignature, "signature %s: HTTP 404: the peer publishes no signature, and a peer's registry is accepted only signed; ask its curator to sign it (3gs sign)", u)
+	case resp.Status != http.StatusOK:
+		// Whatever the status, it says only that the document was not
+		// there for us: publicly as unreachable as a closed port.
+		return nil, "", false, nil, release, &fetch.Error{Public: fetch.Unreachable, Detail: fmt.Sprintf("%s %s: HTTP %d", what, u, resp.Status)}
 	}
 	tag = resp.Header.Get("ETag")
 	if len(tag) > 256 {
 		tag = "" // not worth keeping; the next fetch is unconditional
 	}
-	return buf.Bytes(), tag, false, sig, nil
+	return resp.Body, tag, false, sig, resp.Release, nil
 }
 
-// failure describes an error met while reading u.
-func (f *Fetcher) failure(what, u string, err error) error {
-	var r *Refusal
+// signature reads the signature document at u. Its few bytes are
+// given back to the fetch budget at once: what bounds memory there is
+// signature.MaxSize.
+func (f *Fetcher) signature(ctx context.Context, u string) ([]byte, error) {
+	sig, _, _, _, release, err := f.get(ctx, u, signature.MaxSize, "", "signature")
+	release()
+	return sig, err
+}
+
+// failure is err, from the fetch client, as this package reports it: a
+// refusal (address, redirect, encoding, size) is a Refusal with the same
+// public reason; anything else is a failure to reach the peer.
+func (f *Fetcher) failure(err error) error {
+	var fe *fetch.Error
 	switch {
-	case errors.As(err, &r):
-		return refuse("%s %s: %s", what, u, r.Reason)
+	case errors.As(err, &fe) && fe.Refused && fe.Public == fetch.RefusedTooLarge:
+		return &Refusal{Reason: fe.Detail + "; a larger registry is accepted with a higher --peer-max-bytes (THREEGS_PEER_MAX_BYTES)", Public: fe.Public}
+	case errors.As(err, &fe) && fe.Refused:
+		return &Refusal{Reason: fe.Detail, Public: fe.Public}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%s %s: no complete answer within %s", what, u, f.Timeout)
-	}
-	return fmt.Errorf("%s %s: %w", what, u, unwrapURLError(err))
-}
-
-// unwrapURLError drops the *url.Error wrapper, whose text repeats the
-// method and URL the caller's message already names.
-func unwrapURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
+		return fmt.Errorf("%w (--peer-timeout allows %s for the whole fetch)", err, f.Timeout)
 	}
 	return err
 }

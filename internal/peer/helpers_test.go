@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -360,6 +361,21 @@ func wantOutcome(t *testing.T, p Peer, want Status, reasons ...string) {
 		if !strings.Contains(p.Reason, r) {
 			t.Errorf("reason %q does not mention %q", p.Reason, r)
 		}
+	}
+	// Whatever the detail, what anyone may see is one of the coarse
+	// reasons, and a failure to reach the peer is only that.
+	if want == Refused || want == Unreachable {
+		if !slices.Contains(PublicReasons, p.Public) || (want == Unreachable) != (p.Public == "unreachable") {
+			t.Errorf("status %s with public reason %q", p.Status, p.Public)
+		}
+	}
+}
+
+// wantPublic fails unless p's public reason is want.
+func wantPublic(t *testing.T, p Peer, want string) {
+	t.Helper()
+	if p.Public != want {
+		t.Errorf("public reason %q (reason %q), want %q", p.Public, p.Reason, want)
 	}
 }
 

@@ -67,8 +67,13 @@ type Config struct {
 type Peer struct {
 	Endorsement gen.Endorsement
 	Status      Status
-	// Reason says why the last fetch failed (Unreachable, Refused).
+	// Reason says why the last fetch failed (Unreachable, Refused), in
+	// full, for the log: it may quote what the peer sent.
 	Reason string
+	// Public is the same reason as anyone may see it (get_endorsements):
+	// one of the coarse reasons of PublicReason, never anything the peer
+	// sent.
+	Public string
 	// LastAttempt is zero before the first fetch.
 	LastAttempt time.Time
 	Copy        *Copy
@@ -205,10 +210,10 @@ func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 		key, err := pkarr.ParsePublicKey(e.Pubkey)
 		switch {
 		case err != nil:
-			st.Status, st.Reason = Refused, "endorsed pubkey: "+err.Error()
+			st.Status, st.Reason, st.Public = Refused, "endorsed pubkey: "+err.Error(), RefusedInvalidEndorsement
 			continue
 		case e.Pubkey == own:
-			st.Status, st.Reason = Refused, "this is our own curator key; a registry does not endorse itself"
+			st.Status, st.Reason, st.Public = Refused, "this is our own curator key; a registry does not endorse itself", RefusedInvalidEndorsement
 			continue
 		}
 		st.key = key
@@ -245,10 +250,10 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 	}
 	switch {
 	case like:
-		st.Status, st.Reason = Refused, "cached copy "+NameLikeOurs
+		st.Status, st.Reason, st.Public = Refused, "cached copy "+NameLikeOurs, NameLikeOurs
 	case err != nil:
 		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", err)
-		st.Reason = "cached copy refused: " + err.Error()
+		st.Reason, st.Public = "cached copy refused: "+err.Error(), PublicReason(err)
 	case c != nil:
 		// A fetch time in the future (a clock set back, or a hand-edited
 		// file) would keep the copy from ever being reported stale.
@@ -261,7 +266,7 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 		// Peers withholds it (see loadCopy).
 		if why := n.withheld(c, now); why != "" {
 			n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", why)
-			st.Status, st.Reason = Refused, "cached copy refused: "+why
+			st.Status, st.Reason, st.Public = Refused, "cached copy refused: "+why, RefusedExpired
 		}
 	}
 }
@@ -293,7 +298,7 @@ func (n *Network) Peers() []Peer {
 			if why := n.withheld(p.Copy, now); why != "" {
 				switch {
 				case p.Status == Fresh || p.Status == Stale || p.Status == Pending:
-					p.Status, p.Reason = Refused, "the copy held is no longer served: "+why
+					p.Status, p.Reason, p.Public = Refused, "the copy held is no longer served: "+why, RefusedExpired
 				case !strings.Contains(p.Reason, why):
 					p.Reason += "; the copy held is no longer served either: " + why
 				}
@@ -375,7 +380,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	n.mu.Unlock()
 	c, err := n.cfg.Fetcher.FetchWith(ctx, key, url, AcceptOptions{Now: n.cfg.Now(), AllowExpired: n.cfg.AllowExpired, Last: last})
 	if err == nil && n.impersonates(pubkey, ours, c) {
-		c, err = nil, &Refusal{NameLikeOurs}
+		c, err = nil, &Refusal{Reason: NameLikeOurs, Public: NameLikeOurs} // the names go to the log (impersonates)
 	}
 	var m matcher.Matcher
 	if err == nil {
@@ -409,7 +414,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	}
 	if err != nil {
 		st.failures++
-		st.Status, st.Reason = Unreachable, err.Error()
+		st.Status, st.Reason, st.Public = Unreachable, err.Error(), PublicReason(err)
 		if IsRefusal(err) {
 			st.Status = Refused
 		}
@@ -423,7 +428,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	if m != nil {
 		st.Matcher = m
 	}
-	st.Copy, st.Status, st.Reason, st.failures = c, Fresh, "", 0
+	st.Copy, st.Status, st.Reason, st.Public, st.failures = c, Fresh, "", "", 0
 	st.next = now.Add(n.jitter(n.cfg.Refresh))
 }
 

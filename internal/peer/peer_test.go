@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/fetch"
 )
 
 func TestAccepted(t *testing.T) {
@@ -57,10 +60,11 @@ func TestAccepted(t *testing.T) {
 func TestRefusedSignedByAnotherKey(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		h.srv.publish(data, stranger.sign(data))
 	}, Refused, "signature: ", "signed by a different key")
+	wantPublic(t, p, RefusedSignature)
 }
 
 // A registry consistent in itself, naming and signed by a key of its own:
@@ -68,9 +72,10 @@ func TestRefusedSignedByAnotherKey(t *testing.T) {
 func TestRefusedPeerNamesItsOwnKey(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(stranger.signed("2.0.0", ""))
 	}, Refused, "signed by a different key", strings.TrimPrefix(h.peer.uri, "pk:"))
+	wantPublic(t, p, RefusedSignature)
 }
 
 // Signed by the endorsed key, but naming another curator: the registry is
@@ -78,36 +83,40 @@ func TestRefusedPeerNamesItsOwnKey(t *testing.T) {
 func TestRefusedCuratorIsNotTheSigner(t *testing.T) {
 	h := newHarness(t, nil)
 	stranger := newCurator(t)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(stranger.uri, "2.0.0", "")
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "signer is not the registry's curator", stranger.uri)
+	wantPublic(t, p, RefusedSignature)
 }
 
 // The signature document altered after signing.
 func TestRefusedAlteredSignature(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		h.srv.publish(data, []byte("not a signature document"))
 	}, Refused, "signature: ", "malformed signature file")
+	wantPublic(t, p, RefusedSignature)
 }
 
 // A validly signed older version: a rollback to a registry the curator
 // has since replaced.
 func TestRefusedRollback(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(h.peer.signed("0.9.0", ""))
 	}, Refused, "rollback", "0.9.0", "1.0.0")
+	wantPublic(t, p, RefusedRollback)
 }
 
 // The same version with different content, validly signed.
 func TestRefusedSameVersionOtherContent(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(h.peer.signed("1.0.0", " and more"))
 	}, Refused, "version 1.0.0 again with different content")
+	wantPublic(t, p, RefusedRollback)
 }
 
 func TestRefusedOverMaxBytes(t *testing.T) {
@@ -118,7 +127,10 @@ func TestRefusedOverMaxBytes(t *testing.T) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		data = append(data, bytes.Repeat([]byte(" "), testMaxBytes+1-len(data))...)
 		h.srv.publish(data, h.peer.sign(data))
-	}, Refused, fmt.Sprintf("more than %d bytes", testMaxBytes))
+	}, Refused, fmt.Sprintf("over the %d-byte limit", testMaxBytes))
+	if p := h.only(); p.Public != fetch.RefusedTooLarge {
+		t.Errorf("public reason %q, want %q", p.Public, fetch.RefusedTooLarge)
+	}
 }
 
 // A body that never ends is cut off by Fetcher.Timeout.
@@ -144,7 +156,7 @@ func TestUnreachableBodyNeverEnds(t *testing.T) {
 				}
 			}
 		})
-	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer within 300ms")
+	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer in time", "--peer-timeout allows 300ms")
 }
 
 // A server that answers only after the timeout.
@@ -163,12 +175,12 @@ func TestUnreachableAnswerTooLate(t *testing.T) {
 	}, Unreachable, "registry "+h.srv.URL+"/registry")
 	// The whole-fetch deadline and the transport's header timeout are the
 	// same length; whichever fires first, the reason must say it timed out.
-	if !strings.Contains(p.Reason, "no complete answer within 300ms") && !strings.Contains(p.Reason, "timeout awaiting response headers") {
+	if !strings.Contains(p.Reason, "no complete answer in time") && !strings.Contains(p.Reason, "timeout awaiting response headers") {
 		t.Errorf("reason %q does not say the peer took too long", p.Reason)
 	}
 }
 
-// A redirect is followed only to http or https.
+// A redirect is followed only to the same scheme.
 func TestRefusedRedirectToOtherScheme(t *testing.T) {
 	for _, target := range []string{"ftp://peer.example/registry.json", "file:///etc/passwd"} {
 		t.Run(strings.SplitN(target, ":", 2)[0], func(t *testing.T) {
@@ -177,7 +189,10 @@ func TestRefusedRedirectToOtherScheme(t *testing.T) {
 				h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 					http.Redirect(w, r, target, http.StatusFound)
 				})
-			}, Refused, "redirected to "+target, "not http or https")
+			}, Refused, "to "+target, "only to the same scheme, host and port")
+			if p := h.only(); p.Public != fetch.RefusedRedirect {
+				t.Errorf("public reason %q, want %q", p.Public, fetch.RefusedRedirect)
+			}
 		})
 	}
 }
@@ -194,23 +209,28 @@ func TestRefusedRedirectToOtherHost(t *testing.T) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, target, http.StatusFound)
 		})
-	}, Refused, "redirected to another host", "localhost")
+	}, Refused, "to "+target, "only to the same scheme, host and port")
 	if reg, _, _ := other.counts(); reg != 0 {
 		t.Errorf("the other host was asked %d times", reg)
 	}
 }
 
-// A redirect to http(s) on the same host is followed, to a registry that
-// is then checked like any other.
+// A redirect to the same scheme, host and port is followed, to a
+// registry that is then checked like any other.
 func TestRedirectFollowed(t *testing.T) {
 	h := newHarness(t, nil)
-	other := newPeerServer(t)
 	h.endorse()
 	h.accept("1.0.0")
-	other.publish(h.peer.signed("1.1.0", ""))
-	h.srv.publish(h.peer.signed("1.1.0", ""))
+	data, sig := h.peer.signed("1.1.0", "")
+	h.srv.publish(data, sig)
+	var moved atomic.Int32
 	h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, other.URL+"/registry", http.StatusFound)
+		if r.URL.RawQuery == "" {
+			http.Redirect(w, r, "/registry?moved=1", http.StatusFound)
+			return
+		}
+		moved.Add(1)
+		w.Write(data)
 	})
 	h.refresh()
 	p := h.only()
@@ -218,50 +238,55 @@ func TestRedirectFollowed(t *testing.T) {
 	if got := p.Copy.Registry.Version(); got != "1.1.0" {
 		t.Errorf("version %s after the redirect, want 1.1.0", got)
 	}
-	if reg, _, _ := other.counts(); reg != 1 {
-		t.Errorf("the redirect target was asked %d times, want 1", reg)
+	if moved.Load() != 1 {
+		t.Errorf("the redirect target was asked %d times, want 1", moved.Load())
 	}
 }
 
 // Validly signed bytes that are not a registry.
 func TestRefusedInvalidJSON(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := []byte(`{"version": "2.0.0", "curator": `)
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "registry: ")
+	wantPublic(t, p, RefusedInvalid)
 }
 
 // Valid JSON, validly signed, that fails the registry's own rules.
 func TestRefusedInvalidRegistry(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		data := bytes.Replace(registryDoc(h.peer.uri, "2.0.0", ""), []byte(`"rank": 3`), []byte(`"rank": 2`), 1)
 		h.srv.publish(data, h.peer.sign(data))
 	}, Refused, "registry: ")
+	wantPublic(t, p, RefusedInvalid)
 }
 
 func TestUnreachableHTTP500(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "oops", http.StatusInternalServerError)
 		})
 	}, Unreachable, "registry "+h.srv.URL+"/registry: HTTP 500")
+	wantPublic(t, p, fetch.Unreachable)
 }
 
 func TestRefusedSignatureMissing(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.publish(registryDoc(h.peer.uri, "2.0.0", ""), nil)
 	}, Refused, "signature "+h.srv.URL+"/registry.sig: HTTP 404", "publishes no signature", "3gs sign")
+	wantPublic(t, p, RefusedSignature)
 }
 
 func TestUnreachableServerDown(t *testing.T) {
 	h := newHarness(t, nil)
-	acceptThenFail(t, h, func(h *harness) {
+	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.Close()
 	}, Unreachable, "registry "+h.srv.URL+"/registry: ", "connect")
+	wantPublic(t, p, fetch.Unreachable)
 }
 
 // A peer that sends an ETag is asked with If-None-Match; its 304 keeps

@@ -16,5 +16,5 @@ func signedNoEarlier(last, c *Copy) error {
 	if last.signedAt.IsZero() || c.signedAt.IsZero() || !c.signedAt.Before(last.signedAt) {
 		return nil
 	}
-	return refuse("rollback: the signature was made at %s, before the one accepted (made at %s); an older signature put back does not replace a newer one, and the curator's next signature will be later", c.signedAt.UTC().Format(time.RFC3339), last.signedAt.UTC().Format(time.RFC3339))
+	return refuseAs(RefusedRollback, "rollback: the signature was made at %s, before the one accepted (made at %s); an older signature put back does not replace a newer one, and the curator's next signature will be later", c.signedAt.UTC().Format(time.RFC3339), last.signedAt.UTC().Format(time.RFC3339))
 }

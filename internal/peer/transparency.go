@@ -12,6 +12,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/fetch"
 )
 
 // A curator's audit log is a hash chain of every change to the registry,
@@ -201,7 +202,7 @@ func (t *tailReader) Read(p []byte) (int, error) {
 			err = nil
 		}
 		if err != nil {
-			return n, t.f.failure("audit log", t.url, err)
+			return n, t.f.failure(err)
 		}
 		return n, nil
 	}
@@ -213,23 +214,18 @@ func (t *tailReader) open() error {
 	if t.paged {
 		t.url = fmt.Sprintf("%s?since=%d&limit=%d", t.base, t.since, auditPage)
 	}
-	req, err := http.NewRequestWithContext(t.ctx, http.MethodGet, t.url, nil)
+	// Read as it comes, line by line, through the one outbound client;
+	// t.left bounds all the pages together (Read).
+	resp, err := t.f.Client.Open(t.ctx, fetch.Request{URL: t.url, What: "audit log", Accept: "application/jsonl, */*;q=0.1", Limit: t.left + 1})
 	if err != nil {
-		return refuse("audit log URL %s: %v", t.url, err)
+		return t.f.failure(err)
 	}
-	req.Header.Set("Accept", "application/jsonl, */*;q=0.1")
-	resp, err := t.f.Client.Do(req)
-	if err != nil {
-		return t.f.failure("audit log", t.url, err)
-	}
-	switch resp.StatusCode {
+	switch resp.Status {
 	case http.StatusOK:
 	case http.StatusNotFound:
-		resp.Body.Close()
 		return refuse("%s: HTTP 404: the peer publishes no audit log", t.url)
 	default:
-		resp.Body.Close()
-		return fmt.Errorf("audit log %s: HTTP %d", t.url, resp.StatusCode)
+		return &fetch.Error{Public: fetch.Unreachable, Detail: fmt.Sprintf("audit log %s: HTTP %d", t.url, resp.Status)}
 	}
 	if h := resp.Header.Get("Audit-Next"); t.paged && h != "" {
 		next, err := strconv.Atoi(h)

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,13 +30,15 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 		p, ok := states[e.Pubkey]
 		switch {
 		case h.peers == nil:
-			ep.Reason = ptr("this server does not fetch endorsed registries")
+			ep.Reason = ptr(gen.EndorsedPeerReasonNotFetchedThisServerDoesNotFetchEndorsedRegistries)
 		case !snap.signature.Verified:
-			ep.Reason = ptr("not fetched: this registry's own signature does not verify, so its endorsements are not followed; sign it (3gs sign)")
+			ep.Reason = ptr(gen.EndorsedPeerReasonNotFetchedOwnSignatureDoesNotVerify)
 		case ok:
 			ep.Status = gen.EndorsedPeerStatus(p.Status)
-			if p.Reason != "" {
-				ep.Reason = ptr(oneLine(p.Reason, 300))
+			// The coarse reason only: the full one may quote what the
+			// peer sent, and goes to the log.
+			if r := publicReason(p.Status, p.Public); r != "" {
+				ep.Reason = ptr(gen.EndorsedPeerReason(r))
 			}
 			if c := p.Copy; c != nil {
 				ep.LastSuccess = ptr(c.FetchedAt.UTC().Format(time.RFC3339))
@@ -50,6 +53,26 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 	}
 	return out, nil
 }
+
+// publicReason is what anyone may be told of why a peer (or an origin)
+// with status is not fresh: public, its coarse reason, when it is one of
+// peer.PublicReasons, else the status alone. Nothing the peer sent is
+// ever in it.
+func publicReason[S ~string](status S, public string) string {
+	if slices.Contains(peer.PublicReasons, public) {
+		return public
+	}
+	switch string(status) {
+	case string(peer.Refused):
+		return peer.RefusedPlain
+	case string(peer.Unreachable):
+		return string(peer.Unreachable)
+	}
+	return ""
+}
+
+// PublicReason is publicReason for a follower's state, for /health.
+func PublicReason(status, public string) string { return publicReason(status, public) }
 
 // GetEndorsementsText implements gen.ToolHandlers.
 func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
@@ -67,7 +90,7 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 		if e.Version != nil {
 			fmt.Fprintf(&b, ", version %s (%d categories), verified %s", oneLine(*e.Version, 64), deref(e.Categories), deref(e.LastSuccess))
 		}
-		if e.Reason != nil {
+		if e.Reason != nil && string(*e.Reason) != string(e.Status) {
 			fmt.Fprintf(&b, "; %s", *e.Reason)
 		}
 		b.WriteByte('\n')

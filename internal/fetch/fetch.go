@@ -1,0 +1,417 @@
+// Package fetch is the one way 3gs reads anything from another machine:
+// endorsed peers' registries, signatures and audit logs (internal/peer),
+// and a read replica's origin (internal/follow). Whatever fetches later
+// (identity proofs, link checks) goes through it too, so that one policy
+// guards the way out:
+//
+//   - Addresses are checked when connecting, on the resolved IP: loopback,
+//     private, link-local, multicast, unspecified, carrier-grade NAT and
+//     other non-public ranges are refused unless the URL names that very
+//     IP as a literal (the operator chose it). A name that resolves, or
+//     rebinds, to such an address is refused. No proxy is used: through
+//     one, the address could not be checked.
+//   - A redirect is followed only to the same scheme, host and port, at
+//     most five times; anything else is refused, and the error says so.
+//   - Bodies come as sent: Accept-Encoding: identity, no transparent
+//     decompression, and a Content-Encoding other than identity is
+//     refused, so a small answer can never inflate into a large one.
+//   - A body is read into one buffer sized from its limit and its
+//     Content-Length, never past the limit, and every body being read
+//     (but the small ones, of a limit up to 64 KiB) holds its size in one
+//     byte budget shared by all fetches in flight. A caller asks for at
+//     most one counted body at a time, so no two fetches can each hold
+//     room while waiting for more.
+//
+// 3gs health does not use it: it asks the operator's own server, at the
+// one URL the operator gives, follows no redirect and reads at most
+// 1 MiB; nothing another machine controls steers it. The load generators
+// (internal/loadgen, bench/) target the servers they start.
+//
+// Errors are *Error: a coarse Public reason that may be shown to anyone
+// (a tool's output, /health), and a Detail for the operator's log. No
+// byte of what the other side sent is ever in Public.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// The public reasons a fetch fails with. They say what kind of thing
+// went wrong and nothing the other side sent: a closed port, a refused
+// connection, a timeout and an HTTP error status are all Unreachable, so
+// no one can use a fetch's outcome to scan what it can reach.
+const (
+	Unreachable     = "unreachable"
+	RefusedAddress  = "refused: address not allowed"
+	RefusedRedirect = "refused: redirect"
+	RefusedEncoding = "refused: encoding"
+	RefusedTooLarge = "refused: too large"
+)
+
+// Error is a failed fetch.
+type Error struct {
+	// Public is the coarse reason (one of the constants above, or a
+	// caller's own of the same kind), safe to show to anyone.
+	Public string
+	// Detail says what happened, with the URL, for the log.
+	Detail string
+	// Refused: the address, or what came back, failed a check, which
+	// trying again soon will not change; otherwise the other side was not
+	// reached, or did not answer in full.
+	Refused bool
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Detail }
+func (e *Error) Unwrap() error { return e.Err }
+
+// PublicReason is err's coarse reason: an *Error's Public, or
+// Unreachable for any other error.
+func PublicReason(err error) string {
+	var fe *Error
+	if errors.As(err, &fe) && fe.Public != "" {
+		return fe.Public
+	}
+	return Unreachable
+}
+
+// Options configure a Client.
+type Options struct {
+	// ConnectTimeout bounds each connection (and TLS handshake).
+	ConnectTimeout time.Duration
+	// HeaderTimeout bounds the wait for an answer's headers.
+	HeaderTimeout time.Duration
+	// Budget is how many body bytes all of the client's fetches in flight
+	// may hold together; a fetch waits (within its context) for room.
+	// At least the largest single limit asked for is always granted.
+	Budget int64
+	// Resolver resolves names; nil is the system's. Tests set one.
+	Resolver *net.Resolver
+}
+
+// DefaultConnectTimeout bounds a connection when Options leave it zero.
+const DefaultConnectTimeout = 5 * time.Second
+
+// maxRedirects is the most redirects one fetch follows.
+const maxRedirects = 5
+
+// smallBody is the largest limit whose bodies the budget does not count.
+const smallBody = 64 << 10
+
+// maxHeaderBytes bounds an answer's headers: a registry's are a few
+// hundred bytes (the largest is a signature, at most 4 KiB in base64);
+// the default allows 10 MiB.
+const maxHeaderBytes = 64 << 10
+
+// Client fetches under the policy above.
+type Client struct {
+	hc     *http.Client
+	budget *budget
+}
+
+// New returns a client with its own transport and byte budget.
+func New(o Options) *Client {
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	tr := &http.Transport{
+		// No proxy: through one, the address finally connected to is the
+		// proxy's choice, and the policy could not be applied to it.
+		Proxy:                  nil,
+		DialContext:            dialer(o.ConnectTimeout, o.Resolver),
+		TLSHandshakeTimeout:    o.ConnectTimeout,
+		ResponseHeaderTimeout:  o.HeaderTimeout,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableCompression:     true,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
+		ForceAttemptHTTP2:      true,
+	}
+	return &Client{
+		hc:     &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		budget: newBudget(o.Budget),
+	}
+}
+
+// checkRedirect follows a redirect only to the same scheme, host and
+// port as the URL asked for: anywhere else, a peer could make us probe
+// other machines or ports (our own network among them) and read the
+// outcome.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	from, to := via[0].URL, req.URL
+	if to.Scheme != from.Scheme || !strings.EqualFold(to.Hostname(), from.Hostname()) || port(to) != port(from) {
+		return &Error{Public: RefusedRedirect, Refused: true, Detail: fmt.Sprintf("redirected from %s to %s: a fetch follows a redirect only to the same scheme, host and port; use the URL the document is really at", via[len(via)-1].URL.Redacted(), to.Redacted())}
+	}
+	if len(via) >= maxRedirects {
+		return &Error{Public: RefusedRedirect, Refused: true, Detail: fmt.Sprintf("more than %d redirects from %s", maxRedirects, from.Redacted())}
+	}
+	return nil
+}
+
+// port is u's port, the scheme's default when it names none.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// Request is one GET.
+type Request struct {
+	URL string
+	// What the document is, for messages: "registry", "signature".
+	What   string
+	Accept string
+	// IfNoneMatch makes the request conditional; a 304 comes back as a
+	// Response with that status and no body.
+	IfNoneMatch string
+	// Limit bounds the body in bytes; more is refused (RefusedTooLarge).
+	Limit int64
+}
+
+// Response is an answer. Body is read only for a 200; for any other
+// status it is nil, and nothing of the other side's body is kept.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	held   int64
+	b      *budget
+}
+
+// Release returns the bytes the body held in the budget; the body may
+// still be used (the budget bounds what is being fetched, not what is
+// kept). It may be called more than once.
+func (r *Response) Release() {
+	if r != nil && r.held > 0 {
+		r.b.release(r.held)
+		r.held = 0
+	}
+}
+
+// Get fetches req.URL. An error is always an *Error. For a status other
+// than 200 the Response has no body, and the caller decides what the
+// status means.
+func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
+	resp, err := c.open(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := &Response{Status: resp.StatusCode, Header: resp.Header, b: c.budget}
+	if resp.StatusCode != http.StatusOK {
+		return out, nil
+	}
+	if err := encodingRefused(req, resp); err != nil {
+		return nil, err
+	}
+	cl := resp.ContentLength
+	if cl > req.Limit {
+		return nil, tooLarge(req, fmt.Sprintf("Content-Length %d", cl))
+	}
+	// The body's room is taken before a byte is read: the Content-Length
+	// when there is one, else the whole limit.
+	hold := req.Limit
+	if cl >= 0 {
+		hold = cl
+	}
+	// A small body (a signature) is not counted: it costs nothing worth
+	// bounding, and a fetch that holds a large body's room while it asks
+	// for a small one's could otherwise wait for ever on another doing
+	// the same.
+	if req.Limit > smallBody {
+		hold = c.budget.clamp(hold)
+		if err := c.budget.acquire(ctx, hold); err != nil {
+			return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s %s: waiting for room in the fetch budget (other fetches held it): %v", req.What, req.URL, err), Err: err}
+		}
+		out.held = hold
+	}
+	body, err := readBody(resp.Body, cl, req.Limit)
+	if err != nil {
+		out.Release()
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLarge(req, fmt.Sprintf("more than %d bytes", req.Limit))
+		}
+		return nil, c.failure(req, err)
+	}
+	out.Body = body
+	return out, nil
+}
+
+// Stream is an answer whose body is read as it comes (an audit log,
+// checked line by line), within req.Limit bytes.
+type Stream struct {
+	Status int
+	Header http.Header
+	// Body is nil for a status other than 200.
+	Body io.ReadCloser
+}
+
+// Open fetches req.URL for reading as it comes. The caller closes Body.
+// Reading past req.Limit fails with RefusedTooLarge.
+func (c *Client) Open(ctx context.Context, req Request) (*Stream, error) {
+	resp, err := c.open(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &Stream{Status: resp.StatusCode, Header: resp.Header}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return out, nil
+	}
+	if err := encodingRefused(req, resp); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	if resp.ContentLength > req.Limit {
+		resp.Body.Close()
+		return nil, tooLarge(req, fmt.Sprintf("Content-Length %d", resp.ContentLength))
+	}
+	out.Body = &limited{c: c, req: req, rc: resp.Body, left: req.Limit}
+	return out, nil
+}
+
+// open sends req and returns the answer's headers.
+func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	if err != nil {
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: %v", req.What, req.URL, err), Err: err}
+	}
+	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: only http and https are fetched", req.What, req.URL)}
+	}
+	if req.Accept != "" {
+		hr.Header.Set("Accept", req.Accept)
+	}
+	hr.Header.Set("Accept-Encoding", "identity")
+	if req.IfNoneMatch != "" {
+		hr.Header.Set("If-None-Match", req.IfNoneMatch)
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, c.failure(req, err)
+	}
+	return resp, nil
+}
+
+// encodingRefused refuses a body in any encoding but identity: it was
+// asked for as sent, and decoding one would let a few bytes on the wire
+// become any amount in memory.
+func encodingRefused(req Request, resp *http.Response) error {
+	for _, v := range resp.Header.Values("Content-Encoding") {
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "identity") {
+				return &Error{Public: RefusedEncoding, Refused: true, Detail: fmt.Sprintf("%s %s: Content-Encoding %.40q: only identity is accepted (the request said Accept-Encoding: identity); serve the document uncompressed", req.What, req.URL, v)}
+			}
+		}
+	}
+	return nil
+}
+
+func tooLarge(req Request, what string) error {
+	return &Error{Public: RefusedTooLarge, Refused: true, Detail: fmt.Sprintf("%s %s: %s, over the %d-byte limit", req.What, req.URL, what, req.Limit)}
+}
+
+// failure is the *Error for err, met while fetching req.
+func (c *Client) failure(req Request, err error) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return &Error{Public: fe.Public, Refused: fe.Refused, Detail: fmt.Sprintf("%s %s: %s", req.What, req.URL, fe.Detail), Err: err}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Public: Unreachable, Detail: fmt.Sprintf("%s %s: no complete answer in time", req.What, req.URL), Err: err}
+	}
+	return &Error{Public: Unreachable, Detail: fmt.Sprintf("%s %s: %v", req.What, req.URL, err), Err: err}
+}
+
+var errTooLarge = errors.New("over the limit")
+
+// firstChunk is the buffer a body of unknown length starts with.
+const firstChunk = 64 << 10
+
+// readBody reads r whole into one buffer: of exactly cl bytes when the
+// length is known (cl >= 0; net/http ends the body there), else starting
+// small and doubling, never past limit+1 (the one byte that tells a body
+// over the limit from one exactly at it). A buffer left much larger than
+// its body is copied to its size, since a registry keeps its bytes for as
+// long as it is served.
+func readBody(r io.Reader, cl, limit int64) ([]byte, error) {
+	if cl >= 0 {
+		buf := make([]byte, cl)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	buf := make([]byte, 0, min(limit+1, firstChunk))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				return nil, errTooLarge
+			}
+			grown := make([]byte, len(buf), min(limit+1, 2*int64(cap(buf))))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cap(buf)-len(buf) > len(buf)/4 {
+		buf = append([]byte(nil), buf...)
+	}
+	return buf, nil
+}
+
+// limited is a Stream's body: more than the limit is refused.
+type limited struct {
+	c    *Client
+	req  Request
+	rc   io.ReadCloser
+	left int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	// One byte past the limit tells a body that is too long from one
+	// that ends exactly there.
+	if int64(len(p)) > l.left+1 {
+		p = p[:l.left+1]
+	}
+	n, err := l.rc.Read(p)
+	l.left -= int64(n)
+	if l.left < 0 {
+		return 0, tooLarge(l.req, fmt.Sprintf("more than %d bytes", l.req.Limit))
+	}
+	if err != nil && err != io.EOF {
+		return n, l.c.failure(l.req, err)
+	}
+	return n, err
+}
+
+func (l *limited) Close() error { return l.rc.Close() }
