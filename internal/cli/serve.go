@@ -61,7 +61,7 @@ func serveFlags(f *Flags) {
 	f.String("session-idle-timeout", "THREEGS_SESSION_IDLE_TIMEOUT", httpserver.DefaultSessionIdle.String(), "HTTP: a session unused this long ends (its id then gets 404)")
 	f.String("session-secret-file", "THREEGS_SESSION_SECRET_FILE", "", "HTTP: file of 64 or more hex characters (mode 600) that signs 2025-era session ids; replicas given the same file accept each other's sessions, so a load balancer needs no sticky routing. None: a random secret, sessions good on this process only")
 	f.String("shutdown-timeout", "THREEGS_SHUTDOWN_TIMEOUT", httpserver.DefaultShutdownTimeout.String(), "HTTP: on SIGTERM, how long requests in flight may take to finish")
-	f.String("peer-cache", "THREEGS_PEER_CACHE", "", "directory for the last verified copy of each endorsed curator's registry, checked again when read, so a restart serves peers that are down; none means REGISTRY.peers beside the registry file, or the user cache directory for the embedded registry")
+	f.String("peer-cache", "THREEGS_PEER_CACHE", "", "directory for the last verified copy of each endorsed curator's registry, checked again when read, so a restart serves peers that are down; none means REGISTRY.peers beside the registry file, peers in --follow-cache for a read replica, or the user cache directory for the embedded registry")
 	f.String("peer-refresh", "THREEGS_PEER_REFRESH", "5m", "how often to fetch each endorsed curator's registry again (moved by up to a tenth either way; failures back off from a quarter of it up to four times it)")
 	f.String("peer-stale", "THREEGS_PEER_STALE", "1h", "age past which a peer's verified copy is reported stale (it still answers)")
 	f.String("peer-timeout", "THREEGS_PEER_TIMEOUT", peer.DefaultTimeout.String(), "how long fetching one peer's registry and signature may take in all")
@@ -243,12 +243,15 @@ const minPeerRefresh = 10 * time.Second
 // peerCacheDir is where accepted peer copies are kept: --peer-cache,
 // else beside the registry file, else in the user cache directory; ""
 // (memory only) when there is none.
-func peerCacheDir(flag, registryPath string) string {
+func peerCacheDir(flag, registryPath, followCache string) string {
 	switch {
 	case flag != "":
 		return flag
 	case registryPath != "":
 		return registryPath + ".peers"
+	case followCache != "":
+		// A replica keeps what it caches in one place, --follow-cache.
+		return filepath.Join(followCache, "peers")
 	}
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "3gs", "peers")
@@ -447,7 +450,11 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		log.Info("logging get_sources queries", "query_log", path, "rotate_at_bytes", c.queryLogMax)
 	}
 	pc := c.peers
-	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path), c.newMatcher
+	followCache := ""
+	if c.follow != nil {
+		followCache = c.follow.cache
+	}
+	pc.Log, pc.CacheDir, pc.Build = log, peerCacheDir(c.peerCache, srvd.path, followCache), c.newMatcher
 	cfg.Peers = peer.New(pc)
 	if fl != nil {
 		cfg.Origin = c.follow.url

@@ -156,8 +156,13 @@ func (f *Follower) check(ctx context.Context) bool {
 		if peer.IsRefusal(err) {
 			f.st.Status = Refused
 		}
+		status, held := f.st.Status, f.last != nil
 		f.mu.Unlock()
-		f.cfg.Log.Warn("the origin's registry was not taken; serving the last good copy", "origin", f.cfg.URL, "status", f.st.Status, "why", err.Error())
+		if held {
+			f.cfg.Log.Warn("the origin's registry was not taken; serving the last good copy", "origin", f.cfg.URL, "status", status, "why", err.Error())
+		} else {
+			f.cfg.Log.Warn("the origin's registry was not taken, and there is no copy to serve yet", "origin", f.cfg.URL, "status", status, "why", err.Error())
+		}
 		return false
 	}
 	changed := f.last == nil || c.Registry.SHA256() != f.last.Registry.SHA256() || string(c.Signature) != string(f.last.Signature)

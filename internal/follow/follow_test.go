@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -169,5 +170,23 @@ func TestRestartServesTheCache(t *testing.T) {
 	o.setDown()
 	if _, err := newHarness(t, o, pkarr.Public(key), t.TempDir()).f.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "no verified copy") {
 		t.Errorf("no origin, no cache: %v", err)
+	}
+}
+
+// With the origin down and no cached copy, the log does not claim a last
+// good copy is served: there is none.
+func TestNoCopyIsNotCalledTheLastGoodOne(t *testing.T) {
+	key, _ := pkarr.Generate()
+	o := newOrigin(t)
+	o.setDown()
+	var logged bytes.Buffer
+	f := New(Config{URL: o.srv.URL, Key: pkarr.Public(key), Refresh: time.Second, CacheDir: t.TempDir(),
+		Fetcher: peer.NewFetcher(8<<20, 5*time.Second), Now: func() time.Time { return clock },
+		Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if _, err := f.Start(context.Background()); err == nil {
+		t.Fatal("started with nothing to serve")
+	}
+	if strings.Contains(logged.String(), "last good copy") || !strings.Contains(logged.String(), "no copy to serve yet") {
+		t.Errorf("log:\n%s", logged.String())
 	}
 }
