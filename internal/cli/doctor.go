@@ -176,7 +176,7 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 	now := time.Now()
 	switch left := st.Expires.Sub(now); {
 	case regName == "" && st.Stale(now) != nil:
-		d.add(ok, "expiry", "the embedded registry is served whatever its signature's expiry (it is part of the binary, so no old copy can be replayed to it); a registry of your own must carry an unexpired signature", "")
+		d.add(ok, "expiry", "embedded, exempt from expiry: it is part of the binary, so no old copy can be replayed to it; a registry of your own must carry an unexpired signature", "")
 	case st.Stale(now) != nil && flagBool(d.f, "allow-expired"):
 		d.add(warn, "expiry", st.Stale(now).Error()+"; --allow-expired serves it anyway, and peers refuse it", resign)
 	case st.Stale(now) != nil:

@@ -57,7 +57,7 @@ func TestDoctorFreshInstall(t *testing.T) {
 	if code != ExitOK || strings.Contains(out, "FAIL") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.HasPrefix(lines(out)["expiry"], "OK    expiry: the embedded registry is served") {
+	if !strings.HasPrefix(lines(out)["expiry"], "OK    expiry: embedded, exempt from expiry") {
 		t.Errorf("no OK expiry line for the embedded registry in:\n%s", out)
 	}
 }
