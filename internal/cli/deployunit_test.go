@@ -74,3 +74,21 @@ func TestVerifyFailsWithoutTheLog(t *testing.T) {
 		t.Errorf("verify with the log: exit %d\n%s", code, out)
 	}
 }
+
+// doctor on the origin checks what its replicas and peers will: a
+// registry the log recorded at the same version with other content (here
+// endorse --keep-version) fails, before every replica refuses it.
+func TestDoctorChecksWhatReplicasCheck(t *testing.T) {
+	keyPath, regPath, _, _ := initNode(t, "Tester")
+	if code, out, _ := run(t, nil, "doctor", "--registry", regPath, "--key-file", keyPath); !strings.Contains(lines(out)["publish"], "OK    publish: peers and replicas can take it") {
+		t.Fatalf("a fresh node: exit %d\n%s", code, out)
+	}
+	_, pub := mustKey(t)
+	if code, _, errOut := run(t, nil, "endorse", "--registry", regPath, "--key-file", keyPath, "--pubkey", pub, "--url", "https://peer.example", "--name", "Peer", "--keep-version"); code != ExitOK {
+		t.Fatalf("endorse --keep-version: exit %d\n%s", code, errOut)
+	}
+	code, out, _ := run(t, nil, "doctor", "--registry", regPath, "--key-file", keyPath)
+	if code != ExitFail || !strings.Contains(lines(out)["publish"], "recorded version 0.1.0 with other content at seq 1") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -286,6 +288,7 @@ func (d *doctor) editing(reg *registry.Registry, key []byte) {
 		return
 	}
 	d.auditLog(reg, path, audit)
+	d.publish(reg, audit)
 	if _, named := reg.CuratorKey(); named && key == nil {
 		d.add(warn, "editing", "the registry is signed by its curator but no key is configured, so the curator tools cannot change it", "add --key-file KEY (THREEGS_KEY_FILE) to edit through the server")
 		return
@@ -446,4 +449,50 @@ func shownFile(regName string) string {
 		return "registry.json"
 	}
 	return regName
+}
+
+// publish checks what the registry's readers check before they take it:
+// endorsing peers and read replicas refuse a version they already hold
+// with other content, a registry shaped to cost them far more than it
+// holds, and one over their byte limit. On the origin these are found
+// before every replica and peer stops following, saying so only in
+// their own logs.
+func (d *doctor) publish(reg *registry.Registry, audit string) {
+	if _, named := reg.CuratorKey(); !named {
+		return // unsigned: no peer or replica takes it anyway
+	}
+	if err := peer.CheckShape(reg.Bytes()); err != nil {
+		d.add(fail, "publish", "endorsing peers and replicas refuse this registry: "+err.Error(), "write it as 3gs writes it (compact or plainly indented), then sign it again")
+		return
+	}
+	if n := int64(reg.Size()); n > int64(defaultPeerMaxBytes) {
+		d.add(warn, "publish", fmt.Sprintf("the registry is %d bytes: peers and replicas with the default --peer-max-bytes (%d) refuse it", n, int64(defaultPeerMaxBytes)), "ask those who read it to raise --peer-max-bytes (THREEGS_PEER_MAX_BYTES), or split the registry")
+		return
+	}
+	if seq := sameVersionOtherBytes(audit, reg); seq > 0 {
+		d.add(fail, "publish", fmt.Sprintf("the audit log recorded version %s with other content at seq %d; peers and replicas that took that copy refuse this one (\"version %s again with different content\") and keep the old one", reg.Version(), seq, reg.Version()),
+			"give it a higher version: 3gs sign raises it when the registry changed since the log last recorded its version; or set \"version\" by hand and sign")
+		return
+	}
+	d.add(ok, "publish", "peers and replicas can take it: version "+reg.Version()+" names these bytes alone in the audit log, and its size and shape are within what they accept", "")
+}
+
+// sameVersionOtherBytes is the seq of an entry of the log at path that
+// records reg's version with other bytes, or 0. Lines that do not decode
+// are skipped: the log check above reports them.
+func sameVersionOtherBytes(path string, reg *registry.Registry) int {
+	f, _, err := safefile.Open(path, 1<<30, "audit log")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		e, err := gen.DecodeAuditentry(sc.Bytes())
+		if err == nil && e.Version == reg.Version() && e.After != reg.SHA256() {
+			return e.Seq
+		}
+	}
+	return 0
 }

@@ -100,3 +100,7 @@ func shape(data []byte) (ws, cats int) {
 	}
 	return ws, cats
 }
+
+// CheckShape is the shape check a peer or replica makes of a registry it
+// fetched, for its curator to make before publishing (3gs doctor).
+func CheckShape(data []byte) error { return checkShape(data) }
