@@ -200,7 +200,7 @@ func TestThreeNodeFederation(t *testing.T) {
 
 	// doctor fetches each peer once and says whether it verifies.
 	out, _ := exec.Command(bin, "doctor", "--registry", a.reg, "--key-file", a.keyPath).CombinedOutput()
-	for _, want := range []string{"OK    peers: Baker B (" + b.pubkey + ") verifies: version 1.0.0, 1 categories", "OK    peers: Birder C (" + c.pubkey + ") verifies"} {
+	for _, want := range []string{"OK    peers: Baker B (" + b.pubkey + ") verifies: version 1.0.0, 1 category", "OK    peers: Birder C (" + c.pubkey + ") verifies"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
