@@ -175,7 +175,7 @@ func ReadFile(path string) (*gen.Tokens, error) {
 	}
 	doc, err := gen.DecodeTokens(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a valid tokens file: %w", path, err)
+		return nil, fmt.Errorf("%s is not a valid tokens file: %w", path, strictjson.WithPosition(err, data))
 	}
 	var errs strictjson.Errors
 	names, hashes := map[string]int{}, map[string]int{}

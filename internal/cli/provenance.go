@@ -433,6 +433,9 @@ func registryProblem(path string, err error, omit string) (problem, fix string) 
 	var errs strictjson.Errors
 	var pe *fs.PathError
 	switch {
+	case errors.As(err, &errs) && len(errs) == 1 && errs[0].Offset > 0:
+		// Not JSON: validate would say the same; the place is the fix.
+		return path + " is not a valid registry: " + loadProblem(err).Error(), "correct the JSON there (the text quoted is what the file holds from a little before that column), then run 3gs validate " + signature.ShellQuote(path) + " for the rules beyond syntax"
 	case errors.As(err, &errs):
 		return path + " is not a valid registry: " + loadProblem(err).Error(), "run 3gs validate " + signature.ShellQuote(path) + " to see every problem, then fix them"
 	case errors.Is(err, fs.ErrNotExist):

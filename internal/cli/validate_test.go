@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,5 +172,23 @@ func TestValidateWarnsAboutHosts(t *testing.T) {
 	code, out, _ := run(t, nil, "validate", regPath)
 	if code != ExitOK || !strings.Contains(out, "warning: "+regPath+": categories.") || !strings.Contains(out, "private network address") || !strings.Contains(out, "OK: "+regPath) {
 		t.Errorf("%d %s", code, out)
+	}
+}
+
+// A registry that is not JSON is told by line and column, with the text
+// there, in validate and in serve, whose fix no longer sends the curator
+// to validate for the same words.
+func TestSyntaxErrorsHaveALineAndColumn(t *testing.T) {
+	_, regPath, _, _ := initNode(t, "Tester")
+	data, _ := os.ReadFile(regPath)
+	broken := strings.Replace(string(data), `"rank": 1,`, `"rank": 1,,`, 1)
+	os.WriteFile(regPath, []byte(broken), 0o644)
+	line := 1 + strings.Count(broken[:strings.Index(broken, ",,")], "\n")
+	want := fmt.Sprintf("syntax error at line %d, column ", line)
+	if code, out, errOut := run(t, nil, "validate", regPath); code != ExitFail || !strings.Contains(out+errOut, want) || !strings.Contains(out+errOut, `near "\"rank\": 1,,"`) {
+		t.Errorf("validate: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := serveLines(t, nil, []string{"--registry", regPath}); code == ExitOK || !strings.Contains(errOut, want) || !strings.Contains(errOut, "Fix: correct the JSON there") {
+		t.Errorf("serve: exit %d\n%s", code, errOut)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/safefile"
+
+	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
 // The peer cache is a directory with one file per peer
@@ -77,7 +79,7 @@ func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now tim
 	}
 	entry, err := gen.DecodePeercache(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", path, strictjson.WithPosition(err, data))
 	}
 	if entry.Pubkey != pubkey {
 		return nil, fmt.Errorf("%s holds the copy of %s, not of %s", path, entry.Pubkey, pubkey)

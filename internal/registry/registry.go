@@ -76,7 +76,9 @@ func Load(data []byte) (*Registry, error) {
 		return nil, err
 	}
 	if doc == nil { // not JSON at all: nothing further to check
-		return nil, errs
+		// A person edits a registry: where the JSON breaks is told as a
+		// line and column, with the text there.
+		return nil, strictjson.WithPosition(errs, data)
 	}
 	slugs, rules, warnings := checkRules(doc)
 	errs = append(errs, rules...)

@@ -24,6 +24,8 @@ import (
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+
+	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
 // Suffix is appended to a registry's path to name its signature file.
@@ -138,7 +140,7 @@ func Parse(doc []byte) (*gen.Signature, error) {
 	}
 	sig, err := gen.DecodeSignature(doc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, strictjson.WithPosition(err, doc))
 	}
 	// The schema cannot say that these go together; an expiry alone is a
 	// statement without a log, a log head needs both its halves and an

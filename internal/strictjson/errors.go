@@ -13,6 +13,10 @@ type Error struct {
 	Path string
 	// Reason says what is wrong in words that suggest the fix.
 	Reason string
+	// Offset is 1 + the byte offset of a syntax error in the document, 0
+	// when the problem has no place in the text. WithPosition turns it
+	// into a line and column for a file a person edits.
+	Offset int
 }
 
 func (e *Error) Error() string {

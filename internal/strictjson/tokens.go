@@ -192,7 +192,8 @@ const maxPooledTokens = 1 << 14
 // itself (DecodeInPlace).
 func (t *tokenizer) tokenize(data []byte, maxDepth int, inPlace bool) *Error {
 	if !utf8.Valid(data) {
-		return &Error{Reason: "invalid UTF-8 at byte " + strconv.Itoa(invalidUTF8At(data))}
+		at := invalidUTF8At(data)
+		return &Error{Reason: "invalid UTF-8 at byte " + strconv.Itoa(at), Offset: at + 1}
 	}
 	// A copy, as the caller may reuse data once decoded; in place, none
 	// (the copy used to be made either way, and dropped: 150 MB of garbage
@@ -239,7 +240,7 @@ func validate(data []byte) *Error {
 		if pos < 0 || pos >= len(data) {
 			return &Error{Reason: "invalid JSON: unexpected end of input"}
 		}
-		return &Error{Reason: "invalid JSON: syntax error at byte " + strconv.Itoa(pos)}
+		return &Error{Reason: "invalid JSON: syntax error at byte " + strconv.Itoa(pos), Offset: pos + 1}
 	}
 	return nil
 }
