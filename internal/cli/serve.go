@@ -310,7 +310,9 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	}
 	defer srv.close()
 	c.log.Info("serving MCP on stdio")
-	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
+	in, out, closePipes := stdioPipes(env.Stdin, env.Stdout)
+	defer closePipes()
+	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), in, out, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
 	if err != nil {
 		c.log.Error("stdio failed", "err", err)
 		return ExitFail
