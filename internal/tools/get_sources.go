@@ -139,19 +139,40 @@ func queryProblem(query string, err error) (text string, ok bool) {
 func (s *snapshot) answer(query, slug string, score float64) *gen.GetSourcesOutput {
 	c, _ := s.reg.Category(slug)
 	cur := s.reg.Curator()
-	out := &gen.GetSourcesOutput{
+	// One allocation holds the output and everything it points to: this
+	// runs on every answered call, and separate small objects (the score,
+	// the version, the curator, a growing sources slice) were most of its
+	// garbage.
+	a := &answerAlloc{score: score, version: s.reg.Version(), curator: gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey}}
+	a.out = gen.GetSourcesOutput{
 		Query:           query,
 		Slug:            &c.Slug,
 		Name:            &c.Name,
 		Description:     &c.Description,
-		Score:           &score,
-		RegistryVersion: ptr(s.reg.Version()),
-		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+		Score:           &a.score,
+		RegistryVersion: &a.version,
+		Curator:         &a.curator,
+	}
+	sources := a.sources[:0]
+	if len(c.Sources) > len(a.sources) {
+		sources = make([]gen.RankedSource, 0, len(c.Sources))
 	}
 	for _, s := range c.Sources {
-		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
+		sources = append(sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
 	}
-	return out
+	if len(sources) > 0 {
+		a.out.Sources = sources
+	}
+	return &a.out
+}
+
+// answerAlloc is an answer with what its pointers point to.
+type answerAlloc struct {
+	out     gen.GetSourcesOutput
+	score   float64
+	version string
+	curator gen.AnsweringCurator
+	sources [3]gen.RankedSource // a category has three
 }
 
 // bySlug answers a call that names its category: the agent chose it from
@@ -360,9 +381,25 @@ const sureScore = 0.9
 
 // GetSourcesText implements gen.ToolHandlers. It is on every get_sources
 // call, so it appends rather than formats.
+// getSourcesTextSize is at least the length of GetSourcesText's answer
+// for out, so that its text is built in one allocation.
+func getSourcesTextSize(out *gen.GetSourcesOutput) int {
+	n := 256 + len(deref(out.Name)) + len(deref(out.Slug)) + len(deref(out.Description)) + len(deref(out.RegistryVersion))
+	if out.Curator != nil {
+		n += len(out.Curator.Name) + len(out.Curator.Pubkey)
+	}
+	for _, s := range out.Sources {
+		n += 48 + len(s.Name) + len(s.URL) + len(s.Type) + len(s.Why)
+	}
+	for _, a := range out.Alternatives {
+		n += 24 + len(a.Slug) + len(a.Name)
+	}
+	return n
+}
+
 func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 	var b strings.Builder
-	b.Grow(1024)
+	b.Grow(getSourcesTextSize(out))
 	line := func(label, value string) {
 		b.WriteString(label)
 		b.WriteString(value)
@@ -371,13 +408,21 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 	line("Category: ", deref(out.Name))
 	line("Slug: ", deref(out.Slug))
 	line("Description: ", deref(out.Description))
-	line("Match Score: ", fmtScore(deref(out.Score)))
+	var num [32]byte
+	b.WriteString("Match Score: ")
+	b.Write(appendScore(num[:0], deref(out.Score)))
+	b.WriteByte('\n')
 	line("Registry Version: ", deref(out.RegistryVersion))
-	line("Curator: ", out.Curator.Name+" ("+out.Curator.Pubkey+")")
+	b.WriteString("Curator: ")
+	b.WriteString(out.Curator.Name)
+	b.WriteString(" (")
+	b.WriteString(out.Curator.Pubkey)
+	b.WriteString(")\n")
 	b.WriteString("\nSources:")
 	for _, s := range out.Sources {
 		b.WriteByte('\n')
-		line(strconv.Itoa(s.Rank)+". ", s.Name)
+		b.Write(strconv.AppendInt(num[:0], int64(s.Rank), 10))
+		line(". ", s.Name)
 		line("   URL: ", s.URL)
 		line("   Type: ", s.Type)
 		b.WriteString("   Why: ")
@@ -394,7 +439,7 @@ func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
 			b.WriteString(" (")
 			b.WriteString(a.Name)
 			b.WriteString(", score: ")
-			b.WriteString(fmtScore(a.Score))
+			b.Write(appendScore(num[:0], a.Score))
 			b.WriteByte(')')
 		}
 	}
