@@ -61,6 +61,13 @@ const Instructions = "3gs answers 'where should I read about X?' with three huma
 // server/discover: the tool set changes only with a new binary.
 const toolsListTTLMs = 3600000
 
+// toolsListTTL is the member of a modern tools/list result that says so.
+// The lists themselves are appended from gen.ToolsListJSON, in the
+// binary, for each answer rather than kept as nine prebuilt copies of
+// about 40 KB each on the heap: a copy costs the same either way, and
+// the heap the collector paces itself by stays smaller.
+var toolsListTTL = `,"ttlMs":` + strconv.Itoa(toolsListTTLMs)
+
 // Server holds what every session shares: the tool handlers, the tokens it
 // accepts and the precomputed payloads. It is immutable.
 type Server struct {
@@ -69,12 +76,8 @@ type Server struct {
 	log      *slog.Logger
 	keyring  *auth.Keyring
 
-	// Tool lists by caller tier; modern ones by whether the caller
-	// presented a valid token (then the list is theirs alone: "private").
-	legacyToolsList [gen.NumTiers][]byte
-	modernToolsList [gen.NumTiers][2][]byte
-	discover        []byte
-	serverInfo      []byte
+	discover   []byte
+	serverInfo []byte
 }
 
 // Config is what a server is made of.
@@ -92,12 +95,6 @@ type Config struct {
 func NewServer(c Config) *Server {
 	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
 	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
-	for tier, list := range gen.ToolsListJSON {
-		s.legacyToolsList[tier] = []byte(`{"tools":` + list + `}`)
-		for i, scope := range []string{"public", "private"} {
-			s.modernToolsList[tier][i] = []byte(`{"resultType":"complete","tools":` + list + `,"ttlMs":` + strconv.Itoa(toolsListTTLMs) + `,"cacheScope":"` + scope + `"}`)
-		}
-	}
 	version := c.Version
 	s.discover = mustJSON(discoverResult{
 		ResultType:        "complete",
@@ -467,13 +464,18 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 			return nil, err
 		}
 		if modern {
-			private := 0
+			scope := `,"cacheScope":"public"}`
 			if c.Authenticated() {
-				private = 1
+				scope = `,"cacheScope":"private"}`
 			}
-			return append(dst, sess.srv.modernToolsList[c.Tier][private]...), nil
+			dst = append(dst, `{"resultType":"complete","tools":`...)
+			dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+			dst = append(dst, toolsListTTL...)
+			return append(dst, scope...), nil
 		}
-		return append(dst, sess.srv.legacyToolsList[c.Tier]...), nil
+		dst = append(dst, `{"tools":`...)
+		dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+		return append(dst, '}'), nil
 	case "tools/call":
 		return sess.callTool(ctx, req, modern, dst)
 	}
