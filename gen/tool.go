@@ -42,6 +42,14 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 	if r.Structured != nil || r.out == nil {
 		return append(dst, r.Structured...), nil
 	}
+	if a, ok := r.out.(jsonAppender); ok {
+		start := len(dst)
+		dst, err := a.appendJSON(dst)
+		if err != nil {
+			return dst[:start], err
+		}
+		return dst, nil
+	}
 	b := encodeBufs.Get().(*[]byte)
 	*b = dst
 	err := encoder.EncodeInto(b, r.out, 0)
