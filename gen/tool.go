@@ -42,7 +42,14 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 	if r.Structured != nil || r.out == nil {
 		return append(dst, r.Structured...), nil
 	}
-	if a, ok := r.out.(jsonAppender); ok {
+	return AppendOutput(dst, r.out)
+}
+
+// AppendOutput appends a tool's output (or a ToolError's structured
+// content), as JSON, to dst: by its own encoder when it has one, else by
+// sonic's.
+func AppendOutput(dst []byte, v any) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
 		start := len(dst)
 		dst, err := a.appendJSON(dst)
 		if err != nil {
@@ -52,7 +59,7 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 	}
 	b := encodeBufs.Get().(*[]byte)
 	*b = dst
-	err := encoder.EncodeInto(b, r.out, 0)
+	err := encoder.EncodeInto(b, v, 0)
 	dst, *b = *b, nil
 	encodeBufs.Put(b)
 	return dst, err

@@ -94,18 +94,55 @@ type Config struct {
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
 	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
-	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
-	version := c.Version
-	s.discover = mustJSON(discoverResult{
-		ResultType:        "complete",
-		SupportedVersions: SupportedVersions,
-		Capabilities:      serverCapabilities,
-		Instructions:      Instructions,
-		Meta:              discoverMeta{ServerInfo: implementation{Name: ServerName, Version: version, ContractVersion: gen.ContractVersion}},
-		TTLMs:             toolsListTTLMs,
-		CacheScope:        "public",
-	})
+	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
+	s.discover = appendDiscover(nil, s.serverInfo)
 	return s
+}
+
+// The fixed results are written by hand, exactly as sonic encodes the
+// structs below (TestHandWrittenResults compares them): encoding them with
+// sonic made its JIT compile encoders, and decode protocolVersion, while
+// the server started and at initialize, for code and memory a stdio
+// server otherwise never needs.
+
+func appendImplementation(dst []byte, v implementation) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = jsonrpc.AppendString(dst, v.Name)
+	dst = append(dst, `,"version":`...)
+	dst = jsonrpc.AppendString(dst, v.Version)
+	dst = append(dst, `,"contractVersion":`...)
+	dst = jsonrpc.AppendString(dst, v.ContractVersion)
+	return append(dst, '}')
+}
+
+// capabilitiesJSON is serverCapabilities encoded.
+const capabilitiesJSON = `{"tools":{"listChanged":false}}`
+
+func appendDiscover(dst, serverInfo []byte) []byte {
+	dst = append(dst, `{"resultType":"complete","supportedVersions":[`...)
+	for i, v := range SupportedVersions {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendString(dst, v)
+	}
+	dst = append(dst, `],"capabilities":`+capabilitiesJSON+`,"instructions":`...)
+	dst = jsonrpc.AppendString(dst, Instructions)
+	dst = append(dst, `,"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	dst = append(dst, serverInfo...)
+	dst = append(dst, `},"ttlMs":`...)
+	dst = strconv.AppendInt(dst, toolsListTTLMs, 10)
+	return append(dst, `,"cacheScope":"public"}`...)
+}
+
+func appendInitializeResult(dst []byte, version string, serverInfo []byte) []byte {
+	dst = append(dst, `{"protocolVersion":`...)
+	dst = jsonrpc.AppendString(dst, version)
+	dst = append(dst, `,"capabilities":`+capabilitiesJSON+`,"serverInfo":`...)
+	dst = append(dst, serverInfo...)
+	dst = append(dst, `,"instructions":`...)
+	dst = jsonrpc.AppendString(dst, Instructions)
+	return append(dst, '}')
 }
 
 // Response shapes are structs, not maps, so their key order is fixed.
@@ -158,14 +195,6 @@ type (
 
 // serverCapabilities: tools only, and the list never changes while running.
 var serverCapabilities capabilities
-
-func mustJSON(v any) []byte {
-	b, err := sonic.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 // Session is one client's conversation: a stdio process or, later, an HTTP
 // session. The legacy handshake state lives here, and the token a stdio
@@ -486,9 +515,13 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	if p.ProtocolVersion == nil {
 		return nil, invalidParams("protocolVersion", "required field is missing")
 	}
+	// A string, or null (read as "", as a decoder would into a string).
 	var requested string
-	if jsonrpc.Unmarshal(p.ProtocolVersion, &requested) != nil {
-		return nil, invalidParams("protocolVersion", "must be a string")
+	if string(p.ProtocolVersion) != "null" {
+		var ok bool
+		if requested, ok = jsonrpc.String(p.ProtocolVersion); !ok {
+			return nil, invalidParams("protocolVersion", "must be a string")
+		}
 	}
 	version := LatestLegacy
 	if slices.Contains(LegacyVersions, requested) {
@@ -496,7 +529,7 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	}
 	sess.version.Store(&version)
 	sess.initialized.Store(true)
-	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
+	return appendInitializeResult(nil, version, sess.srv.serverInfo), nil
 }
 
 func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
@@ -560,7 +593,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, paramsError(problem)
 	}
 	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
-		structured, merr := sonic.Marshal(toolErr.Structured)
+		structured, merr := gen.AppendOutput(nil, toolErr.Structured)
 		if merr != nil {
 			return nil, sess.internal(name, merr)
 		}
