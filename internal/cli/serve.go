@@ -393,6 +393,9 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		anchorFrom string
 		ok         bool
 	)
+	// The matcher's word tables do not depend on the registry: they are
+	// built while it is read (or fetched) and checked.
+	matcher.Preload()
 	if c.follow != nil {
 		// A read replica: the follower has verified the copy against the
 		// origin's key; there is no file, key or anchor of its own.

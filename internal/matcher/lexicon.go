@@ -52,6 +52,17 @@ func relatedOf(stem string) (close, narrow, broad, gloss string, ok bool) {
 	return close, narrow, broad, gloss, true
 }
 
+// Preload builds the lexicon's and the word vectors' tables now, each on
+// a goroutine of its own, instead of one after the other when the first
+// index is built: a server calls it before it reads its registry, so on
+// a machine with more than one core they are ready sooner (the first
+// answer comes that much earlier). Whoever needs a table first waits for
+// it, as on first use.
+func Preload() {
+	go lexicon.once.Do(lexicon.load)
+	go wordVectors.once.Do(loadVectors)
+}
+
 // lexicon is indexed on first use: a process that never builds an index
 // (a CLI command) pays nothing. The words and lines stay in the embedded
 // strings; what is allocated is the offset of each line, a float per
