@@ -28,7 +28,7 @@ var vectorData []byte
 //
 // The tables are kept small because they are most of a small registry's
 // live heap, which the collector lets grow to twice itself: the open
-// addressing table is filled to three quarters, its slots carrying
+// addressing table is filled to about three quarters, its slots carrying
 // high bits of the word's hash beside the id so that a probe rarely
 // compares a word, and norms are cached for the words in use rather than
 // kept for all 100,000.
