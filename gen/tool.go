@@ -7,6 +7,7 @@ package gen
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 
 	"github.com/bytedance/sonic"
@@ -45,13 +46,26 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 	return AppendOutput(dst, r.out)
 }
 
+// outputEncoders are the encoders tool outputs have of their own, by the
+// output's pointer type; see RegisterOutputEncoder. They are registered by
+// package initialization and only read afterwards.
+var outputEncoders = map[reflect.Type]func(dst []byte, v any) ([]byte, error){}
+
+// RegisterOutputEncoder makes enc the encoder of outputs of type *T, in
+// place of sonic's: enc must write exactly what sonic writes for them. A
+// tool that answers often registers one so that answering compiles no
+// encoder (see tools/getsources_json.go). Call it from an init function.
+func RegisterOutputEncoder[T any](enc func(dst []byte, v *T) ([]byte, error)) {
+	outputEncoders[reflect.TypeFor[*T]()] = func(dst []byte, v any) ([]byte, error) { return enc(dst, v.(*T)) }
+}
+
 // AppendOutput appends a tool's output (or a ToolError's structured
-// content), as JSON, to dst: by its own encoder when it has one, else by
-// sonic's.
+// content), as JSON, to dst: by its registered encoder when it has one,
+// else by sonic's.
 func AppendOutput(dst []byte, v any) ([]byte, error) {
-	if a, ok := v.(jsonAppender); ok {
+	if enc, ok := outputEncoders[reflect.TypeOf(v)]; ok {
 		start := len(dst)
-		dst, err := a.appendJSON(dst)
+		dst, err := enc(dst, v)
 		if err != nil {
 			return dst[:start], err
 		}

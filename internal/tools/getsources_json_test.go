@@ -1,4 +1,4 @@
-package gen
+package tools
 
 import (
 	"math"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/three-good-sources/3gs/gen"
 )
 
 // TestGetSourcesOutputJSON holds the hand-written encoder to sonic's
@@ -16,22 +18,22 @@ import (
 // that need escaping and long ones, and floats of every size. A member
 // added to the type and not to the encoder fails the field count below.
 func TestGetSourcesOutputJSON(t *testing.T) {
-	if n := reflect.TypeFor[GetSourcesOutput]().NumField(); n != 14 {
-		t.Fatalf("GetSourcesOutput has %d fields; appendJSON writes 14: add the new ones to it", n)
+	if n := reflect.TypeFor[gen.GetSourcesOutput]().NumField(); n != 14 {
+		t.Fatalf("gen.GetSourcesOutput has %d fields; appendGetSourcesOutput writes 14: add the new ones to it", n)
 	}
-	for typ, n := range map[reflect.Type]int{reflect.TypeFor[AlternativeCategory](): 3, reflect.TypeFor[CandidateCategory](): 4,
-		reflect.TypeFor[ClosestCategory](): 2, reflect.TypeFor[AnsweringCurator](): 2, reflect.TypeFor[RankedSource](): 5, reflect.TypeFor[ListedCategory](): 2} {
+	for typ, n := range map[reflect.Type]int{reflect.TypeFor[gen.AlternativeCategory](): 3, reflect.TypeFor[gen.CandidateCategory](): 4,
+		reflect.TypeFor[gen.ClosestCategory](): 2, reflect.TypeFor[gen.AnsweringCurator](): 2, reflect.TypeFor[gen.RankedSource](): 5, reflect.TypeFor[gen.ListedCategory](): 2} {
 		if typ.NumField() != n {
-			t.Fatalf("%s has %d fields; appendJSON writes %d", typ, typ.NumField(), n)
+			t.Fatalf("%s has %d fields; appendGetSourcesOutput writes %d", typ, typ.NumField(), n)
 		}
 	}
-	check := func(v *GetSourcesOutput) {
+	check := func(v *gen.GetSourcesOutput) {
 		t.Helper()
 		want, err := sonic.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := v.appendJSON([]byte("pre"))
+		got, err := appendGetSourcesOutput([]byte("pre"), v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,12 +41,12 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			t.Fatalf("appendJSON:\n%s\nsonic:\n%s", got[3:], want)
 		}
 	}
-	tool := LookupTool("get_sources")
+	tool := gen.LookupTool("get_sources")
 	ex, err := tool.DecodeOutput([]byte(tool.Examples.Result))
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(ex.(*GetSourcesOutput))
+	check(ex.(*gen.GetSourcesOutput))
 
 	r := rand.New(rand.NewPCG(5, 6))
 	str := func() string {
@@ -68,10 +70,10 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 	}
 	maybe := func() bool { return r.IntN(2) == 0 }
 	for range 5000 {
-		v := &GetSourcesOutput{Query: str()}
+		v := &gen.GetSourcesOutput{Query: str()}
 		if maybe() {
 			for range r.IntN(3) {
-				v.Alternatives = append(v.Alternatives, AlternativeCategory{Name: str(), Score: float(), Slug: str()})
+				v.Alternatives = append(v.Alternatives, gen.AlternativeCategory{Name: str(), Score: float(), Slug: str()})
 			}
 		}
 		if maybe() {
@@ -82,7 +84,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 		}
 		if maybe() {
 			for range r.IntN(3) {
-				v.Candidates = append(v.Candidates, CandidateCategory{Description: str(), Name: str(), Score: float(), Slug: str()})
+				v.Candidates = append(v.Candidates, gen.CandidateCategory{Description: str(), Name: str(), Score: float(), Slug: str()})
 			}
 		}
 		if maybe() {
@@ -90,19 +92,19 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			v.CategoryCount = &n
 		}
 		if maybe() {
-			v.Closest = &ClosestCategory{Score: float(), Slug: str()}
+			v.Closest = &gen.ClosestCategory{Score: float(), Slug: str()}
 		}
 		if maybe() {
-			v.Curator = &AnsweringCurator{Name: str(), Pubkey: str()}
+			v.Curator = &gen.AnsweringCurator{Name: str(), Pubkey: str()}
 		}
 		if maybe() {
 			s := str()
 			v.Description = &s
 		}
 		if maybe() {
-			v.MoreCategories = []ListedCategory{}
+			v.MoreCategories = []gen.ListedCategory{}
 			for range r.IntN(3) {
-				v.MoreCategories = append(v.MoreCategories, ListedCategory{Name: str(), Slug: str()})
+				v.MoreCategories = append(v.MoreCategories, gen.ListedCategory{Name: str(), Slug: str()})
 			}
 		}
 		if maybe() {
@@ -123,16 +125,16 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 		}
 		switch r.IntN(3) {
 		case 0:
-			v.Sources = []RankedSource{}
+			v.Sources = []gen.RankedSource{}
 		case 1:
 			for range r.IntN(4) + 1 {
-				v.Sources = append(v.Sources, RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()})
+				v.Sources = append(v.Sources, gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()})
 			}
 		}
 		check(v)
 	}
 	nan := math.NaN()
-	if _, err := (&GetSourcesOutput{Score: &nan}).appendJSON(nil); err == nil {
+	if _, err := appendGetSourcesOutput(nil, &gen.GetSourcesOutput{Score: &nan}); err == nil {
 		t.Error("a NaN score encoded")
 	}
 }

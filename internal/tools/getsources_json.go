@@ -1,26 +1,24 @@
-package gen
+package tools
 
-// This file is written by hand: get_sources answers nearly every call, so
-// its output is encoded by the code below rather than by sonic, whose JIT
-// would otherwise compile an encoder at the first answer (mapping code,
-// keeping programs on the heap and running an assembler a server need not
-// touch). It writes exactly what sonic writes for the generated struct:
-// members in field order, each one tagged omitempty left out when empty,
-// floats and strings as sonic formats them. TestGetSourcesOutputJSON holds
-// it to sonic, so a field added to the schema and not here fails there.
+// get_sources answers nearly every call, so its output is encoded by the
+// code below rather than by sonic, whose JIT would otherwise compile an
+// encoder at the first answer (mapping code, keeping programs on the heap
+// and running an assembler a server need not touch). It writes exactly
+// what sonic writes for the generated struct: members in field order,
+// each one tagged omitempty left out when empty, floats and strings as
+// sonic formats them. TestGetSourcesOutputJSON holds it to sonic, so a
+// field added to the schema and not here fails there.
 
 import (
 	"errors"
 	"math"
 	"strconv"
 
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 )
 
-// jsonAppender is an output that encodes itself.
-type jsonAppender interface {
-	appendJSON(dst []byte) ([]byte, error)
-}
+func init() { gen.RegisterOutputEncoder(appendGetSourcesOutput) }
 
 var errNotFinite = errors.New("json: unsupported value: a score is NaN or infinite")
 
@@ -31,7 +29,8 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 	return jsonrpc.AppendFloat(dst, f), nil
 }
 
-func (v *GetSourcesOutput) appendJSON(dst []byte) ([]byte, error) {
+// appendGetSourcesOutput appends v as JSON.
+func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error) {
 	var err error
 	dst = append(dst, '{')
 	// Every member but query and sources may be left out, so a comma goes
