@@ -17,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/bytedance/sonic"
 
@@ -575,8 +577,15 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	}
 	res, err := tool.Run(ctx, sess.srv.handlers, args)
 	if err == nil {
+		// The text is rendered into a pooled buffer and quoted from there
+		// into the response: it is needed only until then.
+		tb := textBufs.Get().(*[]byte)
+		*tb = res.AppendText((*tb)[:0])
 		start := len(dst)
-		dst, err = appendToolResult(dst, modern, res.Text, res.AppendStructured, false)
+		dst, err = appendToolResult(dst, modern, unsafe.String(unsafe.SliceData(*tb), len(*tb)), res.AppendStructured, false)
+		if cap(*tb) <= maxPooledText {
+			textBufs.Put(tb)
+		}
 		if err != nil {
 			return dst[:start], sess.internal(name, err)
 		}
@@ -602,6 +611,12 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	}
 	return nil, sess.internal(name, err)
 }
+
+// textBufs hold tool results' text while it is quoted into a response.
+var textBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledText keeps a rare huge text from pinning its memory.
+const maxPooledText = 64 << 10
 
 // argumentsPath places a decoder's path inside params: "arguments.query",
 // or "arguments" itself for a problem with the arguments as a whole (such

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hbollon/go-edlib"
 	"github.com/three-good-sources/3gs/gen"
@@ -398,50 +399,53 @@ func getSourcesTextSize(out *gen.GetSourcesOutput) int {
 }
 
 func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
-	var b strings.Builder
-	b.Grow(getSourcesTextSize(out))
+	b := appendGetSourcesText(make([]byte, 0, getSourcesTextSize(out)), out)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
+}
+
+// appendGetSourcesText appends GetSourcesText's answer to dst.
+func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 	line := func(label, value string) {
-		b.WriteString(label)
-		b.WriteString(value)
-		b.WriteByte('\n')
+		b = append(b, label...)
+		b = append(b, value...)
+		b = append(b, '\n')
 	}
 	line("Category: ", deref(out.Name))
 	line("Slug: ", deref(out.Slug))
 	line("Description: ", deref(out.Description))
-	var num [32]byte
-	b.WriteString("Match Score: ")
-	b.Write(appendScore(num[:0], deref(out.Score)))
-	b.WriteByte('\n')
+	b = append(b, "Match Score: "...)
+	b = appendScore(b, deref(out.Score))
+	b = append(b, '\n')
 	line("Registry Version: ", deref(out.RegistryVersion))
-	b.WriteString("Curator: ")
-	b.WriteString(out.Curator.Name)
-	b.WriteString(" (")
-	b.WriteString(out.Curator.Pubkey)
-	b.WriteString(")\n")
-	b.WriteString("\nSources:")
+	b = append(b, "Curator: "...)
+	b = append(b, out.Curator.Name...)
+	b = append(b, " ("...)
+	b = append(b, out.Curator.Pubkey...)
+	b = append(b, ")\n"...)
+	b = append(b, "\nSources:"...)
 	for _, s := range out.Sources {
-		b.WriteByte('\n')
-		b.Write(strconv.AppendInt(num[:0], int64(s.Rank), 10))
+		b = append(b, '\n')
+		b = strconv.AppendInt(b, int64(s.Rank), 10)
 		line(". ", s.Name)
 		line("   URL: ", s.URL)
 		line("   Type: ", s.Type)
-		b.WriteString("   Why: ")
-		b.WriteString(s.Why)
+		b = append(b, "   Why: "...)
+		b = append(b, s.Why...)
 	}
 	if out.Score != nil && *out.Score < sureScore && out.Query != "" {
-		b.WriteString("\n\nIf this category does not fit the question, call list_categories to see what the registry covers.")
+		b = append(b, "\n\nIf this category does not fit the question, call list_categories to see what the registry covers."...)
 	}
 	if len(out.Alternatives) > 0 {
-		b.WriteString("\n\nAlso close:")
+		b = append(b, "\n\nAlso close:"...)
 		for _, a := range out.Alternatives {
-			b.WriteString("\n- ")
-			b.WriteString(a.Slug)
-			b.WriteString(" (")
-			b.WriteString(a.Name)
-			b.WriteString(", score: ")
-			b.Write(appendScore(num[:0], a.Score))
-			b.WriteByte(')')
+			b = append(b, "\n- "...)
+			b = append(b, a.Slug...)
+			b = append(b, " ("...)
+			b = append(b, a.Name...)
+			b = append(b, ", score: "...)
+			b = appendScore(b, a.Score)
+			b = append(b, ')')
 		}
 	}
-	return b.String()
+	return b
 }

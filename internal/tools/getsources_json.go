@@ -18,7 +18,10 @@ import (
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 )
 
-func init() { gen.RegisterOutputEncoder(appendGetSourcesOutput) }
+func init() {
+	gen.RegisterOutputEncoder(appendGetSourcesOutput)
+	gen.RegisterTextAppender(appendGetSourcesText)
+}
 
 var errNotFinite = errors.New("json: unsupported value: a score is NaN or infinite")
 
