@@ -7,6 +7,7 @@ package gen
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 
 	"github.com/bytedance/sonic"
@@ -31,6 +32,33 @@ type Result struct {
 	Text       string
 	Structured []byte
 	out        any
+	// appendText, for an output with a registered text appender, writes
+	// the text in place of Text, which Run then leaves empty (Call fills
+	// it): see AppendText.
+	appendText func(dst []byte, v any) []byte
+}
+
+// AppendText appends the result's text block to dst.
+func (r *Result) AppendText(dst []byte) []byte {
+	if r.appendText != nil {
+		return r.appendText(dst, r.out)
+	}
+	return append(dst, r.Text...)
+}
+
+// textAppenders render tool outputs' text blocks into a buffer rather
+// than a new string, by the output's pointer type; see
+// RegisterTextAppender. Registered by package initialization and only
+// read afterwards.
+var textAppenders = map[reflect.Type]func(dst []byte, v any) []byte{}
+
+// RegisterTextAppender makes app render the text block of outputs of type
+// *T, appending exactly what the tool's text handler returns. A transport
+// that copies the text into its response anyway (Run, then AppendText)
+// then makes no string of it: for an often-called tool, most of the
+// garbage a call made. Call it from an init function.
+func RegisterTextAppender[T any](app func(dst []byte, v *T) []byte) {
+	textAppenders[reflect.TypeFor[*T]()] = func(dst []byte, v any) []byte { return app(dst, v.(*T)) }
 }
 
 // encodeBufs hold the slice EncodeInto writes through, so that passing its
@@ -42,9 +70,37 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 	if r.Structured != nil || r.out == nil {
 		return append(dst, r.Structured...), nil
 	}
+	return AppendOutput(dst, r.out)
+}
+
+// outputEncoders are the encoders tool outputs have of their own, by the
+// output's pointer type; see RegisterOutputEncoder. They are registered by
+// package initialization and only read afterwards.
+var outputEncoders = map[reflect.Type]func(dst []byte, v any) ([]byte, error){}
+
+// RegisterOutputEncoder makes enc the encoder of outputs of type *T, in
+// place of sonic's: enc must write exactly what sonic writes for them. A
+// tool that answers often registers one so that answering compiles no
+// encoder (see tools/getsources_json.go). Call it from an init function.
+func RegisterOutputEncoder[T any](enc func(dst []byte, v *T) ([]byte, error)) {
+	outputEncoders[reflect.TypeFor[*T]()] = func(dst []byte, v any) ([]byte, error) { return enc(dst, v.(*T)) }
+}
+
+// AppendOutput appends a tool's output (or a ToolError's structured
+// content), as JSON, to dst: by its registered encoder when it has one,
+// else by sonic's.
+func AppendOutput(dst []byte, v any) ([]byte, error) {
+	if enc, ok := outputEncoders[reflect.TypeOf(v)]; ok {
+		start := len(dst)
+		dst, err := enc(dst, v)
+		if err != nil {
+			return dst[:start], err
+		}
+		return dst, nil
+	}
 	b := encodeBufs.Get().(*[]byte)
 	*b = dst
-	err := encoder.EncodeInto(b, r.out, 0)
+	err := encoder.EncodeInto(b, v, 0)
 	dst, *b = *b, nil
 	encodeBufs.Put(b)
 	return dst, err
@@ -89,6 +145,9 @@ func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, 
 	if err != nil {
 		return nil, err
 	}
+	if res.appendText != nil {
+		res.Text = string(res.AppendText(nil))
+	}
 	if res.Structured == nil {
 		if res.Structured, err = sonic.Marshal(res.out); err != nil {
 			return nil, err
@@ -97,8 +156,9 @@ func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, 
 	return res, nil
 }
 
-// Run is Call without encoding the structured content: the result's
-// AppendStructured does that where it is wanted.
+// Run is Call without encoding the structured content, nor making the
+// text a string when its output has a text appender: the result's
+// AppendStructured and AppendText write them where they are wanted.
 func (t *Tool) Run(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
@@ -128,6 +188,9 @@ func callTool[I, O any](ctx context.Context, args []byte, name string, decode fu
 	}
 	if out == nil {
 		return nil, errors.New(name + ": handler returned no result")
+	}
+	if app, ok := textAppenders[reflect.TypeFor[*O]()]; ok {
+		return &Result{out: out, appendText: app}, nil
 	}
 	return &Result{Text: text(out), out: out}, nil
 }

@@ -320,7 +320,9 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	}
 	defer srv.close()
 	c.log.Info("serving MCP on stdio")
-	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), env.Stdin, env.Stdout, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
+	in, out, closePipes := stdioPipes(env.Stdin, env.Stdout)
+	defer closePipes()
+	err = stdio.Serve(ctx, srv.mcp.NewSessionWithToken(env.Getenv(stdioTokenEnv)), in, out, stdio.Options{MaxMessageBytes: c.maxBytes, Log: c.log})
 	if err != nil {
 		c.log.Error("stdio failed", "err", err)
 		return ExitFail
@@ -401,6 +403,9 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		anchorFrom string
 		ok         bool
 	)
+	// The matcher's word tables do not depend on the registry: they are
+	// built while it is read (or fetched) and checked.
+	matcher.Preload()
 	if c.follow != nil {
 		// A read replica: the follower has verified the copy against the
 		// origin's key; there is no file, key or anchor of its own.

@@ -8,10 +8,14 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
+	"math/bits"
+	"slices"
 	"strconv"
-	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
@@ -210,37 +214,92 @@ func AppendError(dst, id []byte, e *Error) []byte {
 
 func appendString(dst []byte, s string) []byte { return AppendString(dst, s) }
 
+// AppendFloat appends f as sonic's default encoder writes a float64, which
+// is as encoding/json does: the shortest decimal that reads back as f,
+// in exponent form below 1e-6 and from 1e21 (with a one-digit negative
+// exponent written without its leading zero). NaN and the infinities
+// have no JSON form; the caller must refuse them.
+func AppendFloat(dst []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// e-07 is written e-7.
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
 // AppendString appends s as a JSON string, byte for byte as sonic's
 // default encoder writes it (quote, backslash, \t \n \r, other control
-// characters as \u00XX, everything else as is). Long text goes through
-// sonic's vectorized quoting, with the string and the buffer passed by
-// way of a pooled holder so that neither escapes per call; short text is
-// escaped here.
+// characters as \u00XX, everything else as is). Long text is scanned
+// eight bytes at a time for a byte that needs escaping; it used to go
+// through sonic's encoder, whose JIT then compiled a program for strings
+// at the first answer: code, memory and a compiler the server otherwise
+// need not touch.
 func AppendString(dst []byte, s string) []byte {
 	if len(s) < 64 {
 		return appendShortString(dst, s)
 	}
-	q := quoteBufs.Get().(*quoteBuf)
-	q.b, q.s = dst, s
-	err := encoder.EncodeInto(&q.b, &q.s, 0)
-	out := q.b
-	q.b, q.s = nil, ""
-	quoteBufs.Put(q)
-	if err != nil { // a string always encodes; stay correct regardless
-		return appendShortString(dst, s)
+	return appendLongString(dst, s)
+}
+
+// appendLongString is appendShortString reading eight bytes at a time:
+// a word with no byte to escape is skipped whole, and in one that has,
+// the first such byte is found from the word's mask.
+func appendLongString(dst []byte, s string) []byte {
+	dst = slices.Grow(dst, len(s)+2)
+	dst = append(dst, '"')
+	start, i := 0, 0
+	for i+8 <= len(s) {
+		m := escapes8(load8(s, i))
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(m) / 8
+		dst = append(dst, s[start:i]...)
+		dst = appendEscape(dst, s[i])
+		i++
+		start = i
 	}
-	return out
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			dst = append(dst, s[start:i]...)
+			dst = appendEscape(dst, c)
+			start = i + 1
+		}
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
-type quoteBuf struct {
-	b []byte
-	s string
+// load8 is the eight bytes of s from i, little-endian: one load where
+// the architecture allows it.
+func load8(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
 }
 
-var quoteBufs = sync.Pool{New: func() any { return new(quoteBuf) }}
+// escapes8 marks, with its high bit, each of the eight bytes in x that
+// is below 0x20, a quote or a backslash (the classic "has a byte less
+// than n" and "has a zero byte" tests). A borrow can mark a byte above a
+// marked one wrongly, never one below, so the lowest mark is exact; bytes
+// from 0x80 are never marked.
+func escapes8(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less := (x - ones*0x20) &^ x
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	return (less | (q-ones)&^q | (bs-ones)&^bs) & highs
+}
 
 func appendShortString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -249,22 +308,28 @@ func appendShortString(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
+		dst = appendEscape(dst, c)
 		start = i + 1
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendEscape appends the escape of c, a control character, quote or
+// backslash.
+func appendEscape(dst []byte, c byte) []byte {
+	const hex = "0123456789abcdef"
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	}
+	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
 
 // Brief shortens client-supplied text (a method, a tool name, a key) to

@@ -3,11 +3,13 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
 )
 
@@ -242,7 +244,7 @@ func TestAppendStringMatchesSonic(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
-		b := make([]byte, r.IntN(200))
+		b := make([]byte, r.IntN(600)) // past 64 bytes, the long path's words
 		for i := range b {
 			b[i] = byte(r.IntN(256))
 			if r.IntN(2) == 0 {
@@ -280,4 +282,25 @@ func BenchmarkAppendString(b *testing.B) {
 			encoder.EncodeInto(&buf, text, 0)
 		}
 	})
+}
+
+func TestAppendFloatMatchesSonic(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vals := []float64{0, 1, -1, 0.5, 0.1, 0.85, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789012345678901.0, 0.30000000000000004,
+		math.SmallestNonzeroFloat64, math.MaxFloat64, math.Copysign(0, -1), 1.5e-10, 100, 1e15, 1e16, 1.0 / 3}
+	for range 50000 {
+		vals = append(vals, r.Float64(), r.Float64()*1e-5, math.Float64frombits(r.Uint64()), float64(r.IntN(1000))/100)
+	}
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			continue
+		}
+		want, err := sonic.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendFloat([]byte("pre"), v); string(got) != "pre"+string(want) {
+			t.Fatalf("AppendFloat(%v) = %s, sonic writes %s", v, got[3:], want)
+		}
+	}
 }

@@ -121,9 +121,9 @@ func BenchmarkWordLookup(b *testing.B) {
 	})
 	b.Run("map", func(b *testing.B) {
 		v := &wordVectors
-		ids := make(map[string]int32, len(v.start)-1)
-		for id := range len(v.start) - 1 {
-			ids[string(v.words[v.start[id]:v.start[id+1]-1])] = int32(id)
+		ids := make(map[string]int32, len(v.lens))
+		for id := range len(v.lens) {
+			ids[string(word(uint32(id)))] = int32(id)
 		}
 		b.ResetTimer()
 		i := 0

@@ -17,7 +17,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/bytedance/sonic"
 
@@ -61,6 +63,13 @@ const Instructions = "3gs answers 'where should I read about X?' with three huma
 // server/discover: the tool set changes only with a new binary.
 const toolsListTTLMs = 3600000
 
+// toolsListTTL is the member of a modern tools/list result that says so.
+// The lists themselves are appended from gen.ToolsListJSON, in the
+// binary, for each answer rather than kept as nine prebuilt copies of
+// about 40 KB each on the heap: a copy costs the same either way, and
+// the heap the collector paces itself by stays smaller.
+var toolsListTTL = `,"ttlMs":` + strconv.Itoa(toolsListTTLMs)
+
 // Server holds what every session shares: the tool handlers, the tokens it
 // accepts and the precomputed payloads. It is immutable.
 type Server struct {
@@ -69,12 +78,8 @@ type Server struct {
 	log      *slog.Logger
 	keyring  *auth.Keyring
 
-	// Tool lists by caller tier; modern ones by whether the caller
-	// presented a valid token (then the list is theirs alone: "private").
-	legacyToolsList [gen.NumTiers][]byte
-	modernToolsList [gen.NumTiers][2][]byte
-	discover        []byte
-	serverInfo      []byte
+	discover   []byte
+	serverInfo []byte
 }
 
 // Config is what a server is made of.
@@ -91,24 +96,55 @@ type Config struct {
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
 	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
-	s.serverInfo = mustJSON(implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
-	for tier, list := range gen.ToolsListJSON {
-		s.legacyToolsList[tier] = []byte(`{"tools":` + list + `}`)
-		for i, scope := range []string{"public", "private"} {
-			s.modernToolsList[tier][i] = []byte(`{"resultType":"complete","tools":` + list + `,"ttlMs":` + strconv.Itoa(toolsListTTLMs) + `,"cacheScope":"` + scope + `"}`)
-		}
-	}
-	version := c.Version
-	s.discover = mustJSON(discoverResult{
-		ResultType:        "complete",
-		SupportedVersions: SupportedVersions,
-		Capabilities:      serverCapabilities,
-		Instructions:      Instructions,
-		Meta:              discoverMeta{ServerInfo: implementation{Name: ServerName, Version: version, ContractVersion: gen.ContractVersion}},
-		TTLMs:             toolsListTTLMs,
-		CacheScope:        "public",
-	})
+	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
+	s.discover = appendDiscover(nil, s.serverInfo)
 	return s
+}
+
+// The fixed results are written by hand, exactly as sonic encodes the
+// structs below (TestHandWrittenResults compares them): encoding them with
+// sonic made its JIT compile encoders, and decode protocolVersion, while
+// the server started and at initialize, for code and memory a stdio
+// server otherwise never needs.
+
+func appendImplementation(dst []byte, v implementation) []byte {
+	dst = append(dst, `{"name":`...)
+	dst = jsonrpc.AppendString(dst, v.Name)
+	dst = append(dst, `,"version":`...)
+	dst = jsonrpc.AppendString(dst, v.Version)
+	dst = append(dst, `,"contractVersion":`...)
+	dst = jsonrpc.AppendString(dst, v.ContractVersion)
+	return append(dst, '}')
+}
+
+// capabilitiesJSON is serverCapabilities encoded.
+const capabilitiesJSON = `{"tools":{"listChanged":false}}`
+
+func appendDiscover(dst, serverInfo []byte) []byte {
+	dst = append(dst, `{"resultType":"complete","supportedVersions":[`...)
+	for i, v := range SupportedVersions {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendString(dst, v)
+	}
+	dst = append(dst, `],"capabilities":`+capabilitiesJSON+`,"instructions":`...)
+	dst = jsonrpc.AppendString(dst, Instructions)
+	dst = append(dst, `,"_meta":{"io.modelcontextprotocol/serverInfo":`...)
+	dst = append(dst, serverInfo...)
+	dst = append(dst, `},"ttlMs":`...)
+	dst = strconv.AppendInt(dst, toolsListTTLMs, 10)
+	return append(dst, `,"cacheScope":"public"}`...)
+}
+
+func appendInitializeResult(dst []byte, version string, serverInfo []byte) []byte {
+	dst = append(dst, `{"protocolVersion":`...)
+	dst = jsonrpc.AppendString(dst, version)
+	dst = append(dst, `,"capabilities":`+capabilitiesJSON+`,"serverInfo":`...)
+	dst = append(dst, serverInfo...)
+	dst = append(dst, `,"instructions":`...)
+	dst = jsonrpc.AppendString(dst, Instructions)
+	return append(dst, '}')
 }
 
 // Response shapes are structs, not maps, so their key order is fixed.
@@ -161,14 +197,6 @@ type (
 
 // serverCapabilities: tools only, and the list never changes while running.
 var serverCapabilities capabilities
-
-func mustJSON(v any) []byte {
-	b, err := sonic.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 // Session is one client's conversation: a stdio process or, later, an HTTP
 // session. The legacy handshake state lives here, and the token a stdio
@@ -467,13 +495,18 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 			return nil, err
 		}
 		if modern {
-			private := 0
+			scope := `,"cacheScope":"public"}`
 			if c.Authenticated() {
-				private = 1
+				scope = `,"cacheScope":"private"}`
 			}
-			return append(dst, sess.srv.modernToolsList[c.Tier][private]...), nil
+			dst = append(dst, `{"resultType":"complete","tools":`...)
+			dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+			dst = append(dst, toolsListTTL...)
+			return append(dst, scope...), nil
 		}
-		return append(dst, sess.srv.legacyToolsList[c.Tier]...), nil
+		dst = append(dst, `{"tools":`...)
+		dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+		return append(dst, '}'), nil
 	case "tools/call":
 		return sess.callTool(ctx, req, modern, dst)
 	}
@@ -484,9 +517,13 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	if p.ProtocolVersion == nil {
 		return nil, invalidParams("protocolVersion", "required field is missing")
 	}
+	// A string, or null (read as "", as a decoder would into a string).
 	var requested string
-	if jsonrpc.Unmarshal(p.ProtocolVersion, &requested) != nil {
-		return nil, invalidParams("protocolVersion", "must be a string")
+	if string(p.ProtocolVersion) != "null" {
+		var ok bool
+		if requested, ok = jsonrpc.String(p.ProtocolVersion); !ok {
+			return nil, invalidParams("protocolVersion", "must be a string")
+		}
 	}
 	version := LatestLegacy
 	if slices.Contains(LegacyVersions, requested) {
@@ -494,7 +531,7 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	}
 	sess.version.Store(&version)
 	sess.initialized.Store(true)
-	return mustJSON(initializeResult{ProtocolVersion: version, Capabilities: serverCapabilities, ServerInfo: sess.srv.serverInfo, Instructions: Instructions}), nil
+	return appendInitializeResult(nil, version, sess.srv.serverInfo), nil
 }
 
 func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
@@ -540,8 +577,15 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	}
 	res, err := tool.Run(ctx, sess.srv.handlers, args)
 	if err == nil {
+		// The text is rendered into a pooled buffer and quoted from there
+		// into the response: it is needed only until then.
+		tb := textBufs.Get().(*[]byte)
+		*tb = res.AppendText((*tb)[:0])
 		start := len(dst)
-		dst, err = appendToolResult(dst, modern, res.Text, res.AppendStructured, false)
+		dst, err = appendToolResult(dst, modern, unsafe.String(unsafe.SliceData(*tb), len(*tb)), res.AppendStructured, false)
+		if cap(*tb) <= maxPooledText {
+			textBufs.Put(tb)
+		}
 		if err != nil {
 			return dst[:start], sess.internal(name, err)
 		}
@@ -558,7 +602,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, paramsError(problem)
 	}
 	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
-		structured, merr := sonic.Marshal(toolErr.Structured)
+		structured, merr := gen.AppendOutput(nil, toolErr.Structured)
 		if merr != nil {
 			return nil, sess.internal(name, merr)
 		}
@@ -567,6 +611,12 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	}
 	return nil, sess.internal(name, err)
 }
+
+// textBufs hold tool results' text while it is quoted into a response.
+var textBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledText keeps a rare huge text from pinning its memory.
+const maxPooledText = 64 << 10
 
 // argumentsPath places a decoder's path inside params: "arguments.query",
 // or "arguments" itself for a problem with the arguments as a whole (such

@@ -78,8 +78,12 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 		opt.Log.Info("shutting down: finishing requests in flight")
 	}
 	// Every request handed to a worker is finished before the workers
-	// return; the reader hands over no more once quit is closed.
+	// return; the reader hands over no more once quit is closed. Each
+	// worker stops at the nil it takes after whatever it was running.
 	close(c.quit)
+	for range opt.MaxInFlight {
+		c.jobs <- nil
+	}
 	c.workers.Wait()
 	c.w.close()
 	if err == nil {
@@ -92,7 +96,7 @@ type conn struct {
 	sess    *mcp.Session
 	opt     Options
 	w       *writer
-	jobs    chan *job // unbuffered: a send waits for a free worker
+	jobs    chan *job // unbuffered: a send waits for a free worker; nil stops one
 	quit    chan struct{}
 	workers sync.WaitGroup
 
@@ -250,16 +254,15 @@ func (c *conn) finish(j *job) {
 	c.mu.Unlock()
 }
 
-// work runs requests until Serve stops.
+// work runs requests until Serve stops it with a nil job. A plain
+// receive, not a select with quit: it is paid on every request.
 func (c *conn) work() {
 	defer c.workers.Done()
-	for {
-		select {
-		case j := <-c.jobs:
-			c.run(j)
-		case <-c.quit:
+	for j := range c.jobs {
+		if j == nil {
 			return
 		}
+		c.run(j)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hbollon/go-edlib"
 	"github.com/three-good-sources/3gs/gen"
@@ -144,19 +145,40 @@ func queryProblem(query string, err error) (text string, ok bool) {
 func (s *snapshot) answer(query, slug string, score float64) *gen.GetSourcesOutput {
 	c, _ := s.reg.Category(slug)
 	cur := s.reg.Curator()
-	out := &gen.GetSourcesOutput{
+	// One allocation holds the output and everything it points to: this
+	// runs on every answered call, and separate small objects (the score,
+	// the version, the curator, a growing sources slice) were most of its
+	// garbage.
+	a := &answerAlloc{score: score, version: s.reg.Version(), curator: gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey}}
+	a.out = gen.GetSourcesOutput{
 		Query:           query,
 		Slug:            &c.Slug,
 		Name:            &c.Name,
 		Description:     &c.Description,
-		Score:           &score,
-		RegistryVersion: ptr(s.reg.Version()),
-		Curator:         &gen.AnsweringCurator{Name: cur.Name, Pubkey: cur.Pubkey},
+		Score:           &a.score,
+		RegistryVersion: &a.version,
+		Curator:         &a.curator,
+	}
+	sources := a.sources[:0]
+	if len(c.Sources) > len(a.sources) {
+		sources = make([]gen.RankedSource, 0, len(c.Sources))
 	}
 	for _, s := range c.Sources {
-		out.Sources = append(out.Sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
+		sources = append(sources, gen.RankedSource{Rank: s.Rank, Name: s.Name, URL: s.URL, Type: string(s.Type), Why: s.Why})
 	}
-	return out
+	if len(sources) > 0 {
+		a.out.Sources = sources
+	}
+	return &a.out
+}
+
+// answerAlloc is an answer with what its pointers point to.
+type answerAlloc struct {
+	out     gen.GetSourcesOutput
+	score   float64
+	version string
+	curator gen.AnsweringCurator
+	sources [3]gen.RankedSource // a category has three
 }
 
 // bySlug answers a call that names its category: the agent chose it from
@@ -363,47 +385,74 @@ const wholeCatalog = 100
 // what to do when the category does not fit.
 const sureScore = 0.9
 
+// getSourcesTextSize is at least the length of GetSourcesText's answer
+// for out, so that its text is built in one allocation.
+func getSourcesTextSize(out *gen.GetSourcesOutput) int {
+	n := 256 + len(deref(out.Name)) + len(deref(out.Slug)) + len(deref(out.Description)) + len(deref(out.RegistryVersion))
+	if out.Curator != nil {
+		n += len(out.Curator.Name) + len(out.Curator.Pubkey)
+	}
+	for _, s := range out.Sources {
+		n += 48 + len(s.Name) + len(s.URL) + len(s.Type) + len(s.Why)
+	}
+	for _, a := range out.Alternatives {
+		n += 24 + len(a.Slug) + len(a.Name)
+	}
+	return n
+}
+
 // GetSourcesText implements gen.ToolHandlers. It is on every get_sources
 // call, so it appends rather than formats.
 func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
-	var b strings.Builder
-	b.Grow(1024)
+	b := appendGetSourcesText(make([]byte, 0, getSourcesTextSize(out)), out)
+	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
+}
+
+// appendGetSourcesText appends GetSourcesText's answer to dst.
+func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 	line := func(label, value string) {
-		b.WriteString(label)
-		b.WriteString(value)
-		b.WriteByte('\n')
+		b = append(b, label...)
+		b = append(b, value...)
+		b = append(b, '\n')
 	}
 	// The registry's text, passed through Visible: the loader refuses
 	// what it drops, so it copies nothing unless that check was bypassed.
 	line("Category: ", registry.Visible(deref(out.Name)))
 	line("Slug: ", deref(out.Slug))
 	line("Description: ", registry.Visible(deref(out.Description)))
-	line("Match Score: ", fmtScore(deref(out.Score)))
+	b = append(b, "Match Score: "...)
+	b = appendScore(b, deref(out.Score))
+	b = append(b, '\n')
 	line("Registry Version: ", registry.Visible(deref(out.RegistryVersion)))
-	line("Curator: ", registry.Visible(out.Curator.Name)+" ("+out.Curator.Pubkey+")")
-	b.WriteString("\nSources:")
+	b = append(b, "Curator: "...)
+	b = append(b, registry.Visible(out.Curator.Name)...)
+	b = append(b, " ("...)
+	b = append(b, out.Curator.Pubkey...)
+	b = append(b, ")\n"...)
+	b = append(b, "\nSources:"...)
 	for _, s := range out.Sources {
-		b.WriteByte('\n')
-		line(strconv.Itoa(s.Rank)+". ", registry.Visible(s.Name))
+		b = append(b, '\n')
+		b = strconv.AppendInt(b, int64(s.Rank), 10)
+		line(". ", registry.Visible(s.Name))
 		line("   URL: ", registry.Visible(s.URL))
 		line("   Type: ", s.Type)
-		b.WriteString("   Why: ")
-		b.WriteString(registry.Visible(s.Why))
+		b = append(b, "   Why: "...)
+		b = append(b, registry.Visible(s.Why)...)
 	}
 	if out.Score != nil && *out.Score < sureScore && out.Query != "" {
-		b.WriteString("\n\nIf this category does not fit the question, call list_categories to see what the registry covers.")
+		b = append(b, "\n\nIf this category does not fit the question, call list_categories to see what the registry covers."...)
 	}
 	if len(out.Alternatives) > 0 {
-		b.WriteString("\n\nAlso close:")
+		b = append(b, "\n\nAlso close:"...)
 		for _, a := range out.Alternatives {
-			b.WriteString("\n- ")
-			b.WriteString(a.Slug)
-			b.WriteString(" (")
-			b.WriteString(registry.Visible(a.Name))
-			b.WriteString(", score: ")
-			b.WriteString(fmtScore(a.Score))
-			b.WriteByte(')')
+			b = append(b, "\n- "...)
+			b = append(b, a.Slug...)
+			b = append(b, " ("...)
+			b = append(b, registry.Visible(a.Name)...)
+			b = append(b, ", score: "...)
+			b = appendScore(b, a.Score)
+			b = append(b, ')')
 		}
 	}
-	return b.String()
+	return b
 }

@@ -152,6 +152,11 @@ func fmtScore(s float64) string {
 	return strconv.FormatFloat(math.Floor(s*100+1e-9)/100, 'f', 2, 64)
 }
 
+// appendScore appends fmtScore(s) to dst.
+func appendScore(dst []byte, s float64) []byte {
+	return strconv.AppendFloat(dst, math.Floor(s*100+1e-9)/100, 'f', 2, 64)
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func deref[T any](p *T) T {
