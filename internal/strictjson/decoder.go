@@ -89,9 +89,17 @@ func (d *Decoder) Finish() error {
 
 // Fail records a problem at p.
 func (d *Decoder) Fail(p *Path, reason string) {
+	if len(d.errs) <= MaxErrors {
+		d.record(&Error{Path: p.String(), Reason: reason})
+	}
+}
+
+// record appends a problem, or the note that there are too many once
+// MaxErrors are recorded.
+func (d *Decoder) record(e *Error) {
 	switch {
 	case len(d.errs) < MaxErrors:
-		d.errs = append(d.errs, &Error{Path: p.String(), Reason: reason})
+		d.errs = append(d.errs, e)
 	case len(d.errs) == MaxErrors:
 		d.errs = append(d.errs, &Error{Reason: "too many errors; fix the ones above and try again"})
 	}
