@@ -113,27 +113,39 @@ func runeName(r rune) string {
 func Warnings(r *Registry) strictjson.Errors { return r.warnings }
 
 // hostConcern says what is worth a second look about a URL's host.
-func hostConcern(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	if ip, err := netip.ParseAddr(host); err == nil {
-		switch {
-		case ip.IsLoopback():
-			return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
-		case ip.IsPrivate():
-			return "the host " + host + " is a private network address: only readers on that network reach it"
-		case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-			return "the host " + host + " is a link-local address: only the local network segment reaches it"
-		case ip.IsUnspecified():
-			return "the host " + host + " is the unspecified address"
+func hostConcern(u *url.URL) string { return hostConcernOf(strings.ToLower(u.Hostname())) }
+
+// hostConcernOf is hostConcern for a lowercase host name.
+func hostConcernOf(host string) string {
+	// A plain name (ASCII letters, digits, dots and hyphens, a letter among
+	// them) is no IP address (IPv4 is digits and dots, IPv6 has colons) and
+	// has no script but Latin: the two costly checks below cannot find
+	// anything in it, and most hosts are such names.
+	plain := strictjson.PlainHost(host)
+	if !plain {
+		if ip, err := netip.ParseAddr(host); err == nil {
+			switch {
+			case ip.IsLoopback():
+				return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
+			case ip.IsPrivate():
+				return "the host " + host + " is a private network address: only readers on that network reach it"
+			case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+				return "the host " + host + " is a link-local address: only the local network segment reaches it"
+			case ip.IsUnspecified():
+				return "the host " + host + " is the unspecified address"
+			}
+			return ""
 		}
-		return ""
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
 		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
 	}
-	for _, label := range strings.Split(host, ".") {
+	for label := range strings.SplitSeq(host, ".") {
 		if strings.HasPrefix(label, "xn--") {
 			return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
+		}
+		if plain {
+			continue
 		}
 		if scripts := scriptsOf(label); len(scripts) > 1 {
 			return "the host " + host + " mixes scripts (" + strings.Join(scripts, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"
