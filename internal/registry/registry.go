@@ -246,7 +246,7 @@ func checkCategory(slug string, c gen.Category, errs, warnings strictjson.Errors
 		}
 	}
 	for i, p := range c.QueryPatterns {
-		if p != "" && len(textnorm.Tokens(p)) == 0 {
+		if p != "" && !textnorm.HasTokens(p) {
 			fail(base+".query_patterns["+strconv.Itoa(i)+"]", "has no searchable words once stop words and punctuation are removed; write it the way a user would ask about this topic")
 		}
 	}

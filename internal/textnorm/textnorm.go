@@ -7,6 +7,7 @@ package textnorm
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Tokens lowercases s, splits it at every character that is not a letter or
@@ -20,6 +21,32 @@ func Tokens(s string) []string {
 	}
 	return out
 }
+
+// HasTokens reports whether Tokens(s) is not empty, without building it:
+// whether s holds a word that is not a stop word. It lowercases rune by
+// rune, as strings.ToLower does, and splits where Tokens does.
+func HasTokens(s string) bool {
+	var word [maxStopWord + utf8.UTFMax]byte
+	n := 0 // bytes of the current word in word; past maxStopWord, no stop word
+	for _, r := range s {
+		r = unicode.ToLower(r)
+		if IsSeparator(r) {
+			if n > 0 && (n > maxStopWord || !stopWords[string(word[:n])]) {
+				return true
+			}
+			n = 0
+			continue
+		}
+		if n <= maxStopWord {
+			n += utf8.EncodeRune(word[n:], r)
+		}
+	}
+	return n > 0 && (n > maxStopWord || !stopWords[string(word[:n])])
+}
+
+// maxStopWord is the length in bytes of the longest stop word
+// ("yourselves", "themselves"; TestHasTokens checks it).
+const maxStopWord = 10
 
 // Normalize is Tokens joined by single spaces.
 func Normalize(s string) string { return strings.Join(Tokens(s), " ") }
