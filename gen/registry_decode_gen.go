@@ -59,7 +59,7 @@ func decodeRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Registry) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Endorsement{}
+				items0 := make([]Endorsement, 0, d.Items(256))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Endorsement
@@ -228,7 +228,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []string{}
+				items0 := make([]string, 0, d.Items(64))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 string
@@ -248,7 +248,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Source{}
+				items0 := make([]Source, 0, d.Items(3))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Source

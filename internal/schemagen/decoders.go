@@ -235,8 +235,15 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 		if n.MaxItems != nil {
 			max = *n.MaxItems
 		}
+		// With a bound on the items, the slice is made to hold them (at most
+		// the bound), rather than grown: for a registry's sources and
+		// patterns the growing was 70 MB of garbage at 100,000 categories.
+		start := jen.Id(items).Op(":=").Index().Id(elem).Values()
+		if max >= 0 {
+			start = jen.Id(items).Op(":=").Make(jen.Index().Id(elem), jen.Lit(0), jen.Id("d").Dot("Items").Call(jen.Lit(max)))
+		}
 		body := []jen.Code{
-			jen.Id(items).Op(":=").Index().Id(elem).Values(),
+			start,
 			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
 		}
 		if min >= 0 || max >= 0 {

@@ -334,3 +334,13 @@ func decodeWith[T any](data []byte, inPlace bool, decode func(d *Decoder, p *Pat
 	decode(d, nil, &out)
 	return &out, d.Finish()
 }
+
+// Items is the number of elements of the array Array has just entered,
+// or max if there are more: the room a decoder makes for them.
+func (d *Decoder) Items(max int) int {
+	n := 0
+	for pos := d.pos; n < max && d.toks[pos].kind != kindEnd; pos = d.after(pos) {
+		n++
+	}
+	return n
+}
