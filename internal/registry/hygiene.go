@@ -30,16 +30,23 @@ import (
 // checkName refuses control and bidirectional characters in a name, and
 // a name with nothing visible in it.
 func checkName(path, s string, fail func(path, reason string)) {
+	if why := nameProblem(s); why != "" {
+		fail(path, why)
+	}
+}
+
+// nameProblem is what checkName finds wrong with the name s, or "".
+func nameProblem(s string) string {
 	if s == "" {
-		return // the schema's minLength reports it
+		return "" // the schema's minLength reports it
 	}
 	if r, at, ok := hiddenRune(s); ok {
-		fail(path, "contains "+runeName(r)+" at character "+strconv.Itoa(at)+"; names may not hold control or text-direction characters, which change what a reader sees")
-		return
+		return "contains " + runeName(r) + " at character " + strconv.Itoa(at) + "; names may not hold control or text-direction characters, which change what a reader sees"
 	}
 	if strings.IndexFunc(s, func(r rune) bool { return !invisible(r) }) < 0 {
-		fail(path, "has no visible character; give it a name a person can read")
+		return "has no visible character; give it a name a person can read"
 	}
+	return ""
 }
 
 // checkURL refuses user information and hidden characters in a URL, and
