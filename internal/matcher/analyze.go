@@ -10,6 +10,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
+	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
@@ -174,6 +175,21 @@ const minCompoundLen = 5
 // without "www" and without the top-level domain, so
 // "https://www.home-assistant.io/docs/" gives "home-assistant".
 func hostText(raw string) string {
+	if host, ok := strictjson.PlainURL(raw); ok {
+		// The host url.Parse would find, lowercase: the same labels,
+		// cut without a slice of them.
+		if i := strings.LastIndexByte(host, '.'); i >= 0 {
+			host = host[:i]
+		}
+		if host == "www" {
+			return ""
+		}
+		host = strings.TrimPrefix(host, "www.")
+		if strings.IndexByte(host, '.') < 0 {
+			return host
+		}
+		return strings.ReplaceAll(host, ".", " ")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""
