@@ -83,3 +83,18 @@ func TestHasTokens(t *testing.T) {
 		check(b.String())
 	}
 }
+
+// IsStopWord is membership in stopWords, for every stop word, words one
+// byte off them, and words of the same shape.
+func TestIsStopWord(t *testing.T) {
+	var words []string
+	for w := range stopWords {
+		words = append(words, w, w+"s", w[1:], w[:len(w)-1], strings.ToUpper(w), "x"+w, string(w[0]^0x20)+w[1:], string(w[0]+32)+w[1:])
+	}
+	words = append(words, "", "é", "\xff", "yourselvess", "ourselve", "a\x00", "\x00")
+	for _, w := range words {
+		if got, want := IsStopWord(w), stopWords[w]; got != want {
+			t.Errorf("IsStopWord(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
