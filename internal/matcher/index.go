@@ -407,10 +407,39 @@ const proseFields = 1<<FieldSourceWhy | 1<<FieldSourceType
 func (x *Index) shares() {
 	x.postShare = make([]uint8, len(x.postCat))
 	inParallel(len(x.slugs), workersFor(len(x.slugs)), func(_, lo, hi int) {
+		find := postingFinder{x: x, from: uint32(lo), at: make([]uint32, len(x.terms))}
 		for c := lo; c < hi; c++ {
-			x.categoryShares(uint32(c))
+			x.categoryShares(uint32(c), &find)
 		}
 	})
+}
+
+// postingFinder finds the postings of categories taken in ascending
+// order, as posting does: each term's postings are ascending too, so a
+// cursor per term moves forward through them, where a binary search per
+// lookup read scattered entries of the long lists of common words (the
+// shares took a tenth of a 100,000-category build).
+type postingFinder struct {
+	x    *Index
+	from uint32   // the first category asked about
+	at   []uint32 // term → 1 + its cursor into postCat, 0 before first use
+}
+
+// posting is x.posting(t, c), for c no smaller than any asked before.
+func (f *postingFinder) posting(t, c uint32) (uint32, bool) {
+	x := f.x
+	k := f.at[t]
+	if k == 0 {
+		k, _ = x.posting(t, f.from)
+	} else {
+		k--
+	}
+	end := x.postStart[t+1]
+	for k < end && x.postCat[k] < c {
+		k++
+	}
+	f.at[t] = k + 1
+	return k, k < end && x.postCat[k] == c
 }
 
 // workersFor is how many cores to spend on n categories.
@@ -427,7 +456,7 @@ func inParallel(n, workers int, fn func(w, lo, hi int)) {
 	wg.Wait()
 }
 
-func (x *Index) categoryShares(c uint32) {
+func (x *Index) categoryShares(c uint32, find *postingFinder) {
 	for elem := range x.elements(c) {
 		elem = elem[1:]
 		var total float32
@@ -445,7 +474,7 @@ func (x *Index) categoryShares(c uint32) {
 				}
 			}
 			share := uint8(min(255, math.Ceil(float64(own/total)*255)))
-			if k, ok := x.posting(t, c); ok {
+			if k, ok := find.posting(t, c); ok {
 				x.postShare[k] = max(x.postShare[k], share)
 			}
 		}
