@@ -254,45 +254,61 @@ func Build(cats []registry.Category) *Index {
 	typosDone := make(chan typoIndex)
 	go func() { typosDone <- buildTypoIndex(x.terms, typoTerms) }()
 
+	// The builders' elements and postings are renumbered and placed by
+	// one goroutine per builder, each into its own part of the index.
+	eachPart := func(fn func(w int, b *builder)) {
+		var wg sync.WaitGroup
+		for w, b := range parts {
+			wg.Go(func() { fn(w, b) })
+		}
+		wg.Wait()
+	}
 	total := 0
-	for _, b := range parts {
+	elemBase := make([]uint32, len(parts))
+	for w, b := range parts {
+		elemBase[w] = uint32(total)
+		for _, off := range b.elemStart {
+			x.elemStart = append(x.elemStart, elemBase[w]+off)
+		}
 		total += len(b.elems)
 	}
-	x.elems = make([]uint32, 0, total)
-	for w, b := range parts {
-		base := uint32(len(x.elems))
-		for _, off := range b.elemStart {
-			x.elemStart = append(x.elemStart, base+off)
-		}
-		for _, t := range b.elems {
+	x.elemStart = append(x.elemStart, uint32(total))
+	x.elems = make([]uint32, total)
+	eachPart(func(w int, b *builder) {
+		out := x.elems[elemBase[w]:]
+		for i, t := range b.elems {
 			if t&elemMark == 0 {
 				t = local[w][t]
 			}
-			x.elems = append(x.elems, t)
+			out[i] = t
 		}
-	}
-	x.elemStart = append(x.elemStart, uint32(len(x.elems)))
-	for _, b := range parts {
 		b.elems = nil // copied: let the collector have it
-	}
+	})
 
 	// Postings, grouped by term by counting sort; categories stay ascending
-	// because builders hold ascending runs and are read in order.
-	x.postStart = make([]uint32, len(x.terms)+1)
-	npost := 0
-	for w, b := range parts {
+	// because builders hold ascending runs and builder w's postings of a
+	// term go after those of builders before it. count[w][t] is how many
+	// postings of term t builder w has, then where its next one goes.
+	count := make([][]uint32, len(parts))
+	eachPart(func(w int, b *builder) {
+		count[w] = make([]uint32, len(x.terms))
 		for _, t := range b.postTerm {
-			x.postStart[local[w][t]+1]++
+			count[w][local[w][t]]++
 		}
-		npost += len(b.postTerm)
+	})
+	x.postStart = make([]uint32, len(x.terms)+1)
+	for t := range x.terms {
+		at := x.postStart[t]
+		for w := range parts {
+			at, count[w][t] = at+count[w][t], at
+		}
+		x.postStart[t+1] = at
 	}
-	for i := 1; i < len(x.postStart); i++ {
-		x.postStart[i] += x.postStart[i-1]
-	}
+	npost := x.postStart[len(x.terms)]
 	x.postCat = make([]uint32, npost)
 	x.postMask = make([]uint8, npost)
-	next := slices.Clone(x.postStart[:len(x.terms)])
-	for w, b := range parts {
+	eachPart(func(w int, b *builder) {
+		next := count[w]
 		cat := b.first
 		for k, t := range b.postTerm {
 			for uint32(k) == b.postStart[cat-b.first+1] {
@@ -304,7 +320,7 @@ func Build(cats []registry.Category) *Index {
 			next[t]++
 		}
 		b.postTerm, b.postMask, b.postStart = nil, nil, nil
-	}
+	})
 	// IDF: a term in every category is worth little, one in a single
 	// category is worth 1. Normalized by ln(1+N) so that weights mean the
 	// same for a registry of 10 categories and one of 100,000.
