@@ -258,21 +258,27 @@ const splitFrom = 64 << 10
 const splitDepth = 2
 
 // split tokenizes a large document down to splitDepth. The whole text is
-// checked first for syntax, so the scan below reads valid JSON and the
+// checked for syntax, and the scan is kept only for valid JSON, so the
 // lazy parts can fail later only on a number too large to represent,
 // which the decoder then reports at the value's path. The scan also
 // measures the nesting, which for valid JSON is what depthOver would find;
 // depthOver reads the whole text only when something is wrong, so that
 // nesting too deep is reported first, as it always was.
 func (t *tokenizer) split(data []byte) *Error {
-	if e := validate(data); e != nil {
+	// The syntax is checked on another core while the scan runs: the scan
+	// stops, without reading out of bounds, at text it cannot read, and
+	// what it made of a document that is not JSON is dropped.
+	syntax := make(chan *Error, 1)
+	go func() { syntax <- validate(data) }()
+	i := skipSpace(t.src, 0)
+	err := t.splitValue(&i, 0)
+	if e := <-syntax; e != nil {
 		if depthOver(data, t.maxDepth) {
 			return tooDeep(t.maxDepth)
 		}
 		return e
 	}
-	i := skipSpace(t.src, 0)
-	if err := t.splitValue(&i, 0); err != nil {
+	if err != nil {
 		if errors.Is(err, errTooDeep) || depthOver(data, t.maxDepth) {
 			return tooDeep(t.maxDepth)
 		}
@@ -281,8 +287,14 @@ func (t *tokenizer) split(data []byte) *Error {
 	return nil
 }
 
+// errMalformed stops a scan of text that is not JSON.
+var errMalformed = errors.New("malformed JSON")
+
 func (t *tokenizer) splitValue(i *int, depth int) error {
 	src := t.src
+	if *i >= len(src) {
+		return errMalformed
+	}
 	switch c := src[*i]; c {
 	case '{', '[':
 		if depth >= splitDepth {
@@ -302,12 +314,18 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 			return err
 		}
 		*i = skipSpace(src, *i+1)
+		if *i >= len(src) {
+			return errMalformed
+		}
 		if src[*i] == closing {
 			*i++
 			return t.end()
 		}
 		for {
 			if k == kindObject {
+				if *i >= len(src) {
+					return errMalformed
+				}
 				end := stringEnd(src, *i)
 				if err := t.scalar(*i, end, kindKey); err != nil {
 					return err
@@ -318,6 +336,9 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 				return err
 			}
 			*i = skipSpace(src, *i)
+			if *i >= len(src) {
+				return errMalformed
+			}
 			if src[*i] == ',' {
 				*i = skipSpace(src, *i+1)
 				continue
@@ -334,6 +355,9 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 		end := *i
 		for end < len(src) && !strings.ContainsRune(",}] \t\r\n", rune(src[end])) {
 			end++
+		}
+		if end == *i {
+			return errMalformed
 		}
 		err := t.scalar(*i, end, 0)
 		*i = end
