@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,25 @@ func TestHostTextPlain(t *testing.T) {
 					t.Errorf("hostText(%q) = %q, url.Parse gives %q", raw, got, want)
 				}
 			}
+		}
+	}
+}
+
+// scan with fold finds in text with ASCII capitals the words and compounds
+// it finds in strings.ToLower of it.
+func TestScanFold(t *testing.T) {
+	type found struct{ words, compounds []string }
+	read := func(text string, fold *[]byte) found {
+		var f found
+		scan(text, fold, func(raw string) { f.words = append(f.words, strings.Clone(raw)) }, func(joined string) { f.compounds = append(f.compounds, joined) })
+		return f
+	}
+	var buf []byte
+	for _, text := range []string{"", "Rust", "The Rust Book", "Self-Hosted E-Mail, DKIM!", "THE OF AND", "Mail-In-A-Box on a Raspberry-Pi 4B", "x86-64 ABI", "The Don't-Panic guide's FAQ",
+		"iOS/macOS Dev", "A.B.C. d.e.f", "ALLCAPS-lowercase MiXeD-CaSe", "  Leading and trailing  ", "Tab\tSeparated\nLines", "e-g E-G", "Straße", "Café Olé-Bar"} {
+		lower := strings.ToLower(text)
+		if got, want := read(text, &buf), read(lower, nil); !slices.Equal(got.words, want.words) || !slices.Equal(got.compounds, want.compounds) {
+			t.Errorf("%q: folded %q %q, lowercased %q %q", text, got.words, got.compounds, want.words, want.compounds)
 		}
 	}
 }

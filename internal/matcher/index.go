@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -516,7 +515,8 @@ type builder struct {
 	postMask  []uint8
 	postStart []uint32
 	elems     []uint32
-	// lower holds the lowercase text of the field being read (field).
+	// lower holds the lowercase form of the word being read, if it has
+	// capitals (scan).
 	lower []byte
 	// elemStart[i] is where the builder's i-th category starts in elems.
 	elemStart []uint32
@@ -582,7 +582,7 @@ func (b *builder) field(f Field, text string) {
 	if isShort(f) {
 		b.elems = append(b.elems, elemMark|uint32(f))
 	}
-	scan(b.lowercase(text), func(raw string) {
+	scan(b.lowercase(text), &b.lower, func(raw string) {
 		t := b.term(raw, true)
 		b.mark(t, bit)
 		if isShort(f) {
@@ -593,29 +593,18 @@ func (b *builder) field(f Field, text string) {
 	})
 }
 
-// lowercase is strings.ToLower(text), in b.lower when text is ASCII with
-// capitals (most names and sentences), so that reading a field makes no
-// garbage; it is valid until the next call. What a builder keeps of a
-// word it clones.
+// lowercase is text for scan to lowercase word by word (b.lower holds a
+// word with capitals), when text is ASCII, as most names and sentences
+// are; otherwise strings.ToLower(text). Lowercasing a copy of every field
+// with a capital was a sixth of the builders' time. What a builder keeps
+// of a word it clones.
 func (b *builder) lowercase(text string) string {
-	upper := false
 	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c >= utf8.RuneSelf {
+		if text[i] >= utf8.RuneSelf {
 			return strings.ToLower(text)
 		}
-		upper = upper || 'A' <= c && c <= 'Z'
 	}
-	if !upper {
-		return text
-	}
-	b.lower = append(b.lower[:0], text...)
-	for i, c := range b.lower {
-		if 'A' <= c && c <= 'Z' {
-			b.lower[i] = c + 'a' - 'A'
-		}
-	}
-	return unsafe.String(unsafe.SliceData(b.lower), len(b.lower))
+	return text
 }
 
 func (b *builder) mark(t uint32, bit uint8) {
