@@ -105,7 +105,7 @@ func decodeQuerylog(d *strictjson.Decoder, p *strictjson.Path, out *Querylog) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []ScoredSlug{}
+				items0 := make([]ScoredSlug, 0, d.Items(5))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 ScoredSlug

@@ -59,7 +59,7 @@ func decodeRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Registry) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Endorsement{}
+				items0 := make([]Endorsement, 0, d.Items(256))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Endorsement
@@ -75,23 +75,11 @@ func decodeRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Registry) {
 			}
 			fp := p.Key(key)
 			if d.Object(&fp) {
-				m0 := map[string]Category{}
-				for {
-					key0, more0 := d.NextKey()
-					if !more0 {
-						break
-					}
-					if _, dup := m0[key0]; dup {
-						d.DuplicateKey(&fp, key0)
-						continue
-					}
-					kp0 := fp.Key(key0)
-					d.KeyPattern(&kp0, key0, patternRegistryCategoriesKey)
-					d.KeyMaxLength(&kp0, key0, 64)
-					var v0 Category
-					decodeCategory(d, &kp0, &v0)
-					m0[key0] = v0
-				}
+				m0 := strictjson.Map(d, &fp, func(d *strictjson.Decoder, key0 string, kp0 *strictjson.Path, v0 *Category) {
+					d.KeyPattern(kp0, key0, patternRegistryCategoriesKey)
+					d.KeyMaxLength(kp0, key0, 64)
+					decodeCategory(d, kp0, &(*v0))
+				})
 				d.MinProperties(&fp, len(m0), 1)
 				out.Categories = m0
 			}
@@ -240,7 +228,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []string{}
+				items0 := make([]string, 0, d.Items(64))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 string
@@ -260,7 +248,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Source{}
+				items0 := make([]Source, 0, d.Items(3))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Source

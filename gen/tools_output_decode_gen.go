@@ -64,7 +64,7 @@ func decodeExplainMatchOutput(d *strictjson.Decoder, p *strictjson.Path, out *Ex
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Candidate{}
+				items0 := make([]Candidate, 0, d.Items(10))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Candidate
@@ -233,7 +233,7 @@ func decodeCandidate(d *strictjson.Decoder, p *strictjson.Path, out *Candidate) 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Factor{}
+				items0 := make([]Factor, 0, d.Items(32))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Factor
@@ -943,7 +943,7 @@ func decodeGetFederatedSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []FederatedResult{}
+				items0 := make([]FederatedResult, 0, d.Items(257))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 FederatedResult
@@ -959,7 +959,7 @@ func decodeGetFederatedSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []PeerState{}
+				items0 := make([]PeerState, 0, d.Items(256))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 PeerState
@@ -975,7 +975,7 @@ func decodeGetFederatedSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, 
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []FederatedCandidate{}
+				items0 := make([]FederatedCandidate, 0, d.Items(10))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 FederatedCandidate
@@ -1120,7 +1120,7 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *Feder
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []Source{}
+				items0 := make([]Source, 0, d.Items(3))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 Source
@@ -1661,7 +1661,7 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []RankedSource{}
+				items0 := make([]RankedSource, 0, d.Items(3))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 RankedSource
@@ -1709,7 +1709,7 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []AlternativeCategory{}
+				items0 := make([]AlternativeCategory, 0, d.Items(2))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 AlternativeCategory
@@ -1727,7 +1727,7 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetS
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []CandidateCategory{}
+				items0 := make([]CandidateCategory, 0, d.Items(10))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 CandidateCategory

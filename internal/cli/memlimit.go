@@ -8,8 +8,9 @@ import (
 // Go's collector lets the heap grow to twice what is live before it
 // collects. Most of what a large registry costs stays live for as long as
 // it is served (the file, its decoded categories, the match index: about
-// 2.1 times the file at 100,000 categories), so by default a 147 MB
-// registry peaked near 650 MiB resident while 330 MB were live.
+// 1.7 times the file at 100,000 categories), so by default a 147 MB
+// registry would peak near twice that, as it did at 650 MiB when more was
+// live.
 // A soft limit from the registry's size makes the collector run before
 // the heap doubles instead.
 const (
@@ -17,13 +18,14 @@ const (
 	// below it the doubling costs at most a few tens of MiB.
 	memoryLimitFrom = 16 << 20
 	// memoryLimitPerByte and memoryLimitBase make the limit: the live
-	// heap (~2.1 bytes per registry byte once loaded, ~2.6 for a moment
-	// while the index is built) plus room for requests. At 147 MiB this
-	// is 400 MiB: a limit of 355 MiB gave the same peak RSS (420-425 MiB,
-	// set by the index build's moment) but kept the collector running
-	// back to back through the build, and the first answer came 1.7x
-	// later (6.2-6.4 s against 3.4-3.8 s, same run).
-	memoryLimitPerByte = 2.5
+	// heap (~1.7 bytes per registry byte once the index is built, ~1.95
+	// for a moment while it is built, at 100,000 registrytest categories)
+	// plus room for requests. At 147 MiB this is 356 MiB, and a server
+	// peaks near 365 MiB resident. 2.5 (400 MiB) let the heap grow to
+	// 405-425 MiB; the build makes little garbage now, so the tighter
+	// limit costs two or three collections more, not a run of them
+	// (a limit of 355 MiB did, while the build threw away 300 MB).
+	memoryLimitPerByte = 2.2
 	memoryLimitBase    = 32 << 20
 )
 

@@ -7,9 +7,11 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 
+	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
@@ -77,13 +79,23 @@ func store2[T any](first, second *atomic.Pointer[T], e *T) {
 // "mailinabox"): names are written both ways, and a query that joins them
 // must still meet the split form. Raw words are substrings of lower, so
 // scanning allocates only for compounds.
-func scan(lower string, word func(raw string), compound func(joined string)) {
+//
+// With fold, lower may also hold ASCII capitals (and only those: text with
+// other capitals must be lowercased first): a word with capitals is
+// lowercased into *fold, valid until the next word, and compounds are
+// lowercased too, so the words are those of strings.ToLower(lower) without
+// a lowercase copy of all of it.
+func scan(lower string, fold *[]byte, word func(raw string), compound func(joined string)) {
 	chunkStart, parts, start := -1, 0, -1
+	capitals := false // the current word has ASCII capitals
 	var joined []byte
 	endChunk := func(end int) {
 		if parts > 1 && compound != nil {
 			joined = joined[:0]
 			for _, r := range lower[chunkStart:end] {
+				if 'A' <= r && r <= 'Z' && fold != nil {
+					r += 'a' - 'A'
+				}
 				if !textnorm.IsSeparator(r) {
 					joined = utf8.AppendRune(joined, r)
 				}
@@ -96,6 +108,16 @@ func scan(lower string, word func(raw string), compound func(joined string)) {
 	}
 	endWord := func(end int) {
 		w := lower[start:end]
+		if capitals && fold != nil {
+			*fold = append((*fold)[:0], w...)
+			for k, c := range *fold {
+				if 'A' <= c && c <= 'Z' {
+					(*fold)[k] = c + 'a' - 'A'
+				}
+			}
+			w = unsafe.String(unsafe.SliceData(*fold), len(*fold))
+		}
+		capitals = false
 		parts++
 		if !textnorm.IsStopWord(w) {
 			word(w)
@@ -135,6 +157,7 @@ func scan(lower string, word func(raw string), compound func(joined string)) {
 			if start < 0 {
 				start = i
 			}
+			capitals = capitals || 'A' <= c && c <= 'Z'
 		}
 		i += size
 	}
@@ -174,6 +197,21 @@ const minCompoundLen = 5
 // without "www" and without the top-level domain, so
 // "https://www.home-assistant.io/docs/" gives "home-assistant".
 func hostText(raw string) string {
+	if host, ok := strictjson.PlainURL(raw); ok {
+		// The host url.Parse would find, lowercase: the same labels,
+		// cut without a slice of them.
+		if i := strings.LastIndexByte(host, '.'); i >= 0 {
+			host = host[:i]
+		}
+		if host == "www" {
+			return ""
+		}
+		host = strings.TrimPrefix(host, "www.")
+		if strings.IndexByte(host, '.') < 0 {
+			return host
+		}
+		return strings.ReplaceAll(host, ".", " ")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""

@@ -399,3 +399,25 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// postingFinder finds what posting finds, for categories in ascending
+// order from any start, terms repeated and absent included.
+func TestPostingFinder(t *testing.T) {
+	x := Build(newSynth(4, 20_000).categories(3000))
+	for _, from := range []uint32{0, 1, 1234} {
+		f := postingFinder{x: x, from: from, at: make([]uint32, len(x.terms))}
+		for c := from; c < uint32(x.Len()); c++ {
+			for elem := range x.elements(c) {
+				for _, term := range append(elem[1:], elem[1:]...) {
+					for _, tt := range []uint32{term, (term * 7919) % uint32(len(x.terms))} {
+						gk, gok := f.posting(tt, c)
+						wk, wok := x.posting(tt, c)
+						if gok != wok || gok && gk != wk {
+							t.Fatalf("from %d: term %d category %d: finder %d %v, posting %d %v", from, tt, c, gk, gok, wk, wok)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -218,7 +218,7 @@ func (x *Index) parseInto(query string, p *parsed) error {
 	}
 	p.reset()
 	any := false
-	scan(strings.ToLower(query), func(raw string) {
+	scan(strings.ToLower(query), nil, func(raw string) {
 		any = true
 		x.resolve(raw, 0, p, wordMod{})
 	}, nil)

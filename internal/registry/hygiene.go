@@ -37,25 +37,41 @@ import (
 // the path, the code point and where it is. It is one pass over s's bytes,
 // and decodes only what is not ASCII. It reports whether s passed.
 func checkText(path, s string, fail func(path, reason string)) bool {
-	if r, at, ok := hiddenRune(s); ok {
-		fail(path, "contains "+runeName(r)+" ("+runeKind(r)+") at character "+strconv.Itoa(at)+"; registry text may not hold control or format characters (Unicode Cc and Cf: text-direction controls, zero-width and tag characters), which hide text from a reader or reorder it; delete it")
+	if why := textProblem(s); why != "" {
+		fail(path, why)
 		return false
 	}
 	return true
 }
 
+// textProblem is what checkText finds wrong with s, or "".
+func textProblem(s string) string {
+	if r, at, ok := hiddenRune(s); ok {
+		return "contains " + runeName(r) + " (" + runeKind(r) + ") at character " + strconv.Itoa(at) + "; registry text may not hold control or format characters (Unicode Cc and Cf: text-direction controls, zero-width and tag characters), which hide text from a reader or reorder it; delete it"
+	}
+	return ""
+}
+
 // checkName refuses control and format characters in a name, and a name
 // with nothing visible in it.
 func checkName(path, s string, fail func(path, reason string)) {
-	if s == "" {
-		return // the schema's minLength reports it
+	if why := nameProblem(s); why != "" {
+		fail(path, why)
 	}
-	if !checkText(path, s, fail) {
-		return
+}
+
+// nameProblem is what checkName finds wrong with the name s, or "".
+func nameProblem(s string) string {
+	if s == "" {
+		return "" // the schema's minLength reports it
+	}
+	if why := textProblem(s); why != "" {
+		return why
 	}
 	if strings.IndexFunc(s, func(r rune) bool { return !invisible(r) }) < 0 {
-		fail(path, "has no visible character; give it a name a person can read")
+		return "has no visible character; give it a name a person can read"
 	}
+	return ""
 }
 
 // checkURL refuses user information and hidden characters in a URL, and
@@ -212,27 +228,39 @@ func runeName(r rune) string {
 func Warnings(r *Registry) strictjson.Errors { return r.warnings }
 
 // hostConcern says what is worth a second look about a URL's host.
-func hostConcern(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	if ip, err := netip.ParseAddr(host); err == nil {
-		switch {
-		case ip.IsLoopback():
-			return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
-		case ip.IsPrivate():
-			return "the host " + host + " is a private network address: only readers on that network reach it"
-		case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-			return "the host " + host + " is a link-local address: only the local network segment reaches it"
-		case ip.IsUnspecified():
-			return "the host " + host + " is the unspecified address"
+func hostConcern(u *url.URL) string { return hostConcernOf(strings.ToLower(u.Hostname())) }
+
+// hostConcernOf is hostConcern for a lowercase host name.
+func hostConcernOf(host string) string {
+	// A plain name (ASCII letters, digits, dots and hyphens, a letter among
+	// them) is no IP address (IPv4 is digits and dots, IPv6 has colons) and
+	// has no script but Latin: the two costly checks below cannot find
+	// anything in it, and most hosts are such names.
+	plain := strictjson.PlainHost(host)
+	if !plain {
+		if ip, err := netip.ParseAddr(host); err == nil {
+			switch {
+			case ip.IsLoopback():
+				return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
+			case ip.IsPrivate():
+				return "the host " + host + " is a private network address: only readers on that network reach it"
+			case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+				return "the host " + host + " is a link-local address: only the local network segment reaches it"
+			case ip.IsUnspecified():
+				return "the host " + host + " is the unspecified address"
+			}
+			return ""
 		}
-		return ""
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
 		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
 	}
-	for _, label := range strings.Split(host, ".") {
+	for label := range strings.SplitSeq(host, ".") {
 		if strings.HasPrefix(label, "xn--") {
 			return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
+		}
+		if plain {
+			continue
 		}
 		if scripts := scriptsOf(label); len(scripts) > 1 {
 			return "the host " + host + " mixes scripts (" + strings.Join(scripts, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"

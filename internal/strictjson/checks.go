@@ -132,6 +132,9 @@ func (d *Decoder) FormatDateTime(p *Path, s string) {
 // FormatURI checks JSON Schema's "uri" format: an absolute URI. URIs with an
 // authority (http, https) must name a host.
 func (d *Decoder) FormatURI(p *Path, s string) {
+	if _, ok := PlainURL(s); ok {
+		return // what url.Parse would find, without it
+	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil || strings.ContainsAny(s, " \t\r\n\\<>\"{}|^`"):
@@ -193,4 +196,52 @@ func (d *Decoder) OneOf(p *Path, seen uint64, rule *OneOf) {
 		reason += ": " + rule.Help
 	}
 	d.Fail(p, reason)
+}
+
+// PlainHost reports whether host is made of lowercase ASCII letters,
+// digits, dots and hyphens, with at least one letter.
+func PlainHost(host string) bool {
+	letter := false
+	for i := 0; i < len(host); i++ {
+		switch c := host[i]; {
+		case 'a' <= c && c <= 'z':
+			letter = true
+		case '0' <= c && c <= '9', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return letter
+}
+
+// PlainURL recognizes the URLs most sources have, http:// or https://, a
+// plain host (PlainHost) and a path of unreserved characters and slashes
+// only, and returns the host. Such a URL is one url.Parse reads as written
+// (no user information, no escaped characters, no port, query or
+// fragment; the host is Hostname), so the checks of URLs need not parse
+// it; anything else goes through url.Parse. TestPlainURL holds it to
+// that.
+func PlainURL(raw string) (host string, ok bool) {
+	rest, ok := strings.CutPrefix(raw, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(raw, "http://"); !ok {
+			return "", false
+		}
+	}
+	end := strings.IndexByte(rest, '/')
+	if end < 0 {
+		end = len(rest)
+	}
+	if host = rest[:end]; !PlainHost(host) {
+		return "", false
+	}
+	for i := end; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '/', c == '-', c == '.', c == '_', c == '~':
+		default:
+			return "", false
+		}
+	}
+	return host, true
 }

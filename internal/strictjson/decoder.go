@@ -89,9 +89,17 @@ func (d *Decoder) Finish() error {
 
 // Fail records a problem at p.
 func (d *Decoder) Fail(p *Path, reason string) {
+	if len(d.errs) <= MaxErrors {
+		d.record(&Error{Path: p.String(), Reason: reason})
+	}
+}
+
+// record appends a problem, or the note that there are too many once
+// MaxErrors are recorded.
+func (d *Decoder) record(e *Error) {
 	switch {
 	case len(d.errs) < MaxErrors:
-		d.errs = append(d.errs, &Error{Path: p.String(), Reason: reason})
+		d.errs = append(d.errs, e)
 	case len(d.errs) == MaxErrors:
 		d.errs = append(d.errs, &Error{Reason: "too many errors; fix the ones above and try again"})
 	}
@@ -325,4 +333,14 @@ func decodeWith[T any](data []byte, inPlace bool, decode func(d *Decoder, p *Pat
 	var out T
 	decode(d, nil, &out)
 	return &out, d.Finish()
+}
+
+// Items is the number of elements of the array Array has just entered,
+// or max if there are more: the room a decoder makes for them.
+func (d *Decoder) Items(max int) int {
+	n := 0
+	for pos := d.pos; n < max && d.toks[pos].kind != kindEnd; pos = d.after(pos) {
+		n++
+	}
+	return n
 }

@@ -178,3 +178,70 @@ func TestTokenSize(t *testing.T) {
 		t.Errorf("a token is %d bytes, want 16", n)
 	}
 }
+
+// splitBefore is split as it was before the scan measured the nesting:
+// depthOver over the whole text first, then the syntax, then the scan.
+func splitBefore(data []byte, maxDepth int) *Error {
+	t := &tokenizer{src: string(data), maxDepth: maxDepth}
+	if depthOver(data, maxDepth) {
+		return tooDeep(maxDepth)
+	}
+	if e := validate(data); e != nil {
+		return e
+	}
+	i := skipSpace(t.src, 0)
+	if err := t.splitValue(&i, 0); err != nil {
+		return errUnrepresentable()
+	}
+	return nil
+}
+
+// split finds what it found when depthOver read the whole text first:
+// the same refusal, too deep before anything else, for documents nested
+// too deep at every level, with syntax errors before and after, and with
+// numbers too large to represent.
+func TestSplitRefusesAsBefore(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	docs := []string{
+		`{"a":{"b":` + nest(62) + `}}`,
+		`{"a":{"b":` + nest(63) + `}}`,
+		`{"a":{"b":` + nest(70) + `}}`,
+		`{"a":` + nest(64) + `}`,
+		`{"a":` + nest(65) + `}`,
+		`{"a":{"b":` + nest(70) + `},"c":}`,
+		`{"c":,"a":{"b":` + nest(70) + `}}`,
+		`{"v":1e999,"a":{"b":` + nest(70) + `}}`,
+		`{"v":1e999,"a":{"b":` + nest(10) + `}}`,
+		`{"a":{"b":{"c":1e999}}}`,
+		`{"a":{"b":"x\\\"]]]]\\\\"}}`,
+		`{"a":{"b":"x\\\\\\\"[[[[` + nest(70) + `"}}`,
+		`{"a":{"b":"unterminated}}`,
+		`{"a":{"b":[1,2}}`,
+		`{"a":{"b":` + nest(70) + `}`,
+		`[` + nest(70) + `]`,
+	}
+	for _, doc := range docs {
+		data := []byte(doc)
+		b := &tokenizer{src: doc, maxDepth: MaxDepth}
+		got, want := b.split(data), splitBefore(data, MaxDepth)
+		if (got == nil) != (want == nil) || got != nil && got.Reason != want.Reason {
+			t.Errorf("%s: split %v, before %v", doc, got, want)
+		}
+	}
+}
+
+// FuzzSplitRefusals: split accepts and refuses what it did before.
+func FuzzSplitRefusals(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":[[[["x\\\"]"]]]]}}`), 3)
+	f.Add([]byte(`{"a":{"b":[[[1e999]]]},"c":[}`), 4)
+	f.Fuzz(func(t *testing.T, data []byte, maxDepth int) {
+		if !utf8.Valid(data) || maxDepth < 1 || maxDepth > 70 {
+			return
+		}
+		b := &tokenizer{src: string(data), maxDepth: maxDepth}
+		got, want := b.split(data), splitBefore(data, maxDepth)
+		if (got == nil) != (want == nil) || got != nil && got.Reason != want.Reason {
+			t.Fatalf("%q depth %d: split %v, before %v", data, maxDepth, got, want)
+		}
+	})
+}

@@ -374,29 +374,50 @@ const splitFrom = 64 << 10
 const splitDepth = 2
 
 // split tokenizes a large document down to splitDepth. The whole text is
-// checked first (nesting, then syntax), so the scan below reads valid JSON
-// and the lazy parts can fail later only on a number too large to
-// represent, which the decoder then reports at the value's path.
+// checked for syntax, and the scan is kept only for valid JSON, so the
+// lazy parts can fail later only on a number too large to represent,
+// which the decoder then reports at the value's path. The scan also
+// measures the nesting, which for valid JSON is what depthOver would find;
+// depthOver reads the whole text only when something is wrong, so that
+// nesting too deep is reported first, as it always was.
 func (t *tokenizer) split(data []byte) *Error {
-	if depthOver(data, t.maxDepth) {
-		return tooDeep(t.maxDepth)
-	}
-	if e := validate(data); e != nil {
+	// The syntax is checked on another core while the scan runs: the scan
+	// stops, without reading out of bounds, at text it cannot read, and
+	// what it made of a document that is not JSON is dropped.
+	syntax := make(chan *Error, 1)
+	go func() { syntax <- validate(data) }()
+	i := skipSpace(t.src, 0)
+	err := t.splitValue(&i, 0)
+	if e := <-syntax; e != nil {
+		if depthOver(data, t.maxDepth) {
+			return tooDeep(t.maxDepth)
+		}
 		return e
 	}
-	i := skipSpace(t.src, 0)
-	if err := t.splitValue(&i, 0); err != nil {
+	if err != nil {
+		if errors.Is(err, errTooDeep) || depthOver(data, t.maxDepth) {
+			return tooDeep(t.maxDepth)
+		}
 		return errUnrepresentable()
 	}
 	return nil
 }
 
+// errMalformed stops a scan of text that is not JSON.
+var errMalformed = errors.New("malformed JSON")
+
 func (t *tokenizer) splitValue(i *int, depth int) error {
 	src := t.src
+	if *i >= len(src) {
+		return errMalformed
+	}
 	switch c := src[*i]; c {
 	case '{', '[':
 		if depth >= splitDepth {
-			end := containerEnd(src, *i)
+			end, deepest := containerEnd(src, *i)
+			if depth+deepest > t.maxDepth {
+				return errTooDeep
+			}
 			t.toks = append(t.toks, token{kind: kindLazy, off: uint32(*i), n: uint32(end - *i)})
 			*i = end
 			return nil
@@ -409,12 +430,18 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 			return err
 		}
 		*i = skipSpace(src, *i+1)
+		if *i >= len(src) {
+			return errMalformed
+		}
 		if src[*i] == closing {
 			*i++
 			return t.end()
 		}
 		for {
 			if k == kindObject {
+				if *i >= len(src) {
+					return errMalformed
+				}
 				end := stringEnd(src, *i)
 				if err := t.scalar(*i, end, kindKey); err != nil {
 					return err
@@ -425,6 +452,9 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 				return err
 			}
 			*i = skipSpace(src, *i)
+			if *i >= len(src) {
+				return errMalformed
+			}
 			if src[*i] == ',' {
 				*i = skipSpace(src, *i+1)
 				continue
@@ -441,6 +471,9 @@ func (t *tokenizer) splitValue(i *int, depth int) error {
 		end := *i
 		for end < len(src) && !strings.ContainsRune(",}] \t\r\n", rune(src[end])) {
 			end++
+		}
+		if end == *i {
+			return errMalformed
 		}
 		err := t.scalar(*i, end, 0)
 		*i = end
@@ -473,21 +506,31 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-// stringEnd is the index after the string literal starting at i.
+// stringEnd is the index after the string literal starting at i (len(s)
+// if it has no end). Its closing quote is the first one not escaped, that
+// is, not after an odd number of backslashes; quotes are found with
+// strings.IndexByte, since strings are most of a registry's text.
 func stringEnd(s string, i int) int {
-	for i++; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for from := i + 1; ; {
+		k := strings.IndexByte(s[from:], '"')
+		if k < 0 {
+			return len(s)
 		}
+		q := from + k
+		backslashes := 0
+		for b := q - 1; b > i && s[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q + 1
+		}
+		from = q + 1
 	}
-	return len(s)
 }
 
-// containerEnd is the index after the object or array starting at i.
-func containerEnd(s string, i int) int {
+// containerEnd is the index after the object or array starting at i, and
+// how deep objects and arrays nest in it (1 for none inside).
+func containerEnd(s string, i int) (end, deepest int) {
 	depth := 0
 	for ; i < len(s); i++ {
 		switch s[i] {
@@ -495,13 +538,14 @@ func containerEnd(s string, i int) int {
 			i = stringEnd(s, i) - 1
 		case '{', '[':
 			depth++
+			deepest = max(deepest, depth)
 		case '}', ']':
 			if depth--; depth == 0 {
-				return i + 1
+				return i + 1, deepest
 			}
 		}
 	}
-	return len(s)
+	return len(s), deepest
 }
 
 // depthOver reports whether objects and arrays nest deeper than max

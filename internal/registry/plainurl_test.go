@@ -1,0 +1,105 @@
+package registry
+
+import (
+	"math/rand/v2"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// hostConcernBefore is hostConcern as it was before plain names skipped
+// the address and script checks: the reference TestHostConcernPlain
+// holds hostConcern to.
+func hostConcernBefore(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	if ip, err := netip.ParseAddr(host); err == nil {
+		switch {
+		case ip.IsLoopback():
+			return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
+		case ip.IsPrivate():
+			return "the host " + host + " is a private network address: only readers on that network reach it"
+		case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+			return "the host " + host + " is a link-local address: only the local network segment reaches it"
+		case ip.IsUnspecified():
+			return "the host " + host + " is the unspecified address"
+		}
+		return ""
+	}
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
+		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
+	}
+	for _, label := range strings.Split(host, ".") {
+		if strings.HasPrefix(label, "xn--") {
+			return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
+		}
+		if scripts := scriptsOf(label); len(scripts) > 1 {
+			return "the host " + host + " mixes scripts (" + strings.Join(scripts, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"
+		}
+	}
+	return ""
+}
+
+func urlCases() []string {
+	schemes := []string{"https://", "http://", "HTTPS://", "ftp://", "https:/", ""}
+	hosts := []string{"a.example", "docs.python.org", "x", "a-b.c0", "1.2.3.4", "127.0.0.1", "10.0.0.1", "169.254.1.1", "0.0.0.0", "1.2.3", "1.2.3.4a", "1e2.3",
+		"localhost", "LOCALHOST", "a.local", "a.internal", "a.lan", "x.localhost", "xn--p1ai", "a.xn--p1ai", "XN--p1ai", "xn--", "A.example",
+		"[::1]", "[fe80::1%25en0]", "[::ffff:10.0.0.1]", "a:80", "127.0.0.1:80", "u@a", "u:p@a", "%61.b", "é.fr", "аpple.com", "раураl.com", "a_b.c", "", ".", "-", "a..b", "0", "0x7f.1", "中文.cn", "αβ.gr"}
+	paths := []string{"", "/", "//", "/a/", "/A_b-c.d~e/f", "/a b", "/%7e", "?q", "/?q", "#f", "/a:b", "/@", "/é", "/.", "/+", "/a,b"}
+	var out []string
+	for _, s := range schemes {
+		for _, h := range hosts {
+			for _, p := range paths {
+				out = append(out, s+h+p)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "abcxnXYZ019.-_~/:@%?#[]+ é\x7fаα"
+	for range 100000 {
+		var b strings.Builder
+		b.WriteString(schemes[rng.IntN(2)])
+		for range rng.IntN(12) {
+			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// TestPlainURLChecks: for a URL strictjson.PlainURL accepts, checkCategory
+// skips url.Parse; what it computes instead (no problem, the key, the
+// host's concern) is what checkURL, urlKey and hostConcern say of it. And
+// hostConcern, which no longer looks for addresses and scripts in plain
+// names, says what it said before about every host.
+func TestPlainURLChecks(t *testing.T) {
+	plain := 0
+	for _, s := range urlCases() {
+		if u, err := url.Parse(s); err == nil {
+			if got, want := hostConcern(u), hostConcernBefore(u); got != want {
+				t.Fatalf("%q: hostConcern %q, before %q", s, got, want)
+			}
+		}
+		host, ok := strictjson.PlainURL(s)
+		if !ok {
+			continue
+		}
+		plain++
+		var problems []string
+		u := checkURL("u", s, func(_, reason string) { problems = append(problems, reason) })
+		switch {
+		case u == nil || len(problems) > 0:
+			t.Fatalf("%q: plain, but checkURL: %q", s, problems)
+		case urlKey(u) != strings.TrimSuffix(s, "/"):
+			t.Fatalf("%q: plain, key %q, but urlKey %q", s, strings.TrimSuffix(s, "/"), urlKey(u))
+		case hostConcernOf(host) != hostConcernBefore(u):
+			t.Fatalf("%q: plain, concern %q, but before %q", s, hostConcernOf(host), hostConcernBefore(u))
+		}
+	}
+	if plain < 1000 {
+		t.Fatalf("only %d plain URLs among the cases", plain)
+	}
+}
