@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/follow"
@@ -31,6 +30,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/stdio"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -550,7 +550,7 @@ func lockForEditing(env *Env, log *slog.Logger, srvd *served, edit *tools.EditCo
 		log.Warn("the registry is locked by another process; serving it read-only (curator tools refuse)", "registry", srvd.name, "why", err.Error())
 		return nil, true
 	}
-	if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
+	if n, err := store.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
 		log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
 	}
 	return lock, true

@@ -8,6 +8,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // The audit log (internal/auditlog) records every change the editor
@@ -19,7 +20,7 @@ import (
 
 // Actor is the name entries made by 3gs itself, or by a caller without a
 // token (stdio), carry.
-const Actor = "cli"
+const Actor = store.Actor
 
 // LogNotes are the repairs OpenAuditLog made, for the caller to log.
 type LogNotes []string
@@ -43,73 +44,29 @@ func (h *Handlers) OpenAuditLog() (LogNotes, error) {
 }
 
 // openLog reads and checks the audit log against snapshot s and returns
-// it open for appending. With repair, it cuts what an interrupted write
-// left; without (a read-only server, which must not write), it only
-// checks, and returns a log that cannot be appended to when something was
-// left (nil). The caller holds the editor's lock.
-func (e *editor) openLog(s *snapshot, repair bool) (*openedLog, LogNotes, error) {
+// it open for appending (store.OpenLog). With repair, it cuts what an
+// interrupted write left; without (a read-only server, which must not
+// write), it only checks, and returns a log that cannot be appended to
+// when something was left (nil). The caller holds the editor's lock.
+func (e *editor) openLog(s *snapshot, repair bool) (*store.Log, LogNotes, error) {
 	path := e.AuditLog
 	pub, _ := s.reg.CuratorKey()
-	var covered *auditlog.Head
+	o := store.LogOptions{Path: path, Key: pub, SHA256: s.reg.SHA256(), Repair: repair, NeedCovered: s.signature.Verified}
 	if s.signature.Verified {
-		covered = s.signature.Log
+		o.Covered = s.signature.Log
 	}
-	o := auditlog.Options{Key: pub}
-	if covered != nil {
-		o.Mark = covered.Seq
-	}
-	rep, err := auditlog.Read(path, o)
-	if err != nil {
-		return nil, nil, logProblem(path, err)
-	}
-	if rep.Signed() && s.signature.Verified && covered == nil {
+	l, notes, err := store.OpenLog(o)
+	switch {
+	case errors.Is(err, store.ErrUncovered):
 		// Whoever holds the key signs with the head since the log was
 		// signed; a signature without one is older than the log, put back.
 		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator, but the registry's signature names no log head: it is older than the log (an old signed copy put back, or one signed by a 3gs before logs were signed). Put the newest registry and signature back, or, if this registry is the curator's, sign it again with 3gs sign, which records it in the log", path)
-	}
-	var (
-		notes LogNotes
-		fit   *auditlog.Fit
-	)
-	if repair {
-		rep, fit, notes, err = auditlog.Repair(path, rep, o, s.reg.SHA256(), covered)
-	} else {
-		fit, err = auditlog.Match(rep, s.reg.SHA256(), covered)
-	}
-	switch {
 	case errors.Is(err, auditlog.ErrRepair):
 		return nil, notes, err
 	case err != nil:
 		return nil, notes, logProblem(path, err)
 	}
-	l := &openedLog{served: servedHead(rep, covered), unrecorded: fit.Unrecorded}
-	if rep.Torn == 0 && (fit.Pending == 0 || repair) {
-		// Otherwise this is a read-only server reading a log another
-		// process writes: it serves up to the head the registry's
-		// signature covers, and appends nothing.
-		l.Log = auditlog.Open(path, rep)
-	}
 	return l, notes, nil
-}
-
-// openedLog is the audit log as the editor holds it.
-type openedLog struct {
-	// Log appends; nil when this server may not (see openLog).
-	*auditlog.Log
-	// served is the head /audit serves up to.
-	served auditlog.Head
-	// unrecorded: the served registry is not the one the log's last
-	// entry produced (see auditlog.Fit).
-	unrecorded bool
-}
-
-// servedHead is the head /audit and get_audit_log serve up to: the one
-// the registry's signature covers, or else the log's last entry.
-func servedHead(rep *auditlog.Report, covered *auditlog.Head) auditlog.Head {
-	if covered != nil {
-		return *covered
-	}
-	return rep.Head
 }
 
 // logProblem says what is wrong with the audit log at path and how to
@@ -143,53 +100,29 @@ var actions = map[string]gen.AuditentryAction{
 	gen.ToolReloadRegistry: gen.AuditentryActionReload,
 }
 
-// record appends the entries for a change from old (the registry served)
-// to next made by caller through tool, preceded by the entries the log
-// needs to reach old: a start entry for a new log, a reload entry when old
-// was changed outside the log. It returns the new head and an undo that
-// cuts them off again, for a change that fails after the log was written.
-// The caller holds the editor's lock.
-func (h *Handlers) record(now time.Time, caller, tool, slug string, old, next *registry.Registry) (auditlog.Head, func() error, error) {
+// record returns the log and the entries for a change from old (the
+// registry served) to next made by caller through tool, preceded by the
+// entries the log needs to reach old: a start entry for a new log, a
+// reload entry when old was changed outside the log. The caller commits
+// them (store.Commit) and holds the editor's lock.
+func (h *Handlers) record(now time.Time, caller, tool, slug string, old, next *registry.Registry) (*auditlog.Log, []*gen.Auditentry, error) {
 	e := h.edit
 	if e.log == nil {
 		l, _, err := e.openLog(h.cur.Load(), true)
 		if err != nil {
-			return auditlog.Head{}, nil, err
+			return nil, nil, err
 		}
 		e.log = l
 	}
 	if e.log.Log == nil {
-		return auditlog.Head{}, nil, errors.New("the audit log " + e.AuditLog + " holds what an interrupted write left, and this server did not repair it because it started read-only; restart it")
+		return nil, nil, errors.New("the audit log " + e.AuditLog + " holds what an interrupted write left, and this server did not repair it because it started read-only; restart it")
 	}
 	if e.log.Signed() && e.Key == nil {
-		return auditlog.Head{}, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
+		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
 	}
-	if caller == "" {
-		caller = Actor
-	}
-	stamp := now.UTC().Format(time.RFC3339Nano)
-	entries := catchUp(e.log.Log, stamp, old)
+	entries := store.CatchUp(e.log.Last(), gen.AuditentryActionReload, now, old)
 	if next != nil {
-		before := old.SHA256()
-		c := &gen.Auditentry{Time: stamp, Action: actions[tool], Actor: caller, Version: next.Version(), Before: &before, After: next.SHA256()}
-		if slug != "" {
-			c.Slug = &slug
-		}
-		entries = append(entries, c)
+		entries = append(entries, store.Entry(now, actions[tool], caller, slug, old, next))
 	}
-	if len(entries) == 0 {
-		return e.log.Head(), func() error { return nil }, nil
-	}
-	undo := e.log.Checkpoint()
-	head, err := e.log.Append(e.Key, entries...)
-	if err != nil {
-		return head, nil, err
-	}
-	return head, undo, nil
-}
-
-// catchUp returns the entries that bring log to the registry reg (see
-// auditlog.CatchUp); a change found outside the log is recorded as a reload.
-func catchUp(log *auditlog.Log, stamp string, reg *registry.Registry) []*gen.Auditentry {
-	return auditlog.CatchUp(log.Last(), gen.AuditentryActionReload, stamp, Actor, reg.Version(), reg.SHA256())
+	return e.log.Log, entries, nil
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -64,7 +64,7 @@ type editor struct {
 	mu sync.Mutex
 	// log is the audit log, opened at start (OpenAuditLog) or by the
 	// first change.
-	log *openedLog
+	log *store.Log
 }
 
 // validity is how long a signature written now vouches for the registry.
@@ -136,38 +136,33 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 	if err := e.checkBase(old.reg); err != nil {
 		return nil, err
 	}
-	// The audit entry goes first, so no change reaches the file untraced:
-	// if the audit log cannot be written nothing is. The registry's
-	// signature then names the entry as the log's head. If the process
-	// dies between the two, the log holds an entry after the signed head
-	// that the registry never took, which the next start cuts (openLog).
-	// The other order would leave a change with no entry at all.
-	head, undo, err := h.record(now, caller, tool, slug, old.reg, reg)
+	// The audit entry goes first, then the registry, signed with the new
+	// head; a failed write takes the entry back (see internal/store).
+	l, entries, err := h.record(now, caller, tool, slug, old.reg, reg)
 	if err != nil {
 		return nil, err
 	}
-	st := signature.Status{}
-	if e.Key != nil {
-		var doc []byte
-		o := signature.Options{Expires: now.Add(e.validity()), Log: &head}
-		if doc, err = signature.WriteSignedWith(e.Path, data, e.Key, now, o, 0o644); err == nil {
-			st = signature.Check(reg, doc) // what was written, without reading it back
-		}
-	} else {
-		err = atomicfile.Write(e.Path, data, 0o644)
-	}
+	head := l.Head()
+	done, err := store.Commit{
+		Path: e.Path, Log: l, Entries: entries, Head: &head, Key: e.Key, Now: now, Expires: now.Add(e.validity()),
+		Data: data, Base: old.reg.Bytes(), Limit: e.MaxRegistryBytes,
+	}.Commit()
 	if err != nil {
-		// Unless the registry was replaced after all (only the signature's
-		// last rename failed), take the entry back: the change did not
-		// happen.
-		if e.checkBase(old.reg) == nil {
-			if uerr := undo(); uerr != nil {
-				err = fmt.Errorf("%w; and the audit log entry for it could not be removed (%v): the next start removes it", err, uerr)
-			}
+		var ce *store.Error
+		if !errors.As(err, &ce) || ce.InLog {
+			return nil, err
+		}
+		err = ce.Err
+		if ce.UndoErr != nil {
+			err = fmt.Errorf("%w; and the audit log entry for it could not be removed (%v): the next start removes it", err, ce.UndoErr)
 		}
 		return nil, fmt.Errorf("writing %s: %w", e.Path, err)
 	}
-	e.log.served = head
+	st := signature.Status{}
+	if e.Key != nil {
+		st = signature.Check(reg, done.Signature) // what was written, without reading it back
+	}
+	e.log.Served = done.Head
 	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, now)
 	h.publish(next)
 	return next, nil
@@ -267,10 +262,11 @@ func (h *Handlers) Renew() (bool, error) {
 	}
 	// Only the signature changes, so only it is written: rewriting the
 	// registry too could undo a hand edit made since checkBase.
-	doc := signature.SignWith(old.reg.Bytes(), e.Key, now, signature.Options{Expires: now.Add(e.validity()), Log: head})
-	if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
+	done, err := store.Commit{Path: e.Path, Head: head, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Base: old.reg.Bytes()}.Commit()
+	if err != nil {
 		return false, fmt.Errorf("signing %s again before it expires: %w", e.Path, err)
 	}
+	doc := done.Signature
 	next := *old
 	next.signature = signature.Check(old.reg, doc)
 	h.publish(&next)

@@ -73,7 +73,7 @@ func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error)
 		}
 		e.log = l
 	}
-	return e.AuditLog, e.log.served, h.Published(), nil
+	return e.AuditLog, e.log.Served, h.Published(), nil
 }
 
 // noAuditLog is get_audit_log's answer on a server without a log.

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,12 +9,11 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -184,10 +182,10 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 // signature status to serve. orig, when set, is what the file held before
 // the server gave data a new version: the file is rewritten with data,
 // and its signature, only if it still holds orig.
-func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data, orig []byte, st signature.Status) (*openedLog, signature.Status, error) {
+func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data, orig []byte, st signature.Status) (*store.Log, signature.Status, error) {
 	writable := e.ReadOnly == ""
 	l, _, err := e.openLog(&snapshot{reg: reg, signature: st}, writable)
-	if err != nil || !l.unrecorded || !writable || l.Log == nil {
+	if err != nil || !l.Unrecorded || !writable || l.Log == nil {
 		return l, st, err
 	}
 	if l.Signed() && e.Key == nil {
@@ -196,48 +194,47 @@ func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 	if caller == "" {
 		caller = Actor
 	}
-	entries := catchUp(l.Log, now.UTC().Format(time.RFC3339Nano), reg)
+	entries := store.CatchUp(l.Last(), gen.AuditentryActionReload, now, reg)
 	entries[len(entries)-1].Actor = caller
-	undo := l.Checkpoint()
-	head, err := l.Append(e.Key, entries...)
+	c := store.Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
+	switch {
+	case e.Key == nil:
+		// Recorded only: there is nothing to sign with.
+	case orig == nil:
+		// Only the signature is written: the registry's bytes are the
+		// file's, and rewriting it could undo an edit made since it was
+		// read.
+		c.Base = data
+	default:
+		// The new version replaces the file only if no one edited it
+		// again since it was read.
+		c.Data, c.Base = data, orig
+	}
+	done, err := c.Commit()
 	if err != nil {
-		return nil, st, err
+		var ce *store.Error
+		if !errors.As(err, &ce) || ce.InLog {
+			return nil, st, err
+		}
+		err = ce.Err
+		if ce.UndoErr != nil {
+			err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, ce.UndoErr)
+		}
+		switch {
+		case orig == nil:
+			return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, err)
+		case errors.Is(ce.Err, store.ErrChanged):
+			err = fmt.Errorf("%s changed again while it was being reloaded; call reload_registry once the edit is finished", e.Path)
+			if ce.UndoErr != nil {
+				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, ce.UndoErr)
+			}
+			return nil, st, err
+		}
+		return nil, st, fmt.Errorf("writing %s with its new version and signature: %w", e.Path, err)
 	}
+	l.Served = done.Head
 	if e.Key != nil {
-		takeBack := func(err error) error {
-			if uerr := undo(); uerr != nil {
-				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, uerr)
-			}
-			return err
-		}
-		opts := signature.Options{Expires: now.Add(e.validity()), Log: &head}
-		var doc []byte
-		if orig == nil {
-			// Only the signature is written: the registry's bytes are the
-			// file's, and rewriting it could undo an edit made since it
-			// was read.
-			doc = signature.SignWith(data, e.Key, now, opts)
-			if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
-				return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, takeBack(err))
-			}
-		} else {
-			// The new version replaces the file only if no one edited it
-			// again since it was read.
-			if cur, err := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); err != nil || !bytes.Equal(cur, orig) {
-				return nil, st, takeBack(fmt.Errorf("%s changed again while it was being reloaded; call reload_registry once the edit is finished", e.Path))
-			}
-			if doc, err = signature.WriteSignedWith(e.Path, data, e.Key, now, opts, 0o644); err != nil {
-				// The entry goes back only while the file still holds the
-				// edit: if the new version replaced it and only the
-				// signature's rename failed, the entry records the file.
-				if cur, rerr := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); rerr == nil && bytes.Equal(cur, orig) {
-					err = takeBack(err)
-				}
-				return nil, st, fmt.Errorf("writing %s with its new version and signature: %w", e.Path, err)
-			}
-		}
-		st = signature.Check(reg, doc)
+		st = signature.Check(reg, done.Signature)
 	}
-	l.served = head
 	return l, st, nil
 }
