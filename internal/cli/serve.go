@@ -424,7 +424,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		return nil, false
 	}
 	reg := srvd.reg
-	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified,
+	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), NewMatcher: c.newMatcher, Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified,
 		// The embedded registry's freshness is the binary's (docs/provenance.md).
 		EnforceExpiry: (fl != nil || srvd.path != "") && !flagBool(f, "allow-expired")}
 	var lock *filelock.Lock
@@ -433,7 +433,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
-		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
 			Validity: c.validity, AllowExpired: flagBool(f, "allow-expired"), MaxRegistryBytes: c.maxRegistry}
 		var ok bool
 		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {

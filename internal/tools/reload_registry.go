@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -45,8 +43,8 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		return nil, editFailure(h.noFile(), state(h.cur.Load(), false))
 	}
 	e := h.edit
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Lock()
+	defer e.Unlock()
 	old := h.cur.Load()
 	refuse := func(text string, problems strictjson.Errors) error {
 		out := state(old, false)
@@ -111,16 +109,15 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		msg := fmt.Sprintf("Refusing %s: %v. The curator signs it again with 3gs sign; --allow-expired loads it anyway.", e.Path, err)
 		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
 	}
-	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
+	st, err = e.Reload(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
 	if err != nil {
 		return nil, refuse("Cannot load the file with its audit log: "+err.Error()+".", strictjson.Errors{{Path: "audit", Reason: err.Error()}})
 	}
-	e.log = l
 	modified := now
 	if fi, err := os.Stat(e.Path); err == nil {
 		modified = fi.ModTime()
 	}
-	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, modified)
+	next := newSnapshot(reg, e.newMatcher(reg), st, old.files, modified)
 	h.publish(next)
 	if e.Anchor == nil && st.Verified {
 		e.Anchor, e.AnchorFrom = st.Signer, "the first verified registry this server loaded"
@@ -171,70 +168,4 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 		verified = "verified by its curator's signature"
 	}
 	return fmt.Sprintf("Reloaded: now serving registry version %s, %s, SHA-256 %s, %s.", out.RegistryVersion, categories(out.CategoryCount), out.RegistrySHA256, verified)
-}
-
-// reloadLog opens the audit log against the registry reg (its bytes data,
-// its signature status st) that reload is about to serve. A registry the
-// log does not record (changed outside it) is recorded now as a reload by
-// caller, and, with the curator key, signed again so the signature covers
-// the new head; a server without the key refuses that for a signed log.
-// A read-only server records nothing. It returns the log and the
-// signature status to serve. orig, when set, is what the file held before
-// the server gave data a new version: the file is rewritten with data,
-// and its signature, only if it still holds orig.
-func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data, orig []byte, st signature.Status) (*store.Log, signature.Status, error) {
-	writable := e.ReadOnly == ""
-	l, _, err := e.openLog(&snapshot{reg: reg, signature: st}, writable)
-	if err != nil || !l.Unrecorded || !writable || l.Log == nil {
-		return l, st, err
-	}
-	if l.Signed() && e.Key == nil {
-		return nil, st, fmt.Errorf("%s is not the registry the signed audit log %s last recorded: it was changed outside the log, and this server has no curator key to record that. The curator signs the file with 3gs sign, which records it", e.Path, e.AuditLog)
-	}
-	if caller == "" {
-		caller = Actor
-	}
-	entries := store.CatchUp(l.Last(), gen.AuditentryActionReload, now, reg)
-	entries[len(entries)-1].Actor = caller
-	c := store.Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
-	switch {
-	case e.Key == nil:
-		// Recorded only: there is nothing to sign with.
-	case orig == nil:
-		// Only the signature is written: the registry's bytes are the
-		// file's, and rewriting it could undo an edit made since it was
-		// read.
-		c.Base = data
-	default:
-		// The new version replaces the file only if no one edited it
-		// again since it was read.
-		c.Data, c.Base = data, orig
-	}
-	done, err := c.Commit()
-	if err != nil {
-		var ce *store.Error
-		if !errors.As(err, &ce) || ce.InLog {
-			return nil, st, err
-		}
-		err = ce.Err
-		if ce.UndoErr != nil {
-			err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, ce.UndoErr)
-		}
-		switch {
-		case orig == nil:
-			return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, err)
-		case errors.Is(ce.Err, store.ErrChanged):
-			err = fmt.Errorf("%s changed again while it was being reloaded; call reload_registry once the edit is finished", e.Path)
-			if ce.UndoErr != nil {
-				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, ce.UndoErr)
-			}
-			return nil, st, err
-		}
-		return nil, st, fmt.Errorf("writing %s with its new version and signature: %w", e.Path, err)
-	}
-	l.Served = done.Head
-	if e.Key != nil {
-		st = signature.Check(reg, done.Signature)
-	}
-	return l, st, nil
 }
