@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -278,4 +280,88 @@ func TestFileChangeAndSign(t *testing.T) {
 	if got := entries(t, n); got != 3 {
 		t.Fatalf("%d entries, want 3", got)
 	}
+}
+
+func (n *node) editor() (*Editor, served.Registry) {
+	e := NewEditor(EditorConfig{Path: n.path, Key: n.key, AuditLog: n.log, Validity: time.Hour, Now: func() time.Time { return n.now }})
+	data, doc, _ := signature.ReadSigned(n.path, registry.MaxSize)
+	reg, _ := registry.Load(data)
+	return e, served.Registry{Registry: reg, Signature: signature.Check(reg, doc)}
+}
+
+func rename(doc *gen.Registry) error {
+	doc.Curator.Name = "Renamed"
+	return nil
+}
+
+// A server's change is recorded, written and signed; one whose write
+// fails leaves the file, its signature and the log as they were, and says
+// what failed.
+func TestEditorChange(t *testing.T) {
+	n := newNode(t)
+	e, cur := n.editor()
+	next, err := e.Change(cur, "ada", gen.AuditentryActionUpsert, "", rename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !next.Signature.Verified || next.Signature.Log == nil || next.Signature.Log.Seq != 2 || next.Registry.Version() != "1.0.1" || !next.Modified.Equal(n.now) {
+		t.Fatalf("after the change: %s, %+v", next.Registry.Version(), next.Signature)
+	}
+	sig, _ := os.ReadFile(n.path + signature.Suffix)
+	block(t, n.path+".sig.next")
+	_, err = e.Change(next, "ada", gen.AuditentryActionUpsert, "", rename)
+	if err == nil || !strings.HasPrefix(err.Error(), "writing "+n.path+": ") {
+		t.Fatalf("got %v, want a failed write", err)
+	}
+	if got := entries(t, n); got != 2 {
+		t.Fatalf("%d entries after a failed change, want 2", got)
+	}
+	mustHold(t, n.path, next.Registry.Bytes())
+	mustHold(t, n.path+signature.Suffix, sig)
+}
+
+// A hand edit is refused by a change, and recorded and signed by Reload
+// (3gs sign with a server running).
+func TestEditorReloadSignsAHandEdit(t *testing.T) {
+	n := newNode(t)
+	e, cur := n.editor()
+	doc := cur.Registry.Document()
+	doc.Curator.Name = "By hand"
+	data := gen.EncodeRegistry(&doc)
+	if err := os.WriteFile(n.path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Change(cur, "", gen.AuditentryActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+		t.Fatalf("got %v, want the hand edit refused", err)
+	}
+	reg, _ := registry.Load(data)
+	st, err := e.Reload(n.now, "", reg, data, nil, signature.Status{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Verified || st.Log == nil || st.Log.Seq != 2 || entries(t, n) != 2 {
+		t.Fatalf("after reload: %+v, %d entries", st, entries(t, n))
+	}
+	if head, err := e.Served(served.Registry{Registry: reg, Signature: st}); err != nil || head != *st.Log {
+		t.Fatalf("served head %v %v", head, err)
+	}
+}
+
+// Renew signs the same bytes again, covering the same head, once the
+// signature is past half its life.
+func TestEditorRenew(t *testing.T) {
+	n := newNode(t)
+	e, cur := n.editor()
+	if _, signed, err := e.Renew(cur); err != nil || signed {
+		t.Fatalf("renewed a fresh signature: %v %v", signed, err)
+	}
+	n.now = n.now.Add(40 * time.Minute)
+	next, signed, err := e.Renew(cur)
+	if err != nil || !signed {
+		t.Fatalf("not renewed: %v", err)
+	}
+	if !next.Signature.Verified || *next.Signature.Log != *cur.Signature.Log || !next.Signature.Expires.After(cur.Signature.Expires) {
+		t.Fatalf("renewed signature %+v", next.Signature)
+	}
+	mustHold(t, n.path, cur.Registry.Bytes())
 }
