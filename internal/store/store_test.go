@@ -153,10 +153,17 @@ func TestCommitUndoesAFailedWrite(t *testing.T) {
 	if !errors.As(err, &e) || e.InLog || e.Kept || e.UndoErr != nil {
 		t.Fatalf("got %#v, want a logged, undone failure", err)
 	}
-	if got := entries(t, n); got != 1 {
-		t.Fatalf("%d entries after a failed change, want the 1 before it", got)
+	asBefore(t, n, 1, n.reg.Bytes(), sig)
+}
+
+// asBefore checks that a failed change left the log with its entries,
+// the registry file with data and its signature with sig.
+func asBefore(t *testing.T, n *node, want int, data, sig []byte) {
+	t.Helper()
+	if got := entries(t, n); got != want {
+		t.Fatalf("%d entries after a failed change, want the %d before it", got, want)
 	}
-	mustHold(t, n.path, n.reg.Bytes())
+	mustHold(t, n.path, data)
 	mustHold(t, n.path+signature.Suffix, sig)
 }
 
@@ -313,11 +320,7 @@ func TestEditorChange(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "writing "+n.path+": ") {
 		t.Fatalf("got %v, want a failed write", err)
 	}
-	if got := entries(t, n); got != 2 {
-		t.Fatalf("%d entries after a failed change, want 2", got)
-	}
-	mustHold(t, n.path, next.Registry.Bytes())
-	mustHold(t, n.path+signature.Suffix, sig)
+	asBefore(t, n, 2, next.Registry.Bytes(), sig)
 }
 
 // A hand edit is refused by a change, and recorded and signed by Reload
