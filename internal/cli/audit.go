@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -16,14 +15,13 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // The audit log (internal/auditlog) is written by a server's curator
@@ -90,47 +88,29 @@ func migrateHint(regPath, logPath string) string {
 
 // ---- signing with the log: 3gs sign and 3gs audit migrate ----
 
-// openLogToSign reads the audit log at logPath of the registry reg, which
-// the caller is about to sign with the curator key pub and whose lock it
-// holds, and returns it open for appending. It repairs what a crash can
-// leave, as a starting server does, and says so on stderr: a torn last
-// line, and entries after the head the registry's current signature
-// covers (a change interrupted after its entry was written and before the
-// registry was). Anything else wrong is refused, naming the seq, since
-// signing would make a broken log look vouched for.
-func openLogToSign(env *Env, cmd, regPath, logPath string, reg *registry.Registry, pub ed25519.PublicKey) (*auditlog.Log, bool) {
-	// The head the registry's signature covers counts only when that
-	// signature vouches for these very bytes; after a hand edit it names
-	// the head of a registry that is no longer on disk.
-	// A file of any other size is not reg's bytes, so reading at most
-	// reg.Size() loses nothing and needs no limit of its own.
-	var covered *auditlog.Head
-	if data, doc, _, err := signature.ReadPair(regPath, int64(reg.Size())); err == nil && doc != nil && bytes.Equal(data, reg.Bytes()) {
-		if v, err := signature.Verify(data, doc, pub); err == nil {
-			covered = v.Log
-		}
+// signingFile is the registry at regPath, whose lock the caller holds,
+// for cmd to change or sign with the curator key (internal/store). Opening
+// its audit log repairs what a crash can leave, as a starting server
+// does, and says so on stderr: a torn last line, and entries after the
+// head the registry's current signature covers (a change interrupted
+// after its entry was written and before the registry was). Anything else
+// wrong is refused (logFailed), naming the seq, since signing would make a
+// broken log look vouched for.
+func signingFile(env *Env, cmd, regPath, logPath string, key ed25519.PrivateKey, validity time.Duration, limit int64) store.File {
+	return store.File{
+		Path: regPath, LogPath: logPath, Key: key, Validity: validity, Limit: limit,
+		Notes: func(n string) { fmt.Fprintf(env.Stderr, "3gs %s: %s.\n", cmd, n) },
 	}
-	o := auditlog.Options{Key: pub}
-	if covered != nil {
-		o.Mark = covered.Seq
-	}
-	rep, err := auditlog.Read(logPath, o)
-	var notes []string
-	if err == nil {
-		rep, _, notes, err = auditlog.Repair(logPath, rep, o, reg.SHA256(), covered)
-	}
-	for _, n := range notes {
-		fmt.Fprintf(env.Stderr, "3gs %s: %s.\n", cmd, n)
-	}
+}
+
+// logFailed says why cmd will not sign with the log at logPath (the Err
+// of a *store.LogError).
+func logFailed(env *Env, cmd, regPath, logPath string, pub ed25519.PublicKey, err error) {
 	if errors.Is(err, auditlog.ErrRepair) {
 		fmt.Fprintf(env.Stderr, "3gs %s: not signed: %v\n", cmd, err)
-		return nil, false
+		return
 	}
-	if err != nil {
-		refuseLog(env, cmd, regPath, logPath, pub, err)
-		return nil, false
-	}
-	return auditlog.Open(logPath, rep), true
+	refuseLog(env, cmd, regPath, logPath, pub, err)
 }
 
 // refuseLog says why a command that signs will not go on with the log at
@@ -169,25 +149,6 @@ func previousSigner(regPath string) string {
 		return ""
 	}
 	return sig.Pubkey
-}
-
-// entriesToSign are the entries that bring a log whose last entry is last
-// to the registry reg about to be signed (see auditlog.CatchUp): a hand
-// edit since the last entry is recorded as a sign entry.
-func entriesToSign(last *gen.Auditentry, reg *registry.Registry, now time.Time) []*gen.Auditentry {
-	return auditlog.CatchUp(last, gen.AuditentryActionSign, now.UTC().Format(time.RFC3339Nano), tools.Actor, reg.Version(), reg.SHA256())
-}
-
-// writeSignature writes REGISTRY.sig for reg, made with key at now,
-// expiring after validity and covering the log head. It returns the
-// expiry as written.
-func writeSignature(regPath string, reg *registry.Registry, key ed25519.PrivateKey, now time.Time, validity time.Duration, head auditlog.Head) (time.Time, error) {
-	o := signature.Options{Expires: now.Add(validity)}
-	if head.Seq > 0 {
-		o.Log = &head
-	}
-	doc := signature.SignWith(reg.Bytes(), key, now, o)
-	return o.Expires.UTC().Truncate(time.Second), atomicfile.Write(regPath+signature.Suffix, doc, 0o644)
 }
 
 // counted is n with its noun: "1 entry", "3 entries".
@@ -529,21 +490,6 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: reading %s: %v\n", cmd, logPath, err)
 		return ExitFail
 	}
-	if err := os.Rename(logPath, oldPath); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v\n", cmd, err)
-		return ExitFail
-	}
-	// From here a failure puts the old log back, so the registry is
-	// never left with neither.
-	putBack := func(why error) int {
-		os.Remove(logPath)
-		if err := os.Rename(oldPath, logPath); err != nil {
-			fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v; and the old log could not be put back (%v): it is %s, rename it to %s\n", cmd, why, err, oldPath, logPath)
-			return ExitFail
-		}
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated, the old log is back in place: %v\n", cmd, why)
-		return ExitFail
-	}
 	// Migrating signs the registry as it is, as 3gs sign would; if its
 	// signature did not vouch for these bytes, say so, since the curator
 	// may have meant only to convert the log.
@@ -555,17 +501,22 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 			unvouched = fmt.Sprintf("had a signature that did not verify under the curator key (%v)", err)
 		}
 	}
-	now := time.Now()
-	start := entriesToSign(nil, reg, now)[0]
-	start.LegacyLogSHA256 = &digest
-	head, err := auditlog.Open(logPath, &auditlog.Report{}).Append(key, start)
-	if err != nil {
-		return putBack(err)
+	// A failure after the old log was moved aside puts it back, so the
+	// registry is never left with neither.
+	signed, err := signingFile(env, cmd, path, logPath, key, validity, limit).Migrate(reg, digest)
+	var me *store.MigrateError
+	switch {
+	case errors.As(err, &me) && !me.Moved:
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v\n", cmd, me.Err)
+		return ExitFail
+	case errors.As(err, &me) && me.RestoreErr != nil:
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v; and the old log could not be put back (%v): it is %s, rename it to %s\n", cmd, me.Err, me.RestoreErr, oldPath, logPath)
+		return ExitFail
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated, the old log is back in place: %v\n", cmd, err)
+		return ExitFail
 	}
-	exp, err := writeSignature(path, reg, key, now, validity, head)
-	if err != nil {
-		return putBack(fmt.Errorf("cannot write %s: %w", path+signature.Suffix, err))
-	}
+	head, exp := signed.Head, signed.Expires
 	fmt.Fprintf(env.Stdout, "Migrated %s: kept the old log as %s (sha256 %s) and started a signed log whose seq 1 records that digest and the registry.\n", logPath, oldPath, digest)
 	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s, covering the audit log up to seq %d\n",
 		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), path+signature.Suffix, exp.Format(time.RFC3339), head.Seq)

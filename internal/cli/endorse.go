@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,13 +12,12 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 func endorseFlags(f *Flags) {
@@ -134,24 +132,31 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		}
 	}
 
-	doc := reg.Document()
-	at := slices.IndexFunc(doc.Endorsements, func(e gen.Endorsement) bool { return e.Pubkey == pub })
+	// The change goes through the audit log like any other (internal/store):
+	// its entry first, then the registry signed with the new head. Without
+	// the key the registry is written alone, to be signed later.
+	logPath := auditLogPath(f, path)
 	var done string
-	switch {
-	case remove && at < 0:
-		listed := "it endorses no one"
-		if len(doc.Endorsements) > 0 {
-			keys := make([]string, len(doc.Endorsements))
-			for i, e := range doc.Endorsements {
-				keys[i] = e.Pubkey
+	var at int
+	errUnchanged := errors.New("unchanged")
+	edit := func(doc *gen.Registry) error {
+		at = slices.IndexFunc(doc.Endorsements, func(e gen.Endorsement) bool { return e.Pubkey == pub })
+		switch {
+		case remove && at < 0:
+			listed := "it endorses no one"
+			if len(doc.Endorsements) > 0 {
+				keys := make([]string, len(doc.Endorsements))
+				for i, e := range doc.Endorsements {
+					keys[i] = e.Pubkey
+				}
+				listed = "it endorses " + strings.Join(keys, ", ")
 			}
-			listed = "it endorses " + strings.Join(keys, ", ")
+			return fmt.Errorf("%s does not endorse %s, so there is nothing to remove (%s). Check the key.", path, pub, listed)
+		case remove:
+			done = "Removed the endorsement of " + who(doc.Endorsements[at]) + "."
+			doc.Endorsements = slices.Delete(doc.Endorsements, at, at+1)
+			return nil
 		}
-		return fail(ExitFail, "%s does not endorse %s, so there is nothing to remove (%s). Check the key.", path, pub, listed)
-	case remove:
-		done = "Removed the endorsement of " + who(doc.Endorsements[at]) + "."
-		doc.Endorsements = slices.Delete(doc.Endorsements, at, at+1)
-	default:
 		e := gen.Endorsement{Pubkey: pub, URL: rawURL, Since: since}
 		if name != "" {
 			e.Name = &name
@@ -168,64 +173,50 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 			}
 			if sameEndorsement(old, e) {
 				fmt.Fprintf(env.Stdout, "%s already endorses %s at %s since %s; nothing changed.\n", path, who(e), e.URL, e.Since)
-				return ExitOK
+				return errUnchanged
 			}
 			doc.Endorsements[at] = e
 			done = fmt.Sprintf("Updated the endorsement of %s: at %s, since %s.", who(e), e.URL, e.Since)
-		} else {
-			if e.Since == "" {
-				e.Since = time.Now().UTC().Format(time.DateOnly)
-			}
-			at = len(doc.Endorsements)
-			doc.Endorsements = append(doc.Endorsements, e)
-			done = fmt.Sprintf("Endorsed %s at %s, since %s.", who(e), e.URL, e.Since)
+			return nil
 		}
+		if e.Since == "" {
+			e.Since = time.Now().UTC().Format(time.DateOnly)
+		}
+		at = len(doc.Endorsements)
+		doc.Endorsements = append(doc.Endorsements, e)
+		done = fmt.Sprintf("Endorsed %s at %s, since %s.", who(e), e.URL, e.Since)
+		return nil
 	}
-
-	now := time.Now()
-	doc.Updated = now.UTC().Format(time.DateOnly)
-	oldVersion := doc.Version
-	if !flagBool(f, "keep-version") {
-		doc.Version = registry.BumpPatch(oldVersion)
+	changed, err := signingFile(env, "endorse", path, logPath, key, validity, limit).Change(reg, gen.AuditentryActionEndorse, flagBool(f, "keep-version"), edit)
+	var (
+		ie *store.InvalidError
+		le *store.LogError
+		ce *store.Error
+	)
+	switch {
+	case errors.Is(err, errUnchanged):
+		return ExitOK
+	case errors.As(err, &ie):
+		return fail(ExitFail, "not changed: with this change %s would not be a valid registry: %v\nFix the value named there and run the command again.", path, loadProblem(ie.Err))
+	case errors.As(err, &le):
+		logFailed(env, "endorse", path, logPath, pkarr.Public(key), le.Err)
+		return ExitFail
+	case errors.As(err, &ce) && ce.InLog && key != nil:
+		return fail(ExitFail, "not changed: %v", ce.Err)
+	case errors.As(err, &ce) && key != nil:
+		return fail(ExitFail, "%s: %v", path, ce.Err)
+	case errors.As(err, &ce):
+		return fail(ExitFail, "cannot write %s: %v", path, ce.Err)
+	case err != nil:
+		return fail(ExitFail, "%v", err)
 	}
-	data := gen.EncodeRegistry(&doc)
-	next, err := registry.LoadLimit(data, limit)
-	if err != nil {
-		return fail(ExitFail, "not changed: with this change %s would not be a valid registry: %v\nFix the value named there and run the command again.", path, loadProblem(err))
-	}
-
+	next, oldVersion, version := changed.Next, reg.Version(), changed.Next.Version()
 	written := "wrote " + path
 	if key != nil {
-		// The change goes through the audit log like any other: its entry
-		// first, then the registry signed with the new head.
-		logPath := auditLogPath(f, path)
-		log, ok := openLogToSign(env, "endorse", path, logPath, reg, pkarr.Public(key))
-		if !ok {
-			return ExitFail
-		}
-		entries := entriesToSign(log.Last(), reg, now)
-		before := reg.SHA256()
-		entries = append(entries, &gen.Auditentry{Time: now.UTC().Format(time.RFC3339Nano), Action: gen.AuditentryActionEndorse, Actor: tools.Actor, Version: next.Version(), Before: &before, After: next.SHA256()})
-		undo := log.Checkpoint()
-		head, err := log.Append(key, entries...)
-		if err != nil {
-			return fail(ExitFail, "not changed: %v", err)
-		}
-		if _, err := signature.WriteSignedWith(path, data, key, now, signature.Options{Expires: now.Add(validity), Log: &head}, 0o644); err != nil {
-			// Take the entry back only while the file still holds the old
-			// bytes: if the registry was replaced and only the signature's
-			// last rename failed, the entry records what is on disk.
-			if cur, rerr := os.ReadFile(path); rerr == nil && bytes.Equal(cur, reg.Bytes()) {
-				undo()
-			}
-			return fail(ExitFail, "%s: %v", path, err)
-		}
-		written += " and re-signed it with " + from + " (" + path + signature.Suffix + "), recorded as seq " + strconv.Itoa(head.Seq) + " of the audit log " + logPath
-	} else if err := atomicfile.Write(path, data, 0o644); err != nil {
-		return fail(ExitFail, "cannot write %s: %v", path, err)
+		written += " and re-signed it with " + from + " (" + path + signature.Suffix + "), recorded as seq " + strconv.Itoa(changed.Head.Seq) + " of the audit log " + logPath
 	}
-	if doc.Version != oldVersion {
-		written += "; version " + oldVersion + " → " + doc.Version
+	if version != oldVersion {
+		written += "; version " + oldVersion + " → " + version
 	} else {
 		written += "; version kept at " + oldVersion
 	}
@@ -240,7 +231,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 			}
 		}
 	}
-	if doc.Version == oldVersion {
+	if version == oldVersion {
 		fmt.Fprintf(env.Stderr, "Note: the content changed but version %s did not (--keep-version); peers that already fetched %s refuse the changed registry until the version changes.\n", oldVersion, oldVersion)
 	}
 	if _, named := next.CuratorKey(); key == nil && named {

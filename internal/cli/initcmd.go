@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
-	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 func initFlags(f *Flags) {
@@ -81,16 +80,15 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	}
 	// The node starts with its audit log: a start entry recording the
 	// starter registry, and the signature covering it.
-	reg, err := registry.Load(data)
-	if err != nil {
-		return fail(ExitFail, "the starter registry does not load (%v); this is a bug in 3gs, please report it", loadProblem(err))
-	}
-	head, err := auditlog.Open(regPath+".audit.jsonl", &auditlog.Report{}).Append(key,
-		&gen.Auditentry{Time: now.UTC().Format(time.RFC3339Nano), Action: gen.AuditentryActionStart, Actor: tools.Actor, Version: reg.Version(), After: reg.SHA256()})
-	if err != nil {
-		return fail(ExitFail, "starting the audit log: %v\nRemove %s and run 3gs init again.", err, dir)
-	}
-	if _, err := signature.WriteSignedWith(regPath, data, key, now, signature.Options{Expires: now.Add(signature.DefaultValidity), Log: &head}, 0o644); err != nil {
+	if _, err := store.Init(regPath, regPath+".audit.jsonl", data, key, now, signature.DefaultValidity); err != nil {
+		var ie *store.InvalidError
+		var ce *store.Error
+		switch {
+		case errors.As(err, &ie):
+			return fail(ExitFail, "the starter registry does not load (%v); this is a bug in 3gs, please report it", loadProblem(ie.Err))
+		case errors.As(err, &ce) && ce.InLog:
+			return fail(ExitFail, "starting the audit log: %v\nRemove %s and run 3gs init again.", ce.Err, dir)
+		}
 		return fail(ExitFail, "%s: %v\nRemove %s and run 3gs init again.", regPath, err, dir)
 	}
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -200,64 +200,49 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 			path, from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
-	logPath := auditLogPath(f, path)
-	l, ok := openLogToSign(env, "sign", path, logPath, reg, pub)
-	if !ok {
-		return ExitFail
-	}
-	// Replicas and peers refuse a version they have seen with other bytes,
-	// and an older one: a registry edited since the log last recorded it
-	// gets the next patch version here, as the curator tools' changes do.
-	old := reg
-	if last := l.Last(); last != nil && last.After != reg.SHA256() {
-		switch registry.CompareVersions(reg.Version(), last.Version) {
-		case 0:
-			if reg, err = reg.WithVersion(registry.BumpPatch(reg.Version()), limit); err != nil {
-				fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s changed since the audit log recorded version %s, and raising its version failed: %v.\nSet \"version\": %q in %s and sign again.\n",
-					path, last.Version, err, registry.BumpPatch(last.Version), path)
-				return ExitFail
-			}
-		case -1:
-			fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s is version %s, older than %s, which the audit log %s last recorded; replicas and peers refuse an older version than they hold.\nSet \"version\": %q in %s and sign again.\n",
-				path, reg.Version(), last.Version, logPath, registry.BumpPatch(last.Version), path)
-			return ExitFail
-		}
-	}
 	// The entry goes first and the signature after, as a server's change
 	// does: a crash between them leaves an entry after the signed head,
 	// which the next sign or serve removes, never a signed registry the
-	// log does not record.
-	now := time.Now()
-	entries := entriesToSign(l.Last(), reg, now)
-	undo := l.Checkpoint()
-	head := l.Head()
-	if len(entries) > 0 {
-		if head, err = l.Append(key, entries...); err != nil {
-			fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v\n", err)
-			return ExitFail
-		}
-	}
-	sigPath := path + signature.Suffix
-	var exp time.Time
-	if reg == old {
-		exp, err = writeSignature(path, reg, key, now, validity, head)
-	} else {
-		// The new version's bytes and their signature, written together.
-		exp = now.Add(validity).UTC().Truncate(time.Second)
-		_, err = signature.WriteSignedWith(path, reg.Bytes(), key, now, signature.Options{Expires: now.Add(validity), Log: &head}, 0o644)
-	}
-	if err != nil {
+	// log does not record (see internal/store).
+	logPath := auditLogPath(f, path)
+	sf := signingFile(env, "sign", path, logPath, key, validity, limit)
+	signed, err := sf.Sign(reg)
+	var (
+		le *store.LogError
+		ve *store.VersionError
+		ce *store.Error
+	)
+	switch {
+	case errors.As(err, &le):
+		logFailed(env, "sign", path, logPath, pub, le.Err)
+		return ExitFail
+	case errors.As(err, &ve) && ve.Err != nil:
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s changed since the audit log recorded version %s, and raising its version failed: %v.\nSet \"version\": %q in %s and sign again.\n",
+			path, ve.Last, ve.Err, registry.BumpPatch(ve.Last), path)
+		return ExitFail
+	case errors.As(err, &ve):
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s is version %s, older than %s, which the audit log %s last recorded; replicas and peers refuse an older version than they hold.\nSet \"version\": %q in %s and sign again.\n",
+			path, reg.Version(), ve.Last, logPath, registry.BumpPatch(ve.Last), path)
+		return ExitFail
+	case errors.As(err, &ce) && ce.InLog:
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v\n", ce.Err)
+		return ExitFail
+	case errors.As(err, &ce):
 		undone := "the audit log is as it was"
-		if cur, rerr := os.ReadFile(path); rerr == nil && !bytes.Equal(cur, old.Bytes()) {
+		if ce.Kept {
 			// The registry was replaced and only the signature failed:
 			// the entry records what is on disk.
 			undone = "the registry file holds the new version, and the audit log records it; sign again once the problem is fixed"
-		} else if uerr := undo(); uerr != nil {
-			undone = fmt.Sprintf("and the entry just added to the audit log %s could not be removed (%v); the next 3gs sign or 3gs serve removes it", logPath, uerr)
+		} else if ce.UndoErr != nil {
+			undone = fmt.Sprintf("and the entry just added to the audit log %s could not be removed (%v); the next 3gs sign or 3gs serve removes it", logPath, ce.UndoErr)
 		}
-		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v; %s\n", sigPath, err, undone)
+		fmt.Fprintf(env.Stderr, "3gs sign: cannot write %s: %v; %s\n", path+signature.Suffix, ce.Err, undone)
+		return ExitFail
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v\n", err)
 		return ExitFail
 	}
+	old, reg, head, entries, exp, sigPath := signed.Old, signed.Reg, signed.Head, signed.Entries, signed.Expires, path+signature.Suffix
 	if reg != old {
 		fmt.Fprintf(env.Stdout, "Raised the version of %s from %s to %s: it changed since the audit log recorded %s, and replicas and peers refuse a version they hold with other content.\n",
 			path, old.Version(), reg.Version(), old.Version())

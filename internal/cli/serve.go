@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/follow"
@@ -31,6 +30,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/stdio"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -429,7 +429,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		return nil, false
 	}
 	reg := srvd.reg
-	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified,
+	cfg := tools.Config{Registry: reg, Matcher: c.newMatcher(reg), NewMatcher: c.newMatcher, Threshold: c.threshold, Signature: srvd.sig, Files: srvd.files, Modified: srvd.modified,
 		// The embedded registry's freshness is the binary's (docs/provenance.md).
 		EnforceExpiry: (fl != nil || srvd.path != "") && !flagBool(f, "allow-expired")}
 	var lock *filelock.Lock
@@ -438,7 +438,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		if audit == "" {
 			audit = srvd.path + ".audit.jsonl"
 		}
-		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, NewMatcher: c.newMatcher, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
+		cfg.Edit = &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: audit, AllowUnsigned: flagBool(f, "allow-unsigned"), Anchor: anchor, AnchorFrom: anchorFrom,
 			Validity: c.validity, AllowExpired: flagBool(f, "allow-expired"), MaxRegistryBytes: c.maxRegistry}
 		var ok bool
 		if lock, ok = lockForEditing(env, log, srvd, cfg.Edit); !ok {
@@ -555,7 +555,7 @@ func lockForEditing(env *Env, log *slog.Logger, srvd *served, edit *tools.EditCo
 		log.Warn("the registry is locked by another process; serving it read-only (curator tools refuse)", "registry", srvd.name, "why", err.Error())
 		return nil, true
 	}
-	if n, err := atomicfile.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
+	if n, err := store.RemoveStale(srvd.path, time.Now()); err == nil && n > 0 {
 		log.Info("removed temporary files left by interrupted writes", "registry", srvd.name, "files", n)
 	}
 	return lock, true

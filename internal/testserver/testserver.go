@@ -70,7 +70,7 @@ func Handlers(t testing.TB, opt Options) (*tools.Handlers, string) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Edit = &tools.EditConfig{Path: path, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher}
+		cfg.Edit = &tools.EditConfig{Path: path, AuditLog: path + ".audit.jsonl"}
 	}
 	return tools.New(cfg), path
 }

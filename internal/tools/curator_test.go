@@ -51,7 +51,7 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 	h := New(Config{
 		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
-		Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher,
+		Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl",
 			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
 	})
 	return h, path
@@ -76,7 +76,7 @@ func reopen(t testing.TB, path string, key ...[]byte) (*Handlers, *registry.Regi
 	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 	return New(Config{
 		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
-		Edit: &EditConfig{Path: path, Key: k, AuditLog: path + ".audit.jsonl", NewMatcher: newMatcher,
+		Edit: &EditConfig{Path: path, Key: k, AuditLog: path + ".audit.jsonl",
 			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
 	}), reg
 }

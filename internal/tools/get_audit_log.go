@@ -64,16 +64,13 @@ func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error)
 	if e == nil {
 		return "", auditlog.Head{}, served.Registry{}, ErrNoAuditLog
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.log == nil {
-		l, _, err := e.openLog(h.cur.Load(), e.ReadOnly == "")
-		if err != nil {
-			return "", auditlog.Head{}, served.Registry{}, err
-		}
-		e.log = l
+	e.Lock()
+	defer e.Unlock()
+	head, err := e.Served(h.cur.Load().served())
+	if err != nil {
+		return "", auditlog.Head{}, served.Registry{}, err
 	}
-	return e.AuditLog, e.log.served, h.Published(), nil
+	return e.AuditLog, head, h.Published(), nil
 }
 
 // noAuditLog is get_audit_log's answer on a server without a log.

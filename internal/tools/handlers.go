@@ -5,8 +5,9 @@
 // Each tool is one file named after it (get_sources.go for
 // schema/tools/get_sources.json), holding its two methods and whatever
 // only it uses. What several tools share is in handlers.go (the snapshot
-// and configuration), editor.go (how curator tools change the registry
-// file) and auditlog.go (the log every change is recorded in).
+// and configuration), editor.go and auditlog.go (how curator tools hand
+// their changes to internal/store, which records, writes and signs them,
+// and serve the result).
 package tools
 
 import (
@@ -68,6 +69,12 @@ func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status,
 	return s
 }
 
+// served is s as the editor (store.Editor) sees it: the registry with the
+// signature check made when it was loaded.
+func (s *snapshot) served() served.Registry {
+	return served.Registry{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+}
+
 // Config is what the handlers serve.
 type Config struct {
 	Registry *registry.Registry
@@ -82,6 +89,9 @@ type Config struct {
 	Files signature.Files
 	// Edit, when set, lets the admin tools change the registry file.
 	Edit *EditConfig
+	// NewMatcher builds the matcher of each registry an admin tool
+	// writes or reloads; nil means matcher.New.
+	NewMatcher func(*registry.Registry) matcher.Matcher
 	// Modified is when the registry's bytes were last changed (the file's
 	// modification time); zero when unknown.
 	Modified time.Time
@@ -118,7 +128,11 @@ func New(c Config) *Handlers {
 	}
 	h.publish(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
 	if c.Edit != nil {
-		h.edit = newEditor(*c.Edit)
+		nm := c.NewMatcher
+		if nm == nil {
+			nm = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+		}
+		h.edit = newEditor(*c.Edit, nm)
 	}
 	return h
 }

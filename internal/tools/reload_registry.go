@@ -1,20 +1,16 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
@@ -47,8 +43,8 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		return nil, editFailure(h.noFile(), state(h.cur.Load(), false))
 	}
 	e := h.edit
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.Lock()
+	defer e.Unlock()
 	old := h.cur.Load()
 	refuse := func(text string, problems strictjson.Errors) error {
 		out := state(old, false)
@@ -113,16 +109,15 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		msg := fmt.Sprintf("Refusing %s: %v. The curator signs it again with 3gs sign; --allow-expired loads it anyway.", e.Path, err)
 		return nil, refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
 	}
-	l, st, err := e.reloadLog(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
+	st, err = e.Reload(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
 	if err != nil {
 		return nil, refuse("Cannot load the file with its audit log: "+err.Error()+".", strictjson.Errors{{Path: "audit", Reason: err.Error()}})
 	}
-	e.log = l
 	modified := now
 	if fi, err := os.Stat(e.Path); err == nil {
 		modified = fi.ModTime()
 	}
-	next := newSnapshot(reg, e.NewMatcher(reg), st, old.files, modified)
+	next := newSnapshot(reg, e.newMatcher(reg), st, old.files, modified)
 	h.publish(next)
 	if e.Anchor == nil && st.Verified {
 		e.Anchor, e.AnchorFrom = st.Signer, "the first verified registry this server loaded"
@@ -173,71 +168,4 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 		verified = "verified by its curator's signature"
 	}
 	return fmt.Sprintf("Reloaded: now serving registry version %s, %s, SHA-256 %s, %s.", out.RegistryVersion, categories(out.CategoryCount), out.RegistrySHA256, verified)
-}
-
-// reloadLog opens the audit log against the registry reg (its bytes data,
-// its signature status st) that reload is about to serve. A registry the
-// log does not record (changed outside it) is recorded now as a reload by
-// caller, and, with the curator key, signed again so the signature covers
-// the new head; a server without the key refuses that for a signed log.
-// A read-only server records nothing. It returns the log and the
-// signature status to serve. orig, when set, is what the file held before
-// the server gave data a new version: the file is rewritten with data,
-// and its signature, only if it still holds orig.
-func (e *editor) reloadLog(now time.Time, caller string, reg *registry.Registry, data, orig []byte, st signature.Status) (*openedLog, signature.Status, error) {
-	writable := e.ReadOnly == ""
-	l, _, err := e.openLog(&snapshot{reg: reg, signature: st}, writable)
-	if err != nil || !l.unrecorded || !writable || l.Log == nil {
-		return l, st, err
-	}
-	if l.Signed() && e.Key == nil {
-		return nil, st, fmt.Errorf("%s is not the registry the signed audit log %s last recorded: it was changed outside the log, and this server has no curator key to record that. The curator signs the file with 3gs sign, which records it", e.Path, e.AuditLog)
-	}
-	if caller == "" {
-		caller = Actor
-	}
-	entries := catchUp(l.Log, now.UTC().Format(time.RFC3339Nano), reg)
-	entries[len(entries)-1].Actor = caller
-	undo := l.Checkpoint()
-	head, err := l.Append(e.Key, entries...)
-	if err != nil {
-		return nil, st, err
-	}
-	if e.Key != nil {
-		takeBack := func(err error) error {
-			if uerr := undo(); uerr != nil {
-				err = fmt.Errorf("%w; and its audit log entry could not be taken back (%v), so the next start refuses the log until it is", err, uerr)
-			}
-			return err
-		}
-		opts := signature.Options{Expires: now.Add(e.validity()), Log: &head}
-		var doc []byte
-		if orig == nil {
-			// Only the signature is written: the registry's bytes are the
-			// file's, and rewriting it could undo an edit made since it
-			// was read.
-			doc = signature.SignWith(data, e.Key, now, opts)
-			if err := atomicfile.Write(e.Path+signature.Suffix, doc, 0o644); err != nil {
-				return nil, st, fmt.Errorf("signing %s again to cover the new audit log head: %w", e.Path, takeBack(err))
-			}
-		} else {
-			// The new version replaces the file only if no one edited it
-			// again since it was read.
-			if cur, err := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); err != nil || !bytes.Equal(cur, orig) {
-				return nil, st, takeBack(fmt.Errorf("%s changed again while it was being reloaded; call reload_registry once the edit is finished", e.Path))
-			}
-			if doc, err = signature.WriteSignedWith(e.Path, data, e.Key, now, opts, 0o644); err != nil {
-				// The entry goes back only while the file still holds the
-				// edit: if the new version replaced it and only the
-				// signature's rename failed, the entry records the file.
-				if cur, rerr := safefile.Read(e.Path, e.MaxRegistryBytes, "registry"); rerr == nil && bytes.Equal(cur, orig) {
-					err = takeBack(err)
-				}
-				return nil, st, fmt.Errorf("writing %s with its new version and signature: %w", e.Path, err)
-			}
-		}
-		st = signature.Check(reg, doc)
-	}
-	l.served = head
-	return l, st, nil
 }
