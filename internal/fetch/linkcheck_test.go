@@ -58,10 +58,10 @@ func TestMayFollow(t *testing.T) {
 		to string
 		ok bool
 	}{
-		{"http://127.0.0.1:8080/b", true},           // same origin: the operator named it
-		{"https://example.org/b", true},             // a name: checked when connecting
-		{"http://169.254.169.254/latest", false},    // a non-public literal the other side sent
-		{"http://127.0.0.1:9090/", false},           // another port of the same literal
+		{"http://127.0.0.1:8080/b", true},        // same origin: the operator named it
+		{"https://example.org/b", true},          // a name: checked when connecting
+		{"http://169.254.169.254/latest", false}, // a non-public literal the other side sent
+		{"http://127.0.0.1:9090/", false},        // another port of the same literal
 		{"http://[::1]/", false},
 		{"http://8.8.8.8/", true},
 		{"ftp://example.org/", false},
