@@ -6,103 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
 )
-
-// site is a loopback server with a page for each class, counting the
-// requests in flight.
-type site struct {
-	*httptest.Server
-	inFlight, maxInFlight atomic.Int64
-	busyOnce              sync.Once
-	mu                    sync.Mutex
-	methods               map[string][]string // path → methods asked
-	stallRelease          chan struct{}
-}
-
-func newSite(t *testing.T, hold time.Duration) *site {
-	s := &site{methods: map[string][]string{}, stallRelease: make(chan struct{})}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := s.inFlight.Add(1)
-		defer s.inFlight.Add(-1)
-		for {
-			m := s.maxInFlight.Load()
-			if n <= m || s.maxInFlight.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		s.mu.Lock()
-		s.methods[r.URL.Path] = append(s.methods[r.URL.Path], r.Method)
-		s.mu.Unlock()
-		if hold > 0 {
-			time.Sleep(hold)
-		}
-		page := func(title string, size int) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			body := "<html><head><title>" + title + "</title></head><body>" + strings.Repeat("x", size) + "</body></html>"
-			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-			if r.Method != http.MethodHead {
-				w.Write([]byte(body))
-			}
-		}
-		switch p := r.URL.Path; {
-		case p == "/ok" || p == "/new" || strings.HasPrefix(p, "/many/"):
-			page("A good &amp; true page", 100)
-		case p == "/parked":
-			page("This domain is for sale", 100)
-		case p == "/404":
-			http.NotFound(w, r)
-		case p == "/410":
-			w.WriteHeader(http.StatusGone)
-		case p == "/old":
-			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
-		case p == "/old308":
-			http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
-		case p == "/temp":
-			http.Redirect(w, r, "/ok", http.StatusFound)
-		case p == "/temp307":
-			http.Redirect(w, r, "/ok", http.StatusTemporaryRedirect)
-		case p == "/moved-to-gone":
-			http.Redirect(w, r, "/404", http.StatusMovedPermanently)
-		case p == "/elsewhere":
-			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusMovedPermanently)
-		case p == "/500":
-			w.WriteHeader(http.StatusInternalServerError)
-		case p == "/stall":
-			select {
-			case <-r.Context().Done():
-			case <-s.stallRelease:
-			case <-time.After(20 * time.Second):
-			}
-		case p == "/nohead":
-			if r.Method == http.MethodHead {
-				w.WriteHeader(http.StatusMethodNotAllowed)
-				return
-			}
-			page("No HEAD here", 10)
-		case p == "/busy":
-			first := false
-			s.busyOnce.Do(func() { first = true })
-			if first {
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				return
-			}
-			page("Busy, then fine", 10)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(func() { close(s.stallRelease); s.Close() })
-	return s
-}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -111,7 +22,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func TestClassifies(t *testing.T) {
-	s := newSite(t, 0)
+	s := linkchecktest.NewSite(t, 0)
 	paths := []string{"/ok", "/404", "/410", "/old", "/old308", "/temp", "/temp307", "/500", "/stall", "/nohead", "/busy", "/moved-to-gone", "/elsewhere"}
 	var targets []Target
 	for i, p := range paths {
@@ -160,15 +71,13 @@ func TestClassifies(t *testing.T) {
 	if res[0].Title != "A good & true page" || res[0].Size <= 0 {
 		t.Errorf("/ok: title %q size %d", res[0].Title, res[0].Size)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if m := s.methods["/nohead"]; len(m) != 2 || m[0] != "HEAD" || m[1] != "GET" {
+	if m := s.Methods("/nohead"); len(m) != 2 || m[0] != "HEAD" || m[1] != "GET" {
 		t.Errorf("/nohead asked with %v, want HEAD then GET", m)
 	}
-	if m := s.methods["/410"]; len(m) != 1 || m[0] != "HEAD" {
+	if m := s.Methods("/410"); len(m) != 1 || m[0] != "HEAD" {
 		t.Errorf("/410 asked with %v, want HEAD alone", m)
 	}
-	if m := s.methods["/busy"]; len(m) < 2 {
+	if m := s.Methods("/busy"); len(m) < 2 {
 		t.Errorf("/busy asked %v: the Retry-After was not honoured with a retry", m)
 	}
 }
@@ -177,7 +86,7 @@ func TestClassifies(t *testing.T) {
 // many workers there are.
 func TestPerHostBound(t *testing.T) {
 	for _, perHost := range []int{1, 3} {
-		s := newSite(t, 5*time.Millisecond)
+		s := linkchecktest.NewSite(t, 5*time.Millisecond)
 		var targets []Target
 		for i := range 30 {
 			targets = append(targets, Target{Category: "c", Rank: 1, URL: fmt.Sprintf("%s/many/%d", s.URL, i)})
@@ -188,7 +97,7 @@ func TestPerHostBound(t *testing.T) {
 				t.Fatalf("%s: %s %s", r.URL, r.Status, r.Reason)
 			}
 		}
-		if m := s.maxInFlight.Load(); m > int64(perHost) || m < 1 {
+		if m := s.MaxInFlight.Load(); m > int64(perHost) || m < 1 {
 			t.Errorf("per host %d: %d requests were in flight at once", perHost, m)
 		}
 	}
@@ -197,7 +106,7 @@ func TestPerHostBound(t *testing.T) {
 // A page whose title changed since the last check, or whose size moved
 // far, is changed.
 func TestChanged(t *testing.T) {
-	s := newSite(t, 0)
+	s := linkchecktest.NewSite(t, 0)
 	targets := []Target{{"c", 1, s.URL + "/parked"}, {"c", 2, s.URL + "/ok"}, {"c", 3, s.URL + "/new"}}
 	prev := map[string]Previous{
 		s.URL + "/parked": {Title: "Rust documentation", Size: -1},

@@ -1,0 +1,337 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+func checkFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f)
+	f.Bool("json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
+	f.String("only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
+	f.String("per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), "most requests in flight to one host (scheme, name and port) at a time")
+	f.String("delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
+	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
+	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects and a retry's wait aside")
+	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
+}
+
+// checkSettings are check's flags, checked.
+type checkSettings struct {
+	limit                         int64
+	perHost, concurrency          int
+	delay, timeout, maxRetryAfter time.Duration
+}
+
+func parseCheckFlags(f *Flags) (checkSettings, error) {
+	var s checkSettings
+	var err error
+	if s.limit, err = registryLimit(f); err != nil {
+		return s, err
+	}
+	if s.perHost, err = f.Int("per-host", 1); err != nil {
+		return s, err
+	}
+	if s.concurrency, err = f.Int("concurrency", 1); err != nil {
+		return s, err
+	}
+	if s.timeout, err = f.Duration("timeout"); err != nil {
+		return s, err
+	}
+	if s.maxRetryAfter, err = f.Duration("max-retry-after"); err != nil {
+		return s, err
+	}
+	d, derr := time.ParseDuration(f.Value("delay"))
+	if f.Value("delay") == "0" {
+		d, derr = 0, nil
+	}
+	if derr != nil || d < 0 {
+		return s, fmt.Errorf("--delay (THREEGS_CHECK_DELAY) must be a duration such as 1s or 250ms, or 0, got %q", f.Value("delay"))
+	}
+	s.delay = d
+	return s, nil
+}
+
+// runCheck checks every source URL of a registry and prints how each
+// fared, grouped by category, with the edit to make for each permanent
+// redirect. Exit 0 when nothing is gone or failing, 1 otherwise.
+func runCheck(ctx context.Context, env *Env, f *Flags) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "3gs check: "+format+"\n", args...)
+		return code
+	}
+	if len(f.Args()) > 1 {
+		return fail(ExitUsage, "one registry file at a time, got %d arguments", len(f.Args()))
+	}
+	path := f.Value("registry")
+	if len(f.Args()) == 1 {
+		path = f.Args()[0]
+	}
+	s, err := parseCheckFlags(f)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	reg, source, ok := loadRegistry(env, "check", path, s.limit)
+	if !ok {
+		return ExitFail
+	}
+	targets := checkTargets(reg)
+	if only := f.Value("only"); only != "" {
+		if _, ok := reg.Category(only); !ok {
+			return fail(ExitUsage, "--only %s: %s has no category %q. Its categories are listed by 3gs query, or in the file under \"categories\".", only, source, only)
+		}
+		targets = slices.DeleteFunc(targets, func(t linkcheck.Target) bool { return t.Category != only })
+	}
+
+	curator := reg.Curator().Name
+	client := fetch.New(fetch.Options{
+		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
+		HeaderTimeout:  s.timeout,
+		UserAgent:      userAgent(curator),
+	})
+	progress := progressLine(env.Stderr)
+	results := linkcheck.Check(ctx, targets, linkcheck.Options{
+		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
+		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
+		Progress: progress.update,
+	})
+	progress.end()
+	if ctx.Err() != nil {
+		return fail(ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
+	}
+	doc := healthDoc(reg, curator, results, time.Now())
+	if flagBool(f, "json") {
+		env.Stdout.Write(gen.EncodeSourcehealth(doc))
+		fmt.Fprintln(env.Stdout)
+	} else {
+		printCheck(env.Stdout, reg, source, path, doc)
+	}
+	if doc.Summary.Gone > 0 || doc.Summary.Error > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// userAgent names 3gs, its version and the curator whose sources are
+// checked, so a site's operator can tell who is asking.
+func userAgent(curator string) string {
+	curator = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '(' || r == ')' {
+			return -1
+		}
+		return r
+	}, curator)
+	if len(curator) > 80 {
+		curator = curator[:80]
+	}
+	return "3gs/" + buildVersion() + " (link check for the registry of " + strings.TrimSpace(curator) + "; +https://github.com/three-good-sources/3gs)"
+}
+
+// checkTargets are every source of reg, by category slug then rank.
+func checkTargets(reg *registry.Registry) []linkcheck.Target {
+	var out []linkcheck.Target
+	for _, c := range reg.Categories() {
+		srcs := slices.Clone(c.Sources)
+		slices.SortStableFunc(srcs, func(a, b gen.Source) int { return a.Rank - b.Rank })
+		for _, s := range srcs {
+			out = append(out, linkcheck.Target{Category: c.Slug, Rank: s.Rank, URL: s.URL})
+		}
+	}
+	return out
+}
+
+// healthDoc is the outcome as schema/sourcehealth.schema.json has it.
+func healthDoc(reg *registry.Registry, curator string, results []linkcheck.Result, now time.Time) *gen.Sourcehealth {
+	doc := &gen.Sourcehealth{CheckedAt: now.UTC().Format(time.RFC3339), RegistryVersion: reg.Version(), Sources: make([]gen.CheckedSource, 0, len(results))}
+	if curator != "" {
+		c := curator
+		if r := []rune(c); len(r) > 200 {
+			c = string(r[:200])
+		}
+		doc.Curator = &c
+	}
+	for _, r := range results {
+		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckedSourceStatus(r.Status), CheckedAt: r.CheckedAt.Format(time.RFC3339)}
+		if r.Reason != "" {
+			reason := r.Reason
+			cs.Reason = &reason
+		}
+		if r.HTTPStatus >= 100 && r.HTTPStatus <= 599 {
+			st := r.HTTPStatus
+			cs.HttpStatus = &st
+		}
+		if r.Location != "" && len(r.Location) <= 2048 {
+			loc := r.Location
+			cs.Location = &loc
+		}
+		if r.Title != "" {
+			t := r.Title
+			cs.Title = &t
+		}
+		if r.Size >= 0 {
+			n := int(r.Size)
+			cs.Size = &n
+		}
+		switch r.Status {
+		case linkcheck.OK:
+			doc.Summary.Ok++
+		case linkcheck.Redirected:
+			doc.Summary.Redirected++
+		case linkcheck.Gone:
+			doc.Summary.Gone++
+		case linkcheck.Error:
+			doc.Summary.Error++
+		case linkcheck.Changed:
+			doc.Summary.Changed++
+		}
+		doc.Sources = append(doc.Sources, cs)
+	}
+	return doc
+}
+
+// summaryLine is "46 ok, 1 gone, 1 redirected": the statuses that any
+// source has, ok first.
+func summaryLine(s gen.SourcehealthSummary) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		name string
+	}{{s.Ok, "ok"}, {s.Redirected, "redirected"}, {s.Changed, "changed"}, {s.Gone, "gone"}, {s.Error, "error"}} {
+		if p.n > 0 {
+			parts = append(parts, strconv.Itoa(p.n)+" "+p.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "none checked"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printCheck writes the table: each category with a source that is not
+// ok, its sources' statuses, then the edits for the permanent redirects.
+func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *gen.Sourcehealth) {
+	fmt.Fprintf(w, "%s: %d %s checked: %s\n", source, len(doc.Sources), plural(len(doc.Sources), "source", "sources"), summaryLine(doc.Summary))
+	var edits []string
+	for i := 0; i < len(doc.Sources); {
+		j := i
+		for j < len(doc.Sources) && doc.Sources[j].Category == doc.Sources[i].Category {
+			j++
+		}
+		group := doc.Sources[i:j]
+		i = j
+		if !slices.ContainsFunc(group, func(c gen.CheckedSource) bool { return c.Status != gen.CheckedSourceStatusOk }) {
+			continue
+		}
+		slug := group[0].Category
+		name := slug
+		if c, ok := reg.Category(slug); ok && c.Name != "" {
+			name = slug + " (" + c.Name + ")"
+		}
+		fmt.Fprintf(w, "\n%s\n", name)
+		for _, c := range group {
+			line := fmt.Sprintf("  %d  %-10s  %s", c.Rank, c.Status, c.URL)
+			switch {
+			case c.Location != nil:
+				line += " → " + *c.Location
+			case c.Reason != nil:
+				line += " (" + *c.Reason + ")"
+			}
+			fmt.Fprintln(w, line)
+			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil {
+				if at := sourceIndex(reg, slug, c.Rank); at >= 0 {
+					edits = append(edits, fmt.Sprintf("  categories.%s.sources[%d].url: %s → %s", slug, at, strconv.Quote(c.URL), strconv.Quote(*c.Location)))
+				}
+			}
+		}
+	}
+	if len(edits) > 0 {
+		fmt.Fprintf(w, "\nPermanent redirects: change these URLs in %s to where the sources moved, then sign it again:\n", source)
+		for _, e := range edits {
+			fmt.Fprintln(w, e)
+		}
+	}
+	if doc.Summary.Gone+doc.Summary.Error > 0 {
+		fmt.Fprintln(w, "\nA gone source needs a replacement; an error may pass (run 3gs check again later) or may need one too.")
+	}
+}
+
+// sourceIndex is the index in its category's sources of the source of
+// that rank, -1 when there is none.
+func sourceIndex(reg *registry.Registry, slug string, rank int) int {
+	c, ok := reg.Category(slug)
+	if !ok {
+		return -1
+	}
+	return slices.IndexFunc(c.Sources, func(s gen.Source) bool { return s.Rank == rank })
+}
+
+// progress writes "checked 120/480, 3 gone" over itself on a terminal,
+// and nothing when stderr is a pipe or a file.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	last  time.Time
+	on    bool
+	wrote bool
+}
+
+func progressLine(w io.Writer) *progress {
+	return &progress{w: w, on: isTerminal(w)}
+}
+
+func (p *progress) update(done, total int, counts map[linkcheck.Status]int) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	} else {
+		p.last = now
+	}
+	line := fmt.Sprintf("checked %d/%d", done, total)
+	for _, st := range []linkcheck.Status{linkcheck.Gone, linkcheck.Error, linkcheck.Redirected, linkcheck.Changed} {
+		if n := counts[st]; n > 0 {
+			line += fmt.Sprintf(", %d %s", n, st)
+		}
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+	p.wrote = true
+}
+
+func (p *progress) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.wrote {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// isTerminal reports whether w is a terminal: a character device other
+// than the null device.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}

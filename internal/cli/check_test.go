@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// checkSite is a loopback site and a registry file whose sources are its
+// pages: c0000 (/ok /404 /410), c0001 (/old /temp /500), c0002 (/stall
+// /nohead /temp307), c0003 (/many/9 /old308 /many/11).
+func checkSite(t *testing.T) (*linkchecktest.Site, string) {
+	t.Helper()
+	s := linkchecktest.NewSite(t, 0)
+	var urls []string
+	for _, p := range []string{"/ok", "/404", "/410", "/old", "/temp", "/500", "/stall", "/nohead", "/temp307", "/many/9", "/old308", "/many/11"} {
+		urls = append(urls, s.URL+p)
+	}
+	path := filepath.Join(t.TempDir(), "registry.json")
+	if err := os.WriteFile(path, linkchecktest.Registry(urls, s.URL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.LoadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
+var fastCheck = []string{"--delay", "1ms", "--timeout", "2s", "--per-host", "4"}
+
+func TestCheckTable(t *testing.T) {
+	s, path := checkSite(t)
+	code, out, errOut := run(t, nil, append([]string{"check", path}, fastCheck...)...)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want 1 (sources gone and failing)\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		path + ": 12 sources checked: 6 ok, 2 redirected, 2 gone, 2 error\n",
+		"\nc0000 (Topic 0)\n  1  ok          " + s.URL + "/ok\n  2  gone        " + s.URL + "/404 (http 404)\n  3  gone        " + s.URL + "/410 (http 410)\n",
+		"  1  redirected  " + s.URL + "/old → " + s.URL + "/new\n  2  ok          " + s.URL + "/temp\n  3  error       " + s.URL + "/500 (http 500)\n",
+		"  1  error       " + s.URL + "/stall (timeout)\n",
+		"Permanent redirects: change these URLs in " + path,
+		"  categories.c0001.sources[0].url: \"" + s.URL + "/old\" → \"" + s.URL + "/new\"\n",
+		"  categories.c0003.sources[1].url: \"" + s.URL + "/old308\" → \"" + s.URL + "/new\"\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Piped, stderr carries no progress line.
+	if strings.Contains(errOut, "checked ") {
+		t.Errorf("progress line on a pipe: %q", errOut)
+	}
+}
+
+func TestCheckJSONOnlyAndFlags(t *testing.T) {
+	s, path := checkSite(t)
+	env := map[string]string{"REGISTRY_PATH": path, "THREEGS_CHECK_DELAY": "1ms", "THREEGS_CHECK_TIMEOUT": "2s", "THREEGS_CHECK_JSON": "true", "THREEGS_CHECK_ONLY": "c0003"}
+	code, out, errOut := run(t, env, "check")
+	if code != ExitOK {
+		t.Fatalf("exit %d (only c0003, with nothing gone)\n%s\n%s", code, out, errOut)
+	}
+	doc, err := gen.DecodeSourcehealth([]byte(out))
+	if err != nil {
+		t.Fatalf("not a sourcehealth document: %v\n%s", err, out)
+	}
+	if len(doc.Sources) != 3 || doc.Summary.Ok != 2 || doc.Summary.Redirected != 1 || doc.RegistryVersion != "1.0.0" || doc.Curator == nil || *doc.Curator != "Ada Checker" {
+		t.Fatalf("%+v", doc)
+	}
+	r := doc.Sources[1]
+	if r.Status != gen.CheckedSourceStatusRedirected || r.Location == nil || *r.Location != s.URL+"/new" || r.HttpStatus == nil || *r.HttpStatus != 308 {
+		t.Errorf("%+v", r)
+	}
+	if _, err := time.Parse(time.RFC3339, doc.CheckedAt); err != nil {
+		t.Error(err)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--only", "nope"}, `has no category "nope"`},
+		{[]string{"--per-host", "0"}, "--per-host (THREEGS_CHECK_PER_HOST) must be a whole number of at least 1"},
+		{[]string{"--delay", "-1s"}, "--delay (THREEGS_CHECK_DELAY) must be a duration"},
+		{[]string{"--timeout", "soon"}, "--timeout (THREEGS_CHECK_TIMEOUT) must be a positive duration"},
+		{[]string{"--concurrency", "x"}, "--concurrency (THREEGS_CHECK_CONCURRENCY)"},
+		{[]string{path, "again"}, "one registry file at a time"},
+	} {
+		code, _, errOut := run(t, nil, append([]string{"check", path}, c.args...)...)
+		if c.args[0] == path {
+			code, _, errOut = run(t, nil, append([]string{"check"}, c.args...)...)
+		}
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	if code, _, errOut := run(t, nil, "check", filepath.Join(t.TempDir(), "missing.json")); code != ExitFail || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("missing file: %d %q", code, errOut)
+	}
+}
+
+func TestUserAgentNamesCurator(t *testing.T) {
+	ua := userAgent("Ada (evil)\r\nX-Injected: 1")
+	if !strings.HasPrefix(ua, "3gs/") || !strings.Contains(ua, "registry of Ada evilX-Injected: 1") || strings.ContainsAny(ua, "\r\n") {
+		t.Errorf("%q", ua)
+	}
+}
+
+// On a terminal the progress line is drawn over itself; off one, never.
+func TestCheckProgressLine(t *testing.T) {
+	var b strings.Builder
+	p := &progress{w: &b, on: true}
+	p.update(2, 5, map[linkcheck.Status]int{linkcheck.OK: 1, linkcheck.Gone: 1})
+	p.end()
+	if got := b.String(); !strings.Contains(got, "\r\x1b[Kchecked 2/5, 1 gone") || !strings.HasSuffix(got, "\r\x1b[K") {
+		t.Errorf("%q", got)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if isTerminal(null) || isTerminal(&b) {
+		t.Error("/dev/null or a buffer taken for a terminal")
+	}
+}
