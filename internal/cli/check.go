@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,10 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 func checkFlags(f *Flags) {
@@ -26,6 +29,7 @@ func checkFlags(f *Flags) {
 	f.String("delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
 	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
 	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects and a retry's wait aside")
+	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
 	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
 }
 
@@ -96,6 +100,17 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		targets = slices.DeleteFunc(targets, func(t linkcheck.Target) bool { return t.Category != only })
 	}
 
+	healthPath := f.Value("health-file")
+	if healthPath == "" && path != "" {
+		healthPath = sourcehealth.PathFor(path)
+	}
+	var prev *gen.Sourcehealth
+	if healthPath != "" {
+		if prev, err = sourcehealth.Read(healthPath); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs check: warning: %v; checking without it, so no source can be found changed\n", err)
+		}
+	}
+
 	curator := reg.Curator().Name
 	client := fetch.New(fetch.Options{
 		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
@@ -106,13 +121,16 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	results := linkcheck.Check(ctx, targets, linkcheck.Options{
 		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
 		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
-		Progress: progress.update,
+		Progress: progress.update, Previous: sourcehealth.Previous(prev),
 	})
 	progress.end()
 	if ctx.Err() != nil {
 		return fail(ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
 	}
-	doc := healthDoc(reg, curator, results, time.Now())
+	doc := sourcehealth.Doc(reg, results, time.Now())
+	if healthPath != "" {
+		saveHealth(env, healthPath, prev, doc, reg, f.Value("only") != "")
+	}
 	if flagBool(f, "json") {
 		env.Stdout.Write(gen.EncodeSourcehealth(doc))
 		fmt.Fprintln(env.Stdout)
@@ -123,6 +141,28 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// saveHealth writes the outcome to the health file, merged into the
+// previous one when only some categories were checked. A server checking
+// in the background holds the file; it is then left to it.
+func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registry.Registry, partial bool) {
+	lock, err := sourcehealth.Lock(path)
+	if err != nil {
+		if errors.Is(err, filelock.ErrHeld) {
+			fmt.Fprintf(env.Stderr, "3gs check: %s not written: %v, checking the sources itself (serve --check-sources); it keeps the file.\n", path, err)
+		} else {
+			fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
+		}
+		return
+	}
+	defer lock.Unlock()
+	if partial {
+		doc = sourcehealth.Merge(prev, doc, reg)
+	}
+	if err := sourcehealth.Write(path, doc); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
+	}
 }
 
 // userAgent names 3gs, its version and the curator whose sources are
@@ -153,77 +193,10 @@ func checkTargets(reg *registry.Registry) []linkcheck.Target {
 	return out
 }
 
-// healthDoc is the outcome as schema/sourcehealth.schema.json has it.
-func healthDoc(reg *registry.Registry, curator string, results []linkcheck.Result, now time.Time) *gen.Sourcehealth {
-	doc := &gen.Sourcehealth{CheckedAt: now.UTC().Format(time.RFC3339), RegistryVersion: reg.Version(), Sources: make([]gen.CheckedSource, 0, len(results))}
-	if curator != "" {
-		c := curator
-		if r := []rune(c); len(r) > 200 {
-			c = string(r[:200])
-		}
-		doc.Curator = &c
-	}
-	for _, r := range results {
-		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckedSourceStatus(r.Status), CheckedAt: r.CheckedAt.Format(time.RFC3339)}
-		if r.Reason != "" {
-			reason := r.Reason
-			cs.Reason = &reason
-		}
-		if r.HTTPStatus >= 100 && r.HTTPStatus <= 599 {
-			st := r.HTTPStatus
-			cs.HttpStatus = &st
-		}
-		if r.Location != "" && len(r.Location) <= 2048 {
-			loc := r.Location
-			cs.Location = &loc
-		}
-		if r.Title != "" {
-			t := r.Title
-			cs.Title = &t
-		}
-		if r.Size >= 0 {
-			n := int(r.Size)
-			cs.Size = &n
-		}
-		switch r.Status {
-		case linkcheck.OK:
-			doc.Summary.Ok++
-		case linkcheck.Redirected:
-			doc.Summary.Redirected++
-		case linkcheck.Gone:
-			doc.Summary.Gone++
-		case linkcheck.Error:
-			doc.Summary.Error++
-		case linkcheck.Changed:
-			doc.Summary.Changed++
-		}
-		doc.Sources = append(doc.Sources, cs)
-	}
-	return doc
-}
-
-// summaryLine is "46 ok, 1 gone, 1 redirected": the statuses that any
-// source has, ok first.
-func summaryLine(s gen.SourcehealthSummary) string {
-	var parts []string
-	for _, p := range []struct {
-		n    int
-		name string
-	}{{s.Ok, "ok"}, {s.Redirected, "redirected"}, {s.Changed, "changed"}, {s.Gone, "gone"}, {s.Error, "error"}} {
-		if p.n > 0 {
-			parts = append(parts, strconv.Itoa(p.n)+" "+p.name)
-		}
-	}
-	if len(parts) == 0 {
-		return "none checked"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // printCheck writes the table: each category with a source that is not
 // ok, its sources' statuses, then the edits for the permanent redirects.
 func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *gen.Sourcehealth) {
-	fmt.Fprintf(w, "%s: %d %s checked: %s\n", source, len(doc.Sources), plural(len(doc.Sources), "source", "sources"), summaryLine(doc.Summary))
+	fmt.Fprintf(w, "%s: %d %s checked: %s\n", source, len(doc.Sources), plural(len(doc.Sources), "source", "sources"), sourcehealth.SummaryLine(doc.Summary))
 	var edits []string
 	for i := 0; i < len(doc.Sources); {
 		j := i

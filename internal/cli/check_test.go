@@ -11,6 +11,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // checkSite is a loopback site and a registry file whose sources are its
@@ -129,5 +130,38 @@ func TestCheckProgressLine(t *testing.T) {
 	defer null.Close()
 	if isTerminal(null) || isTerminal(&b) {
 		t.Error("/dev/null or a buffer taken for a terminal")
+	}
+}
+
+// check keeps its outcome in REGISTRY.health.json; the next check finds a
+// page turned into a parked domain changed; --only merges into the file.
+func TestCheckHealthFileAndChanged(t *testing.T) {
+	s, path := checkSite(t)
+	if code, out, errOut := run(t, nil, append([]string{"check", path}, fastCheck...)...); code != ExitFail {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+	doc, err := sourcehealth.Read(sourcehealth.PathFor(path))
+	if err != nil || doc == nil || len(doc.Sources) != 12 || doc.Summary.Gone != 2 {
+		t.Fatalf("%v %+v", err, doc)
+	}
+	s.Park("/many/9")
+	code, out, errOut := run(t, nil, append([]string{"check", path, "--only", "c0003"}, fastCheck...)...)
+	if code != ExitOK || !strings.Contains(out, "  1  changed     "+s.URL+"/many/9 (title changed)") {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+	doc, err = sourcehealth.Read(sourcehealth.PathFor(path))
+	if err != nil || len(doc.Sources) != 12 || doc.Summary.Changed != 1 || doc.Summary.Gone != 2 || doc.Sources[9].Status != gen.CheckedSourceStatusChanged {
+		t.Fatalf("after --only: %v %+v", err, doc.Summary)
+	}
+	// Another writer (a server checking in the background) holds the file:
+	// the check still reports, and leaves the file to it.
+	lock, err := sourcehealth.Lock(sourcehealth.PathFor(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	code, _, errOut = run(t, nil, append([]string{"check", path, "--only", "c0000"}, fastCheck...)...)
+	if code != ExitFail || !strings.Contains(errOut, "not written") {
+		t.Errorf("%d %q", code, errOut)
 	}
 }

@@ -27,11 +27,12 @@ type Site struct {
 	busyOnce              sync.Once
 	mu                    sync.Mutex
 	methods               map[string][]string
+	parked                map[string]bool
 	stallRelease          chan struct{}
 }
 
 func NewSite(t testing.TB, hold time.Duration) *Site {
-	s := &Site{methods: map[string][]string{}, stallRelease: make(chan struct{})}
+	s := &Site{methods: map[string][]string{}, parked: map[string]bool{}, stallRelease: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := s.InFlight.Add(1)
 		defer s.InFlight.Add(-1)
@@ -55,7 +56,12 @@ func NewSite(t testing.TB, hold time.Duration) *Site {
 				w.Write([]byte(body))
 			}
 		}
+		s.mu.Lock()
+		parked := s.parked[r.URL.Path]
+		s.mu.Unlock()
 		switch p := r.URL.Path; {
+		case parked:
+			page("This domain is for sale", 100)
 		case p == "/ok" || p == "/new" || strings.HasPrefix(p, "/many/"):
 			page("A good &amp; true page", 100)
 		case p == "/parked":
@@ -105,6 +111,13 @@ func NewSite(t testing.TB, hold time.Duration) *Site {
 	}))
 	t.Cleanup(func() { close(s.stallRelease); s.Close() })
 	return s
+}
+
+// Park makes path answer with a parked-domain page from now on.
+func (s *Site) Park(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parked[path] = true
 }
 
 // Methods are the methods asked of path, in order.
