@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // runCheck runs the built binary's 3gs check and returns its exit code,
@@ -134,5 +137,86 @@ func TestCheck5000Sources(t *testing.T) {
 	_, large := measure(5000)
 	if small > 0 && large > small+32<<10 {
 		t.Errorf("peak RSS grew from %d KiB (500 sources) to %d KiB (5,000): more than 32 MiB", small, large)
+	}
+}
+
+// serve --check-sources checks the sources in the background, keeps the
+// outcome in the health file, and get_sources, /health and 3gs doctor
+// say what it found.
+func TestServeChecksSources(t *testing.T) {
+	bin := buildBinary(t)
+	s := linkchecktest.NewSite(t, 0)
+	urls := []string{s.URL + "/ok", s.URL + "/404", s.URL + "/old", s.URL + "/gone-a", s.URL + "/gone-b", s.URL + "/gone-c"}
+	path := writeRegistry(t, urls, s.URL)
+	dir := filepath.Dir(path)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	p := startProc(t, dir, "serve", bin, "serve", "--http", addr, "--registry", path, "--check-sources", "1s", "--log-level", "debug")
+	c := &http.Client{Timeout: 10 * time.Second}
+	var hs struct {
+		Sources *struct {
+			Ok, Redirected, Changed, Gone, Error int
+			CheckedAt                            string `json:"checked_at"`
+		} `json:"sources"`
+	}
+	waitFor(t, "/health to report the sources", 90*time.Second, func() bool {
+		resp, err := c.Get(base + "/health")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(&hs) == nil && hs.Sources != nil
+	})
+	if got := *hs.Sources; got.Ok != 1 || got.Redirected != 1 || got.Gone != 4 || got.Error != 0 {
+		t.Errorf("/health sources: %+v", got)
+	}
+	if doc, err := sourcehealth.Read(sourcehealth.PathFor(path)); err != nil || doc == nil || len(doc.Sources) != 6 {
+		t.Errorf("health file: %v %+v", err, doc)
+	}
+
+	call := func(slug string) (gen.GetSourcesOutput, string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		a := post(ctx, c, base+"/mcp", statelessCall(7, "get_sources", map[string]string{"slug": slug}), "")
+		var msg struct {
+			Result struct {
+				Content           []struct{ Text string } `json:"content"`
+				StructuredContent gen.GetSourcesOutput    `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if a.err != nil || json.Unmarshal(a.body, &msg) != nil || len(msg.Result.Content) == 0 {
+			t.Fatalf("get_sources %s: %v %s", slug, a.err, a.body)
+		}
+		return msg.Result.StructuredContent, msg.Result.Content[0].Text
+	}
+	out, text := call("c0000")
+	want := []gen.SourceHealthStatus{"ok", "gone", "redirected"}
+	for i, src := range out.Sources {
+		if src.Health == nil || src.Health.Status != want[i] {
+			t.Errorf("source %d: %+v, want %s", i+1, src.Health, want[i])
+		}
+	}
+	if !strings.Contains(text, "   Health: last checked just now: gone") && !strings.Contains(text, "minute ago: gone") {
+		t.Errorf("text:\n%s", text)
+	}
+	if _, text = call("c0001"); !strings.HasPrefix(text, "Warning: all 3 sources of this category were gone") {
+		t.Errorf("all gone not said first:\n%s", text)
+	}
+
+	// The server is the health file's one writer: 3gs check still reports,
+	// and leaves the file alone.
+	code, _, errOut, _ := runCheck(t, bin, path, "--delay", "1ms", "--only", "c0000")
+	if code != 1 || !strings.Contains(errOut, "not written") {
+		t.Errorf("check beside the server: %d %q", code, errOut)
+	}
+	// 3gs doctor summarizes.
+	cmd := exec.Command(bin, "doctor", "--registry", path)
+	dout, _ := cmd.Output()
+	if !strings.Contains(string(dout), "sources: 1 ok, 1 redirected, 4 gone (checked ") {
+		t.Errorf("doctor:\n%s", dout)
+	}
+	if p.exited() {
+		t.Fatal("serve exited")
 	}
 }
