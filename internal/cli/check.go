@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
@@ -30,6 +32,7 @@ func checkFlags(f *Flags) {
 	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
 	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects and a retry's wait aside")
 	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
+	applyFlags(f)
 	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
 }
 
@@ -88,6 +91,20 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
+	apply := flagBool(f, "apply-redirects")
+	var key ed25519.PrivateKey
+	var keyFrom string
+	if apply {
+		if path == "" {
+			return fail(ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
+		}
+		if key, keyFrom, err = signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) }); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+		if _, err := validityFlag(f); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+	}
 	reg, source, ok := loadRegistry(env, "check", path, s.limit)
 	if !ok {
 		return ExitFail
@@ -128,19 +145,46 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		return fail(ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
 	}
 	doc := sourcehealth.Doc(reg, results, time.Now())
-	if healthPath != "" {
-		saveHealth(env, healthPath, prev, doc, reg, f.Value("only") != "")
-	}
 	if flagBool(f, "json") {
 		env.Stdout.Write(gen.EncodeSourcehealth(doc))
 		fmt.Fprintln(env.Stdout)
 	} else {
-		printCheck(env.Stdout, reg, source, path, doc)
+		printCheck(env.Stdout, reg, source, path, doc, apply)
 	}
+	code := ExitOK
 	if doc.Summary.Gone > 0 || doc.Summary.Error > 0 {
-		return ExitFail
+		code = ExitFail
 	}
-	return ExitOK
+	if apply {
+		applied, ok := applyRedirects(ctx, env, f, path, s.limit, key, keyFrom, results)
+		if !ok {
+			code = ExitFail
+		}
+		if len(applied) > 0 {
+			// The registry now names the new URLs, which answered.
+			if reg, err = registry.LoadFileLimit(path, s.limit); err == nil {
+				movedTo(doc, applied)
+			}
+		}
+	}
+	if healthPath != "" {
+		saveHealth(env, healthPath, prev, doc, reg, f.Value("only") != "")
+	}
+	return code
+}
+
+// movedTo rewrites doc's entries of the applied redirects to the new
+// URLs, which answered when checked.
+func movedTo(doc *gen.Sourcehealth, applied []redirect) {
+	for _, r := range applied {
+		for i := range doc.Sources {
+			c := &doc.Sources[i]
+			if c.Rank == r.rank && c.URL == r.from && c.Status == gen.CheckedSourceStatusRedirected {
+				c.URL, c.Status, c.Reason, c.Location, c.HttpStatus = r.to, gen.CheckedSourceStatusOk, nil, nil, nil
+			}
+		}
+	}
+	sourcehealth.Count(doc)
 }
 
 // saveHealth writes the outcome to the health file, merged into the
@@ -195,7 +239,7 @@ func checkTargets(reg *registry.Registry) []linkcheck.Target {
 
 // printCheck writes the table: each category with a source that is not
 // ok, its sources' statuses, then the edits for the permanent redirects.
-func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *gen.Sourcehealth) {
+func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *gen.Sourcehealth, applying bool) {
 	fmt.Fprintf(w, "%s: %d %s checked: %s\n", source, len(doc.Sources), plural(len(doc.Sources), "source", "sources"), sourcehealth.SummaryLine(doc.Summary))
 	var edits []string
 	for i := 0; i < len(doc.Sources); {
@@ -234,6 +278,9 @@ func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *g
 		fmt.Fprintf(w, "\nPermanent redirects: change these URLs in %s to where the sources moved, then sign it again:\n", source)
 		for _, e := range edits {
 			fmt.Fprintln(w, e)
+		}
+		if !applying && path != "" {
+			fmt.Fprintf(w, "Or let 3gs make these edits, each an audited, signed change: 3gs check --apply-redirects --key-file KEY %s\n", signature.ShellQuote(path))
 		}
 	}
 	if doc.Summary.Gone+doc.Summary.Error > 0 {

@@ -165,3 +165,100 @@ func TestCheckHealthFileAndChanged(t *testing.T) {
 		t.Errorf("%d %q", code, errOut)
 	}
 }
+
+// signedCheckSite is checkSite's registry naming a fresh curator key,
+// signed by 3gs sign (so its audit log starts), and the key file.
+func signedCheckSite(t *testing.T, paths ...string) (*linkchecktest.Site, string, string) {
+	t.Helper()
+	s := linkchecktest.NewSite(t, 0)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "curator.key")
+	code, out, errOut := run(t, nil, "keygen", "--out", keyPath)
+	if code != ExitOK {
+		t.Fatalf("keygen: %d %s", code, errOut)
+	}
+	pub := strings.TrimSpace(out)
+	var urls []string
+	for _, p := range paths {
+		urls = append(urls, s.URL+p)
+	}
+	data := strings.Replace(string(linkchecktest.Registry(urls, s.URL)), "pk:placeholder", pub, 1)
+	path := filepath.Join(dir, "registry.json")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, path); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	return s, path, keyPath
+}
+
+// --apply-redirects writes the permanent redirects through the curator
+// tools' change path: an audit entry per category, a new version, the
+// signature; 3gs verify and 3gs audit verify accept the result.
+func TestCheckApplyRedirects(t *testing.T) {
+	s, path, keyPath := signedCheckSite(t, "/old", "/ok", "/temp", "/404", "/old308", "/elsewhere")
+	before, err := registry.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the key, a signed registry is left alone.
+	code, out, errOut := run(t, nil, append([]string{"check", path, "--apply-redirects"}, fastCheck...)...)
+	if code != ExitFail || !strings.Contains(errOut, "give the curator key with --key-file") {
+		t.Fatalf("no key: %d\n%s\n%s", code, out, errOut)
+	}
+	if after, _ := registry.LoadFile(path); after.SHA256() != before.SHA256() {
+		t.Fatal("changed without the key")
+	}
+
+	code, out, errOut = run(t, nil, append([]string{"check", path, "--apply-redirects", "--key-file", keyPath}, fastCheck...)...)
+	if code != ExitFail { // /404 is gone
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"Applied: categories.c0000: " + s.URL + "/old → " + s.URL + "/new\n",
+		"Applied: categories.c0001: " + s.URL + "/old308 → " + s.URL + "/new\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "169.254.169.254") || !strings.Contains(errOut, "not applied") {
+		t.Errorf("the unchecked move is not reported as left alone:\n%s", errOut)
+	}
+	after, err := registry.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, _ := after.Category("c0000")
+	c1, _ := after.Category("c0001")
+	if c0.Sources[0].URL != s.URL+"/new" || c1.Sources[1].URL != s.URL+"/new" || c1.Sources[2].URL != s.URL+"/elsewhere" {
+		t.Errorf("URLs: %s %s %s", c0.Sources[0].URL, c1.Sources[1].URL, c1.Sources[2].URL)
+	}
+	if registry.CompareVersions(after.Version(), before.Version()) <= 0 {
+		t.Errorf("version %s → %s", before.Version(), after.Version())
+	}
+	if code, out, errOut := run(t, nil, "verify", path); code != ExitOK {
+		t.Errorf("verify: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, nil, "audit", "verify", path); code != ExitOK {
+		t.Errorf("audit verify: %d\n%s\n%s", code, out, errOut)
+	}
+	if code, out, _ := run(t, nil, "audit", "log", "--action", "upsert", path); code != ExitOK || strings.Count(out, "\n") != 2 {
+		t.Errorf("audit log: one upsert entry per category wanted:\n%s", out)
+	}
+	// The health file names the new URLs, ok.
+	doc, err := sourcehealth.Read(sourcehealth.PathFor(path))
+	if err != nil || doc.Summary.Redirected != 1 || doc.Sources[0].URL != s.URL+"/new" || doc.Sources[0].Status != gen.CheckedSourceStatusOk {
+		t.Errorf("health file: %v %+v", err, doc)
+	}
+	// Again: nothing left to apply but the unchecked one.
+	code, out, _ = run(t, nil, append([]string{"check", path, "--apply-redirects", "--key-file", keyPath, "--only", "c0000"}, fastCheck...)...)
+	if code != ExitOK || !strings.Contains(out, "No permanent redirect to apply.") {
+		t.Errorf("second run: %d\n%s", code, out)
+	}
+	// The embedded registry cannot be changed.
+	if code, _, errOut := run(t, nil, "check", "--apply-redirects"); code != ExitUsage || !strings.Contains(errOut, "name it") {
+		t.Errorf("embedded: %d %q", code, errOut)
+	}
+}

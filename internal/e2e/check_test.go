@@ -220,3 +220,36 @@ func TestServeChecksSources(t *testing.T) {
 		t.Fatal("serve exited")
 	}
 }
+
+// 3gs check --apply-redirects, as a process, leaves a registry that 3gs
+// verify and 3gs audit verify accept, with the new URL in it.
+func TestCheckApplyRedirectsVerifies(t *testing.T) {
+	bin := buildBinary(t)
+	s := linkchecktest.NewSite(t, 0)
+	dir := t.TempDir()
+	keyPath := filepath.Join(dir, "curator.key")
+	out, err := exec.Command(bin, "keygen", "--out", keyPath).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := strings.Replace(string(linkchecktest.Registry([]string{s.URL + "/ok", s.URL + "/old", s.URL + "/temp"}, s.URL)), "pk:placeholder", strings.TrimSpace(string(out)), 1)
+	path := filepath.Join(dir, "registry.json")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "sign", "--key-file", keyPath, path).CombinedOutput(); err != nil {
+		t.Fatalf("sign: %v\n%s", err, out)
+	}
+	code, stdout, errOut, _ := runCheck(t, bin, path, "--apply-redirects", "--key-file", keyPath, "--delay", "1ms")
+	if code != 0 || !strings.Contains(stdout, "Applied: categories.c0000: "+s.URL+"/old → "+s.URL+"/new") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	for _, args := range [][]string{{"verify", path}, {"audit", "verify", path}} {
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), s.URL+"/new") || strings.Contains(string(b), s.URL+"/old") {
+		t.Errorf("registry:\n%s", b)
+	}
+}

@@ -62,6 +62,11 @@ type Result struct {
 	HTTPStatus int
 	// Location is, for Redirected, the URL the source moved to.
 	Location string
+	// LocationAnswered: the page at Location (or where temporary
+	// redirects from it led) was fetched and answered with a success.
+	// False when the move pointed where a check does not follow (another
+	// host's non-public address, or past the redirect bound).
+	LocationAnswered bool
 	// Title is the page's <title>, when a GET read one.
 	Title string
 	// Size is the Content-Length, -1 when not given.
@@ -347,7 +352,7 @@ func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) 
 		case a.status >= 200 && a.status < 300:
 			r.Title, r.Size = a.title, a.size
 			if moved != "" && moved != t.URL {
-				r.Status, r.Reason, r.Location = Redirected, "http "+strconv.Itoa(r.HTTPStatus), moved
+				r.Status, r.Reason, r.Location, r.LocationAnswered = Redirected, "http "+strconv.Itoa(r.HTTPStatus), moved, true
 			} else {
 				r.Status = OK
 			}

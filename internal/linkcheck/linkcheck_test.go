@@ -68,6 +68,9 @@ func TestClassifies(t *testing.T) {
 			t.Errorf("%s: no CheckedAt", p)
 		}
 	}
+	if !res[3].LocationAnswered || res[12].LocationAnswered {
+		t.Errorf("LocationAnswered: /old %v, /elsewhere %v", res[3].LocationAnswered, res[12].LocationAnswered)
+	}
 	if res[0].Title != "A good & true page" || res[0].Size <= 0 {
 		t.Errorf("/ok: title %q size %d", res[0].Title, res[0].Size)
 	}
