@@ -30,7 +30,7 @@ func checkFlags(f *Flags) {
 	f.String("per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), "most requests in flight to one host (scheme, name and port) at a time")
 	f.String("delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
 	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
-	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects and a retry's wait aside")
+	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
 	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
 	applyFlags(f)
 	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
