@@ -33,6 +33,7 @@ func checkFlags(f *Flags) {
 	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
 	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
 	applyFlags(f)
+	f.Bool("report", "THREEGS_CHECK_REPORT", "check nothing: print the curator's to-do list from the last check kept in the health file, most urgent first (gone sources, redirects to apply, failing and changed ones)")
 	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
 }
 
@@ -90,6 +91,9 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	s, err := parseCheckFlags(f)
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
+	}
+	if flagBool(f, "report") {
+		return runCheckReport(env, f, path, s.limit)
 	}
 	apply := flagBool(f, "apply-redirects")
 	var key ed25519.PrivateKey

@@ -262,3 +262,28 @@ func TestCheckApplyRedirects(t *testing.T) {
 		t.Errorf("embedded: %d %q", code, errOut)
 	}
 }
+
+// --report turns the last check into the curator's to-do list, most
+// urgent first, without asking any source again.
+func TestCheckReport(t *testing.T) {
+	s, path := checkSite(t)
+	if code, _, errOut := run(t, nil, "check", "--report", path); code != ExitFail || !strings.Contains(errOut, "Run 3gs check "+path+" first") {
+		t.Fatalf("before any check: %d %q", code, errOut)
+	}
+	run(t, nil, append([]string{"check", path}, fastCheck...)...)
+	asked := len(s.Methods("/404"))
+	code, out, errOut := run(t, nil, "check", "--report", path)
+	if code != ExitFail {
+		t.Fatalf("%d\n%s\n%s", code, out, errOut)
+	}
+	gone := strings.Index(out, "1. Replace the gone sources (2)")
+	redirects := strings.Index(out, "2. Apply the permanent redirects (2): 3gs check --apply-redirects --key-file KEY "+path)
+	failing := strings.Index(out, "3. Look again at the failing sources (2)")
+	if gone < 0 || redirects < gone || failing < redirects || !strings.Contains(out, "   c0000 #2  "+s.URL+"/404 (http 404)\n") ||
+		!strings.Contains(out, "   c0001 #1  "+s.URL+"/old → "+s.URL+"/new\n") || !strings.Contains(out, "3gs misses") {
+		t.Errorf("report:\n%s", out)
+	}
+	if len(s.Methods("/404")) != asked {
+		t.Error("--report asked a source again")
+	}
+}
