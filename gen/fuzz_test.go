@@ -91,6 +91,10 @@ func decoderCases(f testing.TB) []decoderCase {
 		roundTrip("DecodeQuerylog", DecodeQuerylog, `{"time":"2026-11-24T10:00:00Z","query":"crema","outcome":"candidates","score":0.2,"threshold":0.4,`+
 			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
 			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),
+		roundTrip("DecodeSourcehealth", DecodeSourcehealth, `{"checked_at":"2026-11-26T01:00:00Z","registry_version":"1.0.0","summary":{"ok":1,"redirected":1,"gone":0,"error":0,"changed":0},"sources":[]}`,
+			`{"checked_at":"2026-11-26T01:00:00Z","registry_version":"1.0.0","curator":"Ada","summary":{"ok":1,"redirected":1,"gone":0,"error":0,"changed":0},"sources":[`+
+				`{"category":"go","rank":1,"url":"https://a.example/","status":"ok","http_status":200,"title":"A","size":12,"checked_at":"2026-11-26T01:00:00Z"},`+
+				`{"category":"go","rank":2,"url":"https://b.example/old","status":"redirected","reason":"http 301","http_status":301,"location":"https://b.example/new","checked_at":"2026-11-26T01:00:00Z"}]}`),
 		roundTrip("DecodeTokens", DecodeTokens, `{"tokens":[{"name":"alice","tier":"user","sha256":"`+strings.Repeat("ab", 32)+`","created":"2026-11-21T10:00:00Z"}]}`),
 		roundTrip("DecodePeercache", DecodePeercache, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/",`+
 			`"fetched_at":"2026-11-25T10:00:00Z","etag":"\"abc\"","registry":"{\"version\":\"1.0.0\"}","signature":"{}"}`),

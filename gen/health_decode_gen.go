@@ -119,8 +119,18 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				decodeHealthLoad(d, &fp, &opt0)
 				out.Load = &opt0
 			}
-		case "peers":
+		case "sources":
 			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 HealthSources
+				decodeHealthSources(d, &fp, &opt0)
+				out.Sources = &opt0
+			}
+		case "peers":
+			if !d.Claim(p, key, &seen, 9) {
 				continue
 			}
 			fp := p.Key(key)
@@ -130,7 +140,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 				out.Peers = &opt0
 			}
 		case "follow":
-			if !d.Claim(p, key, &seen, 9) {
+			if !d.Claim(p, key, &seen, 10) {
 				continue
 			}
 			fp := p.Key(key)
@@ -371,6 +381,79 @@ func decodeHealthLoad(d *strictjson.Decoder, p *strictjson.Path, out *HealthLoad
 	d.Missing(p, seen, 0b11111111111, healthLoadFields)
 }
 
+// decodeHealthSources reads the object at p (schema/health.schema.json#/properties/sources) into out.
+func decodeHealthSources(d *strictjson.Decoder, p *strictjson.Path, out *HealthSources) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "ok":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Ok = v
+			}
+		case "redirected":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Redirected = v
+			}
+		case "changed":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Changed = v
+			}
+		case "gone":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Gone = v
+			}
+		case "error":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Error = v
+			}
+		case "checked_at":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.CheckedAt = v
+			}
+		default:
+			d.UnknownKey(p, key, healthSourcesFields)
+		}
+	}
+	d.Missing(p, seen, 0b111111, healthSourcesFields)
+}
+
 // decodeHealthPeers reads the object at p (schema/health.schema.json#/properties/peers) into out.
 func decodeHealthPeers(d *strictjson.Decoder, p *strictjson.Path, out *HealthPeers) {
 	if !d.Object(p) {
@@ -560,7 +643,7 @@ var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+
 var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
-var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "peers", "follow"}
+var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "sources", "peers", "follow"}
 var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
@@ -568,6 +651,9 @@ var healthRegistryFields = []string{"version", "updated", "categories", "sha256"
 
 // healthLoadFields lists HealthLoad's fields in schema order; bit i of a decoder's seen set stands for healthLoadFields[i].
 var healthLoadFields = []string{"requests", "max_requests", "connections", "max_connections", "body_bytes", "max_body_bytes", "sessions", "max_sessions", "sessions_evicted", "connections_refused", "saturated"}
+
+// healthSourcesFields lists HealthSources's fields in schema order; bit i of a decoder's seen set stands for healthSourcesFields[i].
+var healthSourcesFields = []string{"ok", "redirected", "changed", "gone", "error", "checked_at"}
 
 // healthPeersFields lists HealthPeers's fields in schema order; bit i of a decoder's seen set stands for healthPeersFields[i].
 var healthPeersFields = []string{"endorsed", "fresh", "stale", "pending", "unreachable", "refused"}

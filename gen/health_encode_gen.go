@@ -47,6 +47,10 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 		w.Key("load")
 		encodeHealthLoad(w, &*v.Load)
 	}
+	if v.Sources != nil {
+		w.Key("sources")
+		encodeHealthSources(w, &*v.Sources)
+	}
 	if v.Peers != nil {
 		w.Key("peers")
 		encodeHealthPeers(w, &*v.Peers)
@@ -113,6 +117,24 @@ func encodeHealthLoad(w *strictjson.Writer, v *HealthLoad) {
 	w.Int(v.ConnectionsRefused)
 	w.Key("saturated")
 	w.Bool(v.Saturated)
+	w.EndObject()
+}
+
+// encodeHealthSources writes v (schema/health.schema.json#/properties/sources).
+func encodeHealthSources(w *strictjson.Writer, v *HealthSources) {
+	w.BeginObject()
+	w.Key("ok")
+	w.Int(v.Ok)
+	w.Key("redirected")
+	w.Int(v.Redirected)
+	w.Key("changed")
+	w.Int(v.Changed)
+	w.Key("gone")
+	w.Int(v.Gone)
+	w.Key("error")
+	w.Int(v.Error)
+	w.Key("checked_at")
+	w.String(v.CheckedAt)
 	w.EndObject()
 }
 

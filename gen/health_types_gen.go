@@ -40,6 +40,12 @@ type Health struct {
 	// Open legacy-era (2025-11-25 and older) MCP sessions.
 	Sessions *int `json:"sessions,omitempty,omitzero"`
 
+	// What the last check of the registry's source URLs found (serve --check-sources,
+	// or 3gs check writing the health file beside the registry), counted by status;
+	// absent when none is known. Sources never make the server unhealthy; alert on
+	// gone and error.
+	Sources *HealthSources `json:"sources,omitempty,omitzero"`
+
 	// ok once the registry is loaded and requests are answered; loading before that.
 	Status HealthStatus `json:"status"`
 
@@ -214,6 +220,31 @@ type HealthRegistry struct {
 
 	// The registry's own version.
 	Version string `json:"version"`
+}
+
+// What the last check of the registry's source URLs found (serve --check-sources,
+// or 3gs check writing the health file beside the registry), counted by status;
+// absent when none is known. Sources never make the server unhealthy; alert on
+// gone and error.
+type HealthSources struct {
+	// Sources whose title or size moved far since the check before.
+	Changed int `json:"changed"`
+
+	// When that check finished (RFC 3339, UTC).
+	CheckedAt string `json:"checked_at"`
+
+	// Sources that failed with a server error, TLS failure or timeout.
+	Error int `json:"error"`
+
+	// Sources that answer 404 or 410, or whose host no longer resolves.
+	Gone int `json:"gone"`
+
+	// Sources that answered.
+	Ok int `json:"ok"`
+
+	// Sources that moved permanently: the registry should name the new URL (3gs check
+	// prints the edit).
+	Redirected int `json:"redirected"`
 }
 
 type HealthStatus string

@@ -1849,6 +1849,16 @@ func decodeRankedSource(d *strictjson.Decoder, p *strictjson.Path, out *RankedSo
 			if v, ok := d.String(&fp); ok {
 				out.Why = v
 			}
+		case "health":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 SourceHealth
+				decodeSourceHealth(d, &fp, &opt0)
+				out.Health = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, rankedSourceFields)
 		}
@@ -2059,6 +2069,43 @@ func decodeListedCategory(d *strictjson.Decoder, p *strictjson.Path, out *Listed
 		}
 	}
 	d.Missing(p, seen, 0b11, listedCategoryFields)
+}
+
+// decodeSourceHealth reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth) into out.
+func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *SourceHealth) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "status":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumSourceHealthStatus)
+				out.Status = SourceHealthStatus(v)
+			}
+		case "checked_at":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.CheckedAt = v
+			}
+		default:
+			d.UnknownKey(p, key, sourceHealthFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, sourceHealthFields)
 }
 
 /*
@@ -2577,7 +2624,7 @@ var verificationStepFields = []string{"what", "run", "expect"}
 var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "more_categories", "category_count", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
-var rankedSourceFields = []string{"rank", "name", "url", "type", "why"}
+var rankedSourceFields = []string{"rank", "name", "url", "type", "why", "health"}
 
 // answeringCuratorFields lists AnsweringCurator's fields in schema order; bit i of a decoder's seen set stands for answeringCuratorFields[i].
 var answeringCuratorFields = []string{"name", "pubkey"}
@@ -2593,6 +2640,17 @@ var candidateCategoryFields = []string{"slug", "name", "description", "score"}
 
 // listedCategoryFields lists ListedCategory's fields in schema order; bit i of a decoder's seen set stands for listedCategoryFields[i].
 var listedCategoryFields = []string{"slug", "name"}
+
+// enumSourceHealthStatus holds the values allowed at schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth/properties/status.
+var enumSourceHealthStatus = []string{"ok", "redirected", "changed", "gone", "error"}
+
+// EnumSourceHealthStatus returns the values allowed at schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth/properties/status, in schema order.
+func EnumSourceHealthStatus() []string {
+	return slices.Clone(enumSourceHealthStatus)
+}
+
+// sourceHealthFields lists SourceHealth's fields in schema order; bit i of a decoder's seen set stands for sourceHealthFields[i].
+var sourceHealthFields = []string{"status", "checked_at"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories", "next_cursor"}

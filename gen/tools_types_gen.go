@@ -686,6 +686,9 @@ type Problem struct {
 }
 
 type RankedSource struct {
+	// Health corresponds to the JSON schema field "health".
+	Health *SourceHealth `json:"health,omitempty,omitzero"`
+
 	// Source title.
 	Name string `json:"name"`
 
@@ -746,6 +749,28 @@ type RemoveCategoryOutput struct {
 	// The registry's updated day after the change (today, YYYY-MM-DD).
 	Updated string `json:"updated"`
 }
+
+// What the server's last check of the source's URL found (serve --check-sources,
+// or 3gs check on the registry file); absent when it was never checked. Warn the
+// user about a source that is gone or failing, and prefer the others.
+type SourceHealth struct {
+	// When it was checked (RFC 3339, UTC).
+	CheckedAt string `json:"checked_at"`
+
+	// ok: it answered; redirected: it moved permanently and still answers at the new
+	// URL; changed: it answered, but its title or size moved far since the check
+	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
+	// longer resolves; error: a server error, TLS failure or timeout.
+	Status SourceHealthStatus `json:"status"`
+}
+
+type SourceHealthStatus string
+
+const SourceHealthStatusChanged SourceHealthStatus = "changed"
+const SourceHealthStatusError SourceHealthStatus = "error"
+const SourceHealthStatusGone SourceHealthStatus = "gone"
+const SourceHealthStatusOk SourceHealthStatus = "ok"
+const SourceHealthStatusRedirected SourceHealthStatus = "redirected"
 
 type UpsertCategoryInput struct {
 	// The whole category, as it would appear under categories in registry.json.

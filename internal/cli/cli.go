@@ -59,6 +59,7 @@ func commands() []command {
 		{"endorse", "[PATH]", "add or replace an endorsement of another curator (or remove one with --remove), re-signing the registry with --key-file", endorseFlags, runEndorse},
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
+		{"check", "[PATH]", "check that every source URL still answers: ok, redirected (with the edit to make), gone, error or changed; exit 1 when any is gone or failing", checkFlags, runCheck},
 		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
 		{"audit", "verify|log|migrate ...", "check, list and migrate a registry's audit log, the signed record of every change", nil, nil},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},

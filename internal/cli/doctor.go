@@ -24,6 +24,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // Doctor checks a deployment the way serve would start it, without
@@ -74,6 +75,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	key := d.key(reg)
 	d.tokens()
 	d.editing(reg, key)
+	d.sources(reg)
 	if cfg != nil && cfg.httpAddr != "" {
 		d.http(cfg.httpAddr)
 	}
@@ -92,6 +94,42 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 		}
 	}
 	return code
+}
+
+// sources summarizes the health file of the registry's sources, when
+// there is a registry file or --health-file.
+func (d *doctor) sources(reg *registry.Registry) {
+	regPath, path := d.f.Value("registry"), d.f.Value("health-file")
+	if path == "" && regPath != "" {
+		path = sourcehealth.PathFor(regPath)
+	}
+	if path == "" || reg == nil {
+		return
+	}
+	howTo := "3gs check " + signature.ShellQuote(regPath)
+	if regPath == "" {
+		howTo = "3gs check --health-file " + signature.ShellQuote(path)
+	}
+	doc, err := sourcehealth.Read(path)
+	switch {
+	case err != nil:
+		d.add(warn, "sources", err.Error(), "run "+howTo+" to write it again")
+	case doc == nil:
+		d.add(ok, "sources", "not checked yet; "+howTo+" checks that every source still answers (or serve --check-sources 24h, in the background)", "")
+	default:
+		line := sourcehealth.SummaryLine(doc.Summary)
+		if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
+			line += " (checked " + sourcehealth.Ago(at, time.Now()) + ")"
+		}
+		if doc.RegistryVersion != reg.Version() {
+			line += ", of version " + doc.RegistryVersion + " (the registry is now " + reg.Version() + ")"
+		}
+		if doc.Summary.Gone+doc.Summary.Error > 0 {
+			d.add(warn, "sources", line, howTo+" lists them; replace the gone ones and apply the redirects")
+		} else {
+			d.add(ok, "sources", line, "")
+		}
+	}
 }
 
 // registry checks the registry and its signature, as serve reads them but

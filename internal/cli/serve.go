@@ -29,6 +29,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/stdio"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -68,6 +69,7 @@ func serveFlags(f *Flags) {
 	f.String("peer-max-bytes", "THREEGS_PEER_MAX_BYTES", "", "largest peer registry accepted, in bytes, and with --follow the largest copy of the origin's; none means 33554432 (32 MiB) or the --max-registry-bytes value if lower, which it may not exceed")
 	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
 	followFlags(f)
+	checkSourcesFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -90,6 +92,8 @@ type serveConfig struct {
 	peerCache string            // --peer-cache as given
 	validity  time.Duration     // --expires
 	follow    *followConfig     // --follow; nil when not a read replica
+	// checkSources is --check-sources; zero when off.
+	checkSources time.Duration
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -132,6 +136,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if err := parsePeers(f, c); err != nil {
+		return nil, err
+	}
+	if c.checkSources, err = parseCheckSources(f); err != nil {
 		return nil, err
 	}
 	if c.follow, err = parseFollow(f); err != nil {
@@ -357,7 +364,7 @@ func serveHTTP(ctx context.Context, env *Env, f *Flags, c *serveConfig) int {
 		return ExitFail
 	}
 	defer srv.close()
-	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers, Audit: srv.tools, Follow: srv.follow})
+	hs.SetBackend(httpserver.Backend{MCP: srv.mcp, Published: srv.tools.Published, Peers: srv.peers.Peers, Audit: srv.tools, Follow: srv.follow, Sources: srv.sources})
 	c.log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.log.Error("HTTP server stopped", "err", err)
@@ -381,6 +388,8 @@ type server struct {
 	stopPeers func()
 	// follow reports a read replica's state for /health; nil otherwise.
 	follow func() *gen.HealthFollow
+	// sources reports the last check of the sources for /health.
+	sources func() *gen.HealthSources
 }
 
 // close stops fetching peers and gives up the registry's lock: serve
@@ -478,7 +487,13 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}
 	peersCtx, stopPeers := context.WithCancel(ctx)
 	peersDone, renewDone, followDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	watchDone, signDone := make(chan struct{}), make(chan struct{})
+	watchDone, signDone, sourcesDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	healthFile := f.Value("health-file")
+	if healthFile == "" && srvd.path != "" && fl == nil {
+		healthFile = sourcehealth.PathFor(srvd.path)
+	}
+	checker := newSourceChecker(h, healthFile, c.checkSources, log)
+	go func() { defer close(sourcesDone); checker.run(peersCtx) }()
 	go func() {
 		defer close(watchDone)
 		if srvd.path != "" && fl == nil {
@@ -513,7 +528,8 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			<-followDone
 			<-watchDone
 			<-signDone
-		}}
+			<-sourcesDone
+		}, sources: checker.health}
 	if fl != nil {
 		srv.follow = followHealth(fl, time.Now)
 	}

@@ -22,6 +22,11 @@
 //     most one counted body at a time, so no two fetches can each hold
 //     room while waiting for more.
 //
+// A link check (internal/linkcheck) asks for HEAD, and for redirects to
+// be returned rather than followed (Request.NoRedirect): it needs to see
+// where a page moved. It follows a Location itself only where
+// MayFollow allows, and every connection still passes the address check.
+//
 // 3gs health does not use it: it asks the operator's own server, at the
 // one URL the operator gives, follows no redirect and reads at most
 // 1 MiB; nothing another machine controls steers it. The load generators
@@ -95,6 +100,8 @@ type Options struct {
 	Budget int64
 	// Resolver resolves names; nil is the system's. Tests set one.
 	Resolver *net.Resolver
+	// UserAgent is sent with every request; empty sends Go's default.
+	UserAgent string
 }
 
 // DefaultConnectTimeout bounds a connection when Options leave it zero.
@@ -113,8 +120,11 @@ const maxHeaderBytes = 64 << 10
 
 // Client fetches under the policy above.
 type Client struct {
-	hc     *http.Client
-	budget *budget
+	hc *http.Client
+	// noFollow shares hc's transport and returns any redirect as it came.
+	noFollow  *http.Client
+	budget    *budget
+	userAgent string
 }
 
 // New returns a client with its own transport and byte budget.
@@ -136,9 +146,30 @@ func New(o Options) *Client {
 		ForceAttemptHTTP2:      true,
 	}
 	return &Client{
-		hc:     &http.Client{Transport: tr, CheckRedirect: checkRedirect},
-		budget: newBudget(o.Budget),
+		hc:        &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		noFollow:  &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		budget:    newBudget(o.Budget),
+		userAgent: o.UserAgent,
 	}
+}
+
+// MayFollow reports whether a caller that fetched from, with
+// NoRedirect, may fetch the Location to it pointed at. The same scheme,
+// host and port is always allowed; another host only when it is a name
+// (every address it resolves to must then be public, checked when
+// connecting) or a public IP literal: a literal in a URL is trusted as
+// the operator's choice, which a Location, sent by the other side, is not.
+func MayFollow(from, to *url.URL) bool {
+	if to.Scheme != "http" && to.Scheme != "https" {
+		return false
+	}
+	if to.Scheme == from.Scheme && strings.EqualFold(to.Hostname(), from.Hostname()) && port(to) == port(from) {
+		return true
+	}
+	if a, ok := literalIP(to.Hostname()); ok {
+		return Public(a)
+	}
+	return to.Hostname() != ""
 }
 
 // checkRedirect follows a redirect only to the same scheme, host and
@@ -167,9 +198,14 @@ func port(u *url.URL) string {
 	return "80"
 }
 
-// Request is one GET.
+// Request is one GET (or HEAD).
 type Request struct {
 	URL string
+	// Method is GET when empty, or HEAD (no body is read).
+	Method string
+	// NoRedirect returns a redirect's answer, with its status and its
+	// Location header, instead of following it.
+	NoRedirect bool
 	// What the document is, for messages: "registry", "signature".
 	What   string
 	Accept string
@@ -180,8 +216,8 @@ type Request struct {
 	Limit int64
 }
 
-// Response is an answer. Body is read only for a 200; for any other
-// status it is nil, and nothing of the other side's body is kept.
+// Response is an answer. Body is read only for a 200 to a GET; for any
+// other status, and for HEAD, it is nil, and nothing of the other side's body is kept.
 type Response struct {
 	Status int
 	Header http.Header
@@ -210,7 +246,7 @@ func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, b: c.budget}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK || req.Method == http.MethodHead {
 		return out, nil
 	}
 	if err := encodingRefused(req, resp); err != nil {
@@ -266,7 +302,7 @@ func (c *Client) Open(ctx context.Context, req Request) (*Stream, error) {
 		return nil, err
 	}
 	out := &Stream{Status: resp.StatusCode, Header: resp.Header}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK || req.Method == http.MethodHead {
 		resp.Body.Close()
 		return out, nil
 	}
@@ -284,7 +320,13 @@ func (c *Client) Open(ctx context.Context, req Request) (*Stream, error) {
 
 // open sends req and returns the answer's headers.
 func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) {
-	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	method := http.MethodGet
+	if req.Method == http.MethodHead {
+		method = http.MethodHead
+	} else if req.Method != "" && req.Method != http.MethodGet {
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: method %q: only GET and HEAD are sent", req.What, req.URL, req.Method)}
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, req.URL, nil)
 	if err != nil {
 		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: %v", req.What, req.URL, err), Err: err}
 	}
@@ -295,10 +337,17 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 		hr.Header.Set("Accept", req.Accept)
 	}
 	hr.Header.Set("Accept-Encoding", "identity")
+	if c.userAgent != "" {
+		hr.Header.Set("User-Agent", c.userAgent)
+	}
 	if req.IfNoneMatch != "" {
 		hr.Header.Set("If-None-Match", req.IfNoneMatch)
 	}
-	resp, err := c.hc.Do(hr)
+	hc := c.hc
+	if req.NoRedirect {
+		hc = c.noFollow
+	}
+	resp, err := hc.Do(hr)
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()

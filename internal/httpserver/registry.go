@@ -55,6 +55,9 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		if b.Follow != nil {
 			h.Follow = b.Follow()
 		}
+		if b.Sources != nil {
+			h.Sources = b.Sources()
+		}
 		status = http.StatusOK
 	} else {
 		w.Header()["Retry-After"] = retryAfter

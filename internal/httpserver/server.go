@@ -132,6 +132,9 @@ type Backend struct {
 	// Follow, when set (a read replica), returns the follower's state for
 	// /health.
 	Follow func() *gen.HealthFollow
+	// Sources, when set, returns what the last check of the sources
+	// found, for /health; nil when none is known.
+	Sources func() *gen.HealthSources
 }
 
 type backend struct {

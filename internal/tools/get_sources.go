@@ -14,6 +14,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // GetSources implements gen.ToolHandlers.
@@ -27,6 +28,9 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		return nil, err
 	}
 	out, err := h.getSources(s, in, threshold)
+	if err == nil {
+		h.addHealth(out)
+	}
 	if h.qlog != nil {
 		if e := logEntry(s, in, threshold, out, err); e != nil {
 			e.Time = h.now().UTC().Format(time.RFC3339)
@@ -34,6 +38,49 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 		}
 	}
 	return out, err
+}
+
+// addHealth gives each source of out what the last check of its URL
+// found, when there was one.
+func (h *Handlers) addHealth(out *gen.GetSourcesOutput) {
+	ix := h.health.Load()
+	if ix == nil {
+		return
+	}
+	for i := range out.Sources {
+		if e, ok := ix.Lookup(out.Sources[i].URL); ok {
+			out.Sources[i].Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
+		}
+	}
+}
+
+// SetSourceHealth makes ix what get_sources says of each source's last
+// check from now on; nil says nothing.
+func (h *Handlers) SetSourceHealth(ix *sourcehealth.Index) { h.health.Store(ix) }
+
+// appendHealthLine appends "last checked 3 days ago: gone".
+func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
+	b = append(b, "last checked "...)
+	if at, err := time.Parse(time.RFC3339, sh.CheckedAt); err == nil {
+		b = append(b, sourcehealth.Ago(at, now)...)
+	} else {
+		b = append(b, registry.Visible(sh.CheckedAt)...)
+	}
+	b = append(b, ": "...)
+	return append(b, sh.Status...)
+}
+
+// allGone reports whether every source of out was gone when last checked.
+func allGone(out *gen.GetSourcesOutput) bool {
+	if len(out.Sources) == 0 {
+		return false
+	}
+	for _, s := range out.Sources {
+		if s.Health == nil || s.Health.Status != gen.SourceHealthStatusGone {
+			return false
+		}
+	}
+	return true
 }
 
 // logEntry is the query log's line for a get_sources call, or nil for a
@@ -394,6 +441,9 @@ func getSourcesTextSize(out *gen.GetSourcesOutput) int {
 	}
 	for _, s := range out.Sources {
 		n += 48 + len(s.Name) + len(s.URL) + len(s.Type) + len(s.Why)
+		if s.Health != nil {
+			n += 200 // the health line, and the warning when all are gone
+		}
 	}
 	for _, a := range out.Alternatives {
 		n += 24 + len(a.Slug) + len(a.Name)
@@ -414,6 +464,13 @@ func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 		b = append(b, label...)
 		b = append(b, value...)
 		b = append(b, '\n')
+	}
+	if allGone(out) {
+		b = append(b, "Warning: all "...)
+		b = strconv.AppendInt(b, int64(len(out.Sources)), 10)
+		b = append(b, " sources of this category were gone when last checked ("...)
+		b = appendHealthLine(b, out.Sources[0].Health, time.Now())
+		b = append(b, "); tell the user, and look elsewhere too.\n\n"...)
 	}
 	// The registry's text, passed through Visible: the loader refuses
 	// what it drops, so it copies nothing unless that check was bypassed.
@@ -438,6 +495,10 @@ func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 		line("   Type: ", s.Type)
 		b = append(b, "   Why: "...)
 		b = append(b, registry.Visible(s.Why)...)
+		if s.Health != nil {
+			b = append(b, "\n   Health: "...)
+			b = appendHealthLine(b, s.Health, time.Now())
+		}
 	}
 	if out.Score != nil && *out.Score < sureScore && out.Query != "" {
 		b = append(b, "\n\nIf this category does not fit the question, call list_categories to see what the registry covers."...)

@@ -164,7 +164,15 @@ func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error)
 				dst = append(dst, ',')
 			}
 			s := &v.Sources[i]
-			dst = append(dst, `{"name":`...)
+			if s.Health != nil {
+				dst = append(dst, `{"health":{"checked_at":`...)
+				dst = jsonrpc.AppendString(dst, s.Health.CheckedAt)
+				dst = append(dst, `,"status":`...)
+				dst = jsonrpc.AppendString(dst, string(s.Health.Status))
+				dst = append(dst, `},"name":`...)
+			} else {
+				dst = append(dst, `{"name":`...)
+			}
 			dst = jsonrpc.AppendString(dst, s.Name)
 			dst = append(dst, `,"rank":`...)
 			dst = strconv.AppendInt(dst, int64(s.Rank), 10)

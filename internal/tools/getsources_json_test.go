@@ -22,7 +22,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 		t.Fatalf("gen.GetSourcesOutput has %d fields; appendGetSourcesOutput writes 14: add the new ones to it", n)
 	}
 	for typ, n := range map[reflect.Type]int{reflect.TypeFor[gen.AlternativeCategory](): 3, reflect.TypeFor[gen.CandidateCategory](): 4,
-		reflect.TypeFor[gen.ClosestCategory](): 2, reflect.TypeFor[gen.AnsweringCurator](): 2, reflect.TypeFor[gen.RankedSource](): 5, reflect.TypeFor[gen.ListedCategory](): 2} {
+		reflect.TypeFor[gen.ClosestCategory](): 2, reflect.TypeFor[gen.AnsweringCurator](): 2, reflect.TypeFor[gen.RankedSource](): 6, reflect.TypeFor[gen.SourceHealth](): 2, reflect.TypeFor[gen.ListedCategory](): 2} {
 		if typ.NumField() != n {
 			t.Fatalf("%s has %d fields; appendGetSourcesOutput writes %d", typ, typ.NumField(), n)
 		}
@@ -128,7 +128,11 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			v.Sources = []gen.RankedSource{}
 		case 1:
 			for range r.IntN(4) + 1 {
-				v.Sources = append(v.Sources, gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()})
+				src := gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()}
+				if maybe() {
+					src.Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(str()), CheckedAt: str()}
+				}
+				v.Sources = append(v.Sources, src)
 			}
 		}
 		check(v)

@@ -23,6 +23,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // DefaultThreshold is the lowest match score get_sources accepts when
@@ -45,6 +46,9 @@ type Handlers struct {
 	// auditIndex finds the audit log's entries for AuditPage without
 	// reading the whole file on every page.
 	auditIndex auditlog.Index
+	// health is what the last check of the sources found (SetSourceHealth);
+	// nil when none is known.
+	health atomic.Pointer[sourcehealth.Index]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)

@@ -1,0 +1,361 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
+)
+
+func checkFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f)
+	f.Bool("json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
+	f.String("only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
+	f.String("per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), "most requests in flight to one host (scheme, name and port) at a time")
+	f.String("delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
+	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
+	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
+	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
+	applyFlags(f)
+	f.Bool("report", "THREEGS_CHECK_REPORT", "check nothing: print the curator's to-do list from the last check kept in the health file, most urgent first (gone sources, redirects to apply, failing and changed ones)")
+	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
+}
+
+// checkSettings are check's flags, checked.
+type checkSettings struct {
+	limit                         int64
+	perHost, concurrency          int
+	delay, timeout, maxRetryAfter time.Duration
+}
+
+func parseCheckFlags(f *Flags) (checkSettings, error) {
+	var s checkSettings
+	var err error
+	if s.limit, err = registryLimit(f); err != nil {
+		return s, err
+	}
+	if s.perHost, err = f.Int("per-host", 1); err != nil {
+		return s, err
+	}
+	if s.concurrency, err = f.Int("concurrency", 1); err != nil {
+		return s, err
+	}
+	if s.timeout, err = f.Duration("timeout"); err != nil {
+		return s, err
+	}
+	if s.maxRetryAfter, err = f.Duration("max-retry-after"); err != nil {
+		return s, err
+	}
+	d, derr := time.ParseDuration(f.Value("delay"))
+	if f.Value("delay") == "0" {
+		d, derr = 0, nil
+	}
+	if derr != nil || d < 0 {
+		return s, fmt.Errorf("--delay (THREEGS_CHECK_DELAY) must be a duration such as 1s or 250ms, or 0, got %q", f.Value("delay"))
+	}
+	s.delay = d
+	return s, nil
+}
+
+// runCheck checks every source URL of a registry and prints how each
+// fared, grouped by category, with the edit to make for each permanent
+// redirect. Exit 0 when nothing is gone or failing, 1 otherwise.
+func runCheck(ctx context.Context, env *Env, f *Flags) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "3gs check: "+format+"\n", args...)
+		return code
+	}
+	if len(f.Args()) > 1 {
+		return fail(ExitUsage, "one registry file at a time, got %d arguments", len(f.Args()))
+	}
+	path := f.Value("registry")
+	if len(f.Args()) == 1 {
+		path = f.Args()[0]
+	}
+	s, err := parseCheckFlags(f)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	if flagBool(f, "report") {
+		return runCheckReport(env, f, path, s.limit)
+	}
+	apply := flagBool(f, "apply-redirects")
+	var key ed25519.PrivateKey
+	var keyFrom string
+	if apply {
+		if path == "" {
+			return fail(ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
+		}
+		if key, keyFrom, err = signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) }); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+		if _, err := validityFlag(f); err != nil {
+			return fail(ExitUsage, "%v", err)
+		}
+	}
+	reg, source, ok := loadRegistry(env, "check", path, s.limit)
+	if !ok {
+		return ExitFail
+	}
+	targets := checkTargets(reg)
+	if only := f.Value("only"); only != "" {
+		if _, ok := reg.Category(only); !ok {
+			return fail(ExitUsage, "--only %s: %s has no category %q. Its categories are listed by 3gs query, or in the file under \"categories\".", only, source, only)
+		}
+		targets = slices.DeleteFunc(targets, func(t linkcheck.Target) bool { return t.Category != only })
+	}
+
+	healthPath := f.Value("health-file")
+	if healthPath == "" && path != "" {
+		healthPath = sourcehealth.PathFor(path)
+	}
+	var prev *gen.Sourcehealth
+	if healthPath != "" {
+		if prev, err = sourcehealth.Read(healthPath); err != nil {
+			fmt.Fprintf(env.Stderr, "3gs check: warning: %v; checking without it, so no source can be found changed\n", err)
+		}
+	}
+
+	curator := reg.Curator().Name
+	client := fetch.New(fetch.Options{
+		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
+		HeaderTimeout:  s.timeout,
+		UserAgent:      userAgent(curator),
+	})
+	progress := progressLine(env.Stderr)
+	results := linkcheck.Check(ctx, targets, linkcheck.Options{
+		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
+		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
+		Progress: progress.update, Previous: sourcehealth.Previous(prev),
+	})
+	progress.end()
+	if ctx.Err() != nil {
+		return fail(ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
+	}
+	doc := sourcehealth.Doc(reg, results, time.Now())
+	if flagBool(f, "json") {
+		env.Stdout.Write(gen.EncodeSourcehealth(doc))
+		fmt.Fprintln(env.Stdout)
+	} else {
+		printCheck(env.Stdout, reg, source, path, doc, apply)
+	}
+	code := ExitOK
+	if doc.Summary.Gone > 0 || doc.Summary.Error > 0 {
+		code = ExitFail
+	}
+	if apply {
+		applied, ok := applyRedirects(ctx, env, f, path, s.limit, key, keyFrom, results)
+		if !ok {
+			code = ExitFail
+		}
+		if len(applied) > 0 {
+			// The registry now names the new URLs, which answered.
+			if reg, err = registry.LoadFileLimit(path, s.limit); err == nil {
+				movedTo(doc, applied)
+			}
+		}
+	}
+	if healthPath != "" {
+		saveHealth(env, healthPath, prev, doc, reg, f.Value("only") != "")
+	}
+	return code
+}
+
+// movedTo rewrites doc's entries of the applied redirects to the new
+// URLs, which answered when checked.
+func movedTo(doc *gen.Sourcehealth, applied []redirect) {
+	for _, r := range applied {
+		for i := range doc.Sources {
+			c := &doc.Sources[i]
+			if c.Rank == r.rank && c.URL == r.from && c.Status == gen.CheckedSourceStatusRedirected {
+				c.URL, c.Status, c.Reason, c.Location, c.HttpStatus = r.to, gen.CheckedSourceStatusOk, nil, nil, nil
+			}
+		}
+	}
+	sourcehealth.Count(doc)
+}
+
+// saveHealth writes the outcome to the health file, merged into the
+// previous one when only some categories were checked. A server checking
+// in the background holds the file; it is then left to it.
+func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registry.Registry, partial bool) {
+	lock, err := sourcehealth.Lock(path)
+	if err != nil {
+		if errors.Is(err, filelock.ErrHeld) {
+			fmt.Fprintf(env.Stderr, "3gs check: %s not written: %v, checking the sources itself (serve --check-sources); it keeps the file.\n", path, err)
+		} else {
+			fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
+		}
+		return
+	}
+	defer lock.Unlock()
+	if partial {
+		doc = sourcehealth.Merge(prev, doc, reg)
+	}
+	if err := sourcehealth.Write(path, doc); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
+	}
+}
+
+// userAgent names 3gs, its version and the curator whose sources are
+// checked, so a site's operator can tell who is asking.
+func userAgent(curator string) string {
+	curator = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '(' || r == ')' {
+			return -1
+		}
+		return r
+	}, curator)
+	if len(curator) > 80 {
+		curator = curator[:80]
+	}
+	return "3gs/" + buildVersion() + " (link check for the registry of " + strings.TrimSpace(curator) + "; +https://github.com/three-good-sources/3gs)"
+}
+
+// checkTargets are every source of reg, by category slug then rank.
+func checkTargets(reg *registry.Registry) []linkcheck.Target {
+	var out []linkcheck.Target
+	for _, c := range reg.Categories() {
+		srcs := slices.Clone(c.Sources)
+		slices.SortStableFunc(srcs, func(a, b gen.Source) int { return a.Rank - b.Rank })
+		for _, s := range srcs {
+			out = append(out, linkcheck.Target{Category: c.Slug, Rank: s.Rank, URL: s.URL})
+		}
+	}
+	return out
+}
+
+// printCheck writes the table: each category with a source that is not
+// ok, its sources' statuses, then the edits for the permanent redirects.
+func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *gen.Sourcehealth, applying bool) {
+	fmt.Fprintf(w, "%s: %d %s checked: %s\n", source, len(doc.Sources), plural(len(doc.Sources), "source", "sources"), sourcehealth.SummaryLine(doc.Summary))
+	var edits []string
+	for i := 0; i < len(doc.Sources); {
+		j := i
+		for j < len(doc.Sources) && doc.Sources[j].Category == doc.Sources[i].Category {
+			j++
+		}
+		group := doc.Sources[i:j]
+		i = j
+		if !slices.ContainsFunc(group, func(c gen.CheckedSource) bool { return c.Status != gen.CheckedSourceStatusOk }) {
+			continue
+		}
+		slug := group[0].Category
+		name := slug
+		if c, ok := reg.Category(slug); ok && c.Name != "" {
+			name = slug + " (" + c.Name + ")"
+		}
+		fmt.Fprintf(w, "\n%s\n", name)
+		for _, c := range group {
+			line := fmt.Sprintf("  %d  %-10s  %s", c.Rank, c.Status, c.URL)
+			switch {
+			case c.Location != nil:
+				line += " → " + *c.Location
+			case c.Reason != nil:
+				line += " (" + *c.Reason + ")"
+			}
+			fmt.Fprintln(w, line)
+			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil {
+				if at := sourceIndex(reg, slug, c.Rank); at >= 0 {
+					edits = append(edits, fmt.Sprintf("  categories.%s.sources[%d].url: %s → %s", slug, at, strconv.Quote(c.URL), strconv.Quote(*c.Location)))
+				}
+			}
+		}
+	}
+	if len(edits) > 0 {
+		fmt.Fprintf(w, "\nPermanent redirects: change these URLs in %s to where the sources moved, then sign it again:\n", source)
+		for _, e := range edits {
+			fmt.Fprintln(w, e)
+		}
+		if !applying && path != "" {
+			fmt.Fprintf(w, "Or let 3gs make these edits, each an audited, signed change: 3gs check --apply-redirects --key-file KEY %s\n", signature.ShellQuote(path))
+		}
+	}
+	if doc.Summary.Gone+doc.Summary.Error > 0 {
+		fmt.Fprintln(w, "\nA gone source needs a replacement; an error may pass (run 3gs check again later) or may need one too.")
+	}
+}
+
+// sourceIndex is the index in its category's sources of the source of
+// that rank, -1 when there is none.
+func sourceIndex(reg *registry.Registry, slug string, rank int) int {
+	c, ok := reg.Category(slug)
+	if !ok {
+		return -1
+	}
+	return slices.IndexFunc(c.Sources, func(s gen.Source) bool { return s.Rank == rank })
+}
+
+// progress writes "checked 120/480, 3 gone" over itself on a terminal,
+// and nothing when stderr is a pipe or a file.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	last  time.Time
+	on    bool
+	wrote bool
+}
+
+func progressLine(w io.Writer) *progress {
+	return &progress{w: w, on: isTerminal(w)}
+}
+
+func (p *progress) update(done, total int, counts map[linkcheck.Status]int) {
+	if !p.on {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	} else {
+		p.last = now
+	}
+	line := fmt.Sprintf("checked %d/%d", done, total)
+	for _, st := range []linkcheck.Status{linkcheck.Gone, linkcheck.Error, linkcheck.Redirected, linkcheck.Changed} {
+		if n := counts[st]; n > 0 {
+			line += fmt.Sprintf(", %d %s", n, st)
+		}
+	}
+	fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+	p.wrote = true
+}
+
+func (p *progress) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.wrote {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// isTerminal reports whether w is a terminal: a character device other
+// than the null device.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}

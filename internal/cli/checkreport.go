@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
+)
+
+// runCheckReport prints the curator's to-do list from the health file:
+// what the last check found that needs a hand, most urgent first. Exit 0
+// when nothing does, 1 otherwise (or when there is no check to read).
+func runCheckReport(env *Env, f *Flags, path string, limit int64) int {
+	healthPath := f.Value("health-file")
+	if healthPath == "" && path != "" {
+		healthPath = sourcehealth.PathFor(path)
+	}
+	if healthPath == "" {
+		fmt.Fprintln(env.Stderr, "3gs check: --report reads the health file of a registry file: name it, e.g. 3gs check --report registry.json (or --health-file FILE)")
+		return ExitUsage
+	}
+	reg, source, ok := loadRegistry(env, "check", path, limit)
+	if !ok {
+		return ExitFail
+	}
+	doc, err := sourcehealth.Read(healthPath)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs check: %v\n", err)
+		return ExitFail
+	}
+	q := signature.ShellQuote
+	if doc == nil {
+		fmt.Fprintf(env.Stderr, "3gs check: no check of %s is recorded in %s yet. Run 3gs check %s first.\n", source, healthPath, q(path))
+		return ExitFail
+	}
+	when := doc.CheckedAt
+	if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
+		when = sourcehealth.Ago(at, time.Now())
+	}
+	fmt.Fprintf(env.Stdout, "To do for %s, from the check of version %s (%s): %s\n", source, doc.RegistryVersion, when, sourcehealth.SummaryLine(doc.Summary))
+	if doc.RegistryVersion != reg.Version() {
+		fmt.Fprintf(env.Stdout, "The registry is version %s now; run 3gs check %s for a fresh list.\n", reg.Version(), q(path))
+	}
+	n := 0
+	section := func(st gen.CheckedSourceStatus, title, how string) {
+		var rows []gen.CheckedSource
+		for _, c := range doc.Sources {
+			if c.Status == st && stillListedAt(reg.Category, c) {
+				rows = append(rows, c)
+			}
+		}
+		if len(rows) == 0 {
+			return
+		}
+		n++
+		fmt.Fprintf(env.Stdout, "\n%d. %s (%d): %s\n", n, title, len(rows), how)
+		printRows(env.Stdout, rows)
+	}
+	section(gen.CheckedSourceStatusGone, "Replace the gone sources", "find another good source for each, and change it in the registry")
+	section(gen.CheckedSourceStatusRedirected, "Apply the permanent redirects", "3gs check --apply-redirects --key-file KEY "+q(path))
+	section(gen.CheckedSourceStatusError, "Look again at the failing sources", "a failure may pass; one that stays needs a replacement")
+	section(gen.CheckedSourceStatusChanged, "Look at the changed pages", "a title or size that moved far may be a parked or replaced page")
+	if n == 0 {
+		fmt.Fprintln(env.Stdout, "\nNothing to do for the sources.")
+	}
+	fmt.Fprintln(env.Stdout, "\nQueries agents asked that the registry did not answer: 3gs misses QUERY_LOG (the file serve --query-log writes).")
+	if n > 0 {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// stillListedAt reports whether the registry still lists c's URL at its
+// rank: a source replaced since the check is not to do any more.
+func stillListedAt(category func(string) (*registry.Category, bool), c gen.CheckedSource) bool {
+	cat, ok := category(c.Category)
+	if !ok {
+		return false
+	}
+	for _, s := range cat.Sources {
+		if s.Rank == c.Rank && s.URL == c.URL {
+			return true
+		}
+	}
+	return false
+}
+
+func printRows(w io.Writer, rows []gen.CheckedSource) {
+	for _, c := range rows {
+		line := fmt.Sprintf("   %s #%d  %s", c.Category, c.Rank, c.URL)
+		switch {
+		case c.Location != nil:
+			line += " → " + *c.Location
+		case c.Reason != nil:
+			line += " (" + *c.Reason + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+}

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// checkSourcesFlags are serve's flags for checking the sources.
+func checkSourcesFlags(f *Flags) {
+	f.String("check-sources", "THREEGS_CHECK_SOURCES", "", "check every source URL this often in the background (e.g. 24h; moved by up to a tenth either way), as 3gs check does with its defaults, keeping the outcome in the health file for get_sources and /health. None: no checks (a health file 3gs check wrote is still read)")
+	f.String("health-file", "THREEGS_HEALTH_FILE", "", "the sources' health file, read for get_sources and /health and written by --check-sources; none means REGISTRY.health.json beside a registry file (for the embedded registry or a replica, the outcome is kept in memory only)")
+}
+
+// politeInterval is the shortest --check-sources that is not warned about:
+// checking every source of a registry more often is unkind to their hosts.
+const politeInterval = time.Hour
+
+// parseCheckSources is --check-sources: zero when off.
+func parseCheckSources(f *Flags) (time.Duration, error) {
+	if f.Value("check-sources") == "" {
+		return 0, nil
+	}
+	d, err := f.Duration("check-sources")
+	if err != nil {
+		return 0, err
+	}
+	if d < time.Second {
+		return 0, fmt.Errorf("--check-sources (THREEGS_CHECK_SOURCES) must be at least 1s, got %s; 24h is a polite interval", d)
+	}
+	return d, nil
+}
+
+// sourceChecker keeps the served registry's source health: read from the
+// health file at start (and again when it changes, if another process
+// writes it), and, with an interval, checked in the background and
+// written there, by this server alone.
+type sourceChecker struct {
+	h        *tools.Handlers
+	path     string        // the health file; "" keeps it in memory
+	interval time.Duration // 0: no checks
+	log      *slog.Logger
+	opts     linkcheck.Options
+
+	mu   sync.Mutex
+	doc  *gen.Sourcehealth
+	seen fileStamp // of the health file, as last read
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+func stamp(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{fi.ModTime(), fi.Size()}
+}
+
+// watchHealthEvery is how often a server that does not check the sources
+// itself looks whether 3gs check rewrote the health file.
+const watchHealthEvery = time.Minute
+
+func newSourceChecker(h *tools.Handlers, path string, interval time.Duration, log *slog.Logger) *sourceChecker {
+	c := &sourceChecker{h: h, path: path, interval: interval, log: log}
+	c.opts = linkcheck.Options{
+		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
+		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
+		Log: func(msg string) { log.Debug("source check", "detail", msg) },
+	}
+	c.reload()
+	return c
+}
+
+// reload reads the health file when it changed since last read.
+func (c *sourceChecker) reload() {
+	if c.path == "" {
+		return
+	}
+	st := stamp(c.path)
+	c.mu.Lock()
+	same := st == c.seen
+	c.mu.Unlock()
+	if same {
+		return
+	}
+	doc, err := sourcehealth.Read(c.path)
+	if err != nil {
+		c.log.Warn("source health file not read", "file", c.path, "err", err)
+		return
+	}
+	c.set(doc, st)
+}
+
+func (c *sourceChecker) set(doc *gen.Sourcehealth, st fileStamp) {
+	c.mu.Lock()
+	c.doc, c.seen = doc, st
+	c.mu.Unlock()
+	c.h.SetSourceHealth(sourcehealth.NewIndex(doc))
+}
+
+// health is /health's sources: the last check's counts, nil when none.
+func (c *sourceChecker) health() *gen.HealthSources {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.doc == nil {
+		return nil
+	}
+	s := c.doc.Summary
+	return &gen.HealthSources{Ok: s.Ok, Redirected: s.Redirected, Changed: s.Changed, Gone: s.Gone, Error: s.Error, CheckedAt: c.doc.CheckedAt}
+}
+
+// run checks the sources every interval, or, without one, watches the
+// health file, until ctx ends.
+func (c *sourceChecker) run(ctx context.Context) {
+	if c.interval == 0 {
+		for sleep(ctx, watchHealthEvery) == nil {
+			c.reload()
+		}
+		return
+	}
+	if c.interval < politeInterval {
+		c.log.Warn("checking every source more often than hourly; their hosts may take it for abuse", "check_sources", c.interval)
+	}
+	write := c.path != ""
+	if write {
+		lock, err := sourcehealth.Lock(c.path)
+		if err != nil {
+			write = false
+			if errors.Is(err, filelock.ErrHeld) {
+				c.log.Warn("another process writes the source health file; the checks here are kept in memory only", "file", c.path, "err", err)
+			} else {
+				c.log.Warn("the source health file cannot be locked; the checks here are kept in memory only", "file", c.path, "err", err)
+			}
+		} else {
+			defer lock.Unlock()
+		}
+	}
+	// The first check waits a while too, so servers started together do
+	// not all check at once.
+	wait := jitter(min(c.interval/10, time.Minute), 1)
+	for sleep(ctx, wait) == nil {
+		c.checkOnce(ctx, write)
+		wait = jitter(c.interval, 0.1)
+	}
+}
+
+// checkOnce checks every source of the registry served now.
+func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
+	reg := c.h.Published().Registry
+	c.mu.Lock()
+	prev := c.doc
+	c.mu.Unlock()
+	o := c.opts
+	o.Previous = sourcehealth.Previous(prev)
+	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: userAgent(reg.Curator().Name)})
+	start := time.Now()
+	targets := checkTargets(reg)
+	results := linkcheck.Check(ctx, targets, o)
+	if ctx.Err() != nil {
+		return
+	}
+	doc := sourcehealth.Doc(reg, results, time.Now())
+	st := fileStamp{}
+	if write {
+		if err := sourcehealth.Write(c.path, doc); err != nil {
+			c.log.Warn("source health file not written", "file", c.path, "err", err)
+		} else {
+			st = stamp(c.path)
+		}
+	}
+	c.set(doc, st)
+	c.log.Info("checked the sources", "sources", len(targets), "summary", sourcehealth.SummaryLine(doc.Summary), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// jitter is d moved by up to frac of it either way (frac 1: anywhere
+// from 0 to 2d).
+func jitter(d time.Duration, frac float64) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
+}
+
+// sleep waits d, or until ctx ends (then an error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,157 @@
+// Package linkchecktest serves the pages and builds the registries that
+// tests of link checking (internal/linkcheck, 3gs check) run against.
+// It is imported by tests only.
+package linkchecktest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Site is a loopback server with a page for each class a link check
+// tells apart, counting the requests in flight: /ok, /new and /many/*
+// (200, HTML), /parked (200, another title), /404, /410, /old (301 to
+// /new), /old308, /temp (302 to /ok), /temp307, /moved-to-gone (301 to
+// /404), /elsewhere (301 to a link-local literal), /500, /stall (no
+// answer until the client gives up), /nohead (405 to HEAD), /busy (503
+// with Retry-After: 1 once, then 200).
+type Site struct {
+	*httptest.Server
+	InFlight, MaxInFlight atomic.Int64
+	busyOnce              sync.Once
+	mu                    sync.Mutex
+	methods               map[string][]string
+	parked                map[string]bool
+	stallRelease          chan struct{}
+}
+
+func NewSite(t testing.TB, hold time.Duration) *Site {
+	s := &Site{methods: map[string][]string{}, parked: map[string]bool{}, stallRelease: make(chan struct{})}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := s.InFlight.Add(1)
+		defer s.InFlight.Add(-1)
+		for {
+			m := s.MaxInFlight.Load()
+			if n <= m || s.MaxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		s.mu.Lock()
+		s.methods[r.URL.Path] = append(s.methods[r.URL.Path], r.Method)
+		s.mu.Unlock()
+		if hold > 0 {
+			time.Sleep(hold)
+		}
+		page := func(title string, size int) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			body := "<html><head><title>" + title + "</title></head><body>" + strings.Repeat("x", size) + "</body></html>"
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			if r.Method != http.MethodHead {
+				w.Write([]byte(body))
+			}
+		}
+		s.mu.Lock()
+		parked := s.parked[r.URL.Path]
+		s.mu.Unlock()
+		switch p := r.URL.Path; {
+		case parked:
+			page("This domain is for sale", 100)
+		case p == "/ok" || p == "/new" || strings.HasPrefix(p, "/many/"):
+			page("A good &amp; true page", 100)
+		case p == "/parked":
+			page("This domain is for sale", 100)
+		case p == "/404":
+			http.NotFound(w, r)
+		case p == "/410":
+			w.WriteHeader(http.StatusGone)
+		case p == "/old":
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+		case p == "/old308":
+			http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
+		case p == "/temp":
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		case p == "/temp307":
+			http.Redirect(w, r, "/ok", http.StatusTemporaryRedirect)
+		case p == "/moved-to-gone":
+			http.Redirect(w, r, "/404", http.StatusMovedPermanently)
+		case p == "/elsewhere":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusMovedPermanently)
+		case p == "/500":
+			w.WriteHeader(http.StatusInternalServerError)
+		case p == "/stall":
+			select {
+			case <-r.Context().Done():
+			case <-s.stallRelease:
+			case <-time.After(20 * time.Second):
+			}
+		case p == "/nohead":
+			if r.Method == http.MethodHead {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			page("No HEAD here", 10)
+		case p == "/busy":
+			first := false
+			s.busyOnce.Do(func() { first = true })
+			if first {
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+			page("Busy, then fine", 10)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(func() { close(s.stallRelease); s.Close() })
+	return s
+}
+
+// Park makes path answer with a parked-domain page from now on.
+func (s *Site) Park(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parked[path] = true
+}
+
+// Methods are the methods asked of path, in order.
+func (s *Site) Methods(path string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.methods[path]...)
+}
+
+// Registry is a valid, unsigned registry document whose categories,
+// named c0000, c0001, ..., hold the given URLs as their sources, three
+// each (a short last group is filled with base+"/many/N" pages).
+func Registry(urls []string, base string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"version":"1.0.0","updated":"2026-11-26","curator":{"name":"Ada Checker","pubkey":"pk:placeholder"},"endorsements":[],"categories":{`)
+	n := (len(urls) + 2) / 3
+	for c := range n {
+		if c > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"c%04d":{"name":"Topic %d","description":"Things about topic %d.","query_patterns":["topic %d basics","learn topic %d","topic %d guide"],"sources":[`, c, c, c, c, c, c)
+		for r := range 3 {
+			i := 3*c + r
+			u := fmt.Sprintf("%s/many/%d", base, i)
+			if i < len(urls) {
+				u = urls[i]
+			}
+			if r > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"rank":%d,"name":"Source %d","url":%q,"type":"documentation","why":"Source %d explains topic %d well."}`, r+1, i, u, i, c)
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("}}")
+	return []byte(b.String())
+}
