@@ -70,7 +70,7 @@ func decodeSourcehealth(d *strictjson.Decoder, p *strictjson.Path, out *Sourcehe
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []CheckedSource{}
+				items0 := make([]CheckedSource, 0, d.Items(400000))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
 					var item0 CheckedSource

@@ -13,7 +13,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -108,7 +107,7 @@ func applyRedirects(ctx context.Context, env *Env, f *Flags, path string, limit 
 		anchor = pkarr.Public(key)
 	}
 	reg := srvd.reg
-	edit := &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: auditLogPath(f, path), NewMatcher: func(r *registry.Registry) matcher.Matcher { return matcher.New(r) },
+	edit := &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: auditLogPath(f, path),
 		Validity: validity, MaxRegistryBytes: limit, Anchor: anchor, AnchorFrom: "the public half of the curator key file"}
 	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Signature: st, Files: srvd.files, Modified: srvd.modified, Edit: edit})
 	notes, err := h.OpenAuditLog()
