@@ -34,12 +34,18 @@ type Site struct {
 func NewSite(t testing.TB, hold time.Duration) *Site {
 	s := &Site{methods: map[string][]string{}, parked: map[string]bool{}, stallRelease: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := s.InFlight.Add(1)
-		defer s.InFlight.Add(-1)
-		for {
-			m := s.MaxInFlight.Load()
-			if n <= m || s.MaxInFlight.CompareAndSwap(m, n) {
-				break
+		// /stall is not counted: its end is when this server notices the
+		// client gave up, which can come after the client has already
+		// sent its next request, so counting it would measure the
+		// server's notice, not the client's politeness.
+		if r.URL.Path != "/stall" {
+			n := s.InFlight.Add(1)
+			defer s.InFlight.Add(-1)
+			for {
+				m := s.MaxInFlight.Load()
+				if n <= m || s.MaxInFlight.CompareAndSwap(m, n) {
+					break
+				}
 			}
 		}
 		s.mu.Lock()
