@@ -4,6 +4,7 @@ package cli
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -14,4 +15,10 @@ func inode(fi fs.FileInfo) uint64 {
 		return uint64(st.Ino)
 	}
 	return 0
+}
+
+// ownedByUs reports whether fi's file belongs to this process's user.
+func ownedByUs(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
 }

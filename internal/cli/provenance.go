@@ -183,6 +183,9 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 				return ExitFail
 			}
 			fmt.Fprintf(env.Stdout, "The 3gs server editing %s recorded the edit in its audit log, signed it and serves it. %s\n", path, text)
+			if key != nil || f.Value("expires") != signature.DefaultValidity.String() {
+				fmt.Fprintln(env.Stderr, "Note: the server signed with its own curator key and --expires; the --key-file and --expires given here were not used.")
+			}
 			return ExitOK
 		}
 		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local sign channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", err, signSocket(path))

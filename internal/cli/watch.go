@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -122,27 +123,57 @@ func serveSignChannel(ctx context.Context, h *tools.Handlers, regPath string, lo
 	// This server holds the registry's lock, so a socket left there is a
 	// crashed server's; anything else is not ours to remove.
 	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode().Type() != fs.ModeSocket {
-			log.Warn("no local sign channel: something that is not a socket is in its place; 3gs sign needs this server stopped", "socket", path)
+		if fi.Mode().Type() != fs.ModeSocket || !ownedByUs(fi) {
+			log.Warn("no local sign channel: something that is not this user's socket is in its place; 3gs sign needs this server stopped", "socket", path)
 			return
 		}
-		os.Remove(path)
+		if err := os.Remove(path); err != nil {
+			log.Warn("no local sign channel: cannot remove a socket left by an earlier server", "socket", path, "err", err)
+			return
+		}
 	}
-	l, err := net.Listen("unix", path)
+	// The socket is made in a directory only this user can enter, made
+	// private there, and only then moved beside the registry: no one else
+	// can connect in the moment between its creation and its chmod.
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".3gs-sign-")
 	if err != nil {
 		log.Warn("no local sign channel; 3gs sign needs this server stopped", "socket", path, "err", err)
 		return
 	}
-	defer l.Close() // removes the socket file
-	if err := os.Chmod(path, 0o600); err != nil {
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		log.Warn("no local sign channel; 3gs sign needs this server stopped", "socket", path, "err", err)
+		return
+	}
+	l.SetUnlinkOnClose(false)
+	defer l.Close()
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		log.Warn("no local sign channel: cannot make its socket private", "socket", path, "err", err)
 		return
 	}
+	if err := os.Rename(tmp, path); err != nil {
+		log.Warn("no local sign channel; 3gs sign needs this server stopped", "socket", path, "err", err)
+		return
+	}
+	defer os.Remove(path)
 	go func() { <-ctx.Done(); l.Close() }()
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			return
+			if ctx.Err() != nil {
+				return
+			}
+			// A passing failure (too many open files) must not end the
+			// channel for good.
+			log.Warn("the local sign channel could not accept a connection; it keeps listening", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		answerSign(ctx, h, c, log)
 	}
@@ -152,8 +183,15 @@ func serveSignChannel(ctx context.Context, h *tools.Handlers, regPath string, lo
 // signTimeout.
 func answerSign(ctx context.Context, h *tools.Handlers, c net.Conn, log *slog.Logger) {
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(signTimeout))
+	if !peerIsUs(c) {
+		fmt.Fprintln(c, "FAIL only the user this server runs as may ask it to sign")
+		return
+	}
+	// The request line comes at once or not at all: a client that sends
+	// nothing holds the channel, and the server's shutdown, for moments.
+	c.SetDeadline(time.Now().Add(requestTimeout))
 	line, err := bufio.NewReader(&limitedConn{c, 64}).ReadString('\n')
+	c.SetDeadline(time.Now().Add(signTimeout))
 	if err != nil || strings.TrimSpace(line) != "sign" {
 		fmt.Fprintln(c, "FAIL not a sign request")
 		return
@@ -167,8 +205,12 @@ func answerSign(ctx context.Context, h *tools.Handlers, c net.Conn, log *slog.Lo
 	fmt.Fprintln(c, "OK "+oneLine(h.ReloadRegistryText(out)))
 }
 
-// signTimeout bounds one sign request, both ways.
-const signTimeout = 30 * time.Second
+// signTimeout bounds one sign request, both ways; requestTimeout the
+// wait for its request line.
+const (
+	signTimeout    = 30 * time.Second
+	requestTimeout = 5 * time.Second
+)
 
 // limitedConn reads at most n bytes of a connection.
 type limitedConn struct {
@@ -189,6 +231,11 @@ func (l *limitedConn) Read(p []byte) (int, error) {
 // askServerToSign is sign's side: it reports whether a server answered,
 // and what.
 func askServerToSign(regPath string) (answered, ok bool, text string) {
+	// Only a socket of this user's is a server of this user's: another
+	// user's socket there could answer OK with nothing signed.
+	if fi, err := os.Lstat(signSocket(regPath)); err != nil || fi.Mode().Type() != fs.ModeSocket || !ownedByUs(fi) {
+		return false, false, ""
+	}
 	c, err := net.DialTimeout("unix", signSocket(regPath), 5*time.Second)
 	if err != nil {
 		return false, false, ""

@@ -57,4 +57,15 @@ func TestHandEditWithServersRunning(t *testing.T) {
 			return err == nil && h.Registry.Version == "0.1.1"
 		})
 	}
+
+	// The same bytes with the signature deleted are no edit: sign with
+	// the server running refuses, rather than reporting a signature it
+	// did not make and serving the registry unverified.
+	os.Remove(reg + ".sig")
+	if out, err := exec.Command(bin, "sign", reg).CombinedOutput(); err == nil || strings.Contains(string(out), "signed it and serves it") {
+		t.Errorf("sign with the signature deleted: %v\n%s", err, out)
+	}
+	if h, err := getHealth(c, "http://"+editorAddr); err != nil || h.Registry.Version != "0.1.1" {
+		t.Errorf("after the refused sign: %+v, %v", h, err)
+	}
 }

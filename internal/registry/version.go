@@ -99,11 +99,23 @@ func BumpPatch(v string) string {
 	if len(parts) != 3 {
 		return v
 	}
-	n, err := strconv.Atoi(parts[2])
-	if err != nil {
+	p := parts[2]
+	if p == "" || strings.Trim(p, "0123456789") != "" {
 		return v
 	}
-	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
+	// Decimal addition on the digits, so a patch number of any length
+	// (the schema bounds none) is raised, never left as it was or wrapped.
+	digits := []byte(p)
+	i := len(digits) - 1
+	for ; i >= 0 && digits[i] == '9'; i-- {
+		digits[i] = '0'
+	}
+	if i < 0 {
+		digits = append([]byte{'1'}, digits...)
+	} else {
+		digits[i]++
+	}
+	return parts[0] + "." + parts[1] + "." + string(digits)
 }
 
 // WithVersion is r with its version set to v and the rest of the file as

@@ -72,13 +72,21 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 	}
 	st := signature.Check(reg, doc)
 	// The curator's hand edit, which 3gs sign hands to this server (see
-	// SignHandEdit): the file names the key the server holds, and its
-	// signature no longer covers it (or is missing).
-	handEdit := signEdit && e.Key != nil && e.ReadOnly == "" && !st.Verified &&
+	// SignHandEdit): the file names the key the server holds, its
+	// signature no longer covers it (or is missing), and its bytes are not
+	// the registry served, which the audit log records. The same bytes
+	// with a signature deleted or expired are no edit: they take the
+	// ordinary path, which refuses them, rather than being published
+	// unsigned as if something had been signed.
+	handEdit := signEdit && e.Key != nil && e.ReadOnly == "" && !st.Verified && reg.SHA256() != old.reg.SHA256() &&
 		signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil && (e.Anchor == nil || e.Anchor.Equal(pkarr.Public(e.Key)))
 	var orig []byte
-	if handEdit && registry.CompareVersions(reg.Version(), old.reg.Version()) == 0 && reg.SHA256() != old.reg.SHA256() {
-		bumped, err := reg.WithVersion(registry.BumpPatch(reg.Version()), e.MaxRegistryBytes)
+	if handEdit && registry.CompareVersions(reg.Version(), old.reg.Version()) == 0 {
+		next := registry.BumpPatch(reg.Version())
+		if next == reg.Version() {
+			return nil, refuse(fmt.Sprintf("%s changed but kept version %s, which cannot be raised automatically. Set a higher \"version\" in the file and run 3gs sign again.", e.Path, reg.Version()), strictjson.Errors{{Path: "version", Reason: "not raisable"}})
+		}
+		bumped, err := reg.WithVersion(next, e.MaxRegistryBytes)
 		if err != nil {
 			return nil, refuse(fmt.Sprintf("%s changed but kept version %s, and raising it failed: %v. Set a higher \"version\" in the file and call reload_registry again.", e.Path, reg.Version(), err), strictjson.Errors{{Path: "version", Reason: err.Error()}})
 		}
@@ -112,6 +120,11 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 	st, err = e.Reload(now, auth.CallerFrom(ctx).Name, reg, data, orig, st)
 	if err != nil {
 		return nil, refuse("Cannot load the file with its audit log: "+err.Error()+".", strictjson.Errors{{Path: "audit", Reason: err.Error()}})
+	}
+	if handEdit && !st.Verified {
+		// Nothing was signed: never report a hand edit as signed and
+		// serve it unverified.
+		return nil, refuse("The edit of "+e.Path+" was not signed (the audit log may already record it). Stop the server, run 3gs sign --key-file KEY "+signature.ShellQuote(e.Path)+", and start it again.", strictjson.Errors{{Path: "signature", Reason: "not signed"}})
 	}
 	modified := now
 	if fi, err := os.Stat(e.Path); err == nil {
