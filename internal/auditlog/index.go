@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // Index is where each entry of one log file starts, and which entries
@@ -40,19 +39,12 @@ type Index struct {
 // the lines of the entries it returns (and one more, to know a next page
 // exists) and the head's line.
 func (ix *Index) ReadPage(path string, q Query, upTo int) (*Page, error) {
-	if q.Limit <= 0 {
-		q.Limit = DefaultPage
-	}
-	q.Limit = min(q.Limit, MaxPage)
-	q.Since = max(q.Since, 0)
+	q = q.normal()
 	page := &Page{}
 	if upTo <= 0 {
 		return page, nil
 	}
-	f, st, err := safefile.Open(path, MaxSize, "audit log")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the audit log is missing, though the head served is seq %d: it was moved or deleted after the server opened it", upTo)
-	}
+	f, st, err := openForPage(path, upTo)
 	if err != nil {
 		return nil, err
 	}

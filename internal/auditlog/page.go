@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -69,24 +70,36 @@ type Page struct {
 // are counted, not decoded): there is no index, and a curator's log is
 // small next to what a linear read handles.
 func ReadPage(path string, q Query, upTo int) (*Page, error) {
-	if q.Limit <= 0 {
-		q.Limit = DefaultPage
-	}
-	q.Limit = min(q.Limit, MaxPage)
-	q.Since = max(q.Since, 0)
+	q = q.normal()
 	page := &Page{}
 	if upTo <= 0 {
 		return page, nil
 	}
-	f, _, err := safefile.Open(path, MaxSize, "audit log")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the audit log is missing, though the head served is seq %d: it was moved or deleted after the server opened it", upTo)
-	}
+	f, _, err := openForPage(path, upTo)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return readPage(io.LimitReader(f, MaxSize), q, upTo, page)
+}
+
+// normal is q with its limit defaulted and bounded and Since at least 0.
+func (q Query) normal() Query {
+	if q.Limit <= 0 {
+		q.Limit = DefaultPage
+	}
+	q.Limit = min(q.Limit, MaxPage)
+	q.Since = max(q.Since, 0)
+	return q
+}
+
+// openForPage opens the log a page is read from, served up to seq upTo.
+func openForPage(path string, upTo int) (*os.File, fs.FileInfo, error) {
+	f, st, err := safefile.Open(path, MaxSize, "audit log")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("the audit log is missing, though the head served is seq %d: it was moved or deleted after the server opened it", upTo)
+	}
+	return f, st, err
 }
 
 func readPage(r io.Reader, q Query, upTo int, page *Page) (*Page, error) {
