@@ -263,14 +263,7 @@ func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *g
 		}
 		fmt.Fprintf(w, "\n%s\n", name)
 		for _, c := range group {
-			line := fmt.Sprintf("  %d  %-10s  %s", c.Rank, c.Status, c.URL)
-			switch {
-			case c.Location != nil:
-				line += " → " + *c.Location
-			case c.Reason != nil:
-				line += " (" + *c.Reason + ")"
-			}
-			fmt.Fprintln(w, line)
+			fmt.Fprintf(w, "  %d  %-10s  %s\n", c.Rank, c.Status, checkedURL(c))
 			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil {
 				if at := sourceIndex(reg, slug, c.Rank); at >= 0 {
 					edits = append(edits, fmt.Sprintf("  categories.%s.sources[%d].url: %s → %s", slug, at, strconv.Quote(c.URL), strconv.Quote(*c.Location)))
@@ -358,4 +351,16 @@ func isTerminal(w io.Writer) bool {
 	}
 	null, err := os.Stat(os.DevNull)
 	return err != nil || !os.SameFile(fi, null)
+}
+
+// checkedURL is a checked source's URL as the tables show it: with where
+// it now leads, or why it failed.
+func checkedURL(c gen.CheckedSource) string {
+	switch {
+	case c.Location != nil:
+		return c.URL + " → " + *c.Location
+	case c.Reason != nil:
+		return c.URL + " (" + *c.Reason + ")"
+	}
+	return c.URL
 }

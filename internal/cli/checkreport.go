@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
@@ -49,7 +48,7 @@ func runCheckReport(env *Env, f *Flags, path string, limit int64) int {
 	section := func(st gen.CheckedSourceStatus, title, how string) {
 		var rows []gen.CheckedSource
 		for _, c := range doc.Sources {
-			if c.Status == st && stillListedAt(reg.Category, c) {
+			if c.Status == st && sourcehealth.StillListed(reg, c) {
 				rows = append(rows, c)
 			}
 		}
@@ -74,30 +73,8 @@ func runCheckReport(env *Env, f *Flags, path string, limit int64) int {
 	return ExitOK
 }
 
-// stillListedAt reports whether the registry still lists c's URL at its
-// rank: a source replaced since the check is not to do any more.
-func stillListedAt(category func(string) (*registry.Category, bool), c gen.CheckedSource) bool {
-	cat, ok := category(c.Category)
-	if !ok {
-		return false
-	}
-	for _, s := range cat.Sources {
-		if s.Rank == c.Rank && s.URL == c.URL {
-			return true
-		}
-	}
-	return false
-}
-
 func printRows(w io.Writer, rows []gen.CheckedSource) {
 	for _, c := range rows {
-		line := fmt.Sprintf("   %s #%d  %s", c.Category, c.Rank, c.URL)
-		switch {
-		case c.Location != nil:
-			line += " → " + *c.Location
-		case c.Reason != nil:
-			line += " (" + *c.Reason + ")"
-		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "   %s #%d  %s\n", c.Category, c.Rank, checkedURL(c))
 	}
 }

@@ -139,7 +139,7 @@ func Merge(old, next *gen.Sourcehealth, reg *registry.Registry) *gen.Sourcehealt
 	out.Sources = nil
 	var keep []gen.CheckedSource
 	for _, c := range old.Sources {
-		if checked[c.Category] || !stillListed(reg, c) {
+		if checked[c.Category] || !StillListed(reg, c) {
 			continue
 		}
 		keep = append(keep, c)
@@ -166,7 +166,9 @@ func before(a, b gen.CheckedSource) bool {
 	return a.Rank < b.Rank
 }
 
-func stillListed(reg *registry.Registry, c gen.CheckedSource) bool {
+// StillListed reports whether reg still lists c's URL at its rank: a
+// source replaced since the check is no longer what the result is about.
+func StillListed(reg *registry.Registry, c gen.CheckedSource) bool {
 	cat, ok := reg.Category(c.Category)
 	if !ok {
 		return false
