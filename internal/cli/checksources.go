@@ -129,7 +129,7 @@ func (c *sourceChecker) health() *gen.HealthSources {
 // health file, until ctx ends.
 func (c *sourceChecker) run(ctx context.Context) {
 	if c.interval == 0 {
-		for sleep(ctx, watchHealthEvery) == nil {
+		for linkcheck.Sleep(ctx, watchHealthEvery) == nil {
 			c.reload()
 		}
 		return
@@ -154,7 +154,7 @@ func (c *sourceChecker) run(ctx context.Context) {
 	// The first check waits a while too, so servers started together do
 	// not all check at once.
 	wait := jitter(min(c.interval/10, time.Minute), 1)
-	for sleep(ctx, wait) == nil {
+	for linkcheck.Sleep(ctx, wait) == nil {
 		c.checkOnce(ctx, write)
 		wait = jitter(c.interval, 0.1)
 	}
@@ -197,14 +197,3 @@ func jitter(d time.Duration, frac float64) time.Duration {
 	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
 }
 
-// sleep waits d, or until ctx ends (then an error).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

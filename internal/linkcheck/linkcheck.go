@@ -145,14 +145,15 @@ func (o *Options) fill() {
 		o.Log = func(string) {}
 	}
 	if o.sleep == nil {
-		o.sleep = sleep
+		o.sleep = Sleep
 	}
 	if o.Client == nil {
 		o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout})
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (then its error).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
