@@ -196,4 +196,3 @@ func jitter(d time.Duration, frac float64) time.Duration {
 	}
 	return time.Duration(float64(d) * (1 + frac*(2*rand.Float64()-1)))
 }
-
