@@ -184,20 +184,8 @@ func RegistryProblems(data []byte) []string {
 			URL    string `json:"url"`
 			Source string `json:"source"`
 		} `json:"repository"`
-		Packages []struct {
-			RegistryType     string     `json:"registryType"`
-			RegistryBaseURL  string     `json:"registryBaseUrl"`
-			Identifier       string     `json:"identifier"`
-			Version          string     `json:"version"`
-			FileSHA256       string     `json:"fileSha256"`
-			Transport        transport  `json:"transport"`
-			RuntimeArguments []argument `json:"runtimeArguments"`
-			PackageArguments []argument `json:"packageArguments"`
-			Env              []struct {
-				Name string `json:"name"`
-			} `json:"environmentVariables"`
-		} `json:"packages"`
-		Remotes []transport `json:"remotes"`
+		Packages []serverPackage `json:"packages"`
+		Remotes  []transport     `json:"remotes"`
 	}
 	if err := json.Unmarshal(data, &sj); err != nil {
 		return []string{"does not parse: " + err.Error()}
@@ -217,59 +205,7 @@ func RegistryProblems(data []byte) []string {
 		add("websiteUrl", "%q is not an https URL", sj.WebsiteURL)
 	}
 	for i, p := range sj.Packages {
-		where := fmt.Sprintf("packages[%d]", i)
-		if strings.Contains(p.Identifier, " ") {
-			add(where+".identifier", "has a space")
-		}
-		checkVersion(add, where+".version", p.Version)
-		if p.RegistryBaseURL != "" {
-			add(where+".registryBaseUrl", "is refused for %s packages: the identifier says where the package is", p.RegistryType)
-		}
-		switch p.RegistryType {
-		case "oci":
-			if p.Version != "" {
-				add(where+".version", "is refused for oci packages: the tag in the identifier is the version")
-			}
-			if p.FileSHA256 != "" {
-				add(where+".fileSha256", "is refused for oci packages")
-			}
-			if reg, ok := ociRegistry(p.Identifier); !ok {
-				add(where+".identifier", "%q is not a full image reference REGISTRY/NAME:TAG", p.Identifier)
-			} else if !allowedOCIRegistry(reg) {
-				add(where+".identifier", "registry %s is not one the MCP Registry accepts (docker.io, ghcr.io, quay.io, mcr.microsoft.com, *.pkg.dev, *.azurecr.io)", reg)
-			}
-		case "mcpb":
-			if !sha256Hex.MatchString(p.FileSHA256) {
-				add(where+".fileSha256", "%q is not 64 lower-case hex digits (it is required for mcpb packages)", p.FileSHA256)
-			}
-			u, err := url.Parse(p.Identifier)
-			switch {
-			case err != nil || u.Scheme != "https":
-				add(where+".identifier", "%q is not an https URL", p.Identifier)
-			case u.Host != "github.com" && u.Host != "gitlab.com":
-				add(where+".identifier", "bundles must be GitHub or GitLab release assets, not on %s", u.Host)
-			case u.Host == "github.com" && !githubAsset.MatchString(u.Path):
-				add(where+".identifier", "%q is not /OWNER/REPO/releases/download/TAG/FILE", u.Path)
-			case !strings.Contains(strings.ToLower(p.Identifier), "mcp"):
-				add(where+".identifier", "a bundle URL must contain \"mcp\"")
-			}
-		default:
-			// The registry knows npm, pypi, nuget, cargo, oci and mcpb, and
-			// checks each against its own index; 3gs publishes only the
-			// last two, and "go" is not among them at all.
-			add(where+".registryType", "%q is not a package type 3gs publishes (oci, mcpb)", p.RegistryType)
-		}
-		vars := []string{}
-		for _, e := range p.Env {
-			vars = append(vars, e.Name)
-		}
-		for j, a := range p.RuntimeArguments {
-			vars = append(vars, a.check(add, fmt.Sprintf("%s.runtimeArguments[%d]", where, j))...)
-		}
-		for j, a := range p.PackageArguments {
-			vars = append(vars, a.check(add, fmt.Sprintf("%s.packageArguments[%d]", where, j))...)
-		}
-		p.Transport.check(add, where+".transport", vars, false)
+		p.check(add, fmt.Sprintf("packages[%d]", i))
 	}
 	for i, r := range sj.Remotes {
 		var vars []string
@@ -279,6 +215,77 @@ func RegistryProblems(data []byte) []string {
 		r.check(add, fmt.Sprintf("remotes[%d]", i), vars, true)
 	}
 	return problems
+}
+
+// serverPackage is one of server.json's packages, as RegistryProblems reads it.
+type serverPackage struct {
+	RegistryType     string     `json:"registryType"`
+	RegistryBaseURL  string     `json:"registryBaseUrl"`
+	Identifier       string     `json:"identifier"`
+	Version          string     `json:"version"`
+	FileSHA256       string     `json:"fileSha256"`
+	Transport        transport  `json:"transport"`
+	RuntimeArguments []argument `json:"runtimeArguments"`
+	PackageArguments []argument `json:"packageArguments"`
+	Env              []struct {
+		Name string `json:"name"`
+	} `json:"environmentVariables"`
+}
+
+// check adds the problems the MCP Registry would find with package p, found at where.
+func (p serverPackage) check(add func(string, string, ...any), where string) {
+	if strings.Contains(p.Identifier, " ") {
+		add(where+".identifier", "has a space")
+	}
+	checkVersion(add, where+".version", p.Version)
+	if p.RegistryBaseURL != "" {
+		add(where+".registryBaseUrl", "is refused for %s packages: the identifier says where the package is", p.RegistryType)
+	}
+	switch p.RegistryType {
+	case "oci":
+		if p.Version != "" {
+			add(where+".version", "is refused for oci packages: the tag in the identifier is the version")
+		}
+		if p.FileSHA256 != "" {
+			add(where+".fileSha256", "is refused for oci packages")
+		}
+		if reg, ok := ociRegistry(p.Identifier); !ok {
+			add(where+".identifier", "%q is not a full image reference REGISTRY/NAME:TAG", p.Identifier)
+		} else if !allowedOCIRegistry(reg) {
+			add(where+".identifier", "registry %s is not one the MCP Registry accepts (docker.io, ghcr.io, quay.io, mcr.microsoft.com, *.pkg.dev, *.azurecr.io)", reg)
+		}
+	case "mcpb":
+		if !sha256Hex.MatchString(p.FileSHA256) {
+			add(where+".fileSha256", "%q is not 64 lower-case hex digits (it is required for mcpb packages)", p.FileSHA256)
+		}
+		u, err := url.Parse(p.Identifier)
+		switch {
+		case err != nil || u.Scheme != "https":
+			add(where+".identifier", "%q is not an https URL", p.Identifier)
+		case u.Host != "github.com" && u.Host != "gitlab.com":
+			add(where+".identifier", "bundles must be GitHub or GitLab release assets, not on %s", u.Host)
+		case u.Host == "github.com" && !githubAsset.MatchString(u.Path):
+			add(where+".identifier", "%q is not /OWNER/REPO/releases/download/TAG/FILE", u.Path)
+		case !strings.Contains(strings.ToLower(p.Identifier), "mcp"):
+			add(where+".identifier", "a bundle URL must contain \"mcp\"")
+		}
+	default:
+		// The registry knows npm, pypi, nuget, cargo, oci and mcpb, and
+		// checks each against its own index; 3gs publishes only the
+		// last two, and "go" is not among them at all.
+		add(where+".registryType", "%q is not a package type 3gs publishes (oci, mcpb)", p.RegistryType)
+	}
+	vars := []string{}
+	for _, e := range p.Env {
+		vars = append(vars, e.Name)
+	}
+	for j, a := range p.RuntimeArguments {
+		vars = append(vars, a.check(add, fmt.Sprintf("%s.runtimeArguments[%d]", where, j))...)
+	}
+	for j, a := range p.PackageArguments {
+		vars = append(vars, a.check(add, fmt.Sprintf("%s.packageArguments[%d]", where, j))...)
+	}
+	p.Transport.check(add, where+".transport", vars, false)
 }
 
 var (
