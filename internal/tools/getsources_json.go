@@ -48,22 +48,9 @@ func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error)
 	}
 	if len(v.Alternatives) > 0 {
 		key(`"alternatives":[`)
-		for i := range v.Alternatives {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			a := &v.Alternatives[i]
-			dst = append(dst, `{"name":`...)
-			dst = jsonrpc.AppendString(dst, a.Name)
-			dst = append(dst, `,"score":`...)
-			if dst, err = appendFloat(dst, a.Score); err != nil {
-				return dst, err
-			}
-			dst = append(dst, `,"slug":`...)
-			dst = jsonrpc.AppendString(dst, a.Slug)
-			dst = append(dst, '}')
+		if dst, err = appendAlternatives(dst, v.Alternatives); err != nil {
+			return dst, err
 		}
-		dst = append(dst, ']')
 	}
 	if len(v.AvailableCategories) > 0 {
 		key(`"available_categories":[`)
@@ -77,24 +64,9 @@ func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error)
 	}
 	if len(v.Candidates) > 0 {
 		key(`"candidates":[`)
-		for i := range v.Candidates {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			c := &v.Candidates[i]
-			dst = append(dst, `{"description":`...)
-			dst = jsonrpc.AppendString(dst, c.Description)
-			dst = append(dst, `,"name":`...)
-			dst = jsonrpc.AppendString(dst, c.Name)
-			dst = append(dst, `,"score":`...)
-			if dst, err = appendFloat(dst, c.Score); err != nil {
-				return dst, err
-			}
-			dst = append(dst, `,"slug":`...)
-			dst = jsonrpc.AppendString(dst, c.Slug)
-			dst = append(dst, '}')
+		if dst, err = appendCandidates(dst, v.Candidates); err != nil {
+			return dst, err
 		}
-		dst = append(dst, ']')
 	}
 	if v.CategoryCount != nil {
 		key(`"category_count":`)
@@ -122,17 +94,7 @@ func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error)
 	}
 	if len(v.MoreCategories) > 0 {
 		key(`"more_categories":[`)
-		for i := range v.MoreCategories {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"name":`...)
-			dst = jsonrpc.AppendString(dst, v.MoreCategories[i].Name)
-			dst = append(dst, `,"slug":`...)
-			dst = jsonrpc.AppendString(dst, v.MoreCategories[i].Slug)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
+		dst = appendMoreCategories(dst, v.MoreCategories)
 	}
 	if v.Name != nil {
 		key(`"name":`)
@@ -158,33 +120,99 @@ func appendGetSourcesOutput(dst []byte, v *gen.GetSourcesOutput) ([]byte, error)
 	if v.Sources == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, '[')
-		for i := range v.Sources {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			s := &v.Sources[i]
-			if s.Health != nil {
-				dst = append(dst, `{"health":{"checked_at":`...)
-				dst = jsonrpc.AppendString(dst, s.Health.CheckedAt)
-				dst = append(dst, `,"status":`...)
-				dst = jsonrpc.AppendString(dst, string(s.Health.Status))
-				dst = append(dst, `},"name":`...)
-			} else {
-				dst = append(dst, `{"name":`...)
-			}
-			dst = jsonrpc.AppendString(dst, s.Name)
-			dst = append(dst, `,"rank":`...)
-			dst = strconv.AppendInt(dst, int64(s.Rank), 10)
-			dst = append(dst, `,"type":`...)
-			dst = jsonrpc.AppendString(dst, s.Type)
-			dst = append(dst, `,"url":`...)
-			dst = jsonrpc.AppendString(dst, s.URL)
-			dst = append(dst, `,"why":`...)
-			dst = jsonrpc.AppendString(dst, s.Why)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
+		dst = appendSources(dst, v.Sources)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendAlternatives appends the members of the alternatives array.
+func appendAlternatives(dst []byte, as []gen.AlternativeCategory) ([]byte, error) {
+	var err error
+	for i := range as {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		a := &as[i]
+		dst = append(dst, `{"name":`...)
+		dst = jsonrpc.AppendString(dst, a.Name)
+		dst = append(dst, `,"score":`...)
+		if dst, err = appendFloat(dst, a.Score); err != nil {
+			return dst, err
+		}
+		dst = append(dst, `,"slug":`...)
+		dst = jsonrpc.AppendString(dst, a.Slug)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), nil
+}
+
+// appendCandidates appends the members of the candidates array.
+func appendCandidates(dst []byte, cs []gen.CandidateCategory) ([]byte, error) {
+	var err error
+	for i := range cs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		c := &cs[i]
+		dst = append(dst, `{"description":`...)
+		dst = jsonrpc.AppendString(dst, c.Description)
+		dst = append(dst, `,"name":`...)
+		dst = jsonrpc.AppendString(dst, c.Name)
+		dst = append(dst, `,"score":`...)
+		if dst, err = appendFloat(dst, c.Score); err != nil {
+			return dst, err
+		}
+		dst = append(dst, `,"slug":`...)
+		dst = jsonrpc.AppendString(dst, c.Slug)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), nil
+}
+
+// appendSources appends the sources array.
+func appendSources(dst []byte, ss []gen.RankedSource) []byte {
+	dst = append(dst, '[')
+	for i := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		s := &ss[i]
+		if s.Health != nil {
+			dst = append(dst, `{"health":{"checked_at":`...)
+			dst = jsonrpc.AppendString(dst, s.Health.CheckedAt)
+			dst = append(dst, `,"status":`...)
+			dst = jsonrpc.AppendString(dst, string(s.Health.Status))
+			dst = append(dst, `},"name":`...)
+		} else {
+			dst = append(dst, `{"name":`...)
+		}
+		dst = jsonrpc.AppendString(dst, s.Name)
+		dst = append(dst, `,"rank":`...)
+		dst = strconv.AppendInt(dst, int64(s.Rank), 10)
+		dst = append(dst, `,"type":`...)
+		dst = jsonrpc.AppendString(dst, s.Type)
+		dst = append(dst, `,"url":`...)
+		dst = jsonrpc.AppendString(dst, s.URL)
+		dst = append(dst, `,"why":`...)
+		dst = jsonrpc.AppendString(dst, s.Why)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	return dst
+}
+
+// appendMoreCategories appends the members of the more_categories array and its end.
+func appendMoreCategories(dst []byte, ms []gen.ListedCategory) []byte {
+	for i := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"name":`...)
+		dst = jsonrpc.AppendString(dst, ms[i].Name)
+		dst = append(dst, `,"slug":`...)
+		dst = jsonrpc.AppendString(dst, ms[i].Slug)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	return dst
 }
