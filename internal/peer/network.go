@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // Status is what is known of a peer right now.
@@ -78,6 +80,10 @@ type Peer struct {
 	LastAttempt time.Time
 	Copy        *Copy
 	Matcher     matcher.Matcher
+	// Health is what the peer's own signed health file says of its
+	// sources (FetchHealth), or nil when it publishes none or it was
+	// refused.
+	Health *Health
 }
 
 // Stale reports whether the copy is older than the stale age at now.
@@ -305,6 +311,11 @@ func (n *Network) Peers() []Peer {
 				p.Copy, p.Matcher = nil, nil
 			}
 		}
+		// Health held past its signature's expiry is withheld the same
+		// way, and with the copy it describes.
+		if p.Health != nil && (p.Copy == nil || signature.Expired(p.Health.Expires, now)) {
+			p.Health = nil
+		}
 		out = append(out, p)
 	}
 	return out
@@ -376,7 +387,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	// SetEndorsements may replace st.Endorsement while the fetch runs, so
 	// everything the fetch needs from st is read here, under the lock.
 	n.mu.Lock()
-	pubkey, url, key, last, saved, ours := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt, n.ownName
+	pubkey, url, key, last, saved, ours, lastHealth := st.Endorsement.Pubkey, st.Endorsement.URL, st.key, st.Copy, st.savedAt, n.ownName, st.Health
 	n.mu.Unlock()
 	c, err := n.cfg.Fetcher.FetchWith(ctx, key, url, AcceptOptions{Now: n.cfg.Now(), AllowExpired: n.cfg.AllowExpired, Last: last})
 	if err == nil && n.impersonates(pubkey, ours, c) {
@@ -404,6 +415,10 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 			}
 		}
 	}
+	var health *Health
+	if err == nil {
+		health = n.fetchHealth(ctx, pubkey, key, url, c, lastHealth)
+	}
 	now := n.cfg.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -429,7 +444,29 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 		st.Matcher = m
 	}
 	st.Copy, st.Status, st.Reason, st.Public, st.failures = c, Fresh, "", "", 0
+	st.Health = health
 	st.next = now.Add(n.jitter(n.cfg.Refresh))
+}
+
+// fetchHealth reads the health file of the peer whose registry c was
+// just accepted. A file that cannot be read or is refused leaves the one
+// accepted before while it is unexpired (a peer that stops answering for
+// its health file has not had its sources checked since); a peer that
+// publishes none has none.
+func (n *Network) fetchHealth(ctx context.Context, pubkey string, key ed25519.PublicKey, url string, c *Copy, last *Health) *Health {
+	now := n.cfg.Now()
+	h, err := n.cfg.Fetcher.FetchHealth(ctx, key, url, c, last, now)
+	switch {
+	case err == nil:
+		return h
+	case errors.Is(err, errNoHealth):
+		return nil
+	}
+	n.cfg.Log.Warn("peer source health not updated", "peer", pubkey, "reason", err.Error())
+	if last != nil && !signature.Expired(last.Expires, now) {
+		return last
+	}
+	return nil
 }
 
 // backoff is the wait before fetching a peer again after its k-th

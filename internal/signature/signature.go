@@ -64,6 +64,11 @@ type Options struct {
 	// Log, when set, is the head of the audit log that recorded the
 	// registry.
 	Log *auditlog.Head
+	// Header opens the statement signed with an expiry; empty means
+	// StatementHeader, a registry's. Another document the curator's key
+	// signs (HealthHeader) has a header of its own, so that no signature
+	// made for one kind of document verifies as one of another.
+	Header string
 }
 
 // Sign returns a signature document for data, made with key at time now,
@@ -92,22 +97,32 @@ func SignWith(data []byte, key ed25519.PrivateKey, now time.Time, o Options) []b
 			seq, head := o.Log.Seq, o.Log.Hash
 			doc.LogSeq, doc.LogHead = &seq, &head
 		}
-		msg = Statement(&doc)
+		msg = statement(o.Header, &doc)
 	}
 	doc.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(key, msg))
 	return gen.EncodeSignature(&doc)
 }
 
-// StatementHeader opens the text a signature with an expiry signs.
-const StatementHeader = "3gs registry signature v2\n"
+// StatementHeader opens the text a registry's signature with an expiry
+// signs; HealthHeader the text a source health file's signature signs.
+const (
+	StatementHeader = "3gs registry signature v2\n"
+	HealthHeader    = "3gs source health signature v1\n"
+)
 
 // Statement is the message a signature document with an expiry signs:
 // one line each for the registry's digest, the expiry and, when the
 // document names one, the audit log head. It is plain text so anyone can
 // rebuild it with printf or jq and check the signature with openssl
 // (Instructions). Only call it on a document with Expires set.
-func Statement(doc *gen.Signature) []byte {
-	s := StatementHeader + "sha256 " + doc.SignedSHA256 + "\nexpires " + *doc.Expires + "\n"
+func Statement(doc *gen.Signature) []byte { return statement(StatementHeader, doc) }
+
+// statement is Statement opened by header (StatementHeader when empty).
+func statement(header string, doc *gen.Signature) []byte {
+	if header == "" {
+		header = StatementHeader
+	}
+	s := header + "sha256 " + doc.SignedSHA256 + "\nexpires " + *doc.Expires + "\n"
 	if doc.LogSeq != nil && doc.LogHead != nil {
 		s += "log " + strconv.Itoa(*doc.LogSeq) + " " + *doc.LogHead + "\n"
 	}
@@ -186,6 +201,22 @@ func Digest(data []byte) string {
 // (digest, as Digest writes it): a 150 MB registry is hashed once, not once
 // per check.
 func VerifyDigest(data []byte, digest string, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
+	return verify(data, digest, doc, trusted, StatementHeader)
+}
+
+// VerifyHealth is Verify for a source health file (HealthHeader). Only a
+// signature with an expiry is accepted: a health file says what was true
+// when it was checked, and a copy that never expires could be replayed
+// long after its sources died.
+func VerifyHealth(data, doc []byte, trusted ed25519.PublicKey) (*Verified, error) {
+	v, err := verify(data, Digest(data), doc, trusted, HealthHeader)
+	if err == nil && v.Expires.IsZero() {
+		return nil, fmt.Errorf("%w: a source health signature must name an expiry (expires), and this one does not", ErrMalformed)
+	}
+	return v, err
+}
+
+func verify(data []byte, digest string, doc []byte, trusted ed25519.PublicKey, header string) (*Verified, error) {
 	sig, err := Parse(doc)
 	if err != nil {
 		return nil, err
@@ -210,7 +241,7 @@ func VerifyDigest(data []byte, digest string, doc []byte, trusted ed25519.Public
 	}
 	msg, over := data, "them"
 	if sig.Expires != nil {
-		msg, over = Statement(sig), "the statement of digest, expiry and log head"
+		msg, over = statement(header, sig), "the statement of digest, expiry and log head"
 	}
 	if !ed25519.Verify(signer, msg, raw) {
 		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for %s under %s; the signature file was altered", ErrBadSignature, over, pkarr.Encode(signer))
