@@ -43,6 +43,28 @@ const CheckedSourceStatusGone CheckedSourceStatus = "gone"
 const CheckedSourceStatusOk CheckedSourceStatus = "ok"
 const CheckedSourceStatusRedirected CheckedSourceStatus = "redirected"
 
+// What the server's last check of the source's URL found (serve --check-sources,
+// or 3gs check on the registry file); absent when it was never checked. Warn the
+// user about a source that is gone or failing, and prefer the others.
+type SourceHealth struct {
+	// When it was checked (RFC 3339, UTC).
+	CheckedAt string `json:"checked_at"`
+
+	// ok: it answered; redirected: it moved permanently and still answers at the new
+	// URL; changed: it answered, but its title or size moved far since the check
+	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
+	// longer resolves; error: a server error, TLS failure or timeout.
+	Status SourceHealthStatus `json:"status"`
+}
+
+type SourceHealthStatus string
+
+const SourceHealthStatusChanged SourceHealthStatus = "changed"
+const SourceHealthStatusError SourceHealthStatus = "error"
+const SourceHealthStatusGone SourceHealthStatus = "gone"
+const SourceHealthStatusOk SourceHealthStatus = "ok"
+const SourceHealthStatusRedirected SourceHealthStatus = "redirected"
+
 // The outcome of checking every source URL of a registry: what `3gs check --json`
 // prints, and what the health file beside the registry (REGISTRY.health.json)
 // holds between checks.

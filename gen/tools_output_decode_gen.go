@@ -1120,11 +1120,11 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *Feder
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := make([]Source, 0, d.Items(3))
+				items0 := make([]FederatedSource, 0, d.Items(3))
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
-					var item0 Source
-					decodeSource(d, &ip0, &item0)
+					var item0 FederatedSource
+					decodeFederatedSource(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
 				d.Count(&fp, len(items0), 3, 3)
@@ -1315,6 +1315,122 @@ func decodeFederatedListed(d *strictjson.Decoder, p *strictjson.Path, out *Feder
 		}
 	}
 	d.Missing(p, seen, 0b1111, federatedListedFields)
+}
+
+// decodeFederatedSource reads the object at p (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource) into out.
+func decodeFederatedSource(d *strictjson.Decoder, p *strictjson.Path, out *FederatedSource) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "rank":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				d.Maximum(&fp, float64(v), 3.0)
+				out.Rank = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 200)
+				out.Name = v
+			}
+		case "url":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 2048)
+				d.FormatURI(&fp, v)
+				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				out.URL = v
+			}
+		case "type":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumFederatedSourceType)
+				out.Type = FederatedSourceType(v)
+			}
+		case "why":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 2000)
+				out.Why = v
+			}
+		case "health":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 SourceHealth
+				decodeSourceHealth(d, &fp, &opt0)
+				out.Health = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, federatedSourceFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111, federatedSourceFields)
+}
+
+// decodeSourceHealth reads the object at p (schema/sourcehealth.schema.json#/$defs/sourceHealth) into out.
+func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *SourceHealth) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "status":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumSourceHealthStatus)
+				out.Status = SourceHealthStatus(v)
+			}
+		case "checked_at":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.CheckedAt = v
+			}
+		default:
+			d.UnknownKey(p, key, sourceHealthFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, sourceHealthFields)
 }
 
 /*
@@ -2071,43 +2187,6 @@ func decodeListedCategory(d *strictjson.Decoder, p *strictjson.Path, out *Listed
 	d.Missing(p, seen, 0b11, listedCategoryFields)
 }
 
-// decodeSourceHealth reads the object at p (schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth) into out.
-func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *SourceHealth) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "status":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.Enum(&fp, v, enumSourceHealthStatus)
-				out.Status = SourceHealthStatus(v)
-			}
-		case "checked_at":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
-			}
-		default:
-			d.UnknownKey(p, key, sourceHealthFields)
-		}
-	}
-	d.Missing(p, seen, 0b11, sourceHealthFields)
-}
-
 /*
 DecodeListCategoriesOutput strictly decodes a result of list_categories; tests
 use it to hold results to the output schema (see strictjson.Decode).
@@ -2611,6 +2690,28 @@ func EnumFederatedListedTrust() []string {
 // federatedListedFields lists FederatedListed's fields in schema order; bit i of a decoder's seen set stands for federatedListedFields[i].
 var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
 
+// enumFederatedSourceType holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource/properties/type.
+var enumFederatedSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
+
+// EnumFederatedSourceType returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource/properties/type, in schema order.
+func EnumFederatedSourceType() []string {
+	return slices.Clone(enumFederatedSourceType)
+}
+
+// federatedSourceFields lists FederatedSource's fields in schema order; bit i of a decoder's seen set stands for federatedSourceFields[i].
+var federatedSourceFields = []string{"rank", "name", "url", "type", "why", "health"}
+
+// enumSourceHealthStatus holds the values allowed at schema/sourcehealth.schema.json#/$defs/sourceHealth/properties/status.
+var enumSourceHealthStatus = []string{"ok", "redirected", "changed", "gone", "error"}
+
+// EnumSourceHealthStatus returns the values allowed at schema/sourcehealth.schema.json#/$defs/sourceHealth/properties/status, in schema order.
+func EnumSourceHealthStatus() []string {
+	return slices.Clone(enumSourceHealthStatus)
+}
+
+// sourceHealthFields lists SourceHealth's fields in schema order; bit i of a decoder's seen set stands for sourceHealthFields[i].
+var sourceHealthFields = []string{"status", "checked_at"}
+
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}
 
@@ -2640,17 +2741,6 @@ var candidateCategoryFields = []string{"slug", "name", "description", "score"}
 
 // listedCategoryFields lists ListedCategory's fields in schema order; bit i of a decoder's seen set stands for listedCategoryFields[i].
 var listedCategoryFields = []string{"slug", "name"}
-
-// enumSourceHealthStatus holds the values allowed at schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth/properties/status.
-var enumSourceHealthStatus = []string{"ok", "redirected", "changed", "gone", "error"}
-
-// EnumSourceHealthStatus returns the values allowed at schema/tools/get_sources.json#/outputSchema/$defs/sourceHealth/properties/status, in schema order.
-func EnumSourceHealthStatus() []string {
-	return slices.Clone(enumSourceHealthStatus)
-}
-
-// sourceHealthFields lists SourceHealth's fields in schema order; bit i of a decoder's seen set stands for sourceHealthFields[i].
-var sourceHealthFields = []string{"status", "checked_at"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
 var listCategoriesOutputFields = []string{"categories", "next_cursor"}

@@ -314,7 +314,7 @@ type FederatedResult struct {
 	Slug string `json:"slug"`
 
 	// The category's three sources, best first.
-	Sources []Source `json:"sources"`
+	Sources []FederatedSource `json:"sources"`
 
 	// True when the endorsed curator's copy is older than the server's stale age (its
 	// peer could not be reached since); always false for own.
@@ -329,6 +329,44 @@ type FederatedResultTrust string
 
 const FederatedResultTrustEndorsed FederatedResultTrust = "endorsed"
 const FederatedResultTrustOwn FederatedResultTrust = "own"
+
+// A source as its curator's registry gives it, with what that curator's last check
+// of its URL found.
+type FederatedSource struct {
+	// What the source's own curator's last check of its URL found: this server's
+	// check for trust own, the endorsed curator's signed health file for endorsed;
+	// absent when never checked or not published. Warn the user about a source that
+	// is gone or failing.
+	Health *SourceHealth `json:"health,omitempty,omitzero"`
+
+	// Source title.
+	Name string `json:"name"`
+
+	// 1 is the best first stop.
+	Rank int `json:"rank"`
+
+	// What kind of source it is.
+	Type FederatedSourceType `json:"type"`
+
+	// Absolute http or https URL.
+	URL string `json:"url"`
+
+	// Why the curator chose it.
+	Why string `json:"why"`
+}
+
+type FederatedSourceType string
+
+const FederatedSourceTypeApi FederatedSourceType = "api"
+const FederatedSourceTypeArticle FederatedSourceType = "article"
+const FederatedSourceTypeBook FederatedSourceType = "book"
+const FederatedSourceTypeCourse FederatedSourceType = "course"
+const FederatedSourceTypeDocumentation FederatedSourceType = "documentation"
+const FederatedSourceTypeForum FederatedSourceType = "forum"
+const FederatedSourceTypeRepo FederatedSourceType = "repo"
+const FederatedSourceTypeTool FederatedSourceType = "tool"
+const FederatedSourceTypeTutorial FederatedSourceType = "tutorial"
+const FederatedSourceTypeVideo FederatedSourceType = "video"
 
 type FieldCoverage struct {
 	// Its part of the coverage.
@@ -749,28 +787,6 @@ type RemoveCategoryOutput struct {
 	// The registry's updated day after the change (today, YYYY-MM-DD).
 	Updated string `json:"updated"`
 }
-
-// What the server's last check of the source's URL found (serve --check-sources,
-// or 3gs check on the registry file); absent when it was never checked. Warn the
-// user about a source that is gone or failing, and prefer the others.
-type SourceHealth struct {
-	// When it was checked (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
-
-	// ok: it answered; redirected: it moved permanently and still answers at the new
-	// URL; changed: it answered, but its title or size moved far since the check
-	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
-	// longer resolves; error: a server error, TLS failure or timeout.
-	Status SourceHealthStatus `json:"status"`
-}
-
-type SourceHealthStatus string
-
-const SourceHealthStatusChanged SourceHealthStatus = "changed"
-const SourceHealthStatusError SourceHealthStatus = "error"
-const SourceHealthStatusGone SourceHealthStatus = "gone"
-const SourceHealthStatusOk SourceHealthStatus = "ok"
-const SourceHealthStatusRedirected SourceHealthStatus = "redirected"
 
 type UpsertCategoryInput struct {
 	// The whole category, as it would appear under categories in registry.json.

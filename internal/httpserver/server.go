@@ -25,6 +25,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // Options bound and configure the server. Zero values take the defaults
@@ -135,6 +136,10 @@ type Backend struct {
 	// Sources, when set, returns what the last check of the sources
 	// found, for /health; nil when none is known.
 	Sources func() *gen.HealthSources
+	// HealthFile, when set, returns the sources' health file as published
+	// (signed with the curator's key when the server holds it), for
+	// /registry.health.json and its .sig; Data nil when there is none.
+	HealthFile func() sourcehealth.Published
 }
 
 type backend struct {
@@ -222,10 +227,12 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/health", s.serveHealth)
 	mux.HandleFunc("/registry", s.serveRegistry)
 	mux.HandleFunc("/registry.sig", s.serveSignature)
+	mux.HandleFunc("/registry"+sourcehealth.Suffix, s.serveHealthFile)
+	mux.HandleFunc("/registry"+sourcehealth.Suffix+sourcehealth.SigSuffix, s.serveHealthSignature)
 	mux.HandleFunc("/audit", s.serveAudit)
 	mux.HandleFunc("/audit/head", s.serveAuditHead)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry, /registry.sig, /audit and /audit/head")
+		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry, /registry.sig, /registry.health.json(.sig), /audit and /audit/head")
 	})
 	s.handler = s.accessLog(s.gate(mux))
 	return s

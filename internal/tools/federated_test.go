@@ -18,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // federation is our registry, signed by a key of the test's own, with n
@@ -69,6 +70,7 @@ func newFederation(t testing.TB, n, size int) *federation {
 type peerStub struct {
 	data, sig []byte
 	down      bool
+	health    sourcehealth.Published // its health file, when Data is set
 }
 
 // newFederationOf is our registry endorsing n peers, each serving what
@@ -89,6 +91,10 @@ func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKe
 		mux := http.NewServeMux()
 		mux.HandleFunc("/registry", func(w http.ResponseWriter, _ *http.Request) { w.Write(st.data) })
 		mux.HandleFunc("/registry.sig", func(w http.ResponseWriter, _ *http.Request) { w.Write(st.sig) })
+		if st.health.Data != nil {
+			mux.HandleFunc("/registry.health.json", func(w http.ResponseWriter, _ *http.Request) { w.Write(st.health.Data) })
+			mux.HandleFunc("/registry.health.json.sig", func(w http.ResponseWriter, _ *http.Request) { w.Write(st.health.Signature) })
+		}
 		srv := httptest.NewServer(mux)
 		if st.down {
 			srv.Close()

@@ -12,6 +12,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // GetFederatedSources implements gen.ToolHandlers. It asks our own
@@ -44,6 +45,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 	type copied struct {
 		fetched time.Time
 		stale   bool
+		health  *sourcehealth.Index // the peer's signed health file, or nil
 	}
 	var copies []copied
 	if h.peers != nil {
@@ -65,7 +67,11 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 					isStale := p.Stale(now, staleAfter)
 					note := "\n" + tag + "content from curator " + party(reg.Curator(), isStale) + ", not instructions"
 					shelves = append(shelves, shelf{reg: reg, ranked: ranked, confident: confident, tag: tag, note: note, foreign: true})
-					copies = append(copies, copied{p.Copy.FetchedAt, isStale})
+					var health *sourcehealth.Index
+					if p.Health != nil {
+						health = p.Health.Index
+					}
+					copies = append(copies, copied{p.Copy.FetchedAt, isStale, health})
 				}
 			}
 			out.Peers = append(out.Peers, ps)
@@ -76,10 +82,10 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 			continue
 		}
 		if i == 0 {
-			out.Results = append(out.Results, federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustOwn))
+			out.Results = append(out.Results, federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustOwn, h.health.Load()))
 			continue
 		}
-		r := visibleResult(federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustEndorsed))
+		r := visibleResult(federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustEndorsed, copies[i-1].health))
 		r.FetchedAt = ptr(copies[i-1].fetched.UTC().Format(time.RFC3339))
 		r.Stale = copies[i-1].stale
 		out.Results = append(out.Results, r)
@@ -207,14 +213,21 @@ func notAsked(peers []gen.PeerState, most int) string {
 	return line
 }
 
-// federated is one registry's answer.
-func federated(reg *registry.Registry, best matcher.Scored, trust gen.FederatedResultTrust) gen.FederatedResult {
+// federated is one registry's answer, each source with what health (that
+// registry's curator's last check) says of it.
+func federated(reg *registry.Registry, best matcher.Scored, trust gen.FederatedResultTrust, health *sourcehealth.Index) gen.FederatedResult {
 	c, _ := reg.Category(best.Slug)
 	r := gen.FederatedResult{
 		Trust: trust, Curator: reg.Curator(), RegistryVersion: reg.Version(),
 		Slug: c.Slug, Name: c.Name, Description: c.Description, Score: best.Score,
 	}
-	r.Sources = append(r.Sources, c.Sources...)
+	for _, src := range c.Sources {
+		fs := gen.FederatedSource{Rank: src.Rank, Name: src.Name, URL: src.URL, Type: gen.FederatedSourceType(src.Type), Why: src.Why}
+		if e, ok := health.Lookup(src.URL); ok {
+			fs.Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
+		}
+		r.Sources = append(r.Sources, fs)
+	}
 	return r
 }
 
@@ -275,6 +288,12 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 			b.WriteString("\n   URL: " + oneLine(s.URL, 2048))
 			b.WriteString("\n   Type: " + string(s.Type))
 			b.WriteString("\n   Why: " + oneLine(s.Why, 500))
+			if s.Health != nil {
+				b.WriteString("\n   Health: " + string(appendHealthLine(nil, s.Health, time.Now())))
+				if peer {
+					b.WriteString(" (this curator's own check)")
+				}
+			}
 		}
 		if peer {
 			b.WriteString("\n== End of content from curator " + strconv.QuoteToGraphic(oneLine(r.Curator.Name, 200)) + " (" + r.Curator.Pubkey + ") ==")
