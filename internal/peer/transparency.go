@@ -143,6 +143,36 @@ func (f *Fetcher) logTail(ctx context.Context, rawURL string, after, until int) 
 	}{br, t}, nil
 }
 
+// ReadLog opens the audit log published for the registry at rawURL (a
+// node's /audit, or the .audit.jsonl beside a registry document) from its
+// first entry up to seq until, within f's bounds and timeout: for
+// restoring a log lost where the registry is kept (store.RestoreLog),
+// which checks every entry it reads. Close it when done.
+func (f *Fetcher) ReadLog(ctx context.Context, rawURL string, until int) (io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
+	r, err := f.logTail(ctx, rawURL, 0, until)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r, closeBoth{r, cancel}}, nil
+}
+
+// closeBoth closes a reader and then ends its context.
+type closeBoth struct {
+	io.Closer
+	cancel context.CancelFunc
+}
+
+func (c closeBoth) Close() error {
+	err := c.Closer.Close()
+	c.cancel()
+	return err
+}
+
 // skipLine reads past the next newline, however long the line.
 func skipLine(br *bufio.Reader) error {
 	for {
