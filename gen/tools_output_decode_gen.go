@@ -500,11 +500,11 @@ func decodeGetAuditLogOutput(d *strictjson.Decoder, p *strictjson.Path, out *Get
 			}
 			fp := p.Key(key)
 			if d.Array(&fp) {
-				items0 := []LogEntry{}
+				items0 := []AuditEntry{}
 				for i0 := 0; d.NextItem(); i0++ {
 					ip0 := fp.Index(i0)
-					var item0 LogEntry
-					decodeLogEntry(d, &ip0, &item0)
+					var item0 AuditEntry
+					decodeAuditEntry(d, &ip0, &item0)
 					items0 = append(items0, item0)
 				}
 				out.Entries = items0
@@ -533,145 +533,6 @@ func decodeGetAuditLogOutput(d *strictjson.Decoder, p *strictjson.Path, out *Get
 		}
 	}
 	d.Missing(p, seen, 0b11, getAuditLogOutputFields)
-}
-
-// decodeLogEntry reads the object at p (schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry) into out.
-func decodeLogEntry(d *strictjson.Decoder, p *strictjson.Path, out *LogEntry) {
-	if !d.Object(p) {
-		return
-	}
-	var seen uint64
-	for {
-		key, more := d.NextKey()
-		if !more {
-			break
-		}
-		switch key {
-		case "seq":
-			if !d.Claim(p, key, &seen, 0) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.Int(&fp); ok {
-				d.Minimum(&fp, float64(v), 1.0)
-				out.Seq = v
-			}
-		case "time":
-			if !d.Claim(p, key, &seen, 1) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.FormatDateTime(&fp, v)
-				out.Time = v
-			}
-		case "action":
-			if !d.Claim(p, key, &seen, 2) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.Enum(&fp, v, enumLogEntryAction)
-				out.Action = LogEntryAction(v)
-			}
-		case "slug":
-			if !d.Claim(p, key, &seen, 3) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.MaxLength(&fp, v, 64)
-					opt0 = v
-				}
-				out.Slug = &opt0
-			}
-		case "actor":
-			if !d.Claim(p, key, &seen, 4) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MinLength(&fp, v, 1)
-				d.MaxLength(&fp, v, 64)
-				out.Actor = v
-			}
-		case "version":
-			if !d.Claim(p, key, &seen, 5) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.MaxLength(&fp, v, 64)
-				out.Version = v
-			}
-		case "before":
-			if !d.Claim(p, key, &seen, 6) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternLogEntryBefore)
-					opt0 = v
-				}
-				out.Before = &opt0
-			}
-		case "after":
-			if !d.Claim(p, key, &seen, 7) {
-				continue
-			}
-			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternLogEntryBefore)
-				out.After = v
-			}
-		case "legacy_log_sha256":
-			if !d.Claim(p, key, &seen, 8) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternLogEntryBefore)
-					opt0 = v
-				}
-				out.LegacyLogSHA256 = &opt0
-			}
-		case "prev":
-			if !d.Claim(p, key, &seen, 9) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternLogEntryBefore)
-					opt0 = v
-				}
-				out.Prev = &opt0
-			}
-		case "signature":
-			if !d.Claim(p, key, &seen, 10) {
-				continue
-			}
-			fp := p.Key(key)
-			{
-				var opt0 string
-				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternLogEntrySignature)
-					opt0 = v
-				}
-				out.Signature = &opt0
-			}
-		default:
-			d.UnknownKey(p, key, logEntryFields)
-		}
-	}
-	d.Missing(p, seen, 0b10110111, logEntryFields)
 }
 
 // decodeGetAuditLogOutputHead reads the object at p (schema/tools/get_audit_log.json#/outputSchema/properties/head) into out.
@@ -703,7 +564,7 @@ func decodeGetAuditLogOutputHead(d *strictjson.Decoder, p *strictjson.Path, out 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternLogEntryBefore)
+					d.Pattern(&fp, v, patternGetAuditLogOutputHeadHash)
 					opt0 = v
 				}
 				out.Hash = &opt0
@@ -1391,7 +1252,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *G
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternLogEntryBefore)
+				d.Pattern(&fp, v, patternGetAuditLogOutputHeadHash)
 				out.RegistrySHA256 = v
 			}
 		case "signed":
@@ -2264,7 +2125,7 @@ func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternLogEntryBefore)
+				d.Pattern(&fp, v, patternGetAuditLogOutputHeadHash)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -2393,7 +2254,7 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternLogEntryBefore)
+				d.Pattern(&fp, v, patternGetAuditLogOutputHeadHash)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -2478,7 +2339,7 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternLogEntryBefore)
+				d.Pattern(&fp, v, patternGetAuditLogOutputHeadHash)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -2522,20 +2383,7 @@ var wordFields = []string{"word", "kind", "common", "weight", "contribution", "t
 
 // getAuditLogOutputFields lists GetAuditLogOutput's fields in schema order; bit i of a decoder's seen set stands for getAuditLogOutputFields[i].
 var getAuditLogOutputFields = []string{"entries", "head", "next_since"}
-
-// enumLogEntryAction holds the values allowed at schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry/properties/action.
-var enumLogEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
-
-// EnumLogEntryAction returns the values allowed at schema/tools/get_audit_log.json#/outputSchema/$defs/logEntry/properties/action, in schema order.
-func EnumLogEntryAction() []string {
-	return slices.Clone(enumLogEntryAction)
-}
-
-var patternLogEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
-var patternLogEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
-
-// logEntryFields lists LogEntry's fields in schema order; bit i of a decoder's seen set stands for logEntryFields[i].
-var logEntryFields = []string{"seq", "time", "action", "slug", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}
+var patternGetAuditLogOutputHeadHash = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // getAuditLogOutputHeadFields lists GetAuditLogOutputHead's fields in schema order; bit i of a decoder's seen set stands for getAuditLogOutputHeadFields[i].
 var getAuditLogOutputHeadFields = []string{"seq", "hash"}

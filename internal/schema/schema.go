@@ -49,12 +49,17 @@ type Node struct {
 	Minimum, Maximum *float64
 
 	// Ref is the target of a "$ref" schema; all other fields are then empty.
-	// RefDoc is set when the target is in another document schema
-	// (registry.schema.json#/$defs/NAME): the generated code then uses that
-	// document's Go type and decoder.
+	// RefDoc is set when the target is in another document schema: one of
+	// its $defs (registry.schema.json#/$defs/NAME), or, with RefName
+	// empty, its root (auditentry.schema.json). The generated code then
+	// uses that document's Go type and decoder.
 	Ref     *Node
 	RefName string
 	RefDoc  string
+
+	// GoType is the Go name a document schema gives its root type
+	// ("x-go-type"); empty when the name comes from the file name.
+	GoType string
 
 	// Defs are a root schema's "$defs" by name.
 	Defs map[string]*Node
@@ -174,8 +179,10 @@ func (n *Node) Where() string { return n.File + "#" + n.Ptr }
 // keywords lists, per JSON type, the keywords the generator enforces or that
 // carry no validation (annotations). Anything else is refused.
 var (
-	annotationKeywords = []string{"$schema", "$id", "$defs", "$comment", "title", "description", "examples"}
-	typeKeywords       = map[string][]string{
+	annotationKeywords = []string{"$schema", "$id", "$defs", "$comment", "title", "description", "examples", GoTypeKeyword}
+	// rootKeywords may appear only at the root of a schema.
+	rootKeywords = []string{"$schema", "$id", "$defs", GoTypeKeyword}
+	typeKeywords = map[string][]string{
 		"object":  {"type", "properties", "required", "additionalProperties", "propertyNames", "minProperties", "oneOf"},
 		"array":   {"type", "items", "minItems", "maxItems"},
 		"string":  {"type", "minLength", "maxLength", "pattern", "format", "enum"},
@@ -214,8 +221,19 @@ type schemaParser struct {
 // name (registry for registry.schema.json); nil when there is none.
 type externalDefs func(doc, def string) *Node
 
-// ExternalRef is the form of a $ref into a document schema's $defs.
-var ExternalRef = regexp.MustCompile(`^([a-z]+)\.schema\.json#/\$defs/([A-Za-z0-9_]+)$`)
+// ExternalRef is the form of a $ref into another document schema: to one
+// of its $defs (registry.schema.json#/$defs/NAME; the second group names
+// it) or to its root (auditentry.schema.json, the second group empty).
+var ExternalRef = regexp.MustCompile(`^([a-z]+)\.schema\.json(?:#/\$defs/([A-Za-z0-9_]+)|#?)$`)
+
+// GoTypeKeyword names the Go type of a document schema's root, in place
+// of the one derived from its file name: {"x-go-type": "AuditEntry"} in
+// auditentry.schema.json. Clients never see it: tools/list copies of the
+// document leave it out.
+const GoTypeKeyword = "x-go-type"
+
+// goTypeName is the form of an x-go-type: an exported Go identifier.
+var goTypeName = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 
 // parseSchema builds the Node for a root schema (a whole file, or a tool's
 // inputSchema/outputSchema). Its "$defs" are the targets of "#/$defs/NAME".
@@ -248,6 +266,9 @@ func parseSchema(file, ptr string, v any, external externalDefs) (*Node, error) 
 			var target *Node
 			if p.external != nil {
 				target = p.external(r.RefDoc, r.RefName)
+			}
+			if target == nil && r.RefName == "" {
+				return nil, fmt.Errorf("%s: $ref names %s.schema.json, which is not a document schema", r.Where(), r.RefDoc)
 			}
 			if target == nil {
 				return nil, fmt.Errorf("%s: $ref names %s.schema.json#/$defs/%s, which does not exist", r.Where(), r.RefDoc, r.RefName)
@@ -283,8 +304,8 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		if m := ExternalRef.FindStringSubmatch(s); m != nil && p.external != nil {
 			n.RefDoc, name, found = m[1], m[2], true
 		}
-		if !found || name == "" || strings.Contains(name, "/") {
-			return nil, fail("$ref must point into this schema's $defs (#/$defs/NAME) or, from a tool, into a document schema's (registry.schema.json#/$defs/NAME); got %q", s)
+		if !found || name == "" && n.RefDoc == "" || strings.Contains(name, "/") {
+			return nil, fail("$ref must point into this schema's $defs (#/$defs/NAME) or, from a tool, to a document schema (auditentry.schema.json) or into its $defs (registry.schema.json#/$defs/NAME); got %q", s)
 		}
 		for _, k := range o.Keys {
 			if k != "$ref" && k != "description" && k != "$comment" {
@@ -301,7 +322,7 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 		if !knownKeyword(k) {
 			return nil, fail("keyword %q is not supported by the generator, which would not enforce it; supported: %s, $ref", k, strings.Join(allKeywords(), ", "))
 		}
-		if !root && (k == "$schema" || k == "$id" || k == "$defs") {
+		if !root && slices.Contains(rootKeywords, k) {
 			return nil, fail("%q is only allowed at the root of a schema", k)
 		}
 	}
@@ -369,6 +390,9 @@ func (p *schemaParser) node(ptr string, v any, root bool) (*Node, error) {
 	}
 	n.Title = str("title")
 	n.Description = str("description")
+	if n.GoType = str(GoTypeKeyword); err == nil && n.GoType != "" && !goTypeName.MatchString(n.GoType) {
+		err = fail("%q must be an exported Go identifier, such as AuditEntry", GoTypeKeyword)
+	}
 	switch t {
 	case "object":
 		n.MinProperties = count("minProperties")

@@ -198,6 +198,8 @@ func TestRefusals(t *testing.T) {
 		{"external ref", `"query": {"$ref": "other.json#/x"}`, `$ref must point into this schema's $defs`},
 		{"missing document def", `"query": {"$ref": "registry.schema.json#/$defs/nope"}`, `$ref names registry.schema.json#/$defs/nope, which does not exist`},
 		{"missing def", `"query": {"$ref": "#/$defs/nothing"}`, `$ref names #/$defs/nothing, which does not exist`},
+		{"missing document", `"query": {"$ref": "nope.schema.json"}`, `$ref names nope.schema.json, which is not a document schema`},
+		{"nested x-go-type", `"query": {"type": "string", "x-go-type": "Query"}`, `"x-go-type" is only allowed at the root of a schema`},
 		{"unknown format", `"query": {"type": "string", "format": "email"}`, `format "email" is not supported`},
 		{"bad pattern", `"query": {"type": "string", "pattern": "(["}`, `pattern does not compile`},
 		{"inverted range", `"query": {"type": "number", "minimum": 2, "maximum": 1}`, `minimum is greater than maximum`},
@@ -234,6 +236,7 @@ func TestToolFileChecks(t *testing.T) {
 		{"duplicate key", `"tier": "public",`, `"tier": "public", "tier": "public",`, `duplicate key "tier"`},
 		{"discoverable public tool", `"tier": "public",`, `"tier": "public", "discoverable": true,`, `"discoverable" applies to user and admin tools`},
 		{"discoverable not a boolean", `"tier": "public",`, `"tier": "user", "discoverable": "yes",`, `"discoverable" must be a boolean`},
+		{"x-go-type on a tool", `"inputSchema": {`, `"inputSchema": { "x-go-type": "Lookup",`, `"x-go-type" names a document schema's type; a tool's types are named after the tool (GetSourcesInput, GetSourcesOutput)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -248,6 +251,21 @@ func TestToolFileChecks(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A document's x-go-type must be a name Go code can use.
+func TestGoTypeMustBeExported(t *testing.T) {
+	dir := copySchemas(t)
+	path := filepath.Join(dir, "auditentry.schema.json")
+	data, _ := os.ReadFile(path)
+	old := `"x-go-type": "AuditEntry"`
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s not in auditentry.schema.json", old)
+	}
+	os.WriteFile(path, bytes.Replace(data, []byte(old), []byte(`"x-go-type": "auditEntry"`), 1), 0o644)
+	if _, err := Generate(dir, "gen"); err == nil || !strings.Contains(err.Error(), `schema/auditentry.schema.json#: "x-go-type" must be an exported Go identifier`) {
+		t.Errorf("got %v", err)
 	}
 }
 
