@@ -155,6 +155,15 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 	d.Missing(p, seen, 0b10110111, auditEntryFields)
 }
 
+/*
+DecodeAuditEntryInPlace is DecodeAuditEntry for bytes the caller keeps,
+unchanged, for as long as the value is used: its strings point into data instead
+of into a copy (see strictjson.DecodeInPlace).
+*/
+func DecodeAuditEntryInPlace(data []byte) (*AuditEntry, error) {
+	return strictjson.DecodeInPlace(data, decodeAuditEntry)
+}
+
 // enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
 var enumAuditEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 

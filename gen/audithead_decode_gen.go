@@ -74,6 +74,15 @@ func decodeAuditHead(d *strictjson.Decoder, p *strictjson.Path, out *AuditHead) 
 	d.Missing(p, seen, 0b1101, auditHeadFields)
 }
 
+/*
+DecodeAuditHeadInPlace is DecodeAuditHead for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeAuditHeadInPlace(data []byte) (*AuditHead, error) {
+	return strictjson.DecodeInPlace(data, decodeAuditHead)
+}
+
 var patternAuditHeadHash = regexp.MustCompile("^[0-9a-f]{64}$")
 
 // auditHeadFields lists AuditHead's fields in schema order; bit i of a decoder's seen set stands for auditHeadFields[i].

@@ -91,6 +91,15 @@ func decodePeerCache(d *strictjson.Decoder, p *strictjson.Path, out *PeerCache) 
 	d.Missing(p, seen, 0b110111, peerCacheFields)
 }
 
+/*
+DecodePeerCacheInPlace is DecodePeerCache for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodePeerCacheInPlace(data []byte) (*PeerCache, error) {
+	return strictjson.DecodeInPlace(data, decodePeerCache)
+}
+
 var patternPeerCachePubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
 
 // peerCacheFields lists PeerCache's fields in schema order; bit i of a decoder's seen set stands for peerCacheFields[i].

@@ -171,6 +171,15 @@ func decodeScoredSlug(d *strictjson.Decoder, p *strictjson.Path, out *ScoredSlug
 	d.Missing(p, seen, 0b11, scoredSlugFields)
 }
 
+/*
+DecodeQueryLogInPlace is DecodeQueryLog for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeQueryLogInPlace(data []byte) (*QueryLog, error) {
+	return strictjson.DecodeInPlace(data, decodeQueryLog)
+}
+
 // enumQueryLogOutcome holds the values allowed at schema/querylog.schema.json#/properties/outcome.
 var enumQueryLogOutcome = []string{"matched", "candidates", "no_candidates", "slug", "unknown_slug"}
 
