@@ -270,85 +270,97 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 		}
 		return read(method, builtin, checks)
 	case "array":
-		elem, ok := strings.CutPrefix(goType, "[]")
-		if !ok {
-			e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.Where(), goType)
-			return nil
-		}
-		items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
-		loop := []jen.Code{
-			jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
-			jen.Var().Id(item).Add(e.typ(elem)),
-		}
-		loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1, false)...)
-		loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
-		min, max := -1, -1
-		if n.MinItems != nil {
-			min = *n.MinItems
-		}
-		if n.MaxItems != nil {
-			max = *n.MaxItems
-		}
-		// With a bound on the items, the slice is made to hold them (at most
-		// the bound), rather than grown: for a registry's sources and
-		// patterns the growing was 70 MB of garbage at 100,000 categories.
-		start := jen.Id(items).Op(":=").Index().Add(e.typ(elem)).Values()
-		if max >= 0 {
-			start = jen.Id(items).Op(":=").Make(jen.Index().Add(e.typ(elem)), jen.Lit(0), jen.Id("d").Dot("Items").Call(jen.Lit(max)))
-		}
-		body := []jen.Code{
-			start,
-			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
-		}
-		if min >= 0 || max >= 0 {
-			body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
-		}
-		body = append(body, assignCollection(target, items, optional))
-		return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
+		return e.arrayValue(n, path, goType, target, hint, depth, optional)
 	case "object":
-		if !n.IsMap() {
-			if len(n.Properties) == 0 {
-				e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.Where())
-				return nil
-			}
-			e.enqueue(goType, n)
-			return []jen.Code{jen.Id("decode"+goType).Call(jen.Id("d"), path.arg(), jen.Op("&").Add(target))}
-		}
-		elem, ok := strings.CutPrefix(goType, "map[string]")
-		if !ok {
-			e.fail("%s: expected a map type, go-jsonschema declared %s", n.Where(), goType)
-			return nil
-		}
-		// strictjson.Map reads the members (on every core for a large
-		// object); the function reads one member's key and value.
-		m, key, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
-		var member []jen.Code
-		if pn := n.PropertyNames; pn != nil {
-			if pn.Pattern != "" {
-				member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
-			}
-			if pn.MaxLength != nil {
-				member = append(member, jen.Id("d").Dot("KeyMaxLength").Call(jen.Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
-			}
-		}
-		member = append(member, e.value(n.AdditionalSchema, pathRef{name: kp, isPtr: true}, elem, jen.Parens(jen.Op("*").Id(v)), hint+"Value", depth+1, false)...)
-		body := []jen.Code{
-			jen.Id(m).Op(":=").Qual(strictjsonPkg, "Map").Call(jen.Id("d"), path.arg(),
-				jen.Func().Params(
-					jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
-					jen.Id(key).String(),
-					jen.Id(kp).Op("*").Qual(strictjsonPkg, "Path"),
-					jen.Id(v).Op("*").Add(e.typ(elem)),
-				).Block(member...)),
-		}
-		if n.MinProperties != nil {
-			body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
-		}
-		body = append(body, assignCollection(target, m, optional))
-		return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
+		return e.objectValue(n, path, goType, target, hint, depth, optional)
 	}
 	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
+}
+
+// arrayValue is value for an array: each item decoded in turn, the count
+// checked against minItems and maxItems.
+func (e *decoderEmitter) arrayValue(n *schema.Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
+	elem, ok := strings.CutPrefix(goType, "[]")
+	if !ok {
+		e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.Where(), goType)
+		return nil
+	}
+	items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
+	loop := []jen.Code{
+		jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
+		jen.Var().Id(item).Add(e.typ(elem)),
+	}
+	loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1, false)...)
+	loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
+	min, max := -1, -1
+	if n.MinItems != nil {
+		min = *n.MinItems
+	}
+	if n.MaxItems != nil {
+		max = *n.MaxItems
+	}
+	// With a bound on the items, the slice is made to hold them (at most
+	// the bound), rather than grown: for a registry's sources and
+	// patterns the growing was 70 MB of garbage at 100,000 categories.
+	start := jen.Id(items).Op(":=").Index().Add(e.typ(elem)).Values()
+	if max >= 0 {
+		start = jen.Id(items).Op(":=").Make(jen.Index().Add(e.typ(elem)), jen.Lit(0), jen.Id("d").Dot("Items").Call(jen.Lit(max)))
+	}
+	body := []jen.Code{
+		start,
+		jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
+	}
+	if min >= 0 || max >= 0 {
+		body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
+	}
+	body = append(body, assignCollection(target, items, optional))
+	return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
+}
+
+// objectValue is value for an object: a record's decoder function (emitted
+// once per type), or a map read member by member.
+func (e *decoderEmitter) objectValue(n *schema.Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
+	if !n.IsMap() {
+		if len(n.Properties) == 0 {
+			e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.Where())
+			return nil
+		}
+		e.enqueue(goType, n)
+		return []jen.Code{jen.Id("decode"+goType).Call(jen.Id("d"), path.arg(), jen.Op("&").Add(target))}
+	}
+	elem, ok := strings.CutPrefix(goType, "map[string]")
+	if !ok {
+		e.fail("%s: expected a map type, go-jsonschema declared %s", n.Where(), goType)
+		return nil
+	}
+	// strictjson.Map reads the members (on every core for a large
+	// object); the function reads one member's key and value.
+	m, key, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
+	var member []jen.Code
+	if pn := n.PropertyNames; pn != nil {
+		if pn.Pattern != "" {
+			member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
+		}
+		if pn.MaxLength != nil {
+			member = append(member, jen.Id("d").Dot("KeyMaxLength").Call(jen.Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
+		}
+	}
+	member = append(member, e.value(n.AdditionalSchema, pathRef{name: kp, isPtr: true}, elem, jen.Parens(jen.Op("*").Id(v)), hint+"Value", depth+1, false)...)
+	body := []jen.Code{
+		jen.Id(m).Op(":=").Qual(strictjsonPkg, "Map").Call(jen.Id("d"), path.arg(),
+			jen.Func().Params(
+				jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
+				jen.Id(key).String(),
+				jen.Id(kp).Op("*").Qual(strictjsonPkg, "Path"),
+				jen.Id(v).Op("*").Add(e.typ(elem)),
+			).Block(member...)),
+	}
+	if n.MinProperties != nil {
+		body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
+	}
+	body = append(body, assignCollection(target, m, optional))
+	return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
 }
 
 // assignCollection stores a decoded array or map, skipping an empty one for
