@@ -5,4 +5,4 @@
 // with the regenerated gen/*_gen.go; CI fails when they disagree.
 package threegs
 
-//go:generate go run ./internal/schemagen/cmd/schemagen -schema schema -out gen -pkg gen -contract schema/CONTRACT.md -readme README.md
+//go:generate go run ./internal/schemagen/cmd/schemagen -schema schema -out gen -pkg github.com/three-good-sources/3gs/gen -contract schema/CONTRACT.md -readme README.md

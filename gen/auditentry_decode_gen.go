@@ -9,15 +9,15 @@ import (
 )
 
 /*
-DecodeAuditentry strictly decodes a auditentry document
+DecodeAuditEntry strictly decodes a auditentry document
 (schema/auditentry.schema.json) (see strictjson.Decode).
 */
-func DecodeAuditentry(data []byte) (*Auditentry, error) {
-	return strictjson.Decode(data, decodeAuditentry)
+func DecodeAuditEntry(data []byte) (*AuditEntry, error) {
+	return strictjson.Decode(data, decodeAuditEntry)
 }
 
-// decodeAuditentry reads the object at p (schema/auditentry.schema.json#) into out.
-func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry) {
+// decodeAuditEntry reads the object at p (schema/auditentry.schema.json#) into out.
+func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry) {
 	if !d.Object(p) {
 		return
 	}
@@ -52,8 +52,8 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Enum(&fp, v, enumAuditentryAction)
-				out.Action = AuditentryAction(v)
+				d.Enum(&fp, v, enumAuditEntryAction)
+				out.Action = AuditEntryAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -95,7 +95,7 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditentryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore)
 					opt0 = v
 				}
 				out.Before = &opt0
@@ -106,7 +106,7 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditentryBefore)
+				d.Pattern(&fp, v, patternAuditEntryBefore)
 				out.After = v
 			}
 		case "legacy_log_sha256":
@@ -117,7 +117,7 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditentryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore)
 					opt0 = v
 				}
 				out.LegacyLogSHA256 = &opt0
@@ -130,7 +130,7 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditentryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore)
 					opt0 = v
 				}
 				out.Prev = &opt0
@@ -143,28 +143,37 @@ func decodeAuditentry(d *strictjson.Decoder, p *strictjson.Path, out *Auditentry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditentrySignature)
+					d.Pattern(&fp, v, patternAuditEntrySignature)
 					opt0 = v
 				}
 				out.Signature = &opt0
 			}
 		default:
-			d.UnknownKey(p, key, auditentryFields)
+			d.UnknownKey(p, key, auditEntryFields)
 		}
 	}
-	d.Missing(p, seen, 0b10110111, auditentryFields)
+	d.Missing(p, seen, 0b10110111, auditEntryFields)
 }
 
-// enumAuditentryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
-var enumAuditentryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
-
-// EnumAuditentryAction returns the values allowed at schema/auditentry.schema.json#/properties/action, in schema order.
-func EnumAuditentryAction() []string {
-	return slices.Clone(enumAuditentryAction)
+/*
+DecodeAuditEntryInPlace is DecodeAuditEntry for bytes the caller keeps,
+unchanged, for as long as the value is used: its strings point into data instead
+of into a copy (see strictjson.DecodeInPlace).
+*/
+func DecodeAuditEntryInPlace(data []byte) (*AuditEntry, error) {
+	return strictjson.DecodeInPlace(data, decodeAuditEntry)
 }
 
-var patternAuditentryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
-var patternAuditentrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
+var enumAuditEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 
-// auditentryFields lists Auditentry's fields in schema order; bit i of a decoder's seen set stands for auditentryFields[i].
-var auditentryFields = []string{"seq", "time", "action", "slug", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}
+// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/properties/action, in schema order.
+func EnumAuditEntryAction() []string {
+	return slices.Clone(enumAuditEntryAction)
+}
+
+var patternAuditEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternAuditEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+
+// auditEntryFields lists AuditEntry's fields in schema order; bit i of a decoder's seen set stands for auditEntryFields[i].
+var auditEntryFields = []string{"seq", "time", "action", "slug", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}

@@ -5,18 +5,18 @@ package gen
 import "github.com/three-good-sources/3gs/internal/strictjson"
 
 /*
-EncodeAuditentry writes a auditentry document as JSON indented by two spaces,
+EncodeAuditEntry writes a auditentry document as JSON indented by two spaces,
 with a final newline: members in schema order, optional ones only when set, map
 entries sorted by key.
 */
-func EncodeAuditentry(v *Auditentry) []byte {
+func EncodeAuditEntry(v *AuditEntry) []byte {
 	var w strictjson.Writer
-	encodeAuditentry(&w, v)
+	encodeAuditEntry(&w, v)
 	return w.Bytes()
 }
 
-// encodeAuditentry writes v (schema/auditentry.schema.json#).
-func encodeAuditentry(w *strictjson.Writer, v *Auditentry) {
+// encodeAuditEntry writes v (schema/auditentry.schema.json#).
+func encodeAuditEntry(w *strictjson.Writer, v *AuditEntry) {
 	w.BeginObject()
 	w.Key("seq")
 	w.Int(v.Seq)

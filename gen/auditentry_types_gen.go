@@ -10,13 +10,13 @@ package gen
 // `3gs audit verify` names. A line is this object in schema order, compacted, as
 // the generated encoder writes it; any other spelling of the same values is
 // refused.
-type Auditentry struct {
+type AuditEntry struct {
 	// start: the log begins, recording the registry as it then was (after); upsert
 	// and remove: a curator tool changed one category; reload: reload_registry, or a
 	// start, found the file changed outside the log and recorded it; sign: 3gs sign
 	// signed a registry the log had not yet recorded (a hand edit); endorse: 3gs
 	// endorse added, changed or removed an endorsement.
-	Action AuditentryAction `json:"action"`
+	Action AuditEntryAction `json:"action"`
 
 	// Who made the change: the name of the admin token that called the tool, or cli
 	// for 3gs sign and a server's own records.
@@ -56,11 +56,11 @@ type Auditentry struct {
 	Version string `json:"version"`
 }
 
-type AuditentryAction string
+type AuditEntryAction string
 
-const AuditentryActionEndorse AuditentryAction = "endorse"
-const AuditentryActionReload AuditentryAction = "reload"
-const AuditentryActionRemove AuditentryAction = "remove"
-const AuditentryActionSign AuditentryAction = "sign"
-const AuditentryActionStart AuditentryAction = "start"
-const AuditentryActionUpsert AuditentryAction = "upsert"
+const AuditEntryActionEndorse AuditEntryAction = "endorse"
+const AuditEntryActionReload AuditEntryAction = "reload"
+const AuditEntryActionRemove AuditEntryAction = "remove"
+const AuditEntryActionSign AuditEntryAction = "sign"
+const AuditEntryActionStart AuditEntryAction = "start"
+const AuditEntryActionUpsert AuditEntryAction = "upsert"

@@ -8,15 +8,15 @@ import (
 )
 
 /*
-DecodeAudithead strictly decodes a audithead document
+DecodeAuditHead strictly decodes a audithead document
 (schema/audithead.schema.json) (see strictjson.Decode).
 */
-func DecodeAudithead(data []byte) (*Audithead, error) {
-	return strictjson.Decode(data, decodeAudithead)
+func DecodeAuditHead(data []byte) (*AuditHead, error) {
+	return strictjson.Decode(data, decodeAuditHead)
 }
 
-// decodeAudithead reads the object at p (schema/audithead.schema.json#) into out.
-func decodeAudithead(d *strictjson.Decoder, p *strictjson.Path, out *Audithead) {
+// decodeAuditHead reads the object at p (schema/audithead.schema.json#) into out.
+func decodeAuditHead(d *strictjson.Decoder, p *strictjson.Path, out *AuditHead) {
 	if !d.Object(p) {
 		return
 	}
@@ -44,7 +44,7 @@ func decodeAudithead(d *strictjson.Decoder, p *strictjson.Path, out *Audithead) 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditheadHash)
+					d.Pattern(&fp, v, patternAuditHeadHash)
 					opt0 = v
 				}
 				out.Hash = &opt0
@@ -55,7 +55,7 @@ func decodeAudithead(d *strictjson.Decoder, p *strictjson.Path, out *Audithead) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditheadHash)
+				d.Pattern(&fp, v, patternAuditHeadHash)
 				out.RegistrySHA256 = v
 			}
 		case "registry_version":
@@ -68,13 +68,22 @@ func decodeAudithead(d *strictjson.Decoder, p *strictjson.Path, out *Audithead) 
 				out.RegistryVersion = v
 			}
 		default:
-			d.UnknownKey(p, key, auditheadFields)
+			d.UnknownKey(p, key, auditHeadFields)
 		}
 	}
-	d.Missing(p, seen, 0b1101, auditheadFields)
+	d.Missing(p, seen, 0b1101, auditHeadFields)
 }
 
-var patternAuditheadHash = regexp.MustCompile("^[0-9a-f]{64}$")
+/*
+DecodeAuditHeadInPlace is DecodeAuditHead for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeAuditHeadInPlace(data []byte) (*AuditHead, error) {
+	return strictjson.DecodeInPlace(data, decodeAuditHead)
+}
 
-// auditheadFields lists Audithead's fields in schema order; bit i of a decoder's seen set stands for auditheadFields[i].
-var auditheadFields = []string{"seq", "hash", "registry_sha256", "registry_version"}
+var patternAuditHeadHash = regexp.MustCompile("^[0-9a-f]{64}$")
+
+// auditHeadFields lists AuditHead's fields in schema order; bit i of a decoder's seen set stands for auditHeadFields[i].
+var auditHeadFields = []string{"seq", "hash", "registry_sha256", "registry_version"}

@@ -5,18 +5,18 @@ package gen
 import "github.com/three-good-sources/3gs/internal/strictjson"
 
 /*
-EncodeAudithead writes a audithead document as JSON indented by two spaces, with
+EncodeAuditHead writes a audithead document as JSON indented by two spaces, with
 a final newline: members in schema order, optional ones only when set, map
 entries sorted by key.
 */
-func EncodeAudithead(v *Audithead) []byte {
+func EncodeAuditHead(v *AuditHead) []byte {
 	var w strictjson.Writer
-	encodeAudithead(&w, v)
+	encodeAuditHead(&w, v)
 	return w.Bytes()
 }
 
-// encodeAudithead writes v (schema/audithead.schema.json#).
-func encodeAudithead(w *strictjson.Writer, v *Audithead) {
+// encodeAuditHead writes v (schema/audithead.schema.json#).
+func encodeAuditHead(w *strictjson.Writer, v *AuditHead) {
 	w.BeginObject()
 	w.Key("seq")
 	w.Int(v.Seq)

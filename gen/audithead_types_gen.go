@@ -6,7 +6,7 @@ package gen
 // the registry's signature covers) and the registry served with it. A reader that
 // holds an earlier head fetches GET /audit?since=SEQ and checks that the entries
 // it gets extend that head up to this one.
-type Audithead struct {
+type AuditHead struct {
 	// Hex SHA-256 of the head entry's line as stored, without its newline: the prev
 	// the next entry will name. Absent when the log is empty.
 	Hash *string `json:"hash,omitempty,omitzero"`

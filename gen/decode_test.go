@@ -1,4 +1,4 @@
-package gen
+package gen_test
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 

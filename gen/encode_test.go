@@ -1,4 +1,4 @@
-package gen
+package gen_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	threegs "github.com/three-good-sources/3gs"
+	. "github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fixture"
 )
 

@@ -631,6 +631,15 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 	d.Missing(p, seen, 0b1001011, healthFollowFields)
 }
 
+/*
+DecodeHealthInPlace is DecodeHealth for bytes the caller keeps, unchanged, for
+as long as the value is used: its strings point into data instead of into a copy
+(see strictjson.DecodeInPlace).
+*/
+func DecodeHealthInPlace(data []byte) (*Health, error) {
+	return strictjson.DecodeInPlace(data, decodeHealth)
+}
+
 // enumHealthStatus holds the values allowed at schema/health.schema.json#/properties/status.
 var enumHealthStatus = []string{"ok", "loading"}
 

@@ -1,4 +1,4 @@
-package gen
+package gen_test
 
 import (
 	"reflect"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	. "github.com/three-good-sources/3gs/gen"
 )
 
 // manyCategories is a registry of n categories, each made from the base

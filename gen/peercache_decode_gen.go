@@ -8,15 +8,15 @@ import (
 )
 
 /*
-DecodePeercache strictly decodes a peercache document
+DecodePeerCache strictly decodes a peercache document
 (schema/peercache.schema.json) (see strictjson.Decode).
 */
-func DecodePeercache(data []byte) (*Peercache, error) {
-	return strictjson.Decode(data, decodePeercache)
+func DecodePeerCache(data []byte) (*PeerCache, error) {
+	return strictjson.Decode(data, decodePeerCache)
 }
 
-// decodePeercache reads the object at p (schema/peercache.schema.json#) into out.
-func decodePeercache(d *strictjson.Decoder, p *strictjson.Path, out *Peercache) {
+// decodePeerCache reads the object at p (schema/peercache.schema.json#) into out.
+func decodePeerCache(d *strictjson.Decoder, p *strictjson.Path, out *PeerCache) {
 	if !d.Object(p) {
 		return
 	}
@@ -33,7 +33,7 @@ func decodePeercache(d *strictjson.Decoder, p *strictjson.Path, out *Peercache) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternPeercachePubkey)
+				d.Pattern(&fp, v, patternPeerCachePubkey)
 				out.Pubkey = v
 			}
 		case "url":
@@ -85,13 +85,22 @@ func decodePeercache(d *strictjson.Decoder, p *strictjson.Path, out *Peercache) 
 				out.Signature = v
 			}
 		default:
-			d.UnknownKey(p, key, peercacheFields)
+			d.UnknownKey(p, key, peerCacheFields)
 		}
 	}
-	d.Missing(p, seen, 0b110111, peercacheFields)
+	d.Missing(p, seen, 0b110111, peerCacheFields)
 }
 
-var patternPeercachePubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+/*
+DecodePeerCacheInPlace is DecodePeerCache for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodePeerCacheInPlace(data []byte) (*PeerCache, error) {
+	return strictjson.DecodeInPlace(data, decodePeerCache)
+}
 
-// peercacheFields lists Peercache's fields in schema order; bit i of a decoder's seen set stands for peercacheFields[i].
-var peercacheFields = []string{"pubkey", "url", "fetched_at", "etag", "registry", "signature"}
+var patternPeerCachePubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+
+// peerCacheFields lists PeerCache's fields in schema order; bit i of a decoder's seen set stands for peerCacheFields[i].
+var peerCacheFields = []string{"pubkey", "url", "fetched_at", "etag", "registry", "signature"}

@@ -5,18 +5,18 @@ package gen
 import "github.com/three-good-sources/3gs/internal/strictjson"
 
 /*
-EncodePeercache writes a peercache document as JSON indented by two spaces, with
+EncodePeerCache writes a peercache document as JSON indented by two spaces, with
 a final newline: members in schema order, optional ones only when set, map
 entries sorted by key.
 */
-func EncodePeercache(v *Peercache) []byte {
+func EncodePeerCache(v *PeerCache) []byte {
 	var w strictjson.Writer
-	encodePeercache(&w, v)
+	encodePeerCache(&w, v)
 	return w.Bytes()
 }
 
-// encodePeercache writes v (schema/peercache.schema.json#).
-func encodePeercache(w *strictjson.Writer, v *Peercache) {
+// encodePeerCache writes v (schema/peercache.schema.json#).
+func encodePeerCache(w *strictjson.Writer, v *PeerCache) {
 	w.BeginObject()
 	w.Key("pubkey")
 	w.String(v.Pubkey)

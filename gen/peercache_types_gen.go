@@ -7,7 +7,7 @@ package gen
 // peer's key. It holds the registry and its signature byte for byte, so it is
 // checked again, against the key endorsed in our own signed registry, every time
 // it is read: a cache file proves nothing by being there.
-type Peercache struct {
+type PeerCache struct {
 	// The peer's ETag for the registry, sent back as If-None-Match so an unchanged
 	// registry costs a 304.
 	Etag *string `json:"etag,omitempty,omitzero"`

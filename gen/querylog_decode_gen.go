@@ -8,15 +8,15 @@ import (
 )
 
 /*
-DecodeQuerylog strictly decodes a querylog document
+DecodeQueryLog strictly decodes a querylog document
 (schema/querylog.schema.json) (see strictjson.Decode).
 */
-func DecodeQuerylog(data []byte) (*Querylog, error) {
-	return strictjson.Decode(data, decodeQuerylog)
+func DecodeQueryLog(data []byte) (*QueryLog, error) {
+	return strictjson.Decode(data, decodeQueryLog)
 }
 
-// decodeQuerylog reads the object at p (schema/querylog.schema.json#) into out.
-func decodeQuerylog(d *strictjson.Decoder, p *strictjson.Path, out *Querylog) {
+// decodeQueryLog reads the object at p (schema/querylog.schema.json#) into out.
+func decodeQueryLog(d *strictjson.Decoder, p *strictjson.Path, out *QueryLog) {
 	if !d.Object(p) {
 		return
 	}
@@ -68,8 +68,8 @@ func decodeQuerylog(d *strictjson.Decoder, p *strictjson.Path, out *Querylog) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Enum(&fp, v, enumQuerylogOutcome)
-				out.Outcome = QuerylogOutcome(v)
+				d.Enum(&fp, v, enumQueryLogOutcome)
+				out.Outcome = QueryLogOutcome(v)
 			}
 		case "score":
 			if !d.Claim(p, key, &seen, 4) {
@@ -127,10 +127,10 @@ func decodeQuerylog(d *strictjson.Decoder, p *strictjson.Path, out *Querylog) {
 				out.RegistryVersion = v
 			}
 		default:
-			d.UnknownKey(p, key, querylogFields)
+			d.UnknownKey(p, key, queryLogFields)
 		}
 	}
-	d.Missing(p, seen, 0b10001001, querylogFields)
+	d.Missing(p, seen, 0b10001001, queryLogFields)
 }
 
 // decodeScoredSlug reads the object at p (schema/querylog.schema.json#/$defs/scoredSlug) into out.
@@ -171,16 +171,25 @@ func decodeScoredSlug(d *strictjson.Decoder, p *strictjson.Path, out *ScoredSlug
 	d.Missing(p, seen, 0b11, scoredSlugFields)
 }
 
-// enumQuerylogOutcome holds the values allowed at schema/querylog.schema.json#/properties/outcome.
-var enumQuerylogOutcome = []string{"matched", "candidates", "no_candidates", "slug", "unknown_slug"}
-
-// EnumQuerylogOutcome returns the values allowed at schema/querylog.schema.json#/properties/outcome, in schema order.
-func EnumQuerylogOutcome() []string {
-	return slices.Clone(enumQuerylogOutcome)
+/*
+DecodeQueryLogInPlace is DecodeQueryLog for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeQueryLogInPlace(data []byte) (*QueryLog, error) {
+	return strictjson.DecodeInPlace(data, decodeQueryLog)
 }
 
-// querylogFields lists Querylog's fields in schema order; bit i of a decoder's seen set stands for querylogFields[i].
-var querylogFields = []string{"time", "query", "slug", "outcome", "score", "threshold", "candidates", "registry_version"}
+// enumQueryLogOutcome holds the values allowed at schema/querylog.schema.json#/properties/outcome.
+var enumQueryLogOutcome = []string{"matched", "candidates", "no_candidates", "slug", "unknown_slug"}
+
+// EnumQueryLogOutcome returns the values allowed at schema/querylog.schema.json#/properties/outcome, in schema order.
+func EnumQueryLogOutcome() []string {
+	return slices.Clone(enumQueryLogOutcome)
+}
+
+// queryLogFields lists QueryLog's fields in schema order; bit i of a decoder's seen set stands for queryLogFields[i].
+var queryLogFields = []string{"time", "query", "slug", "outcome", "score", "threshold", "candidates", "registry_version"}
 
 // scoredSlugFields lists ScoredSlug's fields in schema order; bit i of a decoder's seen set stands for scoredSlugFields[i].
 var scoredSlugFields = []string{"slug", "score"}

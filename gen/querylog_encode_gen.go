@@ -5,18 +5,18 @@ package gen
 import "github.com/three-good-sources/3gs/internal/strictjson"
 
 /*
-EncodeQuerylog writes a querylog document as JSON indented by two spaces, with a
+EncodeQueryLog writes a querylog document as JSON indented by two spaces, with a
 final newline: members in schema order, optional ones only when set, map entries
 sorted by key.
 */
-func EncodeQuerylog(v *Querylog) []byte {
+func EncodeQueryLog(v *QueryLog) []byte {
 	var w strictjson.Writer
-	encodeQuerylog(&w, v)
+	encodeQueryLog(&w, v)
 	return w.Bytes()
 }
 
-// encodeQuerylog writes v (schema/querylog.schema.json#).
-func encodeQuerylog(w *strictjson.Writer, v *Querylog) {
+// encodeQueryLog writes v (schema/querylog.schema.json#).
+func encodeQueryLog(w *strictjson.Writer, v *QueryLog) {
 	w.BeginObject()
 	w.Key("time")
 	w.String(v.Time)

@@ -5,7 +5,7 @@ package gen
 // One line of the query log that `3gs serve --query-log FILE` writes and `3gs
 // misses FILE` reads: a get_sources call and how it ended. It never holds a token,
 // a session, an address or anything else that says who asked.
-type Querylog struct {
+type QueryLog struct {
 	// The best categories below the threshold, best first (outcome candidates), or
 	// the slugs offered for an unknown one.
 	Candidates []ScoredSlug `json:"candidates,omitempty,omitzero"`
@@ -14,7 +14,7 @@ type Querylog struct {
 	// candidates were offered; no_candidates: no category shares a word with the
 	// query; slug: the agent asked for a category by slug; unknown_slug: it named a
 	// slug that does not exist.
-	Outcome QuerylogOutcome `json:"outcome"`
+	Outcome QueryLogOutcome `json:"outcome"`
 
 	// The query as the agent sent it; absent for a call by slug.
 	Query *string `json:"query,omitempty,omitzero"`
@@ -36,13 +36,13 @@ type Querylog struct {
 	Time string `json:"time"`
 }
 
-type QuerylogOutcome string
+type QueryLogOutcome string
 
-const QuerylogOutcomeCandidates QuerylogOutcome = "candidates"
-const QuerylogOutcomeMatched QuerylogOutcome = "matched"
-const QuerylogOutcomeNoCandidates QuerylogOutcome = "no_candidates"
-const QuerylogOutcomeSlug QuerylogOutcome = "slug"
-const QuerylogOutcomeUnknownSlug QuerylogOutcome = "unknown_slug"
+const QueryLogOutcomeCandidates QueryLogOutcome = "candidates"
+const QueryLogOutcomeMatched QueryLogOutcome = "matched"
+const QueryLogOutcomeNoCandidates QueryLogOutcome = "no_candidates"
+const QueryLogOutcomeSlug QueryLogOutcome = "slug"
+const QueryLogOutcomeUnknownSlug QueryLogOutcome = "unknown_slug"
 
 type ScoredSlug struct {
 	// Its match score.

@@ -334,6 +334,15 @@ func decodeSource(d *strictjson.Decoder, p *strictjson.Path, out *Source) {
 	d.Missing(p, seen, 0b11111, sourceFields)
 }
 
+/*
+DecodeRegistryInPlace is DecodeRegistry for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeRegistryInPlace(data []byte) (*Registry, error) {
+	return strictjson.DecodeInPlace(data, decodeRegistry)
+}
+
 var patternRegistryVersion = regexp.MustCompile("^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$")
 var patternRegistryCategoriesKey = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
 

@@ -120,6 +120,15 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 	d.Missing(p, seen, 0b11111, signatureFields)
 }
 
+/*
+DecodeSignatureInPlace is DecodeSignature for bytes the caller keeps, unchanged,
+for as long as the value is used: its strings point into data instead of into a
+copy (see strictjson.DecodeInPlace).
+*/
+func DecodeSignatureInPlace(data []byte) (*Signature, error) {
+	return strictjson.DecodeInPlace(data, decodeSignature)
+}
+
 // enumSignatureAlgorithm holds the values allowed at schema/signature.schema.json#/properties/algorithm.
 var enumSignatureAlgorithm = []string{"ed25519"}
 

@@ -282,6 +282,15 @@ func decodeCheckedSource(d *strictjson.Decoder, p *strictjson.Path, out *Checked
 	d.Missing(p, seen, 0b1000001111, checkedSourceFields)
 }
 
+/*
+DecodeSourcehealthInPlace is DecodeSourcehealth for bytes the caller keeps,
+unchanged, for as long as the value is used: its strings point into data instead
+of into a copy (see strictjson.DecodeInPlace).
+*/
+func DecodeSourcehealthInPlace(data []byte) (*Sourcehealth, error) {
+	return strictjson.DecodeInPlace(data, decodeSourcehealth)
+}
+
 // sourcehealthFields lists Sourcehealth's fields in schema order; bit i of a decoder's seen set stands for sourcehealthFields[i].
 var sourcehealthFields = []string{"checked_at", "registry_version", "curator", "summary", "sources"}
 

@@ -105,6 +105,15 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 	d.Missing(p, seen, 0b1111, tokenFields)
 }
 
+/*
+DecodeTokensInPlace is DecodeTokens for bytes the caller keeps, unchanged, for
+as long as the value is used: its strings point into data instead of into a copy
+(see strictjson.DecodeInPlace).
+*/
+func DecodeTokensInPlace(data []byte) (*Tokens, error) {
+	return strictjson.DecodeInPlace(data, decodeTokens)
+}
+
 // tokensFields lists Tokens's fields in schema order; bit i of a decoder's seen set stands for tokensFields[i].
 var tokensFields = []string{"tokens"}
 var patternTokenName = regexp.MustCompile("^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")

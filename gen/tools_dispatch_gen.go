@@ -3,10 +3,22 @@
 package gen
 
 import (
-	"context"
 	"github.com/bytedance/sonic"
+	"github.com/three-good-sources/3gs/internal/toolcall"
 	"reflect"
 )
+
+// Tool is one entry of Tools (see toolcall.Tool).
+type Tool = toolcall.Tool[ToolHandlers, Tier]
+
+// ToolError is a failure a tool reports to the model (see toolcall.Error).
+type ToolError = toolcall.Error
+
+// Result is a successful tool call (see toolcall.Result).
+type Result = toolcall.Result
+
+// ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).
+type ToolExamples = toolcall.Examples
 
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
@@ -20,185 +32,146 @@ func Pretouch() error {
 }
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
-var Tools = []Tool{{
-	Discoverable: true,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{"query":"learn rust ownership"}`,
-			`{"query":"postgres slow queries","limit":3,"threshold":0.2}`,
+var Tools = []Tool{
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: true,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"query":"learn rust ownership"}`,
+				`{"query":"postgres slow queries","limit":3,"threshold":0.2}`,
+			},
+			Invalid: `{"query":""}`,
+			Result:  `{"query":"learn rust ownership","threshold":0.4,"candidates":[]}`,
 		},
-		Invalid: `{"query":""}`,
-		Result:  `{"query":"learn rust ownership","threshold":0.4,"candidates":[]}`,
-	},
-	Manifest: manifestExplainMatch,
-	Name:     "explain_match",
-	Tier:     TierUser,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "explain_match", DecodeExplainMatchInput, h.ExplainMatch, h.ExplainMatchText)
-	},
-	decodeInput:  decodeAny(DecodeExplainMatchInput),
-	decodeOutput: decodeAny(DecodeExplainMatchOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{}`,
-			`{"slug":"rust-learning"}`,
-			`{"since":1,"action":"upsert","limit":10}`,
+		Manifest: manifestExplainMatch,
+		Name:     "explain_match",
+		Tier:     TierUser,
+	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, ToolHandlers.ExplainMatchText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+				`{"slug":"rust-learning"}`,
+				`{"since":1,"action":"upsert","limit":10}`,
+			},
+			Invalid: `{"limit":0}`,
+			Result:  `{"entries":[{"seq":1,"time":"2026-11-01T10:00:00Z","action":"start","actor":"cli","version":"1.0.0","after":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}],"head":{"seq":1,"hash":"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}}`,
 		},
-		Invalid: `{"limit":0}`,
-		Result:  `{"entries":[{"seq":1,"time":"2026-11-01T10:00:00Z","action":"start","actor":"cli","version":"1.0.0","after":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}],"head":{"seq":1,"hash":"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}}`,
-	},
-	Manifest: manifestGetAuditLog,
-	Name:     "get_audit_log",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "get_audit_log", DecodeGetAuditLogInput, h.GetAuditLog, h.GetAuditLogText)
-	},
-	decodeInput:  decodeAny(DecodeGetAuditLogInput),
-	decodeOutput: decodeAny(DecodeGetAuditLogOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{}`,
+		Manifest: manifestGetAuditLog,
+		Name:     "get_audit_log",
+		Tier:     TierPublic,
+	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, ToolHandlers.GetAuditLogText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+			},
+			Invalid: `{"curator":"x"}`,
+			Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator","status":"fresh","last_success":"2026-11-25T10:00:00Z","version":"1.4.0","categories":12}]}`,
 		},
-		Invalid: `{"curator":"x"}`,
-		Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator","status":"fresh","last_success":"2026-11-25T10:00:00Z","version":"1.4.0","categories":12}]}`,
-	},
-	Manifest: manifestGetEndorsements,
-	Name:     "get_endorsements",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "get_endorsements", DecodeGetEndorsementsInput, h.GetEndorsements, h.GetEndorsementsText)
-	},
-	decodeInput:  decodeAny(DecodeGetEndorsementsInput),
-	decodeOutput: decodeAny(DecodeGetEndorsementsOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{"query":"learn rust ownership"}`,
-			`{"query":"sourdough starter","threshold":0.5}`,
+		Manifest: manifestGetEndorsements,
+		Name:     "get_endorsements",
+		Tier:     TierPublic,
+	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, ToolHandlers.GetEndorsementsText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"query":"learn rust ownership"}`,
+				`{"query":"sourdough starter","threshold":0.5}`,
+			},
+			Invalid: `{"query":"learn rust","slug":"rust-learning"}`,
+			Result:  `{"query":"learn rust ownership","threshold":0.4,"results":[{"trust":"own","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"registry_version":"1.1.0","stale":false,"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.9,"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}],"peers":[{"pubkey":"pk:yfbdbkwnb6nycj4c3q1pd7p8jqcn39e1f5jwn7y8s1ux8dt5wzuo","name":"A peer curator","status":"unreachable","answered":false}]}`,
 		},
-		Invalid: `{"query":"learn rust","slug":"rust-learning"}`,
-		Result:  `{"query":"learn rust ownership","threshold":0.4,"results":[{"trust":"own","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"registry_version":"1.1.0","stale":false,"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.9,"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}],"peers":[{"pubkey":"pk:yfbdbkwnb6nycj4c3q1pd7p8jqcn39e1f5jwn7y8s1ux8dt5wzuo","name":"A peer curator","status":"unreachable","answered":false}]}`,
-	},
-	Manifest: manifestGetFederatedSources,
-	Name:     "get_federated_sources",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "get_federated_sources", DecodeGetFederatedSourcesInput, h.GetFederatedSources, h.GetFederatedSourcesText)
-	},
-	decodeInput:  decodeAny(DecodeGetFederatedSourcesInput),
-	decodeOutput: decodeAny(DecodeGetFederatedSourcesOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{}`,
+		Manifest: manifestGetFederatedSources,
+		Name:     "get_federated_sources",
+		Tier:     TierPublic,
+	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, ToolHandlers.GetFederatedSourcesText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+			},
+			Invalid: `{"verbose":true}`,
+			Result:  `{"curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":true,"version":"1.1.0","updated":"2026-11-21","category_count":16,"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true,"signature_detail":"Verified: signed by the curator's key.","signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z","verification":{"command":"3gs verify --pubkey pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o registry.json","where":"Run the steps where you can read registry.json and registry.json.sig.","steps":[{"what":"Check the signature","run":"3gs verify registry.json","expect":"OK: signed by ..."}]}}`,
 		},
-		Invalid: `{"verbose":true}`,
-		Result:  `{"curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":true,"version":"1.1.0","updated":"2026-11-21","category_count":16,"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true,"signature_detail":"Verified: signed by the curator's key.","signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z","verification":{"command":"3gs verify --pubkey pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o registry.json","where":"Run the steps where you can read registry.json and registry.json.sig.","steps":[{"what":"Check the signature","run":"3gs verify registry.json","expect":"OK: signed by ..."}]}}`,
-	},
-	Manifest: manifestGetProvenance,
-	Name:     "get_provenance",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "get_provenance", DecodeGetProvenanceInput, h.GetProvenance, h.GetProvenanceText)
-	},
-	decodeInput:  decodeAny(DecodeGetProvenanceInput),
-	decodeOutput: decodeAny(DecodeGetProvenanceOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{"query":"learn rust ownership"}`,
-			`{"slug":"rust-learning"}`,
-			`{"query":"postgres slow queries","threshold":0.5}`,
+		Manifest: manifestGetProvenance,
+		Name:     "get_provenance",
+		Tier:     TierPublic,
+	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, ToolHandlers.GetProvenanceText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"query":"learn rust ownership"}`,
+				`{"slug":"rust-learning"}`,
+				`{"query":"postgres slow queries","threshold":0.5}`,
+			},
+			Invalid: `{"query":"learn rust","Query":"learn go"}`,
+			Result:  `{"query":"learn rust ownership","slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.8,"registry_version":"1.1.0","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}`,
 		},
-		Invalid: `{"query":"learn rust","Query":"learn go"}`,
-		Result:  `{"query":"learn rust ownership","slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.8,"registry_version":"1.1.0","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}`,
-	},
-	Manifest: manifestGetSources,
-	Name:     "get_sources",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "get_sources", DecodeGetSourcesInput, h.GetSources, h.GetSourcesText)
-	},
-	decodeInput:  decodeAny(DecodeGetSourcesInput),
-	decodeOutput: decodeAny(DecodeGetSourcesOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{}`,
-			`{"filter":"rust"}`,
-			`{"limit":5}`,
+		Manifest: manifestGetSources,
+		Name:     "get_sources",
+		Tier:     TierPublic,
+	}, DecodeGetSourcesInput, ToolHandlers.GetSources, ToolHandlers.GetSourcesText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+				`{"filter":"rust"}`,
+				`{"limit":5}`,
+			},
+			Invalid: `{"limit":0}`,
+			Result:  `{"categories":[{"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","tags":["rust","learning"]}]}`,
 		},
-		Invalid: `{"limit":0}`,
-		Result:  `{"categories":[{"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","tags":["rust","learning"]}]}`,
-	},
-	Manifest: manifestListCategories,
-	Name:     "list_categories",
-	Tier:     TierPublic,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "list_categories", DecodeListCategoriesInput, h.ListCategories, h.ListCategoriesText)
-	},
-	decodeInput:  decodeAny(DecodeListCategoriesInput),
-	decodeOutput: decodeAny(DecodeListCategoriesOutput),
-}, {
-	Discoverable: true,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{}`,
+		Manifest: manifestListCategories,
+		Name:     "list_categories",
+		Tier:     TierPublic,
+	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, ToolHandlers.ListCategoriesText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: true,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+			},
+			Invalid: `{"path":"/etc/passwd"}`,
+			Result:  `{"reloaded":true,"registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","category_count":16,"verified":true}`,
 		},
-		Invalid: `{"path":"/etc/passwd"}`,
-		Result:  `{"reloaded":true,"registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","category_count":16,"verified":true}`,
-	},
-	Manifest: manifestReloadRegistry,
-	Name:     "reload_registry",
-	Tier:     TierAdmin,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "reload_registry", DecodeReloadRegistryInput, h.ReloadRegistry, h.ReloadRegistryText)
-	},
-	decodeInput:  decodeAny(DecodeReloadRegistryInput),
-	decodeOutput: decodeAny(DecodeReloadRegistryOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{"slug":"regular-expressions"}`,
+		Manifest: manifestReloadRegistry,
+		Name:     "reload_registry",
+		Tier:     TierAdmin,
+	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, ToolHandlers.ReloadRegistryText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"slug":"regular-expressions"}`,
+			},
+			Invalid: `{"slug":"Regular Expressions"}`,
+			Result:  `{"slug":"regular-expressions","registry_version":"1.1.1","updated":"2026-11-25","category_count":15,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
 		},
-		Invalid: `{"slug":"Regular Expressions"}`,
-		Result:  `{"slug":"regular-expressions","registry_version":"1.1.1","updated":"2026-11-25","category_count":15,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
-	},
-	Manifest: manifestRemoveCategory,
-	Name:     "remove_category",
-	Tier:     TierAdmin,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "remove_category", DecodeRemoveCategoryInput, h.RemoveCategory, h.RemoveCategoryText)
-	},
-	decodeInput:  decodeAny(DecodeRemoveCategoryInput),
-	decodeOutput: decodeAny(DecodeRemoveCategoryOutput),
-}, {
-	Discoverable: false,
-	Examples: ToolExamples{
-		Arguments: []string{
-			`{"slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]}}`,
+		Manifest: manifestRemoveCategory,
+		Name:     "remove_category",
+		Tier:     TierAdmin,
+	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, ToolHandlers.RemoveCategoryText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]}}`,
+			},
+			Invalid: `{"slug":"sqlite-learning"}`,
+			Result:  `{"slug":"sqlite-learning","created":true,"registry_version":"1.1.1","updated":"2026-11-25","category_count":17,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
 		},
-		Invalid: `{"slug":"sqlite-learning"}`,
-		Result:  `{"slug":"sqlite-learning","created":true,"registry_version":"1.1.1","updated":"2026-11-25","category_count":17,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
-	},
-	Manifest: manifestUpsertCategory,
-	Name:     "upsert_category",
-	Tier:     TierAdmin,
-	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
-		return callTool(ctx, args, "upsert_category", DecodeUpsertCategoryInput, h.UpsertCategory, h.UpsertCategoryText)
-	},
-	decodeInput:  decodeAny(DecodeUpsertCategoryInput),
-	decodeOutput: decodeAny(DecodeUpsertCategoryOutput),
-}}
+		Manifest: manifestUpsertCategory,
+		Name:     "upsert_category",
+		Tier:     TierAdmin,
+	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, ToolHandlers.UpsertCategoryText),
+}
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.
 func LookupTool(name string) *Tool {
@@ -225,4 +198,17 @@ func LookupTool(name string) *Tool {
 		return &Tools[9]
 	}
 	return nil
+}
+
+// ListedFor names, in Tools order, the tools a caller of tier sees in tools/list.
+// Tests that need "the tools of a tier" read it, rather than a list or a count of
+// their own.
+func ListedFor(tier Tier) []string {
+	var names []string
+	for i := range Tools {
+		if Tools[i].Listed(tier) {
+			names = append(names, Tools[i].Name)
+		}
+	}
+	return names
 }

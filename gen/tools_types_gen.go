@@ -406,7 +406,7 @@ type GetAuditLogOutput struct {
 	// lines (schema/auditentry.schema.json). GET /audit on a server reached over HTTP
 	// serves the same lines byte for byte, which is what prev and signature are
 	// computed over.
-	Entries []LogEntry `json:"entries"`
+	Entries []AuditEntry `json:"entries"`
 
 	// The last entry served: the one the registry's signature covers, or the log's
 	// last when the registry is not signed. Pages end there even when a change is
@@ -633,61 +633,6 @@ type ListedCategory struct {
 	// The category's stable identifier: pass it as get_sources' slug.
 	Slug string `json:"slug"`
 }
-
-type LogEntry struct {
-	// start: the log begins, recording the registry as it then was (after); upsert
-	// and remove: a curator tool changed one category; reload: reload_registry, or a
-	// start, found the file changed outside the log and recorded it; sign: 3gs sign
-	// signed a registry the log had not yet recorded (a hand edit); endorse: 3gs
-	// endorse added, changed or removed an endorsement.
-	Action LogEntryAction `json:"action"`
-
-	// Who made the change: the name of the admin token that called the tool, or cli
-	// for 3gs sign and a server's own records.
-	Actor string `json:"actor"`
-
-	// Hex SHA-256 of the registry file the change produced.
-	After string `json:"after"`
-
-	// Hex SHA-256 of the registry file before the change: the after of the entry
-	// before. Absent on start.
-	Before *string `json:"before,omitempty,omitzero"`
-
-	// On the start entry of a log made by 3gs audit migrate: hex SHA-256 of the
-	// unsigned audit log it replaced, kept beside it as REGISTRY.audit.jsonl.v1, so
-	// that file cannot be changed afterwards unnoticed.
-	LegacyLogSHA256 *string `json:"legacy_log_sha256,omitempty,omitzero"`
-
-	// Hex SHA-256 of the previous entry's line as stored (without its newline).
-	// Absent on seq 1.
-	Prev *string `json:"prev,omitempty,omitzero"`
-
-	// The entry's number: 1 for the first line, one more for each line after.
-	Seq int `json:"seq"`
-
-	// Ed25519 signature by the curator key, standard base64, over "3gs audit entry
-	// v1\n" followed by the line without this member. Absent in a log kept without a
-	// key; once one entry is signed, every later one must be.
-	Signature *string `json:"signature,omitempty,omitzero"`
-
-	// The category an upsert or remove changed.
-	Slug *string `json:"slug,omitempty,omitzero"`
-
-	// When the change was made (RFC 3339, UTC).
-	Time string `json:"time"`
-
-	// The registry's version after the change.
-	Version string `json:"version"`
-}
-
-type LogEntryAction string
-
-const LogEntryActionEndorse LogEntryAction = "endorse"
-const LogEntryActionReload LogEntryAction = "reload"
-const LogEntryActionRemove LogEntryAction = "remove"
-const LogEntryActionSign LogEntryAction = "sign"
-const LogEntryActionStart LogEntryAction = "start"
-const LogEntryActionUpsert LogEntryAction = "upsert"
 
 type PeerState struct {
 	// True when its registry was asked (it has a verified copy).

@@ -58,9 +58,9 @@ const (
 
 // Encode returns e's line without its newline: the generated encoder's
 // schema order, compacted. It is the only spelling Verify accepts.
-func Encode(e *gen.Auditentry) []byte {
+func Encode(e *gen.AuditEntry) []byte {
 	var b bytes.Buffer
-	if err := json.Compact(&b, gen.EncodeAuditentry(e)); err != nil {
+	if err := json.Compact(&b, gen.EncodeAuditEntry(e)); err != nil {
 		panic("auditlog: the generated encoder wrote invalid JSON: " + err.Error())
 	}
 	return b.Bytes()
@@ -74,14 +74,14 @@ func HashLine(line []byte) string {
 
 // signedBytes is what an entry's signature covers: the domain line and
 // the entry's line without its signature.
-func signedBytes(e *gen.Auditentry) []byte {
+func signedBytes(e *gen.AuditEntry) []byte {
 	c := *e
 	c.Signature = nil
 	return append([]byte(entryDomain), Encode(&c)...)
 }
 
 // sign sets e's signature, made with key.
-func sign(e *gen.Auditentry, key ed25519.PrivateKey) {
+func sign(e *gen.AuditEntry, key ed25519.PrivateKey) {
 	s := base64.StdEncoding.EncodeToString(ed25519.Sign(key, signedBytes(e)))
 	e.Signature = &s
 }
@@ -128,7 +128,7 @@ type Report struct {
 	// and Last that entry itself (nil for an empty log).
 	Entries int
 	Head    Head
-	Last    *gen.Auditentry
+	Last    *gen.AuditEntry
 	// FirstSigned is the seq of the first signed entry; 0 when no entry
 	// is signed.
 	FirstSigned int
@@ -141,7 +141,7 @@ type Report struct {
 	// AfterMark holds the actions of the first entries after Mark (at
 	// most maxPending+1 of them): what Match needs to tell an interrupted
 	// change from a registry put back.
-	AfterMark []gen.AuditentryAction
+	AfterMark []gen.AuditEntryAction
 	// LastStart is the offset at which the last entry's line begins.
 	LastStart int64
 }
@@ -159,7 +159,7 @@ type Options struct {
 	Mark int
 	// Each, when set, is called with every entry that checked out, in
 	// order; an error it returns stops Verify and is returned.
-	Each func(e *gen.Auditentry, line []byte) error
+	Each func(e *gen.AuditEntry, line []byte) error
 	// From and FromHash, when From > 0, say r starts after the entry with
 	// seq From whose line hashes to FromHash (a tail fetched from a peer):
 	// the first line must be From+1 and link to it. FromAfter is that
@@ -219,9 +219,9 @@ func Verify(r io.Reader, o Options) (*Report, error) {
 }
 
 // check checks one line expected to hold entry n.
-func check(line []byte, n int, prevHash, prevAfter string, rep *Report, key ed25519.PublicKey) (*gen.Auditentry, error) {
+func check(line []byte, n int, prevHash, prevAfter string, rep *Report, key ed25519.PublicKey) (*gen.AuditEntry, error) {
 	bad := func(format string, args ...any) error { return &Problem{n, fmt.Sprintf(format, args...)} }
-	e, err := gen.DecodeAuditentry(line)
+	e, err := gen.DecodeAuditEntry(line)
 	if err != nil {
 		if n == 1 && legacy(line) {
 			return nil, fmt.Errorf("%w: its lines have no seq, prev or signature, so nothing shows they were not edited; 3gs audit migrate starts a signed log that records the old file's digest", ErrLegacy)
@@ -242,7 +242,7 @@ func check(line []byte, n int, prevHash, prevAfter string, rep *Report, key ed25
 	case n > 1 && *e.Prev != prevHash:
 		return nil, bad("prev is %.16s…, but entry %d hashes to %.16s…: entry %d was changed, or this one does not follow it", *e.Prev, n-1, prevHash, n-1)
 	}
-	start := e.Action == gen.AuditentryActionStart
+	start := e.Action == gen.AuditEntryActionStart
 	switch {
 	case n == 1 && !start:
 		return nil, bad("the log does not open with a start entry (it holds %s): its beginning was cut off", e.Action)

@@ -74,7 +74,7 @@ func (ix *Index) ReadPage(path string, q Query, upTo int) (*Page, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := gen.DecodeAuditentry(l)
+		e, err := gen.DecodeAuditEntry(l)
 		if err != nil {
 			return nil, fmt.Errorf("audit log seq %d: not an audit entry: %w", seq, err)
 		}
@@ -175,7 +175,7 @@ func (ix *Index) extend(f *os.File, upTo int) error {
 			return err
 		}
 		at += int64(len(line))
-		e, err := gen.DecodeAuditentry(line[:len(line)-1])
+		e, err := gen.DecodeAuditEntry(line[:len(line)-1])
 		if err != nil {
 			return fmt.Errorf("audit log seq %d: not an audit entry: %w", seq, err)
 		}

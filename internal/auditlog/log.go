@@ -37,7 +37,7 @@ var ErrNeedKey = errors.New("the audit log is signed by the curator key, and thi
 type Log struct {
 	path        string
 	head        Head
-	last        *gen.Auditentry
+	last        *gen.AuditEntry
 	firstSigned int
 	size        int64
 }
@@ -55,7 +55,7 @@ func (l *Log) Path() string { return l.path }
 func (l *Log) Head() Head { return l.head }
 
 // Last is the last entry written, nil for an empty log.
-func (l *Log) Last() *gen.Auditentry { return l.last }
+func (l *Log) Last() *gen.AuditEntry { return l.last }
 
 // Signed says whether the log holds signed entries.
 func (l *Log) Signed() bool { return l.firstSigned > 0 }
@@ -66,7 +66,7 @@ func (l *Log) Signed() bool { return l.firstSigned > 0 }
 // refuses when the file is no longer the size this Log left it (another
 // program wrote or cut it), since entries appended then would not follow
 // the ones on disk.
-func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.Auditentry) (Head, error) {
+func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.AuditEntry) (Head, error) {
 	if l.Signed() && key == nil {
 		return l.head, ErrNeedKey
 	}
@@ -218,7 +218,7 @@ func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
 		return nil, &Problem{covered.Seq, fmt.Sprintf("the signed head records the registry %.16s…, but the registry is %.16s…", rep.Mark.After, sha)}
 	}
 	pending := rep.Head.Seq - covered.Seq
-	if pending > maxPending || pending == maxPending && rep.AfterMark[0] != gen.AuditentryActionReload {
+	if pending > maxPending || pending == maxPending && rep.AfterMark[0] != gen.AuditEntryActionReload {
 		return nil, &Problem{covered.Seq + 1, fmt.Sprintf("the log goes on %d entries past seq %d, the head the registry's signature covers, more than one interrupted change leaves: an older registry and signature were put back (a rollback). Put the newest registry and signature back; the log is left as it is", pending, covered.Seq)}
 	}
 	return &Fit{Pending: pending, CutAt: rep.Mark.End}, nil
@@ -326,13 +326,13 @@ func Repair(path string, rep *Report, o Options, sha string, covered *Head) (*Re
 // log; an entry of action when sha is not the registry the last entry
 // produced (a change made outside the log, found by a reload or recorded
 // by 3gs sign); else none. actor names who records them, stamp when.
-func CatchUp(last *gen.Auditentry, action gen.AuditentryAction, stamp, actor, version, sha string) []*gen.Auditentry {
+func CatchUp(last *gen.AuditEntry, action gen.AuditEntryAction, stamp, actor, version, sha string) []*gen.AuditEntry {
 	switch {
 	case last == nil:
-		return []*gen.Auditentry{{Time: stamp, Action: gen.AuditentryActionStart, Actor: actor, Version: version, After: sha}}
+		return []*gen.AuditEntry{{Time: stamp, Action: gen.AuditEntryActionStart, Actor: actor, Version: version, After: sha}}
 	case last.After != sha:
 		before := last.After
-		return []*gen.Auditentry{{Time: stamp, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
+		return []*gen.AuditEntry{{Time: stamp, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ type Page struct {
 	// signatures over exactly these bytes.
 	Lines [][]byte
 	// Entries are Lines decoded, in the same order.
-	Entries []*gen.Auditentry
+	Entries []*gen.AuditEntry
 	// Next is the Since of the following page: set when more entries
 	// that match follow, up to the head; 0 when the page is the last.
 	Next int
@@ -123,7 +123,7 @@ func readPage(r io.Reader, q Query, upTo int, page *Page) (*Page, error) {
 		if n <= q.Since || page.Next > 0 {
 			continue
 		}
-		e, err := gen.DecodeAuditentry(line)
+		e, err := gen.DecodeAuditEntry(line)
 		if err != nil {
 			return nil, fmt.Errorf("audit log seq %d: not an audit entry: %w", n, err)
 		}
@@ -145,7 +145,7 @@ func readPage(r io.Reader, q Query, upTo int, page *Page) (*Page, error) {
 	return page, nil
 }
 
-func (q Query) matches(e *gen.Auditentry) bool {
+func (q Query) matches(e *gen.AuditEntry) bool {
 	if q.Action != "" && string(e.Action) != q.Action {
 		return false
 	}

@@ -54,7 +54,7 @@ func auditLogFlags(f *Flags) {
 	auditVerifyFlags(f)
 	f.String("since", "THREEGS_AUDIT_SINCE", "0", "print only entries with a seq above this one (every entry is still checked)")
 	f.String("slug", "THREEGS_AUDIT_SLUG", "", "print only entries that changed this category")
-	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: "+strings.Join(gen.EnumAuditentryAction(), ", "))
+	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: "+strings.Join(gen.EnumAuditEntryAction(), ", "))
 	f.Bool("json", "THREEGS_AUDIT_JSON", "print the entries' lines exactly as stored, one JSON object a line, instead of the readable form")
 }
 
@@ -245,7 +245,7 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 
 // check verifies the whole log, calling each with every entry that checks
 // out, then relates it to the registry (auditlog.Match).
-func (t *logTarget) check(each func(*gen.Auditentry, []byte) error) (*auditlog.Report, *auditlog.Fit, error) {
+func (t *logTarget) check(each func(*gen.AuditEntry, []byte) error) (*auditlog.Report, *auditlog.Fit, error) {
 	o := auditlog.Options{Key: t.key, Each: each}
 	if t.covered != nil {
 		o.Mark = t.covered.Seq
@@ -361,7 +361,7 @@ func runAuditLog(_ context.Context, env *Env, f *Flags) int {
 	}
 	action := f.Value("action")
 	if action != "" && !validAction(action) {
-		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be one of %s, got %q\n", strings.Join(gen.EnumAuditentryAction(), ", "), action)
+		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be one of %s, got %q\n", strings.Join(gen.EnumAuditEntryAction(), ", "), action)
 		return ExitUsage
 	}
 	slug, raw := f.Value("slug"), flagBool(f, "json")
@@ -369,7 +369,7 @@ func runAuditLog(_ context.Context, env *Env, f *Flags) int {
 	if t == nil {
 		return code
 	}
-	each := func(e *gen.Auditentry, line []byte) error {
+	each := func(e *gen.AuditEntry, line []byte) error {
 		if e.Seq <= since || action != "" && string(e.Action) != action || slug != "" && (e.Slug == nil || *e.Slug != slug) {
 			return nil
 		}
@@ -392,14 +392,14 @@ func runAuditLog(_ context.Context, env *Env, f *Flags) int {
 // validAction reports whether a is an action the audit entry schema
 // allows.
 func validAction(a string) bool {
-	return slices.Contains(gen.EnumAuditentryAction(), a)
+	return slices.Contains(gen.EnumAuditEntryAction(), a)
 }
 
 // entryLine is the readable form of an entry: seq, time, action, slug,
 // actor, version and the first 12 hex digits of the registry digest it
 // produced, space-separated, with - for what it lacks. Every field is
 // free of spaces, so the columns can be cut.
-func entryLine(e *gen.Auditentry) string {
+func entryLine(e *gen.AuditEntry) string {
 	dash := func(s string) string {
 		if s == "" {
 			return "-"

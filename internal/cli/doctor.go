@@ -527,7 +527,7 @@ func sameVersionOtherBytes(path string, reg *registry.Registry) int {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		e, err := gen.DecodeAuditentry(sc.Bytes())
+		e, err := gen.DecodeAuditEntry(sc.Bytes())
 		if err == nil && e.Version == reg.Version() && e.After != reg.SHA256() {
 			return e.Seq
 		}

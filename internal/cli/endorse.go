@@ -187,7 +187,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		done = fmt.Sprintf("Endorsed %s at %s, since %s.", who(e), e.URL, e.Since)
 		return nil
 	}
-	changed, err := signingFile(env, "endorse", path, logPath, key, validity, limit).Change(reg, gen.AuditentryActionEndorse, flagBool(f, "keep-version"), edit)
+	changed, err := signingFile(env, "endorse", path, logPath, key, validity, limit).Change(reg, gen.AuditEntryActionEndorse, flagBool(f, "keep-version"), edit)
 	var (
 		ie *store.InvalidError
 		le *store.LogError

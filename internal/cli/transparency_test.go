@@ -112,14 +112,14 @@ func BenchmarkAuditVerify10k(b *testing.B) {
 	}
 	l := auditlog.Open(regPath+".audit.jsonl", rep)
 	prev := rep.Last.After
-	var batch []*gen.Auditentry
+	var batch []*gen.AuditEntry
 	for i := 2; i <= 10000; i++ {
 		after := fmt.Sprintf("%064x", i)
 		if i == 10000 {
 			after = reg.SHA256()
 		}
 		before := prev
-		batch = append(batch, &gen.Auditentry{Time: "2026-11-25T10:00:00Z", Action: gen.AuditentryActionSign, Actor: "cli", Version: reg.Version(), Before: &before, After: after})
+		batch = append(batch, &gen.AuditEntry{Time: "2026-11-25T10:00:00Z", Action: gen.AuditEntryActionSign, Actor: "cli", Version: reg.Version(), Before: &before, After: after})
 		prev = after
 	}
 	head, err := l.Append(kf.Key, batch...)

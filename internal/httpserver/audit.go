@@ -107,11 +107,11 @@ func (s *Server) serveAuditHead(w http.ResponseWriter, r *http.Request) {
 		s.auditFailed(w, err)
 		return
 	}
-	doc := gen.Audithead{Seq: head.Seq, RegistrySHA256: reg.Registry.SHA256(), RegistryVersion: reg.Registry.Version()}
+	doc := gen.AuditHead{Seq: head.Seq, RegistrySHA256: reg.Registry.SHA256(), RegistryVersion: reg.Registry.Version()}
 	if head.Seq > 0 {
 		doc.Hash = &head.Hash
 	}
-	writeJSON(w, http.StatusOK, gen.EncodeAudithead(&doc))
+	writeJSON(w, http.StatusOK, gen.EncodeAuditHead(&doc))
 }
 
 // auditor is the log the audit endpoints read, and a place among the

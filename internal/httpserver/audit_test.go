@@ -258,7 +258,7 @@ func TestAuditServesUpToTheHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, zslug := rep.Last.After, "sqlite-z"
-	pending := &gen.Auditentry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditentryActionUpsert, Slug: &zslug, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
+	pending := &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionUpsert, Slug: &zslug, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
 	if _, err := auditlog.Open(path, rep).Append(nil, pending); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestAuditServesUpToTheHead(t *testing.T) {
 		t.Errorf("the pending entry is served: %s", body)
 	}
 	_, body := auditGet(t, ts, "GET", "/audit/head")
-	if doc, err := gen.DecodeAudithead([]byte(body)); err != nil || doc.Seq != 6 || *doc.Hash != auditlog.HashLine([]byte(strings.TrimSuffix(lines[5], "\n"))) {
+	if doc, err := gen.DecodeAuditHead([]byte(body)); err != nil || doc.Seq != 6 || *doc.Hash != auditlog.HashLine([]byte(strings.TrimSuffix(lines[5], "\n"))) {
 		t.Errorf("/audit/head: %s %v", body, err)
 	}
 }
@@ -282,11 +282,11 @@ func TestAuditHead(t *testing.T) {
 	ts, h, logPath := auditServer(t)
 	lines := auditLines(t, logPath)
 	resp, body := auditGet(t, ts, "GET", "/audit/head")
-	doc, err := gen.DecodeAudithead([]byte(body))
+	doc, err := gen.DecodeAuditHead([]byte(body))
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || err != nil {
 		t.Fatalf("GET /audit/head: %d %s %v", resp.StatusCode, body, err)
 	}
-	last, err := gen.DecodeAuditentry([]byte(strings.TrimSuffix(lines[5], "\n")))
+	last, err := gen.DecodeAuditEntry([]byte(strings.TrimSuffix(lines[5], "\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestAuditHead(t *testing.T) {
 	fresh, _ := testserver.Handlers(t, testserver.Options{Editable: true})
 	ts = auditHTTP(t, fresh, fresh)
 	_, body = auditGet(t, ts, "GET", "/audit/head")
-	if doc, err := gen.DecodeAudithead([]byte(body)); err != nil || doc.Seq != 0 || doc.Hash != nil || doc.RegistrySHA256 != fresh.Published().Registry.SHA256() {
+	if doc, err := gen.DecodeAuditHead([]byte(body)); err != nil || doc.Seq != 0 || doc.Hash != nil || doc.RegistrySHA256 != fresh.Published().Registry.SHA256() {
 		t.Errorf("empty log head: %s %v", body, err)
 	}
 	if resp, body := auditGet(t, ts, "GET", "/audit"); resp.StatusCode != 200 || body != "" {

@@ -27,6 +27,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/toolcall"
 )
 
 // ServerName is the serverInfo name clients see.
@@ -602,7 +603,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, paramsError(problem)
 	}
 	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
-		structured, merr := gen.AppendOutput(nil, toolErr.Structured)
+		structured, merr := toolcall.AppendOutput(nil, toolErr.Structured)
 		if merr != nil {
 			return nil, sess.internal(name, merr)
 		}

@@ -46,7 +46,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	entry := gen.Peercache{
+	entry := gen.PeerCache{
 		Pubkey:    pubkey,
 		URL:       c.URL,
 		FetchedAt: c.FetchedAt.UTC().Format(time.RFC3339),
@@ -56,7 +56,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 	if c.ETag != "" {
 		entry.Etag = &c.ETag
 	}
-	return atomicfile.WriteNoFollow(cachePath(dir, pubkey), gen.EncodePeercache(&entry), 0o644)
+	return atomicfile.WriteNoFollow(cachePath(dir, pubkey), gen.EncodePeerCache(&entry), 0o644)
 }
 
 // loadCopy reads pubkey's cached copy and checks it as if it had just
@@ -77,7 +77,7 @@ func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now tim
 	if err != nil {
 		return nil, err
 	}
-	entry, err := gen.DecodePeercache(data)
+	entry, err := gen.DecodePeerCache(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, strictjson.WithPosition(err, data))
 	}

@@ -70,7 +70,7 @@ func TestCacheTampered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry, err := gen.DecodePeercache(data)
+	entry, err := gen.DecodePeerCache(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestCacheTampered(t *testing.T) {
 		t.Fatal("the test registry did not change by one byte")
 	}
 	entry.Registry = tampered
-	if err := os.WriteFile(path, gen.EncodePeercache(entry), 0o644); err != nil {
+	if err := os.WriteFile(path, gen.EncodePeerCache(entry), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -127,12 +127,12 @@ func TestCacheRenamedToAnotherPeer(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rewrite {
-				entry, err := gen.DecodePeercache(data)
+				entry, err := gen.DecodePeerCache(data)
 				if err != nil {
 					t.Fatal(err)
 				}
 				entry.Pubkey = other.uri
-				data = gen.EncodePeercache(entry)
+				data = gen.EncodePeerCache(entry)
 			}
 			if err := os.WriteFile(cachePath(dir, other.uri), data, 0o644); err != nil {
 				t.Fatal(err)

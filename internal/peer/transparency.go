@@ -69,7 +69,7 @@ func checkLog(key ed25519.PublicKey, last, c *Copy, tail func(after, until int) 
 	defer r.Close()
 	rep, err := auditlog.Verify(r, auditlog.Options{
 		Key: key, From: held.Seq, FromHash: held.Hash, FromAfter: lastSHA,
-		Each: func(e *gen.Auditentry, _ []byte) error {
+		Each: func(e *gen.AuditEntry, _ []byte) error {
 			// A signed entry after unsigned ones is allowed in a log's
 			// beginning; past a head a signature covered, every entry is
 			// the curator's own or not the curator's log.

@@ -2,7 +2,7 @@
 // reads to learn what agents ask and do not get answered (3gs serve
 // --query-log FILE, 3gs misses FILE).
 //
-// A line is a gen.Querylog (schema/querylog.schema.json): the time, the
+// A line is a gen.QueryLog (schema/querylog.schema.json): the time, the
 // query or slug, how the call ended and the best candidates. Nothing that
 // says who asked is ever written: no token, session, address or client
 // name. The file is created 0600, appended to one line per write, and
@@ -79,7 +79,7 @@ func (l *Log) open() error {
 
 // Record appends e. A failure is logged (once until a write succeeds
 // again) and never reaches the caller: the log must not cost an answer.
-func (l *Log) Record(e *gen.Querylog) {
+func (l *Log) Record(e *gen.QueryLog) {
 	line := Line(e)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -122,9 +122,9 @@ func (l *Log) rotate() error {
 
 // Line is e as one line of the log: the generated encoder's JSON (schema
 // order, only the members set), compacted, and a newline.
-func Line(e *gen.Querylog) []byte {
+func Line(e *gen.QueryLog) []byte {
 	var b bytes.Buffer
-	if err := json.Compact(&b, gen.EncodeQuerylog(e)); err != nil {
+	if err := json.Compact(&b, gen.EncodeQueryLog(e)); err != nil {
 		panic("querylog: the generated encoder wrote invalid JSON: " + err.Error())
 	}
 	b.WriteByte('\n')

@@ -19,12 +19,12 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func entry(query string, outcome gen.QuerylogOutcome, slug string, score float64) *gen.Querylog {
-	e := &gen.Querylog{Time: "2026-11-24T10:00:00Z", Query: &query, Outcome: outcome, RegistryVersion: "1.0.0"}
+func entry(query string, outcome gen.QueryLogOutcome, slug string, score float64) *gen.QueryLog {
+	e := &gen.QueryLog{Time: "2026-11-24T10:00:00Z", Query: &query, Outcome: outcome, RegistryVersion: "1.0.0"}
 	switch outcome {
-	case gen.QuerylogOutcomeMatched:
+	case gen.QueryLogOutcomeMatched:
 		e.Slug, e.Score = &slug, &score
-	case gen.QuerylogOutcomeCandidates:
+	case gen.QueryLogOutcomeCandidates:
 		e.Candidates = []gen.ScoredSlug{{Slug: slug, Score: score}}
 		e.Score = &score
 	}
@@ -46,7 +46,7 @@ func TestRecordRotatesAndKeepsLinesWhole(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				l.Record(entry(strings.Repeat("x", w+i), gen.QuerylogOutcomeNoCandidates, "", 0))
+				l.Record(entry(strings.Repeat("x", w+i), gen.QueryLogOutcomeNoCandidates, "", 0))
 			}
 		}()
 	}
@@ -114,8 +114,8 @@ func TestOpenNarrowsMode(t *testing.T) {
 // their line numbers; the rest is read, the rotated file first.
 func TestReadSkipsBadLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.jsonl")
-	old := string(Line(entry("old", gen.QuerylogOutcomeNoCandidates, "", 0)))
-	cur := string(Line(entry("new", gen.QuerylogOutcomeNoCandidates, "", 0))) +
+	old := string(Line(entry("old", gen.QueryLogOutcomeNoCandidates, "", 0)))
+	cur := string(Line(entry("new", gen.QueryLogOutcomeNoCandidates, "", 0))) +
 		`{"time":"2026-11-24T10:00:00Z","outcome":"matched","registry_version":"1","token":"secret"}` + "\n" +
 		`{"time":"2026-11-24T10:00:00Z","outc`
 	os.WriteFile(path+".1", []byte(old), 0o600)
@@ -140,20 +140,20 @@ func TestReadSkipsBadLines(t *testing.T) {
 }
 
 func TestMissesGroupsByClosestCategory(t *testing.T) {
-	var log []gen.Querylog
-	add := func(n int, e *gen.Querylog) {
+	var log []gen.QueryLog
+	add := func(n int, e *gen.QueryLog) {
 		for range n {
 			log = append(log, *e)
 		}
 	}
-	add(3, entry("Crema  TOO thin", gen.QuerylogOutcomeCandidates, "espresso", 0.2))
-	add(1, entry("crema too thin", gen.QuerylogOutcomeCandidates, "espresso", 0.3))
-	add(2, entry("portafilter", gen.QuerylogOutcomeCandidates, "espresso", 0.1))
-	add(2, entry("sourdough", gen.QuerylogOutcomeMatched, "sourdough", 0.9))    // confident: not a miss
-	add(5, entry("bread crumb", gen.QuerylogOutcomeMatched, "sourdough", 0.45)) // low confidence
-	add(1, entry("quantum gravity", gen.QuerylogOutcomeNoCandidates, "", 0))    // nothing close
+	add(3, entry("Crema  TOO thin", gen.QueryLogOutcomeCandidates, "espresso", 0.2))
+	add(1, entry("crema too thin", gen.QueryLogOutcomeCandidates, "espresso", 0.3))
+	add(2, entry("portafilter", gen.QueryLogOutcomeCandidates, "espresso", 0.1))
+	add(2, entry("sourdough", gen.QueryLogOutcomeMatched, "sourdough", 0.9))    // confident: not a miss
+	add(5, entry("bread crumb", gen.QueryLogOutcomeMatched, "sourdough", 0.45)) // low confidence
+	add(1, entry("quantum gravity", gen.QueryLogOutcomeNoCandidates, "", 0))    // nothing close
 	slug := "espresso"
-	log = append(log, gen.Querylog{Time: "t", Slug: &slug, Outcome: gen.QuerylogOutcomeSlug, RegistryVersion: "1"})
+	log = append(log, gen.QueryLog{Time: "t", Slug: &slug, Outcome: gen.QueryLogOutcomeSlug, RegistryVersion: "1"})
 
 	groups := Misses(log, 0.6, 0, nil)
 	type row struct {

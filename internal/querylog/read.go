@@ -20,7 +20,7 @@ const maxReadBytes = 256 << 20
 // rotated PATH.1 (when present) and then PATH's. A line that is not a
 // valid entry (a write cut short by a crash, a hand edit) is skipped and
 // reported in problems as "FILE:LINE: reason".
-func Read(path string) (entries []gen.Querylog, problems []string, err error) {
+func Read(path string) (entries []gen.QueryLog, problems []string, err error) {
 	for _, p := range []string{path + ".1", path} {
 		data, err := safefile.Read(p, maxReadBytes, "query log")
 		if errors.Is(err, fs.ErrNotExist) && p != path {
@@ -33,7 +33,7 @@ func Read(path string) (entries []gen.Querylog, problems []string, err error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			e, err := gen.DecodeQuerylog(line)
+			e, err := gen.DecodeQueryLog(line)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s:%d: %v", p, n+1, err))
 				continue
@@ -71,7 +71,7 @@ type Closest func(query string) (slug string, score float64, confident bool)
 // first. A query whose closest category scored below homeFloor has no good
 // home there: it goes to the group of Slug "", as if none came close.
 // Queries are compared after lower-casing and folding spaces.
-func Misses(entries []gen.Querylog, lowConfidence, homeFloor float64, closest Closest) []Group {
+func Misses(entries []gen.QueryLog, lowConfidence, homeFloor float64, closest Closest) []Group {
 	type key struct{ slug, query string }
 	counts := map[key]*Miss{}
 	groups := map[string]*Group{}
@@ -89,11 +89,11 @@ func Misses(entries []gen.Querylog, lowConfidence, homeFloor float64, closest Cl
 		var slug string
 		var score float64
 		switch e.Outcome {
-		case gen.QuerylogOutcomeCandidates, gen.QuerylogOutcomeNoCandidates:
+		case gen.QueryLogOutcomeCandidates, gen.QueryLogOutcomeNoCandidates:
 			if len(e.Candidates) > 0 {
 				slug, score = e.Candidates[0].Slug, e.Candidates[0].Score
 			}
-		case gen.QuerylogOutcomeMatched:
+		case gen.QueryLogOutcomeMatched:
 			if e.Score == nil || *e.Score >= lowConfidence || e.Slug == nil {
 				continue
 			}

@@ -45,12 +45,15 @@ func readDocuments(schemaDir string) (Documents, error) {
 		if !documentName.MatchString(d.Name) {
 			return nil, fmt.Errorf("%s: document schema names must be lower-case letters, e.g. registry.schema.json", d.Path)
 		}
-		d.RootType = strings.ToUpper(d.Name[:1]) + d.Name[1:]
 		if d.Tree, err = ParseTree(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Path, err)
 		}
 		if d.Node, err = parseSchema(d.Path, "", d.Tree, nil); err != nil {
 			return nil, err
+		}
+		d.RootType = d.Node.GoType
+		if d.RootType == "" {
+			d.RootType = strings.ToUpper(d.Name[:1]) + d.Name[1:]
 		}
 		if d.Node.Type != "object" || d.Node.IsMap() {
 			return nil, fmt.Errorf("%s: a document must be an Object with listed properties", d.Path)
@@ -77,19 +80,35 @@ func (ds Documents) find(name string) *Document {
 	return nil
 }
 
-// defs resolves a tool schema's references into document schemas.
+// defs resolves a tool schema's references into document schemas: to
+// $defs entry def, or to the document's root when def is empty.
 func (ds Documents) defs(doc, def string) *Node {
-	if d := ds.find(doc); d != nil {
-		return d.Node.Defs[def]
+	d := ds.find(doc)
+	switch {
+	case d == nil:
+		return nil
+	case def == "":
+		return d.Node
 	}
-	return nil
+	return d.Node.Defs[def]
 }
 
-// defTree is the tree of a document's $defs entry, nil when absent.
+// defTree is the tree of a document's $defs entry, nil when absent; with
+// def empty, that of its root without the keywords only a root may have.
 func (ds Documents) defTree(doc, def string) any {
 	d := ds.find(doc)
 	if d == nil {
 		return nil
+	}
+	if def == "" {
+		root := d.Tree.(*Object)
+		body := &Object{Vals: root.Vals}
+		for _, k := range root.Keys {
+			if !slices.Contains(rootKeywords, k) {
+				body.Keys = append(body.Keys, k)
+			}
+		}
+		return body
 	}
 	defs, _ := d.Tree.(*Object).Vals["$defs"].(*Object)
 	if defs == nil {

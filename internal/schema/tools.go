@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -134,6 +135,9 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 	if t.Output.Type != "object" || t.Output.IsMap() {
 		return nil, fail("outputSchema must be an object with listed properties")
 	}
+	if t.Input.GoType != "" || t.Output.GoType != "" {
+		return nil, fail("%q names a document schema's type; a tool's types are named after the tool (%sInput, %sOutput)", GoTypeKeyword, t.Method, t.Method)
+	}
 	if t.Manifest, err = manifestEntry(t, data, docs); err != nil {
 		return nil, fail("%v", err)
 	}
@@ -261,11 +265,14 @@ func GoName(s string) string {
 }
 
 // externalRefIn finds a reference into a document schema in raw JSON.
-var externalRefIn = regexp.MustCompile(`"\$ref"\s*:\s*"[a-z]+\.schema\.json#`)
+var externalRefIn = regexp.MustCompile(`"\$ref"\s*:\s*"[a-z]+\.schema\.json[#"]`)
 
 // inlineDocumentDefs rewrites every reference into a document schema as a
 // local one and copies the definitions reached, with the document's own
-// references among them, into schema's "$defs".
+// references among them, into schema's "$defs". A reference to a
+// document's root becomes one to a definition named after the document
+// (auditentry.schema.json → #/$defs/auditentry), a copy of the root
+// without the keywords only a root may have.
 func inlineDocumentDefs(schema *Object, docs Documents) error {
 	defs, _ := schema.Vals["$defs"].(*Object)
 	if defs == nil {
@@ -286,7 +293,7 @@ func inlineDocumentDefs(schema *Object, docs Documents) error {
 		case *Object:
 			if ref, ok := t.Vals["$ref"].(string); ok {
 				if m := ExternalRef.FindStringSubmatch(ref); m != nil {
-					t.Vals["$ref"] = "#/$defs/" + m[2]
+					t.Vals["$ref"] = "#/$defs/" + cmp.Or(m[2], m[1])
 					queue = append(queue, pending{m[1], m[2]})
 				} else if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && doc != "" {
 					queue = append(queue, pending{doc, name}) // local to the copied Document
@@ -305,22 +312,23 @@ func inlineDocumentDefs(schema *Object, docs Documents) error {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		if from, done := copied[p.def]; done {
+		name := cmp.Or(p.def, p.doc)
+		if from, done := copied[name]; done {
 			if from != p.doc {
-				return fmt.Errorf("$defs/%s would come from both %s and %s.schema.json", p.def, from, p.doc)
+				return fmt.Errorf("$defs/%s would come from both %s and %s.schema.json", name, from, p.doc)
 			}
 			continue
 		}
-		if local[p.def] {
-			return fmt.Errorf("$defs/%s is defined here and also copied from %s.schema.json; rename the local one", p.def, p.doc)
+		if local[name] {
+			return fmt.Errorf("$defs/%s is defined here and also copied from %s.schema.json; rename the local one", name, p.doc)
 		}
 		tree := docs.defTree(p.doc, p.def)
 		if tree == nil {
 			return fmt.Errorf("%s.schema.json has no $defs/%s", p.doc, p.def)
 		}
-		copied[p.def] = p.doc
-		defs.Keys = append(defs.Keys, p.def)
-		defs.Vals[p.def] = tree
+		copied[name] = p.doc
+		defs.Keys = append(defs.Keys, name)
+		defs.Vals[name] = tree
 		rewrite(tree, p.doc)
 	}
 	return nil

@@ -2,6 +2,7 @@ package schemagen
 
 import (
 	"fmt"
+	"go/types"
 	"slices"
 	"strings"
 
@@ -15,7 +16,11 @@ const strictjsonPkg = "github.com/three-good-sources/3gs/internal/strictjson"
 // decoderEmitter writes one file of strict decoders: an exported DecodeX for
 // each root schema and an unexported decodeT per struct type reached from it.
 type decoderEmitter struct {
-	f        *jen.File
+	f *jen.File
+	// typesPkg is the import path of the package that declares the types
+	// decoded, when it is not the package the file is in (gentest decodes
+	// gen's types); empty when it is.
+	typesPkg string
 	structs  structs
 	emitted  map[string]*schema.Node
 	queue    []pendingStruct
@@ -51,6 +56,26 @@ func newDecoderEmitter(pkg, header string, st structs) *decoderEmitter {
 	return &decoderEmitter{f: f, structs: st, emitted: map[string]*schema.Node{}, patterns: map[string]string{}, enums: map[string]string{}}
 }
 
+// typ is the type expression goType (as go-jsonschema spells it: *T, []T,
+// map[string]T, a builtin or a declared name), with declared names taken
+// from typesPkg when the types live in another package.
+func (e *decoderEmitter) typ(goType string) *jen.Statement {
+	if e.typesPkg == "" {
+		return jen.Id(goType)
+	}
+	switch {
+	case strings.HasPrefix(goType, "*"):
+		return jen.Op("*").Add(e.typ(goType[1:]))
+	case strings.HasPrefix(goType, "[]"):
+		return jen.Index().Add(e.typ(goType[2:]))
+	case strings.HasPrefix(goType, "map[string]"):
+		return jen.Map(jen.String()).Add(e.typ(strings.TrimPrefix(goType, "map[string]")))
+	case types.Universe.Lookup(goType) != nil:
+		return jen.Id(goType)
+	}
+	return jen.Qual(e.typesPkg, goType)
+}
+
 func (e *decoderEmitter) fail(format string, args ...any) {
 	if e.err == nil {
 		e.err = fmt.Errorf(format, args...)
@@ -61,7 +86,7 @@ func (e *decoderEmitter) fail(format string, args ...any) {
 func (e *decoderEmitter) root(typeName string, n *schema.Node, what string) {
 	fn := "Decode" + typeName
 	e.f.Comment(wrap(fmt.Sprintf("%s strictly decodes %s (see strictjson.Decode).", fn, what)))
-	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Id(typeName), jen.Error()).Block(
+	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Add(e.typ(typeName)), jen.Error()).Block(
 		jen.Return(jen.Qual(strictjsonPkg, "Decode").Call(jen.Id("data"), jen.Id("decode"+typeName))),
 	)
 	e.enqueue(typeName, n)
@@ -70,6 +95,35 @@ func (e *decoderEmitter) root(typeName string, n *schema.Node, what string) {
 		e.queue = e.queue[1:]
 		e.structFunc(next.typeName, next.node)
 	}
+}
+
+// inPlace emits DecodeTInPlace for a document's root type T.
+func (e *decoderEmitter) inPlace(typeName string) {
+	fn := "Decode" + typeName + "InPlace"
+	e.f.Comment(wrap(fmt.Sprintf("%s is Decode%s for bytes the caller keeps, unchanged, for as long as the value is used: its strings point into data instead of into a copy (see strictjson.DecodeInPlace).", fn, typeName)))
+	e.f.Func().Id(fn).Params(jen.Id("data").Index().Byte()).Params(jen.Op("*").Add(e.typ(typeName)), jen.Error()).Block(
+		jen.Return(jen.Qual(strictjsonPkg, "DecodeInPlace").Call(jen.Id("data"), jen.Id("decode"+typeName))),
+	)
+}
+
+// outputTable emits DecodeOutput, which finds a tool's result decoder by
+// the tool's name, so tests hold every tool's results to its schema
+// without naming one.
+func outputTable(e *decoderEmitter, tools []*schema.Tool) {
+	var cases []jen.Code
+	for _, t := range tools {
+		cases = append(cases, jen.Case(jen.Lit(t.Name)).Block(
+			jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("Decode"+t.Method+"Output").Call(jen.Id("data")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("v"), jen.Nil()),
+		))
+	}
+	e.f.Comment("DecodeOutput strictly decodes a structured result of the tool named name, into")
+	e.f.Comment("its generated output type; a name that is no tool's is an error.")
+	e.f.Func().Id("DecodeOutput").Params(jen.Id("name").String(), jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
+		jen.Switch(jen.Id("name")).Block(cases...),
+		jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit("no tool is named ").Op("+").Qual("strconv", "Quote").Call(jen.Id("name")))),
+	)
 }
 
 func (e *decoderEmitter) enqueue(typeName string, n *schema.Node) {
@@ -140,7 +194,7 @@ func (e *decoderEmitter) structFunc(typeName string, n *schema.Node) {
 	e.f.Func().Id("decode"+typeName).Params(
 		jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
 		jen.Id("p").Op("*").Qual(strictjsonPkg, "Path"),
-		jen.Id("out").Op("*").Id(typeName),
+		jen.Id("out").Op("*").Add(e.typ(typeName)),
 	).Block(body...)
 	if len(n.Properties) > 0 {
 		e.decls = append(e.decls,
@@ -182,7 +236,7 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 	n = n.Resolved()
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		v := fmt.Sprintf("opt%d", depth)
-		inner := []jen.Code{jen.Var().Id(v).Id(base)}
+		inner := []jen.Code{jen.Var().Id(v).Add(e.typ(base))}
 		inner = append(inner, e.value(n, path, base, jen.Id(v), hint, depth+1, false)...)
 		inner = append(inner, jen.Add(target).Op("=").Op("&").Id(v))
 		return []jen.Code{jen.Block(inner...)}
@@ -191,7 +245,7 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 		if goType == builtin {
 			return v
 		}
-		return jen.Id(goType).Call(v)
+		return e.typ(goType).Call(v)
 	}
 	read := func(method, builtin string, checks []jen.Code) []jen.Code {
 		body := append(checks, jen.Add(target).Op("=").Add(convert(jen.Id("v"), builtin)))
@@ -216,85 +270,97 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 		}
 		return read(method, builtin, checks)
 	case "array":
-		elem, ok := strings.CutPrefix(goType, "[]")
-		if !ok {
-			e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.Where(), goType)
-			return nil
-		}
-		items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
-		loop := []jen.Code{
-			jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
-			jen.Var().Id(item).Id(elem),
-		}
-		loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1, false)...)
-		loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
-		min, max := -1, -1
-		if n.MinItems != nil {
-			min = *n.MinItems
-		}
-		if n.MaxItems != nil {
-			max = *n.MaxItems
-		}
-		// With a bound on the items, the slice is made to hold them (at most
-		// the bound), rather than grown: for a registry's sources and
-		// patterns the growing was 70 MB of garbage at 100,000 categories.
-		start := jen.Id(items).Op(":=").Index().Id(elem).Values()
-		if max >= 0 {
-			start = jen.Id(items).Op(":=").Make(jen.Index().Id(elem), jen.Lit(0), jen.Id("d").Dot("Items").Call(jen.Lit(max)))
-		}
-		body := []jen.Code{
-			start,
-			jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
-		}
-		if min >= 0 || max >= 0 {
-			body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
-		}
-		body = append(body, assignCollection(target, items, optional))
-		return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
+		return e.arrayValue(n, path, goType, target, hint, depth, optional)
 	case "object":
-		if !n.IsMap() {
-			if len(n.Properties) == 0 {
-				e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.Where())
-				return nil
-			}
-			e.enqueue(goType, n)
-			return []jen.Code{jen.Id("decode"+goType).Call(jen.Id("d"), path.arg(), jen.Op("&").Add(target))}
-		}
-		elem, ok := strings.CutPrefix(goType, "map[string]")
-		if !ok {
-			e.fail("%s: expected a map type, go-jsonschema declared %s", n.Where(), goType)
-			return nil
-		}
-		// strictjson.Map reads the members (on every core for a large
-		// object); the function reads one member's key and value.
-		m, key, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
-		var member []jen.Code
-		if pn := n.PropertyNames; pn != nil {
-			if pn.Pattern != "" {
-				member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
-			}
-			if pn.MaxLength != nil {
-				member = append(member, jen.Id("d").Dot("KeyMaxLength").Call(jen.Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
-			}
-		}
-		member = append(member, e.value(n.AdditionalSchema, pathRef{name: kp, isPtr: true}, elem, jen.Parens(jen.Op("*").Id(v)), hint+"Value", depth+1, false)...)
-		body := []jen.Code{
-			jen.Id(m).Op(":=").Qual(strictjsonPkg, "Map").Call(jen.Id("d"), path.arg(),
-				jen.Func().Params(
-					jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
-					jen.Id(key).String(),
-					jen.Id(kp).Op("*").Qual(strictjsonPkg, "Path"),
-					jen.Id(v).Op("*").Id(elem),
-				).Block(member...)),
-		}
-		if n.MinProperties != nil {
-			body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
-		}
-		body = append(body, assignCollection(target, m, optional))
-		return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
+		return e.objectValue(n, path, goType, target, hint, depth, optional)
 	}
 	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
+}
+
+// arrayValue is value for an array: each item decoded in turn, the count
+// checked against minItems and maxItems.
+func (e *decoderEmitter) arrayValue(n *schema.Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
+	elem, ok := strings.CutPrefix(goType, "[]")
+	if !ok {
+		e.fail("%s: expected a slice type for an array, go-jsonschema declared %s", n.Where(), goType)
+		return nil
+	}
+	items, item, ip, i := fmt.Sprintf("items%d", depth), fmt.Sprintf("item%d", depth), fmt.Sprintf("ip%d", depth), fmt.Sprintf("i%d", depth)
+	loop := []jen.Code{
+		jen.Id(ip).Op(":=").Id(path.name).Dot("Index").Call(jen.Id(i)),
+		jen.Var().Id(item).Add(e.typ(elem)),
+	}
+	loop = append(loop, e.value(n.Items, pathRef{name: ip}, elem, jen.Id(item), hint+"Item", depth+1, false)...)
+	loop = append(loop, jen.Id(items).Op("=").Append(jen.Id(items), jen.Id(item)))
+	min, max := -1, -1
+	if n.MinItems != nil {
+		min = *n.MinItems
+	}
+	if n.MaxItems != nil {
+		max = *n.MaxItems
+	}
+	// With a bound on the items, the slice is made to hold them (at most
+	// the bound), rather than grown: for a registry's sources and
+	// patterns the growing was 70 MB of garbage at 100,000 categories.
+	start := jen.Id(items).Op(":=").Index().Add(e.typ(elem)).Values()
+	if max >= 0 {
+		start = jen.Id(items).Op(":=").Make(jen.Index().Add(e.typ(elem)), jen.Lit(0), jen.Id("d").Dot("Items").Call(jen.Lit(max)))
+	}
+	body := []jen.Code{
+		start,
+		jen.For(jen.Id(i).Op(":=").Lit(0), jen.Id("d").Dot("NextItem").Call(), jen.Id(i).Op("++")).Block(loop...),
+	}
+	if min >= 0 || max >= 0 {
+		body = append(body, jen.Id("d").Dot("Count").Call(path.arg(), jen.Len(jen.Id(items)), jen.Lit(min), jen.Lit(max)))
+	}
+	body = append(body, assignCollection(target, items, optional))
+	return []jen.Code{jen.If(jen.Id("d").Dot("Array").Call(path.arg())).Block(body...)}
+}
+
+// objectValue is value for an object: a record's decoder function (emitted
+// once per type), or a map read member by member.
+func (e *decoderEmitter) objectValue(n *schema.Node, path pathRef, goType string, target *jen.Statement, hint string, depth int, optional bool) []jen.Code {
+	if !n.IsMap() {
+		if len(n.Properties) == 0 {
+			e.fail("%s: nested objects need properties (or an additionalProperties schema)", n.Where())
+			return nil
+		}
+		e.enqueue(goType, n)
+		return []jen.Code{jen.Id("decode"+goType).Call(jen.Id("d"), path.arg(), jen.Op("&").Add(target))}
+	}
+	elem, ok := strings.CutPrefix(goType, "map[string]")
+	if !ok {
+		e.fail("%s: expected a map type, go-jsonschema declared %s", n.Where(), goType)
+		return nil
+	}
+	// strictjson.Map reads the members (on every core for a large
+	// object); the function reads one member's key and value.
+	m, key, kp, v := fmt.Sprintf("m%d", depth), fmt.Sprintf("key%d", depth), fmt.Sprintf("kp%d", depth), fmt.Sprintf("v%d", depth)
+	var member []jen.Code
+	if pn := n.PropertyNames; pn != nil {
+		if pn.Pattern != "" {
+			member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
+		}
+		if pn.MaxLength != nil {
+			member = append(member, jen.Id("d").Dot("KeyMaxLength").Call(jen.Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
+		}
+	}
+	member = append(member, e.value(n.AdditionalSchema, pathRef{name: kp, isPtr: true}, elem, jen.Parens(jen.Op("*").Id(v)), hint+"Value", depth+1, false)...)
+	body := []jen.Code{
+		jen.Id(m).Op(":=").Qual(strictjsonPkg, "Map").Call(jen.Id("d"), path.arg(),
+			jen.Func().Params(
+				jen.Id("d").Op("*").Qual(strictjsonPkg, "Decoder"),
+				jen.Id(key).String(),
+				jen.Id(kp).Op("*").Qual(strictjsonPkg, "Path"),
+				jen.Id(v).Op("*").Add(e.typ(elem)),
+			).Block(member...)),
+	}
+	if n.MinProperties != nil {
+		body = append(body, jen.Id("d").Dot("MinProperties").Call(path.arg(), jen.Len(jen.Id(m)), jen.Lit(*n.MinProperties)))
+	}
+	body = append(body, assignCollection(target, m, optional))
+	return []jen.Code{jen.If(jen.Id("d").Dot("Object").Call(path.arg())).Block(body...)}
 }
 
 // assignCollection stores a decoded array or map, skipping an empty one for

@@ -20,11 +20,11 @@ var update = flag.Bool("update", false, "rewrite testdata/golden from the genera
 // every supported keyword. Run `go test ./internal/schemagen -update` after
 // an intended change and review the golden diff.
 func TestGolden(t *testing.T) {
-	files, err := Generate("testdata/schema", "golden")
+	files, err := Generate("testdata/schema", goldenPkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Generate("testdata/schema", "golden")
+	again, err := Generate("testdata/schema", goldenPkg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,12 @@ func TestGolden(t *testing.T) {
 		if !bytes.Equal(src, again[name]) {
 			t.Errorf("%s differs between two runs: output is not deterministic", name)
 		}
-		if !strings.HasPrefix(string(src), "// Code generated ") || !strings.Contains(strings.SplitN(string(src), "\n", 2)[0], "DO NOT EDIT.") {
+		if strings.HasSuffix(name, ".go") && (!strings.HasPrefix(string(src), "// Code generated ") || !strings.Contains(strings.SplitN(string(src), "\n", 2)[0], "DO NOT EDIT.")) {
 			t.Errorf("%s lacks the generated-code header", name)
 		}
-		golden := filepath.Join(dir, name+".golden")
+		golden := filepath.Join(dir, filepath.FromSlash(name)+".golden")
 		if *update {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
 			if err := os.WriteFile(golden, src, 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -59,23 +60,25 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile}
+	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile,
+		ManifestJSONFile("add_shelf"), ManifestJSONFile("count_things"), ManifestJSONFile("reset")}
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("generated %v, want %v", names, wantNames)
 	}
 }
 
-// TestGoldenCompiles builds the golden output as a package, so the code
-// paths only testdata/schema exercises (nested arrays, optional objects and
-// booleans, enum items) are known to compile.
+// goldenPkg is the import path the golden files are generated for.
+const goldenPkg = "github.com/three-good-sources/3gs/internal/schemagen/testdata/golden"
+
+// TestGoldenCompiles builds the golden output as a package, with its
+// result decoders, so the code paths only testdata/schema exercises
+// (nested arrays, optional objects and booleans, enum items) are known to
+// compile. gen/ holds nothing written by hand: the generated code needs
+// only the module's runtime packages.
 func TestGoldenCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a package with the go command")
-	}
-	files, err := Generate("testdata/schema", "golden")
-	if err != nil {
-		t.Fatal(err)
 	}
 	// The package must sit inside the module to import its runtime.
 	dir, err := os.MkdirTemp("testdata", "compile-")
@@ -83,29 +86,15 @@ func TestGoldenCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	dir = filepath.Join(dir, "golden")
+	files, err := Generate("testdata/schema", "github.com/three-good-sources/3gs/internal/schemagen/"+filepath.ToSlash(dir))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The generated code uses the plumbing written by hand beside it in
-	// gen/ (every file there that is neither generated nor a test).
-	handWritten, _ := filepath.Glob(filepath.Join(fixture.Root(), "gen", "*.go"))
-	for _, path := range handWritten {
-		name := filepath.Base(path)
-		if strings.HasSuffix(name, "_gen.go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src = bytes.Replace(src, []byte("package gen\n"), []byte("package golden\n"), 1)
-		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := WriteDir(dir, files); err != nil {
+		t.Fatal(err)
 	}
-	out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(dir)).CombinedOutput()
+	out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(dir)+"/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("generated golden package does not build: %v\n%s", err, out)
 	}
@@ -115,20 +104,31 @@ func TestGoldenCompiles(t *testing.T) {
 // `go generate && git diff` would.
 func TestGenIsFresh(t *testing.T) {
 	root := fixture.Root()
-	files, err := Generate(filepath.Join(root, "schema"), "gen")
+	files, err := Generate(filepath.Join(root, "schema"), "github.com/three-good-sources/3gs/gen")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, src := range files {
-		cur, err := os.ReadFile(filepath.Join(root, "gen", name))
+		cur, err := os.ReadFile(filepath.Join(root, "gen", filepath.FromSlash(name)))
 		if err != nil || !bytes.Equal(cur, src) {
 			t.Errorf("gen/%s is stale: run `go generate ./...` and commit the result", name)
 		}
 	}
-	existing, _ := filepath.Glob(filepath.Join(root, "gen", "*_gen.go"))
-	for _, path := range existing {
-		if _, ok := files[filepath.Base(path)]; !ok {
-			t.Errorf("gen/%s is no longer generated: run `go generate ./...`", filepath.Base(path))
+	for _, glob := range generatedGlobs {
+		existing, _ := filepath.Glob(filepath.Join(root, "gen", filepath.FromSlash(glob)))
+		for _, path := range existing {
+			rel, _ := filepath.Rel(filepath.Join(root, "gen"), path)
+			if _, ok := files[filepath.ToSlash(rel)]; !ok {
+				t.Errorf("gen/%s is no longer generated: run `go generate ./...`", filepath.ToSlash(rel))
+			}
+		}
+	}
+	// gen/ holds generated files and their tests only; plumbing written
+	// by hand lives in internal/toolcall and internal/strictjson.
+	all, _ := filepath.Glob(filepath.Join(root, "gen", "*.go"))
+	for _, path := range all {
+		if name := filepath.Base(path); !strings.HasSuffix(name, "_gen.go") && !strings.HasSuffix(name, "_test.go") {
+			t.Errorf("gen/%s is neither generated nor a test; hand-written code goes outside gen/", name)
 		}
 	}
 }
@@ -161,9 +161,9 @@ func TestAddedFieldFlowsEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	for file, want := range map[string][]string{
-		ToolsTypesFile:       {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
-		ToolsInputDecodeFile: {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "slug", "max_age_days", "threshold"`},
-		ToolsManifestFile:    {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
+		ToolsTypesFile:                  {"MaxAgeDays *int `json:\"max_age_days,omitempty,omitzero\"`"},
+		ToolsInputDecodeFile:            {`case "max_age_days":`, `d.Maximum(&fp, float64(v), 3650.0)`, `"query", "slug", "max_age_days", "threshold"`},
+		ManifestJSONFile("get_sources"): {`"max_age_days":{"description":"Only sources reviewed within this many days.","type":"integer","minimum":1,"maximum":3650}`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(string(files[file]), w) {
@@ -198,6 +198,8 @@ func TestRefusals(t *testing.T) {
 		{"external ref", `"query": {"$ref": "other.json#/x"}`, `$ref must point into this schema's $defs`},
 		{"missing document def", `"query": {"$ref": "registry.schema.json#/$defs/nope"}`, `$ref names registry.schema.json#/$defs/nope, which does not exist`},
 		{"missing def", `"query": {"$ref": "#/$defs/nothing"}`, `$ref names #/$defs/nothing, which does not exist`},
+		{"missing document", `"query": {"$ref": "nope.schema.json"}`, `$ref names nope.schema.json, which is not a document schema`},
+		{"nested x-go-type", `"query": {"type": "string", "x-go-type": "Query"}`, `"x-go-type" is only allowed at the root of a schema`},
 		{"unknown format", `"query": {"type": "string", "format": "email"}`, `format "email" is not supported`},
 		{"bad pattern", `"query": {"type": "string", "pattern": "(["}`, `pattern does not compile`},
 		{"inverted range", `"query": {"type": "number", "minimum": 2, "maximum": 1}`, `minimum is greater than maximum`},
@@ -234,6 +236,7 @@ func TestToolFileChecks(t *testing.T) {
 		{"duplicate key", `"tier": "public",`, `"tier": "public", "tier": "public",`, `duplicate key "tier"`},
 		{"discoverable public tool", `"tier": "public",`, `"tier": "public", "discoverable": true,`, `"discoverable" applies to user and admin tools`},
 		{"discoverable not a boolean", `"tier": "public",`, `"tier": "user", "discoverable": "yes",`, `"discoverable" must be a boolean`},
+		{"x-go-type on a tool", `"inputSchema": {`, `"inputSchema": { "x-go-type": "Lookup",`, `"x-go-type" names a document schema's type; a tool's types are named after the tool (GetSourcesInput, GetSourcesOutput)`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -248,6 +251,21 @@ func TestToolFileChecks(t *testing.T) {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A document's x-go-type must be a name Go code can use.
+func TestGoTypeMustBeExported(t *testing.T) {
+	dir := copySchemas(t)
+	path := filepath.Join(dir, "auditentry.schema.json")
+	data, _ := os.ReadFile(path)
+	old := `"x-go-type": "AuditEntry"`
+	if !bytes.Contains(data, []byte(old)) {
+		t.Fatalf("%s not in auditentry.schema.json", old)
+	}
+	os.WriteFile(path, bytes.Replace(data, []byte(old), []byte(`"x-go-type": "auditEntry"`), 1), 0o644)
+	if _, err := Generate(dir, "gen"); err == nil || !strings.Contains(err.Error(), `schema/auditentry.schema.json#: "x-go-type" must be an exported Go identifier`) {
+		t.Errorf("got %v", err)
 	}
 }
 

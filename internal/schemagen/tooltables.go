@@ -50,14 +50,27 @@ func handlersFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	return render(f)
 }
 
+// toolcallPkg is the runtime the dispatch table is built on.
+const toolcallPkg = "github.com/three-good-sources/3gs/internal/toolcall"
+
 // dispatchFile writes the dispatch table: for each tool its name, tier,
 // manifest, examples and the functions that decode its arguments and run
-// it. The plumbing they share (Tool, Call, callTool) is hand-written in
-// gen/tool.go, since it does not depend on any schema.
+// it. The plumbing they share (Tool, Call, the call itself) is the
+// hand-written internal/toolcall, since it does not depend on any schema;
+// this file names its types for the package's ToolHandlers and Tier.
 func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
 	f.ImportName(sonicPkg, "sonic")
+	f.ImportName(toolcallPkg, "toolcall")
+	f.Comment("Tool is one entry of Tools (see toolcall.Tool).")
+	f.Type().Id("Tool").Op("=").Qual(toolcallPkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"))
+	f.Comment("ToolError is a failure a tool reports to the model (see toolcall.Error).")
+	f.Type().Id("ToolError").Op("=").Qual(toolcallPkg, "Error")
+	f.Comment("Result is a successful tool call (see toolcall.Result).")
+	f.Type().Id("Result").Op("=").Qual(toolcallPkg, "Result")
+	f.Comment("ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).")
+	f.Type().Id("ToolExamples").Op("=").Qual(toolcallPkg, "Examples")
 
 	var touches []jen.Code
 	for _, t := range tools {
@@ -74,32 +87,15 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 
 	var entries []jen.Code
 	for _, t := range tools {
-		var args []jen.Code
-		for _, a := range t.Examples.Arguments {
-			args = append(args, jen.Line().Add(rawString(a)))
-		}
-		examples := jen.Dict{
-			jen.Id("Arguments"): jen.Index().String().Values(append(args, jen.Line())...),
-			jen.Id("Result"):    rawString(t.Examples.Result),
-		}
-		if t.Examples.Invalid != "" {
-			examples[jen.Id("Invalid")] = rawString(t.Examples.Invalid)
-		}
-		entries = append(entries, jen.Values(jen.Dict{
-			jen.Id("Name"):         jen.Lit(t.Name),
-			jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
-			jen.Id("Discoverable"): jen.Lit(t.Discoverable),
-			jen.Id("Manifest"):     jen.Id(manifestConst(t)),
-			jen.Id("Examples"):     jen.Id("ToolExamples").Values(examples),
-			jen.Id("call"): jen.Func().Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("h").Id("ToolHandlers"), jen.Id("args").Index().Byte()).Params(jen.Op("*").Id("Result"), jen.Error()).Block(
-				jen.Return(jen.Id("callTool").Call(jen.Id("ctx"), jen.Id("args"), jen.Lit(t.Name), jen.Id("Decode"+t.Method+"Input"), jen.Id("h").Dot(t.Method), jen.Id("h").Dot(t.Method+"Text"))),
-			),
-			jen.Id("decodeInput"):  jen.Id("decodeAny").Call(jen.Id("Decode" + t.Method + "Input")),
-			jen.Id("decodeOutput"): jen.Id("decodeAny").Call(jen.Id("Decode" + t.Method + "Output")),
-		}))
+		entries = append(entries, jen.Line().Qual(toolcallPkg, "New").Call(
+			jen.Qual(toolcallPkg, "Spec").Types(jen.Id("Tier")).Values(toolSpec(t)),
+			jen.Id("Decode"+t.Method+"Input"),
+			jen.Id("ToolHandlers").Dot(t.Method),
+			jen.Id("ToolHandlers").Dot(t.Method+"Text"),
+		))
 	}
 	f.Comment("Tools lists every tool in tools/list order (by name). Do not modify it.")
-	f.Var().Id("Tools").Op("=").Index().Id("Tool").Values(entries...)
+	f.Var().Id("Tools").Op("=").Index().Id("Tool").Values(append(entries, jen.Line())...)
 
 	var cases []jen.Code
 	for i, t := range tools {
@@ -110,34 +106,72 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 		jen.Switch(jen.Id("name")).Block(cases...),
 		jen.Return(jen.Nil()),
 	)
+	f.Comment("ListedFor names, in Tools order, the tools a caller of tier sees in tools/list.")
+	f.Comment("Tests that need \"the tools of a tier\" read it, rather than a list or a count of")
+	f.Comment("their own.")
+	f.Func().Id("ListedFor").Params(jen.Id("tier").Id("Tier")).Index().String().Block(
+		jen.Var().Id("names").Index().String(),
+		jen.For(jen.Id("i").Op(":=").Range().Id("Tools")).Block(
+			jen.If(jen.Id("Tools").Index(jen.Id("i")).Dot("Listed").Call(jen.Id("tier"))).Block(
+				jen.Id("names").Op("=").Append(jen.Id("names"), jen.Id("Tools").Index(jen.Id("i")).Dot("Name")),
+			),
+		),
+		jen.Return(jen.Id("names")),
+	)
 	return render(f)
 }
 
-// manifestFile holds each tool's tools/list entry as one JSON string, and
-// the list each tier sees, precomputed so tools/list costs no encoding at
-// run time.
+// toolSpec is the toolcall.Spec of t: what its schema says of it.
+func toolSpec(t *schema.Tool) jen.Dict {
+	var args []jen.Code
+	for _, a := range t.Examples.Arguments {
+		args = append(args, jen.Line().Add(rawString(a)))
+	}
+	examples := jen.Dict{
+		jen.Id("Arguments"): jen.Index().String().Values(append(args, jen.Line())...),
+		jen.Id("Result"):    rawString(t.Examples.Result),
+	}
+	if t.Examples.Invalid != "" {
+		examples[jen.Id("Invalid")] = rawString(t.Examples.Invalid)
+	}
+	return jen.Dict{
+		jen.Id("Name"):         jen.Lit(t.Name),
+		jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
+		jen.Id("Discoverable"): jen.Lit(t.Discoverable),
+		jen.Id("Manifest"):     jen.Id(manifestVar(t)),
+		jen.Id("Examples"):     jen.Qual(toolcallPkg, "Examples").Values(examples),
+	}
+}
+
+// manifestFile embeds each tool's tools/list entry from its JSON file
+// (ManifestJSONFile), and joins them into the list each tier sees, once,
+// when the package is initialized, so tools/list costs no encoding at run
+// time.
 func manifestFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
+	f.Anon("embed")
 	for _, t := range tools {
-		f.Commentf("%s is the tools/list entry of %s, built from %s.", manifestConst(t), t.Name, t.File)
-		f.Const().Id(manifestConst(t)).Op("=").Add(rawString(string(t.Manifest)))
+		f.Commentf("%s is the tools/list entry of %s, built from %s.", manifestVar(t), t.Name, t.File)
+		f.Comment("//go:embed " + ManifestJSONFile(t.Name))
+		f.Var().Id(manifestVar(t)).String()
 	}
 	var lists []jen.Code
 	for tier := range schema.Tiers {
-		var list bytes.Buffer
-		list.WriteByte('[')
+		list := jen.Lit("[")
+		n := 0
 		for _, t := range tools {
 			if !visible(t, tier) {
 				continue
 			}
-			if list.Len() > 1 {
-				list.WriteByte(',')
+			if n > 0 {
+				list = list.Op("+").Lit(",")
 			}
-			list.Write(t.Manifest)
+			list = list.Op("+").Id(manifestVar(t))
+			n++
 		}
-		list.WriteByte(']')
-		lists = append(lists, jen.Line().Id(tierConst(schema.Tiers[tier])).Op(":").Add(rawString(list.String())))
+		list = list.Op("+").Lit("]")
+		lists = append(lists, jen.Line().Id(tierConst(schema.Tiers[tier])).Op(":").Add(list))
 	}
 	f.Comment("ToolsListJSON holds, for each caller tier, the JSON array of the tools/list")
 	f.Comment("entries that tier sees, in Tools order: every tool at or below the tier, and")
@@ -178,10 +212,22 @@ func tiersFile(pkg, header string) ([]byte, error) {
 		names = append(names, jen.Lit(name))
 	}
 	f.Var().Id("tierNames").Op("=").Index(jen.Id("NumTiers")).String().Values(names...)
+	f.Comment("String is the tier's name as schemas and tokens files spell it.")
+	f.Func().Params(jen.Id("t").Id("Tier")).Id("String").Params().String().Block(
+		jen.If(jen.Id("t").Op("<").Lit(0).Op("||").Id("t").Op(">=").Id("NumTiers")).Block(jen.Return(jen.Lit("unknown"))),
+		jen.Return(jen.Id("tierNames").Index(jen.Id("t"))),
+	)
+	f.Comment("ParseTier reads a tier name, exactly as spelled (names are lower case).")
+	f.Func().Id("ParseTier").Params(jen.Id("s").String()).Params(jen.Id("Tier"), jen.Bool()).Block(
+		jen.For(jen.List(jen.Id("i"), jen.Id("name")).Op(":=").Range().Id("tierNames")).Block(
+			jen.If(jen.Id("name").Op("==").Id("s")).Block(jen.Return(jen.Id("Tier").Call(jen.Id("i")), jen.True())),
+		),
+		jen.Return(jen.Lit(0), jen.False()),
+	)
 	return render(f)
 }
 
-func manifestConst(t *schema.Tool) string { return "manifest" + t.Method }
+func manifestVar(t *schema.Tool) string { return "manifest" + t.Method }
 
 // rawString writes s as a backquoted literal when it can, so reviewers read
 // the JSON without escapes.

@@ -34,7 +34,8 @@ type typeRoot struct {
 // "format" is removed from the copy it sees, so that dates stay plain strings
 // and gen/ does not import go-jsonschema's runtime types, and so is
 // "oneOf", which on our schemas only says which properties go together and
-// changes no type; the decoders enforce both.
+// changes no type; the decoders enforce both. "x-go-type" is ours: the
+// root type's name reaches go-jsonschema through the mapping instead.
 func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	var mappings []generator.SchemaMapping
 	for _, r := range roots {
@@ -92,7 +93,7 @@ func (l docLoader) Load(uri, _ string) (*schemas.Schema, error) {
 func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + documentSuffix }
 
 // typeless are the keywords go-jsonschema is not shown (see goTypes).
-var typeless = []string{"format", "oneOf"}
+var typeless = []string{"format", "oneOf", schema.GoTypeKeyword}
 
 // writeTree serializes a schema tree without the keywords in typeless and
 // with the root's "$id" set to id. names is set when v's keys are names
@@ -124,7 +125,11 @@ func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 			b.WriteByte(':')
 			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
 				if m := schema.ExternalRef.FindStringSubmatch(ref); m != nil {
-					writeTree(b, docURL(m[1])+"#/$defs/"+m[2], "", false)
+					target := docURL(m[1])
+					if m[2] != "" {
+						target += "#/$defs/" + m[2]
+					}
+					writeTree(b, target, "", false)
 					continue
 				}
 			}

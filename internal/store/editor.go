@@ -164,12 +164,12 @@ func registryOfLog(path string) string {
 // has a key) and returns it as the caller is to serve it: with the
 // signature written, modified now. Any failure leaves the file, its
 // signature and the log as they were.
-func (e *Editor) Change(cur served.Registry, caller string, action gen.AuditentryAction, slug string, edit func(doc *gen.Registry) error) (served.Registry, error) {
+func (e *Editor) Change(cur served.Registry, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (served.Registry, error) {
 	reg, st, now, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
 	return served.Registry{Registry: reg, Signature: st, Modified: now}, err
 }
 
-func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditentryAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
+func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
 	var now time.Time
 	if e.ReadOnly != "" {
 		return nil, st, now, errors.New(e.ReadOnly)
@@ -247,7 +247,7 @@ func (e *Editor) CheckBase(base *registry.Registry) error {
 // needs to reach old, the registry served with signature st: a start
 // entry for a new log, a reload entry when old was changed outside the
 // log.
-func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Status) (*auditlog.Log, []*gen.Auditentry, error) {
+func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Status) (*auditlog.Log, []*gen.AuditEntry, error) {
 	if e.log == nil {
 		l, _, err := e.openLog(old, st, true)
 		if err != nil {
@@ -261,7 +261,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 	if e.log.Signed() && e.Key == nil {
 		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
 	}
-	return e.log.Log, CatchUp(e.log.Last(), gen.AuditentryActionReload, now, old), nil
+	return e.log.Log, CatchUp(e.log.Last(), gen.AuditEntryActionReload, now, old), nil
 }
 
 // Renew signs cur, the registry served, again when its signature has
@@ -335,7 +335,7 @@ func (e *Editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 	if caller == "" {
 		caller = Actor
 	}
-	entries := CatchUp(l.Last(), gen.AuditentryActionReload, now, reg)
+	entries := CatchUp(l.Last(), gen.AuditEntryActionReload, now, reg)
 	entries[len(entries)-1].Actor = caller
 	c := Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
 	switch {

@@ -72,7 +72,7 @@ type Signed struct {
 	// Sign raised it).
 	Old, Reg *registry.Registry
 	// Entries were appended to the log; none when it already recorded Reg.
-	Entries []*gen.Auditentry
+	Entries []*gen.AuditEntry
 	Head    auditlog.Head
 	// Expires is when the signature stops vouching, as written.
 	Expires time.Time
@@ -115,7 +115,7 @@ func (f File) Sign(reg *registry.Registry) (*Signed, error) {
 		}
 	}
 	now := f.now()
-	s.Entries = CatchUp(l.Last(), gen.AuditentryActionSign, now, s.Reg)
+	s.Entries = CatchUp(l.Last(), gen.AuditEntryActionSign, now, s.Reg)
 	head := l.Head()
 	c := Commit{Path: f.Path, Log: l, Entries: s.Entries, Head: &head, Key: f.Key, Now: now, Expires: now.Add(f.Validity), Base: reg.Bytes(), Limit: f.Limit}
 	if s.Reg != reg {
@@ -151,7 +151,7 @@ type Changed struct {
 // key the registry is written alone, unrecorded, for the curator to sign
 // later with 3gs sign. Errors: edit's own, *InvalidError, *LogError and
 // *Error.
-func (f File) Change(reg *registry.Registry, action gen.AuditentryAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
+func (f File) Change(reg *registry.Registry, action gen.AuditEntryAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
 	doc := reg.Document()
 	if err := edit(&doc); err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (f File) Change(reg *registry.Registry, action gen.AuditentryAction, keepVe
 		if c.Log, err = f.openLog(reg); err != nil {
 			return nil, err
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditentryActionSign, now, reg), Entry(now, action, "", "", reg, next))
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, "", "", reg, next))
 	}
 	done, err := c.Commit()
 	if err != nil {
@@ -189,7 +189,7 @@ func Init(path, logPath string, data []byte, key ed25519.PrivateKey, now time.Ti
 		return auditlog.Head{}, &InvalidError{err}
 	}
 	done, err := Commit{
-		Path: path, Log: auditlog.Open(logPath, &auditlog.Report{}), Entries: CatchUp(nil, gen.AuditentryActionStart, now, reg),
+		Path: path, Log: auditlog.Open(logPath, &auditlog.Report{}), Entries: CatchUp(nil, gen.AuditEntryActionStart, now, reg),
 		Key: key, Now: now, Expires: now.Add(validity), Data: data,
 	}.Commit()
 	return done.Head, err
@@ -217,9 +217,9 @@ func (f File) Migrate(reg *registry.Registry, digest string) (*Signed, error) {
 		return nil, &MigrateError{Err: err}
 	}
 	now := f.now()
-	start := CatchUp(nil, gen.AuditentryActionSign, now, reg)[0]
+	start := CatchUp(nil, gen.AuditEntryActionSign, now, reg)[0]
 	start.LegacyLogSHA256 = &digest
-	c := Commit{Path: f.Path, Log: auditlog.Open(f.LogPath, &auditlog.Report{}), Entries: []*gen.Auditentry{start}, Key: f.Key, Now: now, Expires: now.Add(f.Validity), Base: reg.Bytes()}
+	c := Commit{Path: f.Path, Log: auditlog.Open(f.LogPath, &auditlog.Report{}), Entries: []*gen.AuditEntry{start}, Key: f.Key, Now: now, Expires: now.Add(f.Validity), Base: reg.Bytes()}
 	done, err := c.Commit()
 	if err != nil {
 		var e *Error

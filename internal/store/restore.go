@@ -54,7 +54,7 @@ func RestoreLog(regPath, logPath string, r io.Reader) (auditlog.Head, error) {
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
 	covered := *st.Log
-	rep, err := auditlog.Verify(r, auditlog.Options{Key: key, Mark: covered.Seq, Each: func(e *gen.Auditentry, line []byte) error {
+	rep, err := auditlog.Verify(r, auditlog.Options{Key: key, Mark: covered.Seq, Each: func(e *gen.AuditEntry, line []byte) error {
 		if _, err := tmp.Write(append(line, '\n')); err != nil {
 			return err
 		}

@@ -53,7 +53,7 @@ type Commit struct {
 	Log *auditlog.Log
 	// Entries are appended to Log first, signed with Key when set. None
 	// appends nothing; the signature then names Head.
-	Entries []*gen.Auditentry
+	Entries []*gen.AuditEntry
 	// Head is the log head the signature names when there are no Entries;
 	// nil names none.
 	Head *auditlog.Head

@@ -34,8 +34,8 @@ func (h *Handlers) OpenAuditLog() (LogNotes, error) {
 }
 
 // actions maps the tools that change the registry to their log action.
-var actions = map[string]gen.AuditentryAction{
-	gen.ToolUpsertCategory: gen.AuditentryActionUpsert,
-	gen.ToolRemoveCategory: gen.AuditentryActionRemove,
-	gen.ToolReloadRegistry: gen.AuditentryActionReload,
+var actions = map[string]gen.AuditEntryAction{
+	gen.ToolUpsertCategory: gen.AuditEntryActionUpsert,
+	gen.ToolRemoveCategory: gen.AuditEntryActionRemove,
+	gen.ToolReloadRegistry: gen.AuditEntryActionReload,
 }

@@ -152,7 +152,7 @@ func TestUpsertThenFind(t *testing.T) {
 	// Every change is in the audit log, after the entry that starts it,
 	// chained, with who did it.
 	var got []string
-	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Each: func(e *gen.Auditentry, _ []byte) error {
+	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Each: func(e *gen.AuditEntry, _ []byte) error {
 		slug := ""
 		if e.Slug != nil {
 			slug = *e.Slug

@@ -15,6 +15,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -105,7 +106,7 @@ func TestExpiredRegistryIsWithheld(t *testing.T) {
 			}
 		}
 		structured, _ := json.Marshal(te.Structured)
-		if _, err := gen.LookupTool(c.tool).DecodeOutput(structured); err != nil {
+		if _, err := gentest.DecodeOutput(c.tool, structured); err != nil {
 			t.Errorf("expired: %s: %s breaks the output schema: %v", c.tool, structured, err)
 		}
 		if bytes.Contains(structured, []byte("rust-learning")) {

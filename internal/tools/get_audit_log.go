@@ -78,7 +78,7 @@ const noAuditLog = "This server serves the registry built into 3gs, which has no
 
 // GetAuditLog implements gen.ToolHandlers.
 func (h *Handlers) GetAuditLog(_ context.Context, in *gen.GetAuditLogInput) (*gen.GetAuditLogOutput, error) {
-	out := &gen.GetAuditLogOutput{Entries: []gen.LogEntry{}}
+	out := &gen.GetAuditLogOutput{Entries: []gen.AuditEntry{}}
 	if in == nil {
 		in = &gen.GetAuditLogInput{}
 	}
@@ -106,20 +106,9 @@ func (h *Handlers) GetAuditLog(_ context.Context, in *gen.GetAuditLogInput) (*ge
 		out.NextSince = ptr(p.Next)
 	}
 	for _, e := range p.Entries {
-		out.Entries = append(out.Entries, auditEntryOut(e))
+		out.Entries = append(out.Entries, *e)
 	}
 	return out, nil
-}
-
-// auditEntryOut is an entry as get_audit_log's output schema spells it. The
-// tool schema declares its own copy of the entry's shape (schema
-// references reach only a document's $defs, and the entry is a document's
-// root); a test holds the two schemas equal.
-func auditEntryOut(e *gen.Auditentry) gen.LogEntry {
-	return gen.LogEntry{
-		Seq: e.Seq, Time: e.Time, Action: gen.LogEntryAction(e.Action), Slug: e.Slug, Actor: e.Actor, Version: e.Version,
-		Before: e.Before, After: e.After, LegacyLogSHA256: e.LegacyLogSHA256, Prev: e.Prev, Signature: e.Signature,
-	}
 }
 
 // GetAuditLogText implements gen.ToolHandlers: one line per entry, with the

@@ -85,15 +85,15 @@ func allGone(out *gen.GetSourcesOutput) bool {
 
 // logEntry is the query log's line for a get_sources call, or nil for a
 // call that failed inside, or whose query was blank.
-func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.GetSourcesOutput, err error) *gen.Querylog {
-	e := &gen.Querylog{Query: in.Query, Threshold: &threshold, RegistryVersion: s.reg.Version()}
+func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.GetSourcesOutput, err error) *gen.QueryLog {
+	e := &gen.QueryLog{Query: in.Query, Threshold: &threshold, RegistryVersion: s.reg.Version()}
 	var te *gen.ToolError
 	switch {
 	case err == nil && in.Slug != nil:
-		e.Outcome, e.Slug = gen.QuerylogOutcomeSlug, in.Slug
+		e.Outcome, e.Slug = gen.QueryLogOutcomeSlug, in.Slug
 		return e
 	case err == nil:
-		e.Outcome, e.Slug, e.Score = gen.QuerylogOutcomeMatched, out.Slug, out.Score
+		e.Outcome, e.Slug, e.Score = gen.QueryLogOutcomeMatched, out.Slug, out.Score
 		return e
 	case !errors.As(err, &te):
 		return nil
@@ -109,13 +109,13 @@ func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.
 	// exactly one of slug and query.
 	switch {
 	case in.Slug != nil:
-		e.Outcome, e.Slug = gen.QuerylogOutcomeUnknownSlug, in.Slug
+		e.Outcome, e.Slug = gen.QueryLogOutcomeUnknownSlug, in.Slug
 	case strings.TrimSpace(*in.Query) == "":
 		return nil // nothing a curator could add a pattern for
 	case len(e.Candidates) > 0:
-		e.Outcome, e.Score = gen.QuerylogOutcomeCandidates, &e.Candidates[0].Score
+		e.Outcome, e.Score = gen.QueryLogOutcomeCandidates, &e.Candidates[0].Score
 	default:
-		e.Outcome = gen.QuerylogOutcomeNoCandidates
+		e.Outcome = gen.QueryLogOutcomeNoCandidates
 	}
 	return e
 }

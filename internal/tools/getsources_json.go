@@ -16,11 +16,12 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
+	"github.com/three-good-sources/3gs/internal/toolcall"
 )
 
 func init() {
-	gen.RegisterOutputEncoder(appendGetSourcesOutput)
-	gen.RegisterTextAppender(appendGetSourcesText)
+	toolcall.RegisterOutputEncoder(appendGetSourcesOutput)
+	toolcall.RegisterTextAppender(appendGetSourcesText)
 }
 
 var errNotFinite = errors.New("json: unsupported value: a score is NaN or infinite")

@@ -10,6 +10,7 @@ import (
 	"github.com/bytedance/sonic"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/gen/gentest"
 )
 
 // TestGetSourcesOutputJSON holds the hand-written encoder to sonic's
@@ -42,7 +43,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 		}
 	}
 	tool := gen.LookupTool("get_sources")
-	ex, err := tool.DecodeOutput([]byte(tool.Examples.Result))
+	ex, err := gentest.DecodeOutput(tool.Name, []byte(tool.Examples.Result))
 	if err != nil {
 		t.Fatal(err)
 	}

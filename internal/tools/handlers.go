@@ -120,7 +120,7 @@ type Config struct {
 
 // Recorder keeps the query log (querylog.Log).
 type Recorder interface {
-	Record(*gen.Querylog)
+	Record(*gen.QueryLog)
 }
 
 // New returns handlers for c.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -31,7 +32,7 @@ func TestGetSourcesHealth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := gen.LookupTool(gen.ToolGetSources).DecodeOutput(res.Structured)
+		out, err := gentest.DecodeOutput(gen.ToolGetSources, res.Structured)
 		if err != nil {
 			t.Fatalf("result breaks the output schema: %v\n%s", err, res.Structured)
 		}

@@ -10,6 +10,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -68,7 +69,7 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 		default:
 			t.Fatalf("%s %s: %v", c.tool, c.args, err)
 		}
-		if _, err := gen.LookupTool(c.tool).DecodeOutput(structured); err != nil {
+		if _, err := gentest.DecodeOutput(c.tool, structured); err != nil {
 			t.Errorf("%s %s: result %s breaks the output schema: %v", c.tool, c.args, structured, err)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 
 func main() {
 	schemaDir := flag.String("schema", "schema", "directory holding contract.json, the document schemas (*.schema.json) and tools/")
-	outDir := flag.String("out", "gen", "directory to write the *_gen.go files into")
-	pkg := flag.String("pkg", "gen", "Go package name of the generated files")
+	outDir := flag.String("out", "gen", "directory to write the generated files into (*_gen.go, gentest/ and manifest/)")
+	pkg := flag.String("pkg", "github.com/three-good-sources/3gs/gen", "import path of the generated package, whose last element is its name")
 	contract := flag.String("contract", "", "file to write the readable contract to (e.g. schema/CONTRACT.md); none: not written")
 	readme := flag.String("readme", "", "file whose tool-reference section to regenerate (e.g. README.md); none: not touched")
 	flag.Parse()

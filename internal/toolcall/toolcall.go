@@ -1,8 +1,14 @@
-package gen
-
-// This file is written by hand: it is the plumbing every tool shares,
-// which does not depend on any schema. The tables that list the tools
-// (tools_dispatch_gen.go) are generated from schema/tools/*.json.
+// Package toolcall is the plumbing every tool shares, which depends on no
+// schema: a tool's entry in the table (Tool, built by New), calling it
+// (Call, Run), its result (Result) and the failure it reports to the model
+// (Error). The table itself, gen.Tools, is generated from
+// schema/tools/*.json: gen instantiates Tool with its ToolHandlers
+// interface and Tier type, and names these types gen.Tool, gen.ToolError,
+// gen.Result and gen.ToolExamples, so a handler imports gen alone.
+//
+// A tool's result decoder is not here: results are decoded only by tests,
+// through gen/gentest, so the binary does not carry those decoders.
+package toolcall
 
 import (
 	"context"
@@ -14,15 +20,15 @@ import (
 	"github.com/bytedance/sonic/encoder"
 )
 
-// ToolError is a failure the tool reports to the model rather than to the
+// Error is a failure the tool reports to the model rather than to the
 // client: it becomes a result with isError: true, the text block Text and
 // structured content Structured, which must match the tool's output schema.
-type ToolError struct {
+type Error struct {
 	Text       string
 	Structured any
 }
 
-func (e *ToolError) Error() string { return e.Text }
+func (e *Error) Error() string { return e.Text }
 
 // Result is a successful tool call: the text block and the structured
 // content as JSON. Run leaves Structured nil and keeps the output, so that
@@ -86,7 +92,7 @@ func RegisterOutputEncoder[T any](enc func(dst []byte, v *T) ([]byte, error)) {
 	outputEncoders[reflect.TypeFor[*T]()] = func(dst []byte, v any) ([]byte, error) { return enc(dst, v.(*T)) }
 }
 
-// AppendOutput appends a tool's output (or a ToolError's structured
+// AppendOutput appends a tool's output (or an Error's structured
 // content), as JSON, to dst: by its registered encoder when it has one,
 // else by sonic's.
 func AppendOutput(dst []byte, v any) ([]byte, error) {
@@ -106,12 +112,17 @@ func AppendOutput(dst []byte, v any) ([]byte, error) {
 	return dst, err
 }
 
-// Tool is one entry of the dispatch table, Tools.
-type Tool struct {
+// Tier is what the generated tier type is: ordered, lowest standing
+// first, so that a caller of a tier may do all that lower tiers may.
+type Tier interface{ ~int }
+
+// Spec is what a tool's schema says of it, as the generated table hands
+// it to New.
+type Spec[T Tier] struct {
 	// Name is the MCP tool name.
 	Name string
 	// Tier is the lowest caller tier that may run the tool.
-	Tier Tier
+	Tier T
 	// Discoverable tools are listed to callers below Tier, who may not run them.
 	Discoverable bool
 	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
@@ -119,14 +130,33 @@ type Tool struct {
 	// Examples are the calls the tool's schema shows, checked against its
 	// schemas when the code is generated. Tests take their calls from here,
 	// so a new tool is exercised without editing any test.
-	Examples ToolExamples
-
-	call                      func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error)
-	decodeInput, decodeOutput func([]byte) (any, error)
+	Examples Examples
 }
 
-// ToolExamples are a tool's examples, as compact JSON.
-type ToolExamples struct {
+// Tool is one entry of the dispatch table (gen.Tools): a tool's Spec and
+// the functions that decode its arguments and run it on handlers H.
+type Tool[H any, T Tier] struct {
+	Spec[T]
+
+	call        func(ctx context.Context, h H, args []byte) (*Result, error)
+	decodeInput func([]byte) (any, error)
+}
+
+// New makes a tool's entry from its spec, its generated argument decoder
+// and the two handler methods that serve it (method expressions of H,
+// such as ToolHandlers.GetSources and ToolHandlers.GetSourcesText).
+func New[H any, T Tier, I, O any](s Spec[T], decode func([]byte) (*I, error), run func(H, context.Context, *I) (*O, error), text func(H, *O) string) Tool[H, T] {
+	return Tool[H, T]{
+		Spec: s,
+		call: func(ctx context.Context, h H, args []byte) (*Result, error) {
+			return call(ctx, h, args, s.Name, decode, run, text)
+		},
+		decodeInput: decodeAny(decode),
+	}
+}
+
+// Examples are a tool's examples, as compact JSON.
+type Examples struct {
 	// Arguments are argument objects the input schema accepts; the first
 	// is the tool's typical call.
 	Arguments []string
@@ -140,7 +170,7 @@ type ToolExamples struct {
 // and returns its result. Arguments that break the input schema yield a
 // strictjson.Errors and the handler is not called; any other error is the
 // handler's.
-func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+func (t *Tool[H, T]) Call(ctx context.Context, h H, args []byte) (*Result, error) {
 	res, err := t.Run(ctx, h, args)
 	if err != nil {
 		return nil, err
@@ -159,7 +189,7 @@ func (t *Tool) Call(ctx context.Context, h ToolHandlers, args []byte) (*Result, 
 // Run is Call without encoding the structured content, nor making the
 // text a string when its output has a text appender: the result's
 // AppendStructured and AppendText write them where they are wanted.
-func (t *Tool) Run(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+func (t *Tool[H, T]) Run(ctx context.Context, h H, args []byte) (*Result, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -168,21 +198,17 @@ func (t *Tool) Run(ctx context.Context, h ToolHandlers, args []byte) (*Result, e
 
 // DecodeInput decodes arguments of this tool strictly, as Call does, and
 // returns them as the generated input type.
-func (t *Tool) DecodeInput(args []byte) (any, error) { return t.decodeInput(args) }
+func (t *Tool[H, T]) DecodeInput(args []byte) (any, error) { return t.decodeInput(args) }
 
-// DecodeOutput decodes a structured result of this tool strictly; tests use
-// it to hold results to the output schema.
-func (t *Tool) DecodeOutput(data []byte) (any, error) { return t.decodeOutput(data) }
-
-// callTool is the body of every tool's call: decode the arguments with the
-// tool's generated decoder, run its handler, encode the result with sonic
-// and render its text. The result is encoded later, by whoever appends it.
-func callTool[I, O any](ctx context.Context, args []byte, name string, decode func([]byte) (*I, error), run func(context.Context, *I) (*O, error), text func(*O) string) (*Result, error) {
+// call is the body of every tool's call: decode the arguments with the
+// tool's generated decoder, run its handler and render its text. The
+// result is encoded later, by whoever appends it.
+func call[H, I, O any](ctx context.Context, h H, args []byte, name string, decode func([]byte) (*I, error), run func(H, context.Context, *I) (*O, error), text func(H, *O) string) (*Result, error) {
 	in, err := decode(args)
 	if err != nil {
 		return nil, err
 	}
-	out, err := run(ctx, in)
+	out, err := run(h, ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +218,7 @@ func callTool[I, O any](ctx context.Context, args []byte, name string, decode fu
 	if app, ok := textAppenders[reflect.TypeFor[*O]()]; ok {
 		return &Result{out: out, appendText: app}, nil
 	}
-	return &Result{Text: text(out), out: out}, nil
+	return &Result{Text: text(h, out), out: out}, nil
 }
 
 // decodeAny adapts a generated decoder to the untyped form the table
@@ -210,17 +236,4 @@ func decodeAny[T any](decode func([]byte) (*T, error)) func([]byte) (any, error)
 // Listed reports whether a caller of tier sees t in tools/list: every tool
 // at or below the caller's tier, and the discoverable ones above it. The
 // generated ToolsListJSON follows the same rule.
-func (t *Tool) Listed(tier Tier) bool { return t.Tier <= tier || t.Discoverable }
-
-// ListedFor names, in Tools order, the tools a caller of tier sees in
-// tools/list. Tests that need "the tools of a tier" read it, rather than
-// a list or a count of their own.
-func ListedFor(tier Tier) []string {
-	var names []string
-	for i := range Tools {
-		if Tools[i].Listed(tier) {
-			names = append(names, Tools[i].Name)
-		}
-	}
-	return names
-}
+func (t *Tool[H, T]) Listed(tier T) bool { return t.Tier <= tier || t.Discoverable }
