@@ -9,6 +9,82 @@ import (
 )
 
 /*
+DecodeAcceptProposalOutput strictly decodes a result of accept_proposal; tests
+use it to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeAcceptProposalOutput(data []byte) (*AcceptProposalOutput, error) {
+	return strictjson.Decode(data, decodeAcceptProposalOutput)
+}
+
+// decodeAcceptProposalOutput reads the object at p (schema/tools/accept_proposal.json#/outputSchema) into out.
+func decodeAcceptProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *AcceptProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumAcceptProposalOutputStatus)
+				out.Status = AcceptProposalOutputStatus(v)
+			}
+		case "changed":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Changed = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Signed = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, acceptProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, acceptProposalOutputFields)
+}
+
+/*
 DecodeExplainMatchOutput strictly decodes a result of explain_match; tests use
 it to hold results to the output schema (see strictjson.Decode).
 */
@@ -1318,6 +1394,343 @@ func decodeFederatedListed(d *strictjson.Decoder, p *strictjson.Path, out *Feder
 }
 
 /*
+DecodeGetProposalOutput strictly decodes a result of get_proposal; tests use it
+to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeGetProposalOutput(data []byte) (*GetProposalOutput, error) {
+	return strictjson.Decode(data, decodeGetProposalOutput)
+}
+
+// decodeGetProposalOutput reads the object at p (schema/tools/get_proposal.json#/outputSchema) into out.
+func decodeGetProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "proposal":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Proposal
+				decodeProposal(d, &fp, &opt0)
+				out.Proposal = &opt0
+			}
+		case "node_pubkey":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.NodePubkey = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, getProposalOutputFields)
+}
+
+// decodeProposal reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/proposal) into out.
+func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *Proposal) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "created":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Created = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalAction)
+				out.Action = ProposalAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Slug = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalStatus)
+				out.Status = ProposalStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Support = v
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Oppose = v
+			}
+		case "category":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Category
+				decodeCategory(d, &fp, &opt0)
+				out.Category = &opt0
+			}
+		case "rank":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 3.0)
+					opt0 = v
+				}
+				out.Rank = &opt0
+			}
+		case "source":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Source
+				decodeSource(d, &fp, &opt0)
+				out.Source = &opt0
+			}
+		case "contact":
+			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Contact = &opt0
+			}
+		case "votes":
+			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []Vote{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 Vote
+					decodeVote(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Votes = items0
+			}
+		case "decision":
+			if !d.Claim(p, key, &seen, 13) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Decision
+				decodeDecision(d, &fp, &opt0)
+				out.Decision = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, proposalFields)
+		}
+	}
+	d.Missing(p, seen, 0b1000011111111, proposalFields)
+}
+
+// decodeVote reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/vote) into out.
+func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *Vote) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternVotePubkey)
+				out.Pubkey = v
+			}
+		case "vote":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumVoteVote)
+				out.Vote = VoteVote(v)
+			}
+		case "time":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternLogEntrySignature)
+				out.Signature = v
+			}
+		default:
+			d.UnknownKey(p, key, voteFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, voteFields)
+}
+
+// decodeDecision reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/decision) into out.
+func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *Decision) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "time":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 1000)
+					opt0 = v
+				}
+				out.Reason = &opt0
+			}
+		case "actor":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Actor = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, decisionFields)
+		}
+	}
+	d.Missing(p, seen, 0b101, decisionFields)
+}
+
+/*
 DecodeGetProvenanceOutput strictly decodes a result of get_provenance; tests use
 it to hold results to the output schema (see strictjson.Decode).
 */
@@ -2223,6 +2636,313 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *Categ
 }
 
 /*
+DecodeListProposalsOutput strictly decodes a result of list_proposals; tests use
+it to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeListProposalsOutput(data []byte) (*ListProposalsOutput, error) {
+	return strictjson.Decode(data, decodeListProposalsOutput)
+}
+
+// decodeListProposalsOutput reads the object at p (schema/tools/list_proposals.json#/outputSchema) into out.
+func decodeListProposalsOutput(d *strictjson.Decoder, p *strictjson.Path, out *ListProposalsOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "proposals":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []ProposalSummary{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 ProposalSummary
+					decodeProposalSummary(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Proposals = items0
+			}
+		case "pending":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Pending = v
+			}
+		case "next_cursor":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.NextCursor = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, listProposalsOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, listProposalsOutputFields)
+}
+
+// decodeProposalSummary reads the object at p (schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary) into out.
+func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *ProposalSummary) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "created":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Created = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalSummaryAction)
+				out.Action = ProposalSummaryAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Slug = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalSummaryStatus)
+				out.Status = ProposalSummaryStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Support = v
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Oppose = v
+			}
+		default:
+			d.UnknownKey(p, key, proposalSummaryFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111111, proposalSummaryFields)
+}
+
+/*
+DecodeProposeChangeOutput strictly decodes a result of propose_change; tests use
+it to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeProposeChangeOutput(data []byte) (*ProposeChangeOutput, error) {
+	return strictjson.Decode(data, decodeProposeChangeOutput)
+}
+
+// decodeProposeChangeOutput reads the object at p (schema/tools/propose_change.json#/outputSchema) into out.
+func decodeProposeChangeOutput(d *strictjson.Decoder, p *strictjson.Path, out *ProposeChangeOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "recorded":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Recorded = v
+			}
+		case "id":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternProposeChangeOutputID)
+					opt0 = v
+				}
+				out.ID = &opt0
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 ProposeChangeOutputStatus
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumProposeChangeOutputStatus)
+					opt0 = ProposeChangeOutputStatus(v)
+				}
+				out.Status = &opt0
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposeChangeOutputAction)
+				out.Action = ProposeChangeOutputAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		default:
+			d.UnknownKey(p, key, proposeChangeOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11001, proposeChangeOutputFields)
+}
+
+/*
+DecodeRejectProposalOutput strictly decodes a result of reject_proposal; tests
+use it to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeRejectProposalOutput(data []byte) (*RejectProposalOutput, error) {
+	return strictjson.Decode(data, decodeRejectProposalOutput)
+}
+
+// decodeRejectProposalOutput reads the object at p (schema/tools/reject_proposal.json#/outputSchema) into out.
+func decodeRejectProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *RejectProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumRejectProposalOutputStatus)
+				out.Status = RejectProposalOutputStatus(v)
+			}
+		case "changed":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Changed = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Signed = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, rejectProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, rejectProposalOutputFields)
+}
+
+/*
 DecodeReloadRegistryOutput strictly decodes a result of reload_registry; tests
 use it to hold results to the output schema (see strictjson.Decode).
 */
@@ -2505,6 +3225,103 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 	d.Missing(p, seen, 0b1111111, upsertCategoryOutputFields)
 }
 
+/*
+DecodeVoteProposalOutput strictly decodes a result of vote_proposal; tests use
+it to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeVoteProposalOutput(data []byte) (*VoteProposalOutput, error) {
+	return strictjson.Decode(data, decodeVoteProposalOutput)
+}
+
+// decodeVoteProposalOutput reads the object at p (schema/tools/vote_proposal.json#/outputSchema) into out.
+func decodeVoteProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *VoteProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "recorded":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Recorded = v
+			}
+		case "vote":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumVoteProposalOutputVote)
+				out.Vote = VoteProposalOutputVote(v)
+			}
+		case "voter":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Voter = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Support = &opt0
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Oppose = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, voteProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, voteProposalOutputFields)
+}
+
+// enumAcceptProposalOutputStatus holds the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status.
+var enumAcceptProposalOutputStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumAcceptProposalOutputStatus returns the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status, in schema order.
+func EnumAcceptProposalOutputStatus() []string {
+	return slices.Clone(enumAcceptProposalOutputStatus)
+}
+
+// acceptProposalOutputFields lists AcceptProposalOutput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalOutputFields[i].
+var acceptProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
+
 // explainMatchOutputFields lists ExplainMatchOutput's fields in schema order; bit i of a decoder's seen set stands for explainMatchOutputFields[i].
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
@@ -2611,6 +3428,43 @@ func EnumFederatedListedTrust() []string {
 // federatedListedFields lists FederatedListed's fields in schema order; bit i of a decoder's seen set stands for federatedListedFields[i].
 var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
 
+// getProposalOutputFields lists GetProposalOutput's fields in schema order; bit i of a decoder's seen set stands for getProposalOutputFields[i].
+var getProposalOutputFields = []string{"id", "proposal", "node_pubkey"}
+
+// enumProposalAction holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action.
+var enumProposalAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposalAction returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action, in schema order.
+func EnumProposalAction() []string {
+	return slices.Clone(enumProposalAction)
+}
+
+// enumProposalStatus holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status.
+var enumProposalStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumProposalStatus returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status, in schema order.
+func EnumProposalStatus() []string {
+	return slices.Clone(enumProposalStatus)
+}
+
+// proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
+var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision"}
+var patternVotePubkey = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+
+// enumVoteVote holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote.
+var enumVoteVote = []string{"support", "oppose"}
+
+// EnumVoteVote returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote, in schema order.
+func EnumVoteVote() []string {
+	return slices.Clone(enumVoteVote)
+}
+
+// voteFields lists Vote's fields in schema order; bit i of a decoder's seen set stands for voteFields[i].
+var voteFields = []string{"pubkey", "vote", "time", "signature"}
+
+// decisionFields lists Decision's fields in schema order; bit i of a decoder's seen set stands for decisionFields[i].
+var decisionFields = []string{"time", "reason", "actor", "registry_version"}
+
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}
 
@@ -2658,6 +3512,59 @@ var listCategoriesOutputFields = []string{"categories", "next_cursor"}
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
 var categorySummaryFields = []string{"slug", "name", "description", "tags"}
 
+// listProposalsOutputFields lists ListProposalsOutput's fields in schema order; bit i of a decoder's seen set stands for listProposalsOutputFields[i].
+var listProposalsOutputFields = []string{"proposals", "pending", "next_cursor"}
+
+// enumProposalSummaryAction holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action.
+var enumProposalSummaryAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposalSummaryAction returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action, in schema order.
+func EnumProposalSummaryAction() []string {
+	return slices.Clone(enumProposalSummaryAction)
+}
+
+// enumProposalSummaryStatus holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status.
+var enumProposalSummaryStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumProposalSummaryStatus returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status, in schema order.
+func EnumProposalSummaryStatus() []string {
+	return slices.Clone(enumProposalSummaryStatus)
+}
+
+// proposalSummaryFields lists ProposalSummary's fields in schema order; bit i of a decoder's seen set stands for proposalSummaryFields[i].
+var proposalSummaryFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose"}
+var patternProposeChangeOutputID = regexp.MustCompile("^p[0-9a-f]{16}$")
+
+// enumProposeChangeOutputStatus holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/status.
+var enumProposeChangeOutputStatus = []string{"pending"}
+
+// EnumProposeChangeOutputStatus returns the values allowed at schema/tools/propose_change.json#/outputSchema/properties/status, in schema order.
+func EnumProposeChangeOutputStatus() []string {
+	return slices.Clone(enumProposeChangeOutputStatus)
+}
+
+// enumProposeChangeOutputAction holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action.
+var enumProposeChangeOutputAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposeChangeOutputAction returns the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action, in schema order.
+func EnumProposeChangeOutputAction() []string {
+	return slices.Clone(enumProposeChangeOutputAction)
+}
+
+// proposeChangeOutputFields lists ProposeChangeOutput's fields in schema order; bit i of a decoder's seen set stands for proposeChangeOutputFields[i].
+var proposeChangeOutputFields = []string{"recorded", "id", "status", "action", "slug"}
+
+// enumRejectProposalOutputStatus holds the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status.
+var enumRejectProposalOutputStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumRejectProposalOutputStatus returns the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status, in schema order.
+func EnumRejectProposalOutputStatus() []string {
+	return slices.Clone(enumRejectProposalOutputStatus)
+}
+
+// rejectProposalOutputFields lists RejectProposalOutput's fields in schema order; bit i of a decoder's seen set stands for rejectProposalOutputFields[i].
+var rejectProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
+
 // reloadRegistryOutputFields lists ReloadRegistryOutput's fields in schema order; bit i of a decoder's seen set stands for reloadRegistryOutputFields[i].
 var reloadRegistryOutputFields = []string{"reloaded", "registry_version", "registry_sha256", "category_count", "verified", "errors"}
 
@@ -2669,3 +3576,14 @@ var removeCategoryOutputFields = []string{"slug", "registry_version", "updated",
 
 // upsertCategoryOutputFields lists UpsertCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryOutputFields[i].
 var upsertCategoryOutputFields = []string{"slug", "created", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
+
+// enumVoteProposalOutputVote holds the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote.
+var enumVoteProposalOutputVote = []string{"support", "oppose"}
+
+// EnumVoteProposalOutputVote returns the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote, in schema order.
+func EnumVoteProposalOutputVote() []string {
+	return slices.Clone(enumVoteProposalOutputVote)
+}
+
+// voteProposalOutputFields lists VoteProposalOutput's fields in schema order; bit i of a decoder's seen set stands for voteProposalOutputFields[i].
+var voteProposalOutputFields = []string{"id", "recorded", "vote", "voter", "support", "oppose"}
