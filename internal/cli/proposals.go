@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -316,6 +317,15 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		if key != nil {
 			if err := signature.CheckCurator(r, pkarr.Public(key)); err != nil {
 				return fail("nothing decided: the key from %s cannot sign %s: %v", from, reg, err)
+			}
+			// As endorse: signing a file whose signature no longer
+			// verifies would bless whatever changed it too.
+			doc, err := signature.ReadLimited(reg+signature.Suffix, signature.MaxSize, "signature file")
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fail("nothing decided: %v", err)
+			}
+			if st := signature.Check(r, doc); st.Signed() && !st.Verified {
+				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
 			}
 		}
 		file := signingFile(env, "proposals accept", reg, auditLogPath(f, reg), key, validity, limit)
