@@ -23,7 +23,7 @@ type ToolExamples = toolcall.Examples
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[AcceptProposalOutput](), reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProposalOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ListProposalsOutput](), reflect.TypeFor[ProposeChangeOutput](), reflect.TypeFor[RejectProposalOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput](), reflect.TypeFor[VoteProposalOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -33,6 +33,20 @@ func Pretouch() error {
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"id":"p0f3a9c2e41b7d586"}`,
+				`{"id":"p0f3a9c2e41b7d586","reason":"Good catch."}`,
+			},
+			Invalid: `{}`,
+			Result:  `{"id":"p0f3a9c2e41b7d586","status":"accepted","changed":true,"registry_version":"1.1.2","signed":true}`,
+		},
+		Manifest: manifestAcceptProposal,
+		Name:     "accept_proposal",
+		Tier:     TierAdmin,
+	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, ToolHandlers.AcceptProposalText),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: true,
 		Examples: toolcall.Examples{
@@ -93,6 +107,19 @@ var Tools = []Tool{
 		Discoverable: false,
 		Examples: toolcall.Examples{
 			Arguments: []string{
+				`{"id":"p0f3a9c2e41b7d586"}`,
+			},
+			Invalid: `{"id":"42"}`,
+			Result:  `{"id":"p0f3a9c2e41b7d586","proposal":{"id":"p0f3a9c2e41b7d586","created":"2026-11-20T10:00:00Z","action":"report_dead_source","slug":"rust-learning","rank":2,"status":"rejected","reason":"The second source answers 404.","support":0,"oppose":0,"votes":[],"decision":{"time":"2026-11-21T09:00:00Z","actor":"cli","reason":"It answers again."}},"node_pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo"}`,
+		},
+		Manifest: manifestGetProposal,
+		Name:     "get_proposal",
+		Tier:     TierPublic,
+	}, DecodeGetProposalInput, ToolHandlers.GetProposal, ToolHandlers.GetProposalText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
 				`{}`,
 			},
 			Invalid: `{"verbose":true}`,
@@ -133,6 +160,48 @@ var Tools = []Tool{
 		Tier:     TierPublic,
 	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, ToolHandlers.ListCategoriesText),
 	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+				`{"status":"pending"}`,
+				`{"slug":"rust-learning","limit":10}`,
+			},
+			Invalid: `{"limit":0}`,
+			Result:  `{"proposals":[{"id":"p0f3a9c2e41b7d586","created":"2026-11-20T10:00:00Z","action":"report_dead_source","slug":"rust-learning","status":"pending","reason":"The second source answers 404.","support":1,"oppose":0}],"pending":1}`,
+		},
+		Manifest: manifestListProposals,
+		Name:     "list_proposals",
+		Tier:     TierPublic,
+	}, DecodeListProposalsInput, ToolHandlers.ListProposals, ToolHandlers.ListProposalsText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"action":"report_dead_source","slug":"rust-learning","rank":2,"reason":"The second source answers 404 since November."}`,
+				`{"action":"add_category","slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]},"reason":"No category covers SQLite."}`,
+			},
+			Invalid: `{"action":"report_dead_source","slug":"rust-learning"}`,
+			Result:  `{"recorded":true,"id":"p0f3a9c2e41b7d586","status":"pending","action":"report_dead_source","slug":"rust-learning"}`,
+		},
+		Manifest: manifestProposeChange,
+		Name:     "propose_change",
+		Tier:     TierPublic,
+	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, ToolHandlers.ProposeChangeText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"id":"p0f3a9c2e41b7d586","reason":"The source still answers."}`,
+			},
+			Invalid: `{"id":"p0f3a9c2e41b7d586"}`,
+			Result:  `{"id":"p0f3a9c2e41b7d586","status":"rejected","changed":false}`,
+		},
+		Manifest: manifestRejectProposal,
+		Name:     "reject_proposal",
+		Tier:     TierAdmin,
+	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, ToolHandlers.RejectProposalText),
+	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: true,
 		Examples: toolcall.Examples{
 			Arguments: []string{
@@ -171,31 +240,56 @@ var Tools = []Tool{
 		Name:     "upsert_category",
 		Tier:     TierAdmin,
 	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, ToolHandlers.UpsertCategoryText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{"id":"p0f3a9c2e41b7d586","vote":"support","voter":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","time":"2026-11-20T10:00:00Z","signature":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}`,
+			},
+			Invalid: `{"id":"p0f3a9c2e41b7d586","vote":"maybe","voter":"pk:x","time":"now","signature":"x"}`,
+			Result:  `{"id":"p0f3a9c2e41b7d586","vote":"support","voter":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","recorded":true,"support":1,"oppose":0}`,
+		},
+		Manifest: manifestVoteProposal,
+		Name:     "vote_proposal",
+		Tier:     TierPublic,
+	}, DecodeVoteProposalInput, ToolHandlers.VoteProposal, ToolHandlers.VoteProposalText),
 }
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.
 func LookupTool(name string) *Tool {
 	switch name {
-	case "explain_match":
+	case "accept_proposal":
 		return &Tools[0]
-	case "get_audit_log":
+	case "explain_match":
 		return &Tools[1]
-	case "get_endorsements":
+	case "get_audit_log":
 		return &Tools[2]
-	case "get_federated_sources":
+	case "get_endorsements":
 		return &Tools[3]
-	case "get_provenance":
+	case "get_federated_sources":
 		return &Tools[4]
-	case "get_sources":
+	case "get_proposal":
 		return &Tools[5]
-	case "list_categories":
+	case "get_provenance":
 		return &Tools[6]
-	case "reload_registry":
+	case "get_sources":
 		return &Tools[7]
-	case "remove_category":
+	case "list_categories":
 		return &Tools[8]
-	case "upsert_category":
+	case "list_proposals":
 		return &Tools[9]
+	case "propose_change":
+		return &Tools[10]
+	case "reject_proposal":
+		return &Tools[11]
+	case "reload_registry":
+		return &Tools[12]
+	case "remove_category":
+		return &Tools[13]
+	case "upsert_category":
+		return &Tools[14]
+	case "vote_proposal":
+		return &Tools[15]
 	}
 	return nil
 }

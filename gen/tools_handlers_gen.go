@@ -10,6 +10,10 @@ import "context"
 // accompanies it. A *ToolError from the first becomes a result with isError: true;
 // any other error is an internal error.
 type ToolHandlers interface {
+	// AcceptProposal serves accept_proposal: Accept a proposed change.
+	AcceptProposal(ctx context.Context, in *AcceptProposalInput) (*AcceptProposalOutput, error)
+	// AcceptProposalText renders a accept_proposal result as plain text.
+	AcceptProposalText(out *AcceptProposalOutput) string
 	// ExplainMatch serves explain_match: Explain a match.
 	ExplainMatch(ctx context.Context, in *ExplainMatchInput) (*ExplainMatchOutput, error)
 	// ExplainMatchText renders a explain_match result as plain text.
@@ -26,6 +30,10 @@ type ToolHandlers interface {
 	GetFederatedSources(ctx context.Context, in *GetFederatedSourcesInput) (*GetFederatedSourcesOutput, error)
 	// GetFederatedSourcesText renders a get_federated_sources result as plain text.
 	GetFederatedSourcesText(out *GetFederatedSourcesOutput) string
+	// GetProposal serves get_proposal: Get a proposed change.
+	GetProposal(ctx context.Context, in *GetProposalInput) (*GetProposalOutput, error)
+	// GetProposalText renders a get_proposal result as plain text.
+	GetProposalText(out *GetProposalOutput) string
 	// GetProvenance serves get_provenance: Get registry provenance.
 	GetProvenance(ctx context.Context, in *GetProvenanceInput) (*GetProvenanceOutput, error)
 	// GetProvenanceText renders a get_provenance result as plain text.
@@ -38,6 +46,18 @@ type ToolHandlers interface {
 	ListCategories(ctx context.Context, in *ListCategoriesInput) (*ListCategoriesOutput, error)
 	// ListCategoriesText renders a list_categories result as plain text.
 	ListCategoriesText(out *ListCategoriesOutput) string
+	// ListProposals serves list_proposals: List proposed changes.
+	ListProposals(ctx context.Context, in *ListProposalsInput) (*ListProposalsOutput, error)
+	// ListProposalsText renders a list_proposals result as plain text.
+	ListProposalsText(out *ListProposalsOutput) string
+	// ProposeChange serves propose_change: Propose a change to the registry.
+	ProposeChange(ctx context.Context, in *ProposeChangeInput) (*ProposeChangeOutput, error)
+	// ProposeChangeText renders a propose_change result as plain text.
+	ProposeChangeText(out *ProposeChangeOutput) string
+	// RejectProposal serves reject_proposal: Reject a proposed change.
+	RejectProposal(ctx context.Context, in *RejectProposalInput) (*RejectProposalOutput, error)
+	// RejectProposalText renders a reject_proposal result as plain text.
+	RejectProposalText(out *RejectProposalOutput) string
 	// ReloadRegistry serves reload_registry: Reload the registry.
 	ReloadRegistry(ctx context.Context, in *ReloadRegistryInput) (*ReloadRegistryOutput, error)
 	// ReloadRegistryText renders a reload_registry result as plain text.
@@ -50,20 +70,30 @@ type ToolHandlers interface {
 	UpsertCategory(ctx context.Context, in *UpsertCategoryInput) (*UpsertCategoryOutput, error)
 	// UpsertCategoryText renders a upsert_category result as plain text.
 	UpsertCategoryText(out *UpsertCategoryOutput) string
+	// VoteProposal serves vote_proposal: Vote on a proposed change.
+	VoteProposal(ctx context.Context, in *VoteProposalInput) (*VoteProposalOutput, error)
+	// VoteProposalText renders a vote_proposal result as plain text.
+	VoteProposalText(out *VoteProposalOutput) string
 }
 
 // Tool names as clients send them in tools/call.
 const (
+	ToolAcceptProposal      = "accept_proposal"
 	ToolExplainMatch        = "explain_match"
 	ToolGetAuditLog         = "get_audit_log"
 	ToolGetEndorsements     = "get_endorsements"
 	ToolGetFederatedSources = "get_federated_sources"
+	ToolGetProposal         = "get_proposal"
 	ToolGetProvenance       = "get_provenance"
 	ToolGetSources          = "get_sources"
 	ToolListCategories      = "list_categories"
+	ToolListProposals       = "list_proposals"
+	ToolProposeChange       = "propose_change"
+	ToolRejectProposal      = "reject_proposal"
 	ToolReloadRegistry      = "reload_registry"
 	ToolRemoveCategory      = "remove_category"
 	ToolUpsertCategory      = "upsert_category"
+	ToolVoteProposal        = "vote_proposal"
 )
 
 // GetEndorsementsInput is the input of get_endorsements, which takes no parameters.

@@ -9,6 +9,56 @@ import (
 )
 
 /*
+DecodeAcceptProposalInput strictly decodes the arguments of accept_proposal (see
+strictjson.Decode).
+*/
+func DecodeAcceptProposalInput(data []byte) (*AcceptProposalInput, error) {
+	return strictjson.Decode(data, decodeAcceptProposalInput)
+}
+
+// decodeAcceptProposalInput reads the object at p (schema/tools/accept_proposal.json#/inputSchema) into out.
+func decodeAcceptProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *AcceptProposalInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				out.ID = v
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 1000)
+					opt0 = v
+				}
+				out.Reason = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, acceptProposalInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, acceptProposalInputFields)
+}
+
+/*
 DecodeExplainMatchInput strictly decodes the arguments of explain_match (see
 strictjson.Decode).
 */
@@ -230,6 +280,42 @@ func decodeGetFederatedSourcesInput(d *strictjson.Decoder, p *strictjson.Path, o
 }
 
 /*
+DecodeGetProposalInput strictly decodes the arguments of get_proposal (see
+strictjson.Decode).
+*/
+func DecodeGetProposalInput(data []byte) (*GetProposalInput, error) {
+	return strictjson.Decode(data, decodeGetProposalInput)
+}
+
+// decodeGetProposalInput reads the object at p (schema/tools/get_proposal.json#/inputSchema) into out.
+func decodeGetProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *GetProposalInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				out.ID = v
+			}
+		default:
+			d.UnknownKey(p, key, getProposalInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, getProposalInputFields)
+}
+
+/*
 DecodeGetProvenanceInput strictly decodes the arguments of get_provenance (see
 strictjson.Decode).
 */
@@ -389,6 +475,236 @@ func decodeListCategoriesInput(d *strictjson.Decoder, p *strictjson.Path, out *L
 }
 
 /*
+DecodeListProposalsInput strictly decodes the arguments of list_proposals (see
+strictjson.Decode).
+*/
+func DecodeListProposalsInput(data []byte) (*ListProposalsInput, error) {
+	return strictjson.Decode(data, decodeListProposalsInput)
+}
+
+// decodeListProposalsInput reads the object at p (schema/tools/list_proposals.json#/inputSchema) into out.
+func decodeListProposalsInput(d *strictjson.Decoder, p *strictjson.Path, out *ListProposalsInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "status":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 ListProposalsInputStatus
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumListProposalsInputStatus)
+					opt0 = ListProposalsInputStatus(v)
+				}
+				out.Status = &opt0
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+					opt0 = v
+				}
+				out.Slug = &opt0
+			}
+		case "cursor":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternAcceptProposalInputID)
+					opt0 = v
+				}
+				out.Cursor = &opt0
+			}
+		case "limit":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 100.0)
+					opt0 = v
+				}
+				out.Limit = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, listProposalsInputFields)
+		}
+	}
+}
+
+/*
+DecodeProposeChangeInput strictly decodes the arguments of propose_change (see
+strictjson.Decode).
+*/
+func DecodeProposeChangeInput(data []byte) (*ProposeChangeInput, error) {
+	return strictjson.Decode(data, decodeProposeChangeInput)
+}
+
+// decodeProposeChangeInput reads the object at p (schema/tools/propose_change.json#/inputSchema) into out.
+func decodeProposeChangeInput(d *strictjson.Decoder, p *strictjson.Path, out *ProposeChangeInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "action":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposeChangeInputAction)
+				out.Action = ProposeChangeInputAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+				out.Slug = v
+			}
+		case "category":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Category
+				decodeCategory(d, &fp, &opt0)
+				out.Category = &opt0
+			}
+		case "rank":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 3.0)
+					opt0 = v
+				}
+				out.Rank = &opt0
+			}
+		case "source":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 Source
+				decodeSource(d, &fp, &opt0)
+				out.Source = &opt0
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		case "contact":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Contact = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, proposeChangeInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b100011, proposeChangeInputFields)
+}
+
+/*
+DecodeRejectProposalInput strictly decodes the arguments of reject_proposal (see
+strictjson.Decode).
+*/
+func DecodeRejectProposalInput(data []byte) (*RejectProposalInput, error) {
+	return strictjson.Decode(data, decodeRejectProposalInput)
+}
+
+// decodeRejectProposalInput reads the object at p (schema/tools/reject_proposal.json#/inputSchema) into out.
+func decodeRejectProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *RejectProposalInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				out.ID = v
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		default:
+			d.UnknownKey(p, key, rejectProposalInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, rejectProposalInputFields)
+}
+
+/*
 DecodeReloadRegistryInput strictly decodes the arguments of reload_registry (see
 strictjson.Decode).
 */
@@ -493,6 +809,83 @@ func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *U
 	d.Missing(p, seen, 0b11, upsertCategoryInputFields)
 }
 
+/*
+DecodeVoteProposalInput strictly decodes the arguments of vote_proposal (see
+strictjson.Decode).
+*/
+func DecodeVoteProposalInput(data []byte) (*VoteProposalInput, error) {
+	return strictjson.Decode(data, decodeVoteProposalInput)
+}
+
+// decodeVoteProposalInput reads the object at p (schema/tools/vote_proposal.json#/inputSchema) into out.
+func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *VoteProposalInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				out.ID = v
+			}
+		case "vote":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumVoteProposalInputVote)
+				out.Vote = VoteProposalInputVote(v)
+			}
+		case "voter":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternVoteProposalInputVoter)
+				out.Voter = v
+			}
+		case "time":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternVoteProposalInputSignature)
+				out.Signature = v
+			}
+		default:
+			d.UnknownKey(p, key, voteProposalInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111, voteProposalInputFields)
+}
+
+var patternAcceptProposalInputID = regexp.MustCompile("^p[0-9a-f]{16}$")
+
+// acceptProposalInputFields lists AcceptProposalInput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalInputFields[i].
+var acceptProposalInputFields = []string{"id", "reason"}
+
 // explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
 var patternGetAuditLogInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -511,6 +904,9 @@ var getAuditLogInputFields = []string{"since", "slug", "action", "limit"}
 // getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
 var getFederatedSourcesInputFields = []string{"query", "threshold"}
 
+// getProposalInputFields lists GetProposalInput's fields in schema order; bit i of a decoder's seen set stands for getProposalInputFields[i].
+var getProposalInputFields = []string{"id"}
+
 // getSourcesInputOneOf is GetSourcesInput's oneOf: bit i of a set stands for getSourcesInputFields[i].
 var getSourcesInputOneOf = strictjson.OneOf{
 	Help:  "query searches by topic; slug names a category from an earlier answer or list_categories",
@@ -525,8 +921,47 @@ var getSourcesInputFields = []string{"query", "slug", "threshold"}
 // listCategoriesInputFields lists ListCategoriesInput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesInputFields[i].
 var listCategoriesInputFields = []string{"filter", "cursor", "limit"}
 
+// enumListProposalsInputStatus holds the values allowed at schema/tools/list_proposals.json#/inputSchema/properties/status.
+var enumListProposalsInputStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumListProposalsInputStatus returns the values allowed at schema/tools/list_proposals.json#/inputSchema/properties/status, in schema order.
+func EnumListProposalsInputStatus() []string {
+	return slices.Clone(enumListProposalsInputStatus)
+}
+
+// listProposalsInputFields lists ListProposalsInput's fields in schema order; bit i of a decoder's seen set stands for listProposalsInputFields[i].
+var listProposalsInputFields = []string{"status", "slug", "cursor", "limit"}
+
+// enumProposeChangeInputAction holds the values allowed at schema/tools/propose_change.json#/inputSchema/properties/action.
+var enumProposeChangeInputAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposeChangeInputAction returns the values allowed at schema/tools/propose_change.json#/inputSchema/properties/action, in schema order.
+func EnumProposeChangeInputAction() []string {
+	return slices.Clone(enumProposeChangeInputAction)
+}
+
+// proposeChangeInputFields lists ProposeChangeInput's fields in schema order; bit i of a decoder's seen set stands for proposeChangeInputFields[i].
+var proposeChangeInputFields = []string{"action", "slug", "category", "rank", "source", "reason", "contact"}
+
+// rejectProposalInputFields lists RejectProposalInput's fields in schema order; bit i of a decoder's seen set stands for rejectProposalInputFields[i].
+var rejectProposalInputFields = []string{"id", "reason"}
+
 // removeCategoryInputFields lists RemoveCategoryInput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryInputFields[i].
 var removeCategoryInputFields = []string{"slug"}
 
 // upsertCategoryInputFields lists UpsertCategoryInput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryInputFields[i].
 var upsertCategoryInputFields = []string{"slug", "category"}
+
+// enumVoteProposalInputVote holds the values allowed at schema/tools/vote_proposal.json#/inputSchema/properties/vote.
+var enumVoteProposalInputVote = []string{"support", "oppose"}
+
+// EnumVoteProposalInputVote returns the values allowed at schema/tools/vote_proposal.json#/inputSchema/properties/vote, in schema order.
+func EnumVoteProposalInputVote() []string {
+	return slices.Clone(enumVoteProposalInputVote)
+}
+
+var patternVoteProposalInputVoter = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+var patternVoteProposalInputSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+
+// voteProposalInputFields lists VoteProposalInput's fields in schema order; bit i of a decoder's seen set stands for voteProposalInputFields[i].
+var voteProposalInputFields = []string{"id", "vote", "voter", "time", "signature"}

@@ -4,6 +4,11 @@ package gen
 
 import _ "embed"
 
+// manifestAcceptProposal is the tools/list entry of accept_proposal, built from schema/tools/accept_proposal.json.
+//
+//go:embed manifest/accept_proposal.json
+var manifestAcceptProposal string
+
 // manifestExplainMatch is the tools/list entry of explain_match, built from schema/tools/explain_match.json.
 //
 //go:embed manifest/explain_match.json
@@ -24,6 +29,11 @@ var manifestGetEndorsements string
 //go:embed manifest/get_federated_sources.json
 var manifestGetFederatedSources string
 
+// manifestGetProposal is the tools/list entry of get_proposal, built from schema/tools/get_proposal.json.
+//
+//go:embed manifest/get_proposal.json
+var manifestGetProposal string
+
 // manifestGetProvenance is the tools/list entry of get_provenance, built from schema/tools/get_provenance.json.
 //
 //go:embed manifest/get_provenance.json
@@ -38,6 +48,21 @@ var manifestGetSources string
 //
 //go:embed manifest/list_categories.json
 var manifestListCategories string
+
+// manifestListProposals is the tools/list entry of list_proposals, built from schema/tools/list_proposals.json.
+//
+//go:embed manifest/list_proposals.json
+var manifestListProposals string
+
+// manifestProposeChange is the tools/list entry of propose_change, built from schema/tools/propose_change.json.
+//
+//go:embed manifest/propose_change.json
+var manifestProposeChange string
+
+// manifestRejectProposal is the tools/list entry of reject_proposal, built from schema/tools/reject_proposal.json.
+//
+//go:embed manifest/reject_proposal.json
+var manifestRejectProposal string
 
 // manifestReloadRegistry is the tools/list entry of reload_registry, built from schema/tools/reload_registry.json.
 //
@@ -54,11 +79,16 @@ var manifestRemoveCategory string
 //go:embed manifest/upsert_category.json
 var manifestUpsertCategory string
 
+// manifestVoteProposal is the tools/list entry of vote_proposal, built from schema/tools/vote_proposal.json.
+//
+//go:embed manifest/vote_proposal.json
+var manifestVoteProposal string
+
 // ToolsListJSON holds, for each caller tier, the JSON array of the tools/list
 // entries that tier sees, in Tools order: every tool at or below the tier, and
 // the discoverable ones above it.
 var ToolsListJSON = [NumTiers]string{
-	TierPublic: "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestReloadRegistry + "]",
-	TierUser:   "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestReloadRegistry + "]",
-	TierAdmin:  "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestReloadRegistry + "," + manifestRemoveCategory + "," + manifestUpsertCategory + "]",
+	TierPublic: "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
+	TierUser:   "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
+	TierAdmin:  "[" + manifestAcceptProposal + "," + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestRejectProposal + "," + manifestReloadRegistry + "," + manifestRemoveCategory + "," + manifestUpsertCategory + "," + manifestVoteProposal + "]",
 }

@@ -14,6 +14,82 @@ import (
 )
 
 /*
+DecodeAcceptProposalOutput strictly decodes a result of accept_proposal (see
+strictjson.Decode).
+*/
+func DecodeAcceptProposalOutput(data []byte) (*gen.AcceptProposalOutput, error) {
+	return strictjson.Decode(data, decodeAcceptProposalOutput)
+}
+
+// decodeAcceptProposalOutput reads the object at p (schema/tools/accept_proposal.json#/outputSchema) into out.
+func decodeAcceptProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.AcceptProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumAcceptProposalOutputStatus)
+				out.Status = gen.AcceptProposalOutputStatus(v)
+			}
+		case "changed":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Changed = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Signed = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, acceptProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, acceptProposalOutputFields)
+}
+
+/*
 DecodeExplainMatchOutput strictly decodes a result of explain_match (see
 strictjson.Decode).
 */
@@ -1476,6 +1552,487 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 }
 
 /*
+DecodeGetProposalOutput strictly decodes a result of get_proposal (see
+strictjson.Decode).
+*/
+func DecodeGetProposalOutput(data []byte) (*gen.GetProposalOutput, error) {
+	return strictjson.Decode(data, decodeGetProposalOutput)
+}
+
+// decodeGetProposalOutput reads the object at p (schema/tools/get_proposal.json#/outputSchema) into out.
+func decodeGetProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.GetProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "proposal":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.Proposal
+				decodeProposal(d, &fp, &opt0)
+				out.Proposal = &opt0
+			}
+		case "node_pubkey":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.NodePubkey = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, getProposalOutputFields)
+}
+
+// decodeProposal reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/proposal) into out.
+func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "created":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Created = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalAction)
+				out.Action = gen.ProposalAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Slug = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalStatus)
+				out.Status = gen.ProposalStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Support = v
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Oppose = v
+			}
+		case "category":
+			if !d.Claim(p, key, &seen, 8) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.Category
+				decodeCategory(d, &fp, &opt0)
+				out.Category = &opt0
+			}
+		case "rank":
+			if !d.Claim(p, key, &seen, 9) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 1.0)
+					d.Maximum(&fp, float64(v), 3.0)
+					opt0 = v
+				}
+				out.Rank = &opt0
+			}
+		case "source":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.Source
+				decodeSource(d, &fp, &opt0)
+				out.Source = &opt0
+			}
+		case "contact":
+			if !d.Claim(p, key, &seen, 11) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Contact = &opt0
+			}
+		case "votes":
+			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []gen.Vote{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 gen.Vote
+					decodeVote(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Votes = items0
+			}
+		case "decision":
+			if !d.Claim(p, key, &seen, 13) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.Decision
+				decodeDecision(d, &fp, &opt0)
+				out.Decision = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, proposalFields)
+		}
+	}
+	d.Missing(p, seen, 0b1000011111111, proposalFields)
+}
+
+// decodeCategory reads the object at p (schema/registry.schema.json#/$defs/category) into out.
+func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *gen.Category) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "name":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 200)
+				out.Name = v
+			}
+		case "description":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 2000)
+				out.Description = v
+			}
+		case "query_patterns":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(64))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MinLength(&ip0, v, 1)
+						d.MaxLength(&ip0, v, 500)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), 3, 64)
+				out.QueryPatterns = items0
+			}
+		case "sources":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]gen.Source, 0, d.Items(3))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 gen.Source
+					decodeSource(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), 3, 3)
+				out.Sources = items0
+			}
+		default:
+			d.UnknownKey(p, key, categoryFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, categoryFields)
+}
+
+// decodeSource reads the object at p (schema/registry.schema.json#/$defs/source) into out.
+func decodeSource(d *strictjson.Decoder, p *strictjson.Path, out *gen.Source) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "rank":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 1.0)
+				d.Maximum(&fp, float64(v), 3.0)
+				out.Rank = v
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 200)
+				out.Name = v
+			}
+		case "url":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 2048)
+				d.FormatURI(&fp, v)
+				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				out.URL = v
+			}
+		case "type":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumSourceType)
+				out.Type = gen.SourceType(v)
+			}
+		case "why":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MinLength(&fp, v, 1)
+				d.MaxLength(&fp, v, 2000)
+				out.Why = v
+			}
+		default:
+			d.UnknownKey(p, key, sourceFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111, sourceFields)
+}
+
+// decodeVote reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/vote) into out.
+func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternVotePubkey)
+				out.Pubkey = v
+			}
+		case "vote":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumVoteVote)
+				out.Vote = gen.VoteVote(v)
+			}
+		case "time":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternAuditEntrySignature)
+				out.Signature = v
+			}
+		default:
+			d.UnknownKey(p, key, voteFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, voteFields)
+}
+
+// decodeDecision reads the object at p (schema/tools/get_proposal.json#/outputSchema/$defs/decision) into out.
+func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "time":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Time = v
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 1000)
+					opt0 = v
+				}
+				out.Reason = &opt0
+			}
+		case "actor":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Actor = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, decisionFields)
+		}
+	}
+	d.Missing(p, seen, 0b101, decisionFields)
+}
+
+/*
 DecodeGetProvenanceOutput strictly decodes a result of get_provenance (see
 strictjson.Decode).
 */
@@ -2344,6 +2901,313 @@ func decodeCategorySummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.C
 }
 
 /*
+DecodeListProposalsOutput strictly decodes a result of list_proposals (see
+strictjson.Decode).
+*/
+func DecodeListProposalsOutput(data []byte) (*gen.ListProposalsOutput, error) {
+	return strictjson.Decode(data, decodeListProposalsOutput)
+}
+
+// decodeListProposalsOutput reads the object at p (schema/tools/list_proposals.json#/outputSchema) into out.
+func decodeListProposalsOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.ListProposalsOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "proposals":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []gen.ProposalSummary{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 gen.ProposalSummary
+					decodeProposalSummary(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				out.Proposals = items0
+			}
+		case "pending":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Pending = v
+			}
+		case "next_cursor":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.NextCursor = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, listProposalsOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11, listProposalsOutputFields)
+}
+
+// decodeProposalSummary reads the object at p (schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary) into out.
+func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.ProposalSummary) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "created":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.FormatDateTime(&fp, v)
+				out.Created = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalSummaryAction)
+				out.Action = gen.ProposalSummaryAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 64)
+				out.Slug = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposalSummaryStatus)
+				out.Status = gen.ProposalSummaryStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 1000)
+				out.Reason = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Support = v
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Oppose = v
+			}
+		default:
+			d.UnknownKey(p, key, proposalSummaryFields)
+		}
+	}
+	d.Missing(p, seen, 0b11111111, proposalSummaryFields)
+}
+
+/*
+DecodeProposeChangeOutput strictly decodes a result of propose_change (see
+strictjson.Decode).
+*/
+func DecodeProposeChangeOutput(data []byte) (*gen.ProposeChangeOutput, error) {
+	return strictjson.Decode(data, decodeProposeChangeOutput)
+}
+
+// decodeProposeChangeOutput reads the object at p (schema/tools/propose_change.json#/outputSchema) into out.
+func decodeProposeChangeOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.ProposeChangeOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "recorded":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Recorded = v
+			}
+		case "id":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternProposeChangeOutputID)
+					opt0 = v
+				}
+				out.ID = &opt0
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.ProposeChangeOutputStatus
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumProposeChangeOutputStatus)
+					opt0 = gen.ProposeChangeOutputStatus(v)
+				}
+				out.Status = &opt0
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumProposeChangeOutputAction)
+				out.Action = gen.ProposeChangeOutputAction(v)
+			}
+		case "slug":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Slug = v
+			}
+		default:
+			d.UnknownKey(p, key, proposeChangeOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11001, proposeChangeOutputFields)
+}
+
+/*
+DecodeRejectProposalOutput strictly decodes a result of reject_proposal (see
+strictjson.Decode).
+*/
+func DecodeRejectProposalOutput(data []byte) (*gen.RejectProposalOutput, error) {
+	return strictjson.Decode(data, decodeRejectProposalOutput)
+}
+
+// decodeRejectProposalOutput reads the object at p (schema/tools/reject_proposal.json#/outputSchema) into out.
+func decodeRejectProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.RejectProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumRejectProposalOutputStatus)
+				out.Status = gen.RejectProposalOutputStatus(v)
+			}
+		case "changed":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Changed = v
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.RegistryVersion = &opt0
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Signed = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, rejectProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b111, rejectProposalOutputFields)
+}
+
+/*
 DecodeReloadRegistryOutput strictly decodes a result of reload_registry (see
 strictjson.Decode).
 */
@@ -2626,10 +3490,102 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 	d.Missing(p, seen, 0b1111111, upsertCategoryOutputFields)
 }
 
+/*
+DecodeVoteProposalOutput strictly decodes a result of vote_proposal (see
+strictjson.Decode).
+*/
+func DecodeVoteProposalOutput(data []byte) (*gen.VoteProposalOutput, error) {
+	return strictjson.Decode(data, decodeVoteProposalOutput)
+}
+
+// decodeVoteProposalOutput reads the object at p (schema/tools/vote_proposal.json#/outputSchema) into out.
+func decodeVoteProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.VoteProposalOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "id":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.ID = v
+			}
+		case "recorded":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Recorded = v
+			}
+		case "vote":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumVoteProposalOutputVote)
+				out.Vote = gen.VoteProposalOutputVote(v)
+			}
+		case "voter":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Voter = v
+			}
+		case "support":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Support = &opt0
+			}
+		case "oppose":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 int
+				if v, ok := d.Int(&fp); ok {
+					d.Minimum(&fp, float64(v), 0.0)
+					opt0 = v
+				}
+				out.Oppose = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, voteProposalOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1111, voteProposalOutputFields)
+}
+
 // DecodeOutput strictly decodes a structured result of the tool named name, into
 // its generated output type; a name that is no tool's is an error.
 func DecodeOutput(name string, data []byte) (any, error) {
 	switch name {
+	case "accept_proposal":
+		v, err := DecodeAcceptProposalOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case "explain_match":
 		v, err := DecodeExplainMatchOutput(data)
 		if err != nil {
@@ -2654,6 +3610,12 @@ func DecodeOutput(name string, data []byte) (any, error) {
 			return nil, err
 		}
 		return v, nil
+	case "get_proposal":
+		v, err := DecodeGetProposalOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case "get_provenance":
 		v, err := DecodeGetProvenanceOutput(data)
 		if err != nil {
@@ -2668,6 +3630,24 @@ func DecodeOutput(name string, data []byte) (any, error) {
 		return v, nil
 	case "list_categories":
 		v, err := DecodeListCategoriesOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	case "list_proposals":
+		v, err := DecodeListProposalsOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	case "propose_change":
+		v, err := DecodeProposeChangeOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	case "reject_proposal":
+		v, err := DecodeRejectProposalOutput(data)
 		if err != nil {
 			return nil, err
 		}
@@ -2690,9 +3670,26 @@ func DecodeOutput(name string, data []byte) (any, error) {
 			return nil, err
 		}
 		return v, nil
+	case "vote_proposal":
+		v, err := DecodeVoteProposalOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	return nil, errors.New("no tool is named " + strconv.Quote(name))
 }
+
+// enumAcceptProposalOutputStatus holds the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status.
+var enumAcceptProposalOutputStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumAcceptProposalOutputStatus returns the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status, in schema order.
+func EnumAcceptProposalOutputStatus() []string {
+	return slices.Clone(enumAcceptProposalOutputStatus)
+}
+
+// acceptProposalOutputFields lists AcceptProposalOutput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalOutputFields[i].
+var acceptProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
 
 // explainMatchOutputFields lists ExplainMatchOutput's fields in schema order; bit i of a decoder's seen set stands for explainMatchOutputFields[i].
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
@@ -2826,6 +3823,57 @@ func EnumSourceHealthStatus() []string {
 // sourceHealthFields lists SourceHealth's fields in schema order; bit i of a decoder's seen set stands for sourceHealthFields[i].
 var sourceHealthFields = []string{"status", "checked_at"}
 
+// getProposalOutputFields lists GetProposalOutput's fields in schema order; bit i of a decoder's seen set stands for getProposalOutputFields[i].
+var getProposalOutputFields = []string{"id", "proposal", "node_pubkey"}
+
+// enumProposalAction holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action.
+var enumProposalAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposalAction returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action, in schema order.
+func EnumProposalAction() []string {
+	return slices.Clone(enumProposalAction)
+}
+
+// enumProposalStatus holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status.
+var enumProposalStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumProposalStatus returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status, in schema order.
+func EnumProposalStatus() []string {
+	return slices.Clone(enumProposalStatus)
+}
+
+// proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
+var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision"}
+
+// categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
+var categoryFields = []string{"name", "description", "query_patterns", "sources"}
+
+// enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/source/properties/type.
+var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
+
+// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/source/properties/type, in schema order.
+func EnumSourceType() []string {
+	return slices.Clone(enumSourceType)
+}
+
+// sourceFields lists Source's fields in schema order; bit i of a decoder's seen set stands for sourceFields[i].
+var sourceFields = []string{"rank", "name", "url", "type", "why"}
+var patternVotePubkey = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+
+// enumVoteVote holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote.
+var enumVoteVote = []string{"support", "oppose"}
+
+// EnumVoteVote returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote, in schema order.
+func EnumVoteVote() []string {
+	return slices.Clone(enumVoteVote)
+}
+
+// voteFields lists Vote's fields in schema order; bit i of a decoder's seen set stands for voteFields[i].
+var voteFields = []string{"pubkey", "vote", "time", "signature"}
+
+// decisionFields lists Decision's fields in schema order; bit i of a decoder's seen set stands for decisionFields[i].
+var decisionFields = []string{"time", "reason", "actor", "registry_version"}
+
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}
 
@@ -2862,6 +3910,59 @@ var listCategoriesOutputFields = []string{"categories", "next_cursor"}
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
 var categorySummaryFields = []string{"slug", "name", "description", "tags"}
 
+// listProposalsOutputFields lists ListProposalsOutput's fields in schema order; bit i of a decoder's seen set stands for listProposalsOutputFields[i].
+var listProposalsOutputFields = []string{"proposals", "pending", "next_cursor"}
+
+// enumProposalSummaryAction holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action.
+var enumProposalSummaryAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposalSummaryAction returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action, in schema order.
+func EnumProposalSummaryAction() []string {
+	return slices.Clone(enumProposalSummaryAction)
+}
+
+// enumProposalSummaryStatus holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status.
+var enumProposalSummaryStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumProposalSummaryStatus returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status, in schema order.
+func EnumProposalSummaryStatus() []string {
+	return slices.Clone(enumProposalSummaryStatus)
+}
+
+// proposalSummaryFields lists ProposalSummary's fields in schema order; bit i of a decoder's seen set stands for proposalSummaryFields[i].
+var proposalSummaryFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose"}
+var patternProposeChangeOutputID = regexp.MustCompile("^p[0-9a-f]{16}$")
+
+// enumProposeChangeOutputStatus holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/status.
+var enumProposeChangeOutputStatus = []string{"pending"}
+
+// EnumProposeChangeOutputStatus returns the values allowed at schema/tools/propose_change.json#/outputSchema/properties/status, in schema order.
+func EnumProposeChangeOutputStatus() []string {
+	return slices.Clone(enumProposeChangeOutputStatus)
+}
+
+// enumProposeChangeOutputAction holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action.
+var enumProposeChangeOutputAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
+
+// EnumProposeChangeOutputAction returns the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action, in schema order.
+func EnumProposeChangeOutputAction() []string {
+	return slices.Clone(enumProposeChangeOutputAction)
+}
+
+// proposeChangeOutputFields lists ProposeChangeOutput's fields in schema order; bit i of a decoder's seen set stands for proposeChangeOutputFields[i].
+var proposeChangeOutputFields = []string{"recorded", "id", "status", "action", "slug"}
+
+// enumRejectProposalOutputStatus holds the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status.
+var enumRejectProposalOutputStatus = []string{"pending", "accepted", "rejected"}
+
+// EnumRejectProposalOutputStatus returns the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status, in schema order.
+func EnumRejectProposalOutputStatus() []string {
+	return slices.Clone(enumRejectProposalOutputStatus)
+}
+
+// rejectProposalOutputFields lists RejectProposalOutput's fields in schema order; bit i of a decoder's seen set stands for rejectProposalOutputFields[i].
+var rejectProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
+
 // reloadRegistryOutputFields lists ReloadRegistryOutput's fields in schema order; bit i of a decoder's seen set stands for reloadRegistryOutputFields[i].
 var reloadRegistryOutputFields = []string{"reloaded", "registry_version", "registry_sha256", "category_count", "verified", "errors"}
 
@@ -2873,3 +3974,14 @@ var removeCategoryOutputFields = []string{"slug", "registry_version", "updated",
 
 // upsertCategoryOutputFields lists UpsertCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryOutputFields[i].
 var upsertCategoryOutputFields = []string{"slug", "created", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
+
+// enumVoteProposalOutputVote holds the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote.
+var enumVoteProposalOutputVote = []string{"support", "oppose"}
+
+// EnumVoteProposalOutputVote returns the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote, in schema order.
+func EnumVoteProposalOutputVote() []string {
+	return slices.Clone(enumVoteProposalOutputVote)
+}
+
+// voteProposalOutputFields lists VoteProposalOutput's fields in schema order; bit i of a decoder's seen set stands for voteProposalOutputFields[i].
+var voteProposalOutputFields = []string{"id", "recorded", "vote", "voter", "support", "oppose"}

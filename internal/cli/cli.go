@@ -61,6 +61,7 @@ func commands() []command {
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
 		{"check", "[PATH]", "check that every source URL still answers: ok, redirected (with the edit to make), gone, error or changed; exit 1 when any is gone or failing", checkFlags, runCheck},
 		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
+		{"proposals", "list|show|accept|reject|vote ...", "read and decide the changes the public proposed to a registry (propose_change), or vote on another node's as a curator it endorses", nil, nil},
 		{"audit", "verify|log|migrate ...", "check, list and migrate a registry's audit log, the signed record of every change", nil, nil},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
@@ -72,7 +73,7 @@ func commands() []command {
 
 // verbGroups are the commands made of verbs, each with flags of its own.
 func verbGroups() map[string][]command {
-	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands, "audit": auditSubcommands}
+	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands, "audit": auditSubcommands, "proposals": proposalsSubcommands}
 }
 
 // Run executes the command line args (without the program name) and

@@ -76,6 +76,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	d.tokens()
 	d.editing(reg, key)
 	d.sources(reg)
+	d.proposals()
 	if cfg != nil && cfg.httpAddr != "" {
 		d.http(cfg.httpAddr)
 	}

@@ -75,6 +75,9 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 		if reg, _, ok = loadRegistry(env, "misses", p, limit); !ok {
 			return ExitFail
 		}
+		if line := pendingProposals(p); line != "" {
+			defer fmt.Fprintf(env.Stdout, "\nAlso: %s.\n", line)
+		}
 		m := matcher.New(reg)
 		closest = func(q string) (string, float64, bool) {
 			top, err := m.Match(q, 1)

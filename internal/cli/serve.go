@@ -26,6 +26,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -70,6 +71,7 @@ func serveFlags(f *Flags) {
 	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
 	followFlags(f)
 	checkSourcesFlags(f)
+	proposalFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -382,6 +384,9 @@ type server struct {
 	// runs; nil when another process edits it (this one is read-only) or
 	// the registry is the embedded one.
 	lock *filelock.Lock
+	// proposals is the proposals file this server writes; nil when it
+	// takes none.
+	proposals *proposals.Store
 	// peers keeps the endorsed curators' verified registries, refreshed
 	// until stopPeers, which returns once the refresh loop has ended.
 	peers     *peer.Network
@@ -397,6 +402,7 @@ type server struct {
 // context is cancelled when stdin ends.
 func (s *server) close() {
 	s.stopPeers()
+	s.proposals.Close()
 	s.lock.Unlock()
 }
 
@@ -485,6 +491,10 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			log.Warn(n)
 		}
 	}
+	var props *proposals.Store
+	if lock != nil {
+		props = openProposals(f, h, srvd.path, log)
+	}
 	peersCtx, stopPeers := context.WithCancel(ctx)
 	peersDone, renewDone, followDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	watchDone, signDone, sourcesDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -520,7 +530,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.sig.Verified)
 	}
 	log.Info("registry loaded", "registry", srvd.name, "version", reg.Version(), "categories", len(reg.Categories()), "sha256", reg.SHA256(), "signed", srvd.sig.Signed(), "verified", srvd.sig.Verified)
-	srv := &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, peers: cfg.Peers,
+	srv := &server{mcp: mcp.NewServer(mcp.Config{Handlers: h, Version: buildVersion(), Log: log, Keyring: keyring}), tools: h, lock: lock, proposals: props, peers: cfg.Peers,
 		stopPeers: func() {
 			stopPeers()
 			<-peersDone

@@ -179,6 +179,10 @@ func (s *Server) route(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	ctx = served.WithURL(ctx, s.baseURL(r))
+	if m.Method == "tools/call" {
+		// For bounds kept per client (propose_change's rate).
+		ctx = served.WithClient(ctx, served.Client{Addr: clientAddr(r), Session: r.Header.Get(headerSessionID)})
+	}
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
 		s.answer(ctx, w, b.stateless, &req)
 		return

@@ -33,6 +33,9 @@ type File struct {
 	Notes func(string)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Actor and Slug, when set, are the actor and category of Change's
+	// log entry (an accepted proposal names itself); empty: cli, none.
+	Actor, Slug string
 }
 
 // LogError is an audit log that cannot be opened to sign with: Err is
@@ -171,7 +174,7 @@ func (f File) Change(reg *registry.Registry, action gen.AuditEntryAction, keepVe
 		if c.Log, err = f.openLog(reg); err != nil {
 			return nil, err
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, "", "", reg, next))
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, f.Actor, f.Slug, reg, next))
 	}
 	done, err := c.Commit()
 	if err != nil {

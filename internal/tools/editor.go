@@ -44,11 +44,16 @@ func (h *Handlers) noFile() string {
 // serves it. Any failure before the swap leaves the file, its signature and
 // the served snapshot as they were.
 func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
+	return h.changeAs(caller, actions[tool], slug, edit)
+}
+
+// changeAs is change recorded in the audit log as action.
+func (h *Handlers) changeAs(caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
 	e := h.edit
 	e.Lock()
 	defer e.Unlock()
 	old := h.cur.Load()
-	cur, err := e.Change(old.served(), caller, actions[tool], slug, edit)
+	cur, err := e.Change(old.served(), caller, action, slug, edit)
 	if err != nil {
 		return nil, err
 	}

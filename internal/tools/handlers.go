@@ -49,6 +49,8 @@ type Handlers struct {
 	// health is what the last check of the sources found (SetSourceHealth);
 	// nil when none is known.
 	health atomic.Pointer[sourcehealth.Index]
+	// props takes proposals (SetProposals); nil when this server takes none.
+	props *proposalDesk
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)

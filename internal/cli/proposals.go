@@ -1,0 +1,378 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// The public proposes changes (propose_change), endorsed curators vote,
+// the curator decides: internal/proposals keeps them beside the registry.
+// These verbs are the curator's side, and an endorsed curator's vote.
+
+// proposalsSubcommands are the verbs of `3gs proposals`.
+var proposalsSubcommands = []command{
+	{"list", "", "list the proposals made to a registry, oldest first, with their status and votes (--status pending: those to decide)", proposalsReadFlags, runProposalsList},
+	{"show", "ID", "show one proposal in full: the change, the reason, the votes and the decision", proposalsReadFlags, runProposalsShow},
+	{"accept", "ID", "apply a pending proposal to the registry (recorded in the audit log, version raised, signed with --key-file) and record the decision", proposalsDecideFlags, runProposalsAccept},
+	{"reject", "ID", "reject a pending proposal, recording --reason", proposalsDecideFlags, runProposalsReject},
+	{"vote", "ID support|oppose", "as a curator the node endorses, sign a vote on one of its proposals with --key-file and send it to --node", proposalsVoteFlags, runProposalsVote},
+}
+
+// proposalFlags are serve's (and doctor's) flags for proposals.
+func proposalFlags(f *Flags) {
+	f.String("max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
+	f.String("proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
+	f.String("proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), "proposals one client may make per hour, counted per session and per address (behind a reverse proxy every client has the proxy's address, so they share one allowance)")
+}
+
+func proposalsReadFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "the registry file whose proposals to read (REGISTRY.proposals.jsonl beside it)")
+	f.String("status", "THREEGS_PROPOSALS_STATUS", "", "list: only proposals with this status: pending, accepted or rejected")
+}
+
+func proposalsDecideFlags(f *Flags) {
+	f.String("registry", "REGISTRY_PATH", "", "the registry file the proposal was made to")
+	f.String("reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
+	keyFlag(f, "the curator's secret key file, to sign the registry after accepting a change")
+	registryLimitFlag(f)
+	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the new signature vouches for the registry")
+	auditLogFlag(f)
+}
+
+// proposalOptions reads serve's proposal flags.
+func proposalOptions(f *Flags) (proposals.Options, int, error) {
+	max, err := f.Int("max-pending-proposals", 1)
+	if err != nil {
+		return proposals.Options{}, 0, err
+	}
+	keep, err := f.Duration("proposal-retention")
+	if err != nil {
+		return proposals.Options{}, 0, err
+	}
+	rate, err := f.Int("proposal-rate", 1)
+	return proposals.Options{MaxPending: max, Retention: keep}, rate, err
+}
+
+// openProposals opens the proposals file of the registry a server edits
+// (it holds the registry's lock) and hands it to the tools. A failure is
+// logged, and the server runs without taking proposals: they are not worth
+// refusing to serve for.
+func openProposals(f *Flags, h *tools.Handlers, regPath string, log *slog.Logger) *proposals.Store {
+	o, rate, err := proposalOptions(f)
+	if err != nil {
+		log.Warn("taking no proposals", "err", err)
+		return nil
+	}
+	path := proposals.PathFor(regPath)
+	s, notes, err := proposals.Open(path, o)
+	if err != nil {
+		log.Warn("taking no proposals: the proposals file cannot be opened", "proposals", path, "err", err)
+		return nil
+	}
+	for _, n := range notes {
+		log.Warn(n)
+	}
+	h.SetProposals(s, proposals.NewLimiter(rate))
+	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", o.MaxPending, "rate_per_hour", rate)
+	return s
+}
+
+// proposalsRegistry is the registry named by --registry, which the
+// proposals verbs need.
+func proposalsRegistry(env *Env, verb string, f *Flags) (string, bool) {
+	p := f.Value("registry")
+	if p == "" {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: name the registry with --registry PATH (or REGISTRY_PATH)\n", verb)
+	}
+	return p, p != ""
+}
+
+func runProposalsList(_ context.Context, env *Env, f *Flags) int {
+	reg, ok := proposalsRegistry(env, "list", f)
+	if !ok {
+		return ExitUsage
+	}
+	ps, err := proposals.Read(proposals.PathFor(reg))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals list: %v\n", err)
+		return ExitFail
+	}
+	page, _ := proposals.ListAll(ps, proposals.Filter{Status: f.Value("status"), Limit: len(ps) + 1})
+	if len(page) == 0 {
+		fmt.Fprintf(env.Stdout, "No proposals in %s.\n", proposals.PathFor(reg))
+		return ExitOK
+	}
+	for _, p := range page {
+		sup, opp := p.Tally()
+		fmt.Fprintf(env.Stdout, "%s  %-8s  %s %s  %d for, %d against  %s\n", p.ID, p.Status, p.Action, p.Slug, sup, opp, p.Created.Format(time.RFC3339))
+		fmt.Fprintf(env.Stdout, "    reason (proposer's words): %s\n", plainText(p.Reason, 200))
+	}
+	return ExitOK
+}
+
+func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
+	reg, ok := proposalsRegistry(env, "show", f)
+	if !ok {
+		return ExitUsage
+	}
+	id, ok := proposalID(env, "show", f)
+	if !ok {
+		return ExitUsage
+	}
+	ps, err := proposals.Read(proposals.PathFor(reg))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals show: %v\n", err)
+		return ExitFail
+	}
+	for _, p := range ps {
+		if p.ID == id {
+			showProposal(env.Stdout, p)
+			return ExitOK
+		}
+	}
+	fmt.Fprintf(env.Stderr, "3gs proposals show: no proposal %s in %s; 3gs proposals list --registry %s shows those there are\n", id, proposals.PathFor(reg), signature.ShellQuote(reg))
+	return ExitFail
+}
+
+// plainText is a proposer's text for the terminal: hidden characters
+// dropped, on one line, cut at max characters.
+func plainText(s string, max int) string {
+	s = oneLine(registry.Visible(s))
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
+
+func showProposal(w io.Writer, p *proposals.Proposal) {
+	fmt.Fprintf(w, "Proposal %s: %s %s, %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, p.Created.Format(time.RFC3339))
+	fmt.Fprintln(w, "-- proposed by an unknown party, not instructions --")
+	fmt.Fprintf(w, "Reason: %s\n", plainText(p.Reason, proposals.MaxReason))
+	if p.Contact != "" {
+		fmt.Fprintf(w, "Contact: %s\n", plainText(p.Contact, proposals.MaxContact))
+	}
+	if p.Rank != 0 {
+		fmt.Fprintf(w, "Rank: %d\n", p.Rank)
+	}
+	if c := p.Category; c != nil {
+		fmt.Fprintf(w, "Category: %s\nDescription: %s\nQuery patterns: %s\n", plainText(c.Name, 200), plainText(c.Description, 2000), plainText(strings.Join(c.QueryPatterns, "; "), 2000))
+		for _, s := range c.Sources {
+			fmt.Fprintf(w, "Source %d: %s <%s> (%s): %s\n", s.Rank, plainText(s.Name, 200), plainText(s.URL, 2048), s.Type, plainText(s.Why, 500))
+		}
+	}
+	if s := p.Source; s != nil {
+		fmt.Fprintf(w, "Source %d: %s <%s> (%s): %s\n", s.Rank, plainText(s.Name, 200), plainText(s.URL, 2048), s.Type, plainText(s.Why, 500))
+	}
+	fmt.Fprintln(w, "-- end of the proposal --")
+	sup, opp := p.Tally()
+	fmt.Fprintf(w, "Votes by endorsed curators: %d for, %d against\n", sup, opp)
+	for _, v := range p.Votes {
+		fmt.Fprintf(w, "  %s %s at %s\n", v.Pubkey, v.Vote, v.Time.Format(time.RFC3339))
+	}
+	if d := p.Decision; d != nil {
+		fmt.Fprintf(w, "Decision: %s by %s at %s", p.Status, d.Actor, d.Time.Format(time.RFC3339))
+		if d.Version != "" {
+			fmt.Fprintf(w, ", registry version %s", d.Version)
+		}
+		if d.Reason != "" {
+			fmt.Fprintf(w, "; reason: %s", plainText(d.Reason, proposals.MaxReason))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// proposalID is the one argument of show, accept and reject.
+func proposalID(env *Env, verb string, f *Flags) (string, bool) {
+	args := f.Args()
+	if len(args) != 1 || !proposals.ValidID(args[0]) {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: give one proposal id (p and 16 hex digits, as 3gs proposals list shows), e.g. 3gs proposals %s p0f3a9c2e41b7d586 --registry R\n", verb, verb)
+		return "", false
+	}
+	return args[0], true
+}
+
+// openForDecision takes the registry's lock and opens its proposals file,
+// as the one writer of both. A server holding the lock must not be
+// written behind: the curator decides through it instead.
+func openForDecision(env *Env, verb, reg string) (*filelock.Lock, *proposals.Store, bool) {
+	if _, err := os.Stat(reg); err != nil {
+		problem, fix := registryProblem(reg, err, "")
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\nFix: %s.\n", verb, problem, fix)
+		return nil, nil, false
+	}
+	lock, err := filelock.TryLock(reg)
+	if errors.Is(err, filelock.ErrHeld) {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: nothing decided: %v.\nA 3gs server is serving this registry and holds its lock, so it is the one writer of the registry and its proposals. Decide through it: call %s_proposal with an admin token (3gs token new --tier admin makes one). Or stop the server, run this again, and start it.\n", verb, err, verb)
+		return nil, nil, false
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
+		return nil, nil, false
+	}
+	s, notes, err := proposals.Open(proposals.PathFor(reg), proposals.Options{Retention: 100 * 365 * 24 * time.Hour})
+	if err != nil {
+		lock.Unlock()
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
+		return nil, nil, false
+	}
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\n", verb, n)
+	}
+	return lock, s, true
+}
+
+func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
+	reg, ok := proposalsRegistry(env, "reject", f)
+	if !ok {
+		return ExitUsage
+	}
+	id, ok := proposalID(env, "reject", f)
+	if !ok {
+		return ExitUsage
+	}
+	reason := f.Value("reason")
+	if reason == "" {
+		fmt.Fprintln(env.Stderr, "3gs proposals reject: say why with --reason TEXT; it is shown with the decision")
+		return ExitUsage
+	}
+	lock, s, ok := openForDecision(env, "reject", reg)
+	if !ok {
+		return ExitFail
+	}
+	defer lock.Unlock()
+	defer s.Close()
+	if _, err := s.Decide(id, proposals.Rejected, proposals.Decision{Actor: store.Actor, Reason: reason}); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals reject: %s: %v\n", id, err)
+		return ExitFail
+	}
+	fmt.Fprintf(env.Stdout, "Rejected proposal %s; the registry is unchanged.\n", id)
+	return ExitOK
+}
+
+func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "3gs proposals accept: "+format+"\n", args...)
+		return ExitFail
+	}
+	reg, ok := proposalsRegistry(env, "accept", f)
+	if !ok {
+		return ExitUsage
+	}
+	id, ok := proposalID(env, "accept", f)
+	if !ok {
+		return ExitUsage
+	}
+	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals accept: warning:", msg) })
+	if err != nil {
+		return fail("%v", err)
+	}
+	validity, err := validityFlag(f)
+	if err != nil {
+		return fail("%v", err)
+	}
+	limit, err := registryLimit(f)
+	if err != nil {
+		return fail("%v", err)
+	}
+	lock, s, ok := openForDecision(env, "accept", reg)
+	if !ok {
+		return ExitFail
+	}
+	defer lock.Unlock()
+	defer s.Close()
+	p, err := s.Get(id)
+	if err == nil && p.Status != proposals.Pending {
+		err = proposals.ErrDecided
+	}
+	if err != nil {
+		return fail("%s: %v", id, err)
+	}
+	dec := proposals.Decision{Actor: store.Actor, Reason: f.Value("reason")}
+	if p.Changes() {
+		r, err := registry.LoadFileLimit(reg, limit)
+		if err != nil {
+			problem, fix := registryProblem(reg, err, "")
+			return fail("nothing decided: %s\nFix: %s.", problem, fix)
+		}
+		if _, named := r.CuratorKey(); named && key == nil {
+			return fail("nothing decided: %s names a curator key, so the change must be signed: give the curator's key with --key-file (or %s)", reg, secretKeyEnv)
+		}
+		if key != nil {
+			if err := signature.CheckCurator(r, pkarr.Public(key)); err != nil {
+				return fail("nothing decided: the key from %s cannot sign %s: %v", from, reg, err)
+			}
+			// As endorse: signing a file whose signature no longer
+			// verifies would bless whatever changed it too.
+			doc, err := signature.ReadLimited(reg+signature.Suffix, signature.MaxSize, "signature file")
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fail("nothing decided: %v", err)
+			}
+			if st := signature.Check(r, doc); st.Signed() && !st.Verified {
+				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
+			}
+		}
+		file := signingFile(env, "proposals accept", reg, auditLogPath(f, reg), key, validity, limit)
+		file.Actor, file.Slug = proposals.Actor(id, store.Actor), p.Slug
+		changed, err := file.Change(r, p.AuditAction(), false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+		if err != nil {
+			return fail("nothing decided, the registry is unchanged: %v\nThe proposal stays pending; reject it if it no longer applies.", err)
+		}
+		dec.Version = changed.Next.Version()
+		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", id, reg, r.Version(), dec.Version, changed.Head.Seq, file.Actor)
+	}
+	if _, err := s.Decide(id, proposals.Accepted, dec); err != nil {
+		return fail("the decision on %s could not be recorded: %v", id, err)
+	}
+	fmt.Fprintf(env.Stdout, "Accepted proposal %s.\n", id)
+	return ExitOK
+}
+
+// pendingProposals is a line naming the proposals waiting beside the
+// registry at reg, or "" when there are none (or none can be read).
+func pendingProposals(reg string) string {
+	ps, err := proposals.Read(proposals.PathFor(reg))
+	if err != nil {
+		return ""
+	}
+	n := 0
+	for _, p := range ps {
+		if p.Status == proposals.Pending {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d %s for the curator: 3gs proposals list --registry %s --status pending", n, plural(n, "proposal from the public waits", "proposals from the public wait"), signature.ShellQuote(reg))
+}
+
+// doctorProposals reports the proposals waiting, for doctor.
+func (d *doctor) proposals() {
+	reg := d.f.Value("registry")
+	if reg == "" {
+		return
+	}
+	if _, _, err := proposalOptions(d.f); err != nil {
+		return // reported with the flags
+	}
+	if line := pendingProposals(reg); line != "" {
+		d.add(warn, "proposals", line, "accept or reject them (3gs proposals accept|reject ID, or the admin tools accept_proposal and reject_proposal while the server runs)")
+	}
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// proposed records a proposal beside the registry at regPath, as a server
+// would, and returns its id.
+func proposed(t *testing.T, regPath string, p proposals.Proposal) string {
+	t.Helper()
+	s, _, err := proposals.Open(proposals.PathFor(regPath), proposals.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, err := s.Add(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.ID
+}
+
+func TestProposalsAcceptAndReject(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	reg, _ := registry.LoadFile(regPath)
+	slug := reg.Categories()[0].Slug
+	remove := proposed(t, regPath, proposals.Proposal{Action: proposals.RemoveCategory, Slug: slug, Reason: "duplicate"})
+	report := proposed(t, regPath, proposals.Proposal{Action: proposals.ReportDeadSource, Slug: slug, Rank: 1, Reason: "gone"})
+
+	if code, _, errOut := run(t, nil, "proposals", "reject", report, "--registry", regPath); code != ExitUsage || !strings.Contains(errOut, "--reason") {
+		t.Errorf("reject without a reason: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := run(t, nil, "proposals", "reject", report, "--registry", regPath, "--reason", "it answers"); code != ExitOK {
+		t.Fatalf("reject: %s", errOut)
+	}
+	if code, _, errOut := run(t, nil, "proposals", "accept", remove, "--registry", regPath); code != ExitFail || !strings.Contains(errOut, "--key-file") {
+		t.Errorf("accepting a change to a signed registry without the key: exit %d, %s", code, errOut)
+	}
+	code, out, errOut := run(t, nil, "proposals", "accept", remove, "--registry", regPath, "--key-file", keyPath)
+	if code != ExitOK || !strings.Contains(out, "Accepted proposal "+remove) {
+		t.Fatalf("accept: exit %d\n%s%s", code, out, errOut)
+	}
+	if after, _ := registry.LoadFile(regPath); after == nil || len(after.Categories()) != len(reg.Categories())-1 {
+		t.Error("the accepted removal is not in the registry")
+	}
+	if code, _, errOut := run(t, nil, "audit", "verify", regPath); code != ExitOK {
+		t.Errorf("audit verify after accepting: %s", errOut)
+	}
+	_, out, _ = run(t, nil, "proposals", "list", "--registry", regPath)
+	if !strings.Contains(out, remove+"  accepted") || !strings.Contains(out, report+"  rejected") {
+		t.Errorf("list after deciding:\n%s", out)
+	}
+}
+
+// While a server holds the registry's lock the CLI decides nothing and
+// says how to: through the server's admin tools.
+func TestProposalsDecideNothingBehindAServer(t *testing.T) {
+	_, _, _, regPath := curatorSetup(t)
+	id := proposed(t, regPath, proposals.Proposal{Action: proposals.ReportDeadSource, Slug: "rust-learning", Rank: 1, Reason: "gone"})
+	lock, err := filelock.TryLock(regPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	before, _ := os.ReadFile(proposals.PathFor(regPath))
+	code, _, errOut := run(t, nil, "proposals", "reject", id, "--registry", regPath, "--reason", "no")
+	if code != ExitFail || !strings.Contains(errOut, "reject_proposal") {
+		t.Errorf("reject with the lock held: exit %d, %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(proposals.PathFor(regPath)); string(after) != string(before) {
+		t.Error("the proposals file changed")
+	}
+}
+
+func TestProposalsAcceptRefusesToBlessATamperedFile(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	run(t, nil, "sign", "--key-file", keyPath, regPath)
+	if code, _, errOut := run(t, nil, "endorse", regPath, "--pubkey", peerKey(t), "--url", "https://slipped.example"); code != ExitOK {
+		t.Fatalf("unsigned endorse: %s", errOut)
+	}
+	id := proposed(t, regPath, proposals.Proposal{Action: proposals.RemoveCategory, Slug: "rust-learning", Reason: "r"})
+	before, _ := os.ReadFile(regPath)
+	code, _, errOut := run(t, nil, "proposals", "accept", id, "--registry", regPath, "--key-file", keyPath)
+	if code != ExitFail || !strings.Contains(errOut, "does not verify") {
+		t.Fatalf("exit %d, %s; want a refusal", code, errOut)
+	}
+	if after, _ := os.ReadFile(regPath); string(after) != string(before) {
+		t.Error("the registry was changed")
+	}
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/proposals"
+)
+
+func proposalsVoteFlags(f *Flags) {
+	keyFlag(f, "your curator secret key file: the key the node's registry endorses you under")
+	f.String("node", "THREEGS_VOTE_NODE", "", "the node whose proposal it is, as http(s)://host[:port] (its MCP endpoint is URL/mcp)")
+	f.String("timeout", "THREEGS_VOTE_TIMEOUT", "30s", "how long talking to the node may take in all")
+}
+
+// runProposalsVote signs a vote (proposals.Statement) for the node's
+// curator key, which get_proposal names, and sends it with vote_proposal.
+// The node counts it only if its signed registry endorses the key.
+func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
+	fail := func(code int, format string, args ...any) int {
+		fmt.Fprintf(env.Stderr, "3gs proposals vote: "+format+"\n", args...)
+		return code
+	}
+	args := f.Args()
+	if len(args) != 2 || !proposals.ValidID(args[0]) || args[1] != proposals.VoteSupport && args[1] != proposals.VoteOppose {
+		return fail(ExitUsage, "give the proposal id and support or oppose, e.g. 3gs proposals vote p0f3a9c2e41b7d586 support --key-file KEY --node https://their.node")
+	}
+	id, vote := args[0], args[1]
+	endpoint, err := mcpEndpoint(f.Value("node"))
+	if err != nil {
+		return fail(ExitUsage, "--node: %v", err)
+	}
+	key, _, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals vote: warning:", msg) })
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	if key == nil {
+		return fail(ExitUsage, "a vote is signed with your curator key: give --key-file KEY (or %s)", secretKeyEnv)
+	}
+	timeout, err := f.Duration("timeout")
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var got gen.GetProposalOutput
+	if text, err := callTool(ctx, endpoint, gen.ToolGetProposal, map[string]any{"id": id}, &got); err != nil {
+		return fail(ExitFail, "asking %s for proposal %s: %v%s", endpoint, id, err, text)
+	}
+	if got.NodePubkey == nil {
+		return fail(ExitFail, "%s names no curator key, so it takes no votes", endpoint)
+	}
+	at := time.Now().UTC().Truncate(time.Second)
+	voter, sig := proposals.SignVote(key, *got.NodePubkey, id, vote, at)
+	in := map[string]any{"id": id, "vote": vote, "voter": voter, "time": at.Format(time.RFC3339), "signature": sig}
+	var out gen.VoteProposalOutput
+	text, err := callTool(ctx, endpoint, gen.ToolVoteProposal, in, &out)
+	if err != nil {
+		return fail(ExitFail, "%v%s", err, text)
+	}
+	fmt.Fprintln(env.Stdout, text)
+	return ExitOK
+}
+
+// mcpEndpoint is the MCP endpoint of a node given as its base URL.
+func mcpEndpoint(node string) (string, error) {
+	if node == "" {
+		return "", fmt.Errorf("name the node, e.g. --node https://their.node")
+	}
+	u, err := url.Parse(node)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return "", fmt.Errorf("%q is not an http(s) URL", node)
+	}
+	if !strings.HasSuffix(u.Path, "/mcp") {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/mcp"
+	}
+	return u.String(), nil
+}
+
+// maxAnswer bounds a node's answer.
+const maxAnswer = 1 << 20
+
+// callTool calls one tool at endpoint in the session-less protocol
+// version and decodes its structured result into out. A tool error comes
+// back as an error, with the tool's text as the string.
+func callTool(ctx context.Context, endpoint, tool string, args map[string]any, out any) (string, error) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
+		"name": tool, "arguments": args,
+		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": mcp.ModernVersion, "io.modelcontextprotocol/clientCapabilities": map[string]any{}},
+	}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcp.ModernVersion)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", tool)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		data = lastEvent(data)
+	}
+	var msg struct {
+		Result *struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+			IsError    bool            `json:"isError"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return "", fmt.Errorf("the node answered HTTP %d with no MCP answer", resp.StatusCode)
+	}
+	switch {
+	case msg.Error != nil:
+		return "", fmt.Errorf("the node refused the call: %s", oneLine(msg.Error.Message))
+	case msg.Result == nil:
+		return "", fmt.Errorf("the node answered HTTP %d with no result", resp.StatusCode)
+	}
+	var text strings.Builder
+	for _, c := range msg.Result.Content {
+		text.WriteString(c.Text)
+	}
+	if msg.Result.IsError {
+		return "\n" + text.String(), fmt.Errorf("%s failed", tool)
+	}
+	if err := json.Unmarshal(msg.Result.Structured, out); err != nil {
+		return "", fmt.Errorf("the node's %s result: %v", tool, err)
+	}
+	return text.String(), nil
+}
+
+// lastEvent is the data of the last event of a text/event-stream body.
+func lastEvent(body []byte) []byte {
+	var last []byte
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, maxAnswer)
+	for sc.Scan() {
+		if d, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:")); ok {
+			last = bytes.TrimSpace(append([]byte(nil), d...))
+		}
+	}
+	return last
+}

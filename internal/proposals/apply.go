@@ -1,0 +1,114 @@
+package proposals
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// Changes reports whether accepting p changes the registry: every action
+// but a report of a dead source, which the curator acts on by hand.
+func (p *Proposal) Changes() bool { return p.Action != ReportDeadSource }
+
+// Apply makes the change p proposes to doc (a registry document the
+// caller owns, as registry.Document returns), without checking the
+// result: the registry's loader does that. It fails when the change no
+// longer fits the registry (the category was added or removed since).
+func Apply(p *Proposal, doc *gen.Registry) error {
+	cat, exists := doc.Categories[p.Slug]
+	switch p.Action {
+	case AddCategory:
+		if exists {
+			return fmt.Errorf("the registry has a category %s already; propose update_category to change it", p.Slug)
+		}
+		doc.Categories[p.Slug] = *p.Category
+	case UpdateCategory:
+		if !exists {
+			return fmt.Errorf("the registry has no category %s; propose add_category to add it", p.Slug)
+		}
+		doc.Categories[p.Slug] = *p.Category
+	case RemoveCategory:
+		if !exists {
+			return fmt.Errorf("the registry has no category %s", p.Slug)
+		}
+		delete(doc.Categories, p.Slug)
+	case ReplaceSource, ReportDeadSource:
+		if !exists {
+			return fmt.Errorf("the registry has no category %s", p.Slug)
+		}
+		i := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == p.Rank })
+		if i < 0 {
+			return fmt.Errorf("category %s has no source ranked %d", p.Slug, p.Rank)
+		}
+		if p.Action == ReplaceSource {
+			// The category is shared with the registry served: replace
+			// its sources, never write into them.
+			cat.Sources = slices.Clone(cat.Sources)
+			cat.Sources[i] = *p.Source
+			doc.Categories[p.Slug] = cat
+		}
+	default:
+		return fmt.Errorf("unknown action %q", p.Action)
+	}
+	return nil
+}
+
+// Shape checks that p carries what its action needs and nothing else,
+// and that its own text holds no control or format characters; it
+// returns the path and reason of the first problem.
+func Shape(p *Proposal) (path, reason string) {
+	needs := map[string][3]bool{ // category, rank, source
+		AddCategory: {true, false, false}, UpdateCategory: {true, false, false}, RemoveCategory: {},
+		ReplaceSource: {false, true, true}, ReportDeadSource: {false, true, false},
+	}
+	want, ok := needs[p.Action]
+	if !ok {
+		return "action", "unknown action"
+	}
+	has := [3]bool{p.Category != nil, p.Rank != 0, p.Source != nil}
+	names := [3]string{"category", "rank", "source"}
+	for i := range has {
+		switch {
+		case want[i] && !has[i]:
+			return names[i], "required by action " + p.Action
+		case !want[i] && has[i]:
+			return names[i], "not taken by action " + p.Action + "; leave it out"
+		}
+	}
+	if p.Source != nil && p.Source.Rank != p.Rank {
+		return "source.rank", fmt.Sprintf("must equal rank (%d)", p.Rank)
+	}
+	for _, f := range []struct{ path, text string }{{"reason", p.Reason}, {"contact", p.Contact}} {
+		for _, r := range f.text {
+			if registry.Hidden(r) {
+				return f.path, fmt.Sprintf("holds the character %U, a control or invisible format character; write plain text", r)
+			}
+		}
+	}
+	return "", ""
+}
+
+// AuditAction is the audit log action that records accepting p: upsert
+// for a category added or changed, remove for one removed.
+func (p *Proposal) AuditAction() gen.AuditEntryAction {
+	if p.Action == RemoveCategory {
+		return gen.AuditEntryActionRemove
+	}
+	return gen.AuditEntryActionUpsert
+}
+
+// Actor is the audit log actor of a change accepted from proposal id by
+// who (an admin token's name, or cli): it names the proposal, within the
+// 64 characters an actor may take.
+func Actor(id, who string) string {
+	if who == "" {
+		who = "cli"
+	}
+	a := "proposal " + id + " accepted by " + who
+	if len(a) > 64 {
+		a = a[:64]
+	}
+	return a
+}

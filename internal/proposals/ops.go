@@ -1,0 +1,164 @@
+package proposals
+
+import (
+	"fmt"
+	"time"
+)
+
+// Pending is how many proposals wait for the curator.
+func (s *Store) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pending()
+}
+
+func (s *Store) pending() int {
+	n := 0
+	for _, p := range s.items {
+		if p.Status == Pending {
+			n++
+		}
+	}
+	return n
+}
+
+// MaxPending is the bound Add keeps.
+func (s *Store) MaxPending() int { return s.o.MaxPending }
+
+// Add records p, a new proposal (its ID, Created and Status are set
+// here), unless MaxPending proposals wait already (ErrFull).
+func (s *Store) Add(p Proposal) (*Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending() >= s.o.MaxPending {
+		return nil, ErrFull
+	}
+	p.ID, p.Created, p.Status = NewID(), s.o.Now().UTC().Truncate(time.Second), Pending
+	p.Votes, p.Decision = nil, nil
+	if err := s.write(&p); err != nil {
+		return nil, err
+	}
+	return p.clone(), nil
+}
+
+// Get returns a copy of the proposal id.
+func (s *Store) Get(id string) (*Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.items[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return p.clone(), nil
+}
+
+// Filter selects proposals for List.
+type Filter struct {
+	Status, Slug string
+	// After is the id of the last proposal of the previous page: the page
+	// starts after it. Empty starts at the oldest.
+	After string
+	// Limit bounds the page; zero means 50.
+	Limit int
+}
+
+// List returns the proposals f selects, oldest first, and whether more
+// follow the page.
+func (s *Store) List(f Filter) ([]*Proposal, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return list(s.order, s.items, f)
+}
+
+// ListAll is List over proposals read with Read.
+func ListAll(ps []*Proposal, f Filter) ([]*Proposal, bool) {
+	items := make(map[string]*Proposal, len(ps))
+	order := make([]string, 0, len(ps))
+	for _, p := range ps {
+		items[p.ID] = p
+		order = append(order, p.ID)
+	}
+	return list(order, items, f)
+}
+
+func list(order []string, items map[string]*Proposal, f Filter) ([]*Proposal, bool) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	start := 0
+	if f.After != "" {
+		for i, id := range order {
+			if id == f.After {
+				start = i + 1
+				break
+			}
+		}
+	}
+	var out []*Proposal
+	for _, id := range order[start:] {
+		p := items[id]
+		if f.Status != "" && p.Status != f.Status || f.Slug != "" && p.Slug != f.Slug {
+			continue
+		}
+		if len(out) == f.Limit {
+			return out, true
+		}
+		out = append(out, p.clone())
+	}
+	return out, false
+}
+
+// AddVote records v on the pending proposal id, replacing an earlier vote
+// by the same key. The caller has verified v (Verify).
+func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.items[id]
+	switch {
+	case !ok:
+		return nil, ErrNotFound
+	case p.Status != Pending:
+		return nil, ErrDecided
+	}
+	next := p.clone()
+	replaced := false
+	for i, old := range next.Votes {
+		if old.Pubkey == v.Pubkey {
+			if v.Time.Before(old.Time) {
+				return nil, fmt.Errorf("this key voted on the proposal later (at %s) than this vote was signed; sign a new vote", old.Time.Format(time.RFC3339))
+			}
+			next.Votes[i], replaced = v, true
+		}
+	}
+	if !replaced {
+		next.Votes = append(next.Votes, v)
+	}
+	if err := s.write(next); err != nil {
+		return nil, err
+	}
+	return next.clone(), nil
+}
+
+// Decide records the curator's decision on the pending proposal id:
+// status Accepted or Rejected.
+func (s *Store) Decide(id, status string, d Decision) (*Proposal, error) {
+	if status != Accepted && status != Rejected {
+		return nil, fmt.Errorf("a decision is %s or %s, not %q", Accepted, Rejected, status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.items[id]
+	switch {
+	case !ok:
+		return nil, ErrNotFound
+	case p.Status != Pending:
+		return nil, ErrDecided
+	}
+	next := p.clone()
+	d.Time = s.o.Now().UTC().Truncate(time.Second)
+	next.Status, next.Decision = status, &d
+	if err := s.write(next); err != nil {
+		return nil, err
+	}
+	return next.clone(), nil
+}

@@ -1,0 +1,147 @@
+// Package proposals keeps the changes the public proposes to a registry
+// (propose_change), the votes endorsed curators cast on them, and the
+// curator's decisions, in a file beside the registry
+// (REGISTRY.proposals.jsonl).
+//
+// The file is JSON Lines: each line is one proposal's whole state after a
+// change to it (proposed, voted on, decided), so the last line of an id is
+// its state. Lines are appended and synced one at a time; a crash leaves
+// at worst a torn last line, which Open cuts. One process writes it, the
+// holder of its lock (internal/filelock): the server that edits the
+// registry, or a command while no server runs. The file is bounded: at
+// most MaxPending proposals wait at once, decided ones are dropped once
+// older than Retention, and the file is rewritten without superseded lines
+// once they outnumber the live ones.
+package proposals
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+)
+
+// Suffix names the proposals file beside its registry.
+const Suffix = ".proposals.jsonl"
+
+// PathFor is the proposals file of the registry at path.
+func PathFor(registryPath string) string { return registryPath + Suffix }
+
+// Actions a proposal may ask for.
+const (
+	AddCategory      = "add_category"
+	UpdateCategory   = "update_category"
+	RemoveCategory   = "remove_category"
+	ReplaceSource    = "replace_source"
+	ReportDeadSource = "report_dead_source"
+)
+
+// Statuses of a proposal.
+const (
+	Pending  = "pending"
+	Accepted = "accepted"
+	Rejected = "rejected"
+)
+
+// Bounds of what one proposal may carry.
+const (
+	// MaxReason is the longest reason, in characters.
+	MaxReason = 1000
+	// MaxContact is the longest contact, in characters.
+	MaxContact = 200
+	// MaxLine is the longest line the file holds, in bytes: a whole
+	// category (a registry's categories are far smaller) with its votes.
+	MaxLine = 256 << 10
+	// DefaultMaxPending is --max-pending-proposals' default.
+	DefaultMaxPending = 1000
+	// DefaultRetention is --proposal-retention's default.
+	DefaultRetention = 90 * 24 * time.Hour
+)
+
+// Proposal is one proposed change and what became of it: a line of the
+// file.
+type Proposal struct {
+	ID       string        `json:"id"`
+	Created  time.Time     `json:"created"`
+	Action   string        `json:"action"`
+	Slug     string        `json:"slug"`
+	Category *gen.Category `json:"category,omitempty"`
+	Rank     int           `json:"rank,omitempty"`
+	Source   *gen.Source   `json:"source,omitempty"`
+	Reason   string        `json:"reason"`
+	Contact  string        `json:"contact,omitempty"`
+	Status   string        `json:"status"`
+	Votes    []Vote        `json:"votes,omitempty"`
+	Decision *Decision     `json:"decision,omitempty"`
+}
+
+// Vote is an endorsed curator's signed vote (see Statement).
+type Vote struct {
+	Pubkey    string    `json:"pubkey"`
+	Vote      string    `json:"vote"`
+	Time      time.Time `json:"time"`
+	Signature string    `json:"signature"`
+}
+
+// Decision is the curator's.
+type Decision struct {
+	Time   time.Time `json:"time"`
+	Reason string    `json:"reason,omitempty"`
+	Actor  string    `json:"actor"`
+	// Version is the registry version the accepted change produced; empty
+	// for a rejection or an accepted report, which change nothing.
+	Version string `json:"version,omitempty"`
+}
+
+// Errors a Store returns.
+var (
+	// ErrFull: MaxPending proposals are waiting already.
+	ErrFull = errors.New("too many proposals are waiting for the curator")
+	// ErrNotFound: no proposal has that id (or it was decided long ago
+	// and dropped).
+	ErrNotFound = errors.New("no such proposal")
+	// ErrDecided: the proposal was accepted or rejected already.
+	ErrDecided = errors.New("the proposal was decided already")
+)
+
+// NewID returns a new proposal id: "p" and 16 hex digits.
+func NewID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "p" + hex.EncodeToString(b[:])
+}
+
+// ValidID reports whether s has the form NewID makes.
+func ValidID(s string) bool {
+	if len(s) != 17 || s[0] != 'p' {
+		return false
+	}
+	_, err := hex.DecodeString(s[1:])
+	return err == nil
+}
+
+// clone copies p deeply enough that the copy's votes and decision may be
+// changed without touching p.
+func (p *Proposal) clone() *Proposal {
+	c := *p
+	c.Votes = append([]Vote(nil), p.Votes...)
+	if p.Decision != nil {
+		d := *p.Decision
+		c.Decision = &d
+	}
+	return &c
+}
+
+// Tally counts the votes for and against.
+func (p *Proposal) Tally() (support, oppose int) {
+	for _, v := range p.Votes {
+		if v.Vote == VoteSupport {
+			support++
+		} else {
+			oppose++
+		}
+	}
+	return support, oppose
+}

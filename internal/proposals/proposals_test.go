@@ -1,0 +1,220 @@
+package proposals
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+)
+
+var t0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+
+func open(t *testing.T, path string, o Options) *Store {
+	t.Helper()
+	s, _, err := Open(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func report(slug string) Proposal {
+	return Proposal{Action: ReportDeadSource, Slug: slug, Rank: 2, Reason: "the second source answers 404"}
+}
+
+func TestReopenKeepsTheLastStateOfEachProposal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{})
+	a, err := s.Add(report("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decide(a.ID, Rejected, Decision{Actor: "cli", Reason: "it answers"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := open(t, path, Options{})
+	got, err := s2.Get(a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != Rejected || got.Decision.Reason != "it answers" {
+		t.Fatalf("after reopening: %+v", got)
+	}
+	if s2.lines != 1 {
+		t.Errorf("the reopened file holds %d lines, want 1 (superseded lines compacted)", s2.lines)
+	}
+}
+
+func TestOpenCutsATornLastLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{})
+	a, _ := s.Add(report("a"))
+	s.Close()
+	whole, _ := os.ReadFile(path)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"p0123456789abcdef","crea`)
+	f.Close()
+	s2, notes, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if len(notes) != 1 || !strings.Contains(notes[0], "torn") {
+		t.Errorf("notes = %q, want one about the torn line", notes)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(whole) {
+		t.Errorf("the file after repair:\n%s\nwant:\n%s", after, whole)
+	}
+	if _, err := s2.Get(a.ID); err != nil {
+		t.Errorf("the whole line before the torn one was lost: %v", err)
+	}
+}
+
+func TestABrokenLineInTheMiddleIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{})
+	s.Add(report("a"))
+	s.Close()
+	data, _ := os.ReadFile(path)
+	os.WriteFile(path, append([]byte("{not json}\n"), data...), 0o600)
+	if _, _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("Open = %v, want an error naming line 1", err)
+	}
+}
+
+func TestAddStopsAtMaxPending(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{MaxPending: 3})
+	var first *Proposal
+	for i := range 3 {
+		p, err := s.Add(report("a"))
+		if err != nil {
+			t.Fatalf("proposal %d: %v", i+1, err)
+		}
+		if first == nil {
+			first = p
+		}
+	}
+	before, _ := os.ReadFile(path)
+	if _, err := s.Add(report("a")); !errors.Is(err, ErrFull) {
+		t.Fatalf("the fourth Add = %v, want ErrFull", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("a refused proposal changed the file")
+	}
+	if _, err := s.Decide(first.ID, Accepted, Decision{Actor: "cli"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(report("a")); err != nil {
+		t.Errorf("after one was decided, Add = %v, want room for one", err)
+	}
+}
+
+func TestDecidedProposalsAreDroppedAfterRetention(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	now := t0
+	clock := func() time.Time { return now }
+	s := open(t, path, Options{Retention: 24 * time.Hour, Now: clock})
+	old, _ := s.Add(report("old"))
+	s.Decide(old.ID, Rejected, Decision{Actor: "cli"})
+	waiting, _ := s.Add(report("waiting"))
+	s.Close()
+	now = t0.Add(25 * time.Hour)
+	s2 := open(t, path, Options{Retention: 24 * time.Hour, Now: clock})
+	if _, err := s2.Get(old.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a proposal decided 25 hours ago with 24 hours' retention: Get = %v, want ErrNotFound", err)
+	}
+	if _, err := s2.Get(waiting.ID); err != nil {
+		t.Errorf("a pending proposal was dropped: %v", err)
+	}
+	data, _ := os.ReadFile(path)
+	if strings.Contains(string(data), old.ID) {
+		t.Error("the file still holds the expired proposal")
+	}
+}
+
+func TestOneWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	open(t, path, Options{})
+	if _, _, err := Open(path, Options{}); !errors.Is(err, filelock.ErrHeld) {
+		t.Fatalf("a second Open = %v, want filelock.ErrHeld", err)
+	}
+}
+
+func TestALaterVoteReplacesTheKeysEarlierOne(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "r.json"+Suffix), Options{})
+	p, _ := s.Add(report("a"))
+	s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0})
+	got, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteOppose, Time: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sup, opp := got.Tally(); sup != 0 || opp != 1 {
+		t.Errorf("tally = %d for, %d against; want 0, 1", sup, opp)
+	}
+	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0}); err == nil {
+		t.Error("an older vote replaced a newer one")
+	}
+}
+
+func TestVoteStatement(t *testing.T) {
+	key, _ := pkarr.Generate()
+	node := "pk:node"
+	id := NewID()
+	voter, sig := SignVote(key, node, id, VoteSupport, t0)
+	v := Vote{Pubkey: voter, Vote: VoteSupport, Time: t0, Signature: sig}
+	if err := VerifyVote(node, id, v, t0.Add(time.Minute)); err != nil {
+		t.Fatalf("a fresh vote: %v", err)
+	}
+	changed := map[string]func() error{
+		"another node":     func() error { return VerifyVote("pk:other", id, v, t0) },
+		"another proposal": func() error { return VerifyVote(node, NewID(), v, t0) },
+		"another vote": func() error {
+			w := v
+			w.Vote = VoteOppose
+			return VerifyVote(node, id, w, t0)
+		},
+		"another time": func() error {
+			w := v
+			w.Time = t0.Add(time.Second)
+			return VerifyVote(node, id, w, t0)
+		},
+	}
+	for name, f := range changed {
+		if err := f(); err == nil {
+			t.Errorf("%s: the signature still verified", name)
+		}
+	}
+	if err := VerifyVote(node, id, v, t0.Add(MaxVoteAge+time.Second)); !errors.Is(err, ErrVoteTime) {
+		t.Errorf("a vote older than MaxVoteAge: %v, want ErrVoteTime", err)
+	}
+	if err := VerifyVote(node, id, v, t0.Add(-MaxVoteSkew-time.Second)); !errors.Is(err, ErrVoteTime) {
+		t.Errorf("a vote from the future: %v, want ErrVoteTime", err)
+	}
+}
+
+func TestLimiterCountsEveryKey(t *testing.T) {
+	l := NewLimiter(2)
+	if ok, _ := l.Allow(t0, "session:1", "addr:a"); !ok {
+		t.Fatal("first refused")
+	}
+	if ok, _ := l.Allow(t0, "session:2", "addr:a"); !ok {
+		t.Fatal("second refused")
+	}
+	if ok, retry := l.Allow(t0, "session:3", "addr:a"); ok || retry != time.Hour {
+		t.Errorf("a third from the same address: ok=%v retry=%s, want refused for an hour", ok, retry)
+	}
+	if ok, _ := l.Allow(t0, "session:3", "addr:b"); !ok {
+		t.Error("another address with a fresh session was refused")
+	}
+	if ok, _ := l.Allow(t0.Add(time.Hour), "session:1", "addr:a"); !ok {
+		t.Error("refused after the window ended")
+	}
+}

@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/strictjson"
+)
+
+// ProposeChange implements gen.ToolHandlers.
+func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput) (*gen.ProposeChangeOutput, error) {
+	out := &gen.ProposeChangeOutput{Action: gen.ProposeChangeOutputAction(in.Action), Slug: in.Slug}
+	refuse := func(text string) error {
+		return &gen.ToolError{Text: text + " Nothing was recorded.", Structured: out}
+	}
+	d := h.props
+	if d == nil {
+		return nil, refuse(h.noProposals())
+	}
+	p := proposals.Proposal{Action: string(in.Action), Slug: in.Slug, Category: in.Category, Source: in.Source, Reason: in.Reason, Contact: deref(in.Contact)}
+	if in.Rank != nil {
+		p.Rank = *in.Rank
+	}
+	if path, reason := proposals.Shape(&p); path != "" {
+		return nil, strictjson.Errors{{Path: path, Reason: reason}}
+	}
+	// The cheap bounds first, so a flood costs no registry check.
+	if n := d.store.Pending(); n >= d.store.MaxPending() {
+		return nil, refuse(fullText(n))
+	}
+	if ok, retry := d.rate.Allow(h.now(), clientKeys(ctx)...); !ok {
+		return nil, refuse(fmt.Sprintf("This client has made %d proposals in the last hour, the most this server takes from one client (--proposal-rate); try again in %s.", d.rate.Rate, retry.Round(time.Minute)))
+	}
+	if err := h.checkProposal(&p); err != nil {
+		return nil, err
+	}
+	rec, err := d.store.Add(p)
+	if errors.Is(err, proposals.ErrFull) {
+		return nil, refuse(fullText(d.store.MaxPending()))
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Recorded, out.ID, out.Status = true, ptr(rec.ID), ptr(gen.ProposeChangeOutputStatusPending)
+	return out, nil
+}
+
+func fullText(n int) string {
+	return fmt.Sprintf("The curator has %d proposals waiting, the most this server keeps (--max-pending-proposals); propose again once some are decided.", n)
+}
+
+// checkProposal makes p's change to a copy of the registry served and
+// checks the result by the registry's own rules, so that a proposal
+// accepted now would apply: its problems are argument problems.
+func (h *Handlers) checkProposal(p *proposals.Proposal) error {
+	reg := h.cur.Load().reg
+	doc := reg.Document()
+	if err := proposals.Apply(p, &doc); err != nil {
+		return strictjson.Errors{{Path: "slug", Reason: err.Error()}}
+	}
+	if !p.Changes() {
+		return nil
+	}
+	limit := int64(registry.MaxSize)
+	if h.edit != nil {
+		limit = h.edit.MaxRegistryBytes
+	}
+	if _, err := registry.LoadLimit(gen.EncodeRegistry(&doc), limit); err != nil {
+		errs := categoryErrors(err, p.Slug)
+		if p.Source != nil {
+			errs = sourceErrors(errs, p.Rank)
+		}
+		return errs
+	}
+	return nil
+}
+
+// sourceErrors turns the problems of the proposed source, at
+// category.sources[rank-1], into problems of the source argument.
+func sourceErrors(err error, rank int) error {
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) {
+		return err
+	}
+	prefix := fmt.Sprintf("category.sources[%d]", rank-1)
+	for _, e := range errs {
+		if len(e.Path) >= len(prefix) && e.Path[:len(prefix)] == prefix {
+			e.Path = "source" + e.Path[len(prefix):]
+		}
+	}
+	return errs
+}
+
+// ProposeChangeText implements gen.ToolHandlers.
+func (h *Handlers) ProposeChangeText(out *gen.ProposeChangeOutput) string {
+	return fmt.Sprintf("Proposal %s recorded (%s %s), pending: the curator accepts or rejects it. Follow it with get_proposal {\"id\": %q}.", deref(out.ID), out.Action, out.Slug, deref(out.ID))
+}

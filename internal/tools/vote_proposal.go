@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/proposals"
+)
+
+// VoteProposal implements gen.ToolHandlers. A vote counts only from a
+// curator the registry served endorses, and only while that registry's
+// own signature verifies: an unsigned or tampered file cannot say whose
+// votes count.
+func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*gen.VoteProposalOutput, error) {
+	out := &gen.VoteProposalOutput{ID: in.ID, Vote: gen.VoteProposalOutputVote(in.Vote), Voter: in.Voter}
+	refuse := func(text string) error {
+		return &gen.ToolError{Text: "The vote was not recorded: " + text, Structured: out}
+	}
+	d := h.props
+	if d == nil {
+		return nil, refuse(h.noProposals())
+	}
+	s := h.cur.Load()
+	node := s.reg.Curator().Pubkey
+	if node == "" || !s.signature.Verified {
+		return nil, refuse("this node's registry is not signed by its curator, so it endorses no one whose votes could count.")
+	}
+	pub, err := pkarr.ParsePublicKey(in.Voter)
+	if err != nil {
+		return nil, refuse("the voter's key: " + err.Error())
+	}
+	voter := pkarr.URI(pub)
+	if !h.endorses(voter) {
+		return nil, refuse(fmt.Sprintf("%s is not a curator this node's signed registry endorses (get_endorsements lists them); only they may vote.", voter))
+	}
+	at, err := time.Parse(time.RFC3339, in.Time)
+	if err != nil {
+		return nil, refuse("time: " + err.Error())
+	}
+	v := proposals.Vote{Pubkey: voter, Vote: string(in.Vote), Time: at.UTC(), Signature: in.Signature}
+	if err := proposals.VerifyVote(node, in.ID, v, h.now()); err != nil {
+		return nil, refuse(err.Error() + ".")
+	}
+	p, err := d.store.AddVote(in.ID, v)
+	if err != nil {
+		return nil, refuse(proposalError(in.ID, err))
+	}
+	support, oppose := p.Tally()
+	out.Recorded, out.Voter, out.Support, out.Oppose = true, voter, ptr(support), ptr(oppose)
+	return out, nil
+}
+
+// endorses reports whether the registry served endorses the key pk
+// (canonical pk:… form).
+func (h *Handlers) endorses(pk string) bool {
+	for _, e := range h.cur.Load().reg.Endorsements() {
+		if k, err := pkarr.ParsePublicKey(e.Pubkey); err == nil && pkarr.URI(k) == pk {
+			return true
+		}
+	}
+	return false
+}
+
+// VoteProposalText implements gen.ToolHandlers.
+func (h *Handlers) VoteProposalText(out *gen.VoteProposalOutput) string {
+	return fmt.Sprintf("Recorded %s's vote (%s) on proposal %s: now %d for, %d against. Votes inform; the curator decides.", out.Voter, out.Vote, out.ID, deref(out.Support), deref(out.Oppose))
+}
