@@ -11,7 +11,7 @@ import (
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetIdentityOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -92,6 +92,24 @@ var Tools = []Tool{{
 	},
 	decodeInput:  decodeAny(DecodeGetFederatedSourcesInput),
 	decodeOutput: decodeAny(DecodeGetFederatedSourcesOutput),
+}, {
+	Discoverable: false,
+	Examples: ToolExamples{
+		Arguments: []string{
+			`{}`,
+			`{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
+		},
+		Invalid: `{"pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
+		Result:  `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","role":"own","name":"A curator","links":[{"url":"https://example.org","status":"verified","checked_at":"2026-11-25T10:00:00Z","verified_at":"2026-11-25T10:00:00Z","check":"curl -s 'https://example.org/.well-known/3gs.json' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://gist.github.com/someone/0123456789abcdef","status":"failed","reason":"key not found","checked_at":"2026-11-25T10:00:00Z","check":"curl -s 'https://gist.github.com/someone/0123456789abcdef' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://njump.me/npub1example","status":"pending","check":"curl -s 'https://njump.me/npub1example' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"}]}`,
+	},
+	Manifest: manifestGetIdentity,
+	Name:     "get_identity",
+	Tier:     TierPublic,
+	call: func(ctx context.Context, h ToolHandlers, args []byte) (*Result, error) {
+		return callTool(ctx, args, "get_identity", DecodeGetIdentityInput, h.GetIdentity, h.GetIdentityText)
+	},
+	decodeInput:  decodeAny(DecodeGetIdentityInput),
+	decodeOutput: decodeAny(DecodeGetIdentityOutput),
 }, {
 	Discoverable: false,
 	Examples: ToolExamples{
@@ -211,18 +229,20 @@ func LookupTool(name string) *Tool {
 		return &Tools[2]
 	case "get_federated_sources":
 		return &Tools[3]
-	case "get_provenance":
+	case "get_identity":
 		return &Tools[4]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[5]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[6]
-	case "reload_registry":
+	case "list_categories":
 		return &Tools[7]
-	case "remove_category":
+	case "reload_registry":
 		return &Tools[8]
-	case "upsert_category":
+	case "remove_category":
 		return &Tools[9]
+	case "upsert_category":
+		return &Tools[10]
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ type ToolHandlers interface {
 	GetFederatedSources(ctx context.Context, in *GetFederatedSourcesInput) (*GetFederatedSourcesOutput, error)
 	// GetFederatedSourcesText renders a get_federated_sources result as plain text.
 	GetFederatedSourcesText(out *GetFederatedSourcesOutput) string
+	// GetIdentity serves get_identity: Get a curator's identity.
+	GetIdentity(ctx context.Context, in *GetIdentityInput) (*GetIdentityOutput, error)
+	// GetIdentityText renders a get_identity result as plain text.
+	GetIdentityText(out *GetIdentityOutput) string
 	// GetProvenance serves get_provenance: Get registry provenance.
 	GetProvenance(ctx context.Context, in *GetProvenanceInput) (*GetProvenanceOutput, error)
 	// GetProvenanceText renders a get_provenance result as plain text.
@@ -58,6 +62,7 @@ const (
 	ToolGetAuditLog         = "get_audit_log"
 	ToolGetEndorsements     = "get_endorsements"
 	ToolGetFederatedSources = "get_federated_sources"
+	ToolGetIdentity         = "get_identity"
 	ToolGetProvenance       = "get_provenance"
 	ToolGetSources          = "get_sources"
 	ToolListCategories      = "list_categories"

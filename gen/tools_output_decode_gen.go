@@ -891,6 +891,27 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *Endorsed
 					out.Endorses = items0
 				}
 			}
+		case "verified_links":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.VerifiedLinks = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, endorsedPeerFields)
 		}
@@ -1190,6 +1211,27 @@ func decodePeerState(d *strictjson.Decoder, p *strictjson.Path, out *PeerState) 
 				}
 				out.Answered = &opt0
 			}
+		case "verified_links":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.VerifiedLinks = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, peerStateFields)
 		}
@@ -1315,6 +1357,166 @@ func decodeFederatedListed(d *strictjson.Decoder, p *strictjson.Path, out *Feder
 		}
 	}
 	d.Missing(p, seen, 0b1111, federatedListedFields)
+}
+
+/*
+DecodeGetIdentityOutput strictly decodes a result of get_identity; tests use it
+to hold results to the output schema (see strictjson.Decode).
+*/
+func DecodeGetIdentityOutput(data []byte) (*GetIdentityOutput, error) {
+	return strictjson.Decode(data, decodeGetIdentityOutput)
+}
+
+// decodeGetIdentityOutput reads the object at p (schema/tools/get_identity.json#/outputSchema) into out.
+func decodeGetIdentityOutput(d *strictjson.Decoder, p *strictjson.Path, out *GetIdentityOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		case "role":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 GetIdentityOutputRole
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumGetIdentityOutputRole)
+					opt0 = GetIdentityOutputRole(v)
+				}
+				out.Role = &opt0
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "links":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]IdentityLink, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 IdentityLink
+					decodeIdentityLink(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				out.Links = items0
+			}
+		default:
+			d.UnknownKey(p, key, getIdentityOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1001, getIdentityOutputFields)
+}
+
+// decodeIdentityLink reads the object at p (schema/tools/get_identity.json#/outputSchema/$defs/identityLink) into out.
+func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *IdentityLink) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "url":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 512)
+				out.URL = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumIdentityLinkStatus)
+				out.Status = IdentityLinkStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 IdentityLinkReason
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumIdentityLinkReason)
+					opt0 = IdentityLinkReason(v)
+				}
+				out.Reason = &opt0
+			}
+		case "checked_at":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.CheckedAt = &opt0
+			}
+		case "verified_at":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.VerifiedAt = &opt0
+			}
+		case "check":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Check = v
+			}
+		default:
+			d.UnknownKey(p, key, identityLinkFields)
+		}
+	}
+	d.Missing(p, seen, 0b100011, identityLinkFields)
 }
 
 /*
@@ -2562,7 +2764,7 @@ func EnumEndorsedPeerReason() []string {
 }
 
 // endorsedPeerFields lists EndorsedPeer's fields in schema order; bit i of a decoder's seen set stands for endorsedPeerFields[i].
-var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses"}
+var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses", "verified_links"}
 
 // getFederatedSourcesOutputFields lists GetFederatedSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesOutputFields[i].
 var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers", "candidates", "more_categories", "category_count"}
@@ -2587,7 +2789,7 @@ func EnumPeerStateStatus() []string {
 }
 
 // peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
-var peerStateFields = []string{"pubkey", "name", "status", "answered"}
+var peerStateFields = []string{"pubkey", "name", "status", "answered", "verified_links"}
 
 // enumFederatedCandidateTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust.
 var enumFederatedCandidateTrust = []string{"own", "endorsed"}
@@ -2610,6 +2812,36 @@ func EnumFederatedListedTrust() []string {
 
 // federatedListedFields lists FederatedListed's fields in schema order; bit i of a decoder's seen set stands for federatedListedFields[i].
 var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
+
+// enumGetIdentityOutputRole holds the values allowed at schema/tools/get_identity.json#/outputSchema/properties/role.
+var enumGetIdentityOutputRole = []string{"own", "endorsed"}
+
+// EnumGetIdentityOutputRole returns the values allowed at schema/tools/get_identity.json#/outputSchema/properties/role, in schema order.
+func EnumGetIdentityOutputRole() []string {
+	return slices.Clone(enumGetIdentityOutputRole)
+}
+
+// getIdentityOutputFields lists GetIdentityOutput's fields in schema order; bit i of a decoder's seen set stands for getIdentityOutputFields[i].
+var getIdentityOutputFields = []string{"pubkey", "role", "name", "links"}
+
+// enumIdentityLinkStatus holds the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/status.
+var enumIdentityLinkStatus = []string{"verified", "failed", "pending"}
+
+// EnumIdentityLinkStatus returns the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/status, in schema order.
+func EnumIdentityLinkStatus() []string {
+	return slices.Clone(enumIdentityLinkStatus)
+}
+
+// enumIdentityLinkReason holds the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason.
+var enumIdentityLinkReason = []string{"unreachable", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "key not found"}
+
+// EnumIdentityLinkReason returns the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason, in schema order.
+func EnumIdentityLinkReason() []string {
+	return slices.Clone(enumIdentityLinkReason)
+}
+
+// identityLinkFields lists IdentityLink's fields in schema order; bit i of a decoder's seen set stands for identityLinkFields[i].
+var identityLinkFields = []string{"url", "status", "reason", "checked_at", "verified_at", "check"}
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}

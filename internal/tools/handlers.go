@@ -18,6 +18,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -49,6 +50,9 @@ type Handlers struct {
 	// health is what the last check of the sources found (SetSourceHealth);
 	// nil when none is known.
 	health atomic.Pointer[sourcehealth.Index]
+	// identities is what the checks of curators' links found
+	// (SetIdentities); nil: every link is pending.
+	identities atomic.Pointer[identity.Checker]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
