@@ -70,6 +70,7 @@ func serveFlags(f *Flags) {
 	f.String("peer-parallel", "THREEGS_PEER_PARALLEL", "4", "endorsed registries fetched at once")
 	followFlags(f)
 	checkSourcesFlags(f)
+	identityFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -94,6 +95,7 @@ type serveConfig struct {
 	follow    *followConfig     // --follow; nil when not a read replica
 	// checkSources is --check-sources; zero when off.
 	checkSources time.Duration
+	identity     identityConfig // identityFlags
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -139,6 +141,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if c.checkSources, err = parseCheckSources(f); err != nil {
+		return nil, err
+	}
+	if c.identity, err = parseIdentity(f); err != nil {
 		return nil, err
 	}
 	if c.follow, err = parseFollow(f); err != nil {
@@ -508,6 +513,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}()
 	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
 	go func() { defer close(renewDone); renewLoop(peersCtx, h, log) }()
+	identityDone := startIdentity(peersCtx, h, c.identity, srvd.path, pc.CacheDir, log)
 	go func() {
 		defer close(followDone)
 		if fl != nil {
@@ -529,6 +535,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			<-watchDone
 			<-signDone
 			<-sourcesDone
+			<-identityDone
 		}, sources: checker.health}
 	if fl != nil {
 		srv.follow = followHealth(fl, time.Now)
