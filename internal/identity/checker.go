@@ -36,6 +36,10 @@ type Subject struct {
 	// Pubkey is the curator's key, pk: and 52 z-base-32 characters.
 	Pubkey string
 	Links  []string
+	// Home is "" for our own curator; for an endorsed one, the URL our
+	// registry endorses them at, the one non-public address their links
+	// may name (Verifier.Verify).
+	Home string
 }
 
 // Config says what a Checker checks, how often and where it keeps what
@@ -72,6 +76,7 @@ type linkKey struct{ pubkey, url string }
 
 type entry struct {
 	Result
+	home     string // the subject's Home
 	failures int
 	next     time.Time // when to check next; zero: at once
 	running  bool
@@ -213,6 +218,7 @@ func (c *Checker) due() []linkKey {
 				e = &entry{Result: Result{Status: Pending}}
 				c.links[k] = e
 			}
+			e.home = s.Home
 			if !e.running && !now.Before(e.next) {
 				e.running = true
 				due = append(due, k)
@@ -240,7 +246,13 @@ func (c *Checker) forgot() bool {
 
 // check checks one link and records the outcome.
 func (c *Checker) check(ctx context.Context, k linkKey) {
-	err := c.cfg.Verifier.Verify(ctx, k.pubkey, k.url)
+	c.mu.Lock()
+	var home string
+	if e, ok := c.links[k]; ok {
+		home = e.home
+	}
+	c.mu.Unlock()
+	err := c.cfg.Verifier.Verify(ctx, k.pubkey, k.url, home)
 	if ctx.Err() != nil {
 		c.mu.Lock()
 		if e, ok := c.links[k]; ok {

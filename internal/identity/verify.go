@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -62,7 +63,11 @@ type Verifier struct {
 // Verify checks that link proves key (pk:…): nil when it does, else a
 // *Failure. A bare origin is checked first by its /.well-known/3gs.json,
 // then by its front page; any other link by its page.
-func (v *Verifier) Verify(ctx context.Context, key, link string) error {
+//
+// home is "" for a link our own curator claims, and for one an endorsed
+// curator claims, the URL our registry endorses that curator at: see
+// literalRefused.
+func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
 	timeout := v.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -72,6 +77,9 @@ func (v *Verifier) Verify(ctx context.Context, key, link string) error {
 	u, err := url.Parse(link)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return &Failure{Public: fetch.Unreachable, Detail: fmt.Sprintf("identity link %q is not an http(s) URL", link)}
+	}
+	if err := literalRefused(u, home); err != nil {
+		return err
 	}
 	var proofNote string
 	if BareOrigin(u) {
@@ -147,8 +155,32 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
 	}
 	return s
+}
+
+// literalRefused refuses a link an endorsed curator claims (home is not
+// "") that names a non-public IP address literally, unless it is the
+// address our registry endorses that curator at. internal/fetch connects
+// to a non-public address only when the URL names it, taking the literal
+// for the operator's choice; a link in a peer's registry is the peer's
+// choice, and would otherwise let the peer make us probe our own network
+// and read the outcome (unreachable or key not found) back. The address
+// our curator placed the peer at is already one we fetch from for it.
+func literalRefused(u *url.URL, home string) error {
+	if home == "" {
+		return nil
+	}
+	a, err := netip.ParseAddr(u.Hostname())
+	if err != nil || fetch.Public(a.WithZone("")) {
+		return nil // a name: its addresses are checked when connecting
+	}
+	if h, err := url.Parse(home); err == nil {
+		if b, err := netip.ParseAddr(h.Hostname()); err == nil && b.WithZone("").Unmap() == a.WithZone("").Unmap() {
+			return nil
+		}
+	}
+	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that address may be named", u.Redacted(), a, home)}
 }

@@ -57,7 +57,7 @@ func TestVerifyPage(t *testing.T) {
 		"/missing": fetch.Unreachable,
 		"/big":     fetch.RefusedTooLarge,
 	} {
-		if got := reason(v.Verify(context.Background(), key, base+path)); got != want {
+		if got := reason(v.Verify(context.Background(), key, base+path, "")); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
 		}
 	}
@@ -77,7 +77,7 @@ func TestVerifyBareOrigin(t *testing.T) {
 		{"neither", map[string]string{"/": "front page"}, KeyNotFound},
 	} {
 		base := site(t, c.pages)
-		if got := reason(verifier(0).Verify(context.Background(), key, base)); got != c.want {
+		if got := reason(verifier(0).Verify(context.Background(), key, base, "")); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -88,7 +88,23 @@ func TestVerifyBareOrigin(t *testing.T) {
 func TestVerifyKeepsTheAddressPolicy(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
 	link := strings.Replace(base, "127.0.0.1", "localhost", 1) + "/with"
-	if got := reason(verifier(0).Verify(context.Background(), key, link)); got != fetch.RefusedAddress {
+	if got := reason(verifier(0).Verify(context.Background(), key, link, "")); got != fetch.RefusedAddress {
 		t.Errorf("%s: %s, want %s", link, got, fetch.RefusedAddress)
+	}
+}
+
+// A peer's link may name a non-public address only where our registry
+// endorses that peer: anywhere else it would make us probe our network.
+func TestVerifyRefusesAPeersLiteralElsewhere(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	for home, want := range map[string]string{
+		"":                      "verified",           // our own curator's link
+		"http://127.0.0.1:9/":   "verified",           // the peer is endorsed on this address
+		"https://peer.example/": fetch.RefusedAddress, // a peer elsewhere names our loopback
+		"http://10.0.0.5:8080/": fetch.RefusedAddress, // another non-public address
+	} {
+		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != want {
+			t.Errorf("endorsed at %q: %s, want %s", home, got, want)
+		}
 	}
 }

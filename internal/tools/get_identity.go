@@ -33,7 +33,7 @@ func (h *Handlers) IdentitySubjects() []identity.Subject {
 			continue
 		}
 		if links := p.Copy.Registry.Curator().Links; len(links) > 0 {
-			out = append(out, identity.Subject{Pubkey: p.Endorsement.Pubkey, Links: links})
+			out = append(out, identity.Subject{Pubkey: p.Endorsement.Pubkey, Links: links, Home: p.Endorsement.URL})
 		}
 	}
 	return out
