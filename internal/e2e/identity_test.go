@@ -74,6 +74,8 @@ func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
 			t.Errorf("A's links[%d] = %+v, want %s %s %s", i, l, w.url, w.status, w.reason)
 		}
 	}
+	shown, _ := json.MarshalIndent(own, "", "  ")
+	t.Logf("get_identity of A:\n%s", shown)
 	if own.Pubkey != a.pubkey || own.Role == nil || *own.Role != gen.GetIdentityOutputRoleOwn {
 		t.Errorf("A's identity: %+v", own)
 	}
