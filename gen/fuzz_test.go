@@ -102,6 +102,10 @@ func decoderCases(f testing.TB) []decoderCase {
 				`{"category":"go","rank":1,"url":"https://a.example/","status":"ok","http_status":200,"title":"A","size":12,"checked_at":"2026-11-26T01:00:00Z"},`+
 				`{"category":"go","rank":2,"url":"https://b.example/old","status":"redirected","reason":"http 301","http_status":301,"location":"https://b.example/new","checked_at":"2026-11-26T01:00:00Z"}]}`),
 		roundTrip("DecodeTokens", DecodeTokens, `{"tokens":[{"name":"alice","tier":"user","sha256":"`+strings.Repeat("ab", 32)+`","created":"2026-11-21T10:00:00Z"}]}`),
+		roundTrip("DecodeIdentityCache", DecodeIdentityCache, `{"checks":[]}`,
+			`{"checks":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://example.org","status":"verified","checked_at":"2026-11-26T01:00:00Z","verified_at":"2026-11-26T01:00:00Z","failures":0},`+
+				`{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://example.org/me","status":"failed","reason":"key not found","checked_at":"2026-11-26T01:00:00Z","failures":3}]}`),
+		roundTrip("DecodeIdentityProof", DecodeIdentityProof, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`),
 		roundTrip("DecodePeerCache", DecodePeerCache, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/",`+
 			`"fetched_at":"2026-11-25T10:00:00Z","etag":"\"abc\"","registry":"{\"version\":\"1.0.0\"}","signature":"{}"}`),
 		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28"]}`,

@@ -121,6 +121,29 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *Curator) {
 				d.Pattern(&fp, v, patternCuratorPubkey)
 				out.Pubkey = v
 			}
+		case "links":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						d.FormatURI(&ip0, v)
+						d.Pattern(&ip0, v, patternCuratorLinksItem)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.Links = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, curatorFields)
 		}
@@ -157,7 +180,7 @@ func decodeEndorsement(d *strictjson.Decoder, p *strictjson.Path, out *Endorseme
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternEndorsementURL)
+				d.Pattern(&fp, v, patternCuratorLinksItem)
 				out.URL = v
 			}
 		case "name":
@@ -305,7 +328,7 @@ func decodeSource(d *strictjson.Decoder, p *strictjson.Path, out *Source) {
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternEndorsementURL)
+				d.Pattern(&fp, v, patternCuratorLinksItem)
 				out.URL = v
 			}
 		case "type":
@@ -349,11 +372,11 @@ var patternRegistryCategoriesKey = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$"
 // registryFields lists Registry's fields in schema order; bit i of a decoder's seen set stands for registryFields[i].
 var registryFields = []string{"version", "updated", "curator", "endorsements", "categories"}
 var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
+var patternCuratorLinksItem = regexp.MustCompile("^https?://")
 
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
-var curatorFields = []string{"name", "pubkey"}
+var curatorFields = []string{"name", "pubkey", "links"}
 var patternEndorsementPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
-var patternEndorsementURL = regexp.MustCompile("^https?://")
 
 // endorsementFields lists Endorsement's fields in schema order; bit i of a decoder's seen set stands for endorsementFields[i].
 var endorsementFields = []string{"pubkey", "url", "name", "since"}

@@ -49,6 +49,15 @@ func encodeCurator(w *strictjson.Writer, v *Curator) {
 	w.String(v.Name)
 	w.Key("pubkey")
 	w.String(v.Pubkey)
+	if len(v.Links) > 0 {
+		w.Key("links")
+		w.BeginArray()
+		for i0 := range v.Links {
+			w.Item()
+			w.String(v.Links[i0])
+		}
+		w.EndArray()
+	}
 	w.EndObject()
 }
 

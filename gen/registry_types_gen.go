@@ -20,6 +20,15 @@ type Category struct {
 
 // Who answers for the registry's content.
 type Curator struct {
+	// Pages the curator claims as their own (a personal site, a GitHub profile or
+	// gist, a Nostr profile page), at most 8, each listed once. A claim proves
+	// nothing by itself: 3gs serve fetches each link in the background and calls it
+	// verified only when the page holds the curator's exact pubkey, or, for a bare
+	// origin such as https://example.org, when
+	// https://example.org/.well-known/3gs.json is {"pubkey": "pk:..."}
+	// (get_identity). https only; http only to a loopback IP literal, for testing.
+	Links []string `json:"links,omitempty,omitzero"`
+
 	// Curator's display name.
 	Name string `json:"name"`
 

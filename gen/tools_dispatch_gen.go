@@ -23,7 +23,7 @@ type ToolExamples = toolcall.Examples
 // Pretouch compiles sonic's encoders for every tool result type now, so the first
 // call of each tool does not pay for it.
 func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[AcceptProposalOutput](), reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetProposalOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ListProposalsOutput](), reflect.TypeFor[ProposeChangeOutput](), reflect.TypeFor[RejectProposalOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput](), reflect.TypeFor[VoteProposalOutput]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[AcceptProposalOutput](), reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetIdentityOutput](), reflect.TypeFor[GetProposalOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ListProposalsOutput](), reflect.TypeFor[ProposeChangeOutput](), reflect.TypeFor[RejectProposalOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput](), reflect.TypeFor[VoteProposalOutput]()} {
 		if err := sonic.Pretouch(t); err != nil {
 			return err
 		}
@@ -103,6 +103,20 @@ var Tools = []Tool{
 		Name:     "get_federated_sources",
 		Tier:     TierPublic,
 	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, ToolHandlers.GetFederatedSourcesText),
+	toolcall.New(toolcall.Spec[Tier]{
+		Discoverable: false,
+		Examples: toolcall.Examples{
+			Arguments: []string{
+				`{}`,
+				`{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
+			},
+			Invalid: `{"pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
+			Result:  `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","role":"own","name":"A curator","links":[{"url":"https://example.org","status":"verified","checked_at":"2026-11-25T10:00:00Z","verified_at":"2026-11-25T10:00:00Z","check":"curl -s 'https://example.org/.well-known/3gs.json' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://gist.github.com/someone/0123456789abcdef","status":"failed","reason":"key not found","checked_at":"2026-11-25T10:00:00Z","check":"curl -s 'https://gist.github.com/someone/0123456789abcdef' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://njump.me/npub1example","status":"pending","check":"curl -s 'https://njump.me/npub1example' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"}]}`,
+		},
+		Manifest: manifestGetIdentity,
+		Name:     "get_identity",
+		Tier:     TierPublic,
+	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, ToolHandlers.GetIdentityText),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -268,28 +282,30 @@ func LookupTool(name string) *Tool {
 		return &Tools[3]
 	case "get_federated_sources":
 		return &Tools[4]
-	case "get_proposal":
+	case "get_identity":
 		return &Tools[5]
-	case "get_provenance":
+	case "get_proposal":
 		return &Tools[6]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[7]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[8]
-	case "list_proposals":
+	case "list_categories":
 		return &Tools[9]
-	case "propose_change":
+	case "list_proposals":
 		return &Tools[10]
-	case "reject_proposal":
+	case "propose_change":
 		return &Tools[11]
-	case "reload_registry":
+	case "reject_proposal":
 		return &Tools[12]
-	case "remove_category":
+	case "reload_registry":
 		return &Tools[13]
-	case "upsert_category":
+	case "remove_category":
 		return &Tools[14]
-	case "vote_proposal":
+	case "upsert_category":
 		return &Tools[15]
+	case "vote_proposal":
+		return &Tools[16]
 	}
 	return nil
 }

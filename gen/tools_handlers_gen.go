@@ -30,6 +30,10 @@ type ToolHandlers interface {
 	GetFederatedSources(ctx context.Context, in *GetFederatedSourcesInput) (*GetFederatedSourcesOutput, error)
 	// GetFederatedSourcesText renders a get_federated_sources result as plain text.
 	GetFederatedSourcesText(out *GetFederatedSourcesOutput) string
+	// GetIdentity serves get_identity: Get a curator's identity.
+	GetIdentity(ctx context.Context, in *GetIdentityInput) (*GetIdentityOutput, error)
+	// GetIdentityText renders a get_identity result as plain text.
+	GetIdentityText(out *GetIdentityOutput) string
 	// GetProposal serves get_proposal: Get a proposed change.
 	GetProposal(ctx context.Context, in *GetProposalInput) (*GetProposalOutput, error)
 	// GetProposalText renders a get_proposal result as plain text.
@@ -83,6 +87,7 @@ const (
 	ToolGetAuditLog         = "get_audit_log"
 	ToolGetEndorsements     = "get_endorsements"
 	ToolGetFederatedSources = "get_federated_sources"
+	ToolGetIdentity         = "get_identity"
 	ToolGetProposal         = "get_proposal"
 	ToolGetProvenance       = "get_provenance"
 	ToolGetSources          = "get_sources"

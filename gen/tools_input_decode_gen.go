@@ -280,6 +280,45 @@ func decodeGetFederatedSourcesInput(d *strictjson.Decoder, p *strictjson.Path, o
 }
 
 /*
+DecodeGetIdentityInput strictly decodes the arguments of get_identity (see
+strictjson.Decode).
+*/
+func DecodeGetIdentityInput(data []byte) (*GetIdentityInput, error) {
+	return strictjson.Decode(data, decodeGetIdentityInput)
+}
+
+// decodeGetIdentityInput reads the object at p (schema/tools/get_identity.json#/inputSchema) into out.
+func decodeGetIdentityInput(d *strictjson.Decoder, p *strictjson.Path, out *GetIdentityInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternGetIdentityInputPubkey)
+					opt0 = v
+				}
+				out.Pubkey = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, getIdentityInputFields)
+		}
+	}
+}
+
+/*
 DecodeGetProposalInput strictly decodes the arguments of get_proposal (see
 strictjson.Decode).
 */
@@ -903,6 +942,10 @@ var getAuditLogInputFields = []string{"since", "slug", "action", "limit"}
 
 // getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
 var getFederatedSourcesInputFields = []string{"query", "threshold"}
+var patternGetIdentityInputPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+
+// getIdentityInputFields lists GetIdentityInput's fields in schema order; bit i of a decoder's seen set stands for getIdentityInputFields[i].
+var getIdentityInputFields = []string{"pubkey"}
 
 // getProposalInputFields lists GetProposalInput's fields in schema order; bit i of a decoder's seen set stands for getProposalInputFields[i].
 var getProposalInputFields = []string{"id"}

@@ -29,6 +29,11 @@ var manifestGetEndorsements string
 //go:embed manifest/get_federated_sources.json
 var manifestGetFederatedSources string
 
+// manifestGetIdentity is the tools/list entry of get_identity, built from schema/tools/get_identity.json.
+//
+//go:embed manifest/get_identity.json
+var manifestGetIdentity string
+
 // manifestGetProposal is the tools/list entry of get_proposal, built from schema/tools/get_proposal.json.
 //
 //go:embed manifest/get_proposal.json
@@ -88,7 +93,7 @@ var manifestVoteProposal string
 // entries that tier sees, in Tools order: every tool at or below the tier, and
 // the discoverable ones above it.
 var ToolsListJSON = [NumTiers]string{
-	TierPublic: "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
-	TierUser:   "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
-	TierAdmin:  "[" + manifestAcceptProposal + "," + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestRejectProposal + "," + manifestReloadRegistry + "," + manifestRemoveCategory + "," + manifestUpsertCategory + "," + manifestVoteProposal + "]",
+	TierPublic: "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
+	TierUser:   "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
+	TierAdmin:  "[" + manifestAcceptProposal + "," + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestRejectProposal + "," + manifestReloadRegistry + "," + manifestRemoveCategory + "," + manifestUpsertCategory + "," + manifestVoteProposal + "]",
 }

@@ -222,6 +222,12 @@ type EndorsedPeer struct {
 	// Where their registry is read from (a node URL or the registry document's URL).
 	URL string `json:"url"`
 
+	// The links their signed registry claims (curator.links) that this server checked
+	// and found their exact key on, as get_identity reports them: the peer's own
+	// claims, each shown to be published by whoever controls that page, which says
+	// nothing more about who they are. Absent when none verified.
+	VerifiedLinks []string `json:"verified_links,omitempty,omitzero"`
+
 	// Version of the verified copy held.
 	Version *string `json:"version,omitempty,omitzero"`
 }
@@ -525,6 +531,37 @@ type GetFederatedSourcesOutput struct {
 	Threshold float64 `json:"threshold"`
 }
 
+type GetIdentityInput struct {
+	// The curator's key (pk: and 52 z-base-32 characters): this server's curator or
+	// one it endorses. Absent: this server's curator.
+	Pubkey *string `json:"pubkey,omitempty,omitzero"`
+}
+
+type GetIdentityOutput struct {
+	// The pages the curator claims, in their registry's order; empty when they claim
+	// none, or when an endorsed curator's registry has not been verified yet.
+	Links []IdentityLink `json:"links"`
+
+	// The curator's display name, as their registry writes it (for an endorsed
+	// curator not fetched yet, as the endorsement names them); absent when neither
+	// says.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// The curator's key, as asked for (or this server's curator's).
+	Pubkey string `json:"pubkey"`
+
+	// own: this server's curator; endorsed: a curator this server's curator vouches
+	// for, whose links come from their own signed registry as this server last
+	// verified it. Absent when the key is neither (the result is then an error saying
+	// so).
+	Role *GetIdentityOutputRole `json:"role,omitempty,omitzero"`
+}
+
+type GetIdentityOutputRole string
+
+const GetIdentityOutputRoleEndorsed GetIdentityOutputRole = "endorsed"
+const GetIdentityOutputRoleOwn GetIdentityOutputRole = "own"
+
 type GetProposalInput struct {
 	// The proposal's id, as propose_change returned it ("p" and 16 hex digits).
 	ID string `json:"id"`
@@ -669,6 +706,51 @@ type GetSourcesOutput struct {
 	Sources []RankedSource `json:"sources"`
 }
 
+type IdentityLink struct {
+	// A shell command that checks it by hand: it prints the line holding the key, or
+	// nothing.
+	Check string `json:"check"`
+
+	// When it was last checked (RFC 3339); absent while pending.
+	CheckedAt *string `json:"checked_at,omitempty,omitzero"`
+
+	// For failed, coarsely, never anything the page sent (the server's log has the
+	// detail): unreachable: no connection, no complete answer in time, or an HTTP
+	// error status; refused: address not allowed: the host resolves to a loopback,
+	// private or other non-public address; refused: redirect: it redirected to
+	// another scheme, host or port; refused: encoding: it sent a compressed body;
+	// refused: too large: over the byte limit; key not found: it answered, without
+	// the exact key.
+	Reason *IdentityLinkReason `json:"reason,omitempty,omitzero"`
+
+	// verified: the last check found the curator's exact key on the page (for a bare
+	// origin: on the page, or as {"pubkey": ...} in its /.well-known/3gs.json);
+	// failed: it did not, or the page could not be read (see reason); pending: not
+	// checked yet.
+	Status IdentityLinkStatus `json:"status"`
+
+	// The link as the curator's registry lists it.
+	URL string `json:"url"`
+
+	// When it last verified (RFC 3339); absent when it never did.
+	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
+}
+
+type IdentityLinkReason string
+
+const IdentityLinkReasonKeyNotFound IdentityLinkReason = "key not found"
+const IdentityLinkReasonRefusedAddressNotAllowed IdentityLinkReason = "refused: address not allowed"
+const IdentityLinkReasonRefusedEncoding IdentityLinkReason = "refused: encoding"
+const IdentityLinkReasonRefusedRedirect IdentityLinkReason = "refused: redirect"
+const IdentityLinkReasonRefusedTooLarge IdentityLinkReason = "refused: too large"
+const IdentityLinkReasonUnreachable IdentityLinkReason = "unreachable"
+
+type IdentityLinkStatus string
+
+const IdentityLinkStatusFailed IdentityLinkStatus = "failed"
+const IdentityLinkStatusPending IdentityLinkStatus = "pending"
+const IdentityLinkStatusVerified IdentityLinkStatus = "verified"
+
 type ListCategoriesInput struct {
 	// The next_cursor of the previous page, to continue the same listing; give the
 	// same filter with it.
@@ -746,6 +828,12 @@ type PeerState struct {
 	// held; refused: what it sent failed a check. A stale, unreachable or refused
 	// peer still answers from its last verified copy when it has one.
 	Status PeerStateStatus `json:"status"`
+
+	// The links their signed registry claims (curator.links) that this server checked
+	// and found their exact key on (get_identity has each link's state): the peer's
+	// claims, each shown to be published by whoever controls that page. Absent when
+	// none verified.
+	VerifiedLinks []string `json:"verified_links,omitempty,omitzero"`
 }
 
 type PeerStateStatus string

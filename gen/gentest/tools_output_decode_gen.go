@@ -972,6 +972,27 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 					out.Endorses = items0
 				}
 			}
+		case "verified_links":
+			if !d.Claim(p, key, &seen, 10) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.VerifiedLinks = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, endorsedPeerFields)
 		}
@@ -1270,6 +1291,27 @@ func decodePeerState(d *strictjson.Decoder, p *strictjson.Path, out *gen.PeerSta
 				}
 				out.Answered = &opt0
 			}
+		case "verified_links":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.VerifiedLinks = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, peerStateFields)
 		}
@@ -1428,6 +1470,29 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *gen.Curator) 
 				d.Pattern(&fp, v, patternCuratorPubkey)
 				out.Pubkey = v
 			}
+		case "links":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MaxLength(&ip0, v, 512)
+						d.FormatURI(&ip0, v)
+						d.Pattern(&ip0, v, patternEndorsedPeerURL)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				if len(items0) > 0 {
+					out.Links = items0
+				}
+			}
 		default:
 			d.UnknownKey(p, key, curatorFields)
 		}
@@ -1549,6 +1614,166 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 		}
 	}
 	d.Missing(p, seen, 0b11, sourceHealthFields)
+}
+
+/*
+DecodeGetIdentityOutput strictly decodes a result of get_identity (see
+strictjson.Decode).
+*/
+func DecodeGetIdentityOutput(data []byte) (*gen.GetIdentityOutput, error) {
+	return strictjson.Decode(data, decodeGetIdentityOutput)
+}
+
+// decodeGetIdentityOutput reads the object at p (schema/tools/get_identity.json#/outputSchema) into out.
+func decodeGetIdentityOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.GetIdentityOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		case "role":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.GetIdentityOutputRole
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumGetIdentityOutputRole)
+					opt0 = gen.GetIdentityOutputRole(v)
+				}
+				out.Role = &opt0
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "links":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]gen.IdentityLink, 0, d.Items(8))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 gen.IdentityLink
+					decodeIdentityLink(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 8)
+				out.Links = items0
+			}
+		default:
+			d.UnknownKey(p, key, getIdentityOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1001, getIdentityOutputFields)
+}
+
+// decodeIdentityLink reads the object at p (schema/tools/get_identity.json#/outputSchema/$defs/identityLink) into out.
+func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.IdentityLink) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "url":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.MaxLength(&fp, v, 512)
+				out.URL = v
+			}
+		case "status":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumIdentityLinkStatus)
+				out.Status = gen.IdentityLinkStatus(v)
+			}
+		case "reason":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 gen.IdentityLinkReason
+				if v, ok := d.String(&fp); ok {
+					d.Enum(&fp, v, enumIdentityLinkReason)
+					opt0 = gen.IdentityLinkReason(v)
+				}
+				out.Reason = &opt0
+			}
+		case "checked_at":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.CheckedAt = &opt0
+			}
+		case "verified_at":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDateTime(&fp, v)
+					opt0 = v
+				}
+				out.VerifiedAt = &opt0
+			}
+		case "check":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Check = v
+			}
+		default:
+			d.UnknownKey(p, key, identityLinkFields)
+		}
+	}
+	d.Missing(p, seen, 0b100011, identityLinkFields)
 }
 
 /*
@@ -3610,6 +3835,12 @@ func DecodeOutput(name string, data []byte) (any, error) {
 			return nil, err
 		}
 		return v, nil
+	case "get_identity":
+		v, err := DecodeGetIdentityOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case "get_proposal":
 		v, err := DecodeGetProposalOutput(data)
 		if err != nil {
@@ -3748,7 +3979,7 @@ func EnumEndorsedPeerReason() []string {
 }
 
 // endorsedPeerFields lists EndorsedPeer's fields in schema order; bit i of a decoder's seen set stands for endorsedPeerFields[i].
-var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses"}
+var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "reason", "last_success", "version", "categories", "endorses", "verified_links"}
 
 // getFederatedSourcesOutputFields lists GetFederatedSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesOutputFields[i].
 var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers", "candidates", "more_categories", "category_count"}
@@ -3773,7 +4004,7 @@ func EnumPeerStateStatus() []string {
 }
 
 // peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
-var peerStateFields = []string{"pubkey", "name", "status", "answered"}
+var peerStateFields = []string{"pubkey", "name", "status", "answered", "verified_links"}
 
 // enumFederatedCandidateTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust.
 var enumFederatedCandidateTrust = []string{"own", "endorsed"}
@@ -3799,7 +4030,7 @@ var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
 var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
 
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
-var curatorFields = []string{"name", "pubkey"}
+var curatorFields = []string{"name", "pubkey", "links"}
 
 // enumFederatedSourceType holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource/properties/type.
 var enumFederatedSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
@@ -3822,6 +4053,36 @@ func EnumSourceHealthStatus() []string {
 
 // sourceHealthFields lists SourceHealth's fields in schema order; bit i of a decoder's seen set stands for sourceHealthFields[i].
 var sourceHealthFields = []string{"status", "checked_at"}
+
+// enumGetIdentityOutputRole holds the values allowed at schema/tools/get_identity.json#/outputSchema/properties/role.
+var enumGetIdentityOutputRole = []string{"own", "endorsed"}
+
+// EnumGetIdentityOutputRole returns the values allowed at schema/tools/get_identity.json#/outputSchema/properties/role, in schema order.
+func EnumGetIdentityOutputRole() []string {
+	return slices.Clone(enumGetIdentityOutputRole)
+}
+
+// getIdentityOutputFields lists GetIdentityOutput's fields in schema order; bit i of a decoder's seen set stands for getIdentityOutputFields[i].
+var getIdentityOutputFields = []string{"pubkey", "role", "name", "links"}
+
+// enumIdentityLinkStatus holds the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/status.
+var enumIdentityLinkStatus = []string{"verified", "failed", "pending"}
+
+// EnumIdentityLinkStatus returns the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/status, in schema order.
+func EnumIdentityLinkStatus() []string {
+	return slices.Clone(enumIdentityLinkStatus)
+}
+
+// enumIdentityLinkReason holds the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason.
+var enumIdentityLinkReason = []string{"unreachable", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "key not found"}
+
+// EnumIdentityLinkReason returns the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason, in schema order.
+func EnumIdentityLinkReason() []string {
+	return slices.Clone(enumIdentityLinkReason)
+}
+
+// identityLinkFields lists IdentityLink's fields in schema order; bit i of a decoder's seen set stands for identityLinkFields[i].
+var identityLinkFields = []string{"url", "status", "reason", "checked_at", "verified_at", "check"}
 
 // getProposalOutputFields lists GetProposalOutput's fields in schema order; bit i of a decoder's seen set stands for getProposalOutputFields[i].
 var getProposalOutputFields = []string{"id", "proposal", "node_pubkey"}

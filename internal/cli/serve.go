@@ -72,6 +72,7 @@ func serveFlags(f *Flags) {
 	followFlags(f)
 	checkSourcesFlags(f)
 	proposalFlags(f)
+	identityFlags(f)
 	f.String("log-format", "THREEGS_LOG_FORMAT", "text", "log format on stderr: text or json")
 	f.String("log-level", "THREEGS_LOG_LEVEL", "info", "log level: debug, info, warn or error")
 }
@@ -96,6 +97,7 @@ type serveConfig struct {
 	follow    *followConfig     // --follow; nil when not a read replica
 	// checkSources is --check-sources; zero when off.
 	checkSources time.Duration
+	identity     identityConfig // identityFlags
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -141,6 +143,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if c.checkSources, err = parseCheckSources(f); err != nil {
+		return nil, err
+	}
+	if c.identity, err = parseIdentity(f); err != nil {
 		return nil, err
 	}
 	if c.follow, err = parseFollow(f); err != nil {
@@ -518,6 +523,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 	}()
 	go func() { defer close(peersDone); cfg.Peers.Run(peersCtx) }()
 	go func() { defer close(renewDone); renewLoop(peersCtx, h, log) }()
+	identityDone := startIdentity(peersCtx, h, c.identity, srvd.path, pc.CacheDir, log)
 	go func() {
 		defer close(followDone)
 		if fl != nil {
@@ -539,6 +545,7 @@ func newServer(ctx context.Context, env *Env, f *Flags, c *serveConfig) (*server
 			<-watchDone
 			<-signDone
 			<-sourcesDone
+			<-identityDone
 		}, sources: checker.health}
 	if fl != nil {
 		srv.follow = followHealth(fl, time.Now)

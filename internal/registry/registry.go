@@ -5,7 +5,8 @@
 // exactly 1, 2 and 3; no URL appears twice in a category; every query
 // pattern keeps at least one searchable word after normalization; every
 // public key is a real Ed25519 key in canonical z-base-32, no endorser
-// is listed twice, and no string holds a control or format character
+// is listed twice, the curator's links are https and listed once
+// (links.go), and no string holds a control or format character
 // (hygiene.go). All
 // problems are reported together, so a curator fixes a file in one round.
 package registry
@@ -154,6 +155,7 @@ func checkRules(doc *gen.Registry) (slugs []string, errs, warnings strictjson.Er
 	checkText("version", doc.Version, fail)
 	checkText("updated", doc.Updated, fail)
 	checkText("curator.pubkey", doc.Curator.Pubkey, fail)
+	checkLinks(doc.Curator.Links, fail, warn)
 	endorsedBy := map[string]int{}
 	for i, e := range doc.Endorsements {
 		p := "endorsements[" + strconv.Itoa(i) + "].pubkey"

@@ -47,6 +47,7 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 				for _, theirs := range c.Registry.Endorsements() {
 					ep.Endorses = append(ep.Endorses, theirs.Pubkey)
 				}
+				ep.VerifiedLinks = h.verifiedLinks(e.Pubkey, c.Registry.Curator().Links)
 			}
 		}
 		out.Endorsements = append(out.Endorsements, ep)
@@ -93,6 +94,7 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 		if e.Reason != nil && string(*e.Reason) != string(e.Status) {
 			fmt.Fprintf(&b, "; %s", *e.Reason)
 		}
+		b.WriteString(linksClaimed(e.VerifiedLinks))
 		b.WriteByte('\n')
 	}
 	return strings.TrimSuffix(b.String(), "\n")

@@ -56,6 +56,9 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 			if p.Endorsement.Name != nil {
 				ps.Name = ptr(oneLine(*p.Endorsement.Name, 200))
 			}
+			if p.Copy != nil {
+				ps.VerifiedLinks = h.verifiedLinks(p.Endorsement.Pubkey, p.Copy.Registry.Curator().Links)
+			}
 			if p.Copy != nil && p.Matcher != nil {
 				// The query was checked above; a peer's matcher refuses the
 				// same queries ours does, so an error only means no answer.
@@ -141,7 +144,7 @@ func federatedNoMatch(out *gen.GetFederatedSourcesOutput, shelves []shelf) error
 		reg := shelves[l.shelf].reg
 		cat, _ := reg.Category(l.slug)
 		cur := reg.Curator()
-		cur.Name = registry.Visible(cur.Name)
+		cur = visibleCurator(cur)
 		out.Candidates = append(out.Candidates, gen.FederatedCandidate{Trust: gen.FederatedCandidateTrust(trust(l.shelf)), Curator: cur,
 			Slug: l.slug, Name: registry.Visible(cat.Name), Description: registry.Visible(firstLine(cat.Description)), Score: l.score})
 	}
@@ -235,7 +238,7 @@ func federated(reg *registry.Registry, best matcher.Scored, trust gen.FederatedR
 // registry.Visible, so that the structured answer, too, carries nothing
 // a reader cannot see even if a copy bypassed the loader's refusal.
 func visibleResult(r gen.FederatedResult) gen.FederatedResult {
-	r.Curator.Name = registry.Visible(r.Curator.Name)
+	r.Curator = visibleCurator(r.Curator)
 	r.Name, r.Description = registry.Visible(r.Name), registry.Visible(r.Description)
 	for i, s := range r.Sources {
 		s.Name, s.URL, s.Why = registry.Visible(s.Name), registry.Visible(s.URL), registry.Visible(s.Why)
@@ -282,6 +285,9 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 		b.WriteString("Description: " + oneLine(r.Description, 2000) + "\n")
 		b.WriteString("Match Score: " + fmtScore(r.Score) + "\n")
 		b.WriteString("Registry Version: " + oneLine(r.RegistryVersion, 64) + "\n")
+		if peer {
+			b.WriteString(peerLinksLine(out.Peers, r.Curator.Pubkey))
+		}
 		b.WriteString("Sources:")
 		for _, s := range r.Sources {
 			b.WriteString("\n" + strconv.Itoa(s.Rank) + ". " + oneLine(s.Name, 200))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -51,6 +52,9 @@ type Handlers struct {
 	health atomic.Pointer[sourcehealth.Index]
 	// props takes proposals (SetProposals); nil when this server takes none.
 	props *proposalDesk
+	// identities is what the checks of curators' links found
+	// (SetIdentities); nil: every link is pending.
+	identities atomic.Pointer[identity.Checker]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+)
+
+// identitySite is a loopback web site where curators prove their keys:
+// a page with A's key, one without it, the origin's
+// /.well-known/3gs.json naming A's key, and a page with B's key. Every
+// other path is 404, so the origin verifies through its proof file alone.
+func identitySite(t *testing.T, a, b string) *httptest.Server {
+	t.Helper()
+	pages := map[string]string{
+		"/a":                    "<html><body><p>My 3gs curator key is " + a + ".</p></body></html>",
+		"/nothing":              "<html><body><p>No key on this page.</p></body></html>",
+		"/.well-known/3gs.json": `{"pubkey":"` + a + `"}`,
+		"/b":                    "<html><body>" + b + "</body></html>",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Two real nodes on loopback, A endorsing B, each claiming links on a
+// loopback site: A's page with its key verifies, its page without the
+// key fails, its bare origin verifies through /.well-known/3gs.json; B's
+// link, read from B's signed registry, verifies too and shows in A's
+// get_endorsements and get_federated_sources.
+func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
+	bin := buildBinary(t)
+	a, b := newCurator(t, "a"), newCurator(t, "b")
+	site := identitySite(t, a.pubkey, b.pubkey)
+
+	docB := oneTopic("Baker B", "sourdough-starters", "Sourdough Starters", "sourdough starter feeding",
+		[3]string{"https://b.example/one", "https://b.example/two", "https://b.example/three"})
+	docB.Curator.Links = []string{site.URL + "/b"}
+	b.write(t, docB)
+	sb := startHTTP(t, bin, "--registry", b.reg, "--key-file", b.keyPath)
+
+	docA := oneTopic("Ada A", "garden-birds", "Garden Birdwatching", "identify garden birds",
+		[3]string{"https://a.example/one", "https://a.example/two", "https://a.example/three"})
+	docA.Curator.Links = []string{site.URL + "/a", site.URL + "/nothing", site.URL}
+	docA.Endorsements = []gen.Endorsement{{Pubkey: b.pubkey, URL: nodeURL(sb.url), Name: ptrTo("Baker B"), Since: "2026-11-25"}}
+	a.write(t, docA)
+	sa := startHTTP(t, bin, "--registry", a.reg, "--key-file", a.keyPath, "--identity-refresh", "10s")
+
+	own := waitIdentity(t, sa, map[string]any{}, 3)
+	want := []struct {
+		url, status, reason string
+	}{
+		{site.URL + "/a", "verified", ""},
+		{site.URL + "/nothing", "failed", "key not found"},
+		{site.URL, "verified", ""},
+	}
+	for i, w := range want {
+		l := own.Links[i]
+		if l.URL != w.url || string(l.Status) != w.status || string(deref(l.Reason)) != w.reason || l.CheckedAt == nil {
+			t.Errorf("A's links[%d] = %+v, want %s %s %s", i, l, w.url, w.status, w.reason)
+		}
+	}
+	shown, _ := json.MarshalIndent(own, "", "  ")
+	t.Logf("get_identity of A:\n%s", shown)
+	if own.Pubkey != a.pubkey || own.Role == nil || *own.Role != gen.GetIdentityOutputRoleOwn {
+		t.Errorf("A's identity: %+v", own)
+	}
+
+	peerID := waitIdentity(t, sa, map[string]any{"pubkey": b.pubkey}, 1)
+	if peerID.Role == nil || *peerID.Role != gen.GetIdentityOutputRoleEndorsed || peerID.Links[0].URL != site.URL+"/b" {
+		t.Errorf("B's identity through A: %+v", peerID)
+	}
+	var ends gen.GetEndorsementsOutput
+	callTool(t, sa.url, "get_endorsements", map[string]any{}, &ends)
+	if len(ends.Endorsements) != 1 || !slices.Equal(ends.Endorsements[0].VerifiedLinks, []string{site.URL + "/b"}) {
+		t.Errorf("get_endorsements: %+v", ends)
+	}
+	var fed gen.GetFederatedSourcesOutput
+	callTool(t, sa.url, "get_federated_sources", map[string]any{"query": "how often should I feed my sourdough starter"}, &fed)
+	if len(fed.Peers) != 1 || !slices.Equal(fed.Peers[0].VerifiedLinks, []string{site.URL + "/b"}) {
+		t.Errorf("get_federated_sources peers: %+v", fed.Peers)
+	}
+	// What was found is kept beside A's registry for the next start.
+	if data, err := os.ReadFile(a.reg + ".identity.json"); err != nil || !bytes.Contains(data, []byte(`"key not found"`)) {
+		t.Errorf("identity cache beside the registry: %v\n%s", err, data)
+	}
+}
+
+// waitIdentity calls get_identity with args until it reports n links,
+// none pending, for at most a minute: the checks run in the background.
+func waitIdentity(t *testing.T, s *httpServer, args map[string]any, n int) gen.GetIdentityOutput {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var out gen.GetIdentityOutput
+		callTool(t, s.url, "get_identity", args, &out)
+		done := len(out.Links) == n
+		for _, l := range out.Links {
+			done = done && l.Status != gen.IdentityLinkStatusPending
+		}
+		if done {
+			return out
+		}
+		if time.Now().After(deadline) {
+			got, _ := json.Marshal(out)
+			t.Fatalf("get_identity %v never settled on %d checked links; last %s\nserver log:\n%s", args, n, got, s.stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

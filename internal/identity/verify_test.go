@@ -1,0 +1,110 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/internal/fetch"
+)
+
+// site serves pages from a map on loopback; the fetch client reaches it
+// because its URL names 127.0.0.1 itself (fetch's literal-IP allowance).
+func site(t *testing.T, pages map[string]string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func verifier(maxBytes int64) *Verifier {
+	return &Verifier{Client: fetch.New(fetch.Options{}), MaxBytes: maxBytes}
+}
+
+func reason(err error) string {
+	if err == nil {
+		return "verified"
+	}
+	var f *Failure
+	if !errors.As(err, &f) {
+		return "not a *Failure: " + err.Error()
+	}
+	return f.Public
+}
+
+func TestVerifyPage(t *testing.T) {
+	base := site(t, map[string]string{
+		"/with":    "<html><body>3gs: " + key + "</body></html>",
+		"/without": "<html><body>nothing here</body></html>",
+		"/longer":  "<html><body>" + key + "abc</body></html>",
+		"/big":     strings.Repeat("x", 5000) + key,
+	})
+	v := verifier(4096)
+	for path, want := range map[string]string{
+		"/with":    "verified",
+		"/without": KeyNotFound,
+		"/longer":  KeyNotFound,
+		"/missing": fetch.Unreachable,
+		"/big":     fetch.RefusedTooLarge,
+	} {
+		if got := reason(v.Verify(context.Background(), key, base+path, "")); got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+}
+
+func TestVerifyBareOrigin(t *testing.T) {
+	other := "pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo"
+	for _, c := range []struct {
+		name  string
+		pages map[string]string
+		want  string
+	}{
+		{"proof file", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `"}`, "/": "front page"}, "verified"},
+		{"front page", map[string]string{"/": "hello " + key}, "verified"},
+		{"another key", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + other + `"}`, "/": "front page"}, KeyNotFound},
+		{"not the proof shape", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `","pubkey":"` + other + `"}`, "/": "front page"}, KeyNotFound},
+		{"neither", map[string]string{"/": "front page"}, KeyNotFound},
+	} {
+		base := site(t, c.pages)
+		if got := reason(verifier(0).Verify(context.Background(), key, base, "")); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+// The address policy applies: a name that resolves to loopback is not
+// the literal the operator wrote, and is refused before anything is read.
+func TestVerifyKeepsTheAddressPolicy(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	link := strings.Replace(base, "127.0.0.1", "localhost", 1) + "/with"
+	if got := reason(verifier(0).Verify(context.Background(), key, link, "")); got != fetch.RefusedAddress {
+		t.Errorf("%s: %s, want %s", link, got, fetch.RefusedAddress)
+	}
+}
+
+// A peer's link may name a non-public address only where our registry
+// endorses that peer: anywhere else it would make us probe our network.
+func TestVerifyRefusesAPeersLiteralElsewhere(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	for home, want := range map[string]string{
+		"":                      "verified",           // our own curator's link
+		"http://127.0.0.1:9/":   "verified",           // the peer is endorsed on this address
+		"https://peer.example/": fetch.RefusedAddress, // a peer elsewhere names our loopback
+		"http://10.0.0.5:8080/": fetch.RefusedAddress, // another non-public address
+	} {
+		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != want {
+			t.Errorf("endorsed at %q: %s, want %s", home, got, want)
+		}
+	}
+}
