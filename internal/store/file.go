@@ -152,6 +152,12 @@ type Changed struct {
 // later with 3gs sign. Errors: edit's own, *InvalidError, *LogError and
 // *Error.
 func (f File) Change(reg *registry.Registry, action gen.AuditentryAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
+	return f.ChangeCategory(reg, action, "", keepVersion, edit)
+}
+
+// ChangeCategory is Change for a change to one category, whose slug the
+// log entry names.
+func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditentryAction, slug string, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
 	doc := reg.Document()
 	if err := edit(&doc); err != nil {
 		return nil, err
@@ -171,7 +177,7 @@ func (f File) Change(reg *registry.Registry, action gen.AuditentryAction, keepVe
 		if c.Log, err = f.openLog(reg); err != nil {
 			return nil, err
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditentryActionSign, now, reg), Entry(now, action, "", "", reg, next))
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditentryActionSign, now, reg), Entry(now, action, "", slug, reg, next))
 	}
 	done, err := c.Commit()
 	if err != nil {
