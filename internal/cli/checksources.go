@@ -19,9 +19,9 @@ import (
 )
 
 // checkSourcesFlags are serve's flags for checking the sources.
-func checkSourcesFlags(f *Flags) {
-	f.String("check-sources", "THREEGS_CHECK_SOURCES", "", "check every source URL this often in the background (e.g. 24h; moved by up to a tenth either way), as 3gs check does with its defaults, keeping the outcome in the health file for get_sources and /health. None: no checks (a health file 3gs check wrote is still read)")
-	f.String("health-file", "THREEGS_HEALTH_FILE", "", "the sources' health file, read for get_sources and /health and written by --check-sources; none means REGISTRY.health.json beside a registry file (for the embedded registry or a replica, the outcome is kept in memory only)")
+func checkSourcesFlags(f *Flags, o *serveOptions) {
+	f.DurationVar(&o.checkSources, "check-sources", "THREEGS_CHECK_SOURCES", "", "check every source URL this often in the background (e.g. 24h; moved by up to a tenth either way), as 3gs check does with its defaults, keeping the outcome in the health file for get_sources and /health. None: no checks (a health file 3gs check wrote is still read)")
+	f.StringVar(&o.healthFile, "health-file", "THREEGS_HEALTH_FILE", "", "the sources' health file, read for get_sources and /health and written by --check-sources; none means REGISTRY.health.json beside a registry file (for the embedded registry or a replica, the outcome is kept in memory only)")
 }
 
 // politeInterval is the shortest --check-sources that is not warned about:
@@ -29,11 +29,11 @@ func checkSourcesFlags(f *Flags) {
 const politeInterval = time.Hour
 
 // parseCheckSources is --check-sources: zero when off.
-func parseCheckSources(f *Flags) (time.Duration, error) {
-	if f.Value("check-sources") == "" {
+func parseCheckSources(v durationFlag) (time.Duration, error) {
+	if !v.given() {
 		return 0, nil
 	}
-	d, err := f.Duration("check-sources")
+	d, err := v.get()
 	if err != nil {
 		return 0, err
 	}

@@ -52,7 +52,7 @@ type finding struct {
 
 type doctor struct {
 	env      *Env
-	f        *Flags
+	o        *serveOptions
 	findings []finding
 	// verified: the registry's own signature verifies, so serve follows
 	// its endorsements.
@@ -64,7 +64,7 @@ func (d *doctor) add(v verdict, check, msg, fix string) {
 }
 
 func runDoctor(ctx context.Context, env *Env, f *Flags) int {
-	d := &doctor{env: env, f: f}
+	d := &doctor{env: env, o: options[serveOptions](f)}
 	cfg, err := parseServe(env, f)
 	if err != nil {
 		d.add(fail, "flags", err.Error(), "correct the flag or its environment variable (3gs help serve lists them)")
@@ -99,7 +99,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 // sources summarizes the health file of the registry's sources, when
 // there is a registry file or --health-file.
 func (d *doctor) sources(reg *registry.Registry) {
-	regPath, path := d.f.Value("registry"), d.f.Value("health-file")
+	regPath, path := d.o.registry, d.o.healthFile
 	if path == "" && regPath != "" {
 		path = sourcehealth.PathFor(regPath)
 	}
@@ -135,7 +135,7 @@ func (d *doctor) sources(reg *registry.Registry) {
 // registry checks the registry and its signature, as serve reads them but
 // without completing an interrupted write (doctor changes nothing).
 func (d *doctor) registry() *registry.Registry {
-	path := d.f.Value("registry")
+	path := d.o.registry
 	if path == "" {
 		reg, err := registry.Load(threegs.DefaultRegistry)
 		if err != nil {
@@ -148,7 +148,7 @@ func (d *doctor) registry() *registry.Registry {
 	}
 	// A bad --max-registry-bytes is reported under "flags"; the registry
 	// is still checked, against the default.
-	limit, err := registryLimit(d.f)
+	limit, err := registryLimit(d.o.maxRegistry)
 	if err != nil {
 		limit = registry.MaxSize
 	}
@@ -185,13 +185,13 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	case st.Verified:
 		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
 		d.expiry(st, regName)
-	case st.Signed() && flagBool(d.f, "allow-unsigned"):
+	case st.Signed() && d.o.allowUnsigned:
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry")
 	case st.Signed():
 		d.add(fail, "signature", fmt.Sprintf("%s does not verify (%v): the registry was changed after signing, or signed by another key, and serve refuses it", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry from a trusted copy")
-	case named && flagBool(d.f, "allow-unsigned"):
+	case named && d.o.allowUnsigned:
 		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed; --allow-unsigned serves it marked not verified",
 			"3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName)))
 	case named:
@@ -217,7 +217,7 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 	switch left := st.Expires.Sub(now); {
 	case regName == "" && st.Stale(now) != nil:
 		d.add(ok, "expiry", "embedded, exempt from expiry: it is part of the binary, so no old copy can be replayed to it; a registry of your own must carry an unexpired signature", "")
-	case st.Stale(now) != nil && flagBool(d.f, "allow-expired"):
+	case st.Stale(now) != nil && d.o.allowExpired:
 		d.add(warn, "expiry", st.Stale(now).Error()+"; --allow-expired serves it anyway, and peers refuse it", resign)
 	case st.Stale(now) != nil:
 		d.add(fail, "expiry", st.Stale(now).Error()+"; serve refuses it", resign+", or serve it anyway with --allow-expired")
@@ -230,12 +230,12 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 
 // key checks the curator key, when one is configured.
 func (d *doctor) key(reg *registry.Registry) []byte {
-	path := d.f.Value("key-file")
+	path := d.o.key.file
 	if path == "" && d.env.Getenv(secretKeyEnv) == "" {
 		return nil
 	}
 	var exposed string
-	key, from, err := signingKey(d.env, d.f, func(msg string) { exposed = msg })
+	key, from, err := signingKey(d.env, d.o.key, func(msg string) { exposed = msg })
 	var ek *exposedKeyError
 	if errors.As(err, &ek) {
 		key, from, err, exposed = ek.key, "--key-file "+path, nil, ek.Error()
@@ -268,9 +268,9 @@ func (d *doctor) key(reg *registry.Registry) []byte {
 // tokens checks the tokens file, when one is configured, and the stdio
 // session token (THREEGS_TOKEN) against it, as serve does at start.
 func (d *doctor) tokens() {
-	path := d.f.Value("tokens")
+	path := d.o.tokens
 	session := d.env.Getenv(stdioTokenEnv)
-	if session != "" && d.f.Value("http") != "" {
+	if session != "" && d.o.http != "" {
 		d.add(warn, "tokens", stdioTokenEnv+" is set but only a stdio server reads it", "over HTTP each client sends its own token as Authorization: Bearer; unset "+stdioTokenEnv)
 		session = ""
 	}
@@ -308,11 +308,11 @@ func (d *doctor) tokens() {
 
 // editing checks what the curator tools need to change the registry.
 func (d *doctor) editing(reg *registry.Registry, key []byte) {
-	path := d.f.Value("registry")
+	path := d.o.registry
 	if path == "" || reg == nil {
 		return
 	}
-	audit := d.f.Value("audit-log")
+	audit := d.o.auditLog
 	if audit == "" {
 		audit = path + ".audit.jsonl"
 	}
@@ -389,7 +389,7 @@ func (d *doctor) http(addr string) {
 	} else {
 		d.add(ok, "http", addr+" can be bound (loopback only)", "")
 	}
-	list := d.f.List("allow-origin")
+	list := list(d.o.allowOrigin)
 	sane := true
 	for _, origin := range list {
 		// parseServe refused anything that is not scheme://host[:port].

@@ -20,11 +20,17 @@ import (
 // registry the origin at URL publishes, verified against KEY, and follows
 // its changes (internal/follow).
 
-func followFlags(f *Flags) {
-	f.String("follow", "THREEGS_FOLLOW", "", "serve as a read replica of the 3gs node (http(s)://host[:port]) or registry URL given: its registry, verified against --follow-pubkey, refreshed every --follow-refresh; curator tools then point to it. Excludes --registry")
-	f.String("follow-pubkey", "THREEGS_FOLLOW_PUBKEY", "", "with --follow: the origin curator's key (pk:Z32 or Z32); a copy signed by any other key is refused")
-	f.String("follow-refresh", "THREEGS_FOLLOW_REFRESH", "30s", "with --follow: how often to ask the origin again (conditional requests, so an unchanged registry costs a 304); at least 1s")
-	f.String("follow-cache", "THREEGS_FOLLOW_CACHE", "", "with --follow: directory for the last good copy, checked again when read, so a restart while the origin is down serves it; none means the user cache directory")
+// followOptions are serve's flags for a read replica.
+type followOptions struct {
+	url, pubkey, cache string
+	refresh            durationFlag
+}
+
+func followFlags(f *Flags, o *followOptions) {
+	f.StringVar(&o.url, "follow", "THREEGS_FOLLOW", "", "serve as a read replica of the 3gs node (http(s)://host[:port]) or registry URL given: its registry, verified against --follow-pubkey, refreshed every --follow-refresh; curator tools then point to it. Excludes --registry")
+	f.StringVar(&o.pubkey, "follow-pubkey", "THREEGS_FOLLOW_PUBKEY", "", "with --follow: the origin curator's key (pk:Z32 or Z32); a copy signed by any other key is refused")
+	f.DurationVar(&o.refresh, "follow-refresh", "THREEGS_FOLLOW_REFRESH", "30s", "with --follow: how often to ask the origin again (conditional requests, so an unchanged registry costs a 304); at least 1s")
+	f.StringVar(&o.cache, "follow-cache", "THREEGS_FOLLOW_CACHE", "", "with --follow: directory for the last good copy, checked again when read, so a restart while the origin is down serves it; none means the user cache directory")
 }
 
 // followConfig is --follow and its companions, checked.
@@ -40,27 +46,30 @@ type followConfig struct {
 const minFollowRefresh = time.Second
 
 // parseFollow reads the --follow flags; nil when not following.
-func parseFollow(f *Flags) (*followConfig, error) {
-	url := f.Value("follow")
+func parseFollow(o *serveOptions) (*followConfig, error) {
+	url := o.follow.url
 	if url == "" {
-		for _, name := range []string{"follow-pubkey", "follow-cache"} {
-			if f.Value(name) != "" {
-				return nil, fmt.Errorf("--%s (%s) applies with --follow only; add --follow URL, or drop it", name, f.twins[name])
+		for _, x := range []struct{ value, flag string }{
+			{o.follow.pubkey, "--follow-pubkey (THREEGS_FOLLOW_PUBKEY)"},
+			{o.follow.cache, "--follow-cache (THREEGS_FOLLOW_CACHE)"},
+		} {
+			if x.value != "" {
+				return nil, fmt.Errorf("%s applies with --follow only; add --follow URL, or drop it", x.flag)
 			}
 		}
 		return nil, nil
 	}
-	if f.Value("registry") != "" {
+	if o.registry != "" {
 		return nil, fmt.Errorf("--follow serves the origin's registry, so --registry (REGISTRY_PATH) cannot be given too; drop one")
 	}
-	if f.Value("key-file") != "" {
+	if o.key.file != "" {
 		return nil, fmt.Errorf("a read replica holds no curator key: edits go to the origin; drop --key-file (THREEGS_KEY_FILE)")
 	}
 	if _, _, err := peer.Locate(url); err != nil {
 		return nil, fmt.Errorf("--follow (THREEGS_FOLLOW): %v", err)
 	}
-	c := &followConfig{url: url, cache: f.Value("follow-cache")}
-	z := f.Value("follow-pubkey")
+	c := &followConfig{url: url, cache: o.follow.cache}
+	z := o.follow.pubkey
 	if z == "" {
 		return nil, fmt.Errorf("--follow needs --follow-pubkey (THREEGS_FOLLOW_PUBKEY): the origin curator's key, as its 3gs init or keygen printed it; without it nothing shows the registry is the curator's")
 	}
@@ -68,7 +77,7 @@ func parseFollow(f *Flags) (*followConfig, error) {
 	if c.key, err = pkarr.ParsePublicKey(z); err != nil {
 		return nil, fmt.Errorf("--follow-pubkey (THREEGS_FOLLOW_PUBKEY) %w", err)
 	}
-	if c.refresh, err = f.Duration("follow-refresh"); err != nil {
+	if c.refresh, err = o.follow.refresh.get(); err != nil {
 		return nil, err
 	}
 	if c.refresh < minFollowRefresh {

@@ -22,14 +22,22 @@ var schemaSubcommands = []command{
 	{"diff", "[OLD_DIR] [NEW_DIR]", "classify every change between two schema folders as breaking or compatible for clients; exit 1 on a breaking change", schemaDiffFlags, runSchemaDiff},
 }
 
+// schemaDiffOptions are schema diff's flags.
+type schemaDiffOptions struct {
+	base, changelog string
+	requireBump     bool
+}
+
 func schemaDiffFlags(f *Flags) {
-	f.String("base", "THREEGS_SCHEMA_BASE", "", "compare NEW_DIR (default schema) with schema/ as it is at this git revision, e.g. main or HEAD~1, instead of OLD_DIR")
-	f.String("changelog", "THREEGS_CHANGELOG", "CHANGELOG.md", "with --require-bump: the changelog that must name the new contract version")
-	f.Bool("require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
+	o := options[schemaDiffOptions](f)
+	f.StringVar(&o.base, "base", "THREEGS_SCHEMA_BASE", "", "compare NEW_DIR (default schema) with schema/ as it is at this git revision, e.g. main or HEAD~1, instead of OLD_DIR")
+	f.StringVar(&o.changelog, "changelog", "THREEGS_CHANGELOG", "CHANGELOG.md", "with --require-bump: the changelog that must name the new contract version")
+	f.BoolVar(&o.requireBump, "require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
 }
 
 func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
-	args, base := f.Args(), f.Value("base")
+	o := options[schemaDiffOptions](f)
+	args, base := f.Args(), o.base
 	var oldDir, newDir string
 	switch {
 	case base != "" && len(args) <= 1:
@@ -75,11 +83,11 @@ func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
 	case !breaking:
 		fmt.Fprintf(env.Stderr, "%d changes, none breaking\n", len(changes))
 		return ExitOK
-	case !flagBool(f, "require-bump"):
+	case !o.requireBump:
 		fmt.Fprintf(env.Stderr, "%d changes, some breaking\n", len(changes))
 		return ExitFail
 	}
-	if err := checkBump(old.ContractVersion, new.ContractVersion, f.Value("changelog")); err != nil {
+	if err := checkBump(old.ContractVersion, new.ContractVersion, o.changelog); err != nil {
 		fmt.Fprintf(env.Stderr, "breaking changes: %v\n", err)
 		return ExitFail
 	}
