@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -124,7 +123,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	targets := checkTargets(reg)
+	targets := sourcehealth.Targets(reg)
 	if only := o.only; only != "" {
 		if _, ok := reg.Category(only); !ok {
 			return checkFail(env, ExitUsage, "--only %s: %s has no category %q. Its categories are listed by 3gs query, or in the file under \"categories\".", only, source, only)
@@ -241,31 +240,7 @@ func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registr
 
 // userAgent names 3gs, its version and the curator whose sources are
 // checked, so a site's operator can tell who is asking.
-func userAgent(curator string) string {
-	curator = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '(' || r == ')' {
-			return -1
-		}
-		return r
-	}, curator)
-	if len(curator) > 80 {
-		curator = curator[:80]
-	}
-	return "3gs/" + buildVersion() + " (link check for the registry of " + strings.TrimSpace(curator) + "; +https://github.com/three-good-sources/3gs)"
-}
-
-// checkTargets are every source of reg, by category slug then rank.
-func checkTargets(reg *registry.Registry) []linkcheck.Target {
-	var out []linkcheck.Target
-	for _, c := range reg.Categories() {
-		srcs := slices.Clone(c.Sources)
-		slices.SortStableFunc(srcs, func(a, b gen.Source) int { return a.Rank - b.Rank })
-		for _, s := range srcs {
-			out = append(out, linkcheck.Target{Category: c.Slug, Rank: s.Rank, URL: s.URL})
-		}
-	}
-	return out
-}
+func userAgent(curator string) string { return linkcheck.UserAgent(buildVersion(), curator) }
 
 // printCheck writes the table: each category with a source that is not
 // ok, its sources' statuses, then the edits for the permanent redirects.

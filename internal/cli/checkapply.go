@@ -117,27 +117,27 @@ func (a *applier) base() (*registry.Registry, bool) {
 	if !ok {
 		return nil, false
 	}
-	st := srvd.sig
-	_, named := srvd.reg.CuratorKey()
+	st := srvd.Sig
+	_, named := srvd.Reg.CuratorKey()
 	switch {
 	case st.Signed() && !st.Verified:
 		_, ok = a.fail("%s%s does not verify (%v), so %s changed since it was signed; signing the redirects would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
 			path, signature.Suffix, st.Problem, path, signature.ShellQuote(path), signature.ShellQuote(path))
 		return nil, ok
 	case named && !st.Signed():
-		_, ok = a.fail("%s names the curator key %s but has no signature; sign it first: 3gs sign --key-file KEY %s", path, srvd.reg.Curator().Pubkey, signature.ShellQuote(path))
+		_, ok = a.fail("%s names the curator key %s but has no signature; sign it first: 3gs sign --key-file KEY %s", path, srvd.Reg.Curator().Pubkey, signature.ShellQuote(path))
 		return nil, ok
 	case named && a.key == nil:
 		_, ok = a.fail("%s is signed by its curator, and the changes must be signed too: give the curator key with --key-file KEY (or %s).", path, secretKeyEnv)
 		return nil, ok
 	}
 	if a.key != nil {
-		if err := signature.CheckCurator(srvd.reg, pkarr.Public(a.key)); err != nil {
-			_, ok = a.fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", a.from, pkarr.URI(pkarr.Public(a.key)), path, srvd.reg.Curator().Pubkey)
+		if err := signature.CheckCurator(srvd.Reg, pkarr.Public(a.key)); err != nil {
+			_, ok = a.fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", a.from, pkarr.URI(pkarr.Public(a.key)), path, srvd.Reg.Curator().Pubkey)
 			return nil, ok
 		}
 	}
-	return srvd.reg, true
+	return srvd.Reg, true
 }
 
 // each applies the redirects of each category in turn, by slug, as a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/app"
 	"io/fs"
 	"net"
 	"os"
@@ -283,7 +284,7 @@ func (d *doctor) tokens() {
 	q := signature.ShellQuote(path)
 	k, err := auth.LoadKeyring(path)
 	if err != nil {
-		problem, fix := tokensProblem(path, err)
+		problem, fix := app.TokensProblem(path, err)
 		d.add(fail, "tokens", problem, fix)
 		return
 	}
@@ -380,7 +381,7 @@ func (d *doctor) auditLog(reg *registry.Registry, path, audit string) {
 func (d *doctor) http(addr string) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), listenFix(err))
+		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), app.ListenFix(err))
 		return
 	}
 	ln.Close()

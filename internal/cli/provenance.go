@@ -5,14 +5,13 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/app"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/pkarr"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -212,64 +211,28 @@ func registryProblem(path string, err error, omit string) (problem, fix string) 
 	return err.Error(), "check that " + path + " is the registry file"
 }
 
-// served is a registry as the server will serve it: the snapshot, its
-// signature check, and the file names that get_provenance's verification
-// steps use.
-type served struct {
-	reg   *registry.Registry
-	name  string // for messages: a path or "embedded registry.json"
-	path  string // absolute path of the registry file; empty when embedded
-	sig   signature.Status
-	files signature.Files
-	// modified is when the registry's bytes last changed: the file's
-	// modification time, or for the embedded one when it was signed.
-	modified time.Time
-}
-
-// loadServed loads the registry at path (the embedded one when empty), of
-// at most limit bytes, and checks the signature file beside it. Both files are read together, and an
-// interrupted signed write is completed first (signature.ReadSigned).
-func loadServed(env *Env, cmd, path string, limit int64) (*served, bool) {
-	if path == "" {
-		reg, name, ok := loadRegistry(env, cmd, path, limit)
-		if !ok {
-			return nil, false
-		}
-		st := signature.Check(reg, threegs.DefaultSignature)
-		signedAt, _ := time.Parse(time.RFC3339, st.SignedAt)
-		return &served{
-			reg: reg, name: name, modified: signedAt,
-			sig: st,
-			files: signature.Files{
-				Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,
-				Where: "This registry is built into the 3gs binary; 3gs verify without file names checks that copy. The same two files are registry.json and registry.json.sig at the root of the 3gs source tree (module github.com/three-good-sources/3gs); run the steps there.",
-			},
-		}, true
-	}
-	abs, err := filepath.Abs(path)
+// loadServed loads the registry at path (the embedded one when empty),
+// of at most limit bytes, as serve does (app.Load), saying on stderr why
+// it did not load.
+func loadServed(env *Env, cmd, path string, limit int64) (*app.Served, bool) {
+	s, err := app.Load(path, limit)
 	if err != nil {
-		abs = path
-	}
-	data, doc, err := signature.ReadSigned(abs, limit)
-	var reg *registry.Registry
-	if err == nil {
-		reg, err = registry.Load(data)
-	}
-	if err != nil {
-		problem, fix := registryProblem(path, err, "serve the embedded registry")
-		fmt.Fprintf(env.Stderr, "3gs %s: %s\nFix: %s.\n", cmd, problem, fix)
+		fmt.Fprintf(env.Stderr, "3gs %s: %s\n", cmd, loadFailed(err))
 		return nil, false
 	}
-	s := &served{reg: reg, name: path, path: abs, sig: signature.Check(reg, doc)}
-	if fi, err := os.Stat(abs); err == nil {
-		s.modified = fi.ModTime()
-	}
-	s.files = signature.Files{
-		Registry: abs, Signature: abs + signature.Suffix,
-		Where: "The server reads " + abs + " and its signature " + abs + signature.Suffix + "; run the steps where you can read both files.",
-	}
-	if doc == nil {
-		s.files.Where = "The server reads " + abs + "; run the steps where you can read it."
-	}
 	return s, true
+}
+
+// loadFailed is what to say when app.Load or app.Start failed: a
+// registry that did not load with its fix, or the error's own words.
+func loadFailed(err error) string {
+	var le *app.LoadError
+	switch {
+	case errors.As(err, &le) && le.Path == "":
+		return "the embedded registry.json does not load: " + le.Err.Error() + "\nFix: this is a build problem; rebuild 3gs from a clean checkout."
+	case errors.As(err, &le):
+		problem, fix := registryProblem(le.Path, le.Err, "serve the embedded registry")
+		return problem + "\nFix: " + fix + "."
+	}
+	return err.Error()
 }

@@ -1,16 +1,16 @@
 package cli
 
 import (
+	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/app"
+	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/httpserver"
@@ -117,7 +117,7 @@ type serveConfig struct {
 	peers     peer.Config       // without Log, CacheDir and Build
 	peerCache string            // --peer-cache as given
 	validity  time.Duration     // --expires
-	follow    *followConfig     // --follow; nil when not a read replica
+	follow    *app.Follow       // --follow; nil when not a read replica
 	// checkSources is --check-sources; zero when off.
 	checkSources time.Duration
 	// The flags taken as given: --registry, --key-file and
@@ -127,6 +127,46 @@ type serveConfig struct {
 	key                                    keyOptions
 	tokens, auditLog, queryLog, healthFile string
 	allowExpired, allowUnsigned            bool
+}
+
+// stdioTokenEnv holds the token of a stdio session (app.StdioTokenEnv).
+const stdioTokenEnv = app.StdioTokenEnv
+
+// runServe serves MCP on stdin/stdout, or over HTTP with --http
+// (internal/app). Logs go to stderr only: stdout carries nothing but
+// protocol messages.
+func runServe(ctx context.Context, env *Env, f *Flags) int {
+	c, err := parseServe(env, f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
+		return ExitUsage
+	}
+	defer c.closeLog()
+	if c.follow == nil {
+		limitMemoryFor(env, c.registry)
+	}
+	err = app.Run(ctx, c.app(env))
+	switch {
+	case err == nil:
+		return ExitOK
+	case !errors.Is(err, app.ErrLogged):
+		fmt.Fprintf(env.Stderr, "3gs serve: %s\n", loadFailed(err))
+	}
+	return ExitFail
+}
+
+// app is the configuration internal/app runs.
+func (c *serveConfig) app(env *Env) *app.Config {
+	return &app.Config{
+		Registry: c.registry, MaxRegistry: c.maxRegistry, Threshold: c.threshold, NewMatcher: c.newMatcher, Pubkey: c.pubkey,
+		Key:    func(warn func(string)) (ed25519.PrivateKey, string, error) { return signingKey(env, c.key, warn) },
+		Tokens: c.tokens, Session: env.Getenv(stdioTokenEnv),
+		AuditLog: c.auditLog, QueryLog: c.queryLog, HealthFile: c.healthFile, QueryLogMax: c.queryLogMax,
+		AllowExpired: c.allowExpired, AllowUnsigned: c.allowUnsigned, Validity: c.validity,
+		Peers: c.peers, PeerCache: c.peerCache, Follow: c.follow, CheckSources: c.checkSources,
+		HTTP: c.http, HTTPAddr: c.httpAddr, Stdin: env.Stdin, Stdout: env.Stdout, MaxMessageSize: c.maxBytes,
+		Log: c.log, Version: buildVersion(),
+	}
 }
 
 func parseServe(env *Env, f *Flags) (*serveConfig, error) {
@@ -291,25 +331,6 @@ const defaultPeerMaxBytes = 32 << 20
 // minPeerRefresh is the shortest --peer-refresh.
 const minPeerRefresh = 10 * time.Second
 
-// peerCacheDir is where accepted peer copies are kept: --peer-cache,
-// else beside the registry file, else in the user cache directory; ""
-// (memory only) when there is none.
-func peerCacheDir(flag, registryPath, followCache string) string {
-	switch {
-	case flag != "":
-		return flag
-	case registryPath != "":
-		return registryPath + ".peers"
-	case followCache != "":
-		// A replica keeps what it caches in one place, --follow-cache.
-		return filepath.Join(followCache, "peers")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "3gs", "peers")
-	}
-	return ""
-}
-
 // listenAddr is the address --http names, checked before anything is
 // bound so that a mistyped one is reported as the usage error it is: HOST:PORT,
 // :PORT (every interface), or a port alone, which stays on 127.0.0.1.
@@ -340,16 +361,38 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// listenFix is the advice for an address that could not be bound. Only a
-// port in use means another program holds it.
-func listenFix(err error) string {
-	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
-		return "choose another port with --http (THREEGS_HTTP), or stop the other server listening there (perhaps another 3gs)"
-	case errors.Is(err, syscall.EACCES), errors.Is(err, os.ErrPermission):
-		return "ports below 1024 need privileges; use a higher port, behind a reverse proxy if it must be 80 or 443"
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return "the host is not an address of this machine; use one it has, such as 127.0.0.1, or :PORT for every interface"
+// checkSourcesFlags are serve's flags for checking the sources.
+func checkSourcesFlags(f *Flags, o *serveOptions) {
+	f.DurationVar(&o.checkSources, "check-sources", "THREEGS_CHECK_SOURCES", "", "check every source URL this often in the background (e.g. 24h; moved by up to a tenth either way), as 3gs check does with its defaults, keeping the outcome in the health file for get_sources and /health. None: no checks (a health file 3gs check wrote is still read)")
+	f.StringVar(&o.healthFile, "health-file", "THREEGS_HEALTH_FILE", "", "the sources' health file, read for get_sources and /health and written by --check-sources; none means REGISTRY.health.json beside a registry file (for the embedded registry or a replica, the outcome is kept in memory only)")
+}
+
+// parseCheckSources is --check-sources: zero when off.
+func parseCheckSources(v durationFlag) (time.Duration, error) {
+	if !v.given() {
+		return 0, nil
 	}
-	return "check the host in --http (THREEGS_HTTP): it must be a name or an address of this machine"
+	d, err := v.get()
+	if err != nil {
+		return 0, err
+	}
+	if d < time.Second {
+		return 0, fmt.Errorf("--check-sources (THREEGS_CHECK_SOURCES) must be at least 1s, got %s; 24h is a polite interval", d)
+	}
+	return d, nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level (THREEGS_LOG_LEVEL) must be debug, info, warn or error, got %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format (THREEGS_LOG_FORMAT) must be text or json, got %q", format)
 }

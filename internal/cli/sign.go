@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/app"
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/filelock"
@@ -85,8 +86,8 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 // it holds the key; ignored says the key or --expires given here were.
 func signThroughServer(env *Env, path string, locked error, ignored bool) int {
 	// A server edits this registry: it holds the key, so it records
-	// and signs the hand edit itself when asked (see watch.go).
-	if answered, ok, text := askServerToSign(path); answered {
+	// and signs the hand edit itself when asked (see internal/app/watch.go).
+	if answered, ok, text := app.AskToSign(path); answered {
 		if !ok {
 			fmt.Fprintf(env.Stderr, "3gs sign: not signed: the 3gs server editing %s refused: %s\n", path, text)
 			return ExitFail
@@ -97,7 +98,7 @@ func signThroughServer(env *Env, path string, locked error, ignored bool) int {
 		}
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local sign channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", locked, signSocket(path))
+	fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local sign channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", locked, app.SignSocket(path))
 	return ExitFail
 }
 
