@@ -166,6 +166,12 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		if errors.Is(err, errUnchanged) {
 			continue
 		}
+		var le *store.LogError
+		if errors.As(err, &le) {
+			// The log is refused as sign refuses it, with its fix.
+			logFailed(env, "check", path, file.LogPath, pkarr.Public(a.key), le.Err)
+			return applied, false
+		}
 		if err != nil {
 			if len(applied) > 0 {
 				fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were applied, each category a signed change of its own; ", strings.Join(categoriesOf(applied, by), ", "))
