@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -19,11 +20,11 @@ type Flags struct {
 	fs    *pflag.FlagSet
 	name  string // "3gs COMMAND", for messages
 	env   *Env
-	args  []string          // the arguments other than flags
-	twins map[string]string // flag name → environment variable
-	defs  map[string]string // flag name → built-in default, for help
-	bools map[string]bool   // the boolean flags, whose twins strconv.ParseBool reads
-	opts  any               // the command's options, made by options
+	args  []string             // the arguments other than flags
+	twins map[string]string    // flag name → environment variable
+	defs  map[string]string    // flag name → built-in default, for help
+	bools map[string]bool      // the boolean flags, whose twins strconv.ParseBool reads
+	opts  map[reflect.Type]any // the command's options structs, made by options
 }
 
 func newFlags(c command, env *Env) *Flags {
@@ -37,14 +38,21 @@ func newFlags(c command, env *Env) *Flags {
 	return f
 }
 
-// options is the options struct of type T that f's flags are bound to,
-// made on first use: the command's flags function binds its fields, and
-// its run function reads them.
+// options is f's options struct of type T, made on first use: the
+// command's flags function binds its fields, and its run function reads
+// them. A command may have several (serve's flags and those a feature
+// adds in a file of its own), one of each type.
 func options[T any](f *Flags) *T {
-	if f.opts == nil {
-		f.opts = new(T)
+	k := reflect.TypeFor[T]()
+	if p, ok := f.opts[k]; ok {
+		return p.(*T)
 	}
-	return f.opts.(*T)
+	if f.opts == nil {
+		f.opts = map[reflect.Type]any{}
+	}
+	p := new(T)
+	f.opts[k] = p
+	return p
 }
 
 // applyEnv makes each set environment twin its flag's default, so that a
