@@ -3,23 +3,17 @@ package cli
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -39,37 +33,58 @@ var auditSubcommands = []command{
 }
 
 // auditLogFlag declares --audit-log for the audit verbs.
-func auditLogFlag(f *Flags) {
-	f.String("audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log; none means REGISTRY.audit.jsonl beside the registry file")
+func auditLogFlag(f *Flags, p *string) {
+	f.StringVar(p, "audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log; none means REGISTRY.audit.jsonl beside the registry file")
+}
+
+// auditReadOptions are the flags of audit verify and audit log.
+type auditReadOptions struct {
+	pubkey, registry, auditLog string
+	maxRegistry                intFlag
+	// audit log only
+	since        intFlag
+	slug, action string
+	json         bool
 }
 
 func auditVerifyFlags(f *Flags) {
-	f.String("pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
-	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
-	registryLimitFlag(f)
-	auditLogFlag(f)
+	o := options[auditReadOptions](f)
+	f.StringVar(&o.pubkey, "pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
+	registryLimitFlag(f, &o.maxRegistry)
+	auditLogFlag(f, &o.auditLog)
 }
 
 func auditLogFlags(f *Flags) {
 	auditVerifyFlags(f)
-	f.String("since", "THREEGS_AUDIT_SINCE", "0", "print only entries with a seq above this one (every entry is still checked)")
-	f.String("slug", "THREEGS_AUDIT_SLUG", "", "print only entries that changed this category")
-	f.String("action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: "+strings.Join(gen.EnumAuditEntryAction(), ", "))
-	f.Bool("json", "THREEGS_AUDIT_JSON", "print the entries' lines exactly as stored, one JSON object a line, instead of the readable form")
+	o := options[auditReadOptions](f)
+	f.IntVar(&o.since, "since", "THREEGS_AUDIT_SINCE", "0", 0, "print only entries with a seq above this one (every entry is still checked)")
+	f.StringVar(&o.slug, "slug", "THREEGS_AUDIT_SLUG", "", "print only entries that changed this category")
+	f.StringVar(&o.action, "action", "THREEGS_AUDIT_ACTION", "", "print only entries of this action: "+strings.Join(gen.EnumAuditEntryAction(), ", "))
+	f.BoolVar(&o.json, "json", "THREEGS_AUDIT_JSON", "print the entries' lines exactly as stored, one JSON object a line, instead of the readable form")
+}
+
+// auditMigrateOptions are audit migrate's flags.
+type auditMigrateOptions struct {
+	key                keyOptions
+	registry, auditLog string
+	maxRegistry        intFlag
+	expires            durationFlag
 }
 
 func auditMigrateFlags(f *Flags) {
-	keyFlag(f, "the curator's secret key file, which signs the new log and the registry")
-	f.String("registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
-	registryLimitFlag(f)
-	auditLogFlag(f)
-	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the registry's new signature vouches for it, as for 3gs sign")
+	o := options[auditMigrateOptions](f)
+	keyFlag(f, &o.key, "the curator's secret key file, which signs the new log and the registry")
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
+	registryLimitFlag(f, &o.maxRegistry)
+	auditLogFlag(f, &o.auditLog)
+	expiresFlag(f, &o.expires, "how long the registry's new signature vouches for it, as for 3gs sign")
 }
 
-// auditLogPath is the log of the registry at regPath: --audit-log, or
-// REGISTRY.audit.jsonl, the file 3gs serve writes by default.
-func auditLogPath(f *Flags, regPath string) string {
-	if p := f.Value("audit-log"); p != "" {
+// auditLogPath is the log of the registry at regPath: flag (--audit-log),
+// or REGISTRY.audit.jsonl, the file 3gs serve writes by default.
+func auditLogPath(flag, regPath string) string {
+	if p := flag; p != "" {
 		return p
 	}
 	return regPath + ".audit.jsonl"
@@ -178,8 +193,9 @@ type logTarget struct {
 // (stdout for verify, whose answer is that line; stderr for log, whose
 // stdout is the entries) and its exit code returned.
 func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
+	o := options[auditReadOptions](f)
 	t := &logTarget{}
-	if z := f.Value("pubkey"); z != "" {
+	if z := o.pubkey; z != "" {
 		k, err := pkarr.ParsePublicKey(z)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: --pubkey %v\n", f.name, err)
@@ -187,7 +203,7 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 		}
 		t.key, t.trusted = k, true
 	}
-	limit, err := registryLimit(f)
+	limit, err := registryLimit(o.maxRegistry)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
 		return nil, ExitUsage
@@ -200,13 +216,13 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 	case len(args) == 1:
 		t.regPath = args[0]
 	default:
-		t.regPath = f.Value("registry")
+		t.regPath = o.registry
 	}
 	if t.regPath == "" {
 		fmt.Fprintf(env.Stderr, "%s: the embedded registry has no audit log; name a registry file, e.g. %s registry.json (or set --registry / REGISTRY_PATH)\n", f.name, f.name)
 		return nil, ExitUsage
 	}
-	t.logPath = auditLogPath(f, t.regPath)
+	t.logPath = auditLogPath(o.auditLog, t.regPath)
 	data, doc, pending, err := signature.ReadPair(t.regPath, limit)
 	if err != nil {
 		fmt.Fprintf(failOut, "FAIL: cannot read the registry or its signature: %v\n", err)
@@ -354,17 +370,18 @@ func (t *logTarget) okLine(rep *auditlog.Report, fit *auditlog.Fit) string {
 // and all before it have checked out, so a tampered log prints up to the
 // damage and then FAIL.
 func runAuditLog(_ context.Context, env *Env, f *Flags) int {
-	since, err := f.Int("since", 0)
+	o := options[auditReadOptions](f)
+	since, err := o.since.get()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs audit log: %v\n", err)
 		return ExitUsage
 	}
-	action := f.Value("action")
+	action := o.action
 	if action != "" && !validAction(action) {
 		fmt.Fprintf(env.Stderr, "3gs audit log: --action (THREEGS_AUDIT_ACTION) must be one of %s, got %q\n", strings.Join(gen.EnumAuditEntryAction(), ", "), action)
 		return ExitUsage
 	}
-	slug, raw := f.Value("slug"), flagBool(f, "json")
+	slug, raw := o.slug, o.json
 	t, code := auditTarget(env, f, env.Stderr)
 	if t == nil {
 		return code
@@ -411,131 +428,4 @@ func entryLine(e *gen.AuditEntry) string {
 		slug = dash(*e.Slug)
 	}
 	return fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time, e.Action, slug, dash(e.Actor), dash(e.Version), e.After)
-}
-
-// ---- migrating: audit migrate ----
-
-// runAuditMigrate replaces a log of the old unsigned format with a signed
-// one. The old file cannot be proved unedited, so it is kept as it is,
-// beside the new log as LOG.v1, and the new log's start entry records its
-// digest: from then on, that file cannot change unnoticed.
-func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
-	const cmd = "audit migrate"
-	path, ok := onePath(env, cmd, f)
-	if !ok {
-		return ExitUsage
-	}
-	validity, err := validityFlag(f)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	limit, err := registryLimit(f)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs audit migrate: warning:", msg) })
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	if key == nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: no key: pass --key-file KEY (the curator's, made by 3gs keygen) or set %s; it signs the new log and the registry\n", cmd, secretKeyEnv)
-		return ExitUsage
-	}
-	reg, err := registry.LoadFileLimit(path, limit)
-	if err != nil {
-		problem, fix := registryProblem(path, err, "")
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s\nFix: %s.\n", cmd, problem, fix)
-		return ExitFail
-	}
-	pub := pkarr.Public(key)
-	if err := signature.CheckCurator(reg, pub); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, from, pkarr.URI(pub), reg.Curator().Pubkey)
-		return ExitFail
-	}
-	lock, err := filelock.TryLock(path)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v.\nA 3gs server is using this registry and its log; stop it first.\n", cmd, err)
-		return ExitFail
-	}
-	defer lock.Unlock()
-
-	logPath := auditLogPath(f, path)
-	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pub})
-	var p *auditlog.Problem
-	switch {
-	case errors.Is(err, auditlog.ErrLegacy):
-	case err == nil && rep.Entries == 0:
-		fmt.Fprintf(env.Stderr, "3gs %s: nothing to migrate: %s is empty or missing. 3gs sign starts a signed log.\n", cmd, logPath)
-		return ExitFail
-	case err == nil:
-		fmt.Fprintf(env.Stderr, "3gs %s: nothing to migrate: %s is already in the current format (%s, head %s). 3gs audit verify checks it.\n", cmd, logPath, counted(rep.Entries, "entry", "entries"), rep.Head)
-		return ExitFail
-	case errors.As(err, &p):
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s is in the current format, not the old one, and does not verify at seq %d: %s. 3gs audit verify %s shows it.\n", cmd, logPath, p.Seq, p.Reason, signature.ShellQuote(path))
-		return ExitFail
-	default:
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the audit log %s: %v\n", cmd, logPath, err)
-		return ExitFail
-	}
-	oldPath := logPath + ".v1"
-	if _, err := os.Lstat(oldPath); !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s already exists (an earlier migration?), and the old log would replace it. Move it aside first.\n", cmd, oldPath)
-		return ExitFail
-	}
-	digest, err := fileSHA256(logPath)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: reading %s: %v\n", cmd, logPath, err)
-		return ExitFail
-	}
-	// Migrating signs the registry as it is, as 3gs sign would; if its
-	// signature did not vouch for these bytes, say so, since the curator
-	// may have meant only to convert the log.
-	var unvouched string
-	if _, doc, _, err := signature.ReadPair(path, limit); err == nil && doc == nil {
-		unvouched = "had no signature"
-	} else if err == nil {
-		if _, err := signature.Verify(reg.Bytes(), doc, pub); err != nil {
-			unvouched = fmt.Sprintf("had a signature that did not verify under the curator key (%v)", err)
-		}
-	}
-	// A failure after the old log was moved aside puts it back, so the
-	// registry is never left with neither.
-	signed, err := signingFile(env, cmd, path, logPath, key, validity, limit).Migrate(reg, digest)
-	var me *store.MigrateError
-	switch {
-	case errors.As(err, &me) && !me.Moved:
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v\n", cmd, me.Err)
-		return ExitFail
-	case errors.As(err, &me) && me.RestoreErr != nil:
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v; and the old log could not be put back (%v): it is %s, rename it to %s\n", cmd, me.Err, me.RestoreErr, oldPath, logPath)
-		return ExitFail
-	case err != nil:
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated, the old log is back in place: %v\n", cmd, err)
-		return ExitFail
-	}
-	head, exp := signed.Head, signed.Expires
-	fmt.Fprintf(env.Stdout, "Migrated %s: kept the old log as %s (sha256 %s) and started a signed log whose seq 1 records that digest and the registry.\n", logPath, oldPath, digest)
-	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s, covering the audit log up to seq %d\n",
-		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), path+signature.Suffix, exp.Format(time.RFC3339), head.Seq)
-	if unvouched != "" {
-		fmt.Fprintf(env.Stderr, "Note: %s %s before; the new signature vouches for the registry as it is now, and the new log's start entry records it so. Check it holds what you meant to sign.\n", path, unvouched)
-	}
-	return ExitOK
-}
-
-// fileSHA256 is the hex SHA-256 of the regular file at path.
-func fileSHA256(path string) (string, error) {
-	f, _, err := safefile.Open(path, auditlog.MaxSize, "audit log")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, auditlog.MaxSize)); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

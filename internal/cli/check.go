@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,19 +21,33 @@ import (
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
+// checkOptions are check's flags.
+type checkOptions struct {
+	registry                      string
+	maxRegistry                   intFlag
+	json                          bool
+	only                          string
+	perHost, concurrency          intFlag
+	delay, timeout, maxRetryAfter durationFlag
+	healthFile                    string
+	apply                         applyOptions
+	report                        bool
+}
+
 func checkFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f)
-	f.Bool("json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
-	f.String("only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
-	f.String("per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), "most requests in flight to one host (scheme, name and port) at a time")
-	f.String("delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
-	f.String("concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), "most requests in flight in all")
-	f.String("timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
-	f.String("health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
-	applyFlags(f)
-	f.Bool("report", "THREEGS_CHECK_REPORT", "check nothing: print the curator's to-do list from the last check kept in the health file, most urgent first (gone sources, redirects to apply, failing and changed ones)")
-	f.String("max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
+	o := options[checkOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f, &o.maxRegistry)
+	f.BoolVar(&o.json, "json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
+	f.StringVar(&o.only, "only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
+	f.IntVar(&o.perHost, "per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), 1, "most requests in flight to one host (scheme, name and port) at a time")
+	f.DurationVar(&o.delay, "delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
+	f.IntVar(&o.concurrency, "concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), 1, "most requests in flight in all")
+	f.DurationVar(&o.timeout, "timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
+	f.StringVar(&o.healthFile, "health-file", "THREEGS_HEALTH_FILE", "", "where to keep the outcome, for the next check (a page's title or size moving far from it is changed), get_sources and /health; none means REGISTRY.health.json beside a registry file (nothing is kept for the embedded registry)")
+	applyFlags(f, &o.apply)
+	f.BoolVar(&o.report, "report", "THREEGS_CHECK_REPORT", "check nothing: print the curator's to-do list from the last check kept in the health file, most urgent first (gone sources, redirects to apply, failing and changed ones)")
+	f.DurationVar(&o.maxRetryAfter, "max-retry-after", "THREEGS_CHECK_MAX_RETRY_AFTER", linkcheck.DefaultMaxRetryAfter.String(), "longest wait a server's Retry-After is honoured with (once per source); a longer one is cut to this")
 }
 
 // checkSettings are check's flags, checked.
@@ -44,30 +57,31 @@ type checkSettings struct {
 	delay, timeout, maxRetryAfter time.Duration
 }
 
-func parseCheckFlags(f *Flags) (checkSettings, error) {
+func parseCheckFlags(o *checkOptions) (checkSettings, error) {
 	var s checkSettings
 	var err error
-	if s.limit, err = registryLimit(f); err != nil {
+	if s.limit, err = registryLimit(o.maxRegistry); err != nil {
 		return s, err
 	}
-	if s.perHost, err = f.Int("per-host", 1); err != nil {
+	if s.perHost, err = o.perHost.get(); err != nil {
 		return s, err
 	}
-	if s.concurrency, err = f.Int("concurrency", 1); err != nil {
+	if s.concurrency, err = o.concurrency.get(); err != nil {
 		return s, err
 	}
-	if s.timeout, err = f.Duration("timeout"); err != nil {
+	if s.timeout, err = o.timeout.get(); err != nil {
 		return s, err
 	}
-	if s.maxRetryAfter, err = f.Duration("max-retry-after"); err != nil {
+	if s.maxRetryAfter, err = o.maxRetryAfter.get(); err != nil {
 		return s, err
 	}
-	d, derr := time.ParseDuration(f.Value("delay"))
-	if f.Value("delay") == "0" {
+	// --delay may be 0, for none.
+	d, derr := time.ParseDuration(o.delay.text)
+	if o.delay.text == "0" {
 		d, derr = 0, nil
 	}
 	if derr != nil || d < 0 {
-		return s, fmt.Errorf("--delay (THREEGS_CHECK_DELAY) must be a duration such as 1s or 250ms, or 0, got %q", f.Value("delay"))
+		return s, fmt.Errorf("--delay (THREEGS_CHECK_DELAY) must be a duration such as 1s or 250ms, or 0, got %q", o.delay.text)
 	}
 	s.delay = d
 	return s, nil
@@ -77,51 +91,46 @@ func parseCheckFlags(f *Flags) (checkSettings, error) {
 // fared, grouped by category, with the edit to make for each permanent
 // redirect. Exit 0 when nothing is gone or failing, 1 otherwise.
 func runCheck(ctx context.Context, env *Env, f *Flags) int {
-	fail := func(code int, format string, args ...any) int {
-		fmt.Fprintf(env.Stderr, "3gs check: "+format+"\n", args...)
-		return code
-	}
+	o := options[checkOptions](f)
 	if len(f.Args()) > 1 {
-		return fail(ExitUsage, "one registry file at a time, got %d arguments", len(f.Args()))
+		return checkFail(env, ExitUsage, "one registry file at a time, got %d arguments", len(f.Args()))
 	}
-	path := f.Value("registry")
+	path := o.registry
 	if len(f.Args()) == 1 {
 		path = f.Args()[0]
 	}
-	s, err := parseCheckFlags(f)
+	s, err := parseCheckFlags(o)
 	if err != nil {
-		return fail(ExitUsage, "%v", err)
+		return checkFail(env, ExitUsage, "%v", err)
 	}
-	if flagBool(f, "report") {
-		return runCheckReport(env, f, path, s.limit)
+	if o.report {
+		return runCheckReport(env, o, path, s.limit)
 	}
-	apply := flagBool(f, "apply-redirects")
 	var key ed25519.PrivateKey
 	var keyFrom string
-	if apply {
+	if o.apply.on {
 		if path == "" {
-			return fail(ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
+			return checkFail(env, ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
 		}
-		if key, keyFrom, err = signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) }); err != nil {
-			return fail(ExitUsage, "%v", err)
+		if key, keyFrom, err = signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) }); err != nil {
+			return checkFail(env, ExitUsage, "%v", err)
 		}
-		if _, err := validityFlag(f); err != nil {
-			return fail(ExitUsage, "%v", err)
+		if _, err := validity(o.apply.expires); err != nil {
+			return checkFail(env, ExitUsage, "%v", err)
 		}
 	}
 	reg, source, ok := loadRegistry(env, "check", path, s.limit)
 	if !ok {
 		return ExitFail
 	}
-	targets := checkTargets(reg)
-	if only := f.Value("only"); only != "" {
+	targets := sourcehealth.Targets(reg)
+	if only := o.only; only != "" {
 		if _, ok := reg.Category(only); !ok {
-			return fail(ExitUsage, "--only %s: %s has no category %q. Its categories are listed by 3gs query, or in the file under \"categories\".", only, source, only)
+			return checkFail(env, ExitUsage, "--only %s: %s has no category %q. Its categories are listed by 3gs query, or in the file under \"categories\".", only, source, only)
 		}
 		targets = slices.DeleteFunc(targets, func(t linkcheck.Target) bool { return t.Category != only })
 	}
-
-	healthPath := f.Value("health-file")
+	healthPath := o.healthFile
 	if healthPath == "" && path != "" {
 		healthPath = sourcehealth.PathFor(path)
 	}
@@ -131,36 +140,28 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 			fmt.Fprintf(env.Stderr, "3gs check: warning: %v; checking without it, so no source can be found changed\n", err)
 		}
 	}
-
-	curator := reg.Curator().Name
-	client := fetch.New(fetch.Options{
-		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
-		HeaderTimeout:  s.timeout,
-		UserAgent:      userAgent(curator),
-	})
-	progress := progressLine(env.Stderr)
-	results := linkcheck.Check(ctx, targets, linkcheck.Options{
-		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
-		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
-		Progress: progress.update, Previous: sourcehealth.Previous(prev),
-	})
-	progress.end()
+	results := checkSources(ctx, env, reg, targets, s, prev)
 	if ctx.Err() != nil {
-		return fail(ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
+		return checkFail(env, ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
 	}
 	doc := sourcehealth.Doc(reg, results, time.Now())
-	if flagBool(f, "json") {
+	if o.json {
 		env.Stdout.Write(gen.EncodeSourcehealth(doc))
 		fmt.Fprintln(env.Stdout)
 	} else {
-		printCheck(env.Stdout, reg, source, path, doc, apply)
+		printCheck(env.Stdout, reg, source, path, doc, o.apply.on)
 	}
 	code := ExitOK
 	if doc.Summary.Gone > 0 || doc.Summary.Error > 0 {
 		code = ExitFail
 	}
-	if apply {
-		applied, ok := applyRedirects(ctx, env, f, path, s.limit, key, keyFrom, results)
+	if o.apply.on {
+		stdout := env.Stdout
+		if o.json {
+			stdout = env.Stderr // stdout holds the JSON document alone
+		}
+		a := &applier{env: env, stdout: stdout, path: path, limit: s.limit, key: key, from: keyFrom, o: o.apply}
+		applied, ok := a.apply(results)
 		if !ok {
 			code = ExitFail
 		}
@@ -172,9 +173,33 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		}
 	}
 	if healthPath != "" {
-		saveHealth(env, healthPath, prev, doc, reg, f.Value("only") != "")
+		saveHealth(env, healthPath, prev, doc, reg, o.only != "")
 	}
 	return code
+}
+
+// checkFail says what stopped check, and is code.
+func checkFail(env *Env, code int, format string, args ...any) int {
+	fmt.Fprintf(env.Stderr, "3gs check: "+format+"\n", args...)
+	return code
+}
+
+// checkSources checks targets, sources of reg, as s says, with progress
+// on a terminal.
+func checkSources(ctx context.Context, env *Env, reg *registry.Registry, targets []linkcheck.Target, s checkSettings, prev *gen.Sourcehealth) []linkcheck.Result {
+	client := fetch.New(fetch.Options{
+		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
+		HeaderTimeout:  s.timeout,
+		UserAgent:      userAgent(reg.Curator().Name),
+	})
+	progress := progressLine(env.Stderr)
+	results := linkcheck.Check(ctx, targets, linkcheck.Options{
+		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
+		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
+		Progress: progress.update, Previous: sourcehealth.Previous(prev),
+	})
+	progress.end()
+	return results
 }
 
 // movedTo rewrites doc's entries of the applied redirects to the new
@@ -215,31 +240,7 @@ func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registr
 
 // userAgent names 3gs, its version and the curator whose sources are
 // checked, so a site's operator can tell who is asking.
-func userAgent(curator string) string {
-	curator = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || r == '(' || r == ')' {
-			return -1
-		}
-		return r
-	}, curator)
-	if len(curator) > 80 {
-		curator = curator[:80]
-	}
-	return "3gs/" + buildVersion() + " (link check for the registry of " + strings.TrimSpace(curator) + "; +https://github.com/three-good-sources/3gs)"
-}
-
-// checkTargets are every source of reg, by category slug then rank.
-func checkTargets(reg *registry.Registry) []linkcheck.Target {
-	var out []linkcheck.Target
-	for _, c := range reg.Categories() {
-		srcs := slices.Clone(c.Sources)
-		slices.SortStableFunc(srcs, func(a, b gen.Source) int { return a.Rank - b.Rank })
-		for _, s := range srcs {
-			out = append(out, linkcheck.Target{Category: c.Slug, Rank: s.Rank, URL: s.URL})
-		}
-	}
-	return out
-}
+func userAgent(curator string) string { return linkcheck.UserAgent(buildVersion(), curator) }
 
 // printCheck writes the table: each category with a source that is not
 // ok, its sources' statuses, then the edits for the permanent redirects.

@@ -1,29 +1,36 @@
 package cli
 
 import (
-	"context"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
-	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
-// applyFlags are check's flags for --apply-redirects: those of every
+// applyOptions are check's flags for --apply-redirects: those of every
 // command that re-signs a registry.
-func applyFlags(f *Flags) {
-	f.Bool("apply-redirects", "THREEGS_CHECK_APPLY_REDIRECTS", "write each permanent redirect whose new URL answered into the registry file, one audited, signed change per category (as upsert_category makes), raising the version; needs --key-file when the registry is signed")
-	keyFlag(f, "with --apply-redirects: the curator's secret key file, to sign each change")
-	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "with --apply-redirects: how long the new signature vouches for the registry")
-	auditLogFlag(f)
+type applyOptions struct {
+	on       bool
+	key      keyOptions
+	expires  durationFlag
+	auditLog string
+}
+
+func applyFlags(f *Flags, o *applyOptions) {
+	f.BoolVar(&o.on, "apply-redirects", "THREEGS_CHECK_APPLY_REDIRECTS", "write each permanent redirect whose new URL answered into the registry file, one audited, signed change per category (as upsert_category makes), raising the version; needs --key-file when the registry is signed")
+	keyFlag(f, &o.key, "with --apply-redirects: the curator's secret key file, to sign each change")
+	expiresFlag(f, &o.expires, "with --apply-redirects: how long the new signature vouches for the registry")
+	auditLogFlag(f, &o.auditLog)
 }
 
 // redirect is one source to move.
@@ -49,75 +56,94 @@ func redirectsByCategory(results []linkcheck.Result) (by map[string][]redirect, 
 	return by, skipped
 }
 
-// applyRedirects writes the redirects into the registry file at path
-// through the curator tools' change path (tools.Handlers.UpsertCategory):
-// for each category, an audit entry, the new version and the signature,
-// taken back when the write fails. It returns the redirects applied.
-func applyRedirects(ctx context.Context, env *Env, f *Flags, path string, limit int64, key ed25519.PrivateKey, from string, results []linkcheck.Result) ([]redirect, bool) {
-	fail := func(format string, args ...any) ([]redirect, bool) {
-		fmt.Fprintf(env.Stderr, "3gs check: not applied: "+format+"\n", args...)
-		return nil, false
-	}
-	stdout := env.Stdout
-	if flagBool(f, "json") {
-		stdout = env.Stderr // stdout holds the JSON document alone
-	}
+// applier writes a check's redirects into the registry file at path.
+type applier struct {
+	env    *Env
+	stdout io.Writer // stderr when stdout holds JSON
+	path   string
+	limit  int64
+	key    ed25519.PrivateKey
+	from   string // where key came from
+	o      applyOptions
+}
+
+// fail says why nothing was applied.
+func (a *applier) fail(format string, args ...any) ([]redirect, bool) {
+	fmt.Fprintf(a.env.Stderr, "3gs check: not applied: "+format+"\n", args...)
+	return nil, false
+}
+
+// apply writes the redirects into the registry file, each category one
+// change through the store (store.File.ChangeCategory): an audit entry,
+// the new version and the signature, taken back when the write fails.
+// It returns the redirects applied.
+func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
+	env, path := a.env, a.path
 	by, skipped := redirectsByCategory(results)
 	for _, r := range skipped {
 		fmt.Fprintf(env.Stderr, "3gs check: %s moved to %s, which was not checked (another host at an address a check does not follow, or too many redirects); not applied: check it and edit the URL by hand.\n", r.URL, r.Location)
 	}
 	if len(by) == 0 {
-		fmt.Fprintln(stdout, "\nNo permanent redirect to apply.")
+		fmt.Fprintln(a.stdout, "\nNo permanent redirect to apply.")
 		return nil, true
 	}
-	validity, err := validityFlag(f)
+	validity, err := validity(a.o.expires)
 	if err != nil {
-		return fail("%v", err)
+		return a.fail("%v", err)
 	}
 	// The registry is read under its lock, so nothing written meanwhile is
 	// lost; a server holding the lock edits it itself.
 	lock, err := filelock.TryLock(path)
 	if err != nil {
 		if errors.Is(err, filelock.ErrHeld) {
-			return fail("%v.\nA 3gs server edits this registry: stop it and run 3gs check --apply-redirects again, or make the edits through its upsert_category tool.", err)
+			return a.fail("%v.\nA 3gs server edits this registry: stop it and run 3gs check --apply-redirects again, or make the edits through its upsert_category tool.", err)
 		}
-		return fail("%v", err)
+		return a.fail("%v", err)
 	}
 	defer lock.Unlock()
-	srvd, ok := loadServed(env, "check", path, limit)
+	reg, ok := a.base()
 	if !ok {
 		return nil, false
 	}
-	st := srvd.sig
-	_, named := srvd.reg.CuratorKey()
+	file := signingFile(env, "check", path, auditLogPath(a.o.auditLog, path), a.key, validity, a.limit)
+	return a.each(file, reg, by)
+}
+
+// base is the registry as read under the lock, when its signature allows
+// signing changes to it with a.key.
+func (a *applier) base() (*registry.Registry, bool) {
+	path := a.path
+	srvd, ok := loadServed(a.env, "check", path, a.limit)
+	if !ok {
+		return nil, false
+	}
+	st := srvd.Sig
+	_, named := srvd.Reg.CuratorKey()
 	switch {
 	case st.Signed() && !st.Verified:
-		return fail("%s%s does not verify (%v), so %s changed since it was signed; signing the redirects would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
+		_, ok = a.fail("%s%s does not verify (%v), so %s changed since it was signed; signing the redirects would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
 			path, signature.Suffix, st.Problem, path, signature.ShellQuote(path), signature.ShellQuote(path))
+		return nil, ok
 	case named && !st.Signed():
-		return fail("%s names the curator key %s but has no signature; sign it first: 3gs sign --key-file KEY %s", path, srvd.reg.Curator().Pubkey, signature.ShellQuote(path))
-	case named && key == nil:
-		return fail("%s is signed by its curator, and the changes must be signed too: give the curator key with --key-file KEY (or %s).", path, secretKeyEnv)
+		_, ok = a.fail("%s names the curator key %s but has no signature; sign it first: 3gs sign --key-file KEY %s", path, srvd.Reg.Curator().Pubkey, signature.ShellQuote(path))
+		return nil, ok
+	case named && a.key == nil:
+		_, ok = a.fail("%s is signed by its curator, and the changes must be signed too: give the curator key with --key-file KEY (or %s).", path, secretKeyEnv)
+		return nil, ok
 	}
-	var anchor ed25519.PublicKey
-	if key != nil {
-		if err := signature.CheckCurator(srvd.reg, pkarr.Public(key)); err != nil {
-			return fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", from, pkarr.URI(pkarr.Public(key)), path, srvd.reg.Curator().Pubkey)
+	if a.key != nil {
+		if err := signature.CheckCurator(srvd.Reg, pkarr.Public(a.key)); err != nil {
+			_, ok = a.fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", a.from, pkarr.URI(pkarr.Public(a.key)), path, srvd.Reg.Curator().Pubkey)
+			return nil, ok
 		}
-		anchor = pkarr.Public(key)
 	}
-	reg := srvd.reg
-	edit := &tools.EditConfig{Path: srvd.path, Key: key, AuditLog: auditLogPath(f, path),
-		Validity: validity, MaxRegistryBytes: limit, Anchor: anchor, AnchorFrom: "the public half of the curator key file"}
-	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Signature: st, Files: srvd.files, Modified: srvd.modified, Edit: edit})
-	notes, err := h.OpenAuditLog()
-	if err != nil {
-		return fail("%v", err)
-	}
-	for _, n := range notes {
-		fmt.Fprintf(env.Stderr, "3gs check: %s\n", n)
-	}
+	return srvd.Reg, true
+}
 
+// each applies the redirects of each category in turn, by slug, as a
+// change of its own, each to the registry the one before wrote.
+func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]redirect) ([]redirect, bool) {
+	env, path := a.env, a.path
 	slugs := make([]string, 0, len(by))
 	for slug := range by {
 		slugs = append(slugs, slug)
@@ -125,50 +151,69 @@ func applyRedirects(ctx context.Context, env *Env, f *Flags, path string, limit 
 	slices.Sort(slugs)
 	var applied []redirect
 	for _, slug := range slugs {
-		c, ok := reg.Category(slug)
-		if !ok {
+		if _, ok := reg.Category(slug); !ok {
 			fmt.Fprintf(env.Stderr, "3gs check: category %s is no longer in %s; its redirects were not applied.\n", slug, path)
 			continue
 		}
-		cat := *c.Category
-		cat.Sources = slices.Clone(c.Sources)
 		var moved []redirect
-		for _, r := range by[slug] {
-			i := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from })
-			if i < 0 {
-				fmt.Fprintf(env.Stderr, "3gs check: %s changed since it was checked; not applied.\n", r.from)
-				continue
+		changed, err := file.ChangeCategory(reg, gen.AuditEntryActionUpsert, slug, false, func(doc *gen.Registry) error {
+			moved = moveSources(env, doc, slug, by[slug])
+			if len(moved) == 0 {
+				return errUnchanged
 			}
-			cat.Sources[i].URL = r.to
-			moved = append(moved, r)
-		}
-		if len(moved) == 0 {
+			return nil
+		})
+		if errors.Is(err, errUnchanged) {
 			continue
 		}
-		out, err := h.UpsertCategory(ctx, &gen.UpsertCategoryInput{Slug: slug, Category: cat})
+		var le *store.LogError
+		if errors.As(err, &le) {
+			// The log is refused as sign refuses it, with its fix.
+			logFailed(env, "check", path, file.LogPath, pkarr.Public(a.key), le.Err)
+			return applied, false
+		}
 		if err != nil {
-			var te *gen.ToolError
-			msg := err.Error()
-			if errors.As(err, &te) {
-				msg = te.Text
-			}
 			if len(applied) > 0 {
 				fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were applied, each category a signed change of its own; ", strings.Join(categoriesOf(applied, by), ", "))
 			}
-			fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were not applied: %s\n", slug, msg)
+			fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were not applied: %v\n", slug, err)
 			return applied, false
 		}
+		reg = changed.Next
 		for _, r := range moved {
-			fmt.Fprintf(stdout, "Applied: categories.%s: %s → %s\n", slug, r.from, r.to)
+			fmt.Fprintf(a.stdout, "Applied: categories.%s: %s → %s\n", slug, r.from, r.to)
 		}
-		signed := "unsigned"
-		if out.Signed {
-			signed = "signed"
+		if a.key != nil {
+			fmt.Fprintf(a.stdout, "  %s version %s, signed, recorded in the audit log %s\n", path, reg.Version(), file.LogPath)
+		} else {
+			fmt.Fprintf(a.stdout, "  %s version %s, unsigned\n", path, reg.Version())
 		}
-		fmt.Fprintf(stdout, "  %s version %s, %s, recorded in the audit log %s\n", path, out.RegistryVersion, signed, edit.AuditLog)
 		applied = append(applied, moved...)
 	}
 	return applied, true
+}
+
+// moveSources points the sources of category slug in doc that the
+// redirects name to where they moved, and returns the redirects made.
+func moveSources(env *Env, doc *gen.Registry, slug string, rs []redirect) []redirect {
+	cat, ok := doc.Categories[slug]
+	if !ok {
+		return nil
+	}
+	// A copy: the document may share its slices with the registry read.
+	cat.Sources = slices.Clone(cat.Sources)
+	defer func() { doc.Categories[slug] = cat }()
+	var moved []redirect
+	for _, r := range rs {
+		j := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from })
+		if j < 0 {
+			fmt.Fprintf(env.Stderr, "3gs check: %s changed since it was checked; not applied.\n", r.from)
+			continue
+		}
+		cat.Sources[j].URL = r.to
+		moved = append(moved, r)
+	}
+	return moved
 }
 
 // categoriesOf are the slugs the applied redirects belong to.

@@ -13,8 +13,8 @@ import (
 // runCheckReport prints the curator's to-do list from the health file:
 // what the last check found that needs a hand, most urgent first. Exit 0
 // when nothing does, 1 otherwise (or when there is no check to read).
-func runCheckReport(env *Env, f *Flags, path string, limit int64) int {
-	healthPath := f.Value("health-file")
+func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
+	healthPath := o.healthFile
 	if healthPath == "" && path != "" {
 		healthPath = sourcehealth.PathFor(path)
 	}

@@ -14,9 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hbollon/go-edlib"
 	"github.com/spf13/cobra"
@@ -311,106 +309,6 @@ func verbUsage(w io.Writer, group string, verbs []command) {
 		fmt.Fprintf(w, "  %-7s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\nRun '3gs help %s VERB' for a verb's flags and their environment variables.\n", group)
-}
-
-// Flags is a command's flag set. Each flag may have an environment twin that
-// supplies its value when the flag is not given; an explicit flag wins.
-type Flags struct {
-	fs    *pflag.FlagSet
-	name  string // "3gs COMMAND", for messages
-	env   *Env
-	args  []string          // the arguments other than flags
-	twins map[string]string // flag name → environment variable
-	defs  map[string]string // flag name → built-in default, for help
-}
-
-func newFlags(c command, env *Env) *Flags {
-	f := &Flags{fs: pflag.NewFlagSet("3gs "+c.name, pflag.ContinueOnError), name: "3gs " + c.name, env: env, twins: map[string]string{}, defs: map[string]string{}}
-	f.fs.SetOutput(io.Discard) // errors are reported once, by usageError
-	if c.flags != nil {
-		c.flags(f)
-	}
-	return f
-}
-
-// String declares a string flag with an environment twin.
-func (f *Flags) String(name, envVar, def, usage string) {
-	f.twins[name], f.defs[name] = envVar, def
-	if v := f.env.Getenv(envVar); v != "" {
-		def = v
-	}
-	f.fs.String(name, def, usage)
-}
-
-// Bool declares a boolean flag with an environment twin; the twin is true
-// when set to 1, t, true (any case), as strconv.ParseBool reads it.
-func (f *Flags) Bool(name, envVar string, usage string) {
-	f.twins[name], f.defs[name] = envVar, "false"
-	def, _ := strconv.ParseBool(f.env.Getenv(envVar))
-	f.fs.Bool(name, def, usage)
-}
-
-// Threshold is the value of a match-threshold flag: a number from 0 to 1.
-// The error names the flag and its environment twin.
-func (f *Flags) Threshold(name string) (float64, error) {
-	v, err := strconv.ParseFloat(f.Value(name), 64)
-	if err != nil || v < 0 || v > 1 {
-		return 0, fmt.Errorf("--%s (%s) must be a number from 0 to 1, got %q", name, f.twins[name], f.Value(name))
-	}
-	return v, nil
-}
-
-// Int is the value of a whole-number flag of at least min; the error
-// names the flag and its environment twin.
-func (f *Flags) Int(name string, min int) (int, error) {
-	v, err := strconv.Atoi(f.Value(name))
-	if err != nil || v < min {
-		return 0, fmt.Errorf("--%s (%s) must be a whole number of at least %d, got %q", name, f.twins[name], min, f.Value(name))
-	}
-	return v, nil
-}
-
-// Duration is the value of a positive duration flag, such as 30s or 5m.
-func (f *Flags) Duration(name string) (time.Duration, error) {
-	v, err := time.ParseDuration(f.Value(name))
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("--%s (%s) must be a positive duration such as 30s or 5m, got %q", name, f.twins[name], f.Value(name))
-	}
-	return v, nil
-}
-
-// List is a comma-separated flag's items, blanks dropped.
-func (f *Flags) List(name string) []string {
-	var out []string
-	for _, item := range strings.Split(f.Value(name), ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-// Value is the value of a declared flag after parsing.
-// Value is the value of a declared flag after parsing.
-func (f *Flags) Value(name string) string { return f.fs.Lookup(name).Value.String() }
-
-// Args are the arguments other than the flags.
-func (f *Flags) Args() []string { return f.args }
-
-func (f *Flags) usage(w io.Writer, c command) {
-	fmt.Fprintf(w, "Usage: 3gs %s %s\n\n%s.\n", c.name, strings.TrimSpace("[flags] "+c.args), capitalize(c.summary))
-	first := true
-	f.fs.VisitAll(func(fl *pflag.Flag) {
-		if first {
-			fmt.Fprint(w, "\nFlags:\n")
-			first = false
-		}
-		def := f.defs[fl.Name]
-		if def == "" {
-			def = "none"
-		}
-		fmt.Fprintf(w, "  --%s (env %s; default %s)\n        %s\n", fl.Name, f.twins[fl.Name], def, fl.Usage)
-	})
 }
 
 func capitalize(s string) string {

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/app"
 	"io/fs"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,13 +15,11 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
@@ -52,7 +49,7 @@ type finding struct {
 
 type doctor struct {
 	env      *Env
-	f        *Flags
+	o        *serveOptions
 	findings []finding
 	// verified: the registry's own signature verifies, so serve follows
 	// its endorsements.
@@ -64,7 +61,7 @@ func (d *doctor) add(v verdict, check, msg, fix string) {
 }
 
 func runDoctor(ctx context.Context, env *Env, f *Flags) int {
-	d := &doctor{env: env, f: f}
+	d := &doctor{env: env, o: options[serveOptions](f)}
 	cfg, err := parseServe(env, f)
 	if err != nil {
 		d.add(fail, "flags", err.Error(), "correct the flag or its environment variable (3gs help serve lists them)")
@@ -76,7 +73,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	d.tokens()
 	d.editing(reg, key)
 	d.sources(reg)
-	d.proposals()
+	d.proposals(f)
 	if cfg != nil && cfg.httpAddr != "" {
 		d.http(cfg.httpAddr)
 	}
@@ -100,7 +97,7 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 // sources summarizes the health file of the registry's sources, when
 // there is a registry file or --health-file.
 func (d *doctor) sources(reg *registry.Registry) {
-	regPath, path := d.f.Value("registry"), d.f.Value("health-file")
+	regPath, path := d.o.registry, d.o.healthFile
 	if path == "" && regPath != "" {
 		path = sourcehealth.PathFor(regPath)
 	}
@@ -136,7 +133,7 @@ func (d *doctor) sources(reg *registry.Registry) {
 // registry checks the registry and its signature, as serve reads them but
 // without completing an interrupted write (doctor changes nothing).
 func (d *doctor) registry() *registry.Registry {
-	path := d.f.Value("registry")
+	path := d.o.registry
 	if path == "" {
 		reg, err := registry.Load(threegs.DefaultRegistry)
 		if err != nil {
@@ -149,7 +146,7 @@ func (d *doctor) registry() *registry.Registry {
 	}
 	// A bad --max-registry-bytes is reported under "flags"; the registry
 	// is still checked, against the default.
-	limit, err := registryLimit(d.f)
+	limit, err := registryLimit(d.o.maxRegistry)
 	if err != nil {
 		limit = registry.MaxSize
 	}
@@ -186,13 +183,13 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	case st.Verified:
 		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
 		d.expiry(st, regName)
-	case st.Signed() && flagBool(d.f, "allow-unsigned"):
+	case st.Signed() && d.o.allowUnsigned:
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry")
 	case st.Signed():
 		d.add(fail, "signature", fmt.Sprintf("%s does not verify (%v): the registry was changed after signing, or signed by another key, and serve refuses it", sigName, st.Problem),
 			"if the change is the curator's, re-sign: 3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName))+"; otherwise restore the registry from a trusted copy")
-	case named && flagBool(d.f, "allow-unsigned"):
+	case named && d.o.allowUnsigned:
 		d.add(warn, "signature", "no "+sigName+": the registry names a curator key but is not signed; --allow-unsigned serves it marked not verified",
 			"3gs sign --key-file KEY "+signature.ShellQuote(shownFile(regName)))
 	case named:
@@ -218,7 +215,7 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 	switch left := st.Expires.Sub(now); {
 	case regName == "" && st.Stale(now) != nil:
 		d.add(ok, "expiry", "embedded, exempt from expiry: it is part of the binary, so no old copy can be replayed to it; a registry of your own must carry an unexpired signature", "")
-	case st.Stale(now) != nil && flagBool(d.f, "allow-expired"):
+	case st.Stale(now) != nil && d.o.allowExpired:
 		d.add(warn, "expiry", st.Stale(now).Error()+"; --allow-expired serves it anyway, and peers refuse it", resign)
 	case st.Stale(now) != nil:
 		d.add(fail, "expiry", st.Stale(now).Error()+"; serve refuses it", resign+", or serve it anyway with --allow-expired")
@@ -231,12 +228,12 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 
 // key checks the curator key, when one is configured.
 func (d *doctor) key(reg *registry.Registry) []byte {
-	path := d.f.Value("key-file")
+	path := d.o.key.file
 	if path == "" && d.env.Getenv(secretKeyEnv) == "" {
 		return nil
 	}
 	var exposed string
-	key, from, err := signingKey(d.env, d.f, func(msg string) { exposed = msg })
+	key, from, err := signingKey(d.env, d.o.key, func(msg string) { exposed = msg })
 	var ek *exposedKeyError
 	if errors.As(err, &ek) {
 		key, from, err, exposed = ek.key, "--key-file "+path, nil, ek.Error()
@@ -269,9 +266,9 @@ func (d *doctor) key(reg *registry.Registry) []byte {
 // tokens checks the tokens file, when one is configured, and the stdio
 // session token (THREEGS_TOKEN) against it, as serve does at start.
 func (d *doctor) tokens() {
-	path := d.f.Value("tokens")
+	path := d.o.tokens
 	session := d.env.Getenv(stdioTokenEnv)
-	if session != "" && d.f.Value("http") != "" {
+	if session != "" && d.o.http != "" {
 		d.add(warn, "tokens", stdioTokenEnv+" is set but only a stdio server reads it", "over HTTP each client sends its own token as Authorization: Bearer; unset "+stdioTokenEnv)
 		session = ""
 	}
@@ -284,7 +281,7 @@ func (d *doctor) tokens() {
 	q := signature.ShellQuote(path)
 	k, err := auth.LoadKeyring(path)
 	if err != nil {
-		problem, fix := tokensProblem(path, err)
+		problem, fix := app.TokensProblem(path, err)
 		d.add(fail, "tokens", problem, fix)
 		return
 	}
@@ -307,81 +304,12 @@ func (d *doctor) tokens() {
 	}
 }
 
-// editing checks what the curator tools need to change the registry.
-func (d *doctor) editing(reg *registry.Registry, key []byte) {
-	path := d.f.Value("registry")
-	if path == "" || reg == nil {
-		return
-	}
-	audit := d.f.Value("audit-log")
-	if audit == "" {
-		audit = path + ".audit.jsonl"
-	}
-	dir := filepath.Dir(path)
-	if !writableDir(dir) {
-		d.add(warn, "editing", "cannot write in "+dir+", so upsert_category and remove_category will fail", "let the user that runs 3gs write there, or leave the curator tools unused")
-		return
-	}
-	if !writableDir(filepath.Dir(audit)) {
-		d.add(fail, "editing", "cannot write the audit log "+audit+", so every registry change will be refused", "choose a writable --audit-log (THREEGS_AUDIT_LOG)")
-		return
-	}
-	d.auditLog(reg, path, audit)
-	d.publish(reg, audit)
-	if _, named := reg.CuratorKey(); named && key == nil {
-		d.add(warn, "editing", "the registry is signed by its curator but no key is configured, so the curator tools cannot change it", "add --key-file KEY (THREEGS_KEY_FILE) to edit through the server")
-		return
-	}
-	d.add(ok, "editing", "the curator tools can write "+path+" and the audit log "+audit, "")
-}
-
-// auditLog checks the audit log as serve does when it starts: it must
-// verify under the curator key and end at the head the registry's
-// signature covers.
-func (d *doctor) auditLog(reg *registry.Registry, path, audit string) {
-	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
-	if err != nil {
-		doc = nil
-	}
-	st := signature.Check(reg, doc)
-	pub, _ := reg.CuratorKey()
-	var covered *auditlog.Head
-	o := auditlog.Options{Key: pub}
-	if st.Verified && st.Log != nil {
-		covered, o.Mark = st.Log, st.Log.Seq
-	}
-	rep, err := auditlog.Read(audit, o)
-	var fit *auditlog.Fit
-	if err == nil {
-		fit, err = auditlog.Match(rep, reg.SHA256(), covered)
-	}
-	verify := "3gs audit verify --audit-log " + signature.ShellQuote(audit) + " " + signature.ShellQuote(path)
-	switch {
-	case errors.Is(err, auditlog.ErrLegacy):
-		d.add(fail, "audit log", audit+" is in the old, unsigned format, and serve refuses it", "3gs audit migrate --key-file KEY --audit-log "+signature.ShellQuote(audit)+" "+signature.ShellQuote(path))
-	case errors.Is(err, auditlog.ErrMissing):
-		d.add(fail, "audit log", audit+": "+err.Error()+"; serve refuses to start", auditlog.MissingFix(audit, path))
-	case err != nil:
-		d.add(fail, "audit log", audit+" does not verify: "+err.Error(), verify+" shows the whole log; restore it from a backup, or move it aside to start a new one")
-	case rep.Entries == 0:
-		d.add(ok, "audit log", audit+" does not exist yet; the first change starts it", "")
-	case fit.Pending > 0 || rep.Torn > 0:
-		d.add(warn, "audit log", fmt.Sprintf("%s holds what an interrupted change left (%d entries after the signed head, %d bytes of a partial line); serve removes it when it starts", audit, fit.Pending, rep.Torn), "")
-	default:
-		signed := "unsigned"
-		if rep.Signed() {
-			signed = fmt.Sprintf("signed from seq %d", rep.FirstSigned)
-		}
-		d.add(ok, "audit log", fmt.Sprintf("%s verifies: %d entries, %s, head %s", audit, rep.Entries, signed, rep.Head), "")
-	}
-}
-
 // http checks that the address can be bound and that what is exposed is
 // meant to be.
 func (d *doctor) http(addr string) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), listenFix(err))
+		d.add(fail, "http", "cannot listen on "+addr+": "+err.Error(), app.ListenFix(err))
 		return
 	}
 	ln.Close()
@@ -390,7 +318,7 @@ func (d *doctor) http(addr string) {
 	} else {
 		d.add(ok, "http", addr+" can be bound (loopback only)", "")
 	}
-	list := d.f.List("allow-origin")
+	list := list(d.o.allowOrigin)
 	sane := true
 	for _, origin := range list {
 		// parseServe refused anything that is not scheme://host[:port].
@@ -462,18 +390,6 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 	}
 }
 
-// writableDir reports whether a file can be created in dir.
-func writableDir(dir string) bool {
-	f, err := os.CreateTemp(dir, ".3gs-doctor-*")
-	if err != nil {
-		return false
-	}
-	name := f.Name()
-	f.Close()
-	os.Remove(name)
-	return true
-}
-
 func cwd() string {
 	if wd, err := os.Getwd(); err == nil {
 		return wd
@@ -488,50 +404,4 @@ func shownFile(regName string) string {
 		return "registry.json"
 	}
 	return regName
-}
-
-// publish checks what the registry's readers check before they take it:
-// endorsing peers and read replicas refuse a version they already hold
-// with other content, a registry shaped to cost them far more than it
-// holds, and one over their byte limit. On the origin these are found
-// before every replica and peer stops following, saying so only in
-// their own logs.
-func (d *doctor) publish(reg *registry.Registry, audit string) {
-	if _, named := reg.CuratorKey(); !named {
-		return // unsigned: no peer or replica takes it anyway
-	}
-	if err := peer.CheckShape(reg.Bytes()); err != nil {
-		d.add(fail, "publish", "endorsing peers and replicas refuse this registry: "+err.Error(), "write it as 3gs writes it (compact or plainly indented), then sign it again")
-		return
-	}
-	if n := int64(reg.Size()); n > int64(defaultPeerMaxBytes) {
-		d.add(warn, "publish", fmt.Sprintf("the registry is %d bytes: peers and replicas with the default --peer-max-bytes (%d) refuse it", n, int64(defaultPeerMaxBytes)), "ask those who read it to raise --peer-max-bytes (THREEGS_PEER_MAX_BYTES), or split the registry")
-		return
-	}
-	if seq := sameVersionOtherBytes(audit, reg); seq > 0 {
-		d.add(fail, "publish", fmt.Sprintf("the audit log recorded version %s with other content at seq %d; peers and replicas that took that copy refuse this one (\"version %s again with different content\") and keep the old one", reg.Version(), seq, reg.Version()),
-			"give it a higher version: 3gs sign raises it when the registry changed since the log last recorded its version; or set \"version\" by hand and sign")
-		return
-	}
-	d.add(ok, "publish", "peers and replicas can take it: version "+reg.Version()+" names these bytes alone in the audit log, and its size and shape are within what they accept", "")
-}
-
-// sameVersionOtherBytes is the seq of an entry of the log at path that
-// records reg's version with other bytes, or 0. Lines that do not decode
-// are skipped: the log check above reports them.
-func sameVersionOtherBytes(path string, reg *registry.Registry) int {
-	f, _, err := safefile.Open(path, 1<<30, "audit log")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		e, err := gen.DecodeAuditEntry(sc.Bytes())
-		if err == nil && e.Version == reg.Version() && e.After != reg.SHA256() {
-			return e.Seq
-		}
-	}
-	return 0
 }

@@ -13,10 +13,17 @@ import (
 
 // The container image is FROM scratch: no shell, no curl. Its health check
 // is therefore the binary itself asking the server it runs beside.
+// healthOptions are health's flags.
+type healthOptions struct {
+	url, allowHost string
+	timeout        durationFlag
+}
+
 func healthFlags(f *Flags) {
-	f.String("url", "THREEGS_HEALTH_URL", "http://127.0.0.1:8080/health", "the /health URL to ask; the default is where the container image serves")
-	f.String("allow-host", "THREEGS_ALLOW_HOST", "", "serve's --allow-host: when the URL names this machine, the first name is sent as the Host header, since a server bound beyond loopback with --allow-host answers to those names only")
-	f.String("timeout", "THREEGS_HEALTH_TIMEOUT", "5s", "how long the whole check may take")
+	o := options[healthOptions](f)
+	f.StringVar(&o.url, "url", "THREEGS_HEALTH_URL", "http://127.0.0.1:8080/health", "the /health URL to ask; the default is where the container image serves")
+	f.StringVar(&o.allowHost, "allow-host", "THREEGS_ALLOW_HOST", "", "serve's --allow-host: when the URL names this machine, the first name is sent as the Host header, since a server bound beyond loopback with --allow-host answers to those names only")
+	f.DurationVar(&o.timeout, "timeout", "THREEGS_HEALTH_TIMEOUT", "5s", "how long the whole check may take")
 }
 
 // healthAnswer is the part of /health the check reads. It is decoded
@@ -36,12 +43,13 @@ type healthAnswer struct {
 // otherwise (unreachable, still loading, anything else), printing one line
 // either way, which is what Docker keeps as the health check's output.
 func runHealth(ctx context.Context, env *Env, f *Flags) int {
-	u, err := url.Parse(f.Value("url"))
+	o := options[healthOptions](f)
+	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(env.Stderr, "3gs health: --url (THREEGS_HEALTH_URL) must be an http:// or https:// URL, got %q\n", f.Value("url"))
+		fmt.Fprintf(env.Stderr, "3gs health: --url (THREEGS_HEALTH_URL) must be an http:// or https:// URL, got %q\n", o.url)
 		return ExitUsage
 	}
-	timeout, err := f.Duration("timeout")
+	timeout, err := o.timeout.get()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs health: %v\n", err)
 		return ExitUsage
@@ -53,7 +61,7 @@ func runHealth(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs health: %v\n", err)
 		return ExitUsage
 	}
-	if hosts := f.List("allow-host"); len(hosts) > 0 && isLocalHost(u.Hostname()) {
+	if hosts := list(o.allowHost); len(hosts) > 0 && isLocalHost(u.Hostname()) {
 		req.Host = hosts[0]
 	}
 	client := &http.Client{

@@ -18,8 +18,12 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
+// initOptions are init's flags.
+type initOptions struct{ name string }
+
 func initFlags(f *Flags) {
-	f.String("name", "THREEGS_CURATOR_NAME", "My curator", "the curator's display name, written as curator.name in the new registry")
+	o := options[initOptions](f)
+	f.StringVar(&o.name, "name", "THREEGS_CURATOR_NAME", "My curator", "the curator's display name, written as curator.name in the new registry")
 }
 
 // runInit makes a curator node in one step: a key, a starter registry that
@@ -33,7 +37,7 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	if len(f.Args()) != 1 {
 		return fail(ExitUsage, "name the one folder to create, e.g. 3gs init my-node --name \"Ada's picks\"; got %d arguments", len(f.Args()))
 	}
-	dir, name := f.Args()[0], f.Value("name")
+	dir, name := f.Args()[0], options[initOptions](f).name
 	if strings.TrimSpace(name) == "" {
 		return fail(ExitUsage, "--name (THREEGS_CURATOR_NAME) is empty; give the name readers will see as the curator, or leave it out for %q", "My curator")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -149,7 +150,7 @@ func TestTokensFileMessages(t *testing.T) {
 	}
 
 	denied := &fs.PathError{Op: "open", Path: garbled, Err: syscall.EACCES}
-	problem, fix := tokensProblem(garbled, fmt.Errorf("reading: %w", denied))
+	problem, fix := app.TokensProblem(garbled, fmt.Errorf("reading: %w", denied))
 	if problem != "cannot read "+garbled+": permission denied" || !strings.Contains(fix, "chmod 600") || strings.Contains(fix, "token new") {
 		t.Errorf("permission denied: %q, fix %q", problem, fix)
 	}

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/querylog"
@@ -11,13 +10,21 @@ import (
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
+// missesOptions are misses' flags.
+type missesOptions struct {
+	registry                        string
+	maxRegistry, top                intFlag
+	threshold, lowConfidence, floor thresholdFlag
+}
+
 func missesFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
-	registryLimitFlag(f)
-	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "with --registry: the score a rescored query needs to count as answered")
-	f.String("low-confidence", "THREEGS_LOW_CONFIDENCE", "0.6", "answered queries that scored below this are listed too, as answers the curator may want to make surer")
-	f.String("top", "THREEGS_MISSES_TOP", "10", "how many queries to show per category")
-	f.String("home-floor", "THREEGS_MISSES_HOME_FLOOR", "0.15", "a query is listed under its closest category only when that scored at least this; below, it has no good home there and is listed as a candidate for a new category")
+	o := options[missesOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
+	registryLimitFlag(f, &o.maxRegistry)
+	f.ThresholdVar(&o.threshold, "threshold", "MATCH_THRESHOLD", tools.DefaultThreshold, "with --registry: the score a rescored query needs to count as answered")
+	f.ThresholdVar(&o.lowConfidence, "low-confidence", "THREEGS_LOW_CONFIDENCE", 0.6, "answered queries that scored below this are listed too, as answers the curator may want to make surer")
+	f.IntVar(&o.top, "top", "THREEGS_MISSES_TOP", "10", 1, "how many queries to show per category")
+	f.ThresholdVar(&o.floor, "home-floor", "THREEGS_MISSES_HOME_FLOOR", 0.15, "a query is listed under its closest category only when that scored at least this; below, it has no good home there and is listed as a candidate for a new category")
 }
 
 // runMisses turns a query log into the curator's to-do list: the queries
@@ -29,20 +36,21 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 		return ExitUsage
 	}
 	path := f.Args()[0]
-	low, err := f.Threshold("low-confidence")
+	o := options[missesOptions](f)
+	low, err := o.lowConfidence.get()
 	threshold, floor := 0.0, 0.0
 	if err == nil {
-		threshold, err = f.Threshold("threshold")
+		threshold, err = o.threshold.get()
 	}
 	if err == nil {
-		floor, err = f.Threshold("home-floor")
+		floor, err = o.floor.get()
 	}
 	top, limit := 0, int64(0)
 	if err == nil {
-		top, err = f.Int("top", 1)
+		top, err = o.top.get()
 	}
 	if err == nil {
-		limit, err = registryLimit(f)
+		limit, err = registryLimit(o.maxRegistry)
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs misses: %v\n", err)
@@ -70,7 +78,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	}
 	var closest querylog.Closest
 	var reg *registry.Registry
-	if p := f.Value("registry"); p != "" {
+	if p := o.registry; p != "" {
 		var ok bool
 		if reg, _, ok = loadRegistry(env, "misses", p, limit); !ok {
 			return ExitFail

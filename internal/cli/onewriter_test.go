@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -17,19 +18,18 @@ import (
 // audit log and says so.
 func TestOneEditorPerRegistry(t *testing.T) {
 	_, keyPath, _, regPath := curatorSetup(t)
-	srvd := &served{name: regPath, path: regPath}
+	srvd := &app.Served{Name: regPath, Path: regPath}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	env := &Env{Stderr: &logs}
 
 	other, err := filelock.TryLock(regPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit := &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl"}
-	lock, ok := lockForEditing(env, log, srvd, edit)
-	if !ok || lock != nil || !strings.Contains(edit.ReadOnly, "read-only") || !strings.Contains(edit.ReadOnly, "process "+strconv.Itoa(os.Getpid())) {
-		t.Fatalf("with the lock held elsewhere: lock %v ok %v, ReadOnly %q", lock, ok, edit.ReadOnly)
+	lock := app.LockForEditing(log, srvd, edit)
+	if lock != nil || !strings.Contains(edit.ReadOnly, "read-only") || !strings.Contains(edit.ReadOnly, "process "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("with the lock held elsewhere: lock %v, ReadOnly %q", lock, edit.ReadOnly)
 	}
 	if !strings.Contains(logs.String(), "serving it read-only") {
 		t.Errorf("nothing logged: %s", logs.String())
@@ -37,9 +37,9 @@ func TestOneEditorPerRegistry(t *testing.T) {
 	other.Unlock()
 
 	edit = &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl"}
-	lock, ok = lockForEditing(env, log, srvd, edit)
-	if !ok || lock == nil || edit.ReadOnly != "" {
-		t.Fatalf("free to edit: lock %v ok %v, ReadOnly %q", lock, ok, edit.ReadOnly)
+	lock = app.LockForEditing(log, srvd, edit)
+	if lock == nil || edit.ReadOnly != "" {
+		t.Fatalf("free to edit: lock %v, ReadOnly %q", lock, edit.ReadOnly)
 	}
 	defer lock.Unlock()
 

@@ -6,20 +6,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
-	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // The public proposes changes (propose_change), endorsed curators vote,
@@ -35,69 +34,63 @@ var proposalsSubcommands = []command{
 	{"vote", "ID support|oppose", "as a curator the node endorses, sign a vote on one of its proposals with --key-file and send it to --node", proposalsVoteFlags, runProposalsVote},
 }
 
-// proposalFlags are serve's (and doctor's) flags for proposals.
+// proposalServeOptions are serve's (and doctor's) flags for proposals.
+type proposalServeOptions struct {
+	maxPending, rate intFlag
+	retention        durationFlag
+}
+
 func proposalFlags(f *Flags) {
-	f.String("max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
-	f.String("proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
-	f.String("proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), "proposals one client may make per hour, counted per session and per address (behind a reverse proxy every client has the proxy's address, so they share one allowance)")
+	o := options[proposalServeOptions](f)
+	f.IntVar(&o.maxPending, "max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), 1, "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
+	f.DurationVar(&o.retention, "proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
+	f.IntVar(&o.rate, "proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), 1, "proposals one client may make per hour, counted per session and per address (behind a reverse proxy every client has the proxy's address, so they share one allowance)")
+}
+
+// proposalsOptions are the flags of the proposals verbs.
+type proposalsOptions struct {
+	registry, status, reason string
+	key                      keyOptions
+	maxRegistry              intFlag
+	expires                  durationFlag
+	auditLog                 string
 }
 
 func proposalsReadFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "the registry file whose proposals to read (REGISTRY.proposals.jsonl beside it)")
-	f.String("status", "THREEGS_PROPOSALS_STATUS", "", "list: only proposals with this status: pending, accepted or rejected")
+	o := options[proposalsOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "the registry file whose proposals to read (REGISTRY.proposals.jsonl beside it)")
+	f.StringVar(&o.status, "status", "THREEGS_PROPOSALS_STATUS", "", "list: only proposals with this status: pending, accepted or rejected")
 }
 
 func proposalsDecideFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "the registry file the proposal was made to")
-	f.String("reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
-	keyFlag(f, "the curator's secret key file, to sign the registry after accepting a change")
-	registryLimitFlag(f)
-	f.String("expires", "THREEGS_EXPIRES", signature.DefaultValidity.String(), "how long the new signature vouches for the registry")
-	auditLogFlag(f)
+	o := options[proposalsOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "the registry file the proposal was made to")
+	f.StringVar(&o.reason, "reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
+	keyFlag(f, &o.key, "the curator's secret key file, to sign the registry after accepting a change")
+	registryLimitFlag(f, &o.maxRegistry)
+	expiresFlag(f, &o.expires, "how long the new signature vouches for the registry")
+	auditLogFlag(f, &o.auditLog)
 }
 
-// proposalOptions reads serve's proposal flags.
-func proposalOptions(f *Flags) (proposals.Options, int, error) {
-	max, err := f.Int("max-pending-proposals", 1)
+// parseProposals checks serve's proposal flags.
+func parseProposals(f *Flags) (app.Proposals, error) {
+	o := options[proposalServeOptions](f)
+	max, err := o.maxPending.get()
 	if err != nil {
-		return proposals.Options{}, 0, err
+		return app.Proposals{}, err
 	}
-	keep, err := f.Duration("proposal-retention")
+	keep, err := o.retention.get()
 	if err != nil {
-		return proposals.Options{}, 0, err
+		return app.Proposals{}, err
 	}
-	rate, err := f.Int("proposal-rate", 1)
-	return proposals.Options{MaxPending: max, Retention: keep}, rate, err
-}
-
-// openProposals opens the proposals file of the registry a server edits
-// (it holds the registry's lock) and hands it to the tools. A failure is
-// logged, and the server runs without taking proposals: they are not worth
-// refusing to serve for.
-func openProposals(f *Flags, h *tools.Handlers, regPath string, log *slog.Logger) *proposals.Store {
-	o, rate, err := proposalOptions(f)
-	if err != nil {
-		log.Warn("taking no proposals", "err", err)
-		return nil
-	}
-	path := proposals.PathFor(regPath)
-	s, notes, err := proposals.Open(path, o)
-	if err != nil {
-		log.Warn("taking no proposals: the proposals file cannot be opened", "proposals", path, "err", err)
-		return nil
-	}
-	for _, n := range notes {
-		log.Warn(n)
-	}
-	h.SetProposals(s, proposals.NewLimiter(rate))
-	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", o.MaxPending, "rate_per_hour", rate)
-	return s
+	rate, err := o.rate.get()
+	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep}, Rate: rate}, err
 }
 
 // proposalsRegistry is the registry named by --registry, which the
 // proposals verbs need.
 func proposalsRegistry(env *Env, verb string, f *Flags) (string, bool) {
-	p := f.Value("registry")
+	p := options[proposalsOptions](f).registry
 	if p == "" {
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: name the registry with --registry PATH (or REGISTRY_PATH)\n", verb)
 	}
@@ -114,7 +107,7 @@ func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs proposals list: %v\n", err)
 		return ExitFail
 	}
-	page, _ := proposals.ListAll(ps, proposals.Filter{Status: f.Value("status"), Limit: len(ps) + 1})
+	page, _ := proposals.ListAll(ps, proposals.Filter{Status: options[proposalsOptions](f).status, Limit: len(ps) + 1})
 	if len(page) == 0 {
 		fmt.Fprintf(env.Stdout, "No proposals in %s.\n", proposals.PathFor(reg))
 		return ExitOK
@@ -150,6 +143,9 @@ func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(env.Stderr, "3gs proposals show: no proposal %s in %s; 3gs proposals list --registry %s shows those there are\n", id, proposals.PathFor(reg), signature.ShellQuote(reg))
 	return ExitFail
 }
+
+// oneLine is s with every run of white space one space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // plainText is a proposer's text for the terminal: hidden characters
 // dropped, on one line, cut at max characters.
@@ -247,7 +243,7 @@ func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitUsage
 	}
-	reason := f.Value("reason")
+	reason := options[proposalsOptions](f).reason
 	if reason == "" {
 		fmt.Fprintln(env.Stderr, "3gs proposals reject: say why with --reason TEXT; it is shown with the decision")
 		return ExitUsage
@@ -279,15 +275,16 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitUsage
 	}
-	key, from, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals accept: warning:", msg) })
+	o := options[proposalsOptions](f)
+	key, from, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals accept: warning:", msg) })
 	if err != nil {
 		return fail("%v", err)
 	}
-	validity, err := validityFlag(f)
+	validity, err := validity(o.expires)
 	if err != nil {
 		return fail("%v", err)
 	}
-	limit, err := registryLimit(f)
+	limit, err := registryLimit(o.maxRegistry)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -304,7 +301,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 	if err != nil {
 		return fail("%s: %v", id, err)
 	}
-	dec := proposals.Decision{Actor: store.Actor, Reason: f.Value("reason")}
+	dec := proposals.Decision{Actor: store.Actor, Reason: o.reason}
 	if p.Changes() {
 		r, err := registry.LoadFileLimit(reg, limit)
 		if err != nil {
@@ -328,9 +325,9 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
 			}
 		}
-		file := signingFile(env, "proposals accept", reg, auditLogPath(f, reg), key, validity, limit)
-		file.Actor, file.Slug = proposals.Actor(id, store.Actor), p.Slug
-		changed, err := file.Change(r, p.AuditAction(), false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+		file := signingFile(env, "proposals accept", reg, auditLogPath(o.auditLog, reg), key, validity, limit)
+		file.Actor = proposals.Actor(id, store.Actor)
+		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
 		if err != nil {
 			return fail("nothing decided, the registry is unchanged: %v\nThe proposal stays pending; reject it if it no longer applies.", err)
 		}
@@ -363,13 +360,13 @@ func pendingProposals(reg string) string {
 	return fmt.Sprintf("%d %s for the curator: 3gs proposals list --registry %s --status pending", n, plural(n, "proposal from the public waits", "proposals from the public wait"), signature.ShellQuote(reg))
 }
 
-// doctorProposals reports the proposals waiting, for doctor.
-func (d *doctor) proposals() {
-	reg := d.f.Value("registry")
+// proposals reports the proposals waiting, for doctor.
+func (d *doctor) proposals(f *Flags) {
+	reg := d.o.registry
 	if reg == "" {
 		return
 	}
-	if _, _, err := proposalOptions(d.f); err != nil {
+	if _, err := parseProposals(f); err != nil {
 		return // reported with the flags
 	}
 	if line := pendingProposals(reg); line != "" {

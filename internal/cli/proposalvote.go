@@ -17,10 +17,18 @@ import (
 	"github.com/three-good-sources/3gs/internal/proposals"
 )
 
+// proposalsVoteOptions are proposals vote's flags.
+type proposalsVoteOptions struct {
+	key     keyOptions
+	node    string
+	timeout durationFlag
+}
+
 func proposalsVoteFlags(f *Flags) {
-	keyFlag(f, "your curator secret key file: the key the node's registry endorses you under")
-	f.String("node", "THREEGS_VOTE_NODE", "", "the node whose proposal it is, as http(s)://host[:port] (its MCP endpoint is URL/mcp)")
-	f.String("timeout", "THREEGS_VOTE_TIMEOUT", "30s", "how long talking to the node may take in all")
+	o := options[proposalsVoteOptions](f)
+	keyFlag(f, &o.key, "your curator secret key file: the key the node's registry endorses you under")
+	f.StringVar(&o.node, "node", "THREEGS_VOTE_NODE", "", "the node whose proposal it is, as http(s)://host[:port] (its MCP endpoint is URL/mcp)")
+	f.DurationVar(&o.timeout, "timeout", "THREEGS_VOTE_TIMEOUT", "30s", "how long talking to the node may take in all")
 }
 
 // runProposalsVote signs a vote (proposals.Statement) for the node's
@@ -36,18 +44,19 @@ func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
 		return fail(ExitUsage, "give the proposal id and support or oppose, e.g. 3gs proposals vote p0f3a9c2e41b7d586 support --key-file KEY --node https://their.node")
 	}
 	id, vote := args[0], args[1]
-	endpoint, err := mcpEndpoint(f.Value("node"))
+	o := options[proposalsVoteOptions](f)
+	endpoint, err := mcpEndpoint(o.node)
 	if err != nil {
 		return fail(ExitUsage, "--node: %v", err)
 	}
-	key, _, err := signingKey(env, f, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals vote: warning:", msg) })
+	key, _, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals vote: warning:", msg) })
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}
 	if key == nil {
 		return fail(ExitUsage, "a vote is signed with your curator key: give --key-file KEY (or %s)", secretKeyEnv)
 	}
-	timeout, err := f.Duration("timeout")
+	timeout, err := o.timeout.get()
 	if err != nil {
 		return fail(ExitUsage, "%v", err)
 	}

@@ -17,12 +17,21 @@ import (
 // explainTop is how many categories --explain breaks down.
 const explainTop = 5
 
+// queryOptions are query's flags.
+type queryOptions struct {
+	registry, matcher string
+	threshold         thresholdFlag
+	maxRegistry       intFlag
+	explain           bool
+}
+
 func queryFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "registry file to match against; none means the embedded registry.json")
-	f.String("threshold", "MATCH_THRESHOLD", strconv.FormatFloat(tools.DefaultThreshold, 'f', -1, 64), "lowest score (0 to 1) that counts as a match")
-	f.String("matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, for comparison)")
-	registryLimitFlag(f)
-	f.Bool("explain", "THREEGS_EXPLAIN", "break down the scores of the best "+strconv.Itoa(explainTop)+" categories by field and by query word (index matcher only)")
+	o := options[queryOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to match against; none means the embedded registry.json")
+	f.ThresholdVar(&o.threshold, "threshold", "MATCH_THRESHOLD", tools.DefaultThreshold, "lowest score (0 to 1) that counts as a match")
+	f.StringVar(&o.matcher, "matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, for comparison)")
+	registryLimitFlag(f, &o.maxRegistry)
+	f.BoolVar(&o.explain, "explain", "THREEGS_EXPLAIN", "break down the scores of the best "+strconv.Itoa(explainTop)+" categories by field and by query word (index matcher only)")
 }
 
 // runQuery matches the words after the flags as one query, the way
@@ -30,32 +39,33 @@ func queryFlags(f *Flags) {
 // on a match the category's sources as get_sources returns them. Exit 0 on a match, 1 when
 // nothing reaches the threshold, so scripts can check patterns.
 func runQuery(ctx context.Context, env *Env, f *Flags) int {
+	o := options[queryOptions](f)
 	query := strings.Join(f.Args(), " ")
 	if strings.TrimSpace(query) == "" {
 		fmt.Fprintln(env.Stderr, "3gs query: give the query text, e.g. 3gs query --explain how do I harden a linux server")
 		return ExitUsage
 	}
-	threshold, err := f.Threshold("threshold")
+	threshold, err := o.threshold.get()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 		return ExitUsage
 	}
-	newMatcher, err := matcherNamed(f.Value("matcher"))
+	newMatcher, err := matcherNamed(o.matcher)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 		return ExitUsage
 	}
-	explain := f.Value("explain") == "true"
-	if explain && f.Value("matcher") != "index" {
+	explain := o.explain
+	if explain && o.matcher != "index" {
 		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
 		return ExitUsage
 	}
-	limit, err := registryLimit(f)
+	limit, err := registryLimit(o.maxRegistry)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
 		return ExitUsage
 	}
-	reg, _, ok := loadRegistry(env, "query", f.Value("registry"), limit)
+	reg, _, ok := loadRegistry(env, "query", o.registry, limit)
 	if !ok {
 		return ExitFail
 	}

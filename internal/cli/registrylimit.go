@@ -10,8 +10,8 @@ import (
 // reads a registry file: each must accept the registries the others do, so
 // a curator who raises the limit for serve raises it the same way for
 // validate, sign and verify.
-func registryLimitFlag(f *Flags) {
-	f.String("max-registry-bytes", "THREEGS_MAX_REGISTRY_BYTES", strconv.Itoa(registry.MaxSize),
+func registryLimitFlag(f *Flags, p *intFlag) {
+	f.IntVar(p, "max-registry-bytes", "THREEGS_MAX_REGISTRY_BYTES", strconv.Itoa(registry.MaxSize), minRegistryBytes,
 		"largest registry file read, in bytes; a larger one is refused before it is read. The default holds 100,000 categories with room to spare")
 }
 
@@ -20,7 +20,7 @@ func registryLimitFlag(f *Flags) {
 const minRegistryBytes = 1024
 
 // registryLimit is --max-registry-bytes, checked.
-func registryLimit(f *Flags) (int64, error) {
-	n, err := f.Int("max-registry-bytes", minRegistryBytes)
+func registryLimit(v intFlag) (int64, error) {
+	n, err := v.get()
 	return int64(n), err
 }

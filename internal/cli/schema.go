@@ -1,15 +1,9 @@
 package cli
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,14 +16,22 @@ var schemaSubcommands = []command{
 	{"diff", "[OLD_DIR] [NEW_DIR]", "classify every change between two schema folders as breaking or compatible for clients; exit 1 on a breaking change", schemaDiffFlags, runSchemaDiff},
 }
 
+// schemaDiffOptions are schema diff's flags.
+type schemaDiffOptions struct {
+	base, changelog string
+	requireBump     bool
+}
+
 func schemaDiffFlags(f *Flags) {
-	f.String("base", "THREEGS_SCHEMA_BASE", "", "compare NEW_DIR (default schema) with schema/ as it is at this git revision, e.g. main or HEAD~1, instead of OLD_DIR")
-	f.String("changelog", "THREEGS_CHANGELOG", "CHANGELOG.md", "with --require-bump: the changelog that must name the new contract version")
-	f.Bool("require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
+	o := options[schemaDiffOptions](f)
+	f.StringVar(&o.base, "base", "THREEGS_SCHEMA_BASE", "", "compare NEW_DIR (default schema) with schema/ as it is at this git revision, e.g. main or HEAD~1, instead of OLD_DIR")
+	f.StringVar(&o.changelog, "changelog", "THREEGS_CHANGELOG", "CHANGELOG.md", "with --require-bump: the changelog that must name the new contract version")
+	f.BoolVar(&o.requireBump, "require-bump", "THREEGS_REQUIRE_BUMP", "accept breaking changes when the contract's major version went up and the changelog has an entry for the new version (what CI checks)")
 }
 
 func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
-	args, base := f.Args(), f.Value("base")
+	o := options[schemaDiffOptions](f)
+	args, base := f.Args(), o.base
 	var oldDir, newDir string
 	switch {
 	case base != "" && len(args) <= 1:
@@ -37,16 +39,13 @@ func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
 		if len(args) == 1 {
 			newDir = args[0]
 		}
-		dir, err := os.MkdirTemp("", "3gs-schema-base-")
+		dir, remove, err := schema.CheckoutAt(base, newDir)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "3gs schema diff: %v\n", err)
 			return ExitFail
 		}
-		defer os.RemoveAll(dir)
-		if oldDir, err = extractSchemaAt(base, newDir, dir); err != nil {
-			fmt.Fprintf(env.Stderr, "3gs schema diff: %v\n", err)
-			return ExitFail
-		}
+		defer remove()
+		oldDir = dir
 	case base == "" && len(args) == 2:
 		oldDir, newDir = args[0], args[1]
 	default:
@@ -75,11 +74,11 @@ func runSchemaDiff(_ context.Context, env *Env, f *Flags) int {
 	case !breaking:
 		fmt.Fprintf(env.Stderr, "%d changes, none breaking\n", len(changes))
 		return ExitOK
-	case !flagBool(f, "require-bump"):
+	case !o.requireBump:
 		fmt.Fprintf(env.Stderr, "%d changes, some breaking\n", len(changes))
 		return ExitFail
 	}
-	if err := checkBump(old.ContractVersion, new.ContractVersion, f.Value("changelog")); err != nil {
+	if err := checkBump(old.ContractVersion, new.ContractVersion, o.changelog); err != nil {
 		fmt.Fprintf(env.Stderr, "breaking changes: %v\n", err)
 		return ExitFail
 	}
@@ -115,81 +114,4 @@ func checkBump(oldVersion, newVersion, changelog string) error {
 func major(v string) int {
 	m, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
 	return m
-}
-
-// extractSchemaAt writes the schema folder as it is at git revision rev
-// into dir and returns its path. schemaDir names the folder in the working
-// tree; its path relative to the repository's top is looked up at rev.
-func extractSchemaAt(rev, schemaDir, dir string) (string, error) {
-	abs, err := filepath.Abs(schemaDir)
-	if err != nil {
-		return "", err
-	}
-	top, err := git(filepath.Dir(abs), "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", fmt.Errorf("--base needs a git checkout: %v", err)
-	}
-	top = strings.TrimSpace(top)
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	rel, err := filepath.Rel(top, abs)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", fmt.Errorf("%s is not inside the git checkout %s", schemaDir, top)
-	}
-	rel = filepath.ToSlash(rel)
-	archive, err := gitBytes(top, "archive", "--format=tar", rev, rel)
-	if err != nil {
-		return "", fmt.Errorf("reading %s at %s: %v", rel, rev, err)
-	}
-	tr := tar.NewReader(bytes.NewReader(archive))
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		name := filepath.FromSlash(strings.TrimPrefix(h.Name, rel+"/"))
-		if h.Typeflag != tar.TypeReg || !filepath.IsLocal(name) {
-			continue
-		}
-		dst := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return "", err
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			return "", err
-		}
-	}
-	// A revision from before the contract had a version counts as 0.0.0,
-	// so the commit that introduces contract.json can be compared.
-	if _, err := os.Stat(filepath.Join(dir, schema.ContractFile)); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(filepath.Join(dir, schema.ContractFile), []byte(`{"contractVersion": "0.0.0"}`), 0o644); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-}
-
-func git(dir string, args ...string) (string, error) {
-	out, err := gitBytes(dir, args...)
-	return string(out), err
-}
-
-func gitBytes(dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }

@@ -17,21 +17,25 @@ import (
 var tokenSubcommands = []command{
 	{"new", "", "make a token, print it once, and store its hash", func(f *Flags) {
 		tokensFlag(f)
-		f.String("tier", "THREEGS_TOKEN_TIER", "", "what the token unlocks: user (contributor tools) or admin (every tool)")
-		f.String("name", "THREEGS_TOKEN_NAME", "", "who holds it: names the caller in the audit log, and is how it is revoked")
+		o := options[tokenOptions](f)
+		f.StringVar(&o.tier, "tier", "THREEGS_TOKEN_TIER", "", "what the token unlocks: user (contributor tools) or admin (every tool)")
+		f.StringVar(&o.name, "name", "THREEGS_TOKEN_NAME", "", "who holds it: names the caller in the audit log, and is how it is revoked")
 	}, needTokens(runTokenNew)},
 	{"list", "", "list the tokens: name, tier, creation time (never the tokens)", tokensFlag, needTokens(runTokenList)},
 	{"revoke", "NAME", "remove a token; a running server stops accepting it on SIGHUP", tokensFlag, needTokens(runTokenRevoke)},
 }
 
+// tokenOptions are the token verbs' flags (tier and name: new only).
+type tokenOptions struct{ tokens, tier, name string }
+
 func tokensFlag(f *Flags) {
-	f.String("tokens", "THREEGS_TOKENS", "", "the tokens file (required); created if missing, mode 0600")
+	f.StringVar(&options[tokenOptions](f).tokens, "tokens", "THREEGS_TOKENS", "", "the tokens file (required); created if missing, mode 0600")
 }
 
 // needTokens refuses a token verb run without a tokens file.
 func needTokens(run func(context.Context, *Env, *Flags) int) func(context.Context, *Env, *Flags) int {
 	return func(ctx context.Context, env *Env, f *Flags) int {
-		if f.Value("tokens") == "" {
+		if options[tokenOptions](f).tokens == "" {
 			fmt.Fprintf(env.Stderr, "%s: name the tokens file with --tokens PATH (or THREEGS_TOKENS), the file serve reads with --tokens\n", f.name)
 			return ExitUsage
 		}
@@ -40,17 +44,18 @@ func needTokens(run func(context.Context, *Env, *Flags) int) func(context.Contex
 }
 
 func runTokenNew(_ context.Context, env *Env, f *Flags) int {
-	tier, ok := gen.ParseTier(f.Value("tier"))
+	o := options[tokenOptions](f)
+	tier, ok := gen.ParseTier(o.tier)
 	if !ok || tier == gen.TierPublic {
-		fmt.Fprintf(env.Stderr, "3gs token new: --tier must be user or admin, got %q\n", f.Value("tier"))
+		fmt.Fprintf(env.Stderr, "3gs token new: --tier must be user or admin, got %q\n", o.tier)
 		return ExitUsage
 	}
-	name := f.Value("name")
+	name := o.name
 	if name == "" || len(f.Args()) > 0 {
 		fmt.Fprintln(env.Stderr, "3gs token new: name the holder with --name NAME (letters, digits, . _ @ -), e.g. --name alice-laptop")
 		return ExitUsage
 	}
-	path := f.Value("tokens")
+	path := o.tokens
 	token, err := auth.Add(path, name, tier, time.Now())
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs token new: %v\n", err)
@@ -64,7 +69,7 @@ func runTokenNew(_ context.Context, env *Env, f *Flags) int {
 }
 
 func runTokenList(_ context.Context, env *Env, f *Flags) int {
-	path := f.Value("tokens")
+	path := options[tokenOptions](f).tokens
 	// A tokens file that does not exist holds no tokens for serve, but
 	// listing one is almost always a mistyped path: say so.
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
@@ -77,7 +82,7 @@ func runTokenList(_ context.Context, env *Env, f *Flags) int {
 		return ExitFail
 	}
 	if len(doc.Tokens) == 0 {
-		fmt.Fprintf(env.Stdout, "No tokens in %s.\n", f.Value("tokens"))
+		fmt.Fprintf(env.Stdout, "No tokens in %s.\n", options[tokenOptions](f).tokens)
 		return ExitOK
 	}
 	fmt.Fprintf(env.Stdout, "%-24s %-6s %s\n", "NAME", "TIER", "CREATED")
@@ -92,10 +97,10 @@ func runTokenRevoke(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs token revoke: name one token, e.g. 3gs token revoke --tokens tokens.json alice-laptop")
 		return ExitUsage
 	}
-	if err := auth.Revoke(f.Value("tokens"), f.Args()[0]); err != nil {
+	if err := auth.Revoke(options[tokenOptions](f).tokens, f.Args()[0]); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs token revoke: %v\n", err)
 		return ExitFail
 	}
-	fmt.Fprintf(env.Stdout, "Revoked %q. A running server stops accepting it after SIGHUP to that server alone: kill -HUP PID, with the PID of the 3gs serve that reads %s.\n", f.Args()[0], signature.ShellQuote(f.Value("tokens")))
+	fmt.Fprintf(env.Stdout, "Revoked %q. A running server stops accepting it after SIGHUP to that server alone: kill -HUP PID, with the PID of the 3gs serve that reads %s.\n", f.Args()[0], signature.ShellQuote(options[tokenOptions](f).tokens))
 	return ExitOK
 }

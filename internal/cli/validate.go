@@ -11,22 +11,30 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
+// validateOptions are validate's flags.
+type validateOptions struct {
+	registry    string
+	maxRegistry intFlag
+}
+
 func validateFlags(f *Flags) {
-	f.String("registry", "REGISTRY_PATH", "", "registry file to check when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f)
+	o := options[validateOptions](f)
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to check when no PATH is given; none means the embedded registry.json")
+	registryLimitFlag(f, &o.maxRegistry)
 }
 
 // runValidate checks each registry file and prints every problem, one per
 // line, as FILE: PATH: REASON. With no file it checks what the server would
 // load: --registry / REGISTRY_PATH, or the embedded default.
 func runValidate(_ context.Context, env *Env, f *Flags) int {
-	limit, err := registryLimit(f)
+	o := options[validateOptions](f)
+	limit, err := registryLimit(o.maxRegistry)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs validate: %v\n", err)
 		return ExitUsage
 	}
 	paths := f.Args()
-	if p := f.Value("registry"); len(paths) == 0 && p != "" {
+	if p := o.registry; len(paths) == 0 && p != "" {
 		paths = []string{p}
 	}
 	if len(paths) == 0 {

@@ -155,6 +155,12 @@ type Changed struct {
 // later with 3gs sign. Errors: edit's own, *InvalidError, *LogError and
 // *Error.
 func (f File) Change(reg *registry.Registry, action gen.AuditEntryAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
+	return f.ChangeCategory(reg, action, "", keepVersion, edit)
+}
+
+// ChangeCategory is Change for a change to one category, whose slug the
+// log entry names.
+func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditEntryAction, slug string, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
 	doc := reg.Document()
 	if err := edit(&doc); err != nil {
 		return nil, err
@@ -174,7 +180,7 @@ func (f File) Change(reg *registry.Registry, action gen.AuditEntryAction, keepVe
 		if c.Log, err = f.openLog(reg); err != nil {
 			return nil, err
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, f.Actor, f.Slug, reg, next))
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, f.Actor, slug, reg, next))
 	}
 	done, err := c.Commit()
 	if err != nil {

@@ -1,9 +1,8 @@
-package cli
+package app
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -18,30 +17,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
-// checkSourcesFlags are serve's flags for checking the sources.
-func checkSourcesFlags(f *Flags) {
-	f.String("check-sources", "THREEGS_CHECK_SOURCES", "", "check every source URL this often in the background (e.g. 24h; moved by up to a tenth either way), as 3gs check does with its defaults, keeping the outcome in the health file for get_sources and /health. None: no checks (a health file 3gs check wrote is still read)")
-	f.String("health-file", "THREEGS_HEALTH_FILE", "", "the sources' health file, read for get_sources and /health and written by --check-sources; none means REGISTRY.health.json beside a registry file (for the embedded registry or a replica, the outcome is kept in memory only)")
-}
-
 // politeInterval is the shortest --check-sources that is not warned about:
 // checking every source of a registry more often is unkind to their hosts.
 const politeInterval = time.Hour
-
-// parseCheckSources is --check-sources: zero when off.
-func parseCheckSources(f *Flags) (time.Duration, error) {
-	if f.Value("check-sources") == "" {
-		return 0, nil
-	}
-	d, err := f.Duration("check-sources")
-	if err != nil {
-		return 0, err
-	}
-	if d < time.Second {
-		return 0, fmt.Errorf("--check-sources (THREEGS_CHECK_SOURCES) must be at least 1s, got %s; 24h is a polite interval", d)
-	}
-	return d, nil
-}
 
 // sourceChecker keeps the served registry's source health: read from the
 // health file at start (and again when it changes, if another process
@@ -49,6 +27,7 @@ func parseCheckSources(f *Flags) (time.Duration, error) {
 // written there, by this server alone.
 type sourceChecker struct {
 	h        *tools.Handlers
+	version  string        // 3gs's, for the user agent
 	path     string        // the health file; "" keeps it in memory
 	interval time.Duration // 0: no checks
 	log      *slog.Logger
@@ -76,8 +55,8 @@ func stamp(path string) fileStamp {
 // itself looks whether 3gs check rewrote the health file.
 const watchHealthEvery = time.Minute
 
-func newSourceChecker(h *tools.Handlers, path string, interval time.Duration, log *slog.Logger) *sourceChecker {
-	c := &sourceChecker{h: h, path: path, interval: interval, log: log}
+func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, log *slog.Logger) *sourceChecker {
+	c := &sourceChecker{h: h, version: version, path: path, interval: interval, log: log}
 	c.opts = linkcheck.Options{
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
@@ -168,9 +147,9 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	c.mu.Unlock()
 	o := c.opts
 	o.Previous = sourcehealth.Previous(prev)
-	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: userAgent(reg.Curator().Name)})
+	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name)})
 	start := time.Now()
-	targets := checkTargets(reg)
+	targets := sourcehealth.Targets(reg)
 	results := linkcheck.Check(ctx, targets, o)
 	if ctx.Err() != nil {
 		return

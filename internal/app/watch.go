@@ -1,4 +1,4 @@
-package cli
+package app
 
 import (
 	"bufio"
@@ -105,7 +105,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // who could read its key anyway), to record, sign and serve the
 // curator's hand edit (tools.Handlers.SignHandEdit). One request line,
 // "sign", and one answer line, "OK text" or "FAIL text".
-func signSocket(regPath string) string { return regPath + ".sock" }
+func SignSocket(regPath string) string { return regPath + ".sock" }
 
 // maxSocketPath is the longest socket path every Unix takes (sun_path).
 const maxSocketPath = 100
@@ -115,7 +115,7 @@ const maxSocketPath = 100
 // but a stale socket, leaves the channel closed, with a warning: sign then
 // says to stop the server.
 func serveSignChannel(ctx context.Context, h *tools.Handlers, regPath string, log *slog.Logger) {
-	path := signSocket(regPath)
+	path := SignSocket(regPath)
 	if len(path) > maxSocketPath {
 		log.Warn("no local sign channel: the registry's path is too long for a Unix socket beside it; 3gs sign needs this server stopped", "socket", path)
 		return
@@ -228,15 +228,15 @@ func (l *limitedConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// askServerToSign is sign's side: it reports whether a server answered,
+// AskToSign is sign's side: it reports whether a server answered,
 // and what.
-func askServerToSign(regPath string) (answered, ok bool, text string) {
+func AskToSign(regPath string) (answered, ok bool, text string) {
 	// Only a socket of this user's is a server of this user's: another
 	// user's socket there could answer OK with nothing signed.
-	if fi, err := os.Lstat(signSocket(regPath)); err != nil || fi.Mode().Type() != fs.ModeSocket || !ownedByUs(fi) {
+	if fi, err := os.Lstat(SignSocket(regPath)); err != nil || fi.Mode().Type() != fs.ModeSocket || !ownedByUs(fi) {
 		return false, false, ""
 	}
-	c, err := net.DialTimeout("unix", signSocket(regPath), 5*time.Second)
+	c, err := net.DialTimeout("unix", SignSocket(regPath), 5*time.Second)
 	if err != nil {
 		return false, false, ""
 	}
