@@ -2,6 +2,7 @@ package frozen_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -96,6 +98,32 @@ func TestBinaryNeverTrustsTheTestKey(t *testing.T) {
 	for _, pkg := range strings.Fields(string(out)) {
 		if strings.HasSuffix(pkg, "/internal/frozen") || strings.HasSuffix(pkg, "/internal/testserver") {
 			t.Errorf("the binary links %s", pkg)
+		}
+	}
+}
+
+// Tests call every tool's example calls on Basic (the tier matrix, the
+// output schemas), so it must hold each slug they name, except where the
+// call brings the category itself (an upsert, a proposal to add one): a
+// new example naming another slug adds that category here rather than
+// failing a test about tiers.
+func TestBasicHoldsTheExampleSlugs(t *testing.T) {
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range gen.Tools {
+		for _, args := range tool.Examples.Arguments {
+			var call struct {
+				Slug     string
+				Category json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(args), &call); err != nil {
+				t.Fatalf("%s: %s: %v", tool.Name, args, err)
+			}
+			if _, ok := reg.Category(call.Slug); call.Slug != "" && !ok && call.Category == nil {
+				t.Errorf("%s's example %s names %s, which frozen.Basic lacks", tool.Name, args, call.Slug)
+			}
 		}
 	}
 }
