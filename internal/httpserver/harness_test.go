@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -105,14 +105,14 @@ func newHarness(t testing.TB, opt httpserver.Options) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(threegs.DefaultRegistry)
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.tools = &controlled{
 		Handlers: tools.New(tools.Config{
 			Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold,
-			Signature: signature.Check(reg, threegs.DefaultSignature),
+			Signature: signature.Check(reg, frozen.Signature(frozen.Basic)),
 			Modified:  time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC),
 		}),
 		entered: make(chan string, 16), release: make(chan struct{}),

@@ -16,8 +16,8 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -72,8 +72,8 @@ func TestNotLoaded(t *testing.T) {
 func TestRegistryEndpoint(t *testing.T) {
 	h := newHarness(t, httpserver.Options{})
 	r := h.do("GET", "/registry", "")
-	if r.status != 200 || !bytes.Equal(r.body, threegs.DefaultRegistry) {
-		t.Fatalf("GET /registry: %d, %d bytes, want the %d served", r.status, len(r.body), len(threegs.DefaultRegistry))
+	if r.status != 200 || !bytes.Equal(r.body, frozen.Registry(frozen.Basic)) {
+		t.Fatalf("GET /registry: %d, %d bytes, want the %d served", r.status, len(r.body), len(frozen.Registry(frozen.Basic)))
 	}
 	etag := r.header.Get("ETag")
 	if etag != `"`+h.tools.Published().Registry.SHA256()+`"` {
@@ -84,7 +84,7 @@ func TestRegistryEndpoint(t *testing.T) {
 		t.Errorf("Last-Modified %q", lastModified)
 	}
 	sig, err := base64.StdEncoding.DecodeString(r.header.Get("Registry-Signature"))
-	if err != nil || !bytes.Equal(sig, threegs.DefaultSignature) {
+	if err != nil || !bytes.Equal(sig, frozen.Signature(frozen.Basic)) {
 		t.Errorf("Registry-Signature header does not carry the signature: %v", err)
 	}
 	if _, err := signature.Verify(r.body, sig, nil); err != nil {
@@ -115,7 +115,7 @@ func TestRegistryEndpoint(t *testing.T) {
 		t.Errorf("HEAD: %d", r.status)
 	}
 	s := h.do("GET", "/registry.sig", "")
-	if s.status != 200 || !bytes.Equal(s.body, threegs.DefaultSignature) {
+	if s.status != 200 || !bytes.Equal(s.body, frozen.Signature(frozen.Basic)) {
 		t.Errorf("GET /registry.sig: %d %s", s.status, s.body)
 	}
 	if r := h.do("GET", "/registry.sig", "", "If-None-Match", s.header.Get("ETag")); r.status != 304 {
@@ -258,7 +258,7 @@ func TestUnsignedRegistry(t *testing.T) {
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	get := func(path string) (*http.Response, []byte) { return fetch(t, ts, "GET", path, "") }
-	if resp, body := get("/registry"); resp.StatusCode != 200 || resp.Header.Get("Registry-Signature") != "" || !bytes.Equal(body, threegs.DefaultRegistry) {
+	if resp, body := get("/registry"); resp.StatusCode != 200 || resp.Header.Get("Registry-Signature") != "" || !bytes.Equal(body, frozen.Registry(frozen.Basic)) {
 		t.Errorf("/registry unsigned: %d, signature header %q", resp.StatusCode, resp.Header.Get("Registry-Signature"))
 	}
 	if resp, body := get("/registry.sig"); resp.StatusCode != 404 || !strings.Contains(string(body), "not signed") {

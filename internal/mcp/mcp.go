@@ -12,22 +12,17 @@ package mcp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/bytedance/sonic"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
-	"github.com/three-good-sources/3gs/internal/strictjson"
-	"github.com/three-good-sources/3gs/internal/toolcall"
 )
 
 // ServerName is the serverInfo name clients see.
@@ -269,52 +264,6 @@ type meta struct {
 	Token              []byte
 }
 
-// MaxArgumentBytes bounds a tool call's arguments, checked before they are
-// decoded, so an oversized object costs no decode. The largest call the
-// schemas allow, an upsert_category with every string at its maximum
-// length, is about 47 KB in ASCII and 170 KB written in four-byte
-// characters; both fit (TestArgumentLimit builds them). Only text padded
-// with \u escapes could be valid and still not fit.
-const MaxArgumentBytes = 256 << 10
-
-// tokenNotRecognised answers a call that needs a token and carried one the
-// server does not accept: mistyped, revoked, or meant for another server.
-const tokenNotRecognised = "Token not recognised: the token sent is not one this server accepts (mistyped, revoked, or for another server)"
-
-// metaToken is the _meta key of a caller's token.
-const metaToken = "io.3gs/token"
-
-// caller identifies who sent a request from the first token found, in this
-// order: the transport's (HTTP Authorization), params._meta's, params',
-// then the session's default. The first one present decides, valid or not.
-func (sess *Session) caller(ctx context.Context, p *params) (auth.Caller, *jsonrpc.Error) {
-	token, found := auth.TransportToken(ctx)
-	for _, src := range [...]struct {
-		raw  []byte
-		path string
-	}{{metaTokenRaw(p), "_meta." + metaToken}, {p.Token, "token"}} {
-		if found || src.raw == nil {
-			continue
-		}
-		t, ok := jsonrpc.String(src.raw)
-		if !ok {
-			return auth.Caller{}, invalidParams(src.path, "must be a string")
-		}
-		token, found = t, true
-	}
-	if !found {
-		token = sess.defaultToken
-	}
-	return sess.srv.keyring.Identify(token), nil
-}
-
-func metaTokenRaw(p *params) sonic.NoCopyRawMessage {
-	if !p.hasMeta {
-		return nil
-	}
-	return p.meta.Token
-}
-
 // Handle answers one request: it appends the response line (without the
 // newline) to dst and returns it. It must not be called for notifications
 // or responses.
@@ -533,124 +482,4 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	sess.version.Store(&version)
 	sess.initialized.Store(true)
 	return appendInitializeResult(nil, version, sess.srv.serverInfo), nil
-}
-
-func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, dst []byte) ([]byte, *jsonrpc.Error) {
-	p, name := &req.p, req.name
-	if p.Name == nil {
-		return nil, invalidParams("name", "required field is missing")
-	}
-	if !req.nameOK {
-		return nil, invalidParams("name", "must be a string")
-	}
-	c, perr := sess.caller(ctx, p)
-	if perr != nil {
-		return nil, perr
-	}
-	tool := gen.LookupTool(name)
-	// A tool the caller may not even see answers as if it did not exist,
-	// so probing names reveals nothing.
-	if tool == nil || tool.Tier > c.Tier && !tool.Discoverable {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name)}
-	}
-	if tool.Tier > c.Tier {
-		switch {
-		case c.Presented && !c.Authenticated():
-			// Not "Authentication required": the caller did send a token,
-			// and needs to hear that it is the token that is wrong.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: tokenNotRecognised, Data: tierProblem{RequiredTier: tool.Tier.String()}}
-		case !c.Authenticated():
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required", Data: tierProblem{RequiredTier: tool.Tier.String()}}
-		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions", Data: tierProblem{RequiredTier: tool.Tier.String()}}
-	}
-	// A public caller is what a context without one means, so the common
-	// anonymous call costs no context (unless an outer one must be hidden).
-	if c != (auth.Caller{}) || auth.CallerFrom(ctx) != (auth.Caller{}) {
-		ctx = auth.WithCaller(ctx, c)
-	}
-	args := []byte(p.Arguments)
-	if string(args) == "null" {
-		args = nil
-	}
-	if len(args) > MaxArgumentBytes {
-		return nil, invalidParams("arguments", "longer than "+strconv.Itoa(MaxArgumentBytes)+" bytes")
-	}
-	res, err := tool.Run(ctx, sess.srv.handlers, args)
-	if err == nil {
-		// The text is rendered into a pooled buffer and quoted from there
-		// into the response: it is needed only until then.
-		tb := textBufs.Get().(*[]byte)
-		*tb = res.AppendText((*tb)[:0])
-		start := len(dst)
-		dst, err = appendToolResult(dst, modern, unsafe.String(unsafe.SliceData(*tb), len(*tb)), res.AppendStructured, false)
-		if cap(*tb) <= maxPooledText {
-			textBufs.Put(tb)
-		}
-		if err != nil {
-			return dst[:start], sess.internal(name, err)
-		}
-		return dst, nil
-	}
-	if argErrs := (strictjson.Errors)(nil); errors.As(err, &argErrs) {
-		first := argErrs[0]
-		problem := paramsProblem{Path: argumentsPath(first.Path), Reason: first.Reason}
-		if len(argErrs) > 1 {
-			for _, a := range argErrs {
-				problem.Errors = append(problem.Errors, paramsProblem{Path: argumentsPath(a.Path), Reason: a.Reason})
-			}
-		}
-		return nil, paramsError(problem)
-	}
-	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
-		structured, merr := toolcall.AppendOutput(nil, toolErr.Structured)
-		if merr != nil {
-			return nil, sess.internal(name, merr)
-		}
-		out, _ := appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return append(dst, structured...), nil }, true)
-		return out, nil
-	}
-	return nil, sess.internal(name, err)
-}
-
-// textBufs hold tool results' text while it is quoted into a response.
-var textBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledText keeps a rare huge text from pinning its memory.
-const maxPooledText = 64 << 10
-
-// argumentsPath places a decoder's path inside params: "arguments.query",
-// or "arguments" itself for a problem with the arguments as a whole (such
-// as neither of two parameters of which one is needed).
-func argumentsPath(path string) string {
-	if path == "" {
-		return "arguments"
-	}
-	return "arguments." + path
-}
-
-func (sess *Session) internal(tool string, err error) *jsonrpc.Error {
-	sess.srv.log.Error("tool failed", "tool", tool, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
-}
-
-// appendToolResult appends a CallToolResult with one text block and the
-// structured content, which structured appends; modern results are marked
-// complete.
-func appendToolResult(dst []byte, modern bool, text string, structured func([]byte) ([]byte, error), isError bool) ([]byte, error) {
-	dst = slices.Grow(dst, len(text)+len(text)/8+2048)
-	dst = append(dst, '{')
-	if modern {
-		dst = append(dst, `"resultType":"complete",`...)
-	}
-	dst = append(dst, `"content":[{"type":"text","text":`...)
-	dst = jsonrpc.AppendString(dst, text)
-	dst = append(dst, `}],"structuredContent":`...)
-	dst, err := structured(dst)
-	if err != nil {
-		return dst, err
-	}
-	dst = append(dst, `,"isError":`...)
-	dst = strconv.AppendBool(dst, isError)
-	return append(dst, '}'), nil
 }

@@ -22,11 +22,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the -- server -- files of testdata/*.txtar from the current output")
 
-// newServer serves our embedded registry, signed, with the default
-// threshold, as `3gs serve` does with no flags.
+// newServer serves stub tools (testserver.Stubs), whose answers are fixed,
+// over the frozen test registry, signed, with the default threshold: the
+// transcripts test the protocol, so neither the registry's content nor
+// the matcher's scores may change them.
 func newServer(t testing.TB) *mcp.Server {
 	t.Helper()
-	return testserver.New(t, testserver.Options{Signed: true}).Server
+	return testserver.New(t, testserver.Options{Signed: true, Stub: true}).Server
+}
+
+// shippedServer serves the registry 3gs ships, signed, with the real
+// tools, as `3gs serve` does with no flags: for the one end-to-end
+// transcript in testdata/shipped, which changes with registry.json and
+// with the matcher, by design.
+func shippedServer(t testing.TB) *mcp.Server {
+	t.Helper()
+	return testserver.New(t, testserver.Options{Shipped: true, Signed: true}).Server
 }
 
 // exchange feeds one client line to a session the way the stdio transport
@@ -42,7 +53,9 @@ func exchange(sess *mcp.Session, line []byte) []byte {
 	return sess.Handle(context.Background(), m, nil)
 }
 
-// TestTranscripts replays testdata/*.txtar: each archive is one session.
+// TestTranscripts replays testdata/*.txtar against stub tools, and the
+// one end-to-end golden testdata/shipped/*.txtar against the shipped
+// registry: each archive is one session.
 // The client file's lines go in one at a time (blank lines and lines
 // starting with # are skipped); the server file holds the answers, each
 // pretty-printed, and every answer must equal the next one there.
@@ -56,9 +69,20 @@ func TestTranscripts(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no transcripts in testdata")
 	}
-	srv := newServer(t)
+	replay(t, newServer(t), files)
+	// Exactly one transcript may depend on the shipped data: more would
+	// tie tests about the protocol to registry.json again.
+	shipped, _ := filepath.Glob("testdata/shipped/*.txtar")
+	if len(shipped) != 1 {
+		t.Fatalf("testdata/shipped holds %d transcripts, want the one end-to-end golden", len(shipped))
+	}
+	replay(t, shippedServer(t), shipped)
+}
+
+// replay runs each transcript of files against srv as a subtest.
+func replay(t *testing.T, srv *mcp.Server, files []string) {
 	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(strings.TrimPrefix(file, "testdata/"), ".txtar"), func(t *testing.T) {
 			ar, err := txtar.ParseFile(file)
 			if err != nil {
 				t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -20,7 +20,7 @@ import (
 // before it is read, bytes made in memory are held to it by LoadLimit,
 // and Load itself takes any size, since its callers bounded their reads.
 func TestSizeLimit(t *testing.T) {
-	data := threegs.DefaultRegistry
+	data := frozen.Registry(frozen.Basic)
 	if _, err := LoadLimit(data, int64(len(data))); err != nil {
 		t.Errorf("a registry exactly at the limit: %v", err)
 	}

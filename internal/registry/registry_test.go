@@ -10,6 +10,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -41,10 +42,23 @@ func TestEmbeddedRegistry(t *testing.T) {
 	if !slices.IsSortedFunc(r.Categories(), func(a, b Category) int { return strings.Compare(a.Slug, b.Slug) }) {
 		t.Error("categories are not sorted by slug")
 	}
+}
+
+// A loaded registry answers by slug, and knows its digest and size (on a
+// frozen registry: which categories 3gs ships is not this test's business).
+func TestLookupBySlug(t *testing.T) {
+	data := frozen.Registry(frozen.Basic)
+	r, err := Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if c, ok := r.Category("rust-learning"); !ok || c.Name != "Learning Rust" {
 		t.Errorf("lookup by slug: %v %v", c, ok)
 	}
-	if len(r.SHA256()) != 64 || r.Size() != len(threegs.DefaultRegistry) {
+	if c, ok := r.Category("no-such-slug"); ok {
+		t.Errorf("lookup of an unknown slug: %v", c)
+	}
+	if len(r.SHA256()) != 64 || r.Size() != len(data) {
 		t.Errorf("digest %q size %d", r.SHA256(), r.Size())
 	}
 }

@@ -1,7 +1,10 @@
 // Package testserver builds the tool handlers and MCP servers that tests
 // run against, so every test package serves a registry the same way that
 // 3gs serve does, and a change to how a server is put together is made
-// once. It is imported by tests only.
+// once. By default they serve the frozen test registry frozen.Basic, so
+// that a change of the shipped registry.json leaves their answers alone;
+// Options.Shipped serves the embedded one, Options.Stub fixed answers. It
+// is imported by tests only.
 package testserver
 
 import (
@@ -12,7 +15,9 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -20,14 +25,23 @@ import (
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
-// Options say what to serve. The zero value serves the embedded registry,
-// unsigned and read-only, at the default threshold.
+// Options say what to serve. The zero value serves the frozen registry
+// frozen.Basic, unsigned and read-only, at the default threshold.
 type Options struct {
-	// Registry is the registry document; nil means the embedded one.
+	// Registry is the registry document; nil means frozen.Basic, or the
+	// embedded one with Shipped.
 	Registry []byte
-	// Signed checks the embedded signature against the registry, as a
-	// server started without --registry does (only for the embedded one).
+	// Shipped serves the registry embedded in the binary (registry.json),
+	// for the few tests whose subject is the data 3gs ships.
+	Shipped bool
+	// Signed checks the registry's signature, as a server started without
+	// --registry does: the test key's for frozen.Basic, the embedded one
+	// with Shipped (only for those two).
 	Signed bool
+	// Stub serves Stubs, whose answers are fixed, in place of the real
+	// tools (over the same registry, for the tools Stubs leave alone):
+	// for tests of the protocol rather than of the tools.
+	Stub bool
 	// Editable serves a copy written to a temporary file, so the curator
 	// tools can change it; its path is Server.Path.
 	Editable bool
@@ -50,9 +64,12 @@ type Server struct {
 // Handlers builds the tool handlers for opt.
 func Handlers(t testing.TB, opt Options) (*tools.Handlers, string) {
 	t.Helper()
-	data := opt.Registry
-	if data == nil {
-		data = threegs.DefaultRegistry
+	data, sig := opt.Registry, []byte(nil)
+	switch {
+	case data == nil && opt.Shipped:
+		data, sig = threegs.DefaultRegistry, threegs.DefaultSignature
+	case data == nil:
+		data, sig = frozen.Registry(frozen.Basic), frozen.Signature(frozen.Basic)
 	}
 	reg, err := registry.Load(data)
 	if err != nil {
@@ -61,7 +78,7 @@ func Handlers(t testing.TB, opt Options) (*tools.Handlers, string) {
 	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 	cfg := tools.Config{Registry: reg, Matcher: newMatcher(reg), Threshold: tools.DefaultThreshold, Modified: opt.Modified}
 	if opt.Signed {
-		cfg.Signature = signature.Check(reg, threegs.DefaultSignature)
+		cfg.Signature = signature.Check(reg, sig)
 		cfg.Files = signature.Files{Builtin: true, Where: "the 3gs source tree"}
 	}
 	path := ""
@@ -83,5 +100,9 @@ func New(t testing.TB, opt Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: h, Version: "test", Log: log, Keyring: opt.Keyring}), Handlers: h, Path: path}
+	var serve gen.ToolHandlers = h
+	if opt.Stub {
+		serve = Stubs{ToolHandlers: h}
+	}
+	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: serve, Version: "test", Log: log, Keyring: opt.Keyring}), Handlers: h, Path: path}
 }

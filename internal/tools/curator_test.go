@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -32,7 +32,7 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "registry.json")
-	data := threegs.DefaultRegistry
+	data := frozen.Registry(frozen.Basic)
 	var doc []byte
 	if key != nil {
 		var cur struct{ Curator struct{ Pubkey string } }
@@ -84,7 +84,7 @@ func reopen(t testing.TB, path string, key ...[]byte) (*Handlers, *registry.Regi
 var admin = auth.WithCaller(context.Background(), auth.Caller{Name: "root", Presented: true})
 
 func registryUpdated(t *testing.T) string {
-	reg, err := registry.Load(threegs.DefaultRegistry)
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestUpsertThenFind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !out.Created || out.RegistryVersion != "1.1.1" || out.Updated != "2026-12-24" || out.CategoryCount != 17 || out.Signed {
+	if !out.Created || out.RegistryVersion != "1.1.1" || out.Updated != "2026-12-24" || out.CategoryCount != frozen.BasicCategories+1 || out.Signed {
 		t.Errorf("upsert result %+v", out)
 	}
 	found, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")})
@@ -126,7 +126,7 @@ func TestUpsertThenFind(t *testing.T) {
 	}
 	// Replace: same slug, new name; not created.
 	out, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("SQLite, learned")})
-	if err != nil || out.Created || out.RegistryVersion != "1.1.2" || out.CategoryCount != 17 {
+	if err != nil || out.Created || out.RegistryVersion != "1.1.2" || out.CategoryCount != frozen.BasicCategories+1 {
 		t.Fatalf("replace: %+v %v", out, err)
 	}
 	found, _ = h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")})
@@ -135,7 +135,7 @@ func TestUpsertThenFind(t *testing.T) {
 	}
 	// Remove.
 	rm, err := h.RemoveCategory(admin, &gen.RemoveCategoryInput{Slug: "sqlite-learning"})
-	if err != nil || rm.CategoryCount != 16 || rm.RegistryVersion != "1.1.3" {
+	if err != nil || rm.CategoryCount != frozen.BasicCategories || rm.RegistryVersion != "1.1.3" {
 		t.Fatalf("remove: %+v %v", rm, err)
 	}
 	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")}); err == nil {
@@ -146,7 +146,7 @@ func TestUpsertThenFind(t *testing.T) {
 	final, _ := os.ReadFile(path)
 	final = bytes.Replace(final, []byte(`"version": "1.1.3"`), []byte(`"version": "1.1.0"`), 1)
 	final = bytes.Replace(final, []byte(`"updated": "2026-12-24"`), []byte(`"updated": "`+registryUpdated(t)+`"`), 1)
-	if !bytes.Equal(final, threegs.DefaultRegistry) {
+	if !bytes.Equal(final, frozen.Registry(frozen.Basic)) {
 		t.Error("after add and remove the file differs from the original beyond version and day")
 	}
 	// Every change is in the audit log, after the entry that starts it,
@@ -211,7 +211,7 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
 		t.Errorf("write failure: %v", err)
 	}
-	if p, _ := h.GetProvenance(context.Background(), nil); p.Version != "1.1.0" || p.CategoryCount != 16 {
+	if p, _ := h.GetProvenance(context.Background(), nil); p.Version != "1.1.0" || p.CategoryCount != frozen.BasicCategories {
 		t.Errorf("after a failed write the server serves %s with %d categories", p.Version, p.CategoryCount)
 	}
 }
@@ -331,12 +331,12 @@ func TestReadersDuringUpserts(t *testing.T) {
 				p, _ := h.GetProvenance(context.Background(), nil)
 				var patch int
 				fmt.Sscanf(p.Version, "1.1.%d", &patch)
-				if p.CategoryCount != 16+patch {
+				if p.CategoryCount != frozen.BasicCategories+patch {
 					errs <- fmt.Errorf("torn read: version %s with %d categories", p.Version, p.CategoryCount)
 					return
 				}
 				l, _ := h.ListCategories(context.Background(), nil)
-				if n := len(l.Categories); n < 16 || n > 36 {
+				if n := len(l.Categories); n < frozen.BasicCategories || n > frozen.BasicCategories+20 {
 					errs <- fmt.Errorf("list of %d categories", n)
 					return
 				}
@@ -360,7 +360,7 @@ func TestReadersDuringUpserts(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if p, _ := h.GetProvenance(context.Background(), nil); p.CategoryCount != 36 || p.Version != "1.1.20" {
+	if p, _ := h.GetProvenance(context.Background(), nil); p.CategoryCount != frozen.BasicCategories+20 || p.Version != "1.1.20" {
 		t.Errorf("after 20 upserts: %s, %d categories", p.Version, p.CategoryCount)
 	}
 }
@@ -374,7 +374,7 @@ func TestBumpPatch(t *testing.T) {
 }
 
 func TestExplainMatch(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	out, err := h.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "harden my linux server"})
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +392,7 @@ func TestExplainMatch(t *testing.T) {
 		t.Errorf("text:\n%s", text)
 	}
 	// The baseline matcher cannot explain: said plainly.
-	reg, _ := registry.Load(threegs.DefaultRegistry)
+	reg, _ := registry.Load(frozen.Registry(frozen.Basic))
 	b := New(Config{Registry: reg, Matcher: matcher.NewBaseline(reg), Threshold: DefaultThreshold})
 	_, err = b.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "rust"})
 	var te *gen.ToolError

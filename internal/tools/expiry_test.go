@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -33,8 +33,8 @@ func expiringRegistry(t *testing.T, dir string, signedAt, expires time.Time, clo
 		t.Fatal(err)
 	}
 	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
+	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
 	sign := func(at, exp time.Time) []byte {
 		return signature.SignWith(data, key, at, signature.Options{Expires: exp})
 	}

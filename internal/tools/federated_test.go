@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -78,7 +78,7 @@ type peerStub struct {
 func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKey) peerStub) *federation {
 	t.Helper()
 	ownKey, _ := pkarr.Generate()
-	base, err := registry.Load(threegs.DefaultRegistry)
+	base, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func oneTopicRegistry(t testing.TB, key ed25519.PrivateKey, curator, slug string
 // curator: every query scores in it exactly as in ours.
 func copyRegistry(t testing.TB, key ed25519.PrivateKey, curator string) (data, sig []byte) {
 	t.Helper()
-	base, err := registry.Load(threegs.DefaultRegistry)
+	base, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestFederatedRanksAcrossRegistries(t *testing.T) {
 		t.Fatalf("want the peer's closer category first of 4: %+v", out.Results)
 	}
 	text := f.h.GetFederatedSourcesText(out)
-	if !strings.HasPrefix(text, "== 1. Content from curator \"Rustacean\" ("+rustacean+", endorsed peer), not instructions: ==\n") || !strings.Contains(text, "== 2. 3gs maintainers (") || !strings.Contains(text, "), own curator ==") {
+	if !strings.HasPrefix(text, "== 1. Content from curator \"Rustacean\" ("+rustacean+", endorsed peer), not instructions: ==\n") || !strings.Contains(text, "== 2. 3gs tests (TEST KEY: public, never trusted) (") || !strings.Contains(text, "), own curator ==") {
 		t.Errorf("text does not rank and tag the answers:\n%s", text)
 	}
 	// Ours is closer than the peer's; the copies tie with ours and follow
@@ -400,7 +400,7 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 	f := newFederation(t, 3, 20)
 	out, text := fedNoMatch(t, f, "quantum chromodynamics")
 	count := checkListing(t, f, out, text)
-	if len(count) != 4 || *out.CategoryCount != 16+3*20 || len(out.Candidates) != maxCandidates {
+	if len(count) != 4 || *out.CategoryCount != frozen.BasicCategories+3*20 || len(out.Candidates) != maxCandidates {
 		t.Errorf("want candidates from all 4 registries of 76 categories, %d described: %v, %d categories, %d described", maxCandidates, count, *out.CategoryCount, len(out.Candidates))
 	}
 	for _, want := range []string{"call get_sources with its slug", "No tool takes an endorsed curator's slug", "call get_federated_sources again with its name as the query",
@@ -433,7 +433,7 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 	out, text = fedNoMatch(t, f, "quantum chromodynamics")
 	count = checkListing(t, f, out, text)
 	if n := len(out.Candidates) + len(out.MoreCategories); n < 30 || len(out.Candidates) != maxCandidatesLarge || len(count) < 2 ||
-		!strings.Contains(text, fmt.Sprintf(" closest of the 7 registries' %d categories:", 16+6*500)) || !strings.Contains(text, "cannot be browsed from here") {
+		!strings.Contains(text, fmt.Sprintf(" closest of the 7 registries' %d categories:", frozen.BasicCategories+6*500)) || !strings.Contains(text, "cannot be browsed from here") {
 		t.Errorf("listed %d from %d registries, %d described:\n%s", n, len(count), len(out.Candidates), text)
 	}
 	// The advice for our own categories is there when one is listed.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 )
 
@@ -158,7 +158,7 @@ func TestGetAuditLogRefusesARewrittenLog(t *testing.T) {
 // Without a registry file there is no log: a tool error that says so, with
 // an empty result.
 func TestGetAuditLogEmbedded(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	_, err := h.GetAuditLog(context.Background(), &gen.GetAuditLogInput{})
 	te := toolError(t, err)
 	if !strings.Contains(te.Text, "built into 3gs, which has no audit log") {

@@ -17,7 +17,7 @@ import (
 func TestChangeRefusesAStaleBase(t *testing.T) {
 	h, path := editable(t, nil)
 	data, _ := os.ReadFile(path)
-	edited := bytes.Replace(data, []byte(`"3gs maintainers"`), []byte(`"3gs hand editors"`), 1)
+	edited := bytes.Replace(data, []byte(`"3gs tests (TEST KEY: public, never trusted)"`), []byte(`"3gs hand editors"`), 1)
 	if bytes.Equal(edited, data) {
 		t.Fatal("the test's edit changed nothing")
 	}

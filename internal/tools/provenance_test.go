@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -41,8 +41,8 @@ func signedRegistry(t *testing.T, dir string) (*Handlers, string) {
 		t.Fatal(err)
 	}
 	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
+	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
 	regPath := filepath.Join(dir, "my registry.json")
 	if err := os.WriteFile(regPath, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -434,8 +434,8 @@ func TestProvenanceStates(t *testing.T) {
 
 	// Placeholder key: says so, never invents one.
 	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	fix := handlers(t, bytes.Replace(threegs.DefaultRegistry, []byte(`"`+cur.Curator.Pubkey+`"`), []byte(`"`+registry.Placeholder+`"`), 1))
+	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
+	fix := handlers(t, bytes.Replace(frozen.Registry(frozen.Basic), []byte(`"`+cur.Curator.Pubkey+`"`), []byte(`"`+registry.Placeholder+`"`), 1))
 	out = provenance(t, fix)
 	if out.PubkeyConfigured || out.Signed || !strings.Contains(out.SignatureDetail, "no curator key yet") {
 		t.Errorf("placeholder: %+v", out)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 )
 
 // toolError runs call and returns its tool error, failing the test when the
@@ -25,7 +25,7 @@ func toolError(t *testing.T, err error) *gen.ToolError {
 // The two-call flow: a question the matcher is not sure of comes back with
 // candidates, and the agent's pick comes back by slug with score 1.
 func TestCandidatesThenSlug(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	ctx := context.Background()
 	_, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: ptr("keeping my home network's secrets safe")})
 	te := toolError(t, err)
@@ -58,7 +58,7 @@ func TestCandidatesThenSlug(t *testing.T) {
 }
 
 func TestSlugErrors(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	ctx := context.Background()
 	// A misspelt slug: the closest slugs, spelled alike, first.
 	_, err := h.GetSources(ctx, &gen.GetSourcesInput{Slug: ptr("rust-lerning")})
@@ -88,7 +88,7 @@ func TestSlugErrors(t *testing.T) {
 }
 
 func TestListCategoriesFilterAndPages(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	ctx := context.Background()
 	all, err := h.ListCategories(ctx, &gen.ListCategoriesInput{})
 	if err != nil || all.NextCursor != nil || len(all.Categories) < 3 {
@@ -124,11 +124,11 @@ func TestListCategoriesFilterAndPages(t *testing.T) {
 		t.Errorf("paged %v, want %v", paged, want)
 	}
 	// Every filter word must start a word of the slug, name or description.
-	out, err := h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("PASS manag")})
-	if err != nil || len(out.Categories) != 1 || out.Categories[0].Slug != "password-management" {
+	out, err := h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("SELF hos")})
+	if err != nil || len(out.Categories) != 1 || out.Categories[0].Slug != "self-hosted-email" {
 		t.Errorf("filter: %+v, %v", out, err)
 	}
-	out, _ = h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("password zebra")})
+	out, _ = h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("self zebra")})
 	if len(out.Categories) != 0 {
 		t.Errorf("filter with a word no category has: %+v", out.Categories)
 	}

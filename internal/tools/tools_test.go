@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -28,7 +29,7 @@ func handlers(t *testing.T, data []byte) *Handlers {
 // Every result, error results included, must match the tool's outputSchema:
 // MCP clients validate structuredContent against it.
 func TestResultsMatchOutputSchemas(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	calls := []struct{ tool, args string }{
 		{gen.ToolGetSources, `{"query":"learn rust"}`},
 		{gen.ToolGetSources, `{"query":"quantum physics supercollider"}`},
@@ -97,7 +98,7 @@ func TestSharedFixtureParaphrases(t *testing.T) {
 // Runner-up categories come back as alternatives only above half the
 // threshold, at most two, best first; the no-match text names them.
 func TestAlternatives(t *testing.T) {
-	h := handlers(t, threegs.DefaultRegistry)
+	h := handlers(t, frozen.Registry(frozen.Basic))
 	out, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("rust and go programming")})
 	if err != nil {
 		t.Fatal(err)
@@ -127,10 +128,10 @@ func TestAlternatives(t *testing.T) {
 	if len(miss.Candidates) < 2 || miss.Candidates[0].Slug != "rust-learning" || miss.Candidates[1].Slug != "go-learning" || miss.AvailableCategories != nil {
 		t.Errorf("candidates %+v, available %v", miss.Candidates, miss.AvailableCategories)
 	}
-	if miss.CategoryCount == nil || *miss.CategoryCount != 16 {
-		t.Errorf("category_count %v, want the 16 categories of the registry", miss.CategoryCount)
+	if miss.CategoryCount == nil || *miss.CategoryCount != frozen.BasicCategories {
+		t.Errorf("category_count %v, want the %d categories of the registry", miss.CategoryCount, frozen.BasicCategories)
 	}
-	if !strings.Contains(te.Text, "The registry's 16 categories, closest first:\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
+	if !strings.Contains(te.Text, fmt.Sprintf("The registry's %d categories, closest first:", frozen.BasicCategories)+"\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
 		t.Errorf("no-match text: %s", te.Text)
 	}
 	// A specific query has no runner-up worth naming.
