@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/tools"
 )
 
 // Flags may follow the arguments, as in kubectl, gh or hugo: each command
@@ -86,5 +92,43 @@ func TestDidYouMean(t *testing.T) {
 	}
 	if code, _, errOut := run(t, nil, "zzzzzz"); code != ExitUsage || strings.Contains(errOut, "Did you mean") {
 		t.Errorf("nothing close: exit %d\n%s", code, errOut)
+	}
+}
+
+// A second server on a registry that another process edits starts, serves
+// it read-only and says why; holding the lock, a server repairs a torn
+// audit log and says so.
+func TestOneEditorPerRegistry(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	srvd := &served{name: regPath, path: regPath}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	env := &Env{Stderr: &logs}
+
+	other, err := filelock.TryLock(regPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl"}
+	lock, ok := lockForEditing(env, log, srvd, edit)
+	if !ok || lock != nil || !strings.Contains(edit.ReadOnly, "read-only") || !strings.Contains(edit.ReadOnly, "process "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("with the lock held elsewhere: lock %v ok %v, ReadOnly %q", lock, ok, edit.ReadOnly)
+	}
+	if !strings.Contains(logs.String(), "serving it read-only") {
+		t.Errorf("nothing logged: %s", logs.String())
+	}
+	other.Unlock()
+
+	edit = &tools.EditConfig{Path: regPath, AuditLog: regPath + ".audit.jsonl"}
+	lock, ok = lockForEditing(env, log, srvd, edit)
+	if !ok || lock == nil || edit.ReadOnly != "" {
+		t.Fatalf("free to edit: lock %v ok %v, ReadOnly %q", lock, ok, edit.ReadOnly)
+	}
+	defer lock.Unlock()
+
+	// While a server edits the registry, 3gs sign refuses to sign over it.
+	code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath)
+	if code != ExitFail || !strings.Contains(errOut, "locked by process") {
+		t.Errorf("sign while a server edits: %d %s", code, errOut)
 	}
 }

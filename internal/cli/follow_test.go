@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,14 +20,7 @@ func TestServeFollowsAnOrigin(t *testing.T) {
 	data, _ := os.ReadFile(regPath)
 	sig, _ := os.ReadFile(regPath + ".sig")
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/registry":
-			w.Write(data)
-		case "/registry.sig":
-			w.Write(sig)
-		default:
-			http.NotFound(w, r)
-		}
+		testkit.ServeRegistry(w, r, data, sig)
 	}))
 	defer origin.Close()
 	dir := t.TempDir()

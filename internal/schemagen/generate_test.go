@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/schema"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the generator's current output")
@@ -90,7 +90,7 @@ func TestGoldenCompiles(t *testing.T) {
 	}
 	// The generated code uses the plumbing written by hand beside it in
 	// gen/ (every file there that is neither generated nor a test).
-	handWritten, _ := filepath.Glob(filepath.Join(fixture.Root(), "gen", "*.go"))
+	handWritten, _ := filepath.Glob(filepath.Join(testkit.Root(), "gen", "*.go"))
 	for _, path := range handWritten {
 		name := filepath.Base(path)
 		if strings.HasSuffix(name, "_gen.go") || strings.HasSuffix(name, "_test.go") {
@@ -114,7 +114,7 @@ func TestGoldenCompiles(t *testing.T) {
 // TestGenIsFresh fails when gen/ does not match schema/, before CI's
 // `go generate && git diff` would.
 func TestGenIsFresh(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	files, err := Generate(filepath.Join(root, "schema"), "gen")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestGenIsFresh(t *testing.T) {
 func copySchemas(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	fixture.CopyTree(t, filepath.Join(fixture.Root(), "schema"), dst)
+	testkit.CopyTree(t, filepath.Join(testkit.Root(), "schema"), dst)
 	return dst
 }
 
@@ -255,7 +255,7 @@ func TestToolFileChecks(t *testing.T) {
 // schemas like the code; stale copies fail here as well as in CI's
 // freshness check.
 func TestContractAndReadmeAreFresh(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	s, err := schema.Load(filepath.Join(root, "schema"))
 	if err != nil {
 		t.Fatal(err)

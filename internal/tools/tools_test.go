@@ -10,9 +10,9 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func handlers(t *testing.T, data []byte) *Handlers {
@@ -77,7 +77,7 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 // Each of our categories is found from a paraphrase, and endorsements with
 // names render.
 func TestSharedFixtureParaphrases(t *testing.T) {
-	data, err := os.ReadFile(fixture.SharedRegistry(t))
+	data, err := os.ReadFile(testkit.SharedRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var (
@@ -60,7 +60,7 @@ func TestScale(t *testing.T) {
 	bin := *scaleBin
 	if bin == "" {
 		bin = filepath.Join(dir, "3gs")
-		if out, err := exec.Command("go", "build", "-C", fixture.Root(), "-o", bin, "./cmd/3gs").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-C", testkit.Root(), "-o", bin, "./cmd/3gs").CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
 		}
 	}
