@@ -73,6 +73,7 @@ func medianCall(t *testing.T, mcpURL string, n int) time.Duration {
 // rather than a pass over the log, and get_sources keeps answering (its
 // slowdown is logged as a figure, not asserted).
 func TestAuditFloodIsAdmitted(t *testing.T) {
+	testkit.Long(t, "it builds a 100,000-entry audit log and floods a real server with 16 clients")
 	bin := testkit.Binary(t)
 	c := bigAuditLog(t, 100_000)
 	s := testkit.Serve(t, bin, "--registry", c.Registry, "--max-concurrent", "2")
@@ -140,6 +141,7 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 // make a bounded number of warnings that together count every one: the
 // first at once, then one line per 10 s interval with how many failed.
 func TestWrongTokensLogBounded(t *testing.T) {
+	testkit.Long(t, "it waits for the 10 s interval after which the server logs its count of wrong tokens")
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin)
 	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log

@@ -109,9 +109,7 @@ func TestCheckClassifiesAndIsPolite(t *testing.T) {
 // A check of 5,000 sources on loopback finishes within its bound, and
 // its peak RSS is about that of a check of 500.
 func TestCheck5000Sources(t *testing.T) {
-	if testing.Short() {
-		t.Skip("checks 5,000 sources")
-	}
+	testkit.Long(t, "it checks 5,000 sources")
 	bin := testkit.Binary(t)
 	// Ten hosts (ports), so --per-host 4 still lets 32 run at once.
 	var sites []*linkchecktest.Site

@@ -25,8 +25,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
-// crashUpserts is how many upserts the crash test carries through (20
-// under -short).
+// crashUpserts is how many upserts the crash test carries through.
 const crashUpserts = 100
 
 // TestSIGKILLDuringUpserts runs the built server with a signing key and an
@@ -39,10 +38,7 @@ const crashUpserts = 100
 // log must be whole, and every state the registry reached must have one. The seed is logged; THREEGS_CRASH_SEED replays
 // a run.
 func TestSIGKILLDuringUpserts(t *testing.T) {
-	crashUpserts := crashUpserts
-	if testing.Short() {
-		crashUpserts = 20 // the same checks after every kill, fewer rounds
-	}
+	testkit.Long(t, "it restarts the server after each of dozens of SIGKILLs during 100 signed upserts and checks the registry and audit log after each")
 	bin := testkit.Binary(t)
 	n := curator.New(t, "")
 	n.Write(t, curator.Shipped(t))

@@ -51,6 +51,7 @@ const (
 // from HAProxy, a session id another follower does not know, a wrong
 // answer) fails the test.
 func TestLoadBalancedFollowers(t *testing.T) {
+	testkit.Long(t, "it runs three followers behind HAProxy under load through a restart of each (CI also runs it alone)")
 	haproxy := testkit.NeedDebianPackage(t, "haproxy")
 	bin := testkit.Binary(t)
 	flags := serveFlags(t, bin)

@@ -34,6 +34,7 @@ func readHealth(base string) (gen.Health, error) {
 // serves again. Real processes on loopback; the waits are conditions with
 // deadlines.
 func TestReplicaWithholdsExpiredCopy(t *testing.T) {
+	testkit.Long(t, "it waits for a signature to expire, 30 s after signing")
 	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	cur := curator.New(t, "origin")

@@ -59,6 +59,7 @@ type imageConfig struct {
 // No container runtime runs here (podman's crun cannot set its rlimits or
 // use the host's hybrid cgroups), so a chroot is the runtime; it needs root.
 func TestContainerImage(t *testing.T) {
+	testkit.Long(t, "it builds the release image with the release tool and runs the server in it")
 	if runtime.GOOS != "linux" {
 		t.Skip("the image is a Linux image; running it needs Linux")
 	}

@@ -16,9 +16,7 @@ import (
 // proxy, into an empty GOBIN; the binary reports its version from build
 // information and lists its commands.
 func TestGoInstall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testkit.Long(t, "it installs the binary with go install into an empty GOBIN")
 	gobin := t.TempDir()
 	cmd := exec.Command("go", "install", "github.com/three-good-sources/3gs/cmd/3gs")
 	cmd.Dir = testkit.Root()

@@ -15,9 +15,7 @@ import (
 // the method the tool needs; once the method is written, it builds. A
 // schema change that is not implemented cannot ship.
 func TestNewToolNeedsItsHandler(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a copy of the repository")
-	}
+	testkit.Long(t, "it builds a copy of the repository with go commands")
 	t.Parallel() // a minute of go commands in its own directory
 	repo := copyRepo(t)
 	write(t, filepath.Join(repo, "schema", "tools", "echo_back.json"), `{

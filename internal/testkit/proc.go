@@ -153,3 +153,13 @@ func (s *Server) Stderr() string {
 	defer s.mu.Unlock()
 	return s.logs.String()
 }
+
+// Long skips a test under -short, saying why it is long (what it waits
+// for or how much it does); the full run (go test ./..., as CI runs it)
+// runs it.
+func Long(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped under -short: %s; the full run (go test ./..., as CI runs it) covers it", why)
+	}
+}
