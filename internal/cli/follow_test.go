@@ -2,15 +2,15 @@ package cli
 
 import (
 	"crypto/ed25519"
-
-	"github.com/three-good-sources/3gs/internal/pkarr"
-	"github.com/three-good-sources/3gs/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // serve --follow serves the origin's verified registry, and its curator

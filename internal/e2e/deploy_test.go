@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/three-good-sources/3gs/internal/testkit"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // The probe category the test adds at the origin while the load runs.

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"github.com/three-good-sources/3gs/internal/testkit"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // A curator's day with servers running, as several MCP hosts each start

@@ -34,14 +34,7 @@ import (
 // anyone can see is coarse, and the node's memory stays small.
 func TestPerimeter(t *testing.T) {
 	bin := testkit.Binary(t)
-	const secret = "TOPSECRET-VALUE-42"
-	var secretHits atomic.Int32
-	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secretHits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"algorithm": %q, "signature": %q, "version": %q}`, secret, secret, secret)
-	}))
-	defer internal.Close()
+	internal, secretHits := secretService(t)
 	internalPort := internal.URL[strings.LastIndex(internal.URL, ":")+1:]
 
 	serve := func(h http.HandlerFunc) *httptest.Server {
@@ -267,13 +260,7 @@ func notable(logs string) string {
 // the internal service is asked or shown.
 func TestFollowerPerimeter(t *testing.T) {
 	bin := testkit.Binary(t)
-	const secret = "TOPSECRET-VALUE-42"
-	var secretHits atomic.Int32
-	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secretHits.Add(1)
-		fmt.Fprintf(w, `{"algorithm": %q}`, secret)
-	}))
-	defer internal.Close()
+	internal, secretHits := secretService(t)
 	o := curator.New(t, "origin")
 	o.Write(t, oneTopic("Origin", "origin-topic", "Origin topic", "about the origin", [3]string{"https://o.example/1", "https://o.example/2", "https://o.example/3"}))
 	reg, _ := os.ReadFile(o.Registry)
@@ -324,4 +311,22 @@ func TestFollowerPerimeter(t *testing.T) {
 	if logs := f.Stderr(); !strings.Contains(logs, "only to the same scheme, host and port") || !strings.Contains(logs, "Content-Encoding") {
 		t.Errorf("the log lacks the detail:\n%s", notable(logs))
 	}
+}
+
+// secret is what the internal service holds; no answer to anyone may
+// show it.
+const secret = "TOPSECRET-VALUE-42"
+
+// secretService is an internal service on another loopback port holding
+// secret in every field a registry or signature document has, and the
+// count of requests it has had, which must stay 0.
+func secretService(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	hits := &atomic.Int32{}
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"algorithm": %q, "signature": %q, "version": %q}`, secret, secret, secret)
+	}))
+	t.Cleanup(internal.Close)
+	return internal, hits
 }

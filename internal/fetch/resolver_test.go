@@ -2,10 +2,11 @@ package fetch
 
 import (
 	"encoding/binary"
-	"github.com/three-good-sources/3gs/internal/testkit"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // stubDNS answers every A question with addr and every other question
