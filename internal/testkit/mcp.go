@@ -91,3 +91,19 @@ func CallTool(t testing.TB, mcpURL, tool string, args any) ToolAnswer {
 	}
 	return ToolAnswer{IsError: msg.Result.IsError, Text: msg.Result.Content[0].Text, Structured: msg.Result.StructuredContent}
 }
+
+// ServeRegistry answers as a 3gs node does for its signed registry: reg
+// at /registry (as JSON), sig at /registry.sig, and 404 for anything
+// else. Tests that stand in for an origin or a peer call it from their
+// handlers.
+func ServeRegistry(w http.ResponseWriter, r *http.Request, reg, sig []byte) {
+	switch r.URL.Path {
+	case "/registry":
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(reg)
+	case "/registry.sig":
+		w.Write(sig)
+	default:
+		http.NotFound(w, r)
+	}
+}
