@@ -9,7 +9,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	. "github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // Our registry.json is written the way the encoder writes: members in
@@ -28,7 +28,7 @@ func TestEncodeRegistryRoundTrip(t *testing.T) {
 
 // Whatever the layout of the input, encoding keeps every value.
 func TestEncodeKeepsValues(t *testing.T) {
-	path, ok := fixture.SharedRegistryPath()
+	path, ok := testkit.SharedRegistryPath()
 	if !ok {
 		t.Skip("../shared/fixtures/3gs-registry.json is not here (a fresh clone); the embedded registry round trip still runs")
 	}

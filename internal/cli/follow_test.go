@@ -2,14 +2,15 @@ package cli
 
 import (
 	"crypto/ed25519"
-
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // serve --follow serves the origin's verified registry, and its curator
@@ -19,14 +20,7 @@ func TestServeFollowsAnOrigin(t *testing.T) {
 	data, _ := os.ReadFile(regPath)
 	sig, _ := os.ReadFile(regPath + ".sig")
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/registry":
-			w.Write(data)
-		case "/registry.sig":
-			w.Write(sig)
-		default:
-			http.NotFound(w, r)
-		}
+		testkit.ServeRegistry(w, r, data, sig)
 	}))
 	defer origin.Close()
 	dir := t.TempDir()

@@ -11,35 +11,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/mcpb"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
-
-// serverSchema compiles the official MCP Registry schema for server.json,
-// checked in at testdata/server.schema.json.
-func serverSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(filepath.Join(fixture.Root(), "testdata", "server.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // serveEnv maps the environment variables serve reads to their defaults:
 // its flags' twins, and the two it reads without a flag.
@@ -65,7 +39,7 @@ func serveEnv() map[string]string {
 // full; publishing it as it is would list downloads that fail their
 // check, which is why the release never does.
 func TestServerJSON(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "server.json"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "server.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +47,7 @@ func TestServerJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema := serverSchema(t)
+	schema := testkit.ServerSchema(t)
 	if err := schema.Validate(doc); err != nil {
 		t.Fatalf("server.json does not follow the registry schema: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // serveCalls runs `3gs serve` in-process over stdio with one get_sources
@@ -82,7 +82,7 @@ func TestQueryLogAndMisses(t *testing.T) {
 
 	// A registry that now has the words: rescored, the question drops off.
 	reg := filepath.Join(t.TempDir(), "registry.json")
-	src, err := os.ReadFile(filepath.Join(fixture.Root(), "registry.json"))
+	src, err := os.ReadFile(filepath.Join(testkit.Root(), "registry.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

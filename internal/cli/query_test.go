@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func TestQueryMatchAndExplain(t *testing.T) {
@@ -73,7 +73,7 @@ func TestQueryBaselineAndUsage(t *testing.T) {
 // not enough to answer with, so they come back first among the candidates
 // the agent picks from, not as the answer.
 func TestQuerySharedFixtureExamples(t *testing.T) {
-	path := fixture.SharedRegistry(t)
+	path := testkit.SharedRegistry(t)
 	for query, want := range map[string]string{
 		"umbrel node": "bitcoin-node-setup",
 		"esphome":     "home-automation-private",

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // codeBlock is one fenced block of the README or of a page under docs/.
@@ -24,7 +24,7 @@ type codeBlock struct {
 // pages under docs/ that material moved to from it.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join(fixture.Root(), "docs", "*.md"))
+	pages, err := filepath.Glob(filepath.Join(testkit.Root(), "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func readmeBlocks(t *testing.T) []codeBlock {
 	t.Helper()
 	var blocks []codeBlock
 	for _, file := range docFiles(t) {
-		data, err := os.ReadFile(filepath.Join(fixture.Root(), file))
+		data, err := os.ReadFile(filepath.Join(testkit.Root(), file))
 		if err != nil {
 			t.Fatal(err)
 		}

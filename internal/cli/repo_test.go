@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // No build output is tracked: compiled binaries (ELF, Mach-O, PE) and Go
 // test binaries bloat every clone and cannot be reviewed.
 func TestNoBuildOutputsTracked(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed: cannot list the tracked files")
 	}
@@ -47,7 +47,7 @@ func TestNoBuildOutputsTracked(t *testing.T) {
 // The licence is stated once in LICENSE and repeated, identically, where
 // people and registries look for it: server.json and the README.
 func TestLicenseStated(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	text, err := os.ReadFile(filepath.Join(root, "LICENSE"))
 	if err != nil {
 		t.Fatalf("no LICENSE file: %v", err)
@@ -84,7 +84,7 @@ func TestLicenseStated(t *testing.T) {
 // ("all ten tools") the count is schema/tools'. (It says "every tool"
 // instead, so that adding a tool stays one schema and one handler.)
 func TestDevelopmentDocsKeepUp(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // schemaCopy copies the repository's schema/ to a temporary folder.
 func schemaCopy(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "schema")
-	fixture.CopyTree(t, filepath.Join(fixture.Root(), "schema"), dst)
+	testkit.CopyTree(t, filepath.Join(testkit.Root(), "schema"), dst)
 	return dst
 }
 
@@ -29,7 +29,7 @@ func edit(t *testing.T, path, old, new string) {
 }
 
 func TestSchemaDiff(t *testing.T) {
-	root := filepath.Join(fixture.Root(), "schema")
+	root := filepath.Join(testkit.Root(), "schema")
 	if code, out, errOut := run(t, nil, "schema", "diff", root, root); code != ExitOK || out != "" || !strings.Contains(errOut, "0 changes") {
 		t.Errorf("no change: exit %d\n%s%s", code, out, errOut)
 	}

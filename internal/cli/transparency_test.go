@@ -15,18 +15,15 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
 // serve refuses a registry whose signature has expired, naming the date
 // and the fix, and serves it with --allow-expired; doctor fails it, and
 // warns when the expiry is near.
 func TestServeRefusesAnExpiredRegistry(t *testing.T) {
-	keyPath, regPath, _, _ := initNode(t, "Ada")
-	kf, err := pkarr.ReadKeyFile(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := kf.Key
+	n := curator.Signed(t)
+	keyPath, regPath, key := n.KeyFile, n.Registry, n.Key
 	data, _ := os.ReadFile(regPath)
 	resign := func(expires time.Time) {
 		// The head init's signature covers is kept, so only the expiry
@@ -76,7 +73,7 @@ func TestServeRefusesAnExpiredRegistry(t *testing.T) {
 
 // A log in the old unsigned format stops serve with the way out.
 func TestServeRefusesTheOldAuditLogFormat(t *testing.T) {
-	_, regPath, _, _ := initNode(t, "Ada")
+	regPath := curator.Signed(t).Registry
 	os.WriteFile(regPath+".audit.jsonl", []byte(`{"time":"2026-11-20T10:00:00Z","token":"root","tool":"upsert_category","slug":"go","before_sha256":"`+strings.Repeat("a", 64)+`","after_sha256":"`+strings.Repeat("b", 64)+`","version":"1.0.1"}`+"\n"), 0o600)
 	code, _, errOut := serveLines(t, nil, []string{"--registry", regPath})
 	if code != ExitFail || !strings.Contains(errOut, "old format") || !strings.Contains(errOut, "3gs audit migrate") {

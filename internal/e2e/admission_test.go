@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -16,24 +17,20 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
 // bigAuditLog writes a registry of ours and, beside it, an audit log of n
 // entries ending with that registry, quickly: unsigned (as a log from
 // before signing is) and in one append.
-func bigAuditLog(t *testing.T, n int) *curatorNode {
+func bigAuditLog(t *testing.T, n int) *curator.Node {
 	t.Helper()
-	c := newCurator(t, "audited")
-	base, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.write(t, base.Document())
-	data, err := os.ReadFile(c.reg)
+	c := curator.New(t, "audited")
+	c.Write(t, curator.Shipped(t))
+	data, err := os.ReadFile(c.Registry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +47,7 @@ func bigAuditLog(t *testing.T, n int) *curatorNode {
 		slug, before := fmt.Sprintf("topic-%d", i%1000), digest(i-1)
 		es = append(es, &gen.AuditEntry{Time: "2026-11-02T10:00:00Z", Action: gen.AuditEntryActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: digest(i)})
 	}
-	if _, err := auditlog.Open(c.reg+".audit.jsonl", &auditlog.Report{}).Append(nil, es...); err != nil {
+	if _, err := auditlog.Open(c.Registry+".audit.jsonl", &auditlog.Report{}).Append(nil, es...); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -76,12 +73,13 @@ func medianCall(t *testing.T, mcpURL string, n int) time.Duration {
 // rather than a pass over the log, and get_sources keeps answering (its
 // slowdown is logged as a figure, not asserted).
 func TestAuditFloodIsAdmitted(t *testing.T) {
-	bin := buildBinary(t)
+	testkit.Long(t, "it builds a 100,000-entry audit log and floods a real server with 16 clients")
+	bin := testkit.Binary(t)
 	c := bigAuditLog(t, 100_000)
-	s := startHTTP(t, bin, "--registry", c.reg, "--max-concurrent", "2")
-	base := nodeURL(s.url)
-	medianCall(t, s.url, 5) // warm up
-	alone := medianCall(t, s.url, 31)
+	s := testkit.Serve(t, bin, "--registry", c.Registry, "--max-concurrent", "2")
+	base := nodeURL(s.URL)
+	medianCall(t, s.URL, 5) // warm up
+	alone := medianCall(t, s.URL, 31)
 
 	var ok, busy, other atomic.Int64
 	var noRetry atomic.Int64
@@ -121,7 +119,7 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 	for ok.Load() < 20 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	flooded := medianCall(t, s.url, 31)
+	flooded := medianCall(t, s.URL, 31)
 	close(stop)
 	wg.Wait()
 	t.Logf("get_sources median alone %v, during the flood %v (%.1fx); /audit: %d answered, %d busy (503), %d other", alone, flooded, float64(flooded)/float64(alone), ok.Load(), busy.Load(), other.Load())
@@ -143,8 +141,9 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 // make a bounded number of warnings that together count every one: the
 // first at once, then one line per 10 s interval with how many failed.
 func TestWrongTokensLogBounded(t *testing.T) {
-	bin := buildBinary(t)
-	s := startHTTP(t, bin)
+	testkit.Long(t, "it waits for the 10 s interval after which the server logs its count of wrong tokens")
+	bin := testkit.Binary(t)
+	s := testkit.Serve(t, bin)
 	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -152,27 +151,19 @@ func TestWrongTokensLogBounded(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for i := next.Add(1); i <= n; i = next.Add(1) {
-				body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, i)
-				req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
-				req.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%d", i))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-				req.Header.Set("Mcp-Method", "tools/list")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Error(err)
+				body, headers := testkit.StatelessRequest(int(i), "tools/list", nil)
+				a := post(context.Background(), http.DefaultClient, s.URL, toolCall{body: body, headers: headers}, fmt.Sprintf("guess-%d", i))
+				if a.err != nil {
+					t.Error(a.err)
 					return
 				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
 			}
 		})
 	}
 	wg.Wait()
 	sent := time.Since(start)
 	count := func() (lines, total int) {
-		for _, l := range strings.Split(s.stderr(), "\n") {
+		for _, l := range strings.Split(s.Stderr(), "\n") {
 			if !strings.Contains(l, `msg="bearer token not recognised; the request is served as public"`) {
 				continue
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // runCheck runs the built binary's 3gs check and returns its exit code,
@@ -58,7 +59,7 @@ func writeRegistry(t *testing.T, urls []string, base string) string {
 // server, exits 1, prints the edit for each permanent redirect, and
 // keeps to --per-host requests in flight to the one host.
 func TestCheckClassifiesAndIsPolite(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	s := linkchecktest.NewSite(t, 0)
 	var urls []string
 	for _, p := range []string{"/ok", "/404", "/410", "/old", "/temp", "/500", "/stall", "/nohead", "/temp307"} {
@@ -108,10 +109,8 @@ func TestCheckClassifiesAndIsPolite(t *testing.T) {
 // A check of 5,000 sources on loopback finishes within its bound, and
 // its peak RSS is about that of a check of 500.
 func TestCheck5000Sources(t *testing.T) {
-	if testing.Short() {
-		t.Skip("checks 5,000 sources")
-	}
-	bin := buildBinary(t)
+	testkit.Long(t, "it checks 5,000 sources")
+	bin := testkit.Binary(t)
 	// Ten hosts (ports), so --per-host 4 still lets 32 run at once.
 	var sites []*linkchecktest.Site
 	for range 10 {
@@ -144,14 +143,14 @@ func TestCheck5000Sources(t *testing.T) {
 // outcome in the health file, and get_sources, /health and 3gs doctor
 // say what it found.
 func TestServeChecksSources(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	s := linkchecktest.NewSite(t, 0)
 	urls := []string{s.URL + "/ok", s.URL + "/404", s.URL + "/old", s.URL + "/gone-a", s.URL + "/gone-b", s.URL + "/gone-c"}
 	path := writeRegistry(t, urls, s.URL)
 	dir := filepath.Dir(path)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	base := "http://" + addr
-	p := startProc(t, dir, "serve", bin, "serve", "--http", addr, "--registry", path, "--check-sources", "1s", "--log-level", "debug")
+	p := testkit.Start(t, dir, "serve", bin, "serve", "--http", addr, "--registry", path, "--check-sources", "1s", "--log-level", "debug")
 	c := &http.Client{Timeout: 10 * time.Second}
 	var hs struct {
 		Sources *struct {
@@ -159,7 +158,7 @@ func TestServeChecksSources(t *testing.T) {
 			CheckedAt                            string `json:"checked_at"`
 		} `json:"sources"`
 	}
-	waitFor(t, "/health to report the sources", 90*time.Second, func() bool {
+	testkit.WaitFor(t, "/health to report the sources", 90*time.Second, func() bool {
 		resp, err := c.Get(base + "/health")
 		if err != nil {
 			return false
@@ -216,7 +215,7 @@ func TestServeChecksSources(t *testing.T) {
 	if !strings.Contains(string(dout), "sources: 1 ok, 1 redirected, 4 gone (checked ") {
 		t.Errorf("doctor:\n%s", dout)
 	}
-	if p.exited() {
+	if p.Exited() {
 		t.Fatal("serve exited")
 	}
 }
@@ -224,7 +223,7 @@ func TestServeChecksSources(t *testing.T) {
 // 3gs check --apply-redirects, as a process, leaves a registry that 3gs
 // verify and 3gs audit verify accept, with the new URL in it.
 func TestCheckApplyRedirectsVerifies(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	s := linkchecktest.NewSite(t, 0)
 	dir := t.TempDir()
 	keyPath := filepath.Join(dir, "curator.key")

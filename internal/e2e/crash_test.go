@@ -15,17 +15,17 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
-// crashUpserts is how many upserts the crash test carries through (20
-// under -short).
+// crashUpserts is how many upserts the crash test carries through.
 const crashUpserts = 100
 
 // TestSIGKILLDuringUpserts runs the built server with a signing key and an
@@ -38,30 +38,11 @@ const crashUpserts = 100
 // log must be whole, and every state the registry reached must have one. The seed is logged; THREEGS_CRASH_SEED replays
 // a run.
 func TestSIGKILLDuringUpserts(t *testing.T) {
-	crashUpserts := crashUpserts
-	if testing.Short() {
-		crashUpserts = 20 // the same checks after every kill, fewer rounds
-	}
-	bin := buildBinary(t)
-	dir := t.TempDir()
-	regPath := filepath.Join(dir, "registry.json")
-	key, err := pkarr.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyPath := filepath.Join(dir, "curator.key")
-	if err := pkarr.WriteKeyFile(keyPath, key); err != nil {
-		t.Fatal(err)
-	}
-	base, err := registry.Load(threegs.DefaultRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := base.Document()
-	doc.Curator.Pubkey = pkarr.URI(pkarr.Public(key))
-	if _, err := signature.WriteSigned(regPath, gen.EncodeRegistry(&doc), key, time.Now(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Long(t, "it restarts the server after each of dozens of SIGKILLs during 100 signed upserts and checks the registry and audit log after each")
+	bin := testkit.Binary(t)
+	n := curator.New(t, "")
+	n.Write(t, curator.Shipped(t))
+	dir, regPath, keyPath, key := n.Dir, n.Registry, n.KeyFile, n.Key
 	tokens := filepath.Join(dir, "tokens.json")
 	tok, err := exec.Command(bin, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "crash").Output()
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,68 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // This file holds what TestLoadBalancedFollowers needs besides its story:
 // HAProxy (found or installed), processes whose output goes to files, MCP
 // calls in both protocol eras, a stand-in origin, and the load clients.
-
-// needHAProxy returns the haproxy binary, installing Debian's package when
-// the test may (as root, in CI or with THREEGS_E2E_INSTALL=1). Elsewhere it
-// skips, saying how to enable it; in CI a failed install fails the test,
-// since a skip there would hide that the deployment was never exercised.
-func needHAProxy(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		if p, err := exec.LookPath("haproxy"); err == nil {
-			return p
-		}
-		// /usr/sbin is often not on an unprivileged user's PATH.
-		if _, err := os.Stat("/usr/sbin/haproxy"); err == nil {
-			return "/usr/sbin/haproxy"
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	ci := os.Getenv("CI") != ""
-	if os.Geteuid() != 0 || (!ci && os.Getenv("THREEGS_E2E_INSTALL") != "1") {
-		t.Skip("HAProxy is not installed: install it (apt-get install haproxy), or run this test as root with THREEGS_E2E_INSTALL=1 to let it install Debian's package itself (CI does)")
-	}
-	install := func(args ...string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	pkg := []string{"install", "-y", "--no-install-recommends", "haproxy"}
-	err := install(pkg...)
-	if err != nil {
-		// A new machine may have no package lists yet, or stale ones.
-		if err = install("update"); err == nil {
-			err = install(pkg...)
-		}
-	}
-	p := find()
-	if err == nil && p == "" {
-		err = errors.New("apt-get installed haproxy, but no haproxy binary is on PATH or in /usr/sbin")
-	}
-	if err != nil {
-		if ci {
-			t.Fatalf("HAProxy could not be installed: %v", err)
-		}
-		t.Skipf("HAProxy could not be installed, so the load-balanced deployment is not tested: %v", err)
-	}
-	t.Logf("installed Debian's haproxy package: %s", p)
-	return p
-}
 
 // haproxyConfig is deploy/haproxy/haproxy.cfg with the test's addresses in
 // place of the example's: the balancer's own and the three followers'.
@@ -92,7 +35,7 @@ func needHAProxy(t *testing.T) string {
 // the lines that drop root's privileges are left out.
 func haproxyConfig(t *testing.T, listen string, followers [3]string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "deploy", "haproxy", "haproxy.cfg"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "deploy", "haproxy", "haproxy.cfg"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,119 +63,6 @@ func haproxyConfig(t *testing.T, listen string, followers [3]string) string {
 		cfg = strings.Join(kept, "\n")
 	}
 	return cfg
-}
-
-// freeAddr is a loopback address nothing listens on now. Another process
-// could take it before ours binds it; the test then fails at start, loudly.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// proc is a process the test started, its output going to a file.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{} // closed once it has exited
-}
-
-// startProc runs bin with args, its stdout and stderr in dir/name.log. It
-// is killed when the test ends, and its log, less routine lines, is shown
-// if the test failed.
-func startProc(t *testing.T, dir, name, bin string, args ...string) *proc {
-	t.Helper()
-	p := &proc{name: name, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(f, "### %s %s\n", bin, strings.Join(args, " "))
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		f.Close()
-		t.Fatalf("%s: %v", name, err)
-	}
-	go func() {
-		p.cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		p.kill()
-		if t.Failed() {
-			t.Logf("--- %s log (%s), routine lines left out:\n%s", name, p.log, notableLines(p.log, 150))
-		}
-	})
-	return p
-}
-
-// kill ends the process with SIGKILL and waits for it.
-func (p *proc) kill() {
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
-// exited says whether the process has ended.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// logSize is how much the process has logged so far, for waitLog to read
-// only what comes after it.
-func (p *proc) logSize() int {
-	fi, err := os.Stat(p.log)
-	if err != nil {
-		return 0
-	}
-	return int(fi.Size())
-}
-
-// waitLog polls the process's log, from byte from on, until re matches,
-// and returns the submatches; it fails if the process exits first or
-// nothing matches within timeout.
-func (p *proc) waitLog(t *testing.T, re *regexp.Regexp, from int, timeout time.Duration) []string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		data, _ := os.ReadFile(p.log)
-		if from < len(data) {
-			if m := re.FindStringSubmatch(string(data[from:])); m != nil {
-				return m
-			}
-		}
-		if p.exited() {
-			t.Fatalf("%s exited before its log showed %q", p.name, re)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: no log line matching %q within %s", p.name, re, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitFor polls cond until it holds, failing after timeout.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // waitEach checks every base every 100 ms until check passes for it, and
@@ -272,33 +102,6 @@ func waitEach(t *testing.T, what string, bases []string, since time.Time, limit 
 	return took
 }
 
-// routineAccess matches a 3gs access log line for a request that went
-// well.
-var routineAccess = regexp.MustCompile(` msg=http .* status=(2\d\d|304) `)
-
-// notableLines is the last max lines of a log that are not routine: a
-// follower logs every answered call, which would bury what went wrong.
-func notableLines(path string, max int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	var keep []string
-	for _, line := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
-		if routineAccess.MatchString(line) {
-			continue
-		}
-		keep = append(keep, line)
-	}
-	if len(keep) > max {
-		keep = append([]string{fmt.Sprintf("(%d earlier lines left out)", len(keep)-max)}, keep[len(keep)-max:]...)
-	}
-	return strings.Join(keep, "\n")
-}
-
-// serving3gs matches the line 3gs serve logs once it listens.
-var serving3gs = regexp.MustCompile(`msg="serving MCP over HTTP" url=http://(\S+)/mcp`)
-
 // writeSessionSecret writes a fresh --session-secret-file: 32 random bytes
 // as 64 hex characters, readable by the owner only.
 func writeSessionSecret(t *testing.T, path string) {
@@ -324,7 +127,7 @@ func serveFlags(t *testing.T, bin string) map[string]bool {
 // Both protocol eras, as the load clients speak them.
 const (
 	era2025 = "2025-11-25"
-	era2026 = "2026-07-28"
+	era2026 = testkit.Stateless
 )
 
 // toolCall is a tools/call request: its body and the headers it needs.
@@ -336,15 +139,8 @@ type toolCall struct {
 // statelessCall is a 2026-07-28 tools/call: the version in _meta and in
 // the header, and the method and tool name repeated in headers.
 func statelessCall(id int, tool string, args any) toolCall {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": id, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    era2026,
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "3gs-deploy-test", "version": "1"},
-		}},
-	})
-	return toolCall{body: body, headers: map[string]string{"MCP-Protocol-Version": era2026, "Mcp-Method": "tools/call", "Mcp-Name": tool}}
+	body, headers := testkit.StatelessRequest(id, "tools/call", map[string]any{"name": tool, "arguments": args})
+	return toolCall{body: body, headers: headers}
 }
 
 // sessionCall is a 2025-11-25 tools/call within session id.
@@ -464,22 +260,29 @@ type health struct {
 	} `json:"follow"`
 }
 
-// getHealth reads a node's /health.
+// getHealth reads a node's /health, which must come with 200.
 func getHealth(c *http.Client, base string) (health, error) {
 	var h health
-	resp, err := c.Get(base + "/health")
+	status, data, err := getJSON(c, base+"/health", &h)
+	if status != 0 && status != http.StatusOK {
+		err = fmt.Errorf("/health: HTTP %d: %.300s", status, data)
+	}
+	return h, err
+}
+
+// getJSON reads url and decodes its body into out, whatever the status;
+// it returns the status (0 when nothing came back) and the body.
+func getJSON(c *http.Client, url string, out any) (int, []byte, error) {
+	resp, err := c.Get(url)
 	if err != nil {
-		return h, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return h, err
+		return resp.StatusCode, data, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return h, fmt.Errorf("/health: HTTP %d: %.300s", resp.StatusCode, data)
-	}
-	return h, json.Unmarshal(data, &h)
+	return resp.StatusCode, data, json.Unmarshal(data, out)
 }
 
 // getBytes reads one URL's body, which must come with 200.
@@ -529,14 +332,7 @@ func startFakeOrigin(t *testing.T, addr string, reg, sig []byte) *fakeOrigin {
 		reg, sig := f.reg, f.sig
 		f.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/registry":
-			w.Write(reg)
-		case "/registry.sig":
-			w.Write(sig)
-		default:
-			http.NotFound(w, r)
-		}
+		testkit.ServeRegistry(w, r, reg, sig)
 	}), ReadHeaderTimeout: 5 * time.Second}
 	go f.srv.Serve(l)
 	t.Cleanup(func() { f.srv.Close() })
@@ -657,8 +453,8 @@ var haproxyLogLine = regexp.MustCompile(`\] \S+ \S+ \S+ (-?\d+) \S+ \S+ \S+ (\S{
 // it answered with a 5xx of its own or not at all (failed), and those that
 // ended abnormally in any way (abnormal: the termination state is not
 // "----", which includes an answer cut short after its headers).
-func haproxyRetries(p *proc, from int) (retried, redispatched, failed, abnormal int) {
-	data, _ := os.ReadFile(p.log)
+func haproxyRetries(p *testkit.Proc, from int) (retried, redispatched, failed, abnormal int) {
+	data, _ := os.ReadFile(p.Log)
 	if from > len(data) {
 		return
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // The probe category the test adds at the origin while the load runs.
@@ -50,8 +52,9 @@ const (
 // from HAProxy, a session id another follower does not know, a wrong
 // answer) fails the test.
 func TestLoadBalancedFollowers(t *testing.T) {
-	haproxy := needHAProxy(t)
-	bin := buildBinary(t)
+	testkit.Long(t, "it runs three followers behind HAProxy under load through a restart of each (CI also runs it alone)")
+	haproxy := testkit.NeedDebianPackage(t, "haproxy")
+	bin := testkit.Binary(t)
 	flags := serveFlags(t, bin)
 	if !flags["follow"] || !flags["follow-pubkey"] {
 		t.Fatalf("3gs serve has no --follow/--follow-pubkey flags, so no follower can run")
@@ -80,9 +83,9 @@ func TestLoadBalancedFollowers(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(node, "registry.json")); err != nil || json.Unmarshal(data, &doc) != nil || doc.Curator.Pubkey == "" {
 		t.Fatalf("3gs init wrote no curator key into its registry: %v", err)
 	}
-	origin := startProc(t, dir, "origin", bin, "serve", "--http", "127.0.0.1:0", "--registry", filepath.Join(node, "registry.json"),
+	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", "127.0.0.1:0", "--registry", filepath.Join(node, "registry.json"),
 		"--key-file", filepath.Join(node, "curator.key"), "--tokens", tokens)
-	originAddr := origin.waitLog(t, serving3gs, 0, 15*time.Second)[1]
+	originAddr := origin.WaitLog(t, testkit.Serving, 0, 15*time.Second)[1]
 	originURL := "http://" + originAddr
 
 	// Three followers of it, sharing one session secret.
@@ -98,17 +101,17 @@ func TestLoadBalancedFollowers(t *testing.T) {
 		}
 		return args
 	}
-	var followers [3]*proc
+	var followers [3]*testkit.Proc
 	var addrs [3]string
 	var bases []string
 	for i := range followers {
-		followers[i] = startProc(t, dir, fmt.Sprintf("f%d", i+1), bin, followerArgs(i, "127.0.0.1:0")...)
-		addrs[i] = followers[i].waitLog(t, serving3gs, 0, 15*time.Second)[1]
+		followers[i] = testkit.Start(t, dir, fmt.Sprintf("f%d", i+1), bin, followerArgs(i, "127.0.0.1:0")...)
+		addrs[i] = followers[i].WaitLog(t, testkit.Serving, 0, 15*time.Second)[1]
 		bases = append(bases, "http://"+addrs[i])
 	}
 
 	// HAProxy in front of them, with the example configuration.
-	lbAddr := freeAddr(t)
+	lbAddr := testkit.FreeAddr(t)
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(cfg, []byte(haproxyConfig(t, lbAddr, addrs)), 0o644); err != nil {
 		t.Fatal(err)
@@ -116,9 +119,9 @@ func TestLoadBalancedFollowers(t *testing.T) {
 	if out, err := exec.Command(haproxy, "-c", "-f", cfg).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c rejects the configuration: %v\n%s", err, out)
 	}
-	lb := startProc(t, dir, "haproxy", haproxy, "-db", "-f", cfg)
+	lb := testkit.Start(t, dir, "haproxy", haproxy, "-db", "-f", cfg)
 	lbURL := "http://" + lbAddr + "/mcp"
-	waitFor(t, "HAProxy answering", 10*time.Second, func() bool {
+	testkit.WaitFor(t, "HAProxy answering", 10*time.Second, func() bool {
 		return post(ctx, direct, lbURL, statelessCall(1, "get_sources", map[string]any{"query": loadQuery}), "").result(1, nil) == nil
 	})
 
@@ -145,7 +148,7 @@ func TestLoadBalancedFollowers(t *testing.T) {
 	loadStarted := time.Now()
 	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	t.Cleanup(stopLoad)
-	waitFor(t, "the first answers through the balancer", 10*time.Second, func() bool { return tl.ok.Load() >= 10*clients })
+	testkit.WaitFor(t, "the first answers through the balancer", 10*time.Second, func() bool { return tl.ok.Load() >= 10*clients })
 
 	// 1. An edit at the origin reaches every follower within the bound.
 	src := func(rank int, kind string) map[string]any {
@@ -181,19 +184,19 @@ func TestLoadBalancedFollowers(t *testing.T) {
 
 	// 2. One follower dies. HAProxy retries what it had sent there on the
 	// others, finds it down, and the other two carry the load.
-	mark := lb.logSize()
+	mark := lb.LogSize()
 	killMark := mark
-	followers[2].kill()
+	followers[2].Kill()
 	killed := time.Now()
-	lb.waitLog(t, regexp.MustCompile(`Server followers/f3 is DOWN`), mark, 10*time.Second)
+	lb.WaitLog(t, regexp.MustCompile(`Server followers/f3 is DOWN`), mark, 10*time.Second)
 	t.Logf("HAProxy took f3 out of rotation %s after its SIGKILL", time.Since(killed).Round(100*time.Microsecond))
 	// Answers f3 wrote before it died may still be on their way to the
 	// clients for a moment; the window starts once every client has had
 	// time for several more calls.
 	okDown := tl.ok.Load()
-	waitFor(t, "answers after f3 went down", 15*time.Second, func() bool { return tl.ok.Load() >= okDown+10*clients })
+	testkit.WaitFor(t, "answers after f3 went down", 15*time.Second, func() bool { return tl.ok.Load() >= okDown+10*clients })
 	before, okBefore := tl.served(), tl.ok.Load()
-	waitFor(t, "answers from the two followers left", 15*time.Second, func() bool { return tl.ok.Load() >= okBefore+20*clients })
+	testkit.WaitFor(t, "answers from the two followers left", 15*time.Second, func() bool { return tl.ok.Load() >= okBefore+20*clients })
 	after := tl.served()
 	t.Logf("while f3 was down: f1 answered %d, f2 %d, f3 %d", after["f1"]-before["f1"], after["f2"]-before["f2"], after["f3"]-before["f3"])
 	if after["f1"] == before["f1"] || after["f2"] == before["f2"] || after["f3"] != before["f3"] {
@@ -213,18 +216,18 @@ func TestLoadBalancedFollowers(t *testing.T) {
 	}
 	// Back on its port, from its cache and the origin; HAProxy's check
 	// puts it back in rotation.
-	mark = lb.logSize()
-	followers[2] = startProc(t, dir, "f3-restarted", bin, followerArgs(2, addrs[2])...)
-	followers[2].waitLog(t, serving3gs, 0, 15*time.Second)
-	lb.waitLog(t, regexp.MustCompile(`Server followers/f3 is UP`), mark, 10*time.Second)
+	mark = lb.LogSize()
+	followers[2] = testkit.Start(t, dir, "f3-restarted", bin, followerArgs(2, addrs[2])...)
+	followers[2].WaitLog(t, testkit.Serving, 0, 15*time.Second)
+	lb.WaitLog(t, regexp.MustCompile(`Server followers/f3 is UP`), mark, 10*time.Second)
 	n := tl.served()["f3"]
-	waitFor(t, "answers from the restarted f3", 10*time.Second, func() bool { return tl.served()["f3"] > n })
+	testkit.WaitFor(t, "answers from the restarted f3", 10*time.Second, func() bool { return tl.served()["f3"] > n })
 
 	// 3. The origin is replaced by one serving its current registry with
 	// bytes changed after signing: every follower refuses it and keeps
 	// the version it has.
 	curReg, curSig := getBytes(t, direct, originURL+"/registry"), getBytes(t, direct, originURL+"/registry.sig")
-	origin.kill()
+	origin.Kill()
 	tampered := bytes.Replace(curReg, []byte(probeName), []byte("Balancer pr0be"), 1)
 	if bytes.Equal(tampered, curReg) {
 		t.Fatalf("the origin's registry does not hold the probe category:\n%s", curReg)

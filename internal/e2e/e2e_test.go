@@ -10,50 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
-)
-
-// buildBinary builds cmd/3gs once for all the tests here.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "3gs-e2e-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "3gs")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/3gs")
-		build.Dir = fixture.Root()
-		if out, err := build.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestMain removes the binary the tests built.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestTypeScriptSDKClient runs the official TypeScript SDK client in
 // testdata/client.mjs against the built binary. Its npm packages are pinned
@@ -61,7 +26,7 @@ func TestMain(m *testing.M) {
 // skips when they are not installed; in CI it fails instead.
 func TestTypeScriptSDKClient(t *testing.T) {
 	node := needSDK(t)
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	cmd := exec.Command(node, "testdata/client.mjs", bin)
 	cmd.Env = append(os.Environ(), toolsEnv(t))
 	out, err := cmd.CombinedOutput()
@@ -77,7 +42,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 // SIGTERM while stdin is still open: the server answers what it has read,
 // logs nothing to stdout, and exits 0.
 func TestSIGTERMExitsCleanly(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	cmd := exec.Command(bin)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -115,11 +80,11 @@ func TestSIGTERMExitsCleanly(t *testing.T) {
 // exit status 1 and the reason on stderr, and serves it with
 // --allow-unsigned.
 func TestTamperedRegistryExitStatus(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	reg := filepath.Join(dir, "registry.json")
 	for _, name := range []string{"registry.json", "registry.json.sig"} {
-		data, err := os.ReadFile(filepath.Join(fixture.Root(), name))
+		data, err := os.ReadFile(filepath.Join(testkit.Root(), name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +134,7 @@ func TestTamperedRegistryExitStatus(t *testing.T) {
 
 // A token revoked while the server runs stops working after SIGHUP.
 func TestSIGHUPReloadsTokens(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
 	tok, err := exec.Command(bin, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root").Output()
 	if err != nil {

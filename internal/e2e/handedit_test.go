@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // A curator's day with servers running, as several MCP hosts each start
@@ -21,19 +23,19 @@ import (
 // first"), reload_registry refused the unsigned file, and the second
 // server kept serving the old registry.
 func TestHandEditWithServersRunning(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	node := filepath.Join(dir, "node")
 	if out, err := exec.Command(bin, "init", node, "--name", "Day Curator").CombinedOutput(); err != nil {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
 	reg, key := filepath.Join(node, "registry.json"), filepath.Join(node, "curator.key")
-	editorAddr, readerAddr := freeAddr(t), freeAddr(t)
-	editor := startProc(t, dir, "editor", bin, "serve", "--registry", reg, "--key-file", key, "--http", editorAddr)
-	editor.waitLog(t, serving3gs, 0, 20*time.Second)
-	reader := startProc(t, dir, "reader", bin, "serve", "--registry", reg, "--http", readerAddr)
-	reader.waitLog(t, serving3gs, 0, 20*time.Second)
-	waitFor(t, "the editor's sign channel", 10*time.Second, func() bool {
+	editorAddr, readerAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	editor := testkit.Start(t, dir, "editor", bin, "serve", "--registry", reg, "--key-file", key, "--http", editorAddr)
+	editor.WaitLog(t, testkit.Serving, 0, 20*time.Second)
+	reader := testkit.Start(t, dir, "reader", bin, "serve", "--registry", reg, "--http", readerAddr)
+	reader.WaitLog(t, testkit.Serving, 0, 20*time.Second)
+	testkit.WaitFor(t, "the editor's sign channel", 10*time.Second, func() bool {
 		_, err := os.Stat(reg + ".sock")
 		return err == nil
 	})
@@ -52,7 +54,7 @@ func TestHandEditWithServersRunning(t *testing.T) {
 	}
 	c := &http.Client{Timeout: 5 * time.Second}
 	for _, base := range []string{"http://" + editorAddr, "http://" + readerAddr} {
-		waitFor(t, base+" serving version 0.1.1", 10*time.Second, func() bool {
+		testkit.WaitFor(t, base+" serving version 0.1.1", 10*time.Second, func() bool {
 			h, err := getHealth(c, base)
 			return err == nil && h.Registry.Version == "0.1.1"
 		})

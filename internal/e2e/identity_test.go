@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
 // identitySite is a loopback web site where curators prove their keys:
@@ -43,22 +45,22 @@ func identitySite(t *testing.T, a, b string) *httptest.Server {
 // link, read from B's signed registry, verifies too and shows in A's
 // get_endorsements and get_federated_sources.
 func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
-	bin := buildBinary(t)
-	a, b := newCurator(t, "a"), newCurator(t, "b")
-	site := identitySite(t, a.pubkey, b.pubkey)
+	bin := testkit.Binary(t)
+	a, b := curator.New(t, "a"), curator.New(t, "b")
+	site := identitySite(t, a.Pub, b.Pub)
 
 	docB := oneTopic("Baker B", "sourdough-starters", "Sourdough Starters", "sourdough starter feeding",
 		[3]string{"https://b.example/one", "https://b.example/two", "https://b.example/three"})
 	docB.Curator.Links = []string{site.URL + "/b"}
-	b.write(t, docB)
-	sb := startHTTP(t, bin, "--registry", b.reg, "--key-file", b.keyPath)
+	b.Write(t, docB)
+	sb := testkit.Serve(t, bin, "--registry", b.Registry, "--key-file", b.KeyFile)
 
 	docA := oneTopic("Ada A", "garden-birds", "Garden Birdwatching", "identify garden birds",
 		[3]string{"https://a.example/one", "https://a.example/two", "https://a.example/three"})
 	docA.Curator.Links = []string{site.URL + "/a", site.URL + "/nothing", site.URL}
-	docA.Endorsements = []gen.Endorsement{{Pubkey: b.pubkey, URL: nodeURL(sb.url), Name: ptrTo("Baker B"), Since: "2026-11-25"}}
-	a.write(t, docA)
-	sa := startHTTP(t, bin, "--registry", a.reg, "--key-file", a.keyPath, "--identity-refresh", "10s")
+	docA.Endorsements = []gen.Endorsement{{Pubkey: b.Pub, URL: nodeURL(sb.URL), Name: ptrTo("Baker B"), Since: "2026-11-25"}}
+	a.Write(t, docA)
+	sa := testkit.Serve(t, bin, "--registry", a.Registry, "--key-file", a.KeyFile, "--identity-refresh", "10s")
 
 	own := waitIdentity(t, sa, map[string]any{}, 3)
 	want := []struct {
@@ -76,38 +78,38 @@ func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
 	}
 	shown, _ := json.MarshalIndent(own, "", "  ")
 	t.Logf("get_identity of A:\n%s", shown)
-	if own.Pubkey != a.pubkey || own.Role == nil || *own.Role != gen.GetIdentityOutputRoleOwn {
+	if own.Pubkey != a.Pub || own.Role == nil || *own.Role != gen.GetIdentityOutputRoleOwn {
 		t.Errorf("A's identity: %+v", own)
 	}
 
-	peerID := waitIdentity(t, sa, map[string]any{"pubkey": b.pubkey}, 1)
+	peerID := waitIdentity(t, sa, map[string]any{"pubkey": b.Pub}, 1)
 	if peerID.Role == nil || *peerID.Role != gen.GetIdentityOutputRoleEndorsed || peerID.Links[0].URL != site.URL+"/b" {
 		t.Errorf("B's identity through A: %+v", peerID)
 	}
 	var ends gen.GetEndorsementsOutput
-	callTool(t, sa.url, "get_endorsements", map[string]any{}, &ends)
+	callTool(t, sa.URL, "get_endorsements", map[string]any{}, &ends)
 	if len(ends.Endorsements) != 1 || !slices.Equal(ends.Endorsements[0].VerifiedLinks, []string{site.URL + "/b"}) {
 		t.Errorf("get_endorsements: %+v", ends)
 	}
 	var fed gen.GetFederatedSourcesOutput
-	callTool(t, sa.url, "get_federated_sources", map[string]any{"query": "how often should I feed my sourdough starter"}, &fed)
+	callTool(t, sa.URL, "get_federated_sources", map[string]any{"query": "how often should I feed my sourdough starter"}, &fed)
 	if len(fed.Peers) != 1 || !slices.Equal(fed.Peers[0].VerifiedLinks, []string{site.URL + "/b"}) {
 		t.Errorf("get_federated_sources peers: %+v", fed.Peers)
 	}
 	// What was found is kept beside A's registry for the next start.
-	if data, err := os.ReadFile(a.reg + ".identity.json"); err != nil || !bytes.Contains(data, []byte(`"key not found"`)) {
+	if data, err := os.ReadFile(a.Registry + ".identity.json"); err != nil || !bytes.Contains(data, []byte(`"key not found"`)) {
 		t.Errorf("identity cache beside the registry: %v\n%s", err, data)
 	}
 }
 
 // waitIdentity calls get_identity with args until it reports n links,
 // none pending, for at most a minute: the checks run in the background.
-func waitIdentity(t *testing.T, s *httpServer, args map[string]any, n int) gen.GetIdentityOutput {
+func waitIdentity(t *testing.T, s *testkit.Server, args map[string]any, n int) gen.GetIdentityOutput {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		var out gen.GetIdentityOutput
-		callTool(t, s.url, "get_identity", args, &out)
+		callTool(t, s.URL, "get_identity", args, &out)
 		done := len(out.Links) == n
 		for _, l := range out.Links {
 			done = done && l.Status != gen.IdentityLinkStatusPending
@@ -117,7 +119,7 @@ func waitIdentity(t *testing.T, s *httpServer, args map[string]any, n int) gen.G
 		}
 		if time.Now().After(deadline) {
 			got, _ := json.Marshal(out)
-			t.Fatalf("get_identity %v never settled on %d checked links; last %s\nserver log:\n%s", args, n, got, s.stderr())
+			t.Fatalf("get_identity %v never settled on %d checked links; last %s\nserver log:\n%s", args, n, got, s.Stderr())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

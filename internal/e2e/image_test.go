@@ -19,12 +19,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // imageConfig is the part of an image's config (Docker's and OCI's share
@@ -60,13 +59,14 @@ type imageConfig struct {
 // No container runtime runs here (podman's crun cannot set its rlimits or
 // use the host's hybrid cgroups), so a chroot is the runtime; it needs root.
 func TestContainerImage(t *testing.T) {
+	testkit.Long(t, "it builds the release image with the release tool and runs the server in it")
 	if runtime.GOOS != "linux" {
 		t.Skip("the image is a Linux image; running it needs Linux")
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to extract the image with its owners and to chroot into it as its user; run as root (CI does)")
 	}
-	root := fixture.Root()
+	root := testkit.Root()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
@@ -149,7 +149,7 @@ func TestContainerImage(t *testing.T) {
 	srvCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	srv := inImage(srvCtx, args...)
-	var logs lockedBuffer
+	var logs testkit.SyncBuffer
 	srv.Stderr = &logs
 	srv.Cancel = func() error { return srv.Process.Signal(syscall.SIGTERM) }
 	srv.WaitDelay = 15 * time.Second
@@ -397,22 +397,4 @@ func procIDs(t *testing.T, pid int) string {
 		}
 	}
 	return "uid " + ids["Uid"] + " gid " + ids["Gid"]
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

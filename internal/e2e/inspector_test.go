@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestInspectorCLI drives the built binary with the MCP Inspector's CLI
@@ -19,7 +20,7 @@ import (
 // then a get_sources call.
 func TestInspectorCLI(t *testing.T) {
 	node := needNodePackage(t, "@modelcontextprotocol/inspector")
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	cli, err := filepath.Abs("testdata/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestGoInstall installs 3gs by its import path, as `go install
@@ -16,12 +16,10 @@ import (
 // proxy, into an empty GOBIN; the binary reports its version from build
 // information and lists its commands.
 func TestGoInstall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testkit.Long(t, "it installs the binary with go install into an empty GOBIN")
 	gobin := t.TempDir()
 	cmd := exec.Command("go", "install", "github.com/three-good-sources/3gs/cmd/3gs")
-	cmd.Dir = fixture.Root()
+	cmd.Dir = testkit.Root()
 	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go install: %v\n%s", err, out)

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/mcpb"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestMCPBundle packs an MCP Bundle of the freshly built binary with
@@ -36,14 +36,14 @@ import (
 // public tools), with a token and its tokens file (a user tool answers),
 // and with a registry file of the user's own (its curator answers).
 func TestMCPBundle(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	dir := filepath.Join(root, "release", "mcpb")
 	node := needMCPBCLI(t, dir)
 	plat, err := mcpb.ParsePlatform(runtime.GOOS + "-" + runtime.GOARCH)
 	if err != nil || plat.OS == "windows" {
 		t.Skipf("a bundle for %s/%s cannot be started by this test: %v", runtime.GOOS, runtime.GOARCH, err)
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	cli := filepath.Join(dir, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js")
 	const version = "0.0.0-e2e"
 
@@ -182,18 +182,7 @@ func TestMCPBundle(t *testing.T) {
 // CLI is not installed beside pack.sh.
 func needMCPBCLI(t *testing.T, dir string) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@anthropic-ai", "mcpb")); err != nil {
-		msg := "@anthropic-ai/mcpb is not installed; run: npm ci --prefix release/mcpb"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on PATH")
-	}
-	return node
+	return testkit.NeedNodePackage(t, dir, "@anthropic-ai/mcpb", "npm ci --prefix release/mcpb")
 }
 
 // checkBundleFiles reads the bundle with Go's own zip reader: exactly the

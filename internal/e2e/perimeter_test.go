@@ -20,6 +20,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
 // The network's perimeter (issue 34), against a real node on loopback:
@@ -31,15 +33,8 @@ import (
 // or shown, a closed port reads exactly as an open one, every reason
 // anyone can see is coarse, and the node's memory stays small.
 func TestPerimeter(t *testing.T) {
-	bin := buildBinary(t)
-	const secret = "TOPSECRET-VALUE-42"
-	var secretHits atomic.Int32
-	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secretHits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"algorithm": %q, "signature": %q, "version": %q}`, secret, secret, secret)
-	}))
-	defer internal.Close()
+	bin := testkit.Binary(t)
+	internal, secretHits := secretService(t)
 	internalPort := internal.URL[strings.LastIndex(internal.URL, ":")+1:]
 
 	serve := func(h http.HandlerFunc) *httptest.Server {
@@ -47,46 +42,36 @@ func TestPerimeter(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s
 	}
-	signedTopic := func(c *curatorNode, slug string) (reg, sig []byte) {
-		c.write(t, oneTopic("Peer "+slug, slug, "Topic "+slug, "all about "+slug, [3]string{"https://p.example/1", "https://p.example/2", "https://p.example/3"}))
-		reg, _ = os.ReadFile(c.reg)
-		sig, _ = os.ReadFile(c.reg + signature.Suffix)
+	signedTopic := func(c *curator.Node, slug string) (reg, sig []byte) {
+		c.Write(t, oneTopic("Peer "+slug, slug, "Topic "+slug, "all about "+slug, [3]string{"https://p.example/1", "https://p.example/2", "https://p.example/3"}))
+		reg, _ = os.ReadFile(c.Registry)
+		sig, _ = os.ReadFile(c.Registry + signature.Suffix)
 		return reg, sig
 	}
 	// whitespaceSigned is c's one-topic registry padded to size with
 	// whitespace before its last brace, validly signed.
-	whitespaceSigned := func(c *curatorNode, size int) (reg, sig []byte) {
+	whitespaceSigned := func(c *curator.Node, size int) (reg, sig []byte) {
 		reg, _ = signedTopic(c, "padded")
 		reg = bytes.TrimSpace(reg)
 		reg = reg[:len(reg)-1] // its last brace
 		reg = append(reg, bytes.Repeat([]byte(" "), size-len(reg)-2)...)
 		reg = append(reg, "}\n"...)
-		return reg, signature.Sign(reg, c.key, time.Now())
+		return reg, signature.Sign(reg, c.Key, time.Now())
 	}
 	node := func(reg, sig []byte) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			switch r.URL.Path {
-			case "/registry":
-				w.Header().Set("Content-Type", "application/json")
-				w.Write(reg)
-			case "/registry.sig":
-				w.Write(sig)
-			default:
-				http.NotFound(w, r)
-			}
-		}
+		return func(w http.ResponseWriter, r *http.Request) { testkit.ServeRegistry(w, r, reg, sig) }
 	}
 
 	type row struct {
 		name   string
-		cur    *curatorNode
+		cur    *curator.Node
 		url    string
 		status gen.EndorsedPeerStatus
 		reason gen.EndorsedPeerReason // "" for none
 	}
 	var rows []*row
 	add := func(name, url string, status gen.EndorsedPeerStatus, reason gen.EndorsedPeerReason) *row {
-		r := &row{name: name, cur: newCurator(t, fmt.Sprintf("p%d", len(rows))), url: url, status: status, reason: reason}
+		r := &row{name: name, cur: curator.New(t, fmt.Sprintf("p%d", len(rows))), url: url, status: status, reason: reason}
 		rows = append(rows, r)
 		return r
 	}
@@ -149,25 +134,25 @@ func TestPerimeter(t *testing.T) {
 	good := add("a good peer at a literal address", "", gen.EndorsedPeerStatusFresh, "")
 	good.url = serve(node(signedTopic(good.cur, "good-topic"))).URL
 
-	a := newCurator(t, "a")
+	a := curator.New(t, "a")
 	doc := oneTopic("Node A", "node-a-topic", "Node A topic", "about node a", [3]string{"https://a.example/1", "https://a.example/2", "https://a.example/3"})
 	for _, r := range rows {
-		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: r.cur.pubkey, URL: r.url, Name: ptrTo(r.name), Since: "2026-11-25"})
+		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: r.cur.Pub, URL: r.url, Name: ptrTo(r.name), Since: "2026-11-25"})
 	}
-	a.write(t, doc)
-	sa := startHTTP(t, bin, "--registry", a.reg, "--key-file", a.keyPath, "--peer-cache", filepath.Join(a.dir, "peers"), "--peer-timeout", "10s")
+	a.Write(t, doc)
+	sa := testkit.Serve(t, bin, "--registry", a.Registry, "--key-file", a.KeyFile, "--peer-cache", filepath.Join(a.Dir, "peers"), "--peer-timeout", "10s")
 	waitPeers(t, sa, func(p gen.HealthPeers) bool { return p.Endorsed == len(rows) && p.Pending == 0 })
 
 	// What anyone can read: get_endorsements, get_federated_sources,
 	// get_provenance, list_categories, /health, whole.
 	var public []string
-	ends := rawTool(t, sa.url, "get_endorsements", map[string]any{})
+	ends := rawTool(t, sa.URL, "get_endorsements", map[string]any{})
 	public = append(public, string(ends))
 	for _, q := range []map[string]any{{"query": "all about good-topic"}, {"query": "secret internal value"}} {
-		public = append(public, string(rawTool(t, sa.url, "get_federated_sources", q)))
+		public = append(public, string(rawTool(t, sa.URL, "get_federated_sources", q)))
 	}
-	public = append(public, string(rawTool(t, sa.url, "get_provenance", map[string]any{})))
-	resp, err := http.Get(nodeURL(sa.url) + "/health")
+	public = append(public, string(rawTool(t, sa.URL, "get_provenance", map[string]any{})))
+	resp, err := http.Get(nodeURL(sa.URL) + "/health")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +173,7 @@ func TestPerimeter(t *testing.T) {
 		got[e.Pubkey] = e
 	}
 	for _, r := range rows {
-		e := got[r.cur.pubkey]
+		e := got[r.cur.Pub]
 		reason := gen.EndorsedPeerReason("")
 		if e.Reason != nil {
 			reason = *e.Reason
@@ -199,7 +184,7 @@ func TestPerimeter(t *testing.T) {
 		}
 	}
 	// A closed port and an open one read the same in everything public.
-	c, o := got[rows[1].cur.pubkey], got[rows[2].cur.pubkey]
+	c, o := got[rows[1].cur.Pub], got[rows[2].cur.Pub]
 	if c.Status != o.Status || (c.Reason == nil) != (o.Reason == nil) || c.Reason != nil && *c.Reason != *o.Reason {
 		t.Errorf("a closed port (%+v) reads differently from an open one (%+v)", c, o)
 	}
@@ -214,13 +199,13 @@ func TestPerimeter(t *testing.T) {
 		t.Errorf("the internal service was asked %d times", n)
 	}
 	// The operator's log has the detail.
-	logs := sa.stderr()
+	logs := sa.Stderr()
 	for _, want := range []string{"only to the same scheme, host and port", "not a public address", "Content-Encoding", "whitespace between tokens", "connection refused", "HTTP 404"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log does not say %q:\n%s", want, notable(logs))
 		}
 	}
-	hwm := vmHWM(t, sa.cmd.Process.Pid)
+	hwm := vmHWM(t, sa.Cmd.Process.Pid)
 	t.Logf("node A's peak resident memory (VmHWM) after fetching every peer: %d MiB", hwm>>20)
 	// Holding the 30 MB body once, while its shape is judged, is the
 	// most any of these may cost; decoding it, or inflating either gzip
@@ -231,30 +216,12 @@ func TestPerimeter(t *testing.T) {
 }
 
 // rawTool calls a tool over the 2026-07-28 stateless transport and
-// returns the whole answer as sent.
+// returns the whole answer as sent, which must come with HTTP 200.
 func rawTool(t *testing.T, mcpURL, tool string, args any) []byte {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args, "_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		}},
-	})
-	req, _ := http.NewRequest(http.MethodPost, mcpURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s: HTTP %d: %s", tool, resp.StatusCode, data)
+	status, data := testkit.PostMCP(t, mcpURL, "tools/call", map[string]any{"name": tool, "arguments": args})
+	if status != http.StatusOK {
+		t.Fatalf("%s: HTTP %d: %s", tool, status, data)
 	}
 	return data
 }
@@ -292,18 +259,12 @@ func notable(logs string) string {
 // last good copy, /health says only which check failed, and nothing of
 // the internal service is asked or shown.
 func TestFollowerPerimeter(t *testing.T) {
-	bin := buildBinary(t)
-	const secret = "TOPSECRET-VALUE-42"
-	var secretHits atomic.Int32
-	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secretHits.Add(1)
-		fmt.Fprintf(w, `{"algorithm": %q}`, secret)
-	}))
-	defer internal.Close()
-	o := newCurator(t, "origin")
-	o.write(t, oneTopic("Origin", "origin-topic", "Origin topic", "about the origin", [3]string{"https://o.example/1", "https://o.example/2", "https://o.example/3"}))
-	reg, _ := os.ReadFile(o.reg)
-	sig, _ := os.ReadFile(o.reg + signature.Suffix)
+	bin := testkit.Binary(t)
+	internal, secretHits := secretService(t)
+	o := curator.New(t, "origin")
+	o.Write(t, oneTopic("Origin", "origin-topic", "Origin topic", "about the origin", [3]string{"https://o.example/1", "https://o.example/2", "https://o.example/3"}))
+	reg, _ := os.ReadFile(o.Registry)
+	sig, _ := os.ReadFile(o.Registry + signature.Suffix)
 	var mode atomic.Value
 	mode.Store("good")
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -316,23 +277,16 @@ func TestFollowerPerimeter(t *testing.T) {
 			zw.Write(make([]byte, 1<<20))
 			zw.Close()
 		default:
-			switch r.URL.Path {
-			case "/registry":
-				w.Write(reg)
-			case "/registry.sig":
-				w.Write(sig)
-			default:
-				http.NotFound(w, r)
-			}
+			testkit.ServeRegistry(w, r, reg, sig)
 		}
 	}))
 	defer origin.Close()
-	f := startHTTP(t, bin, "--follow", origin.URL, "--follow-pubkey", o.pubkey, "--follow-cache", filepath.Join(t.TempDir(), "cache"), "--follow-refresh", "1s")
-	base := nodeURL(f.url)
+	f := testkit.Serve(t, bin, "--follow", origin.URL, "--follow-pubkey", o.Pub, "--follow-cache", filepath.Join(t.TempDir(), "cache"), "--follow-refresh", "1s")
+	base := nodeURL(f.URL)
 	for _, c := range []struct{ mode, reason string }{{"redirect", "refused: redirect"}, {"gzip", "refused: encoding"}} {
 		mode.Store(c.mode)
 		var body []byte
-		waitFor(t, "/health to report "+c.reason, 30*time.Second, func() bool {
+		testkit.WaitFor(t, "/health to report "+c.reason, 30*time.Second, func() bool {
 			resp, err := http.Get(base + "/health")
 			if err != nil {
 				return false
@@ -354,7 +308,25 @@ func TestFollowerPerimeter(t *testing.T) {
 	if n := secretHits.Load(); n != 0 {
 		t.Errorf("the internal service was asked %d times", n)
 	}
-	if logs := f.stderr(); !strings.Contains(logs, "only to the same scheme, host and port") || !strings.Contains(logs, "Content-Encoding") {
+	if logs := f.Stderr(); !strings.Contains(logs, "only to the same scheme, host and port") || !strings.Contains(logs, "Content-Encoding") {
 		t.Errorf("the log lacks the detail:\n%s", notable(logs))
 	}
+}
+
+// secret is what the internal service holds; no answer to anyone may
+// show it.
+const secret = "TOPSECRET-VALUE-42"
+
+// secretService is an internal service on another loopback port holding
+// secret in every field a registry or signature document has, and the
+// count of requests it has had, which must stay 0.
+func secretService(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	hits := &atomic.Int32{}
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"algorithm": %q, "signature": %q, "version": %q}`, secret, secret, secret)
+	}))
+	t.Cleanup(internal.Close)
+	return internal, hits
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // proposalNode is a curator's node made as a curator makes one (3gs
@@ -38,11 +39,11 @@ func run(bin string, args ...string) (int, string) {
 	return exitCode(err), out.String()
 }
 
-func stop(t *testing.T, s *httpServer) {
+func stop(t *testing.T, s *testkit.Server) {
 	t.Helper()
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	<-s.done
-	s.cmd.Wait()
+	s.Cmd.Process.Signal(syscall.SIGTERM)
+	<-s.Done
+	s.Cmd.Wait()
 }
 
 func sqliteProposal() map[string]any {
@@ -67,24 +68,24 @@ func sqliteProposal() map[string]any {
 // CLI; the restarted server answers get_sources from the new category,
 // and the audit log verifies, with the entry naming the proposal.
 func TestProposalAcceptedEndToEnd(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	peerKey := filepath.Join(t.TempDir(), "peer.key")
 	reg, key := proposalNode(t, bin, peerKey)
-	srv := startHTTP(t, bin, "--registry", reg, "--key-file", key)
+	srv := testkit.Serve(t, bin, "--registry", reg, "--key-file", key)
 
 	var proposed gen.ProposeChangeOutput
-	callTool(t, srv.url, gen.ToolProposeChange, sqliteProposal(), &proposed)
+	callTool(t, srv.URL, gen.ToolProposeChange, sqliteProposal(), &proposed)
 	if !proposed.Recorded || proposed.ID == nil {
 		t.Fatalf("propose_change: %+v", proposed)
 	}
 	id := *proposed.ID
 
-	if code, out := run(bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.url)); code != 0 || !strings.Contains(out, "1 for, 0 against") {
+	if code, out := run(bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.URL)); code != 0 || !strings.Contains(out, "1 for, 0 against") {
 		t.Fatalf("the endorsed curator's vote: exit %d\n%s", code, out)
 	}
 	stranger := filepath.Join(t.TempDir(), "stranger.key")
 	runOK(t, bin, "keygen", "--out", stranger)
-	if code, out := run(bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.url)); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
+	if code, out := run(bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.URL)); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
 		t.Errorf("a vote by a key the node does not endorse: exit %d\n%s", code, out)
 	}
 	if code, out := run(bin, "proposals", "accept", id, "--registry", reg, "--key-file", key); code != 1 || !strings.Contains(out, "accept_proposal") {
@@ -96,14 +97,14 @@ func TestProposalAcceptedEndToEnd(t *testing.T) {
 	if !strings.Contains(out, "Accepted proposal "+id) {
 		t.Errorf("3gs proposals accept printed:\n%s", out)
 	}
-	srv = startHTTP(t, bin, "--registry", reg, "--key-file", key)
+	srv = testkit.Serve(t, bin, "--registry", reg, "--key-file", key)
 	var got gen.GetSourcesOutput
-	callTool(t, srv.url, gen.ToolGetSources, map[string]any{"slug": "sqlite-learning"}, &got)
+	callTool(t, srv.URL, gen.ToolGetSources, map[string]any{"slug": "sqlite-learning"}, &got)
 	if len(got.Sources) != 3 || got.Sources[0].URL != "https://sqlite.org/docs.html" {
 		t.Errorf("get_sources after accepting: %+v", got.Sources)
 	}
 	var shown gen.GetProposalOutput
-	callTool(t, srv.url, gen.ToolGetProposal, map[string]any{"id": id}, &shown)
+	callTool(t, srv.URL, gen.ToolGetProposal, map[string]any{"id": id}, &shown)
 	if p := shown.Proposal; p == nil || p.Status != gen.ProposalStatusAccepted || p.Support != 1 || p.Oppose != 0 || p.Decision == nil || p.Decision.RegistryVersion == nil {
 		t.Errorf("get_proposal after accepting: %+v", shown.Proposal)
 	}
@@ -117,18 +118,18 @@ func TestProposalAcceptedEndToEnd(t *testing.T) {
 // clients together --max-pending-proposals, and get_sources answers
 // throughout and after.
 func TestProposalFloodIsBounded(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	reg, key := proposalNode(t, bin, "")
-	srv := startHTTP(t, bin, "--registry", reg, "--key-file", key, "--max-pending-proposals", "20", "--proposal-rate", "5")
+	srv := testkit.Serve(t, bin, "--registry", reg, "--key-file", key, "--max-pending-proposals", "20", "--proposal-rate", "5")
 	var cats gen.ListCategoriesOutput
-	callTool(t, srv.url, gen.ToolListCategories, map[string]any{}, &cats)
+	callTool(t, srv.URL, gen.ToolListCategories, map[string]any{}, &cats)
 	slug := cats.Categories[0].Slug
 	report := map[string]any{"action": "report_dead_source", "slug": slug, "rank": 1, "reason": "It answers 404."}
 
 	// One client (one address, no session): the rate stops it at 5.
 	recorded := 0
 	for range 8 {
-		if a := callToolAnswer(t, srv.url, gen.ToolProposeChange, report); !a.IsError {
+		if a := testkit.CallTool(t, srv.URL, gen.ToolProposeChange, report); !a.IsError {
 			recorded++
 		} else if !strings.Contains(a.Text, "--proposal-rate") {
 			t.Fatalf("a refusal that does not name the rate: %s", a.Text)
@@ -140,7 +141,7 @@ func TestProposalFloodIsBounded(t *testing.T) {
 	// Every test client comes from 127.0.0.1, so the cap is reached with
 	// the rate raised: many calls at once, kept pending across a restart.
 	stop(t, srv)
-	srv = startHTTP(t, bin, "--registry", reg, "--key-file", key, "--max-pending-proposals", "20", "--proposal-rate", "1000")
+	srv = testkit.Serve(t, bin, "--registry", reg, "--key-file", key, "--max-pending-proposals", "20", "--proposal-rate", "1000")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	capped := 0
@@ -149,7 +150,7 @@ func TestProposalFloodIsBounded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 5 {
-				a := callToolAnswer(t, srv.url, gen.ToolProposeChange, report)
+				a := testkit.CallTool(t, srv.URL, gen.ToolProposeChange, report)
 				if a.IsError && strings.Contains(a.Text, "--max-pending-proposals") {
 					mu.Lock()
 					capped++
@@ -159,14 +160,14 @@ func TestProposalFloodIsBounded(t *testing.T) {
 		}()
 	}
 	var got gen.GetSourcesOutput
-	callTool(t, srv.url, gen.ToolGetSources, map[string]any{"slug": slug}, &got)
+	callTool(t, srv.URL, gen.ToolGetSources, map[string]any{"slug": slug}, &got)
 	wg.Wait()
 	var list gen.ListProposalsOutput
-	callTool(t, srv.url, gen.ToolListProposals, map[string]any{"status": "pending"}, &list)
+	callTool(t, srv.URL, gen.ToolListProposals, map[string]any{"status": "pending"}, &list)
 	if list.Pending != 20 || capped != 40-15 {
 		t.Errorf("after 40 more proposals with 5 waiting and a cap of 20: %d pending, %d refused at the cap; want 20 and 25", list.Pending, capped)
 	}
-	callTool(t, srv.url, gen.ToolGetSources, map[string]any{"slug": slug}, &got)
+	callTool(t, srv.URL, gen.ToolGetSources, map[string]any{"slug": slug}, &got)
 	if len(got.Sources) != 3 {
 		t.Errorf("get_sources after the flood: %+v", got)
 	}

@@ -11,7 +11,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -25,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // The example deployment in deploy/: 3gs under systemd (deploy/systemd)
@@ -40,7 +39,7 @@ const publicName = "3gs.example.org"
 // section by section ("Service.ExecStart"); comments are left out.
 func unitFile(t *testing.T) (text string, settings [][2]string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "deploy", "systemd", "3gs.service"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "deploy", "systemd", "3gs.service"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestSystemdUnit(t *testing.T) {
 		}
 	}
 
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	words, env := unitExecStart(t)
 	flags := serveFlags(t, bin)
 	for i, w := range words[2:] {
@@ -179,8 +178,8 @@ func TestSystemdUnit(t *testing.T) {
 // call, the download address get_provenance gives, the Host gate still
 // refusing a name it was not given, and plain HTTP sent to HTTPS.
 func TestTLSReverseProxy(t *testing.T) {
-	nginx := needNginx(t)
-	bin := buildBinary(t)
+	nginx := testkit.NeedDebianPackage(t, "nginx")
+	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	ca := writeTestCertificates(t, dir)
 
@@ -191,18 +190,18 @@ func TestTLSReverseProxy(t *testing.T) {
 	args := append([]string(nil), words[1:]...)
 	for i := range args {
 		if args[i] == "--http" {
-			args[i+1] = freeAddr(t)
+			args[i+1] = testkit.FreeAddr(t)
 		}
 	}
-	threegs := startProc(t, dir, "3gs", bin, args...)
-	backend := threegs.waitLog(t, serving3gs, 0, 30*time.Second)[1]
+	threegs := testkit.Start(t, dir, "3gs", bin, args...)
+	backend := threegs.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
 
-	httpsAddr, httpAddr := freeAddr(t), freeAddr(t)
+	httpsAddr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	conf := nginxConfig(t, dir, backend, httpsAddr, httpAddr)
 	if out, err := exec.Command(nginx, "-t", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf).CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t: %v\n%s", err, out)
 	}
-	proxy := startProc(t, dir, "nginx", nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
+	proxy := testkit.Start(t, dir, "nginx", nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
 
 	// A client that resolves the public name to the proxy's loopback
 	// ports and trusts only the test's CA.
@@ -225,9 +224,9 @@ func TestTLSReverseProxy(t *testing.T) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	base := "https://" + publicName
-	waitFor(t, "/health through nginx", 20*time.Second, func() bool {
-		if proxy.exited() {
-			t.Fatalf("nginx exited:\n%s", notableLines(proxy.log, 50))
+	testkit.WaitFor(t, "/health through nginx", 20*time.Second, func() bool {
+		if proxy.Exited() {
+			t.Fatalf("nginx exited:\n%s", testkit.NotableLines(proxy.Log, 50))
 		}
 		h, err := getHealth(client, base)
 		return err == nil && h.Status == "ok"
@@ -311,7 +310,7 @@ func TestTLSReverseProxy(t *testing.T) {
 // test no longer follows fails here rather than testing something else.
 func nginxConfig(t *testing.T, dir, backend, httpsAddr, httpAddr string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "deploy", "nginx", "3gs.conf"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "deploy", "nginx", "3gs.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,58 +438,4 @@ func writeTestCertificates(t *testing.T, dir string) *x509.CertPool {
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
 	return pool
-}
-
-// needNginx returns the nginx binary, installing Debian's package when
-// the test may (as root, in CI or with THREEGS_E2E_INSTALL=1), as
-// needHAProxy does for HAProxy. Elsewhere it skips, saying how to enable
-// it; in CI a failed install fails the test.
-func needNginx(t *testing.T) string {
-	t.Helper()
-	find := func() string {
-		if p, err := exec.LookPath("nginx"); err == nil {
-			return p
-		}
-		if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-			return "/usr/sbin/nginx"
-		}
-		return ""
-	}
-	if p := find(); p != "" {
-		return p
-	}
-	ci := os.Getenv("CI") != ""
-	if os.Geteuid() != 0 || (!ci && os.Getenv("THREEGS_E2E_INSTALL") != "1") {
-		t.Skip("nginx is not installed: install it (apt-get install nginx), or run this test as root with THREEGS_E2E_INSTALL=1 to let it install Debian's package itself (CI does)")
-	}
-	install := func(args ...string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("apt-get %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	pkg := []string{"install", "-y", "--no-install-recommends", "nginx"}
-	err := install(pkg...)
-	if err != nil {
-		// A new machine may have no package lists yet, or stale ones.
-		if err = install("update"); err == nil {
-			err = install(pkg...)
-		}
-	}
-	p := find()
-	if err == nil && p == "" {
-		err = errors.New("apt-get installed nginx, but no nginx binary is on PATH or in /usr/sbin")
-	}
-	if err != nil {
-		if ci {
-			t.Fatalf("nginx could not be installed: %v", err)
-		}
-		t.Skipf("nginx could not be installed: %v", err)
-	}
-	return p
 }

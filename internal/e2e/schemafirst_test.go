@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestNewToolNeedsItsHandler walks the schema-first loop in a copy of the
@@ -15,9 +15,7 @@ import (
 // the method the tool needs; once the method is written, it builds. A
 // schema change that is not implemented cannot ship.
 func TestNewToolNeedsItsHandler(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a copy of the repository")
-	}
+	testkit.Long(t, "it builds a copy of the repository with go commands")
 	t.Parallel() // a minute of go commands in its own directory
 	repo := copyRepo(t)
 	write(t, filepath.Join(repo, "schema", "tools", "echo_back.json"), `{
@@ -83,7 +81,7 @@ func (h *Handlers) EchoBackText(out *gen.EchoBackOutput) string { return out.Tex
 func copyRepo(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "3gs")
-	fixture.CopyTree(t, fixture.Root(), dst, ".git", "node_modules")
+	testkit.CopyTree(t, testkit.Root(), dst, ".git", "node_modules")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "copy"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dst

@@ -1,11 +1,12 @@
 package fetch
 
 import (
-	"context"
 	"encoding/binary"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // stubDNS answers every A question with addr and every other question
@@ -13,49 +14,33 @@ import (
 // it and nothing else.
 func stubDNS(t *testing.T, addr net.IP) *net.Resolver {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			q := buf[:n]
-			if n < 12 {
-				continue
-			}
-			// The question ends after its name's labels and four bytes.
-			end := 12
-			for end < n && q[end] != 0 {
-				end += int(q[end]) + 1
-			}
-			end += 5
-			if end > n {
-				continue
-			}
-			qtype := binary.BigEndian.Uint16(q[end-4:])
-			out := append([]byte(nil), q[:end]...)
-			out[2], out[3] = 0x81, 0x80 // a response, recursion available, no error
-			binary.BigEndian.PutUint16(out[6:], 0)
-			binary.BigEndian.PutUint16(out[8:], 0)
-			binary.BigEndian.PutUint16(out[10:], 0)
-			if qtype == 1 {
-				binary.BigEndian.PutUint16(out[6:], 1)
-				out = append(out, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4)
-				out = append(out, addr.To4()...)
-			}
-			pc.WriteTo(out, from)
+	return testkit.DNS(t, func(q []byte) []byte {
+		n := len(q)
+		if n < 12 {
+			return nil
 		}
-	}()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-	}}
+		// The question ends after its name's labels and four bytes.
+		end := 12
+		for end < n && q[end] != 0 {
+			end += int(q[end]) + 1
+		}
+		end += 5
+		if end > n {
+			return nil
+		}
+		qtype := binary.BigEndian.Uint16(q[end-4:])
+		out := append([]byte(nil), q[:end]...)
+		out[2], out[3] = 0x81, 0x80 // a response, recursion available, no error
+		binary.BigEndian.PutUint16(out[6:], 0)
+		binary.BigEndian.PutUint16(out[8:], 0)
+		binary.BigEndian.PutUint16(out[10:], 0)
+		if qtype == 1 {
+			binary.BigEndian.PutUint16(out[6:], 1)
+			out = append(out, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4)
+			out = append(out, addr.To4()...)
+		}
+		return out
+	})
 }
 
 // A name whose DNS answer is a loopback, private or link-local address

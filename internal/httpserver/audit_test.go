@@ -17,6 +17,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/testserver"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -414,16 +415,6 @@ func TestAuditAdmission(t *testing.T) {
 // mcpStatus is the HTTP status of a stateless tools/list on /mcp.
 func mcpStatus(t *testing.T, base string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/list")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	status, _ := testkit.PostMCP(t, base+"/mcp", "tools/list", nil)
+	return status
 }

@@ -1,7 +1,6 @@
 package httpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -75,24 +75,12 @@ type harness struct {
 	tools       *controlled
 	user, admin string
 	clock       *clock
-	logs        *syncBuffer
+	logs        *testkit.SyncBuffer
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func newHarness(t testing.TB, opt httpserver.Options) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, logs: &syncBuffer{}}
+	h := &harness{t: t, clock: &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, logs: &testkit.SyncBuffer{}}
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
 	var err error
 	if h.user, err = auth.Add(tokens, "alice", gen.TierUser, time.Now()); err != nil {

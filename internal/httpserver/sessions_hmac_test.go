@@ -87,39 +87,37 @@ func TestSessionDeleteOnReplica(t *testing.T) {
 	rs := replicas(t, 3, httpserver.Options{SessionSecret: replicaSecret})
 	a, b, c := rs[0], rs[1], rs[2]
 	sid := a.open()
-	if r := b.post(legacyList, "Mcp-Session-Id", sid); r.status != http.StatusOK {
-		t.Fatalf("adopted: %d %s", r.status, r.body)
-	}
-	if r := b.do(http.MethodDelete, "/mcp", "", "Mcp-Session-Id", sid); r.status != http.StatusNoContent {
-		t.Fatalf("DELETE of an adopted session: %d %s", r.status, r.body)
-	}
-	if r := b.post(legacyList, "Mcp-Session-Id", sid); r.status != http.StatusNotFound {
-		t.Fatalf("after DELETE on the same replica: %d %s", r.status, r.body)
-	}
-	if r := b.post(initNotice, "Mcp-Session-Id", sid); r.status != http.StatusNotFound {
-		t.Fatalf("a notification after DELETE on the same replica: %d %s", r.status, r.body)
-	}
-	if r := b.do(http.MethodDelete, "/mcp", "", "Mcp-Session-Id", sid); r.status != http.StatusNotFound {
-		t.Fatalf("DELETE twice: %d", r.status)
-	}
-	// A DELETE reaching a replica that never held the session ends it
-	// there too.
-	if r := c.do(http.MethodDelete, "/mcp", "", "Mcp-Session-Id", sid); r.status != http.StatusNoContent {
-		t.Fatalf("DELETE on a replica that never held it: %d %s", r.status, r.body)
-	}
-	if r := c.post(legacyList, "Mcp-Session-Id", sid); r.status != http.StatusNotFound {
-		t.Fatalf("after that DELETE: %d %s", r.status, r.body)
-	}
-	// The documented limit: the issuer never heard of either DELETE.
-	if r := a.post(legacyList, "Mcp-Session-Id", sid); r.status != http.StatusOK {
-		t.Fatalf("on the replica that received no DELETE: %d %s", r.status, r.body)
-	}
-	// And a DELETE on the issuer ends it there as it always did.
-	if r := a.do(http.MethodDelete, "/mcp", "", "Mcp-Session-Id", sid); r.status != http.StatusNoContent {
-		t.Fatalf("DELETE on the issuer: %d", r.status)
-	}
-	if r := a.post(legacyList, "Mcp-Session-Id", sid); r.status != http.StatusNotFound {
-		t.Fatalf("after DELETE on the issuer: %d %s", r.status, r.body)
+	del := http.MethodDelete
+	for _, step := range []struct {
+		on           *harness
+		method, body string
+		want         int
+		what         string
+	}{
+		{b, "", legacyList, http.StatusOK, "adopted"},
+		{b, del, "", http.StatusNoContent, "DELETE of an adopted session"},
+		{b, "", legacyList, http.StatusNotFound, "after DELETE on the same replica"},
+		{b, "", initNotice, http.StatusNotFound, "a notification after DELETE on the same replica"},
+		{b, del, "", http.StatusNotFound, "DELETE twice"},
+		// A DELETE reaching a replica that never held the session ends it
+		// there too.
+		{c, del, "", http.StatusNoContent, "DELETE on a replica that never held it"},
+		{c, "", legacyList, http.StatusNotFound, "after that DELETE"},
+		// The documented limit: the issuer never heard of either DELETE.
+		{a, "", legacyList, http.StatusOK, "on the replica that received no DELETE"},
+		// And a DELETE on the issuer ends it there as it always did.
+		{a, del, "", http.StatusNoContent, "DELETE on the issuer"},
+		{a, "", legacyList, http.StatusNotFound, "after DELETE on the issuer"},
+	} {
+		var r reply
+		if step.method == del {
+			r = step.on.do(del, "/mcp", "", "Mcp-Session-Id", sid)
+		} else {
+			r = step.on.post(step.body, "Mcp-Session-Id", sid)
+		}
+		if r.status != step.want {
+			t.Fatalf("%s: %d %s", step.what, r.status, r.body)
+		}
 	}
 }
 

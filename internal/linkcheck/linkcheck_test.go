@@ -13,6 +13,7 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -149,34 +150,17 @@ func TestDNSGoneAndRefused(t *testing.T) {
 // nxdomain is a resolver whose server answers every question with
 // NXDOMAIN.
 func nxdomain(t *testing.T) *net.Resolver {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if n < 12 {
-				continue
-			}
-			out := append([]byte(nil), buf[:n]...)
-			out[2], out[3] = 0x81, 0x83 // response, recursion available, NXDOMAIN
-			binary.BigEndian.PutUint16(out[6:], 0)
-			binary.BigEndian.PutUint16(out[8:], 0)
-			binary.BigEndian.PutUint16(out[10:], 0)
-			pc.WriteTo(out, from)
+	return testkit.DNS(t, func(q []byte) []byte {
+		if len(q) < 12 {
+			return nil
 		}
-	}()
-	addr := pc.LocalAddr().String()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", addr)
-	}}
+		out := q
+		out[2], out[3] = 0x81, 0x83 // response, recursion available, NXDOMAIN
+		binary.BigEndian.PutUint16(out[6:], 0)
+		binary.BigEndian.PutUint16(out[8:], 0)
+		binary.BigEndian.PutUint16(out[10:], 0)
+		return out
+	})
 }
 
 func TestRetryAfterAndTitle(t *testing.T) {

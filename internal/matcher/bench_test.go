@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // BenchmarkMatch is one get_sources match (the five candidates) on
 // the fixture registry and on generated registries of growing size.
 func BenchmarkMatch(b *testing.B) {
 	b.Run("fixture", func(b *testing.B) {
-		reg, err := registry.LoadFile(fixture.SharedRegistry(b))
+		reg, err := registry.LoadFile(testkit.SharedRegistry(b))
 		if err != nil {
 			b.Fatal(err)
 		}

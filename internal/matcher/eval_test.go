@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // evalThreshold is the server's default threshold (tools.DefaultThreshold;
@@ -118,7 +118,7 @@ func TestEvalOwnRegistry(t *testing.T) {
 // The same, on a registry curated by someone else, with our own queries:
 // a check that the matcher is not fitted to our registry's writing style.
 func TestEvalFixtureRegistry(t *testing.T) {
-	reg, err := registry.LoadFile(fixture.SharedRegistry(t))
+	reg, err := registry.LoadFile(testkit.SharedRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}

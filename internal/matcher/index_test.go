@@ -13,8 +13,8 @@ import (
 	"github.com/hbollon/go-edlib"
 
 	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
@@ -29,7 +29,7 @@ func ownRegistry(t testing.TB) *registry.Registry {
 // registries are ours and, where ../shared exists, the fixture.
 func registries(t *testing.T) map[string]*registry.Registry {
 	out := map[string]*registry.Registry{"own": ownRegistry(t)}
-	path, ok := fixture.SharedRegistryPath()
+	path, ok := testkit.SharedRegistryPath()
 	if !ok {
 		t.Logf("checking our registry only: the shared fixture %s is not present", path)
 		return out

@@ -8,9 +8,9 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var benchQueries = []string{
@@ -22,7 +22,7 @@ var benchQueries = []string{
 // benchSession serves the shared fixture registry (10 categories), as the
 // stdio load benchmark does.
 func benchSession(b *testing.B) *mcp.Session {
-	data, err := os.ReadFile(fixture.SharedRegistry(b))
+	data, err := os.ReadFile(testkit.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // TestToolsListFitsTheSpec holds every tools/list entry (an admin's list
@@ -43,7 +43,7 @@ func TestToolsListFitsTheSpec(t *testing.T) {
 		}
 	}
 
-	specs, _ := filepath.Glob(filepath.Join(fixture.Root(), "..", "shared", "spec", "*", "schema.json"))
+	specs, _ := filepath.Glob(filepath.Join(testkit.Root(), "..", "shared", "spec", "*", "schema.json"))
 	if len(specs) == 0 {
 		t.Skip("skipping the check against the MCP schemas: ../shared/spec is not present (it sits beside the repository in the development workspace, not in a clone)")
 	}

@@ -11,38 +11,12 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
-
-// registrySchema compiles the MCP Registry's server.json schema, the copy
-// checked in at testdata/server.schema.json.
-func registrySchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(filepath.Join(fixture.Root(), "testdata", "server.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 func committedServerJSON(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixture.Root(), "server.json"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "server.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +53,7 @@ func TestStampServerJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := validate(t, registrySchema(t), stamped); err != nil {
+	if err := validate(t, testkit.ServerSchema(t), stamped); err != nil {
 		t.Fatalf("the stamped server.json breaks the registry's schema: %v\n%s", err, stamped)
 	}
 	if p := RegistryProblems(stamped); len(p) > 0 {
@@ -241,7 +215,7 @@ func TestSetVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := validate(t, registrySchema(t), next); err != nil {
+	if err := validate(t, testkit.ServerSchema(t), next); err != nil {
 		t.Error(err)
 	}
 	if strings.Contains(string(next), `"`+sj.Version+`"`) || strings.Count(string(next), Placeholder) != len(Platforms) {

@@ -16,10 +16,7 @@ func withCache(dir string) func(*Config) { return func(c *Config) { c.CacheDir =
 // A restarted server serves a down peer from the cache at once: fresh
 // while the copy is young, stale later, and kept when the peer stays down.
 func TestCacheServesAfterRestart(t *testing.T) {
-	dir := t.TempDir()
-	h := newHarness(t, withCache(dir))
-	h.srv.setETag(`"v1"`)
-	h.endorse()
+	h, dir := cachedHarness(t, `"v1"`)
 	good := h.accept("1.0.0")
 	if _, err := os.Stat(cachePath(dir, h.peer.uri)); err != nil {
 		t.Fatalf("no cache file: %v", err)
@@ -60,16 +57,9 @@ func TestCacheServesAfterRestart(t *testing.T) {
 // A cache file with one byte of its registry changed is refused, and the
 // peer is fetched as if there were none.
 func TestCacheTampered(t *testing.T) {
-	dir := t.TempDir()
-	h := newHarness(t, withCache(dir))
-	h.endorse()
+	h, dir := cachedHarness(t, "")
 	h.accept("1.0.0")
-
-	path := cachePath(dir, h.peer.uri)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, data := readCache(t, dir, h)
 	entry, err := gen.DecodePeerCache(data)
 	if err != nil {
 		t.Fatal(err)
@@ -117,15 +107,10 @@ func TestCacheRenamedToAnotherPeer(t *testing.T) {
 			name, reason = "renamed and rewritten", "signed by a different key"
 		}
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			h := newHarness(t, withCache(dir))
-			h.endorse()
+			h, dir := cachedHarness(t, "")
 			h.accept("1.0.0")
 			other := newCurator(t)
-			data, err := os.ReadFile(cachePath(dir, h.peer.uri))
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, data := readCache(t, dir, h)
 			if rewrite {
 				entry, err := gen.DecodePeerCache(data)
 				if err != nil {
@@ -177,10 +162,7 @@ func TestCacheNotACacheFile(t *testing.T) {
 // A copy that passed a 304 is saved with its new fetch time, so a restart
 // does not report it staler than it is.
 func TestCacheKeepsRefreshedFetchTime(t *testing.T) {
-	dir := t.TempDir()
-	h := newHarness(t, withCache(dir))
-	h.srv.setETag(`"v1"`)
-	h.endorse()
+	h, dir := cachedHarness(t, `"v1"`)
 	h.accept("1.0.0")
 	later := h.clock.Add(testStaleAfter)
 	h.refresh()
@@ -199,16 +181,9 @@ func TestCacheKeepsRefreshedFetchTime(t *testing.T) {
 // quarter of the stale age has passed since it was last written: a large
 // registry rewritten every few minutes would cost more than it tells.
 func TestCacheNotRewrittenForEvery304(t *testing.T) {
-	dir := t.TempDir()
-	h := newHarness(t, withCache(dir))
-	h.srv.setETag(`"v1"`)
-	h.endorse()
+	h, dir := cachedHarness(t, `"v1"`)
 	h.accept("1.0.0")
-	path := cachePath(dir, h.peer.uri)
-	first, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, first := readCache(t, dir, h)
 	h.clock.Add(testStaleAfter/4 - time.Minute)
 	h.refresh()
 	wantOutcome(t, h.only(), Fresh)
@@ -224,4 +199,29 @@ func TestCacheNotRewrittenForEvery304(t *testing.T) {
 	if !bytes.Contains(entry, []byte(later.UTC().Format(time.RFC3339))) {
 		t.Errorf("after a quarter of the stale age, the cache file should hold the new fetch time %v", later)
 	}
+}
+
+// cachedHarness is a harness whose network keeps its peers' copies in a
+// new directory, which it returns, with the peer endorsed; a non-empty
+// etag is what the peer's server sends as its ETag.
+func cachedHarness(t *testing.T, etag string) (*harness, string) {
+	t.Helper()
+	dir := t.TempDir()
+	h := newHarness(t, withCache(dir))
+	if etag != "" {
+		h.srv.setETag(etag)
+	}
+	h.endorse()
+	return h, dir
+}
+
+// readCache reads the peer's cache file in dir.
+func readCache(t *testing.T, dir string, h *harness) (path string, data []byte) {
+	t.Helper()
+	path = cachePath(dir, h.peer.uri)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, data
 }

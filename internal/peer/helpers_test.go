@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // signedAt is the signing time of every test signature: the signature
@@ -199,24 +199,6 @@ func (c *fakeClock) Add(d time.Duration) time.Time {
 	return c.now
 }
 
-// logBuffer collects a Network's log for tests to read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // builtMatcher is what the test Build returns: a real matcher that
 // remembers the registry it was built for, so a snapshot can be checked to
 // pair a copy with its own matcher.
@@ -238,7 +220,7 @@ type harness struct {
 	net    *Network
 	clock  *fakeClock
 	builds atomic.Int32
-	log    *logBuffer
+	log    *testkit.SyncBuffer
 	own    testCurator
 	peer   testCurator
 	srv    *peerServer
@@ -252,7 +234,7 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 	h := &harness{
 		t:     t,
 		clock: &fakeClock{now: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)},
-		log:   &logBuffer{},
+		log:   &testkit.SyncBuffer{},
 		own:   newCurator(t),
 		peer:  newCurator(t),
 		srv:   newPeerServer(t),

@@ -430,18 +430,7 @@ func (lh *logHarness) refuseNext(data, sig []byte, reasons ...string) {
 // up to the new one: entries the curator wrote since are not asked for.
 func TestLogExtensionAccepted(t *testing.T) {
 	lh := newLogHarness(t, nil)
-	lh.audit.page = 2
-	lh.hist.release(lh.peer, "1.0.2")
-	lh.hist.release(lh.peer, "1.0.3")
-	data, sig, head := lh.hist.release(lh.peer, "1.0.4")
-	lh.hist.release(lh.peer, "1.0.5") // written, not yet published
-	lh.hist.release(lh.peer, "1.0.6")
-	lh.audit.set(lh.hist.lines())
-
-	p := lh.acceptDoc(data, sig)
-	if p.Copy.Log == nil || *p.Copy.Log != head {
-		t.Fatalf("head remembered %v, want %v", p.Copy.Log, head)
-	}
+	lh.acceptFourth(2, 6) // 1.0.5 and 1.0.6 written, not yet published
 	// since=2 answers seqs 3 and 4 (Audit-Next 4), since=4 seqs 5 and 6:
 	// seq 5 is reached, so no third page.
 	if got := lh.audit.requests(); fmt.Sprint(got) != "[2 4]" {
@@ -451,7 +440,7 @@ func TestLogExtensionAccepted(t *testing.T) {
 	// The same copy again reads nothing; the next is checked from seq 5.
 	lh.refresh()
 	wantOutcome(t, lh.only(), Fresh)
-	data, sig, _ = lh.hist.release(lh.peer, "1.0.7")
+	data, sig, _ := lh.hist.release(lh.peer, "1.0.7")
 	lh.audit.set(lh.hist.lines())
 	lh.acceptDoc(data, sig)
 	if got := lh.audit.requests(); fmt.Sprint(got) != "[2 4 5 7]" {
@@ -789,18 +778,29 @@ func (l *lineReader) Read(p []byte) (int, error) {
 // head held up to the new one and no further.
 func TestLogExtensionOnePerPage(t *testing.T) {
 	lh := newLogHarness(t, nil)
-	lh.audit.page = 1
-	lh.hist.release(lh.peer, "1.0.2")
-	lh.hist.release(lh.peer, "1.0.3")
-	data, sig, head := lh.hist.release(lh.peer, "1.0.4")
-	lh.hist.release(lh.peer, "1.0.5")
-	lh.audit.set(lh.hist.lines())
-	p := lh.acceptDoc(data, sig)
-	if p.Copy.Log == nil || *p.Copy.Log != head {
-		t.Fatalf("head remembered %v, want %v", p.Copy.Log, head)
-	}
+	lh.acceptFourth(1, 5)
 	// since=4 answers seq 5 with Audit-Next 5: the head is reached.
 	if got := lh.audit.requests(); fmt.Sprint(got) != "[2 3 4]" {
 		t.Errorf("the log was asked with since %v, want [2 3 4]", got)
+	}
+}
+
+// acceptFourth has the curator release versions 1.0.2 to 1.0.last, its
+// log served page entries at a time, and the node accept 1.0.4 and
+// remember its head.
+func (lh *logHarness) acceptFourth(page, last int) {
+	lh.t.Helper()
+	lh.audit.page = page
+	var data, sig []byte
+	var head auditlog.Head
+	for v := 2; v <= last; v++ {
+		d, s, h := lh.hist.release(lh.peer, fmt.Sprintf("1.0.%d", v))
+		if v == 4 {
+			data, sig, head = d, s, h
+		}
+	}
+	lh.audit.set(lh.hist.lines())
+	if p := lh.acceptDoc(data, sig); p.Copy.Log == nil || *p.Copy.Log != head {
+		lh.t.Fatalf("head remembered %v, want %v", p.Copy.Log, head)
 	}
 }

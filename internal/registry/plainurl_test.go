@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"math/rand/v2"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // hostConcernBefore is hostConcern as it was before plain names skipped
@@ -44,30 +44,14 @@ func hostConcernBefore(u *url.URL) string {
 }
 
 func urlCases() []string {
-	schemes := []string{"https://", "http://", "HTTPS://", "ftp://", "https:/", ""}
-	hosts := []string{"a.example", "docs.python.org", "x", "a-b.c0", "1.2.3.4", "127.0.0.1", "10.0.0.1", "169.254.1.1", "0.0.0.0", "1.2.3", "1.2.3.4a", "1e2.3",
-		"localhost", "LOCALHOST", "a.local", "a.internal", "a.lan", "x.localhost", "xn--p1ai", "a.xn--p1ai", "XN--p1ai", "xn--", "A.example",
-		"[::1]", "[fe80::1%25en0]", "[::ffff:10.0.0.1]", "a:80", "127.0.0.1:80", "u@a", "u:p@a", "%61.b", "é.fr", "аpple.com", "раураl.com", "a_b.c", "", ".", "-", "a..b", "0", "0x7f.1", "中文.cn", "αβ.gr"}
-	paths := []string{"", "/", "//", "/a/", "/A_b-c.d~e/f", "/a b", "/%7e", "?q", "/?q", "#f", "/a:b", "/@", "/é", "/.", "/+", "/a,b"}
-	var out []string
-	for _, s := range schemes {
-		for _, h := range hosts {
-			for _, p := range paths {
-				out = append(out, s+h+p)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	const alphabet = "abcxnXYZ019.-_~/:@%?#[]+ é\x7fаα"
-	for range 100000 {
-		var b strings.Builder
-		b.WriteString(schemes[rng.IntN(2)])
-		for range rng.IntN(12) {
-			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
-		}
-		out = append(out, b.String())
-	}
-	return out
+	return testkit.URLCorpus{
+		Schemes: []string{"https://", "http://", "HTTPS://", "ftp://", "https:/", ""},
+		Hosts: []string{"a.example", "docs.python.org", "x", "a-b.c0", "1.2.3.4", "127.0.0.1", "10.0.0.1", "169.254.1.1", "0.0.0.0", "1.2.3", "1.2.3.4a", "1e2.3",
+			"localhost", "LOCALHOST", "a.local", "a.internal", "a.lan", "x.localhost", "xn--p1ai", "a.xn--p1ai", "XN--p1ai", "xn--", "A.example",
+			"[::1]", "[fe80::1%25en0]", "[::ffff:10.0.0.1]", "a:80", "127.0.0.1:80", "u@a", "u:p@a", "%61.b", "é.fr", "аpple.com", "раураl.com", "a_b.c", "", ".", "-", "a..b", "0", "0x7f.1", "中文.cn", "αβ.gr"},
+		Paths:         []string{"", "/", "//", "/a/", "/A_b-c.d~e/f", "/a b", "/%7e", "?q", "/?q", "#f", "/a:b", "/@", "/é", "/.", "/+", "/a,b"},
+		RandomSchemes: 2, Alphabet: "abcxnXYZ019.-_~/:@%?#[]+ é\x7fаα", Random: 100000, Seed: [2]uint64{3, 4},
+	}.Strings()
 }
 
 // TestPlainURLChecks: for a URL strictjson.PlainURL accepts, checkCategory

@@ -9,11 +9,11 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func TestEmbeddedRegistry(t *testing.T) {
@@ -64,7 +64,7 @@ func TestLookupBySlug(t *testing.T) {
 }
 
 func TestSharedFixtureRegistry(t *testing.T) {
-	r, err := LoadFile(fixture.SharedRegistry(t))
+	r, err := LoadFile(testkit.SharedRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestLoadFileLimits(t *testing.T) {
 // BenchmarkDecodeFixture measures the strict decode alone of the 14 KB
 // registry curated by someone else (target: under 100 µs).
 func BenchmarkDecodeFixture(b *testing.B) {
-	data, err := os.ReadFile(fixture.SharedRegistry(b))
+	data, err := os.ReadFile(testkit.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // generatorOnly are packages only the code generator needs. 3gs schema
@@ -24,7 +24,7 @@ var generatorOnly = []string{
 
 func TestServerBinaryLinksNoGenerator(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "./cmd/3gs")
-	cmd.Dir = fixture.Root()
+	cmd.Dir = testkit.Root()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list -deps ./cmd/3gs: %v", err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/schema"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of testdata/cases/*.txtar")
@@ -32,7 +32,7 @@ func TestGolden(t *testing.T) {
 			comment, sections := parseCase(string(data))
 			dir := t.TempDir()
 			for _, side := range []string{"old", "new"} {
-				fixture.CopyTree(t, "testdata/base", filepath.Join(dir, side))
+				testkit.CopyTree(t, "testdata/base", filepath.Join(dir, side))
 			}
 			for _, s := range sections {
 				switch {

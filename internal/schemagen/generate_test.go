@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/schema"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the generator's current output")
@@ -103,7 +103,7 @@ func TestGoldenCompiles(t *testing.T) {
 // TestGenIsFresh fails when gen/ does not match schema/, before CI's
 // `go generate && git diff` would.
 func TestGenIsFresh(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	files, err := Generate(filepath.Join(root, "schema"), "github.com/three-good-sources/3gs/gen")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestGenIsFresh(t *testing.T) {
 func copySchemas(t *testing.T) string {
 	t.Helper()
 	dst := t.TempDir()
-	fixture.CopyTree(t, filepath.Join(fixture.Root(), "schema"), dst)
+	testkit.CopyTree(t, filepath.Join(testkit.Root(), "schema"), dst)
 	return dst
 }
 
@@ -273,7 +273,7 @@ func TestGoTypeMustBeExported(t *testing.T) {
 // schemas like the code; stale copies fail here as well as in CI's
 // freshness check.
 func TestContractAndReadmeAreFresh(t *testing.T) {
-	root := fixture.Root()
+	root := testkit.Root()
 	s, err := schema.Load(filepath.Join(root, "schema"))
 	if err != nil {
 		t.Fatal(err)

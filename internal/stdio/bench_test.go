@@ -9,14 +9,14 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // BenchmarkServePipelined drives Serve through OS pipes with 64 requests in
 // flight, like the stdio load benchmark in bench/ but in one process, so a
 // CPU profile shows the transport's own cost.
 func BenchmarkServePipelined(b *testing.B) {
-	data, err := os.ReadFile(fixture.SharedRegistry(b))
+	data, err := os.ReadFile(testkit.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -254,8 +255,7 @@ func TestInFlightIsBounded(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"rust"}}}`+"\n", i)
 	}
-	var out syncWriter
-	out.w = io.Discard
+	var out testkit.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Serve(context.Background(), session(t, h), strings.NewReader(in.String()), &out, Options{MaxInFlight: slots})
@@ -308,17 +308,6 @@ func (c *countingHandlers) GetSources(ctx context.Context, in *gen.GetSourcesInp
 	c.running--
 	c.mu.Unlock()
 	return c.Handlers.GetSources(ctx, in)
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // Keys are matched exactly: a cancellation naming "RequestId" cancels
@@ -482,13 +471,12 @@ func TestEveryToolPanicIsContained(t *testing.T) {
 	}
 	for _, tool := range gen.Tools {
 		args := tool.Examples.Arguments[0] // valid, so the handler is reached
-		var buf strings.Builder
-		logs := &syncWriter{w: &buf}
+		var logs testkit.SyncBuffer
 		srv := mcp.NewServer(mcp.Config{Handlers: panicking{}, Version: "test", Log: slog.New(slog.DiscardHandler), Keyring: keyring})
 		in := initLine + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool.Name + `","arguments":` + args + `}}` + "\n" +
 			`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
 		var out strings.Builder
-		if err := Serve(context.Background(), srv.NewSessionWithToken(admin), strings.NewReader(in), &out, Options{Log: slog.New(slog.NewTextHandler(logs, nil))}); err != nil {
+		if err := Serve(context.Background(), srv.NewSessionWithToken(admin), strings.NewReader(in), &out, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -502,7 +490,7 @@ func TestEveryToolPanicIsContained(t *testing.T) {
 		if got["2"] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
 			t.Errorf("%s: the next request got %q", tool.Name, got["2"])
 		}
-		if log := buf.String(); !strings.Contains(log, "request panicked") || !strings.Contains(log, "nil pointer dereference") || !strings.Contains(log, "goroutine ") {
+		if log := logs.String(); !strings.Contains(log, "request panicked") || !strings.Contains(log, "nil pointer dereference") || !strings.Contains(log, "goroutine ") {
 			t.Errorf("%s: the log lacks the panic and its stack:\n%s", tool.Name, log)
 		}
 	}

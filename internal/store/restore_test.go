@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // lostLog is a node whose registry has been changed once (a two-entry
@@ -35,7 +36,7 @@ func lostLog(t *testing.T) (*node, []byte) {
 
 func TestRestoreLogFromACopy(t *testing.T) {
 	n, published := lostLog(t)
-	head, err := RestoreLog(n.path, n.log, bytes.NewReader(published))
+	head, err := store.RestoreLog(n.path, n.log, bytes.NewReader(published))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +44,15 @@ func TestRestoreLogFromACopy(t *testing.T) {
 		t.Errorf("restored up to %v, want seq 2", head)
 	}
 	mustHold(t, n.log, published)
-	if fi, err := os.Stat(n.log); err != nil || fi.Mode().Perm() != logMode {
-		t.Errorf("restored log: %v, %v; want mode %o", fi, err, logMode)
+	if fi, err := os.Stat(n.log); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("restored log: %v, %v; want mode 600", fi, err)
 	}
 	reg, err := registry.LoadFile(n.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub := pkarr.Public(n.key)
-	if _, _, err := OpenLog(LogOptions{Path: n.log, Key: pub, SHA256: reg.SHA256(), Covered: CoveredHead(n.path, reg, pub)}); err != nil {
+	if _, _, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pub, SHA256: reg.SHA256(), Covered: store.CoveredHead(n.path, reg, pub)}); err != nil {
 		t.Errorf("the restored log does not open as the registry's: %v", err)
 	}
 }
@@ -62,7 +63,7 @@ func TestRestoreLogFromACopy(t *testing.T) {
 func TestRestoreLogStopsAtTheSignedHead(t *testing.T) {
 	n, published := lostLog(t)
 	extra := bytes.Repeat([]byte("not read\n"), 3)
-	if _, err := RestoreLog(n.path, n.log, bytes.NewReader(append(published, extra...))); err != nil {
+	if _, err := store.RestoreLog(n.path, n.log, bytes.NewReader(append(published, extra...))); err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, n.log, published)
@@ -81,14 +82,14 @@ func TestRestoreLogRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, published := lostLog(t)
-			_, err := RestoreLog(n.path, n.log, bytes.NewReader(tc.copy(published)))
+			_, err := store.RestoreLog(n.path, n.log, bytes.NewReader(tc.copy(published)))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error saying %q", err, tc.want)
 			}
 			if _, err := os.Lstat(n.log); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a refused restore left %s: %v", n.log, err)
 			}
-			if left, _ := filepath.Glob(filepath.Join(n.dir, ".*restore*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(n.path), ".*restore*")); len(left) > 0 {
 				t.Errorf("a refused restore left %v", left)
 			}
 		})
@@ -98,7 +99,7 @@ func TestRestoreLogRefuses(t *testing.T) {
 		if err := os.WriteFile(n.log, []byte("mine\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := RestoreLog(n.path, n.log, bytes.NewReader(published)); !errors.Is(err, fs.ErrExist) {
+		if _, err := store.RestoreLog(n.path, n.log, bytes.NewReader(published)); !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("got %v, want fs.ErrExist", err)
 		}
 		mustHold(t, n.log, []byte("mine\n"))

@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"crypto/ed25519"
@@ -15,51 +15,29 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
 
-// testDoc is a small valid registry, independent of the shipped one.
-func testDoc(pub string) gen.Registry {
-	src := func(rank int, name, url string) gen.Source {
-		return gen.Source{Rank: rank, Name: name, URL: url, Type: gen.SourceTypeDocumentation, Why: "A test source that explains the topic well enough for this test to use it."}
-	}
-	return gen.Registry{
-		Version: "1.0.0", Updated: "2026-01-01",
-		Curator:      gen.Curator{Name: "Test curator", Pubkey: pub},
-		Endorsements: []gen.Endorsement{},
-		Categories: map[string]gen.Category{
-			"testing-things": {
-				Name: "Testing things", Description: "A category made for the store's tests, describing nothing in particular at some length.",
-				QueryPatterns: []string{"how to test things", "testing basics", "unit tests for beginners"},
-				Sources: []gen.Source{
-					src(1, "One", "https://one.example/"), src(2, "Two", "https://two.example/"), src(3, "Three", "https://three.example/"),
-				},
-			},
-		},
-	}
-}
-
 type node struct {
-	dir, path, log string
-	key            ed25519.PrivateKey
-	reg            *registry.Registry
-	now            time.Time
+	path, log string
+	key       ed25519.PrivateKey
+	reg       *registry.Registry
+	now       time.Time
 }
 
-// newNode writes a signed registry with a one-entry log, as 3gs init does.
+// newNode writes a signed registry with a one-entry log, as 3gs init
+// does, valid for an hour from now.
 func newNode(t *testing.T) *node {
 	t.Helper()
-	key, err := pkarr.Generate()
-	if err != nil {
+	k := curator.New(t, "")
+	n := &node{path: k.Registry, log: k.Log, key: k.Key, now: time.Now()}
+	doc := curator.Doc()
+	doc.Curator.Pubkey = k.Pub
+	if _, err := store.Init(n.path, n.log, gen.EncodeRegistry(&doc), n.key, n.now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	n := &node{dir: dir, path: filepath.Join(dir, "registry.json"), key: key, now: time.Now()}
-	n.log = n.path + ".audit.jsonl"
-	doc := testDoc(pkarr.URI(pkarr.Public(key)))
-	data := gen.EncodeRegistry(&doc)
-	if _, err := Init(n.path, n.log, data, key, n.now, time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	var err error
 	if n.reg, err = registry.LoadFile(n.path); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +46,7 @@ func newNode(t *testing.T) *node {
 
 func (n *node) openLog(t *testing.T) *auditlog.Log {
 	t.Helper()
-	l, _, err := OpenLog(LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: n.reg.SHA256(), Covered: CoveredHead(n.path, n.reg, pkarr.Public(n.key)), Repair: true})
+	l, _, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: n.reg.SHA256(), Covered: store.CoveredHead(n.path, n.reg, pkarr.Public(n.key)), Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +54,7 @@ func (n *node) openLog(t *testing.T) *auditlog.Log {
 }
 
 // change is a Commit of a one-field edit of n's registry.
-func (n *node) change(t *testing.T, l *auditlog.Log) (Commit, *registry.Registry) {
+func (n *node) change(t *testing.T, l *auditlog.Log) (store.Commit, *registry.Registry) {
 	t.Helper()
 	doc := n.reg.Document()
 	doc.Version = "1.0.1"
@@ -84,8 +62,8 @@ func (n *node) change(t *testing.T, l *auditlog.Log) (Commit, *registry.Registry
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Commit{
-		Path: n.path, Log: l, Entries: []*gen.AuditEntry{Entry(n.now, gen.AuditEntryActionUpsert, "", "testing-things", n.reg, next)},
+	return store.Commit{
+		Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditEntryActionUpsert, "", "testing-things", n.reg, next)},
 		Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Data: next.Bytes(), Base: n.reg.Bytes(),
 	}, next
 }
@@ -136,7 +114,7 @@ func TestCommitRecordsThenSigns(t *testing.T) {
 	}
 	// The next opening finds nothing to repair.
 	n.reg = next
-	if _, notes, err := OpenLog(LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: next.SHA256(), Covered: st.Log, Repair: true}); err != nil || len(notes) > 0 {
+	if _, notes, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: next.SHA256(), Covered: st.Log, Repair: true}); err != nil || len(notes) > 0 {
 		t.Fatalf("reopening: %v %v", notes, err)
 	}
 }
@@ -149,7 +127,7 @@ func TestCommitUndoesAFailedWrite(t *testing.T) {
 	c, _ := n.change(t, n.openLog(t))
 	block(t, n.path+".sig.next")
 	_, err := c.Commit()
-	var e *Error
+	var e *store.Error
 	if !errors.As(err, &e) || e.InLog || e.Kept || e.UndoErr != nil {
 		t.Fatalf("got %#v, want a logged, undone failure", err)
 	}
@@ -174,7 +152,7 @@ func TestCommitKeepsTheEntryOfAReplacedRegistry(t *testing.T) {
 	c, next := n.change(t, n.openLog(t))
 	block(t, n.path+signature.Suffix)
 	_, err := c.Commit()
-	var e *Error
+	var e *store.Error
 	if !errors.As(err, &e) || e.InLog || !e.Kept {
 		t.Fatalf("got %#v, want a failure that keeps its entry", err)
 	}
@@ -193,7 +171,7 @@ func TestCommitRefusesAChangedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.Commit()
-	if !errors.Is(err, ErrChanged) {
+	if !errors.Is(err, store.ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
 	if got := entries(t, n); got != 1 {
@@ -206,10 +184,10 @@ func TestCommitRefusesAChangedFile(t *testing.T) {
 func TestCommitSignatureOnlyUndoes(t *testing.T) {
 	n := newNode(t)
 	l := n.openLog(t)
-	c := Commit{Path: n.path, Log: l, Entries: []*gen.AuditEntry{Entry(n.now, gen.AuditEntryActionSign, "", "", n.reg, n.reg)}, Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Base: n.reg.Bytes()}
+	c := store.Commit{Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditEntryActionSign, "", "", n.reg, n.reg)}, Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Base: n.reg.Bytes()}
 	block(t, n.path+signature.Suffix)
 	_, err := c.Commit()
-	var e *Error
+	var e *store.Error
 	if !errors.As(err, &e) || e.InLog || e.Kept {
 		t.Fatalf("got %#v, want an undone failure", err)
 	}
@@ -228,12 +206,12 @@ func TestOpenLogCutsWhatACrashLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := pkarr.Public(n.key)
-	o := LogOptions{Path: n.log, Key: pub, SHA256: n.reg.SHA256(), Covered: CoveredHead(n.path, n.reg, pub)}
-	if l, _, err := OpenLog(o); err != nil || l.Log != nil {
+	o := store.LogOptions{Path: n.log, Key: pub, SHA256: n.reg.SHA256(), Covered: store.CoveredHead(n.path, n.reg, pub)}
+	if l, _, err := store.OpenLog(o); err != nil || l.Log != nil {
 		t.Fatalf("checking without repair: %v, log open %v; want it checked and not open for appending", err, l != nil && l.Log != nil)
 	}
 	o.Repair = true
-	l, notes, err := OpenLog(o)
+	l, notes, err := store.OpenLog(o)
 	if err != nil || len(notes) != 1 || l.Log == nil || l.Head().Seq != 1 {
 		t.Fatalf("repair: %v %v", notes, err)
 	}
@@ -244,7 +222,7 @@ func TestOpenLogCutsWhatACrashLeft(t *testing.T) {
 
 func TestFileChangeAndSign(t *testing.T) {
 	n := newNode(t)
-	f := File{Path: n.path, LogPath: n.log, Key: n.key, Validity: time.Hour, Limit: registry.MaxSize}
+	f := store.File{Path: n.path, LogPath: n.log, Key: n.key, Validity: time.Hour, Limit: registry.MaxSize}
 	ch, err := f.Change(n.reg, gen.AuditEntryActionEndorse, false, func(doc *gen.Registry) error {
 		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: pkarr.URI(make(ed25519.PublicKey, 32)), URL: "https://peer.example", Since: "2026-01-01"})
 		return nil
@@ -289,8 +267,8 @@ func TestFileChangeAndSign(t *testing.T) {
 	}
 }
 
-func (n *node) editor() (*Editor, served.Registry) {
-	e := NewEditor(EditorConfig{Path: n.path, Key: n.key, AuditLog: n.log, Validity: time.Hour, Now: func() time.Time { return n.now }})
+func (n *node) editor() (*store.Editor, served.Registry) {
+	e := store.NewEditor(store.EditorConfig{Path: n.path, Key: n.key, AuditLog: n.log, Validity: time.Hour, Now: func() time.Time { return n.now }})
 	data, doc, _ := signature.ReadSigned(n.path, registry.MaxSize)
 	reg, _ := registry.Load(data)
 	return e, served.Registry{Registry: reg, Signature: signature.Check(reg, doc)}

@@ -1,39 +1,24 @@
 package strictjson
 
 import (
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // urlCorpus is every joining of a scheme, a host and a path from lists of
 // the ordinary and the tricky, and random strings over URL characters.
 func urlCorpus() []string {
-	schemes := []string{"https://", "http://", "HTTPS://", "Http://", "ftp://", "https:/", "https:", "", "//", "https:///"}
-	hosts := []string{"a.example", "docs.python.org", "x", "a-b.c0", "1.2.3.4", "127.0.0.1", "10.0.0.1", "0.0.0.0", "1.2.3", "1.2.3.4a",
-		"localhost", "a.local", "a.internal", "a.lan", "x.localhost", "xn--p1ai", "a.xn--p1ai", "xn--", "A.example", "a.Example",
-		"[::1]", "[fe80::1%25en0]", "a:80", "a:", "a:b:c", "u@a", "u:p@a", "%61.b", "é.fr", "а.ru", "a_b.c", "a b", "", ".", "..", "-", "a..b", "-a.b", "a.b.", "0", "a~b", "a+b", "a!b", "a$b"}
-	paths := []string{"", "/", "//", "/a", "/a/", "/a//", "/A_b-c.d~e/f", "/a b", "/%7e", "/%zz", "/~x", "?q", "/?q", "#f", "/#f", "/a:b", "/@", "/a@b", "/é", "/\\", "/a\"b", "/<x>", "/{x}", "/|", "/^", "/`", "/a\tb", "/a\x00", "/.", "/./", "/..", "/+", "/a,b", "/a;b", "/a=b", "/'", "/(x)", "/*", "/!", "/$"}
-	var out []string
-	for _, s := range schemes {
-		for _, h := range hosts {
-			for _, p := range paths {
-				out = append(out, s+h+p)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "abcXYZ019.-_~/:@%?#[]!$&'()*+,;= \\\"<>{}|^`é\x7f\t"
-	for range 200000 {
-		var b strings.Builder
-		b.WriteString(schemes[rng.IntN(3)])
-		for range rng.IntN(12) {
-			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
-		}
-		out = append(out, b.String())
-	}
-	return out
+	return testkit.URLCorpus{
+		Schemes: []string{"https://", "http://", "HTTPS://", "Http://", "ftp://", "https:/", "https:", "", "//", "https:///"},
+		Hosts: []string{"a.example", "docs.python.org", "x", "a-b.c0", "1.2.3.4", "127.0.0.1", "10.0.0.1", "0.0.0.0", "1.2.3", "1.2.3.4a",
+			"localhost", "a.local", "a.internal", "a.lan", "x.localhost", "xn--p1ai", "a.xn--p1ai", "xn--", "A.example", "a.Example",
+			"[::1]", "[fe80::1%25en0]", "a:80", "a:", "a:b:c", "u@a", "u:p@a", "%61.b", "é.fr", "а.ru", "a_b.c", "a b", "", ".", "..", "-", "a..b", "-a.b", "a.b.", "0", "a~b", "a+b", "a!b", "a$b"},
+		Paths:         []string{"", "/", "//", "/a", "/a/", "/a//", "/A_b-c.d~e/f", "/a b", "/%7e", "/%zz", "/~x", "?q", "/?q", "#f", "/#f", "/a:b", "/@", "/a@b", "/é", "/\\", "/a\"b", "/<x>", "/{x}", "/|", "/^", "/`", "/a\tb", "/a\x00", "/.", "/./", "/..", "/+", "/a,b", "/a;b", "/a=b", "/'", "/(x)", "/*", "/!", "/$"},
+		RandomSchemes: 3, Alphabet: "abcXYZ019.-_~/:@%?#[]!$&'()*+,;= \\\"<>{}|^`é\x7f\t", Random: 200000, Seed: [2]uint64{1, 2},
+	}.Strings()
 }
 
 // TestPlainURL holds PlainURL to what it promises: every URL it accepts is

@@ -312,13 +312,20 @@ func TestSignedEdits(t *testing.T) {
 
 // 50 readers run while 20 upserts land (run with -race). Each read sees one
 // whole snapshot: the version and the category count it reports belong
-// together (each upsert adds one category and one patch version).
+// together (each upsert adds one category and one patch version). Under
+// -short 4 readers run while 5 upserts land: the same checks, on a 2-core
+// machine a second rather than tens of seconds of readers starving the
+// writer; the full run keeps 50 and 20.
 func TestReadersDuringUpserts(t *testing.T) {
+	readers, upserts := 50, 20
+	if testing.Short() {
+		readers, upserts = 4, 5
+	}
 	h, _ := editable(t, nil)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	errs := make(chan error, 100)
-	for range 50 {
+	for range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -336,7 +343,7 @@ func TestReadersDuringUpserts(t *testing.T) {
 					return
 				}
 				l, _ := h.ListCategories(context.Background(), nil)
-				if n := len(l.Categories); n < frozen.BasicCategories || n > frozen.BasicCategories+20 {
+				if n := len(l.Categories); n < frozen.BasicCategories || n > frozen.BasicCategories+upserts {
 					errs <- fmt.Errorf("list of %d categories", n)
 					return
 				}
@@ -347,7 +354,7 @@ func TestReadersDuringUpserts(t *testing.T) {
 			}
 		}()
 	}
-	for i := range 20 {
+	for i := range upserts {
 		c := sqlite(fmt.Sprintf("Topic %d", i))
 		c.QueryPatterns = []string{fmt.Sprintf("topic%d basics", i), "sqlite tutorial", "embedded sql database"}
 		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: fmt.Sprintf("topic-%d", i), Category: c}); err != nil {
@@ -360,8 +367,8 @@ func TestReadersDuringUpserts(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if p, _ := h.GetProvenance(context.Background(), nil); p.CategoryCount != frozen.BasicCategories+20 || p.Version != "1.1.20" {
-		t.Errorf("after 20 upserts: %s, %d categories", p.Version, p.CategoryCount)
+	if p, _ := h.GetProvenance(context.Background(), nil); p.CategoryCount != frozen.BasicCategories+upserts || p.Version != fmt.Sprintf("1.1.%d", upserts) {
+		t.Errorf("after %d upserts: %s, %d categories", upserts, p.Version, p.CategoryCount)
 	}
 }
 

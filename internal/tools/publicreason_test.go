@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/peer"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // Every coarse reason the peer package gives is one the schemas of
@@ -17,7 +17,7 @@ import (
 // bare status.
 func TestPublicReasonsMatchTheSchemas(t *testing.T) {
 	enum := func(path string, at ...string) []string {
-		data, err := os.ReadFile(filepath.Join(fixture.Root(), path))
+		data, err := os.ReadFile(filepath.Join(testkit.Root(), path))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func handlers(t *testing.T, data []byte) *Handlers {
@@ -79,7 +79,7 @@ func TestResultsMatchOutputSchemas(t *testing.T) {
 // Each of our categories is found from a paraphrase, and endorsements with
 // names render.
 func TestSharedFixtureParaphrases(t *testing.T) {
-	data, err := os.ReadFile(fixture.SharedRegistry(t))
+	data, err := os.ReadFile(testkit.SharedRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}

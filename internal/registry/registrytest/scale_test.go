@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 var (
@@ -37,6 +37,9 @@ func environ() []string {
 	}
 	return env
 }
+
+// TestMain removes the binary TestScale built.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestScale measures 3gs at a registry size through the real binary, as a
 // deployment meets it, and logs the figures; it asserts none of them,
@@ -59,10 +62,7 @@ func TestScale(t *testing.T) {
 	dir := t.TempDir()
 	bin := *scaleBin
 	if bin == "" {
-		bin = filepath.Join(dir, "3gs")
-		if out, err := exec.Command("go", "build", "-C", fixture.Root(), "-o", bin, "./cmd/3gs").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin = testkit.Binary(t)
 	}
 	keyPath, path := filepath.Join(dir, "curator.key"), filepath.Join(dir, "registry.json")
 	out, err := exec.Command(bin, "keygen", "--out", keyPath).Output()

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/fixture"
 	"github.com/three-good-sources/3gs/internal/mcpb"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // serverjson reads the bundles it is given, names each by its file, and
@@ -29,7 +29,7 @@ func TestServerJSONCommand(t *testing.T) {
 		sums[mcpb.ReleaseURL("1.4.0", p)] = hex.EncodeToString(sum[:])
 		files = append(files, path)
 	}
-	in := filepath.Join(fixture.Root(), "server.json")
+	in := filepath.Join(testkit.Root(), "server.json")
 	var out bytes.Buffer
 	if err := run(append([]string{"serverjson", "-version", "v1.4.0", "-in", in}, files...), &out); err != nil {
 		t.Fatal(err)
