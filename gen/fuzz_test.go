@@ -106,6 +106,8 @@ func decoderCases(f testing.TB) []decoderCase {
 			`{"checks":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://example.org","status":"verified","checked_at":"2026-11-26T01:00:00Z","verified_at":"2026-11-26T01:00:00Z","failures":0},`+
 				`{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://example.org/me","status":"failed","reason":"key not found","checked_at":"2026-11-26T01:00:00Z","failures":3}]}`),
 		roundTrip("DecodeIdentityProof", DecodeIdentityProof, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`),
+		roundTrip("DecodeProposalRecord", DecodeProposalRecord, `{"id":"p0123456789abcdef","created":"2026-11-26T01:00:00Z","action":"remove_category","slug":"go-learning","reason":"Gone.","status":"pending"}`,
+			`{"id":"p0123456789abcdef","created":"2026-11-26T01:00:00Z","action":"replace_source","slug":"go-learning","rank":2,"source":{"rank":2,"name":"N","url":"https://n.example/","type":"book","why":"W"},"reason":"R","contact":"c","status":"accepted","votes":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","vote":"support","time":"2026-11-26T01:00:00Z","signature":"AA=="}],"decision":{"time":"2026-11-26T02:00:00Z","reason":"ok","actor":"cli","version":"1.0.1"}}`),
 		roundTrip("DecodePeerCache", DecodePeerCache, `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/",`+
 			`"fetched_at":"2026-11-25T10:00:00Z","etag":"\"abc\"","registry":"{\"version\":\"1.0.0\"}","signature":"{}"}`),
 		roundTrip("DecodeHealth", DecodeHealth, `{"status":"loading","version":"v","contract_version":"1.0.0","protocol_versions":["2026-07-28"]}`,

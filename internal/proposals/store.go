@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -175,16 +176,11 @@ func isLast(r *bufio.Reader) bool {
 }
 
 func decodeLine(line []byte) (*Proposal, error) {
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	var p Proposal
-	if err := d.Decode(&p); err != nil {
+	r, err := gen.DecodeProposalRecord(line)
+	if err != nil {
 		return nil, err
 	}
-	if !ValidID(p.ID) || p.Status != Pending && p.Status != Accepted && p.Status != Rejected {
-		return nil, errors.New("not a proposal (its id or status is wrong)")
-	}
-	return &p, nil
+	return fromRecord(r)
 }
 
 // put makes p the state of its id.
@@ -229,10 +225,13 @@ func (s *Store) compact() error {
 }
 
 func encodeLine(p *Proposal) ([]byte, error) {
-	line, err := json.Marshal(p)
-	if err != nil {
+	// The generated encoder writes the schema's order, indented; a line
+	// of the file is that, compacted.
+	var b bytes.Buffer
+	if err := json.Compact(&b, gen.EncodeProposalRecord(record(p))); err != nil {
 		return nil, err
 	}
+	line := b.Bytes()
 	if len(line) > MaxLine {
 		return nil, fmt.Errorf("the proposal would take %d bytes, more than the %d a proposal may", len(line), MaxLine)
 	}

@@ -26,6 +26,8 @@ type Document struct {
 	RootType string
 	Tree     any
 	Node     *Node
+	// Deps are the documents whose $defs this one refers into.
+	Deps []string
 }
 
 func readDocuments(schemaDir string) (Documents, error) {
@@ -48,22 +50,111 @@ func readDocuments(schemaDir string) (Documents, error) {
 		if d.Tree, err = ParseTree(data); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.Path, err)
 		}
-		if d.Node, err = parseSchema(d.Path, "", d.Tree, nil); err != nil {
-			return nil, err
-		}
-		d.RootType = d.Node.GoType
-		if d.RootType == "" {
-			d.RootType = strings.ToUpper(d.Name[:1]) + d.Name[1:]
-		}
-		if d.Node.Type != "object" || d.Node.IsMap() {
-			return nil, fmt.Errorf("%s: a document must be an Object with listed properties", d.Path)
-		}
+		d.Deps = externalDocs(d.Tree, nil)
 		docs = append(docs, d)
 	}
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("no document schemas (*%s) in %s", documentSuffix, schemaDir)
 	}
-	return docs, nil
+	return docs, docs.parse()
+}
+
+// parse parses each document's tree once the documents it refers into
+// (Deps) are parsed: a document may use another's $defs (the proposals
+// file a registry's category), never its own root or in a cycle.
+func (ds Documents) parse() error {
+	for left := len(ds); left > 0; {
+		progress := false
+		for i := range ds {
+			d := &ds[i]
+			if d.Node != nil || !ds.parsed(d.Deps) {
+				continue
+			}
+			if slices.Contains(d.Deps, d.Name) {
+				return fmt.Errorf("%s: a document refers to its own $defs as #/$defs/NAME, not through its file name", d.Path)
+			}
+			var err error
+			if d.Node, err = parseSchema(d.Path, "", d.Tree, ds.defs); err != nil {
+				return err
+			}
+			d.RootType = d.Node.GoType
+			if d.RootType == "" {
+				d.RootType = strings.ToUpper(d.Name[:1]) + d.Name[1:]
+			}
+			if d.Node.Type != "object" || d.Node.IsMap() {
+				return fmt.Errorf("%s: a document must be an Object with listed properties", d.Path)
+			}
+			left--
+			progress = true
+		}
+		if !progress {
+			var stuck []string
+			for _, d := range ds {
+				if d.Node == nil {
+					stuck = append(stuck, d.Path+" (refers to "+strings.Join(d.Deps, ", ")+")")
+				}
+			}
+			return fmt.Errorf("document schemas that refer to each other in a cycle, or to a document that does not exist: %s", strings.Join(stuck, "; "))
+		}
+	}
+	return nil
+}
+
+// InOrder is the documents with each after those it refers into, for a
+// generator that must have read a document before one that uses it; the
+// order is otherwise by name. parse has refused a cycle.
+func (ds Documents) InOrder() Documents {
+	var out Documents
+	done := map[string]bool{}
+	var visit func(d *Document)
+	visit = func(d *Document) {
+		if done[d.Name] {
+			return
+		}
+		done[d.Name] = true
+		for _, dep := range d.Deps {
+			if x := ds.find(dep); x != nil {
+				visit(x)
+			}
+		}
+		out = append(out, *d)
+	}
+	for i := range ds {
+		visit(&ds[i])
+	}
+	return out
+}
+
+// parsed reports whether every document named is parsed.
+func (ds Documents) parsed(names []string) bool {
+	for _, n := range names {
+		if d := ds.find(n); d == nil || d.Node == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// externalDocs adds to into the documents tree refers into with $ref
+// (registry.schema.json#/$defs/category), each once.
+func externalDocs(tree any, into []string) []string {
+	switch t := tree.(type) {
+	case *Object:
+		for _, k := range t.Keys {
+			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
+				if m := ExternalRef.FindStringSubmatch(ref); m != nil && !slices.Contains(into, m[1]) {
+					into = append(into, m[1])
+				}
+				continue
+			}
+			into = externalDocs(t.Vals[k], into)
+		}
+	case []any:
+		for _, v := range t {
+			into = externalDocs(v, into)
+		}
+	}
+	return into
 }
 
 var documentName = regexp.MustCompile(`^[a-z]+$`)

@@ -177,7 +177,7 @@ func (p *schemaParser) ref(n *Node, o *Object) (*Node, error) {
 		n.RefDoc, name, found = m[1], m[2], true
 	}
 	if !found || name == "" && n.RefDoc == "" || strings.Contains(name, "/") {
-		return nil, n.errorf("$ref must point into this schema's $defs (#/$defs/NAME) or, from a tool, to a document schema (auditentry.schema.json) or into its $defs (registry.schema.json#/$defs/NAME); got %q", s)
+		return nil, n.errorf("$ref must point into this schema's $defs (#/$defs/NAME) or to a document schema (auditentry.schema.json) or into its $defs (registry.schema.json#/$defs/NAME); got %q", s)
 	}
 	for _, k := range o.Keys {
 		if k != "$ref" && k != "description" && k != "$comment" {

@@ -104,7 +104,7 @@ func checkToolExamples(tools []*schema.Tool) error {
 // that has properties, and returns them with the fields it declared.
 func typeFiles(pkg string, surface *schema.Surface) (map[string][]byte, structs, error) {
 	var roots []typeRoot
-	for _, d := range surface.Docs {
+	for _, d := range surface.Docs.InOrder() {
 		roots = append(roots, typeRoot{id: "urn:3gs:" + d.Name, rootType: d.RootType, output: DocumentTypesFile(d.Name), tree: d.Tree, node: d.Node})
 	}
 	for _, t := range surface.Tools {
@@ -142,9 +142,15 @@ func typeFiles(pkg string, surface *schema.Surface) (map[string][]byte, structs,
 // returns the struct types whose decoders the document files hold.
 func documentFiles(pkg string, docs schema.Documents, st structs, out map[string][]byte) (map[string]*schema.Node, error) {
 	docDecoders := map[string]*schema.Node{}
-	for _, d := range docs {
+	encoded := map[string]bool{}
+	// A document that uses another's definitions (InOrder puts it after
+	// that one) reuses their decoders and encoders.
+	for _, d := range docs.InOrder() {
 		header := generatedHeaderStem + d.Path + ". DO NOT EDIT."
 		dd := newDecoderEmitter(pkg, header, st)
+		for typeName, n := range docDecoders {
+			dd.emitted[typeName] = n
+		}
 		dd.root(d.RootType, d.Node, "a "+d.Name+" document ("+d.Path+")")
 		dd.inPlace(d.RootType)
 		var err error
@@ -155,9 +161,15 @@ func documentFiles(pkg string, docs schema.Documents, st structs, out map[string
 			docDecoders[typeName] = n
 		}
 		de := newEncoderEmitter(pkg, header, st)
+		for typeName := range encoded {
+			de.emitted[typeName] = true
+		}
 		de.root(d.RootType, d.Node, "a "+d.Name+" document")
 		if out[DocumentEncodeFile(d.Name)], err = de.finish(); err != nil {
 			return nil, err
+		}
+		for typeName := range de.emitted {
+			encoded[typeName] = true
 		}
 	}
 	return docDecoders, nil
