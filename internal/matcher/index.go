@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -138,7 +139,7 @@ type Index struct {
 	elemStart []uint32 // category → first element token; len(slugs)+1 entries
 	elems     []uint32 // term ids; elemMark|field opens each element
 
-	typos typoIndex
+	typos typo.Index
 	// related maps the stem of a word WordNet relates to a registry term
 	// (data/related.txt) to the terms it reaches, with the quality of each
 	// link. Exact stems of the registry are never in it.
@@ -250,8 +251,8 @@ func Build(cats []registry.Category) *Index {
 	x.termSlots = hashTerms(x.terms)
 	// The typo index needs only the terms: build it on another core
 	// while the rest is assembled.
-	typosDone := make(chan typoIndex)
-	go func() { typosDone <- buildTypoIndex(x.terms, typoTerms) }()
+	typosDone := make(chan typo.Index)
+	go func() { typosDone <- typo.Build(x.terms, typoTerms) }()
 
 	// The builders' elements and postings are renumbered and placed by
 	// one goroutine per builder, each into its own part of the index.

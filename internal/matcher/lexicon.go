@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 )
 
 //go:generate go run ./lexgen -src lexgen/node_modules -out data
@@ -79,7 +81,7 @@ type lexiconTables struct {
 	rel  lineTable // the lines of related.txt, keyed by their stem
 
 	typoOnce  sync.Once
-	typos     typoIndex
+	typos     typo.Index
 	typoWords []string // freq's words, made for the typo index
 }
 
@@ -300,7 +302,7 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 		for i, w := range words {
 			long[i] = len(w) >= minEnglishTypoLen-1
 		}
-		lexicon.typos = buildTypoIndex(words, long)
+		lexicon.typos = typo.Build(words, long)
 	})
 	words := lexicon.typoWords
 	maxDist := 1
@@ -308,7 +310,7 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 		maxDist = 2
 	}
 	best, bestDist := -1, maxDist+1
-	lexicon.typos.near(word, maxDist, words, func(t uint32, d int) {
+	lexicon.typos.Near(word, maxDist, words, func(t uint32, d int) {
 		if !keepsFirstLetter(word, words[t]) {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 )
 
 // Query analysis: a query becomes its words, each with the terms of the
@@ -370,7 +372,7 @@ func (x *Index) resolve(raw string, depth int, p *parsed, mod wordMod) {
 		maxDist = 1
 	}
 	if maxDist > 0 {
-		x.typos.near(st, maxDist, x.terms, func(t uint32, d int) {
+		x.typos.Near(st, maxDist, x.terms, func(t uint32, d int) {
 			if !keepsFirstLetter(st, x.terms[t]) {
 				return
 			}
@@ -426,7 +428,7 @@ func (x *Index) longTypo(st string, n int, keep func(uint32, float32)) {
 		if len(term) < len(st)-maxD || len(term) > len(st)+maxD || len(term) < minFuzzyLen {
 			continue
 		}
-		if d := osaDistance(st, term); d <= maxD {
+		if d := typo.Distance(st, term); d <= maxD {
 			keep(uint32(t), typoQuality(d, n))
 		}
 	}
@@ -445,7 +447,7 @@ func keepsFirstLetter(word, candidate string) bool {
 func bestTypoDist(st string, cands []cand, terms []string) int {
 	best := math.MaxInt
 	for _, c := range cands {
-		best = min(best, osaDistance(st, terms[c.term]))
+		best = min(best, typo.Distance(st, terms[c.term]))
 	}
 	return best
 }
