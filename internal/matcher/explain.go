@@ -2,6 +2,8 @@ package matcher
 
 import (
 	"slices"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 )
 
 // Explanation is how one category's score came about: the numbers a
@@ -86,7 +88,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 		var acc float32
 		for _, w := range p.words {
 			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
-			_, we.Common = zipfOf(w.raw)
+			_, we.Common = words.Zipf(w.raw)
 			var bestV float32
 			var bestMask uint8
 			for _, cd := range w.cands {

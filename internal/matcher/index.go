@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/three-good-sources/3gs/internal/matcher/typo"
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -367,11 +368,11 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 	x.simNorms = make([]float32, len(x.simVecs))
 	x.simPostStart = make([]uint32, 1, len(x.simVecs)+1)
 	if len(x.simVecs) > 0 {
-		x.simRows = make([]int8, 0, len(x.simVecs)*len(row(x.simVecs[0])))
+		x.simRows = make([]int8, 0, len(x.simVecs)*len(words.Row(x.simVecs[0])))
 	}
 	for i, v := range x.simVecs {
-		x.simRows = append(x.simRows, row(v)...)
-		x.simNorms[i] = norm(v)
+		x.simRows = append(x.simRows, words.Row(v)...)
+		x.simNorms[i] = words.Norm(v)
 		cats, masks := x.postings(x.simTerms[i])
 		for k, c := range cats {
 			switch m := masks[k]; {
@@ -408,7 +409,7 @@ func (x *Index) proseOnly(t uint32) float32 {
 			return 1
 		}
 	}
-	z, common := zipfOf(x.terms[t])
+	z, common := words.Zipf(x.terms[t])
 	if !common {
 		return 1
 	}
@@ -566,7 +567,7 @@ func (b *builder) term(raw string, word bool) uint32 {
 		}
 		b.rawTerm[strings.Clone(raw)] = id
 		if word && b.vec[id] < 0 {
-			b.vec[id] = vectorOf(raw)
+			b.vec[id] = words.Vector(raw)
 		}
 	}
 	if word {

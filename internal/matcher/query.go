@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/three-good-sources/3gs/internal/matcher/typo"
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 )
 
 // Query analysis: a query becomes its words, each with the terms of the
@@ -71,7 +72,7 @@ type qword struct {
 	weight float32
 	cands  []cand  // terms it meets; empty when unknown
 	best   float32 // the best quality among cands (0 when unknown)
-	// zipf and common are zipfOf(raw), looked up once per query word.
+	// zipf and common are words.Zipf(raw), looked up once per query word.
 	zipf   float32
 	common bool
 	// generic is isGeneric(stem), which doubt reads per category.
@@ -152,7 +153,7 @@ func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
 		}
 		i = len(p.words)
 		var w, best float32
-		z, common := zipfOf(raw)
+		z, common := words.Zipf(raw)
 		for _, c := range cands {
 			w = max(w, x.weight[c.term])
 			best = max(best, c.quality)
@@ -324,7 +325,7 @@ func (x *Index) resolve(raw string, depth int, p *parsed, mod wordMod) {
 	// An ordinary English word is taken as written: never "corrected"
 	// into a registry term ("transaction" is not "translation"), only
 	// related to one.
-	if _, common := zipfOf(raw); common {
+	if _, common := words.Zipf(raw); common {
 		x.addRelated(raw, st, p, mod)
 		return
 	}
@@ -463,7 +464,7 @@ func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 	cands := append(buf[:0], x.related[st]...)
 	// The other way round from x.related: registry terms in the query
 	// word's own definitions ("yeast" is defined with "bread").
-	if _, _, _, gloss, ok := relatedOf(st); ok {
+	if _, _, _, gloss, ok := words.Related(st); ok {
 		for gloss != "" {
 			var g string
 			g, gloss = nextField(gloss)
