@@ -113,15 +113,6 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 	return out, nil
 }
 
-// maskOf finds the fields term t has in category c.
-func (x *Index) maskOf(t, c uint32) (uint8, bool) {
-	k, ok := x.posting(t, c)
-	if !ok {
-		return 0, false
-	}
-	return x.postMask[k], true
-}
-
 // attribute splits a word's contribution among the fields of mask: the
 // strongest field gets its strength, each other field the multi-field
 // bonus, scaled to sum to the contribution. It returns the fields,

@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"math"
+	"slices"
 	"sync/atomic"
 
 	"github.com/three-good-sources/3gs/internal/matcher/words"
@@ -190,4 +191,98 @@ func (c *semCache) put(vid int32, cats []uint32, vals []float32) {
 	}
 	h := semSlot(vid)
 	store2(&c.slots[h], &c.slots[h^1], e)
+}
+
+// blend adds the semantic score to the lexical one of the categories that
+// are not confident answers (see vectors.go) and re-sorts. It orders the
+// candidates an agent is offered; it never makes an answer: a confident
+// category keeps its lexical score, a doubted one keeps its doubt factor,
+// and one only the semantic channel reaches counts as doubted.
+func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
+	// Only what sets a category apart from the registry's background
+	// counts: in a registry all about software, every category is
+	// somewhat close to "compiler".
+	var mean float32
+	for _, c := range s.semTouched {
+		mean += s.sem[c]
+	}
+	mean /= float32(len(x.slugs))
+	for _, c := range s.semTouched {
+		s.sem[c] = max(0, s.sem[c]-mean)
+	}
+	var semBest, semSecond float32
+	var semArg uint32
+	for _, c := range s.semTouched {
+		switch v := s.sem[c]; {
+		case v > semBest:
+			semBest, semSecond, semArg = v, semBest, c
+		case v > semSecond:
+			semSecond = v
+		}
+	}
+	// gap is how far c's semantic score stands above every other's.
+	gap := func(c uint32) float32 {
+		if c == semArg {
+			return s.sem[c] - semSecond
+		}
+		return s.sem[c] - semBest
+	}
+	lexical := len(out)
+	for i := range out {
+		h := &out[i]
+		h.sem, h.semGap = s.sem[h.cat], gap(h.cat)
+		if !h.ev.doubted() {
+			continue
+		}
+		lex := h.Score / x.tune.doubtFactor
+		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
+		h.Score = roundScore(v * x.tune.doubtFactor)
+	}
+	// Categories only word vectors reach: the semExtra closest, or as many
+	// as were asked for when that is more (a no-match answer that lists
+	// many categories wants those closest in meaning among them). Offering
+	// every one cost a registry of a thousand categories a thousand hits
+	// and a sort per query.
+	var store [semExtra]hit
+	k := max(semExtra, limit)
+	items := store[:0]
+	if k > semExtra {
+		items = make([]hit, 0, k) // only a no-match answer's long list asks for more
+	}
+	vectorsOnly := hitHeap{items: items, k: k}
+	for _, c := range s.semTouched {
+		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
+			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
+		}
+		s.sem[c] = 0
+	}
+	out = append(out, vectorsOnly.items...)
+	s.semTouched = s.semTouched[:0]
+	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	x.orderTail(out)
+	return out
+}
+
+// orderTail reorders the candidates after the first candidatePool, which
+// neither the answer nor its confidence reads, by closeness in meaning as
+// well as by words: a weak lexical hit that shares only an ordinary word
+// with the query gains the word-vector score a category in doubt does, so
+// a category close in meaning but sharing no word is not pushed out of a
+// long list by it. Scores stay at or below the last head candidate's, so
+// the list is still in score order.
+func (x *Index) orderTail(out []hit) {
+	if len(out) <= candidatePool {
+		return
+	}
+	ceil := out[candidatePool-1].Score
+	tail := out[candidatePool:]
+	for i := range tail {
+		h := &tail[i]
+		if h.ev.doubted() {
+			continue // blended already
+		}
+		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
+		h.Score = roundScore(min(v, ceil))
+	}
+	slices.SortStableFunc(tail, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 }
