@@ -7,7 +7,6 @@ require (
 	github.com/atombender/go-jsonschema v0.24.1
 	github.com/bytedance/sonic v1.15.5
 	github.com/dave/jennifer v1.7.1
-	github.com/hbollon/go-edlib v1.6.0
 	github.com/kljensen/snowball v0.10.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/spf13/cobra v1.10.2

@@ -16,9 +16,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/hbollon/go-edlib"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 )
 
 // Env is what a command may touch: its streams and its environment.
@@ -334,7 +335,7 @@ func flagSuggestion(cmd *cobra.Command, err error) string {
 		if f.Hidden {
 			return
 		}
-		if edlib.OSADamerauLevenshteinDistance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name) {
+		if typo.Distance(name, f.Name) <= 2 || len(name) >= 3 && strings.HasPrefix(f.Name, name) {
 			near = append(near, "--"+f.Name)
 		}
 	})

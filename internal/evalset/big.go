@@ -18,7 +18,7 @@ import (
 // up to n, and returns it as registry.json bytes with every set's
 // questions, their expected slugs renamed to match. The distractors are
 // written with real English words of middling frequency from the matcher's
-// word list (internal/matcher/data/frequency.txt under root), so they
+// word list (internal/matcher/words/data/frequency.txt under root), so they
 // share words, stems and word-vector neighbours with real questions as a
 // large real registry's categories would. The same seed gives the same
 // registry.
@@ -72,7 +72,7 @@ func Big(root string, sets []Set, n int, seed uint64) (*Large, error) {
 			cases = append(cases, q)
 		}
 	}
-	words, err := middlingWords(filepath.Join(root, "internal", "matcher", "data", "frequency.txt"))
+	words, err := middlingWords(filepath.Join(root, "internal", "matcher", "words", "data", "frequency.txt"))
 	if err != nil {
 		return nil, err
 	}

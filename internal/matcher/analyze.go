@@ -1,7 +1,6 @@
 package matcher
 
 import (
-	_ "embed"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
@@ -45,7 +45,7 @@ func stemQuery(raw string) string {
 	if len(raw) > 32 {
 		return stem(raw)
 	}
-	h := hashBytes(raw) & (stemCacheSlots - 1)
+	h := words.Hash(raw) & (stemCacheSlots - 1)
 	if e := stemCache[h].Load(); e != nil && e.raw == raw {
 		return e.stem
 	}
@@ -239,43 +239,15 @@ func isNumber(s string) bool {
 // (data/generic.txt) or a bare number: words that say little about a topic.
 func isGeneric(stem string) bool { return genericStems[stem] || isNumber(stem) }
 
-// dataLines returns the words of each line of an embedded data file that
-// has any, with '#' comments removed.
-func dataLines(text string) [][]string {
-	var out [][]string
-	for _, line := range strings.Split(text, "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		if f := strings.Fields(line); len(f) > 0 {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-//go:embed data/generic.txt
-var genericList string
-
 // genericStems holds the stems of data/generic.txt.
 var genericStems = func() map[string]bool {
 	m := map[string]bool{}
-	for _, words := range dataLines(genericList) {
-		for _, w := range words {
-			m[stem(w)] = true
-		}
+	for _, w := range words.Generic() {
+		m[stem(w)] = true
 	}
 	return m
 }()
 
-//go:embed data/abbreviations.txt
-var abbreviationList string
-
-// abbreviations maps an abbreviation to the words it stands for.
-var abbreviations = func() map[string][]string {
-	m := map[string][]string{}
-	for _, f := range dataLines(abbreviationList) {
-		if len(f) >= 2 {
-			m[f[0]] = f[1:]
-		}
-	}
-	return m
-}()
+// abbreviations maps an abbreviation to the words it stands for
+// (data/abbreviations.txt).
+var abbreviations = words.Abbreviations()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,39 +102,4 @@ func BenchmarkBuild(b *testing.B) {
 			runtime.KeepAlive(x)
 		})
 	}
-}
-
-// BenchmarkWordLookup compares finding a word's vector through the
-// in-place open-addressing table (vectorOf) with a map[string]int32 of
-// the same words, which is what loading used to build: the table costs no
-// map and no copy of the words, and should not be slower to read.
-func BenchmarkWordLookup(b *testing.B) {
-	words := []string{"the", "bread", "sourdough", "kubernetes", "harden", "qzxvbnmw", "ownership", "climbing"}
-	vectorOf("the")
-	b.Run("table", func(b *testing.B) {
-		i := 0
-		for b.Loop() {
-			vectorOf(words[i%len(words)])
-			i++
-		}
-	})
-	b.Run("map", func(b *testing.B) {
-		v := &wordVectors
-		ids := make(map[string]int32, len(v.lens))
-		for id := range len(v.lens) {
-			ids[string(word(uint32(id)))] = int32(id)
-		}
-		b.ResetTimer()
-		i := 0
-		for b.Loop() {
-			_ = ids[words[i%len(words)]]
-			i++
-		}
-	})
-	b.Run("load", func(b *testing.B) {
-		for b.Loop() {
-			wordVectors.once = sync.Once{}
-			vectorOf("the")
-		}
-	})
 }

@@ -3,6 +3,8 @@ package matcher
 import (
 	"math"
 	"slices"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 )
 
 // Confidence. Ranking decides which category is best; how sure to be of
@@ -148,13 +150,13 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		if h.ev.left&(1<<i) == 0 {
 			continue
 		}
-		q := vectorOf(p.words[i].raw)
+		q := words.Vector(p.words[i].raw)
 		if q < 0 {
 			continue // nothing to tell a name from a misspelling by
 		}
 		near := false
 		for _, v := range vecs {
-			if cosine(q, v) >= strangerCos {
+			if words.Cosine(q, v) >= strangerCos {
 				near = true
 				break
 			}

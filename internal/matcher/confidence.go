@@ -38,20 +38,54 @@ import "fmt"
 // query's candidate terms, in p.candBuf order (see candMasks); without it
 // each is looked up in the term's postings.
 func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field, masks []uint16) evidence {
-	var met, direct, curated, keyed, unexplained, rare, explained, loose int
-	var explainedWeight float32
-	var aliens uint64    // unexplained words that are not ordinary English and that nothing in the category meets
-	var left uint64      // the words nothing in the category meets, by index
-	patternOnly := false // the (last) explained word is only in its patterns
-	named := false       // a direct word is in the category's slug or name
-	genericMet := false  // a generic word the query has is in what the curator wrote
-	ev := func(k doubtKind) evidence {
-		share := float32(0)
-		if p.total > 0 {
-			share = explainedWeight / p.total
-		}
-		return evidence{kind: k, keyed: keyed, unexplained: unexplained + loose, rare: rare, explained: explained, share: share, left: left, named: named, patternOnly: patternOnly, aliens: aliens}
+	t := x.countWords(p, c, masks)
+	switch {
+	case t.met == 0 && t.unexplained > 0:
+		return t.evidence(p, doubtGenericOnly)
+	case t.met == 0:
+		return t.evidence(p, sure) // a query of generic words only: coverage already says it
+	case t.curated == 0 && phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost):
+		// The query is a source's whole name ("lynis", "bitwarden"): the
+		// curator chose that very thing for this category, which is as
+		// much their word as a pattern. Part of a name is not ("docker"
+		// for docker-mailserver): phrase is then far below wholeSource.
+		t.explained, t.explainedWeight, t.loose = t.met, p.total, 0
+		return t.evidence(p, sure)
+	case t.curated == 0:
+		return t.evidence(p, doubtSourcesOnly)
+	case t.direct == 0:
+		return t.evidence(p, doubtRelatedOnly)
+	case t.keyed == 0 && t.unexplained > 0:
+		return t.evidence(p, doubtNotKeyed)
+	case t.direct == 1 && (t.unexplained >= 2 && t.unexplained > t.met || t.rare >= 1 && !t.named && !t.genericMet):
+		return t.evidence(p, doubtOneWord)
 	}
+	return t.evidence(p, sure)
+}
+
+// wordTally is what doubt counts of the query's words in one category.
+type wordTally struct {
+	met, direct, curated, keyed, unexplained, rare, explained, loose int
+	explainedWeight                                                  float32
+	aliens                                                           uint64 // unexplained words that are not ordinary English and that nothing in the category meets
+	left                                                             uint64 // the words nothing in the category meets, by index
+	patternOnly                                                      bool   // the (last) explained word is only in its patterns
+	named                                                            bool   // a direct word is in the category's slug or name
+	genericMet                                                       bool   // a generic word the query has is in what the curator wrote
+}
+
+// evidence is the verdict k with the counts of t.
+func (t *wordTally) evidence(p *parsed, k doubtKind) evidence {
+	share := float32(0)
+	if p.total > 0 {
+		share = t.explainedWeight / p.total
+	}
+	return evidence{kind: k, keyed: t.keyed, unexplained: t.unexplained + t.loose, rare: t.rare, explained: t.explained, share: share, left: t.left, named: t.named, patternOnly: t.patternOnly, aliens: t.aliens}
+}
+
+// countWords counts, word by word, how the query's words meet category c.
+func (x *Index) countWords(p *parsed, c uint32, masks []uint16) wordTally {
+	var t wordTally
 	k := 0 // w.cands[j] is p.candBuf[k+j]
 	for i := range p.words {
 		w := &p.words[i]
@@ -60,7 +94,7 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field, ma
 		if w.generic {
 			for j, cd := range w.cands {
 				mask, ok := x.maskIn(masks, kw+j, cd.term, c)
-				genericMet = genericMet || ok && w.kind != KindRelated && mask&curatedFields != 0
+				t.genericMet = t.genericMet || ok && w.kind != KindRelated && mask&curatedFields != 0
 			}
 			continue
 		}
@@ -77,75 +111,63 @@ func (x *Index) doubt(p *parsed, c uint32, phrase float32, phraseField Field, ma
 				best, bestMask, bestKind = v, mask, w.kind
 			}
 		}
-		common := w.common
 		if best == 0 || bestKind == KindRelated && best < weakLink {
-			// A loose link (a definition's word, a broader word) does
-			// not explain a word: "insurance" defined with "application"
-			// says nothing about a visa application.
-			unexplained++
-			left |= 1 << i
-			if !common {
-				aliens |= 1 << i // a name or term this category never mentions
-			}
-			if !common && len(w.cands) == 0 {
-				rare++ // a name or term we do not know: likely the topic
-			}
+			t.unexplainedWord(i, w)
 			continue
 		}
-		met++
-		if bestKind != KindRelated {
-			direct++
-			named = named || bestMask&(1<<FieldSlug|1<<FieldName) != 0
+		t.metWord(i, w, bestMask, bestKind)
+	}
+	return t
+}
+
+// unexplainedWord counts query word i, which nothing in the category
+// explains. A loose link (a definition's word, a broader word) does not
+// explain a word either: "insurance" defined with "application" says
+// nothing about a visa application.
+func (t *wordTally) unexplainedWord(i int, w *qword) {
+	t.unexplained++
+	t.left |= 1 << i
+	if !w.common {
+		t.aliens |= 1 << i // a name or term this category never mentions
+	}
+	if !w.common && len(w.cands) == 0 {
+		t.rare++ // a name or term we do not know: likely the topic
+	}
+}
+
+// metWord counts query word i, met in the fields of mask, as kind.
+func (t *wordTally) metWord(i int, w *qword, mask uint8, kind MatchKind) {
+	t.met++
+	if kind != KindRelated {
+		t.direct++
+		t.named = t.named || mask&(1<<FieldSlug|1<<FieldName) != 0
+	}
+	if mask&curatedFields != 0 {
+		t.curated++
+	}
+	if kind != KindRelated && mask&curatedFields != 0 {
+		t.explained++
+		t.explainedWeight += w.weight
+		t.patternOnly = mask&curatedFields == 1<<FieldPattern
+	} else {
+		// Met, but only in what the sources say or through a related
+		// word: enough to rank the category, not to be sure of it.
+		// "node" in a why-line does not make node.js a PostgreSQL
+		// question, nor does "compose" read as a word near "email"
+		// make docker compose one about mail.
+		t.loose++
+		if !w.common {
+			t.rare++
 		}
-		if bestMask&curatedFields != 0 {
-			curated++
-		}
-		if bestKind != KindRelated && bestMask&curatedFields != 0 {
-			explained++
-			explainedWeight += w.weight
-			patternOnly = bestMask&curatedFields == 1<<FieldPattern
-		} else {
-			// Met, but only in what the sources say or through a related
-			// word: enough to rank the category, not to be sure of it.
-			// "node" in a why-line does not make node.js a PostgreSQL
-			// question, nor does "compose" read as a word near "email"
-			// make docker compose one about mail.
-			loose++
-			if !common {
-				rare++
-			}
-			if bestKind == KindRelated {
-				// A dictionary relative is no sign the word belongs to
-				// this topic: it may still be a stranger to it.
-				left |= 1 << i
-			}
-		}
-		if bestMask&keyFields != 0 {
-			keyed++
+		if kind == KindRelated {
+			// A dictionary relative is no sign the word belongs to
+			// this topic: it may still be a stranger to it.
+			t.left |= 1 << i
 		}
 	}
-	switch {
-	case met == 0 && unexplained > 0:
-		return ev(doubtGenericOnly)
-	case met == 0:
-		return ev(sure) // a query of generic words only: coverage already says it
-	case curated == 0 && phrase >= wholeSource && (phraseField == FieldSourceName || phraseField == FieldSourceHost):
-		// The query is a source's whole name ("lynis", "bitwarden"): the
-		// curator chose that very thing for this category, which is as
-		// much their word as a pattern. Part of a name is not ("docker"
-		// for docker-mailserver): phrase is then far below wholeSource.
-		explained, explainedWeight, loose = met, p.total, 0
-		return ev(sure)
-	case curated == 0:
-		return ev(doubtSourcesOnly)
-	case direct == 0:
-		return ev(doubtRelatedOnly)
-	case keyed == 0 && unexplained > 0:
-		return ev(doubtNotKeyed)
-	case direct == 1 && (unexplained >= 2 && unexplained > met || rare >= 1 && !named && !genericMet):
-		return ev(doubtOneWord)
+	if mask&keyFields != 0 {
+		t.keyed++
 	}
-	return ev(sure)
 }
 
 // maskIn is maskOf(t, c) for the k-th candidate term of the query, read

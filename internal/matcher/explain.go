@@ -2,6 +2,8 @@ package matcher
 
 import (
 	"slices"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 )
 
 // Explanation is how one category's score came about: the numbers a
@@ -86,7 +88,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 		var acc float32
 		for _, w := range p.words {
 			we := WordExplanation{Word: w.raw, Stem: w.stem, Kind: w.kind, Weight: float64(w.weight / p.total)}
-			_, we.Common = zipfOf(w.raw)
+			_, we.Common = words.Zipf(w.raw)
 			var bestV float32
 			var bestMask uint8
 			for _, cd := range w.cands {
@@ -109,15 +111,6 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// maskOf finds the fields term t has in category c.
-func (x *Index) maskOf(t, c uint32) (uint8, bool) {
-	k, ok := x.posting(t, c)
-	if !ok {
-		return 0, false
-	}
-	return x.postMask[k], true
 }
 
 // attribute splits a word's contribution among the fields of mask: the

@@ -4,15 +4,15 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/hbollon/go-edlib"
-
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -260,7 +260,7 @@ func TestParallelBuildEqualsSerial(t *testing.T) {
 	if !slices.Equal(parallel.terms, serial.terms) || !slices.Equal(parallel.postCat, serial.postCat) ||
 		!slices.Equal(parallel.postMask, serial.postMask) || !slices.Equal(parallel.postStart, serial.postStart) ||
 		!slices.Equal(parallel.elems, serial.elems) || !slices.Equal(parallel.elemStart, serial.elemStart) ||
-		!slices.Equal(parallel.weight, serial.weight) || !slices.Equal(parallel.typos.terms, serial.typos.terms) {
+		!slices.Equal(parallel.weight, serial.weight) || !reflect.DeepEqual(parallel.typos, serial.typos) {
 		t.Fatal("parallel and serial builds differ")
 	}
 }
@@ -276,7 +276,7 @@ func TestTypoIndexFindsEveryNearTerm(t *testing.T) {
 	}
 	for range rounds {
 		w := []byte(x.terms[rng.IntN(len(x.terms))])
-		if len(w) < 4 || len(w) > maxTypoTermLen {
+		if len(w) < 4 || len(w) > typo.MaxTermLen {
 			continue
 		}
 		for range 1 + rng.IntN(2) { // one or two random edits
@@ -296,11 +296,11 @@ func TestTypoIndexFindsEveryNearTerm(t *testing.T) {
 			maxDist = 2
 		}
 		found := map[uint32]int{}
-		x.typos.near(q, maxDist, x.terms, func(t uint32, d int) { found[t] = d })
+		x.typos.Near(q, maxDist, x.terms, func(t uint32, d int) { found[t] = d })
 		for id, term := range x.terms {
-			d := edlib.OSADamerauLevenshteinDistance(q, term)
-			indexed := len(term) >= minTypoTermLen && len(term) <= maxTypoTermLen
-			covered := d <= 1 || d == 2 && len(term) >= twoDeletionLen && len(term) <= maxTwoDeletionLen
+			d := typo.Distance(q, term)
+			indexed := len(term) >= typo.MinTermLen && len(term) <= typo.MaxTermLen
+			covered := d <= 1 || d == 2 && len(term) >= typo.TwoDeletionLen && len(term) <= typo.MaxTwoDeletionLen
 			if term == q || d > maxDist || !indexed || !covered || !typoIndexed(x, uint32(id)) {
 				continue
 			}
@@ -315,7 +315,7 @@ func TestTypoIndexFindsEveryNearTerm(t *testing.T) {
 // compounds are left out on purpose).
 func typoIndexed(x *Index, t uint32) bool {
 	found := false
-	x.typos.near(x.terms[t]+"q", 1, x.terms, func(u uint32, _ int) { found = found || u == t })
+	x.typos.Near(x.terms[t]+"q", 1, x.terms, func(u uint32, _ int) { found = found || u == t })
 	return found
 }
 

@@ -1,6 +1,6 @@
 package matcher
 
-import "github.com/hbollon/go-edlib"
+import "github.com/three-good-sources/3gs/internal/matcher/typo"
 
 // pattern is a query prepared for bit-parallel edit distance (Myers 1999,
 // in Hyyrö's formulation for the distance between whole strings). Each
@@ -8,9 +8,8 @@ import "github.com/hbollon/go-edlib"
 // full dynamic-programming table, which matters because every query is
 // compared with every candidate of every category.
 //
-// go-edlib computes the table; no well-kept Go library offers
-// the bit-parallel form, so it is written here and tested against that
-// library.
+// typo.Levenshtein computes the table, for patterns too long for one
+// machine word; the bit-parallel form is tested against it.
 type pattern struct {
 	runes []rune
 	ascii [128]uint64     // ascii[c]: bit i set where runes[i] == c
@@ -55,7 +54,7 @@ func (p *pattern) eq(r rune) uint64 {
 // distance is the Levenshtein distance between the pattern and t.
 func (p *pattern) distance(t []rune) int {
 	if !p.fits {
-		return edlib.LevenshteinDistance(string(p.runes), string(t))
+		return typo.Levenshtein(p.runes, t)
 	}
 	m := len(p.runes)
 	vp := ^uint64(0) >> (64 - m) // vertical deltas +1 down the first column

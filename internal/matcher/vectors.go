@@ -1,242 +1,12 @@
 package matcher
 
 import (
-	"bytes"
-	_ "embed"
-	"encoding/binary"
 	"math"
-	"math/bits"
-	"sync"
+	"slices"
 	"sync/atomic"
-	"unsafe"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 )
-
-// Word vectors (data/vectors.bin, written by lexgen from GloVe): a query
-// word the registry lacks, and no dictionary relation links to it, can
-// still be close in meaning to a word the curator wrote ("crumb" and
-// "bread", "forearms" and "climbing"). Each of the 100,000 most frequent
-// English words has a 64-dimensional direction, stored as int8.
-
-//go:embed data/vectors.bin
-var vectorData []byte
-
-// wordVectors reads data/vectors.bin in place: the rows are an int8 view
-// of the embedded bytes, never copied to the heap, and the words are
-// found through a hash table of their ids, and where a word begins from
-// its block's start and the lengths before it. The tables are all that
-// is allocated (about 0.67 MB, against 20 MB for a map and a copy), and
-// only the pages of the rows a registry and its queries use are ever read.
-//
-// The tables are kept small because they are most of a small registry's
-// live heap, which the collector lets grow to twice itself: the open
-// addressing table is filled to about three quarters, its slots carrying
-// high bits of the word's hash beside the id so that a probe rarely
-// compares a word, and norms are cached for the words in use rather than
-// kept for all 100,000.
-var wordVectors struct {
-	once    sync.Once
-	dims    int
-	words   []byte   // the word list: each word ended by a NUL
-	blocks  []uint32 // blocks[k] is where word k*wordBlock begins in words
-	lens    []uint8  // lens[i] is the length of word i, NUL excluded
-	slots   []uint32 // open addressing over the words' hashes: tag<<idBits | id+1, 0 for free
-	idBits  uint     // low bits of a slot that hold id+1
-	rows    []int8   // row i is word i's vector: a view of vectorData
-	normTab []atomic.Uint64
-}
-
-// wordBlock is how many words share an entry of blocks: a word's start is
-// its block's plus the lengths of the words before it in the block,
-// which costs a few additions where a start per word cost 400 KB.
-const wordBlock = 16
-
-// word is the text of word id, in place.
-func word(id uint32) []byte {
-	v := &wordVectors
-	off := v.blocks[id/wordBlock]
-	for j := id &^ (wordBlock - 1); j < id; j++ {
-		off += uint32(v.lens[j]) + 1
-	}
-	return v.words[off : off+uint32(v.lens[id])]
-}
-
-// normSlots is the size of the norm cache: direct-mapped, each entry
-// id+1<<32 | the norm's float32 bits. A registry's words with vectors
-// number a few hundred to a few thousand; a norm missed is recomputed
-// from its 64 bytes.
-const normSlots = 4096
-
-func loadVectors() {
-	v := &wordVectors
-	data := vectorData
-	const magic = "3GSVEC1\n"
-	if !bytes.HasPrefix(data, []byte(magic)) || len(data) < len(magic)+8 {
-		return // no vectors: semantics off, matching still works
-	}
-	data = data[len(magic):]
-	n := int(binary.LittleEndian.Uint32(data))
-	dims := int(binary.LittleEndian.Uint32(data[4:]))
-	data = data[8:]
-	idBits := uint(bits.Len(uint(n)))
-	if idBits > 24 {
-		return // more words than a slot can name: semantics off
-	}
-	blocks := make([]uint32, (n+wordBlock-1)/wordBlock)
-	lens := make([]uint8, n)
-	off := 0
-	for i := range n {
-		if i%wordBlock == 0 {
-			blocks[i/wordBlock] = uint32(off)
-		}
-		end := bytes.IndexByte(data[off:], 0)
-		if end < 0 || end > math.MaxUint8 {
-			return // truncated, or a word too long to be one: semantics off
-		}
-		lens[i] = uint8(end)
-		off += end + 1
-	}
-	if len(data)-off < n*dims || n == 0 || dims == 0 {
-		return
-	}
-	v.words, v.blocks, v.lens, v.dims = data[:off], blocks, lens, dims
-	// Rows are read as int8 where they lie; the embedded data is never
-	// written, so the view stays valid for the life of the process.
-	v.rows = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(data[off:]))), n*dims)
-	v.normTab = make([]atomic.Uint64, normSlots)
-	v.idBits = idBits
-	v.slots = make([]uint32, denseTableSize(n))
-	mask := uint32(len(v.slots) - 1)
-	at := 0 // where word i begins
-	for i := range n {
-		h := hashBytes(v.words[at : at+int(lens[i])])
-		at += int(lens[i]) + 1
-		tag := h >> idBits << idBits
-		for v.slots[h&mask] != 0 {
-			h++
-		}
-		v.slots[h&mask] = tag | (uint32(i) + 1)
-	}
-}
-
-// denseTableSize is the power of two that holds n entries at most four
-// fifths full (for the 100,000 words, 131,072 slots: a hit then takes
-// about 2.6 probes and a miss about 9, each a comparison of tags within
-// a cache line or two).
-func denseTableSize(n int) int {
-	size := 1
-	for size*4 < n*5 {
-		size <<= 1
-	}
-	return size
-}
-
-// tableSize is the power of two at least twice n, so open-addressing
-// probes stay short.
-func tableSize(n int) int {
-	size := 1
-	for size < 2*n {
-		size <<= 1
-	}
-	return size
-}
-
-// hashBytes is FNV-1a, for the in-place tables of words.
-func hashBytes[S string | []byte](s S) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
-}
-
-// vectorOf is the id of word's vector, or -1.
-func vectorOf(w string) int32 {
-	v := &wordVectors
-	v.once.Do(loadVectors)
-	if len(v.slots) == 0 {
-		return -1
-	}
-	mask := uint32(len(v.slots) - 1)
-	h := hashBytes(w)
-	idMask := uint32(1)<<v.idBits - 1
-	tag := h &^ idMask
-	for ; ; h++ {
-		slot := v.slots[h&mask]
-		if slot == 0 {
-			return -1
-		}
-		if slot&^idMask != tag {
-			continue
-		}
-		id := slot&idMask - 1
-		if string(word(id)) == w {
-			return int32(id)
-		}
-	}
-}
-
-// norm is |row id|, from the cache when it is there. Concurrent queries
-// may both compute it; they store the same value, atomically.
-func norm(id int32) float32 {
-	v := &wordVectors
-	e := &v.normTab[uint32(id)&(normSlots-1)]
-	if c := e.Load(); c>>32 == uint64(id)+1 {
-		return math.Float32frombits(uint32(c))
-	}
-	n := rowNorm(id)
-	e.Store((uint64(id)+1)<<32 | uint64(math.Float32bits(n)))
-	return n
-}
-
-// rowNorm computes |row id|.
-func rowNorm(id int32) float32 {
-	v := &wordVectors
-	var s int32
-	for _, x := range v.rows[int(id)*v.dims : int(id+1)*v.dims] {
-		s += int32(x) * int32(x)
-	}
-	n := float32(math.Sqrt(float64(s)))
-	if n == 0 {
-		n = math.SmallestNonzeroFloat32 // a zero row: its cosines are 0
-	}
-	return n
-}
-
-// cosine of the vectors a and b.
-func cosine(a, b int32) float32 {
-	return float32(dot(row(a), row(b))) / (norm(a) * norm(b))
-}
-
-// row is the vector of id, in place.
-func row(id int32) []int8 {
-	v := &wordVectors
-	return v.rows[int(id)*v.dims : int(id+1)*v.dims]
-}
-
-// dot is the dot product of two rows, an exact integer.
-func dot(ra, rb []int8) int32 {
-	rb = rb[:len(ra)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(ra); i += 4 {
-		s0 += int32(ra[i]) * int32(rb[i])
-		s1 += int32(ra[i+1]) * int32(rb[i+1])
-		s2 += int32(ra[i+2]) * int32(rb[i+2])
-		s3 += int32(ra[i+3]) * int32(rb[i+3])
-	}
-	for ; i < len(ra); i++ {
-		s0 += int32(ra[i]) * int32(rb[i])
-	}
-	return s0 + s1 + s2 + s3
-}
-
-// dotRowsGo is dotRows in Go, for other architectures and dimensions.
-func dotRowsGo(q, rows []int8, out []int32) {
-	for i := range out {
-		out[i] = dot(q, rows[i*len(q):(i+1)*len(q)])
-	}
-}
 
 // maxSimTerms: past this many registry terms with vectors, comparing
 // every query word with all of them would cost more than a match may; such
@@ -301,7 +71,7 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 		if weights[i] == 0 {
 			continue // generic
 		}
-		q := vectorOf(w.raw)
+		q := words.Vector(w.raw)
 		if q < 0 {
 			continue
 		}
@@ -336,7 +106,7 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 // within the cosine floor of the word vector q, in the order the rows
 // reach them, with each one's best rescaled closeness in s.semNow.
 func (x *Index) semNear(q int32, s *scratch) {
-	qn := norm(q)
+	qn := words.Norm(q)
 	if cap(s.dots) < len(x.simNorms) {
 		s.dots = make([]int32, len(x.simNorms))
 	}
@@ -347,7 +117,7 @@ func (x *Index) semNear(q int32, s *scratch) {
 	// cannot pass it and is skipped with a multiplication instead of the
 	// division (a dot product of 0 or less included).
 	dots := s.dots[:len(x.simNorms)]
-	dotRows(row(q), x.simRows, dots)
+	words.DotRows(words.Row(q), x.simRows, dots)
 	skip := qn * (semAlignFloor - 1e-4)
 	for i, d := range dots {
 		if float32(d) < skip*x.simNorms[i] {
@@ -421,4 +191,98 @@ func (c *semCache) put(vid int32, cats []uint32, vals []float32) {
 	}
 	h := semSlot(vid)
 	store2(&c.slots[h], &c.slots[h^1], e)
+}
+
+// blend adds the semantic score to the lexical one of the categories that
+// are not confident answers (see vectors.go) and re-sorts. It orders the
+// candidates an agent is offered; it never makes an answer: a confident
+// category keeps its lexical score, a doubted one keeps its doubt factor,
+// and one only the semantic channel reaches counts as doubted.
+func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
+	// Only what sets a category apart from the registry's background
+	// counts: in a registry all about software, every category is
+	// somewhat close to "compiler".
+	var mean float32
+	for _, c := range s.semTouched {
+		mean += s.sem[c]
+	}
+	mean /= float32(len(x.slugs))
+	for _, c := range s.semTouched {
+		s.sem[c] = max(0, s.sem[c]-mean)
+	}
+	var semBest, semSecond float32
+	var semArg uint32
+	for _, c := range s.semTouched {
+		switch v := s.sem[c]; {
+		case v > semBest:
+			semBest, semSecond, semArg = v, semBest, c
+		case v > semSecond:
+			semSecond = v
+		}
+	}
+	// gap is how far c's semantic score stands above every other's.
+	gap := func(c uint32) float32 {
+		if c == semArg {
+			return s.sem[c] - semSecond
+		}
+		return s.sem[c] - semBest
+	}
+	lexical := len(out)
+	for i := range out {
+		h := &out[i]
+		h.sem, h.semGap = s.sem[h.cat], gap(h.cat)
+		if !h.ev.doubted() {
+			continue
+		}
+		lex := h.Score / x.tune.doubtFactor
+		v := lex + semWeight*float64(s.sem[h.cat])*(1-lex)
+		h.Score = roundScore(v * x.tune.doubtFactor)
+	}
+	// Categories only word vectors reach: the semExtra closest, or as many
+	// as were asked for when that is more (a no-match answer that lists
+	// many categories wants those closest in meaning among them). Offering
+	// every one cost a registry of a thousand categories a thousand hits
+	// and a sort per query.
+	var store [semExtra]hit
+	k := max(semExtra, limit)
+	items := store[:0]
+	if k > semExtra {
+		items = make([]hit, 0, k) // only a no-match answer's long list asks for more
+	}
+	vectorsOnly := hitHeap{items: items, k: k}
+	for _, c := range s.semTouched {
+		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
+			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
+		}
+		s.sem[c] = 0
+	}
+	out = append(out, vectorsOnly.items...)
+	s.semTouched = s.semTouched[:0]
+	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	x.orderTail(out)
+	return out
+}
+
+// orderTail reorders the candidates after the first candidatePool, which
+// neither the answer nor its confidence reads, by closeness in meaning as
+// well as by words: a weak lexical hit that shares only an ordinary word
+// with the query gains the word-vector score a category in doubt does, so
+// a category close in meaning but sharing no word is not pushed out of a
+// long list by it. Scores stay at or below the last head candidate's, so
+// the list is still in score order.
+func (x *Index) orderTail(out []hit) {
+	if len(out) <= candidatePool {
+		return
+	}
+	ceil := out[candidatePool-1].Score
+	tail := out[candidatePool:]
+	for i := range tail {
+		h := &tail[i]
+		if h.ev.doubted() {
+			continue // blended already
+		}
+		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
+		h.Score = roundScore(min(v, ceil))
+	}
+	slices.SortStableFunc(tail, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
 }

@@ -61,7 +61,8 @@ type catalog struct {
 // cannot be whole), so no description, however long, costs the answer its
 // list.
 func list(shelves []shelf, room int) catalog {
-	c := catalog{shown: make([]int, len(shelves))}
+	ls := lister{shelves: shelves, room: room, shown: map[shelfSlug]bool{}, c: catalog{shown: make([]int, len(shelves))}}
+	c := &ls.c
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
 	}
@@ -70,63 +71,55 @@ func list(shelves []shelf, room int) catalog {
 	// are named by slug alone, comma-separated, about half the bytes of a
 	// "slug: name" line each: twice as many of the closest fit, and a
 	// slug is the curator's short name for the topic.
-	compact := c.total > wholeCatalog
-	if compact {
+	ls.compact = c.total > wholeCatalog
+	if ls.compact {
 		describe = maxCandidatesLarge
 	}
-	type key struct {
-		shelf int
-		slug  string
-	}
-	shown := make(map[key]bool)
-	var desc, more strings.Builder
-	// add shows l, described or not, if it fits; false when it does not.
-	add := func(l listed, described bool) bool {
-		sh := &shelves[l.shelf]
-		cat, _ := sh.reg.Category(l.slug)
-		name := registry.Visible(cat.Name)
-		if sh.foreign {
-			name = oneLine(cat.Name, 200)
-		}
-		var line string
-		if described {
-			d := firstLine(cat.Description)
-			if sh.foreign {
-				d = oneLine(d, 500)
-			} else {
-				d = registry.Visible(d)
+	full := ls.ranked(describe)
+	// Then every other category, while they fit.
+	for i := 0; i < len(shelves) && !full; i++ {
+		for _, cat := range shelves[i].reg.Categories() {
+			if !ls.shown[shelfSlug{i, cat.Slug}] && !ls.add(listed{shelf: i, slug: cat.Slug}, false) {
+				full = true
+				break
 			}
-			line = candidateLine(sh.tag+l.slug, name, d, l.score)
-		} else if compact {
-			line = ", " + sh.tag + l.slug
-			if len(c.more) == 0 {
-				line = line[2:]
-			}
-		} else {
-			line = "\n- " + sh.tag + l.slug + ": " + name
 		}
-		cost := len(line)
-		if c.shown[l.shelf] == 0 {
-			cost += len(sh.note)
-		}
-		if cost > room {
-			return false
-		}
-		room -= cost
-		shown[key{l.shelf, l.slug}] = true
-		c.shown[l.shelf]++
-		if described {
-			desc.WriteString(line)
-			c.described = append(c.described, l)
-		} else {
-			more.WriteString(line)
-			c.more = append(c.more, l)
-		}
-		return true
 	}
-	// The ranked ones, merged across shelves by score.
+	c.whole = len(ls.shown) == c.total
+	c.text = ls.desc.String()
+	switch {
+	case ls.more.Len() == 0:
+	case ls.compact:
+		c.text += "\nThe next closest, by slug: " + ls.more.String()
+	default:
+		c.text += "\nThe others, by slug and name:" + ls.more.String()
+	}
+	return ls.c
+}
+
+// shelfSlug names a category of a listing.
+type shelfSlug struct {
+	shelf int
+	slug  string
+}
+
+// lister is list at work: the catalog so far, the room left, and the
+// lines written.
+type lister struct {
+	shelves    []shelf
+	room       int
+	compact    bool
+	shown      map[shelfSlug]bool
+	desc, more strings.Builder
+	c          catalog
+}
+
+// ranked shows the ranked categories, merged across shelves by score, the
+// first describe of them described while they fit, and reports whether
+// the listing is full.
+func (ls *lister) ranked(describe int) (full bool) {
+	shelves := ls.shelves
 	next := make([]int, len(shelves))
-	full := false
 	for !full {
 		best := -1
 		for i, sh := range shelves {
@@ -139,37 +132,70 @@ func list(shelves []shelf, room int) catalog {
 		}
 		r := shelves[best].ranked[next[best]]
 		next[best]++
-		if shown[key{best, r.Slug}] {
+		if ls.shown[shelfSlug{best, r.Slug}] {
 			continue
 		}
 		l := listed{shelf: best, slug: r.Slug, score: r.Score}
-		if len(c.described) < describe {
-			if add(l, true) {
+		if len(ls.c.described) < describe {
+			if ls.add(l, true) {
 				continue
 			}
-			describe = len(c.described) // the rest by slug and name
+			describe = len(ls.c.described) // the rest by slug and name
 		}
-		full = !add(l, false)
+		full = !ls.add(l, false)
 	}
-	// Then every other category, while they fit.
-	for i := 0; i < len(shelves) && !full; i++ {
-		for _, cat := range shelves[i].reg.Categories() {
-			if !shown[key{i, cat.Slug}] && !add(listed{shelf: i, slug: cat.Slug}, false) {
-				full = true
-				break
-			}
-		}
+	return full
+}
+
+// add shows l, described or not, if it fits; false when it does not.
+func (ls *lister) add(l listed, described bool) bool {
+	c := &ls.c
+	sh := &ls.shelves[l.shelf]
+	line := ls.line(sh, l, described)
+	cost := len(line)
+	if c.shown[l.shelf] == 0 {
+		cost += len(sh.note)
 	}
-	c.whole = len(shown) == c.total
-	c.text = desc.String()
+	if cost > ls.room {
+		return false
+	}
+	ls.room -= cost
+	ls.shown[shelfSlug{l.shelf, l.slug}] = true
+	c.shown[l.shelf]++
+	if described {
+		ls.desc.WriteString(line)
+		c.described = append(c.described, l)
+	} else {
+		ls.more.WriteString(line)
+		c.more = append(c.more, l)
+	}
+	return true
+}
+
+// line is l's line in the listing, from shelf sh.
+func (ls *lister) line(sh *shelf, l listed, described bool) string {
+	cat, _ := sh.reg.Category(l.slug)
+	name := registry.Visible(cat.Name)
+	if sh.foreign {
+		name = oneLine(cat.Name, 200)
+	}
 	switch {
-	case more.Len() == 0:
-	case compact:
-		c.text += "\nThe next closest, by slug: " + more.String()
-	default:
-		c.text += "\nThe others, by slug and name:" + more.String()
+	case described:
+		d := firstLine(cat.Description)
+		if sh.foreign {
+			d = oneLine(d, 500)
+		} else {
+			d = registry.Visible(d)
+		}
+		return candidateLine(sh.tag+l.slug, name, d, l.score)
+	case ls.compact:
+		line := ", " + sh.tag + l.slug
+		if len(ls.c.more) == 0 {
+			line = line[2:]
+		}
+		return line
 	}
-	return c
+	return "\n- " + sh.tag + l.slug + ": " + name
 }
 
 // candidateLine is a described category's line: "- slug (Name, score

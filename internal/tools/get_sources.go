@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unsafe"
 
-	"github.com/hbollon/go-edlib"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
@@ -237,25 +236,6 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 		return s.answer("", slug, 1), nil
 	}
 	out := &gen.GetSourcesOutput{Query: "", Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
-	type near struct {
-		slug string
-		d    int
-	}
-	var spelled []near
-	want := letterCounts(slug)
-	for _, sl := range s.slugs {
-		// Most slugs are ruled out by a bound on the distance before it
-		// is computed: at 100,000 categories, computing it for every slug
-		// took 0.2 s a call.
-		most := max(2, len(sl)/4)
-		if abs(len(slug)-len(sl)) > most || !mayBeWithin(&want, sl, most) {
-			continue
-		}
-		if d := edlib.OSADamerauLevenshteinDistance(slug, sl); d <= most {
-			spelled = append(spelled, near{sl, d})
-		}
-	}
-	slices.SortStableFunc(spelled, func(a, b near) int { return a.d - b.d })
 	seen := map[string]bool{}
 	add := func(sl string, score float64) {
 		if len(out.Candidates) < maxCandidates && !seen[sl] {
@@ -263,8 +243,8 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 			out.Candidates = append(out.Candidates, s.candidate(sl, score))
 		}
 	}
-	for _, n := range spelled {
-		add(n.slug, 0)
+	for _, sl := range typo.Slugs(slug, s.slugs) {
+		add(sl, 0)
 	}
 	if ranked, err := s.matcher.Match(strings.ReplaceAll(slug, "-", " "), maxCandidates); err == nil {
 		for _, r := range ranked {
@@ -290,51 +270,6 @@ const (
 	maxCandidates      = 5
 	maxCandidatesLarge = 10
 )
-
-// letterCounts counts the bytes of a slug by kind: each letter, digit and
-// the dash apart, anything else together.
-func letterCounts(s string) [38]int {
-	var c [38]int
-	for i := 0; i < len(s); i++ {
-		c[letterKind(s[i])]++
-	}
-	return c
-}
-
-func letterKind(b byte) int {
-	switch {
-	case b >= 'a' && b <= 'z':
-		return int(b - 'a')
-	case b >= '0' && b <= '9':
-		return 26 + int(b-'0')
-	case b == '-':
-		return 36
-	}
-	return 37
-}
-
-// mayBeWithin is false when sl is surely more than most edits from the
-// slug whose letterCounts are want. An insertion or a deletion changes
-// the counts by one, a substitution by two, a transposition not at all,
-// so the distance is at least half their difference.
-func mayBeWithin(want *[38]int, sl string, most int) bool {
-	diff := *want
-	for i := 0; i < len(sl); i++ {
-		diff[letterKind(sl[i])]--
-	}
-	off := 0
-	for _, d := range diff {
-		off += abs(d)
-	}
-	return (off+1)/2 <= most
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
 
 // maxAlternatives is how many runner-up categories get_sources names.
 const maxAlternatives = 2

@@ -60,15 +60,8 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 	}
 	reg, err := registry.Load(data)
 	if err != nil {
-		var errs strictjson.Errors
-		if !errors.As(err, &errs) {
-			errs = strictjson.Errors{{Reason: err.Error()}}
-		}
-		var lines []string
-		for _, p := range errs {
-			lines = append(lines, "- "+p.Error())
-		}
-		return nil, refuse(fmt.Sprintf("%s is not a valid registry (%d problems):\n%s\n", e.Path, len(errs), strings.Join(lines, "\n")), errs)
+		text, errs := invalidRegistry(e.Path, err)
+		return nil, refuse(text, errs)
 	}
 	st := signature.Check(reg, doc)
 	// The curator's hand edit, which 3gs sign hands to this server (see
@@ -92,25 +85,8 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		}
 		orig, reg, data = data, bumped, bumped.Bytes()
 	}
-	// On the server that could sign the curator's hand edit, say how.
-	signHint := ""
-	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil {
-		signHint = " After a hand edit, run 3gs sign " + signature.ShellQuote(e.Path) + " on this server's machine, as the user it runs as: with this server running, sign asks it to record, sign and serve the edit."
-	}
-	if msg, path := e.checkAnchor(old, reg, st, handEdit); msg != "" {
-		return nil, refuse(msg+" The registry served before stays."+signHint, strictjson.Errors{{Path: path, Reason: msg}})
-	}
-	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned && !handEdit {
-		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
-		if errors.Is(err, signature.ErrMissing) {
-			msg = e.Path + " names the curator key " + reg.Curator().Pubkey + " but has no signature file " + e.Path + signature.Suffix + "; the curator signs it with 3gs sign."
-		}
-		return nil, refuse(msg+" The registry served before stays."+signHint, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}})
-	}
-	if e.Key != nil {
-		if err := signature.CheckCurator(reg, pkarr.Public(e.Key)); err != nil {
-			return nil, refuse("The file names another curator than the key this server holds: "+err.Error()+".", strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}})
-		}
+	if text, problems := e.admit(old, reg, st, signEdit, handEdit); text != "" {
+		return nil, refuse(text, problems)
 	}
 	now := e.Now()
 	if err := st.Stale(now); err != nil && !e.AllowExpired && !handEdit {
@@ -136,6 +112,48 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		e.Anchor, e.AnchorFrom = st.Signer, "the first verified registry this server loaded"
 	}
 	return state(next, true), nil
+}
+
+// invalidRegistry is what reload says of a file registry.Load refused
+// with err, and the problems it lists.
+func invalidRegistry(path string, err error) (string, strictjson.Errors) {
+	var errs strictjson.Errors
+	if !errors.As(err, &errs) {
+		errs = strictjson.Errors{{Reason: err.Error()}}
+	}
+	var lines []string
+	for _, p := range errs {
+		lines = append(lines, "- "+p.Error())
+	}
+	return fmt.Sprintf("%s is not a valid registry (%d problems):\n%s\n", path, len(errs), strings.Join(lines, "\n")), errs
+}
+
+// admit says why reg, with signature status st, may not replace the
+// served registry old, and the problems to report, or "" when it may: the
+// anchor (checkAnchor), the signature and the curator key this server
+// holds. signEdit and handEdit are reload's.
+func (e *editor) admit(old *snapshot, reg *registry.Registry, st signature.Status, signEdit, handEdit bool) (string, strictjson.Errors) {
+	// On the server that could sign the curator's hand edit, say how.
+	signHint := ""
+	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil {
+		signHint = " After a hand edit, run 3gs sign " + signature.ShellQuote(e.Path) + " on this server's machine, as the user it runs as: with this server running, sign asks it to record, sign and serve the edit."
+	}
+	if msg, path := e.checkAnchor(old, reg, st, handEdit); msg != "" {
+		return msg + " The registry served before stays." + signHint, strictjson.Errors{{Path: path, Reason: msg}}
+	}
+	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned && !handEdit {
+		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
+		if errors.Is(err, signature.ErrMissing) {
+			msg = e.Path + " names the curator key " + reg.Curator().Pubkey + " but has no signature file " + e.Path + signature.Suffix + "; the curator signs it with 3gs sign."
+		}
+		return msg + " The registry served before stays." + signHint, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}}
+	}
+	if e.Key != nil {
+		if err := signature.CheckCurator(reg, pkarr.Public(e.Key)); err != nil {
+			return "The file names another curator than the key this server holds: " + err.Error() + ".", strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}}
+		}
+	}
+	return "", nil
 }
 
 // checkAnchor says why reg may not replace the served registry old, and

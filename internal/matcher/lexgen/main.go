@@ -284,7 +284,6 @@ func posKey(p string) string {
 // when common enough to be in the frequency list, as those are what a
 // query is written in, and each list keeps the maxRelated most common.
 func writeRelated(path string, all map[string]*synset, ranks map[string]int, counts map[string]int) error {
-	type rel struct{ close, narrow, broad, gloss map[string]int }
 	byStem := map[string]*rel{}
 	stemCount := map[string]int{} // a stem's count: its most common word's
 	stemOf := func(w string) string {
@@ -360,30 +359,14 @@ func writeRelated(path string, all map[string]*synset, ranks map[string]int, cou
 		}
 	}
 	sort.Strings(stems)
-	top := func(m map[string]int, not ...map[string]int) string {
-		var ws []string
-		for w := range m {
-			dup := false
-			for _, o := range not {
-				_, in := o[w]
-				dup = dup || in
-			}
-			if !dup {
-				ws = append(ws, w)
-			}
-		}
-		sort.Slice(ws, func(i, j int) bool {
-			if m[ws[i]] != m[ws[j]] {
-				return m[ws[i]] > m[ws[j]]
-			}
-			return ws[i] < ws[j]
-		})
-		if len(ws) > maxRelated {
-			ws = ws[:maxRelated]
-		}
-		slices.Sort(ws)
-		return strings.Join(ws, " ")
-	}
+	return os.WriteFile(path, []byte(relatedText(byStem, stems)), 0o644)
+}
+
+// rel holds the related stems of one stem, by kind, each with its count.
+type rel struct{ close, narrow, broad, gloss map[string]int }
+
+// relatedText is related.txt: its header, then a line for each of stems.
+func relatedText(byStem map[string]*rel, stems []string) string {
 	var b strings.Builder
 	b.WriteString(header)
 	b.WriteString("# Related words from WordNet 3.1 (Princeton University; WordNet licence, see\n" +
@@ -396,7 +379,34 @@ func writeRelated(path string, all map[string]*synset, ranks map[string]int, cou
 		"# " + fmt.Sprint(maxRelated) + " most common of each kind.\n")
 	for _, st := range stems {
 		r := byStem[st]
-		fmt.Fprintf(&b, "%s|%s|%s|%s|%s\n", st, top(r.close), top(r.narrow, r.close), top(r.broad, r.close, r.narrow), top(r.gloss, r.close, r.narrow, r.broad))
+		fmt.Fprintf(&b, "%s|%s|%s|%s|%s\n", st, topRelated(r.close), topRelated(r.narrow, r.close), topRelated(r.broad, r.close, r.narrow), topRelated(r.gloss, r.close, r.narrow, r.broad))
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	return b.String()
+}
+
+// topRelated is the maxRelated most common words of m that none of not
+// has, in sorted order, joined by spaces.
+func topRelated(m map[string]int, not ...map[string]int) string {
+	var ws []string
+	for w := range m {
+		dup := false
+		for _, o := range not {
+			_, in := o[w]
+			dup = dup || in
+		}
+		if !dup {
+			ws = append(ws, w)
+		}
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if m[ws[i]] != m[ws[j]] {
+			return m[ws[i]] > m[ws[j]]
+		}
+		return ws[i] < ws[j]
+	})
+	if len(ws) > maxRelated {
+		ws = ws[:maxRelated]
+	}
+	slices.Sort(ws)
+	return strings.Join(ws, " ")
 }

@@ -1,0 +1,114 @@
+package matcher
+
+// The heaps ranking keeps its best candidates in.
+
+// qcand is a category with the upper bound of its score, as top orders
+// the categories worth scoring.
+type qcand struct {
+	cat uint32
+	q   float32
+}
+
+// best keeps the k best items offered, the worst of them on top
+// (items[0]), so a newcomer is compared with one item. items must have
+// room for k. It is the one heap
+// ranking uses: for the categories worth scoring by their upper bounds,
+// and for the results by their scores. Generic rather than
+// container/heap, whose interface boxing would allocate per push.
+type best[T any] struct {
+	items []T
+	k     int
+	worse func(a, b T) bool // a ranks below b
+}
+
+func (h *best[T]) full() bool { return len(h.items) >= h.k }
+
+// offer adds v, and returns what no longer fits, if anything: v itself,
+// or the item it displaced.
+func (h *best[T]) offer(v T) (dropped T, ok bool) {
+	if !h.full() {
+		// Within the capacity the caller gave (at least k): append
+		// would make escape analysis move that storage to the heap.
+		h.items = h.items[:len(h.items)+1]
+		h.items[len(h.items)-1] = v
+		for i := len(h.items) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if !h.worse(h.items[i], h.items[parent]) {
+				break
+			}
+			h.items[i], h.items[parent] = h.items[parent], h.items[i]
+			i = parent
+		}
+		return dropped, false
+	}
+	if h.k == 0 || !h.worse(h.items[0], v) {
+		return v, true
+	}
+	dropped, h.items[0] = h.items[0], v
+	for i := 0; ; { // sift down
+		l := 2*i + 1
+		if l >= len(h.items) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h.items) && h.worse(h.items[r], h.items[l]) {
+			m = r
+		}
+		if !h.worse(h.items[m], h.items[i]) {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+	return dropped, true
+}
+
+// hitHeap is best[hit] ordered by byScore, written out so that the
+// comparison is a direct call: through best's func field, escape analysis
+// must assume the hits escape, and its storage moves to the heap.
+type hitHeap struct {
+	items []hit
+	k     int
+}
+
+func (h *hitHeap) full() bool { return len(h.items) >= h.k }
+
+func hitWorse(a, b *hit) bool { return byScore(a.Scored, b.Scored) > 0 }
+
+// offer adds v if it ranks among the k best, as best.offer does.
+func (h *hitHeap) offer(v hit) {
+	if !h.full() {
+		// Within the capacity the caller gave (at least k): append
+		// would make escape analysis move that storage to the heap.
+		h.items = h.items[:len(h.items)+1]
+		h.items[len(h.items)-1] = v
+		for i := len(h.items) - 1; i > 0; { // sift up
+			parent := (i - 1) / 2
+			if !hitWorse(&h.items[i], &h.items[parent]) {
+				break
+			}
+			h.items[i], h.items[parent] = h.items[parent], h.items[i]
+			i = parent
+		}
+		return
+	}
+	if h.k == 0 || !hitWorse(&h.items[0], &v) {
+		return
+	}
+	h.items[0] = v
+	for i := 0; ; { // sift down
+		l := 2*i + 1
+		if l >= len(h.items) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h.items) && hitWorse(&h.items[r], &h.items[l]) {
+			m = r
+		}
+		if !hitWorse(&h.items[m], &h.items[i]) {
+			break
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		i = m
+	}
+}
