@@ -128,7 +128,7 @@ func runHTTP(ctx context.Context, c *Config) error {
 		return err
 	}
 	defer srv.Close()
-	hs.SetBackend(httpserver.Backend{MCP: srv.MCP, Published: srv.Tools.Published, Peers: srv.peers.Peers, Audit: srv.Tools, Follow: srv.follow, Sources: srv.sources})
+	hs.SetBackend(httpserver.Backend{MCP: srv.MCP, Published: srv.Tools.Published, Peers: srv.peers.Peers, Audit: srv.Tools, Follow: srv.follow, Sources: srv.sources, HealthFile: srv.healthFile})
 	c.Log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.Log.Error("HTTP server stopped", "err", err)
@@ -152,8 +152,10 @@ type Server struct {
 	stopPeers func()
 	// follow reports a read replica's state for /health; nil otherwise.
 	follow func() *gen.HealthFollow
-	// sources reports the last check of the sources for /health.
-	sources func() *gen.HealthSources
+	// sources reports the last check of the sources for /health;
+	// healthFile is the health file /registry.health.json publishes.
+	sources    func() *gen.HealthSources
+	healthFile func() sourcehealth.Published
 	// proposals is the proposals file this server writes; nil when it
 	// takes none.
 	proposals *proposals.Store
@@ -301,7 +303,7 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	if healthFile == "" && srvd.Path != "" && fl == nil {
 		healthFile = sourcehealth.PathFor(srvd.Path)
 	}
-	checker := newSourceChecker(h, c.Version, healthFile, c.CheckSources, log)
+	checker := newSourceChecker(h, c.Version, healthFile, c.CheckSources, og.key, log)
 	goRun(func() { checker.run(peersCtx) })
 	goRun(func() {
 		if srvd.Path != "" && fl == nil {
@@ -330,7 +332,7 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 			<-ch
 		}
 	}
-	s.sources = checker.health
+	s.sources, s.healthFile = checker.health, checker.published
 	if fl != nil {
 		s.follow = followHealth(fl, time.Now)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"log/slog"
 	"math/rand/v2"
@@ -32,10 +33,17 @@ type sourceChecker struct {
 	interval time.Duration // 0: no checks
 	log      *slog.Logger
 	opts     linkcheck.Options
+	// key, the curator's when this server holds it, signs the health
+	// file it publishes (/registry.health.json), so that the servers of
+	// curators who endorse ours can show it as our curator's word.
+	key ed25519.PrivateKey
 
 	mu   sync.Mutex
 	doc  *gen.Sourcehealth
 	seen fileStamp // of the health file, as last read
+	pub  sourcehealth.Published
+	// signedAt is when pub was signed; zero when it is not.
+	signedAt time.Time
 }
 
 type fileStamp struct {
@@ -55,8 +63,8 @@ func stamp(path string) fileStamp {
 // itself looks whether 3gs check rewrote the health file.
 const watchHealthEvery = time.Minute
 
-func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, log *slog.Logger) *sourceChecker {
-	c := &sourceChecker{h: h, version: version, path: path, interval: interval, log: log}
+func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, key ed25519.PrivateKey, log *slog.Logger) *sourceChecker {
+	c := &sourceChecker{h: h, version: version, path: path, interval: interval, key: key, log: log}
 	c.opts = linkcheck.Options{
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
@@ -78,19 +86,47 @@ func (c *sourceChecker) reload() {
 	if same {
 		return
 	}
-	doc, err := sourcehealth.Read(c.path)
+	p, err := sourcehealth.ReadPublished(c.path)
+	var doc *gen.Sourcehealth
+	if err == nil && p.Data != nil {
+		doc, err = gen.DecodeSourcehealth(p.Data)
+	}
 	if err != nil {
 		c.log.Warn("source health file not read", "file", c.path, "err", err)
 		return
 	}
-	c.set(doc, st)
+	c.set(doc, p, st)
 }
 
-func (c *sourceChecker) set(doc *gen.Sourcehealth, st fileStamp) {
+// set makes doc what get_sources and /health say of the sources, and p
+// (the file's bytes and signature as read or written) what is published,
+// signed again with the curator's key when this server holds it.
+func (c *sourceChecker) set(doc *gen.Sourcehealth, p sourcehealth.Published, st fileStamp) {
 	c.mu.Lock()
-	c.doc, c.seen = doc, st
+	c.doc, c.seen, c.pub, c.signedAt = doc, st, p, time.Time{}
+	if doc != nil && c.key != nil {
+		c.sign(time.Now())
+	}
 	c.mu.Unlock()
 	c.h.SetSourceHealth(sourcehealth.NewIndex(doc))
+}
+
+// sign signs c.doc as published, at now; c.mu is held.
+func (c *sourceChecker) sign(now time.Time) {
+	c.pub, c.signedAt = sourcehealth.Sign(c.doc, c.key, now, sourcehealth.Validity(c.interval)), now
+}
+
+// published is the health file /registry.health.json serves: signed by
+// this server when it holds the key, signed again once half of the
+// signature's validity has passed (a server that does not check the
+// sources itself keeps publishing the file 3gs check wrote).
+func (c *sourceChecker) published() sourcehealth.Published {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if now := time.Now(); c.doc != nil && c.key != nil && now.Sub(c.signedAt) > sourcehealth.Validity(c.interval)/2 {
+		c.sign(now)
+	}
+	return c.pub
 }
 
 // health is /health's sources: the last check's counts, nil when none.
@@ -154,16 +190,18 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	if ctx.Err() != nil {
 		return
 	}
-	doc := sourcehealth.Doc(reg, results, time.Now())
+	now := time.Now()
+	doc := sourcehealth.Doc(reg, results, now)
+	p := sourcehealth.Sign(doc, c.key, now, sourcehealth.Validity(c.interval))
 	st := fileStamp{}
 	if write {
-		if err := sourcehealth.Write(c.path, doc); err != nil {
+		if err := sourcehealth.WritePublished(c.path, p); err != nil {
 			c.log.Warn("source health file not written", "file", c.path, "err", err)
 		} else {
 			st = stamp(c.path)
 		}
 	}
-	c.set(doc, st)
+	c.set(doc, p, st)
 	c.log.Info("checked the sources", "sources", len(targets), "summary", sourcehealth.SummaryLine(doc.Summary), "took", time.Since(start).Round(time.Millisecond))
 }
 

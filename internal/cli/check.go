@@ -16,6 +16,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
@@ -106,15 +107,15 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	if o.report {
 		return runCheckReport(env, o, path, s.limit)
 	}
-	var key ed25519.PrivateKey
-	var keyFrom string
+	if o.apply.on && path == "" {
+		return checkFail(env, ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
+	}
+	// The key signs the health file written, and the redirects applied.
+	key, keyFrom, err := signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) })
+	if err != nil {
+		return checkFail(env, ExitUsage, "%v", err)
+	}
 	if o.apply.on {
-		if path == "" {
-			return checkFail(env, ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
-		}
-		if key, keyFrom, err = signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) }); err != nil {
-			return checkFail(env, ExitUsage, "%v", err)
-		}
 		if _, err := validity(o.apply.expires); err != nil {
 			return checkFail(env, ExitUsage, "%v", err)
 		}
@@ -173,7 +174,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		}
 	}
 	if healthPath != "" {
-		saveHealth(env, healthPath, prev, doc, reg, o.only != "")
+		saveHealth(env, healthPath, prev, doc, reg, o.only != "", healthKey(env, reg, key))
 	}
 	return code
 }
@@ -219,7 +220,7 @@ func movedTo(doc *gen.Sourcehealth, applied []redirect) {
 // saveHealth writes the outcome to the health file, merged into the
 // previous one when only some categories were checked. A server checking
 // in the background holds the file; it is then left to it.
-func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registry.Registry, partial bool) {
+func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registry.Registry, partial bool, key ed25519.PrivateKey) {
 	lock, err := sourcehealth.Lock(path)
 	if err != nil {
 		if errors.Is(err, filelock.ErrHeld) {
@@ -233,9 +234,24 @@ func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registr
 	if partial {
 		doc = sourcehealth.Merge(prev, doc, reg)
 	}
-	if err := sourcehealth.Write(path, doc); err != nil {
+	p := sourcehealth.Sign(doc, key, time.Now(), sourcehealth.Validity(0))
+	if err := sourcehealth.WritePublished(path, p); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
 	}
+}
+
+// healthKey is key when it may sign the health file of reg: the key of
+// reg's curator, as peers check it (a health file signed by another key
+// is refused by every peer); nil, with a warning, otherwise.
+func healthKey(env *Env, reg *registry.Registry, key ed25519.PrivateKey) ed25519.PrivateKey {
+	if key == nil {
+		return nil
+	}
+	if err := signature.CheckCurator(reg, pkarr.Public(key)); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs check: warning: the health file is written unsigned: %v\n", err)
+		return nil
+	}
+	return key
 }
 
 // userAgent names 3gs, its version and the curator whose sources are

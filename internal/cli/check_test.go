@@ -10,7 +10,9 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
+	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
@@ -285,5 +287,58 @@ func TestCheckReport(t *testing.T) {
 	}
 	if len(s.Methods("/404")) != asked {
 		t.Error("--report asked a source again")
+	}
+
+	// A pending report of a dead source (propose_change) is on the list
+	// too, after the check's own findings.
+	ps, _, err := proposals.Open(proposals.PathFor(path), proposals.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ps.Add(proposals.Proposal{Action: proposals.ReportDeadSource, Slug: "c0001", Rank: 3, Reason: "It answers 500 for weeks."})
+	ps.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ = run(t, nil, "check", "--report", path)
+	if i := strings.Index(out, "Decide the proposals about sources (1)"); i < failing || !strings.Contains(out, p.ID+"  c0001 #3  report_dead_source (proposer's words: It answers 500 for weeks.)") {
+		t.Errorf("the reported dead source is not listed after the check's findings:\n%s", out)
+	}
+}
+
+// With the curator's key, 3gs check signs the health file it writes (a
+// signature endorsing servers check before showing it); with another
+// key it writes the file unsigned and says why.
+func TestCheckSignsTheHealthFile(t *testing.T) {
+	_, path, keyPath := signedCheckSite(t, "/ok", "/404", "/ok?b")
+	health := sourcehealth.PathFor(path)
+	run(t, nil, append([]string{"check", path, "--key-file", keyPath}, fastCheck...)...)
+	data, err := os.ReadFile(health)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := os.ReadFile(health + sourcehealth.SigSuffix)
+	if err != nil {
+		t.Fatalf("no signature beside the health file: %v", err)
+	}
+	reg, err := registry.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curatorKey, _ := reg.CuratorKey()
+	if _, err := signature.VerifyHealth(data, sig, curatorKey); err != nil {
+		t.Errorf("the health file's signature: %v", err)
+	}
+
+	other := filepath.Join(t.TempDir(), "other.key")
+	if code, _, errOut := run(t, nil, "keygen", "--out", other); code != ExitOK {
+		t.Fatalf("keygen: %s", errOut)
+	}
+	_, _, errOut := run(t, nil, append([]string{"check", path, "--key-file", other}, fastCheck...)...)
+	if !strings.Contains(errOut, "health file is written unsigned") {
+		t.Errorf("another key: %s", errOut)
+	}
+	if _, err := os.Stat(health + sourcehealth.SigSuffix); !os.IsNotExist(err) {
+		t.Errorf("a signature that no longer matches was left: %v", err)
 	}
 }

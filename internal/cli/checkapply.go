@@ -28,7 +28,7 @@ type applyOptions struct {
 
 func applyFlags(f *Flags, o *applyOptions) {
 	f.BoolVar(&o.on, "apply-redirects", "THREEGS_CHECK_APPLY_REDIRECTS", "write each permanent redirect whose new URL answered into the registry file, one audited, signed change per category (as upsert_category makes), raising the version; needs --key-file when the registry is signed")
-	keyFlag(f, &o.key, "with --apply-redirects: the curator's secret key file, to sign each change")
+	keyFlag(f, &o.key, "the curator's secret key file: it signs the health file written (REGISTRY.health.json.sig, which endorsing servers check before showing your sources' health) and, with --apply-redirects, each change")
 	expiresFlag(f, &o.expires, "with --apply-redirects: how long the new signature vouches for the registry")
 	auditLogFlag(f, &o.auditLog)
 }

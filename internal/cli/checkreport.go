@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
@@ -63,6 +64,9 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 	section(gen.CheckedSourceStatusRedirected, "Apply the permanent redirects", "3gs check --apply-redirects --key-file KEY "+q(path))
 	section(gen.CheckedSourceStatusError, "Look again at the failing sources", "a failure may pass; one that stays needs a replacement")
 	section(gen.CheckedSourceStatusChanged, "Look at the changed pages", "a title or size that moved far may be a parked or replaced page")
+	if path != "" {
+		n += reportedDead(env.Stdout, path, n)
+	}
 	if n == 0 {
 		fmt.Fprintln(env.Stdout, "\nNothing to do for the sources.")
 	}
@@ -77,4 +81,28 @@ func printRows(w io.Writer, rows []gen.CheckedSource) {
 	for _, c := range rows {
 		fmt.Fprintf(w, "   %s #%d  %s\n", c.Category, c.Rank, checkedURL(c))
 	}
+}
+
+// reportedDead prints, as section n+1, the pending proposals that report
+// a source dead or propose a replacement for one (propose_change), and
+// returns 1 when there are some, 0 otherwise.
+func reportedDead(w io.Writer, path string, n int) int {
+	ps, err := proposals.Read(proposals.PathFor(path))
+	if err != nil {
+		return 0
+	}
+	var rows []*proposals.Proposal
+	for _, p := range ps {
+		if p.Status == proposals.Pending && (p.Action == proposals.ReportDeadSource || p.Action == proposals.ReplaceSource) {
+			rows = append(rows, p)
+		}
+	}
+	if len(rows) == 0 {
+		return 0
+	}
+	fmt.Fprintf(w, "\n%d. Decide the proposals about sources (%d): 3gs proposals show ID --registry %s, then accept or reject\n", n+1, len(rows), signature.ShellQuote(path))
+	for _, p := range rows {
+		fmt.Fprintf(w, "   %s  %s #%d  %s (proposer's words: %s)\n", p.ID, p.Slug, p.Rank, p.Action, plainText(p.Reason, 120))
+	}
+	return 1
 }
