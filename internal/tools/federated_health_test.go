@@ -51,3 +51,23 @@ func TestFederatedShowsPeersHealth(t *testing.T) {
 		t.Errorf("the text does not show the peer's check:\n%s", text)
 	}
 }
+
+// A result whose three sources were all gone says so before anything
+// else of it.
+func TestFederatedAllGoneSaidFirst(t *testing.T) {
+	gone := &gen.SourceHealth{Status: gen.SourceHealthStatusGone, CheckedAt: "2026-11-20T00:00:00Z"}
+	r := gen.FederatedResult{Trust: gen.FederatedResultTrustOwn, Curator: gen.Curator{Name: "Us", Pubkey: "pk:x"}, Slug: "s", Name: "N", Description: "D", RegistryVersion: "1.0.0"}
+	for i := 1; i <= 3; i++ {
+		r.Sources = append(r.Sources, gen.FederatedSource{Rank: i, Name: "n", URL: "https://x.example/", Type: "book", Why: "w", Health: gone})
+	}
+	h := &Handlers{}
+	text := h.GetFederatedSourcesText(&gen.GetFederatedSourcesOutput{Query: "q", Results: []gen.FederatedResult{r}})
+	warn := strings.Index(text, "Warning: all 3 sources of this category were gone")
+	if warn < 0 || warn > strings.Index(text, "Category: N") {
+		t.Errorf("the warning is not before the category:\n%s", text)
+	}
+	r.Sources[1].Health = &gen.SourceHealth{Status: gen.SourceHealthStatusOk, CheckedAt: gone.CheckedAt}
+	if text := h.GetFederatedSourcesText(&gen.GetFederatedSourcesOutput{Query: "q", Results: []gen.FederatedResult{r}}); strings.Contains(text, "Warning: all") {
+		t.Errorf("warned with a source ok:\n%s", text)
+	}
+}

@@ -280,6 +280,9 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 		} else {
 			b.WriteString("== " + strconv.Itoa(i+1) + ". " + registry.Visible(r.Curator.Name) + " (" + r.Curator.Pubkey + "), own curator ==\n")
 		}
+		if federatedAllGone(r) {
+			b.WriteString("Warning: all 3 sources of this category were gone when its curator last checked them; tell the user, and prefer another result or a search.\n")
+		}
 		b.WriteString("Category: " + oneLine(r.Name, 200) + "\n")
 		b.WriteString("Slug: " + r.Slug + "\n")
 		b.WriteString("Description: " + oneLine(r.Description, 2000) + "\n")
@@ -307,4 +310,15 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 	}
 	b.WriteString(notAsked(out.Peers, math.MaxInt))
 	return b.String()
+}
+
+// federatedAllGone reports whether every source of r was gone when its
+// curator last checked it.
+func federatedAllGone(r gen.FederatedResult) bool {
+	for _, s := range r.Sources {
+		if s.Health == nil || s.Health.Status != gen.SourceHealthStatusGone {
+			return false
+		}
+	}
+	return len(r.Sources) > 0
 }
