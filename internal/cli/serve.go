@@ -145,11 +145,13 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
 		return ExitUsage
 	}
-	defer c.closeLog()
 	if c.follow == nil {
 		limitMemoryFor(env, c.registry)
 	}
 	err = app.Run(ctx, c.app(env))
+	// Over HTTP the log's lines are written by a goroutine of their own
+	// (logWriter): they are all out before a message of ours follows.
+	c.closeLog()
 	switch {
 	case err == nil:
 		return ExitOK
