@@ -186,17 +186,27 @@ func TestSIGHUPReloadsTokens(t *testing.T) {
 }
 
 // toolsEnv is THREEGS_E2E_TOOLS for the TypeScript clients: the tools
-// listed to a public and to an admin caller, and each tool's first example
-// arguments, all from the generated tables.
+// listed to a public and to an admin caller, each tool's first example
+// arguments and its readOnlyHint, all from the generated tables.
 func toolsEnv(t *testing.T) string {
 	t.Helper()
 	examples := map[string]json.RawMessage{}
+	readOnly := map[string]bool{}
 	for _, tool := range gen.Tools {
 		if len(tool.Examples.Arguments) > 0 {
 			examples[tool.Name] = json.RawMessage(tool.Examples.Arguments[0])
 		}
+		var m struct {
+			Annotations struct {
+				ReadOnlyHint bool `json:"readOnlyHint"`
+			} `json:"annotations"`
+		}
+		if err := json.Unmarshal([]byte(tool.Manifest), &m); err != nil {
+			t.Fatalf("%s's manifest: %v", tool.Name, err)
+		}
+		readOnly[tool.Name] = m.Annotations.ReadOnlyHint
 	}
-	data, err := json.Marshal(map[string]any{"public": gen.ListedFor(gen.TierPublic), "admin": gen.ListedFor(gen.TierAdmin), "examples": examples})
+	data, err := json.Marshal(map[string]any{"public": gen.ListedFor(gen.TierPublic), "admin": gen.ListedFor(gen.TierAdmin), "examples": examples, "readOnly": readOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(), [...expected.public].sort());
 for (const t of tools) {
   assert.equal(t.inputSchema.type, "object", `${t.name} input schema`);
-  assert.equal(t.annotations.readOnlyHint, t.name !== "reload_registry", `${t.name} readOnlyHint`);
+  assert.equal(t.annotations.readOnlyHint, expected.readOnly[t.name], `${t.name} readOnlyHint`);
   assert.equal(t.annotations.openWorldHint, false, `${t.name} openWorldHint`);
 }
 

@@ -84,6 +84,27 @@ const reloaded = await call("reload_registry", {});
 assert.equal(reloaded.isError, false, reloaded.content[0].text);
 assert.equal(reloaded.structuredContent.category_count, before);
 
+// The proposal tools act on a proposal that exists: one is proposed (the
+// schema's example) for each decision. A vote not signed by a curator the
+// registry endorses is refused, as the example's is.
+async function propose() {
+  const p = await call("propose_change", expected.examples["propose_change"]);
+  assert.equal(p.isError, false, p.content[0].text);
+  return p.structuredContent.id;
+}
+const first = await propose();
+const shown = await call("get_proposal", { id: first });
+assert.equal(shown.isError, false, shown.content[0].text);
+assert.equal(shown.structuredContent.proposal.status, "pending");
+const pending = await call("list_proposals", { status: "pending" });
+assert.ok(pending.structuredContent.proposals.some((p) => p.id === first), "list_proposals shows the new proposal");
+const vote = await call("vote_proposal", { ...expected.examples["vote_proposal"], id: first });
+assert.equal(vote.isError, true, "a vote by a key the registry does not endorse is refused");
+const accepted = await call("accept_proposal", { id: first, reason: "e2e" });
+assert.equal(accepted.isError, false, accepted.content[0].text);
+const rejected = await call("reject_proposal", { id: await propose(), reason: "e2e" });
+assert.equal(rejected.isError, false, rejected.content[0].text);
+
 // Any tool not called above gets its schema's example call.
 for (const t of tools) {
   if (!called.has(t.name)) {
