@@ -500,9 +500,9 @@ type GetFederatedSourcesInput struct {
 
 type GetFederatedSourcesOutput struct {
 	// When no registry has a confident answer: the closest categories of all the
-	// registries asked, best first across them, each with what it covers and whose
-	// registry holds it (up to five; up to ten when they hold more than 100
-	// categories together). Empty or absent otherwise.
+	// registries asked that share a word of the query, best first across them, each
+	// with what it covers and whose registry holds it (up to five; up to ten when
+	// they hold more than 100 categories together). Empty or absent otherwise.
 	Candidates []FederatedCandidate `json:"candidates,omitempty,omitzero"`
 
 	// When no registry has a confident answer: how many categories the registries
@@ -511,8 +511,9 @@ type GetFederatedSourcesOutput struct {
 	CategoryCount *int `json:"category_count,omitempty,omitzero"`
 
 	// When no registry has a confident answer: their other categories after the
-	// candidates, closest first, by registry, slug and name only, as many as fit in
-	// the answer's 4,000 bytes of text (all of them when they fit).
+	// candidates, by registry, slug and name only (any more that share words with the
+	// query closest first, then the others), as many as fit in the answer's 4,000
+	// bytes of text (all of them when they fit).
 	MoreCategories []FederatedListed `json:"more_categories,omitempty,omitzero"`
 
 	// Every endorsed curator and whether its registry could be asked: a peer that is
@@ -661,14 +662,16 @@ type GetSourcesOutput struct {
 	// Kept so that clients reading it still validate.
 	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
 
-	// When nothing matched: the closest categories, best first, each with what it
-	// covers (up to five; up to ten in a registry too large to list whole), for the
-	// agent to choose from by calling get_sources with the chosen slug. For an
-	// unknown slug, the slugs closest to it.
+	// When nothing matched: the closest categories that share a word of the query (or
+	// one related to it), best first, each with what it covers (up to five; up to ten
+	// in a registry too large to list whole), for the agent to choose from by calling
+	// get_sources with the chosen slug; absent when the query shares nothing with any
+	// category. For an unknown slug, the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
 	// When nothing matched: how many categories the registry holds. The candidates
-	// are the closest of them; list_categories pages through them all.
+	// are the closest of them that share words with the query; list_categories pages
+	// through them all.
 	CategoryCount *int `json:"category_count,omitempty,omitzero"`
 
 	// Closest corresponds to the JSON schema field "closest".
@@ -680,9 +683,11 @@ type GetSourcesOutput struct {
 	// What the matched category covers.
 	Description *string `json:"description,omitempty,omitzero"`
 
-	// When nothing matched: the registry's other categories after the candidates,
-	// closest first, by slug and name only: all of them when the whole list fits in
-	// the answer (about 80 categories), otherwise as many as fit, with
+	// When nothing matched: the registry's other categories after the candidates, by
+	// slug and name only: first any more that share words with the query, closest
+	// first, then the others in catalog order (in a registry too large to list whole,
+	// those with faint signs of a match come before them); all of them when the whole
+	// list fits in the answer (about 80 categories), otherwise as many as fit, with
 	// list_categories to browse the rest.
 	MoreCategories []ListedCategory `json:"more_categories,omitempty,omitzero"`
 

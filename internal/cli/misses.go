@@ -92,6 +92,11 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 			if err != nil || len(top) == 0 {
 				return "", 0, false
 			}
+			if !top[0].Grounded {
+				// Not a home whatever its score: the query shares no
+				// word with it (get_sources offers it as no candidate).
+				return "", top[0].Score, false
+			}
 			return top[0].Slug, top[0].Score, top[0].Score >= threshold
 		}
 	}
@@ -107,7 +112,7 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(env.Stdout, "%d of %d logged calls got no confident answer (or one below %s), in %d %s, most asked first.\n",
 		total, len(entries), fmtFloat(low), len(groups), plural(len(groups), "group", "groups"))
 	for _, g := range groups {
-		name := fmt.Sprintf("no good home (no category scored %s or more)", fmtFloat(floor))
+		name := fmt.Sprintf("no good home (no category shares its words, or none scored %s or more)", fmtFloat(floor))
 		if g.Slug != "" {
 			name = g.Slug
 			if reg != nil {

@@ -122,9 +122,23 @@ func TestMissesHasAFloorForAHome(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "no good home") || !strings.Contains(out, "consider a new category") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
-	// With no floor, it goes under whichever category came closest.
-	if code, out, _ := run(t, nil, "misses", log, "--home-floor", "0"); code != ExitOK || strings.Contains(out, "no good home") {
+	// Even with no floor: no category shares a word with it, so none is
+	// its home (get_sources offered it no candidate either).
+	if code, out, _ := run(t, nil, "misses", log, "--home-floor", "0"); code != ExitOK || !strings.Contains(out, "no good home") {
 		t.Errorf("--home-floor 0:\n%s", out)
+	}
+}
+
+// A question that shares a word with a category goes under it when its
+// score reaches the floor, and has no good home below it.
+func TestMissesFloorForAGroundedQuery(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "queries.jsonl")
+	serveCalls(t, nil, []string{"--query-log", log}, `{"query":"rust belt history"}`)
+	if code, out, errOut := run(t, nil, "misses", log, "--home-floor", "0.01"); code != ExitOK || !strings.Contains(out, "rust-learning: 1 query") {
+		t.Errorf("floor 0.01: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := run(t, nil, "misses", log, "--home-floor", "0.99"); code != ExitOK || !strings.Contains(out, "no good home") {
+		t.Errorf("floor 0.99: exit %d\n%s%s", code, out, errOut)
 	}
 }
 

@@ -111,12 +111,20 @@ func printMatch(w io.Writer, reg *registry.Registry, query string, ranked []matc
 		fmt.Fprintf(w, "No match: no category reaches the threshold %s\n", fmtFloat(threshold))
 		code = ExitFail
 	}
+	// Only categories the matcher has evidence for are named as close;
+	// the others are scored too, but a score without a shared word is
+	// no sign of a topic.
 	var others []string
-	for _, s := range rest[:min(len(rest), 3)] {
-		others = append(others, fmt.Sprintf("%s %.3f", s.Slug, s.Score))
+	for _, s := range rest {
+		if s.Grounded && len(others) < 3 {
+			others = append(others, fmt.Sprintf("%s %.3f", s.Slug, s.Score))
+		}
 	}
-	if len(others) > 0 {
+	switch {
+	case len(others) > 0:
 		fmt.Fprintf(w, "Next: %s\n", strings.Join(others, ", "))
+	case code != ExitOK:
+		fmt.Fprintln(w, "No candidates: no category shares a word of the query, or one related to it, in what its curator wrote about it")
 	}
 	return code
 }
@@ -130,6 +138,9 @@ func printExplanations(w io.Writer, ex []matcher.Explanation) {
 		}
 		if e.Doubt != "" {
 			fmt.Fprintf(w, "   in doubt: %s (evidence scaled down)\n", e.Doubt)
+		}
+		if !e.Grounded {
+			fmt.Fprintln(w, "   no evidence: no query word meets what its curator wrote, so it is never offered as a candidate")
 		}
 		switch {
 		case e.Capped:

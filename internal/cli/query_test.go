@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -94,5 +97,22 @@ func TestQuerySharedFixtureExamples(t *testing.T) {
 		if code != ExitFail || !strings.Contains(out, "Next: "+want+" ") {
 			t.Errorf("%q: exit %d, want 1 with %s as the first candidate\n%s", query, code, want, out)
 		}
+	}
+}
+
+// A query that shares no word with any category names none as next: the
+// matcher scores some, but has no evidence for them.
+func TestQueryNoEvidenceNoCandidates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "registry.json")
+	if err := os.WriteFile(path, frozen.Registry(frozen.Basic), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, nil, "query", "--registry", path, "knitting", "patterns", "for", "beginners")
+	if code != ExitFail || strings.Contains(out, "Next:") || !strings.Contains(out, "No candidates: no category shares a word of the query") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = run(t, nil, "query", "--registry", path, "quantum", "chromodynamics", "in", "rust")
+	if code != ExitFail || !strings.Contains(out, "Next: rust-learning ") || strings.Contains(out, "No candidates") {
+		t.Errorf("exit %d:\n%s", code, out)
 	}
 }

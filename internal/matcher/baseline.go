@@ -85,13 +85,27 @@ func (b *Baseline) Match(query string, limit int) ([]Scored, error) {
 			}
 		}
 		score := similarityWeight*best + slugWordWeight*float64(found)/float64(len(c.slugWords))
-		out = append(out, Scored{Slug: c.slug, Score: min(score, 1)})
+		out = append(out, Scored{Slug: c.slug, Score: min(score, 1), Grounded: found > 0 || c.shares(tokens)})
 	}
 	slices.SortFunc(out, byScore)
 	for len(out) > 0 && out[len(out)-1].Score == 0 {
 		out = out[:len(out)-1]
 	}
 	return out[:min(len(out), max(limit, 0))], nil
+}
+
+// shares reports whether one of the query's tokens is a whole word of one
+// of c's strings: the baseline's evidence (Scored.Grounded). Its
+// similarity is above zero for any two strings, so it cannot say that.
+func (c *baselineCategory) shares(tokens []string) bool {
+	for _, cd := range c.candidates {
+		for w := range strings.FieldsSeq(cd.text) {
+			if slices.Contains(tokens, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bestSimilarity is the highest similarity between q (qlen characters) and

@@ -72,6 +72,7 @@ type wordTally struct {
 	patternOnly                                                      bool   // the (last) explained word is only in its patterns
 	named                                                            bool   // a direct word is in the category's slug or name
 	genericMet                                                       bool   // a generic word the query has is in what the curator wrote
+	grounded                                                         bool   // a topic word meets it (see evidence.grounded)
 }
 
 // evidence is the verdict k with the counts of t.
@@ -80,7 +81,11 @@ func (t *wordTally) evidence(p *parsed, k doubtKind) evidence {
 	if p.total > 0 {
 		share = t.explainedWeight / p.total
 	}
-	return evidence{kind: k, keyed: t.keyed, unexplained: t.unexplained + t.loose, rare: t.rare, explained: t.explained, share: share, left: t.left, named: t.named, patternOnly: t.patternOnly, aliens: t.aliens}
+	// A query of generic words only ("beginner guide") has nothing else
+	// to share: a category whose curated words hold one of them has what
+	// the query asks for, as much as any can.
+	grounded := t.grounded || t.met+t.unexplained == 0 && t.genericMet
+	return evidence{kind: k, keyed: t.keyed, unexplained: t.unexplained + t.loose, rare: t.rare, explained: t.explained, share: share, left: t.left, named: t.named, patternOnly: t.patternOnly, aliens: t.aliens, grounded: grounded}
 }
 
 // countWords counts, word by word, how the query's words meet category c.
@@ -168,6 +173,7 @@ func (t *wordTally) metWord(i int, w *qword, mask uint8, kind MatchKind) {
 	if mask&keyFields != 0 {
 		t.keyed++
 	}
+	t.grounded = t.grounded || mask&curatedFields != 0 || kind != KindRelated && mask&sourceIDFields != 0
 }
 
 // maskIn is maskOf(t, c) for the k-th candidate term of the query, read
@@ -259,6 +265,16 @@ type evidence struct {
 	patternOnly                         bool    // the explained word (when one) is only in its patterns
 	aliens                              uint64  // bit i: query word i is a name or term nothing in it meets
 	farAliens                           int     // of those, the ones far in meaning from it and not misspelt English (best candidate only)
+	// grounded: the category has evidence (Scored.Grounded): a query word
+	// that is not a generic request word meets what the curator wrote
+	// about it (slug, name, patterns, description), directly (same stem,
+	// typo, prefix, abbreviation) or through a related word of strength
+	// weakLink or more, or meets one of its sources' names or hosts
+	// directly. A word met only in a source's why-line or type (prose
+	// about a page: "patterns" in a regex tutorial's why is no sign of
+	// knitting), a loose link, word vectors and the calibration's prior
+	// are not evidence.
+	grounded bool
 }
 
 func (e evidence) doubted() bool { return e.kind != sure }
@@ -288,6 +304,10 @@ const weakLink = 0.5
 
 // wholeSource is the phrase score at which a query states a source's name.
 const wholeSource = 0.8
+
+// sourceIDFields name a source: what the curator chose, as opposed to
+// the prose about it.
+const sourceIDFields = 1<<FieldSourceName | 1<<FieldSourceHost
 
 // keyFields are the curator's names for the category: what it is called
 // and how people ask for it, as opposed to prose about it.

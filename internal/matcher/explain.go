@@ -40,7 +40,10 @@ type Explanation struct {
 	Lead        float64
 	Calibration []FactorEffect
 	Capped      bool
-	Words       []WordExplanation
+	// Grounded is Scored.Grounded: a query word meets the category, so
+	// it may be offered as a candidate.
+	Grounded bool
+	Words    []WordExplanation
 }
 
 // WordExplanation is one query word's part in a category's score.
@@ -81,7 +84,7 @@ func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 	out := make([]Explanation, 0, len(hits))
 	for i, h := range hits {
 		c := h.cat
-		e := Explanation{Slug: h.Slug, Evidence: evidence[i], Semantic: float64(h.sem)}
+		e := Explanation{Slug: h.Slug, Evidence: evidence[i], Semantic: float64(h.sem), Grounded: h.ev.grounded}
 		if i == 0 && calibrated {
 			e.Lead, e.Calibration, e.Capped = f[factorLead], effects(&f), capped
 		}

@@ -23,6 +23,12 @@ type Matcher interface {
 type Scored struct {
 	Slug  string
 	Score float64
+	// Grounded says the matcher has evidence for the category: a word of
+	// the query meets what the curator wrote about it, not merely a prior,
+	// a word in its sources' prose or closeness in meaning. Only a
+	// grounded category is offered as a candidate; the score alone cannot
+	// say it, as calibration keeps every listed score above zero.
+	Grounded bool
 }
 
 var (

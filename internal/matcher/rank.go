@@ -85,6 +85,7 @@ func (x *Index) Match(query string, limit int) ([]Scored, error) {
 	out := make([]Scored, len(hits))
 	for i, h := range hits {
 		out[i] = h.Scored
+		out[i].Grounded = h.ev.grounded
 	}
 	x.scratch.Put(s)
 	return out, nil

@@ -49,7 +49,7 @@ const (
 // Instructions tell the model, in initialize and server/discover, how to
 // use the server.
 const Instructions = "3gs answers 'where should I read about X?' with three human-vetted sources. " +
-	"Call get_sources with the topic in plain words. If no category is confident, it lists the registry's categories closest first: " +
+	"Call get_sources with the topic in plain words. If no category is confident, it lists the registry's categories, those that share words with the query closest first: " +
 	"pick the one that fits the question and call get_sources with its slug (two calls at most); if none fits, the registry does not cover it. " +
 	"list_categories, with an optional filter, browses the topics covered; " +
 	"get_provenance and get_endorsements tell who curated the registry and who vouches for it. " +

@@ -10,14 +10,19 @@ import (
 
 // The listing a no-match answer puts in front of the agent, shared by
 // get_sources (one registry) and get_federated_sources (ours and every
-// endorsed curator's): the categories closest first, the best with what
-// they cover, then as many more by slug and name as fit in answerBudget.
+// endorsed curator's): the categories the matcher has evidence for
+// (matcher.Scored.Grounded) closest first, the best with what they cover,
+// then the others in catalog order, by slug and name, as many as fit in
+// answerBudget. A category the query shares nothing with is never
+// offered as a candidate nor called close: the agent still sees it, in
+// the catalog's order, and can pick it or decline.
 
 // shelf is one registry's part in a listing.
 type shelf struct {
 	reg *registry.Registry
-	// ranked are its categories closest to the query, best first;
-	// confident, whether the best is an answer (see matchFor).
+	// ranked are its categories closest to the query, best first (only
+	// the grounded ones are listed as such); confident, whether the best
+	// is an answer (see matchFor).
 	ranked    []matcher.Scored
 	confident bool
 	// tag starts each of its lines ("[own] "): "" when it is listed alone.
@@ -45,13 +50,20 @@ type catalog struct {
 	// shown counts the categories shown of each shelf.
 	shown []int
 	total int // categories on all shelves
-	whole bool
-	text  string
+	// grounded counts the categories shown as close to the query: the
+	// ranked ones the matcher has evidence for. The others shown follow
+	// in catalog order.
+	grounded int
+	// hinted counts those shown next, without evidence but ranked by
+	// the faint signs the matcher saw (compact listings only).
+	hinted int
+	whole  bool
+	text   string
 }
 
 // list chooses what a no-match answer shows within room bytes (the
 // lines, and the notes of the shelves they come from): the closest
-// categories across shelves by score (ties: the earlier shelf first),
+// grounded categories across shelves by score (ties: the earlier shelf first),
 // each shelf keeping its own order; the best few described
 // (maxCandidates, or maxCandidatesLarge when the shelves hold more than
 // wholeCatalog categories, as the list cannot be whole), then the others
@@ -74,9 +86,24 @@ func list(shelves []shelf, room int) catalog {
 	ls.compact = c.total > wholeCatalog
 	if ls.compact {
 		describe = maxCandidatesLarge
+		ls.room -= len(nextCompact) + len(hintsLabel) + len(othersCompact)
+	} else {
+		ls.room -= len(nextLabel) + len(othersLabel)
 	}
-	full := ls.ranked(describe)
+	full := ls.ranked(describe, true)
+	c.grounded = len(c.described) + len(c.more)
+	if ls.compact && !full {
+		// The list cannot be whole, so something must choose which of
+		// the rest it shows: the faint signs the matcher saw (a word in
+		// a source's prose, a loose link, a generic word) choose better
+		// than the alphabet, and the text says that is all they are.
+		ls.phase = hinted
+		n := len(c.more)
+		full = ls.ranked(0, false)
+		c.hinted = len(c.more) - n
+	}
 	// Then every other category, while they fit.
+	ls.phase = catalogOrder
 	for i := 0; i < len(shelves) && !full; i++ {
 		for _, cat := range shelves[i].reg.Categories() {
 			if !ls.shown[shelfSlug{i, cat.Slug}] && !ls.add(listed{shelf: i, slug: cat.Slug}, false) {
@@ -90,11 +117,46 @@ func list(shelves []shelf, room int) catalog {
 	switch {
 	case ls.more.Len() == 0:
 	case ls.compact:
-		c.text += "\nThe next closest, by slug: " + ls.more.String()
+		c.text += nextCompact + ls.more.String()
 	default:
-		c.text += "\nThe others, by slug and name:" + ls.more.String()
+		c.text += nextLabel + ls.more.String()
+	}
+	if ls.hints.Len() > 0 {
+		c.text += hintsLabel + ls.hints.String()
+	}
+	switch {
+	case ls.rest.Len() == 0:
+	case c.grounded == 0 && ls.hints.Len() == 0 && ls.compact:
+		c.text += "\n" + ls.rest.String()
+	case c.grounded == 0 && ls.hints.Len() == 0:
+		c.text += ls.rest.String()
+	case ls.compact:
+		c.text += othersCompact + ls.rest.String()
+	default:
+		c.text += othersLabel + ls.rest.String()
 	}
 	return ls.c
+}
+
+// The labels of a listing's parts, charged to its room.
+const (
+	nextCompact   = "\nThe next closest, by slug: "
+	nextLabel     = "\nThe next closest, by slug and name:"
+	hintsLabel    = "\nNo evidence, only faint signs (a word in a source's description, a loosely related or generic word, closeness in meaning), by slug: "
+	othersCompact = "\nOthers, in catalog order, by slug: "
+	othersLabel   = "\nThe others, by slug and name:"
+)
+
+// anyGrounded reports whether a category of any shelf has evidence.
+func anyGrounded(shelves []shelf) bool {
+	for _, sh := range shelves {
+		for _, r := range sh.ranked {
+			if r.Grounded {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // shelfSlug names a category of a listing.
@@ -104,20 +166,42 @@ type shelfSlug struct {
 }
 
 // lister is list at work: the catalog so far, the room left, and the
-// lines written.
+// lines written: desc the described, more the other grounded ones, hints
+// the ranked ones without evidence, rest those in catalog order.
 type lister struct {
-	shelves    []shelf
-	room       int
-	compact    bool
-	shown      map[shelfSlug]bool
-	desc, more strings.Builder
-	c          catalog
+	shelves                 []shelf
+	room                    int
+	compact                 bool
+	phase                   phase
+	shown                   map[shelfSlug]bool
+	desc, more, hints, rest strings.Builder
+	c                       catalog
 }
 
-// ranked shows the ranked categories, merged across shelves by score, the
-// first describe of them described while they fit, and reports whether
-// the listing is full.
-func (ls *lister) ranked(describe int) (full bool) {
+// phase is which part of a listing lister is writing.
+type phase uint8
+
+const (
+	closest      phase = iota // grounded categories, closest first
+	hinted                    // ranked ones without evidence (compact listings only)
+	catalogOrder              // every other category, in catalog order
+)
+
+// into is the builder of the not-described lines of the current phase.
+func (ls *lister) into() *strings.Builder {
+	switch ls.phase {
+	case hinted:
+		return &ls.hints
+	case catalogOrder:
+		return &ls.rest
+	}
+	return &ls.more
+}
+
+// ranked shows the ranked categories whose Grounded is grounded, merged
+// across shelves by score, the first describe of them described while
+// they fit, and reports whether the listing is full.
+func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 	shelves := ls.shelves
 	next := make([]int, len(shelves))
 	for !full {
@@ -132,7 +216,7 @@ func (ls *lister) ranked(describe int) (full bool) {
 		}
 		r := shelves[best].ranked[next[best]]
 		next[best]++
-		if ls.shown[shelfSlug{best, r.Slug}] {
+		if r.Grounded != grounded || ls.shown[shelfSlug{best, r.Slug}] {
 			continue
 		}
 		l := listed{shelf: best, slug: r.Slug, score: r.Score}
@@ -166,7 +250,7 @@ func (ls *lister) add(l listed, described bool) bool {
 		ls.desc.WriteString(line)
 		c.described = append(c.described, l)
 	} else {
-		ls.more.WriteString(line)
+		ls.into().WriteString(line)
 		c.more = append(c.more, l)
 	}
 	return true
@@ -190,7 +274,7 @@ func (ls *lister) line(sh *shelf, l listed, described bool) string {
 		return candidateLine(sh.tag+l.slug, name, d, l.score)
 	case ls.compact:
 		line := ", " + sh.tag + l.slug
-		if len(ls.c.more) == 0 {
+		if ls.into().Len() == 0 {
 			line = line[2:]
 		}
 		return line
@@ -212,12 +296,24 @@ func candidateLine(slug, name, description string, score float64) string {
 func (c *catalog) shownCount() int { return len(c.described) + len(c.more) }
 
 // heading says what the listing is: the whole of what the shelves hold,
-// or the closest part of it. what names the whole ("the registry's").
+// or a part of it; those that share words with the query closest first,
+// the others in catalog order. what names the whole ("the registry's").
 func (c *catalog) heading(what string) string {
-	if c.whole {
+	switch {
+	case c.grounded == 0 && c.whole:
+		return fmt.Sprintf(" %s %d categories, in catalog order:", capitalize(what), c.total)
+	case c.grounded == 0 && c.hinted == 0:
+		return fmt.Sprintf(" The first %d of %s %d categories, in catalog order:", c.shownCount(), what, c.total)
+	case c.grounded == 0:
+		return fmt.Sprintf(" %d of %s %d categories, none sharing a word with the query:", c.shownCount(), what, c.total)
+	case c.whole && c.grounded == c.total:
 		return fmt.Sprintf(" %s %d categories, closest first:", capitalize(what), c.total)
+	case c.whole:
+		return fmt.Sprintf(" %s %d categories, the %d that share words with the query first, closest first, then the others:", capitalize(what), c.total, c.grounded)
+	case c.grounded == c.shownCount():
+		return fmt.Sprintf(" The %d closest of %s %d categories:", c.shownCount(), what, c.total)
 	}
-	return fmt.Sprintf(" The %d closest of %s %d categories:", c.shownCount(), what, c.total)
+	return fmt.Sprintf(" %d of %s %d categories: the %d that share words with the query, closest first, then others:", c.shownCount(), what, c.total, c.grounded)
 }
 
 func capitalize(s string) string {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,13 +62,14 @@ func timesListed(text, entry string) int {
 }
 
 // A registry small enough to show whole: every category is in the first
-// answer, the described candidates first.
+// answer, the described candidates (those that share a word with the
+// query: "replication") first.
 func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
 	out, text := noMatchFor(t, 40)
 	if got := shownOnce(t, out, text); got != 40 {
 		t.Errorf("listed %d of 40 categories:\n%s", got, text)
 	}
-	if len(out.Candidates) != maxCandidates || !strings.Contains(text, "The registry's 40 categories, closest first:") ||
+	if len(out.Candidates) == 0 || !strings.Contains(text, fmt.Sprintf("The registry's 40 categories, the %d that share words with the query first, closest first, then the others:", len(out.Candidates))) ||
 		!strings.Contains(text, "this registry does not cover the topic") || strings.Contains(text, "list_categories") {
 		t.Errorf("%d candidates; text:\n%s", len(out.Candidates), text)
 	}
@@ -76,15 +78,15 @@ func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
 	}
 }
 
-// A registry too large to show: the closest ones within the budget, ten of
-// them described, and how to browse the rest.
+// A registry too large to show: the closest ones within the budget, up to
+// ten of them described, then others, and how to browse the rest.
 func TestNoMatchListsALargeRegistryToItsBudget(t *testing.T) {
 	out, text := noMatchFor(t, 400)
 	got := shownOnce(t, out, text)
-	if got < 30 || got >= 400 || len(out.Candidates) != maxCandidatesLarge {
+	if got < 30 || got >= 400 || len(out.Candidates) == 0 || len(out.Candidates) > maxCandidatesLarge {
 		t.Errorf("listed %d categories, %d described:\n%s", got, len(out.Candidates), text)
 	}
-	if len(text) > answerBudget || !strings.Contains(text, "closest of the registry's 400 categories:") || !strings.Contains(text, "list_categories with filter") {
+	if len(text) > answerBudget || !strings.Contains(text, fmt.Sprintf(" of the registry's 400 categories: the %d that share words with the query, closest first, then others:", len(out.Candidates))) || !strings.Contains(text, "list_categories with filter") {
 		t.Errorf("%d bytes (budget %d):\n%s", len(text), answerBudget, text)
 	}
 	for i, c := range out.Candidates[1:] {

@@ -398,7 +398,7 @@ func checkListing(t *testing.T, f *federation, out *gen.GetFederatedSourcesOutpu
 // fit, the closest otherwise.
 func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 	f := newFederation(t, 3, 20)
-	out, text := fedNoMatch(t, f, "quantum chromodynamics")
+	out, text := fedNoMatch(t, f, "quantum chromodynamics of programming bread")
 	count := checkListing(t, f, out, text)
 	if len(count) != 4 || *out.CategoryCount != frozen.BasicCategories+3*20 || len(out.Candidates) != maxCandidates {
 		t.Errorf("want candidates from all 4 registries of 76 categories, %d described: %v, %d categories, %d described", maxCandidates, count, *out.CategoryCount, len(out.Candidates))
@@ -430,7 +430,7 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 
 	// Too many to list: the closest, ten described, within the budget.
 	f = newFederation(t, 6, 500)
-	out, text = fedNoMatch(t, f, "quantum chromodynamics")
+	out, text = fedNoMatch(t, f, "quantum chromodynamics of programming bread")
 	count = checkListing(t, f, out, text)
 	if n := len(out.Candidates) + len(out.MoreCategories); n < 30 || len(out.Candidates) != maxCandidatesLarge || len(count) < 2 ||
 		!strings.Contains(text, fmt.Sprintf(" closest of the 7 registries' %d categories:", frozen.BasicCategories+6*500)) || !strings.Contains(text, "cannot be browsed from here") {
@@ -458,7 +458,7 @@ func TestListShowsAPeersTextOnOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := list([]shelf{{reg: reg, ranked: []matcher.Scored{{Slug: "bread", Score: 0.3}}, tag: "[1] ", note: "\n[1] Mallory", foreign: true}}, answerBudget)
+	c := list([]shelf{{reg: reg, ranked: []matcher.Scored{{Slug: "bread", Score: 0.3, Grounded: true}}, tag: "[1] ", note: "\n[1] Mallory", foreign: true}}, answerBudget)
 	if len(c.described) != 1 || strings.Count(c.text, "\n") != 1 || !strings.HasPrefix(c.text, "\n- [1] bread (") {
 		t.Errorf("a peer's description broke its line: %q", c.text)
 	}
@@ -504,7 +504,7 @@ func TestFederatedPeerDownOrRefused(t *testing.T) {
 			t.Errorf("text does not name the peers not asked:\n%s", text)
 		}
 	}
-	out, text := fedNoMatch(t, f, "quantum chromodynamics")
+	out, text := fedNoMatch(t, f, "quantum chromodynamics of programming bread")
 	states(out)
 	count := checkListing(t, f, out, text)
 	if len(count) != 2 || count[down] != 0 || count[refused] != 0 || !strings.Contains(text, down+" (unreachable)") || !strings.Contains(text, refused+" (refused)") {

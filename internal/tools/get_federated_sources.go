@@ -129,6 +129,9 @@ func federatedNoMatch(out *gen.GetFederatedSourcesOutput, shelves []shelf) error
 		rephrase = "ask get_federated_sources again in other words to search the rest of the endorsed curators' registries, which cannot be browsed from here"
 		last     = "; if nothing fits, say the topic is not covered."
 	)
+	if !anyGrounded(shelves) {
+		b.WriteString(" No category of any of them shares anything with it, so there are no candidates.")
+	}
 	down := notAsked(out.Peers, 300)
 	// What is written besides the lines and notes: the framing, the
 	// heading of the list and of the others (100), and the advice.

@@ -247,7 +247,7 @@ func (s *snapshot) bySlug(slug string) (*gen.GetSourcesOutput, error) {
 		add(sl, 0)
 	}
 	if ranked, err := s.matcher.Match(strings.ReplaceAll(slug, "-", " "), maxCandidates); err == nil {
-		for _, r := range ranked {
+		for _, r := range grounded(ranked) {
 			add(r.Slug, r.Score)
 		}
 	}
@@ -274,16 +274,30 @@ const (
 // maxAlternatives is how many runner-up categories get_sources names.
 const maxAlternatives = 2
 
-// alternatives are the runner-ups worth offering: those scoring above half
-// the threshold. Below that they are noise, not near misses.
+// alternatives are the runner-ups worth offering: those the matcher has
+// evidence for scoring above half the threshold. Below that they are
+// noise, not near misses.
 func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
 	var out []gen.AlternativeCategory
+	rest = grounded(rest)
 	for _, r := range rest[:min(len(rest), maxAlternatives)] {
 		if r.Score <= threshold/2 {
 			break
 		}
 		c, _ := s.reg.Category(r.Slug)
 		out = append(out, gen.AlternativeCategory{Slug: r.Slug, Name: c.Name, Score: r.Score})
+	}
+	return out
+}
+
+// grounded are the categories of ranked the matcher has evidence for, in
+// its order: the only ones offered as candidates or called close.
+func grounded(ranked []matcher.Scored) []matcher.Scored {
+	out := make([]matcher.Scored, 0, len(ranked))
+	for _, r := range ranked {
+		if r.Grounded {
+			out = append(out, r)
+		}
 	}
 	return out
 }
@@ -318,21 +332,26 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 
 // noMatch puts the registry in front of the agent instead of an answer:
 // it reads meaning better than the matcher, so it picks the right category
-// whenever it can see it. The categories come closest first (list): the
-// best with what they cover (candidates), then as many more by slug and
-// name as fit in the answer's budget (more_categories), which is the whole
+// whenever it can see it. The categories the query shares words with come
+// closest first (list): the best with what they cover (candidates), then
+// as many more by slug and name as fit in the answer's budget
+// (more_categories), the others in catalog order, which is the whole
 // registry up to about 80 categories. A larger registry gets its closest
-// ones and how to browse the rest.
+// ones and how to browse the rest. When the query shares nothing with
+// any category, the answer says so, offers no candidate and lists the
+// catalog in its order.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
 	b.Grow(answerBudget)
 	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", oneLine(query, 500), strconv.FormatFloat(threshold, 'f', -1, 64))
-	if len(ranked) > 0 {
-		out.Closest = &gen.ClosestCategory{Slug: ranked[0].Slug, Score: ranked[0].Score}
-		out.Alternatives = s.alternatives(ranked[1:], threshold)
+	if g := grounded(ranked); len(g) > 0 {
+		out.Closest = &gen.ClosestCategory{Slug: g[0].Slug, Score: g[0].Score}
+		out.Alternatives = s.alternatives(g[1:], threshold)
+	} else {
+		fmt.Fprintf(&b, " No category shares anything with it: none of the registry's %d has a word of the query, or one related to it, in what its curator wrote about it, so there are no candidates.", len(s.slugs))
 	}
-	c := list([]shelf{{reg: s.reg, ranked: ranked}}, answerBudget-b.Len()-400) // the heading and the closing advice
+	c := list([]shelf{{reg: s.reg, ranked: ranked}}, answerBudget-b.Len()-500) // the heading and the closing advice
 	for _, l := range c.described {
 		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
 	}

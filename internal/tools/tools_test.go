@@ -131,7 +131,7 @@ func TestAlternatives(t *testing.T) {
 	if miss.CategoryCount == nil || *miss.CategoryCount != frozen.BasicCategories {
 		t.Errorf("category_count %v, want the %d categories of the registry", miss.CategoryCount, frozen.BasicCategories)
 	}
-	if !strings.Contains(te.Text, fmt.Sprintf("The registry's %d categories, closest first:", frozen.BasicCategories)+"\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
+	if !strings.Contains(te.Text, fmt.Sprintf("The registry's %d categories, the 4 that share words with the query first, closest first, then the others:", frozen.BasicCategories)+"\n- rust-learning (Learning Rust, score 0.") || !strings.Contains(te.Text, "\n- go-learning (") || !strings.Contains(te.Text, "call get_sources with its slug") {
 		t.Errorf("no-match text: %s", te.Text)
 	}
 	// A specific query has no runner-up worth naming.

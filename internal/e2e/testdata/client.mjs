@@ -33,9 +33,17 @@ assert.equal(found.structuredContent.sources.length, 3);
 assert.deepEqual(found.structuredContent.sources.map((s) => s.rank), [1, 2, 3]);
 assert.match(found.content[0].text, /^Category: Learning Rust/);
 
-const missed = await client.callTool({ name: "get_sources", arguments: { query: "quantum physics supercollider" } });
+// A topic the registry has no word for: no candidates, said plainly, and
+// the catalog listed for the agent to pick from or decline.
+const unrelated = await client.callTool({ name: "get_sources", arguments: { query: "quantum physics supercollider" } });
+assert.equal(unrelated.isError, true);
+assert.match(unrelated.content[0].text, /^No category matches query 'quantum physics supercollider' confidently/);
+assert.match(unrelated.content[0].text, /so there are no candidates/);
+assert.equal(unrelated.structuredContent.candidates, undefined, "no candidates without evidence");
+
+const missed = await client.callTool({ name: "get_sources", arguments: { query: "secure my home network" } });
 assert.equal(missed.isError, true);
-assert.match(missed.content[0].text, /^No category matches query 'quantum physics supercollider' confidently/);
+assert.match(missed.content[0].text, /^No category matches query 'secure my home network' confidently/);
 assert.match(missed.content[0].text, /call get_sources with its slug/);
 const candidates = missed.structuredContent.candidates;
 assert.ok(candidates.length >= 1 && candidates.length <= 5, "up to five candidates");
