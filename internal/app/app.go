@@ -247,6 +247,9 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 	if c.Follow != nil {
 		followCache = c.Follow.Cache
 		cfg.Origin = c.Follow.URL
+		if m := fl.Mirror(); m != nil { // a nil *follow.Mirror is not a nil interface
+			cfg.AuditMirror = m
+		}
 	}
 	pc.Log, pc.CacheDir, pc.Build = log, PeerCacheDir(c.PeerCache, srvd.Path, followCache), c.NewMatcher
 	cfg.Peers = peer.New(pc)

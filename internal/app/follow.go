@@ -33,6 +33,7 @@ func startFollowing(ctx context.Context, c *Config) (*Served, *follow.Follower, 
 	fl := follow.New(follow.Config{
 		URL: fc.URL, Key: fc.Key, Refresh: fc.Refresh, CacheDir: fc.Cache,
 		Fetcher: c.Peers.Fetcher, AllowExpired: c.AllowExpired, Log: c.Log,
+		Mirror: openMirror(c),
 	})
 	first, err := fl.Start(ctx)
 	if err != nil {
@@ -44,6 +45,25 @@ func startFollowing(ctx context.Context, c *Config) (*Served, *follow.Follower, 
 		Files:    signature.Files{Where: "followed from " + fc.URL + ": download them from this server, or from the origin"},
 		Modified: first.FetchedAt,
 	}, fl, nil
+}
+
+// openMirror opens the replica's mirror of the origin's audit log in its
+// cache, or returns nil (the replica then answers that the origin keeps
+// the log) when there is no cache or the mirror cannot be opened.
+func openMirror(c *Config) *follow.Mirror {
+	fc := c.Follow
+	if fc.Cache == "" {
+		return nil
+	}
+	m, note, err := follow.OpenMirror(follow.MirrorPath(fc.Cache, fc.Key), fc.Key)
+	if err != nil {
+		c.Log.Warn("the mirror of the origin's audit log cannot be kept; /audit answers that the origin keeps the log", "cache", fc.Cache, "err", err)
+		return nil
+	}
+	if note != "" {
+		c.Log.Warn(note)
+	}
+	return m
 }
 
 // followPublisher swaps a follower's new copy into h, with a matcher

@@ -96,9 +96,16 @@ var ErrLegacy = errors.New("audit log in the old format")
 var ErrMissing = errors.New("the log is empty or missing")
 
 // MissingFix says how to recover from ErrMissing for the log at logPath
-// beside the registry at regPath.
+// beside the registry at regPath: first from a copy published elsewhere
+// (a read replica's, a peer's, a static host's), which 3gs audit fetch
+// checks entry by entry against the registry's own signature.
 func MissingFix(logPath, regPath string) string {
-	return "the log belongs beside the registry and its signature, and a copy of the two must take it along: copy " + logPath +
+	fetch := "3gs audit fetch --from REPLICA_OR_PUBLISHED_URL --registry " + regPath
+	if logPath != regPath+".audit.jsonl" {
+		fetch += " --audit-log " + logPath
+	}
+	return "the log belongs beside the registry and its signature, and a copy of the two must take it along. Restore it from a read replica of this node, or any node or host that publishes it: " +
+		fetch + " (it checks the copy against the registry's signature); or copy " + logPath +
 		" from where the registry was signed (or from a backup) next to " + regPath + "; or, to start a new log and lose the history, move " +
 		regPath + ".sig aside and sign again: 3gs sign --key-file KEY " + regPath
 }

@@ -91,7 +91,7 @@ func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.AuditEntry) (Head, 
 		buf.WriteByte('\n')
 		head = Head{e.Seq, HashLine(line)}
 	}
-	if err := appendLines(l.path, l.size, buf.Bytes()); err != nil {
+	if err := AppendLines(l.path, l.size, buf.Bytes()); err != nil {
 		return l.head, err
 	}
 	l.head, l.last, l.firstSigned = head, entries[len(entries)-1], first
@@ -99,12 +99,14 @@ func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.AuditEntry) (Head, 
 	return head, nil
 }
 
-// appendLines appends b (whole lines) to the log at path, which must be
-// want bytes long, and syncs it. A write or sync that fails part way is
+// AppendLines appends b (whole lines) to the log at path, which must be
+// want bytes long, and syncs it: for Append, and for a read replica's
+// mirror of its origin's log (internal/follow), whose lines are the
+// origin's, verified, rather than made here. A write or sync that fails part way is
 // cut back, so the file holds whole entries whatever happens short of a
 // crash; a crash leaves at worst a torn last line, which Verify reports
 // as Torn and a starting server cuts.
-func appendLines(path string, want int64, b []byte) error {
+func AppendLines(path string, want int64, b []byte) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
 	if err != nil {
 		return fmt.Errorf("opening the audit log: %w", err)

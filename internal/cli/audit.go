@@ -29,6 +29,7 @@ import (
 var auditSubcommands = []command{
 	{"verify", "[REGISTRY]", "check every entry of the registry's audit log, and that the log ends at the head the registry's signature covers", auditVerifyFlags, runAuditVerify},
 	{"log", "[REGISTRY]", "print the audit log's entries, checking each on the way; --since, --slug and --action pick some", auditLogFlags, runAuditLog},
+	{"fetch", "[REGISTRY]", "restore a lost audit log from a copy another node or host publishes (a read replica's, a peer's, the .audit.jsonl beside a registry document), checked entry by entry against the head the registry's signature covers", auditFetchFlags, runAuditFetch},
 	{"migrate", "[REGISTRY]", "replace an audit log of the old unsigned format with a signed one that records the old file's digest (kept as LOG.v1), and sign the registry again", auditMigrateFlags, runAuditMigrate},
 }
 

@@ -22,12 +22,13 @@ func TestDeployWithoutTheLogSaysHowToRecover(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	deployed := filepath.Join(dir, "registry.json")
+	fetch := "3gs audit fetch --from REPLICA_OR_PUBLISHED_URL --registry " + deployed
 	code, _, errOut := serveLines(t, nil, []string{"--registry", deployed})
-	if code == ExitOK || !strings.Contains(errOut, "the log is empty or missing") || !strings.Contains(errOut, "copy "+deployed+".audit.jsonl from where the registry was signed") {
+	if code == ExitOK || !strings.Contains(errOut, "the log is empty or missing") || !strings.Contains(errOut, fetch) || !strings.Contains(errOut, "copy "+deployed+".audit.jsonl from where the registry was signed") {
 		t.Errorf("serve: exit %d\n%s", code, errOut)
 	}
 	code, out, _ := run(t, nil, "doctor", "--registry", deployed)
-	if code != ExitFail || !strings.Contains(lines(out)["audit log"], "move "+deployed+".sig aside and sign again") {
+	if code != ExitFail || !strings.Contains(lines(out)["audit log"], fetch) || !strings.Contains(lines(out)["audit log"], "move "+deployed+".sig aside and sign again") {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 	os.Rename(deployed+".sig", deployed+".sig.old")

@@ -25,7 +25,7 @@ func followFlags(f *Flags, o *followOptions) {
 	f.StringVar(&o.url, "follow", "THREEGS_FOLLOW", "", "serve as a read replica of the 3gs node (http(s)://host[:port]) or registry URL given: its registry, verified against --follow-pubkey, refreshed every --follow-refresh; curator tools then point to it. Excludes --registry")
 	f.StringVar(&o.pubkey, "follow-pubkey", "THREEGS_FOLLOW_PUBKEY", "", "with --follow: the origin curator's key (pk:Z32 or Z32); a copy signed by any other key is refused")
 	f.DurationVar(&o.refresh, "follow-refresh", "THREEGS_FOLLOW_REFRESH", "30s", "with --follow: how often to ask the origin again (conditional requests, so an unchanged registry costs a 304); at least 1s")
-	f.StringVar(&o.cache, "follow-cache", "THREEGS_FOLLOW_CACHE", "", "with --follow: directory for the last good copy, checked again when read, so a restart while the origin is down serves it; none means the user cache directory")
+	f.StringVar(&o.cache, "follow-cache", "THREEGS_FOLLOW_CACHE", "", "with --follow: directory for the last good copy, checked again when read, so a restart while the origin is down serves it, and for the verified mirror of the origin's audit log that /audit serves; none means the user cache directory")
 }
 
 // minFollowRefresh bounds --follow-refresh from below: a replica asking

@@ -18,6 +18,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -54,6 +55,9 @@ type Config struct {
 	CacheDir string
 	// Fetcher reads the origin within its bounds.
 	Fetcher *peer.Fetcher
+	// Mirror, when set, keeps a verified copy of the origin's audit log
+	// up to the head of each copy accepted (mirror.go).
+	Mirror *Mirror
 	// AllowExpired serves a copy whose signature expired (--allow-expired).
 	AllowExpired bool
 	// Publish serves a newly accepted copy; it is called from one
@@ -178,11 +182,37 @@ func (f *Follower) check(ctx context.Context) bool {
 			f.cfg.Log.Warn("the follower's cache was not written; the copy serves from memory", "err", err)
 		}
 	}
+	f.syncMirror(ctx, c)
 	if changed && served != nil {
 		f.publish(c)
 	}
 	return true
 }
+
+// syncMirror brings the mirror of the origin's log to the head c's
+// signature covers, before c is served, so that the log a replica serves
+// reaches the registry it serves whenever the origin's log could be read.
+// A mirror that falls behind is not a reason to refuse c: the replica
+// then answers /audit as the origin keeping the log, until it catches up.
+func (f *Follower) syncMirror(ctx context.Context, c *peer.Copy) {
+	m := f.cfg.Mirror
+	if m == nil || c.Log == nil {
+		return
+	}
+	restarted, err := m.Sync(*c.Log, c.Registry.SHA256(), func(after, until int) (io.ReadCloser, error) {
+		return f.cfg.Fetcher.ReadLogFrom(ctx, f.cfg.URL, after, until)
+	})
+	switch {
+	case err != nil:
+		f.cfg.Log.Warn("the origin's audit log was not mirrored; /audit answers that the origin keeps it until it is", "origin", f.cfg.URL, "head", c.Log.Seq, "why", err.Error())
+	case restarted:
+		f.cfg.Log.Warn("the mirror of the origin's audit log did not lead to the origin's head, and was built again from the origin's log", "origin", f.cfg.URL, "head", c.Log.Seq)
+	}
+}
+
+// Mirror is the follower's mirror of the origin's audit log; nil when it
+// keeps none.
+func (f *Follower) Mirror() *Mirror { return f.cfg.Mirror }
 
 // publish serves c.
 func (f *Follower) publish(c *peer.Copy) {

@@ -149,8 +149,15 @@ func (f *Fetcher) logTail(ctx context.Context, rawURL string, after, until int) 
 // restoring a log lost where the registry is kept (store.RestoreLog),
 // which checks every entry it reads. Close it when done.
 func (f *Fetcher) ReadLog(ctx context.Context, rawURL string, until int) (io.ReadCloser, error) {
+	return f.ReadLogFrom(ctx, rawURL, 0, until)
+}
+
+// ReadLogFrom is ReadLog from the entry after seq after: for a read
+// replica's mirror of its origin's log (internal/follow), which checks
+// that the first entry links to the last one it holds.
+func (f *Fetcher) ReadLogFrom(ctx context.Context, rawURL string, after, until int) (io.ReadCloser, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
-	r, err := f.logTail(ctx, rawURL, 0, until)
+	r, err := f.logTail(ctx, rawURL, after, until)
 	if err != nil {
 		cancel()
 		return nil, err

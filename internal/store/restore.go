@@ -63,8 +63,15 @@ func RestoreLog(regPath, logPath string, r io.Reader) (auditlog.Head, error) {
 		}
 		return nil
 	}})
-	if err != nil && !errors.Is(err, errCovered) {
+	var p *auditlog.Problem
+	switch {
+	case err == nil || errors.Is(err, errCovered):
+	case errors.As(err, &p) || errors.Is(err, auditlog.ErrLegacy):
 		return auditlog.Head{}, fmt.Errorf("the copy is not this registry's log: %w", err)
+	default:
+		// Not what the copy says, but failing to read it: the network,
+		// a bound.
+		return auditlog.Head{}, fmt.Errorf("reading the copy: %w", err)
 	}
 	if _, err := auditlog.Match(rep, reg.SHA256(), &covered); err != nil {
 		return auditlog.Head{}, fmt.Errorf("the copy is not this registry's log: %w", err)

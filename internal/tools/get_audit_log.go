@@ -59,7 +59,7 @@ func (h *Handlers) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error) {
 	e := h.edit
 	if e == nil && h.origin != "" {
-		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: this node is a read replica of %s, which keeps the log (GET %s/audit, or its get_audit_log)", auditlog.ErrNoLog, h.origin, h.origin)
+		return h.mirrorServed()
 	}
 	if e == nil {
 		return "", auditlog.Head{}, served.Registry{}, ErrNoAuditLog
@@ -71,6 +71,34 @@ func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error)
 		return "", auditlog.Head{}, served.Registry{}, err
 	}
 	return e.AuditLog, head, h.Published(), nil
+}
+
+// AuditMirror is a read replica's verified copy of its origin's audit
+// log (follow.Mirror): its file, which only grows while a head is
+// served from it, and the last entry it holds.
+type AuditMirror interface {
+	Mirrored() (path string, head auditlog.Head)
+}
+
+// mirrorServed is auditServed on a read replica: its mirror of the
+// origin's log, served up to the head the signature of the copy it serves
+// covers, once the mirror has reached it. Until then (or with no mirror)
+// the origin keeps the log.
+func (h *Handlers) mirrorServed() (string, auditlog.Head, served.Registry, error) {
+	reg := h.Published()
+	elsewhere := fmt.Sprintf("this node is a read replica of %s, which keeps the log (GET %s/audit, or its get_audit_log)", h.origin, h.origin)
+	if h.mirror == nil {
+		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: %s", auditlog.ErrNoLog, elsewhere)
+	}
+	want := reg.Signature.Log
+	if want == nil {
+		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: the origin's signature covers no audit log head, so this read replica has no log to serve", auditlog.ErrNoLog)
+	}
+	path, held := h.mirror.Mirrored()
+	if held.Seq < want.Seq {
+		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: its copy of the origin's log has not yet reached seq %d, the head the registry served covers; %s", auditlog.ErrNoLog, want.Seq, elsewhere)
+	}
+	return path, *want, reg, nil
 }
 
 // noAuditLog is get_audit_log's answer on a server without a log.

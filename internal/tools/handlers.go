@@ -44,6 +44,7 @@ type Handlers struct {
 	now       func() time.Time
 	peers     *peer.Network // nil: endorsed curators are not fetched
 	origin    string        // a read replica's origin; "" otherwise
+	mirror    AuditMirror   // a read replica's copy of the origin's log; nil: none
 	// auditIndex finds the audit log's entries for AuditPage without
 	// reading the whole file on every page.
 	auditIndex auditlog.Index
@@ -117,6 +118,10 @@ type Config struct {
 	// whose registry it serves: the curator tools answer that edits go
 	// there.
 	Origin string
+	// AuditMirror, on a read replica that keeps one, is its verified copy
+	// of the origin's audit log, which /audit and get_audit_log answer
+	// from.
+	AuditMirror AuditMirror
 	// EnforceExpiry withholds the registry once its signature expires
 	// while it is served (see expiry.go): set for a registry file and a
 	// read replica's copy, unless --allow-expired; not for the registry
@@ -131,7 +136,7 @@ type Recorder interface {
 
 // New returns handlers for c.
 func New(c Config) *Handlers {
-	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin}
+	h := &Handlers{threshold: c.Threshold, qlog: c.QueryLog, now: c.Now, peers: c.Peers, origin: c.Origin, mirror: c.AuditMirror}
 	h.expiry = c.EnforceExpiry
 	if h.now == nil {
 		h.now = time.Now
