@@ -163,7 +163,8 @@ func oneLine(s string) string {
 
 // literalRefused refuses a link an endorsed curator claims (home is not
 // "") that names a non-public IP address literally, unless it is the
-// address our registry endorses that curator at. internal/fetch connects
+// scheme, address and port our registry endorses that curator at (another
+// port of that address is another service of ours). internal/fetch connects
 // to a non-public address only when the URL names it, taking the literal
 // for the operator's choice; a link in a peer's registry is the peer's
 // choice, and would otherwise let the peer make us probe our own network
@@ -177,10 +178,21 @@ func literalRefused(u *url.URL, home string) error {
 	if err != nil || fetch.Public(a.WithZone("")) {
 		return nil // a name: its addresses are checked when connecting
 	}
-	if h, err := url.Parse(home); err == nil {
+	if h, err := url.Parse(home); err == nil && strings.EqualFold(h.Scheme, u.Scheme) && port(h) == port(u) {
 		if b, err := netip.ParseAddr(h.Hostname()); err == nil && b.WithZone("").Unmap() == a.WithZone("").Unmap() {
 			return nil
 		}
 	}
-	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that address may be named", u.Redacted(), a, home)}
+	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that scheme, address and port may be named", u.Redacted(), a, home)}
+}
+
+// port is the port u connects to: the one it names, or its scheme's.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }

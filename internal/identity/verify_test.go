@@ -99,12 +99,24 @@ func TestVerifyRefusesAPeersLiteralElsewhere(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
 	for home, want := range map[string]string{
 		"":                      "verified",           // our own curator's link
-		"http://127.0.0.1:9/":   "verified",           // the peer is endorsed on this address
+		base + "/":              "verified",           // the peer is endorsed at this address and port
 		"https://peer.example/": fetch.RefusedAddress, // a peer elsewhere names our loopback
 		"http://10.0.0.5:8080/": fetch.RefusedAddress, // another non-public address
 	} {
 		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != want {
 			t.Errorf("endorsed at %q: %s, want %s", home, got, want)
+		}
+	}
+}
+
+// A peer endorsed at one loopback port names another: the link would make
+// us probe a service of ours that is not the peer's, and read back whether
+// it answered (unreachable or key not found).
+func TestVerifyRefusesAPeersOtherPort(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	for _, home := range []string{"http://127.0.0.1:9/", "https://127.0.0.1/", strings.Replace(base, "http:", "https:", 1) + "/"} {
+		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != fetch.RefusedAddress {
+			t.Errorf("endorsed at %s, a link to %s: %s, want %s", home, base, got, fetch.RefusedAddress)
 		}
 	}
 }
