@@ -19,7 +19,7 @@ func (h *Handlers) ListProposals(_ context.Context, in *gen.ListProposalsInput) 
 	f := proposals.Filter{Status: string(deref(in.Status)), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
 	page, more := d.store.List(f)
 	for _, p := range page {
-		out.Proposals = append(out.Proposals, summaryOut(p))
+		out.Proposals = append(out.Proposals, summaryOut(h.counted(p)))
 	}
 	if more && len(page) > 0 {
 		out.NextCursor = ptr(page[len(page)-1].ID)

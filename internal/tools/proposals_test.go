@@ -203,3 +203,36 @@ func TestProposalTextIsFramedAsAnUnknownPartys(t *testing.T) {
 		t.Error("the structured reason keeps a format character")
 	}
 }
+
+// A curator whose endorsement our registry withdrew after they voted no
+// longer counts: the tally is of the curators the registry served
+// endorses now, as a new vote's is.
+func TestAVoteCountsOnlyWhileItsKeyIsEndorsed(t *testing.T) {
+	key, peer := newKey(t), newKey(t)
+	h := proposalNode(t, key, pkarr.Public(peer), proposals.Options{}, 10)
+	id := propose(t, h, context.Background(), &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(3), Reason: "gone"})
+	if _, err := vote(t, h, peer, id, "support", time.Now().Truncate(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	old := h.cur.Load()
+	doc := old.reg.Document()
+	doc.Endorsements = nil
+	data := gen.EncodeRegistry(&doc)
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.publish(newSnapshot(reg, matcher.New(reg), signature.Check(reg, signature.Sign(data, key, time.Now())), old.files, old.modified))
+
+	got, err := h.GetProposal(context.Background(), &gen.GetProposalInput{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Proposal.Support != 0 || len(got.Proposal.Votes) != 0 {
+		t.Errorf("get_proposal after the voter's endorsement was withdrawn: %d for, votes %+v; want none counted", got.Proposal.Support, got.Proposal.Votes)
+	}
+	list, _ := h.ListProposals(context.Background(), &gen.ListProposalsInput{})
+	if len(list.Proposals) != 1 || list.Proposals[0].Support != 0 {
+		t.Errorf("list_proposals after the withdrawal: %+v; want 0 for", list.Proposals)
+	}
+}
