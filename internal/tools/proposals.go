@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,11 +64,26 @@ func clientKeys(ctx context.Context) []string {
 	if c.Addr == "" && c.Session == "" {
 		return []string{"stdio"}
 	}
-	keys := []string{"addr:" + c.Addr}
+	keys := []string{"addr:" + network(c.Addr)}
 	if c.Session != "" {
 		keys = append(keys, "session:"+c.Session)
 	}
 	return keys
+}
+
+// network is the client an address stands for: an IPv4 address itself,
+// an IPv6 address's /64, the least a site is given and what one host may
+// pick its addresses from, so that rotating them gains no allowance.
+func network(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // proposalOut is p as get_proposal shows it.

@@ -236,3 +236,21 @@ func TestAVoteCountsOnlyWhileItsKeyIsEndorsed(t *testing.T) {
 		t.Errorf("list_proposals after the withdrawal: %+v; want 0 for", list.Proposals)
 	}
 }
+
+// One IPv6 client holds a /64 and may send from any address in it: its
+// allowance is the network's, so rotating addresses gains nothing. An
+// IPv4 address, or another /64, is another client.
+func TestProposalRateCountsAnIPv6NetworkAsOneClient(t *testing.T) {
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 1)
+	report := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"}
+	client := func(addr string) context.Context {
+		return served.WithClient(context.Background(), served.Client{Addr: addr})
+	}
+	propose(t, h, client("2001:db8:1:2::1"), report)
+	if _, err := h.ProposeChange(client("2001:db8:1:2:ffff::9"), report); err == nil || !strings.Contains(err.Error(), "--proposal-rate") {
+		t.Errorf("a second proposal from the same /64: %v, want the rate refusal", err)
+	}
+	propose(t, h, client("2001:db8:1:3::1"), report)
+	propose(t, h, client("::ffff:10.0.0.1"), report)
+	propose(t, h, client("10.0.0.2"), report)
+}
