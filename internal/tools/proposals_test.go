@@ -254,3 +254,30 @@ func TestProposalRateCountsAnIPv6NetworkAsOneClient(t *testing.T) {
 	propose(t, h, client("::ffff:10.0.0.1"), report)
 	propose(t, h, client("10.0.0.2"), report)
 }
+
+// A crash after the change was written and before the decision was: the
+// audit log names the proposal, the proposals file still reads pending.
+// Accepting again records the decision with the version the change made,
+// without applying it twice (an added category would no longer apply).
+func TestAcceptAfterACrashRecordsTheChangeMadeAlready(t *testing.T) {
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 10)
+	id := propose(t, h, context.Background(), &gen.ProposeChangeInput{Action: "add_category", Slug: "sqlite-learning", Category: ptr(sqlite("Learning SQLite")), Reason: "No category covers SQLite."})
+	p, _ := h.props.store.Get(id)
+	applied, err := h.changeAs(proposals.Actor(id, "root"), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := applied.reg.Version()
+
+	acc, err := h.AcceptProposal(admin, &gen.AcceptProposalInput{ID: id})
+	if err != nil {
+		t.Fatalf("accepting after the crash: %v", err)
+	}
+	if acc.Status != "accepted" || deref(acc.RegistryVersion) != version || h.cur.Load().reg.Version() != version {
+		t.Errorf("accept = %+v, registry now %s; want accepted at %s, applied once", acc, h.cur.Load().reg.Version(), version)
+	}
+	got, _ := h.GetProposal(context.Background(), &gen.GetProposalInput{ID: id})
+	if got.Proposal.Status != "accepted" || deref(got.Proposal.Decision.RegistryVersion) != version {
+		t.Errorf("the proposal: %+v", got.Proposal.Decision)
+	}
+}
