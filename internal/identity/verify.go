@@ -81,22 +81,27 @@ func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
 	if err := literalRefused(u, home); err != nil {
 		return err
 	}
-	var proofNote string
+	var proofErr error
 	if BareOrigin(u) {
-		err := v.proof(ctx, ProofURL(u), key)
-		if err == nil {
+		if proofErr = v.proof(ctx, ProofURL(u), key); proofErr == nil {
 			return nil
 		}
-		proofNote = "; " + err.Error()
 	}
-	if err := v.page(ctx, link, key); err != nil {
-		var f *Failure
-		if errors.As(err, &f) {
-			f.Detail += proofNote
-		}
+	err = v.page(ctx, link, key)
+	if err == nil || proofErr == nil {
 		return err
 	}
-	return nil
+	// Both failed: a proof file that answered without the key says more
+	// than a front page that did not answer.
+	first, second := err, proofErr
+	if PublicReason(proofErr) == KeyNotFound && PublicReason(err) != KeyNotFound {
+		first, second = proofErr, err
+	}
+	var f *Failure
+	if errors.As(first, &f) {
+		f.Detail += "; " + second.Error()
+	}
+	return first
 }
 
 // page checks that the page at link holds key.
