@@ -302,3 +302,19 @@ func TestProposalTextCannotCloseItsFrame(t *testing.T) {
 		}
 	}
 }
+
+// After propose_change an agent knows what happens next and what to do:
+// nothing changes yet, and the id is how to follow it.
+func TestProposeChangeTextSaysWhatComesNext(t *testing.T) {
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 10)
+	out, err := h.ProposeChange(context.Background(), &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(3), Reason: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := h.ProposeChangeText(out)
+	for _, s := range []string{*out.ID, "pending", "nothing changes", `get_proposal {"id": "` + *out.ID + `"}`} {
+		if !strings.Contains(text, s) {
+			t.Errorf("the text does not say %q:\n%s", s, text)
+		}
+	}
+}

@@ -98,5 +98,5 @@ func sourceErrors(err error, rank int) error {
 
 // ProposeChangeText implements gen.ToolHandlers.
 func (h *Handlers) ProposeChangeText(out *gen.ProposeChangeOutput) string {
-	return fmt.Sprintf("Proposal %s recorded (%s %s), pending: the curator accepts or rejects it. Follow it with get_proposal {\"id\": %q}.", deref(out.ID), out.Action, out.Slug, deref(out.ID))
+	return fmt.Sprintf("Proposal %s recorded (%s %s), pending: the curator accepts or rejects it, which may take days; until then nothing changes and get_sources answers as before. Give the user the id; anyone can follow it with get_proposal {\"id\": %q}.", deref(out.ID), out.Action, out.Slug, deref(out.ID))
 }
