@@ -318,3 +318,29 @@ func TestProposeChangeTextSaysWhatComesNext(t *testing.T) {
 		}
 	}
 }
+
+// What the registry only warns of in the curator's own file (a host on a
+// private or loopback address, a local name, a punycode look-alike) is
+// refused from the public: an unknown party has no business pointing the
+// curator, or 3gs check once accepted, at the node's own network. The
+// curator can still add such a source with upsert_category.
+func TestProposalsRefuseHostsTheRegistryWarnsOf(t *testing.T) {
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 100)
+	for _, host := range []string{"http://127.0.0.1:8080/", "https://10.0.0.5/", "http://[::1]/", "https://169.254.169.254/latest/", "https://intranet.local/", "https://xn--80ak6aa92e.com/"} {
+		src := &gen.Source{Rank: 2, Name: "N", URL: host, Type: "tool", Why: "W"}
+		_, err := h.ProposeChange(context.Background(), &gen.ProposeChangeInput{Action: "replace_source", Slug: "topic", Rank: ptr(2), Source: src, Reason: "r"})
+		var errs strictjson.Errors
+		if !errors.As(err, &errs) || errs[0].Path != "source.url" {
+			t.Errorf("replace_source with %s: %v, want invalid params at source.url", host, err)
+		}
+		cat := sqlite("Learning SQLite")
+		cat.Sources[2].URL = host
+		_, err = h.ProposeChange(context.Background(), &gen.ProposeChangeInput{Action: "add_category", Slug: "sqlite-learning", Category: &cat, Reason: "r"})
+		if !errors.As(err, &errs) || errs[0].Path != "category.sources[2].url" {
+			t.Errorf("add_category with %s: %v, want invalid params at category.sources[2].url", host, err)
+		}
+	}
+	if out, _ := h.ListProposals(context.Background(), &gen.ListProposalsInput{}); len(out.Proposals) != 0 {
+		t.Errorf("refused proposals were recorded: %+v", out.Proposals)
+	}
+}
