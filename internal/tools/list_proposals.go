@@ -17,6 +17,12 @@ func (h *Handlers) ListProposals(_ context.Context, in *gen.ListProposalsInput) 
 		return nil, &gen.ToolError{Text: h.noProposals(), Structured: out}
 	}
 	f := proposals.Filter{Status: string(deref(in.Status)), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
+	if f.After != "" {
+		if _, err := d.store.Get(f.After); err != nil {
+			// The page would start over: a client paging would go round.
+			return nil, &gen.ToolError{Text: "The cursor names a proposal this server no longer keeps (decided proposals are dropped after the retention time), so the page it ended cannot be continued. Call list_proposals without a cursor to start again.", Structured: out}
+		}
+	}
 	page, more := d.store.List(f)
 	for _, p := range page {
 		out.Proposals = append(out.Proposals, summaryOut(h.counted(p)))

@@ -344,3 +344,17 @@ func TestProposalsRefuseHostsTheRegistryWarnsOf(t *testing.T) {
 		t.Errorf("refused proposals were recorded: %+v", out.Proposals)
 	}
 }
+
+// A cursor whose proposal is gone (dropped after its retention) is an
+// error saying so, not the first page again, which would send a client
+// paging round in a circle.
+func TestListProposalsRefusesAGoneCursor(t *testing.T) {
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 100)
+	report := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"}
+	propose(t, h, context.Background(), report)
+	propose(t, h, context.Background(), report)
+	_, err := h.ListProposals(context.Background(), &gen.ListProposalsInput{Cursor: ptr(proposals.NewID())})
+	if err == nil || !strings.Contains(err.Error(), "list_proposals without a cursor") {
+		t.Errorf("a cursor naming no proposal: %v, want an error saying to start again", err)
+	}
+}
