@@ -1,9 +1,12 @@
 package proposals
 
 import (
+	"encoding/base64"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +197,20 @@ func TestVoteStatement(t *testing.T) {
 		"a fraction of a second later": func() error {
 			w := v
 			w.Time = t0.Add(time.Millisecond)
+			return VerifyVote(node, id, w, t0)
+		},
+		// S + L, the group order: the same signature to a lax verifier.
+		"the signature's S plus the group order": func() error {
+			w := v
+			raw, _ := base64.StdEncoding.DecodeString(w.Signature)
+			be := slices.Clone(raw[32:])
+			slices.Reverse(be)
+			s := new(big.Int).SetBytes(be)
+			l, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+			s.Add(s, l)
+			le := s.FillBytes(make([]byte, 32))
+			slices.Reverse(le)
+			w.Signature = base64.StdEncoding.EncodeToString(append(raw[:32:32], le...))
 			return VerifyVote(node, id, w, t0)
 		},
 		// The same 64 bytes written another way (the last character's
