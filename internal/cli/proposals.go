@@ -302,7 +302,19 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		return fail("%s: %v", id, err)
 	}
 	dec := proposals.Decision{Actor: store.Actor, Reason: o.reason}
+	applied := false
 	if p.Changes() {
+		// A crash after the change and before the decision: record it.
+		v, done, err := proposals.AppliedIn(auditLogPath(o.auditLog, reg), id)
+		if err != nil {
+			return fail("nothing decided: %v", err)
+		}
+		if applied = done; done {
+			dec.Version = v
+			fmt.Fprintf(env.Stdout, "Proposal %s was applied already (the audit log records version %s); recording the decision only.\n", id, v)
+		}
+	}
+	if p.Changes() && !applied {
 		r, err := registry.LoadFileLimit(reg, limit)
 		if err != nil {
 			problem, fix := registryProblem(reg, err, "")

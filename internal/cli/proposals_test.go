@@ -97,3 +97,31 @@ func TestProposalsAcceptRefusesToBlessATamperedFile(t *testing.T) {
 		t.Error("the registry was changed")
 	}
 }
+
+// A crash after the change was written and before the decision was (the
+// proposals file as it was before accepting): accepting again records the
+// decision, with the version the audit log names, and changes nothing.
+func TestProposalsAcceptAfterACrashRecordsTheChangeMadeAlready(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	run(t, nil, "sign", "--key-file", keyPath, regPath)
+	reg, _ := registry.LoadFile(regPath)
+	id := proposed(t, regPath, proposals.Proposal{Action: proposals.RemoveCategory, Slug: reg.Categories()[0].Slug, Reason: "duplicate"})
+	pending, _ := os.ReadFile(proposals.PathFor(regPath))
+	if code, out, errOut := run(t, nil, "proposals", "accept", id, "--registry", regPath, "--key-file", keyPath); code != ExitOK {
+		t.Fatalf("accept: exit %d\n%s%s", code, out, errOut)
+	}
+	applied, _ := os.ReadFile(regPath)
+	os.WriteFile(proposals.PathFor(regPath), pending, 0o600)
+
+	code, out, errOut := run(t, nil, "proposals", "accept", id, "--registry", regPath, "--key-file", keyPath)
+	if code != ExitOK || !strings.Contains(out, "applied already") {
+		t.Fatalf("accepting again after the crash: exit %d\n%s%s", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(regPath); string(after) != string(applied) {
+		t.Error("the change was applied twice")
+	}
+	ps, _ := proposals.Read(proposals.PathFor(regPath))
+	if len(ps) != 1 || ps[0].Status != proposals.Accepted || ps[0].Decision.Version == "" {
+		t.Errorf("the proposal after accepting again: %+v", ps[0])
+	}
+}

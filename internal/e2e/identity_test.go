@@ -17,9 +17,12 @@ import (
 
 // identitySite is a loopback web site where curators prove their keys:
 // a page with A's key, one without it, the origin's
-// /.well-known/3gs.json naming A's key, and a page with B's key. Every
-// other path is 404, so the origin verifies through its proof file alone.
-func identitySite(t *testing.T, a, b string) *httptest.Server {
+// /.well-known/3gs.json naming A's key, and a page with B's key. It is
+// also where B publishes its signed registry (regB, as a node does), so
+// B's link is on the origin A endorses B at: a peer's link may name a
+// loopback address only there. Every other path is 404, so the origin
+// verifies through its proof file alone.
+func identitySite(t *testing.T, a, b, regB string) *httptest.Server {
 	t.Helper()
 	pages := map[string]string{
 		"/a":                    "<html><body><p>My 3gs curator key is " + a + ".</p></body></html>",
@@ -30,7 +33,9 @@ func identitySite(t *testing.T, a, b string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := pages[r.URL.Path]
 		if !ok {
-			http.NotFound(w, r)
+			reg, _ := os.ReadFile(regB)
+			sig, _ := os.ReadFile(regB + ".sig")
+			testkit.ServeRegistry(w, r, reg, sig)
 			return
 		}
 		w.Write([]byte(body))
@@ -39,26 +44,26 @@ func identitySite(t *testing.T, a, b string) *httptest.Server {
 	return srv
 }
 
-// Two real nodes on loopback, A endorsing B, each claiming links on a
-// loopback site: A's page with its key verifies, its page without the
-// key fails, its bare origin verifies through /.well-known/3gs.json; B's
-// link, read from B's signed registry, verifies too and shows in A's
-// get_endorsements and get_federated_sources.
+// A real node on loopback, A, endorsing B, which publishes its signed
+// registry on a loopback site where both claim links: A's page with its
+// key verifies, its page without the key fails, its bare origin verifies
+// through /.well-known/3gs.json; B's link, read from B's signed registry,
+// verifies too and shows in A's get_endorsements and
+// get_federated_sources.
 func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
 	bin := testkit.Binary(t)
 	a, b := curator.New(t, "a"), curator.New(t, "b")
-	site := identitySite(t, a.Pub, b.Pub)
+	site := identitySite(t, a.Pub, b.Pub, b.Registry)
 
 	docB := oneTopic("Baker B", "sourdough-starters", "Sourdough Starters", "sourdough starter feeding",
 		[3]string{"https://b.example/one", "https://b.example/two", "https://b.example/three"})
 	docB.Curator.Links = []string{site.URL + "/b"}
 	b.Write(t, docB)
-	sb := testkit.Serve(t, bin, "--registry", b.Registry, "--key-file", b.KeyFile)
 
 	docA := oneTopic("Ada A", "garden-birds", "Garden Birdwatching", "identify garden birds",
 		[3]string{"https://a.example/one", "https://a.example/two", "https://a.example/three"})
 	docA.Curator.Links = []string{site.URL + "/a", site.URL + "/nothing", site.URL}
-	docA.Endorsements = []gen.Endorsement{{Pubkey: b.Pub, URL: nodeURL(sb.URL), Name: ptrTo("Baker B"), Since: "2026-11-25"}}
+	docA.Endorsements = []gen.Endorsement{{Pubkey: b.Pub, URL: site.URL, Name: ptrTo("Baker B"), Since: "2026-11-25"}}
 	a.Write(t, docA)
 	sa := testkit.Serve(t, bin, "--registry", a.Registry, "--key-file", a.KeyFile, "--identity-refresh", "10s")
 

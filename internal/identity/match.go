@@ -68,16 +68,19 @@ func ProofURL(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/.well-known/3gs.json"}).String()
 }
 
-// CheckCommand is a shell command that checks link by hand: it prints the
-// line that holds key, or nothing. For a bare origin it reads the
-// /.well-known/3gs.json file (the front page counts too: run it on the
-// link itself).
+// CheckCommand is a shell command that checks link by hand as Verify
+// does: it prints a line when the link proves key, nothing when not. A
+// page must answer 200 (curl -f) and hold the key as a word (grep -Fw); a
+// bare origin's /.well-known/3gs.json must be {"pubkey": key} and nothing
+// else, whatever its spacing, or else its front page hold the key.
+// (Verify also follows a redirect within the origin, which curl without
+// -L does not.)
 func CheckCommand(link, key string) string {
-	target := link
+	page := "curl -sf " + quote(link) + " | grep -Fw " + quote(key)
 	if u, err := url.Parse(link); err == nil && BareOrigin(u) {
-		target = ProofURL(u)
+		return "curl -sf " + quote(ProofURL(u)) + ` | tr -d ' \t\r\n' | grep -Fx ` + quote(`{"pubkey":"`+key+`"}`) + " || " + page
 	}
-	return "curl -s " + quote(target) + " | grep -Fw " + quote(key)
+	return page
 }
 
 // quote is s as one shell word, always in single quotes: a URL may hold

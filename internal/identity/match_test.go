@@ -53,9 +53,9 @@ func TestBareOrigin(t *testing.T) {
 
 func TestCheckCommand(t *testing.T) {
 	for link, want := range map[string]string{
-		"https://example.org":          "curl -s 'https://example.org/.well-known/3gs.json' | grep -Fw '" + key + "'",
-		"https://example.org/me?a=1&b": "curl -s 'https://example.org/me?a=1&b' | grep -Fw '" + key + "'",
-		"https://example.org/it's":     `curl -s 'https://example.org/it'\''s' | grep -Fw '` + key + "'",
+		"https://example.org":          `curl -sf 'https://example.org/.well-known/3gs.json' | tr -d ' \t\r\n' | grep -Fx '{"pubkey":"` + key + `"}' || curl -sf 'https://example.org' | grep -Fw '` + key + "'",
+		"https://example.org/me?a=1&b": "curl -sf 'https://example.org/me?a=1&b' | grep -Fw '" + key + "'",
+		"https://example.org/it's":     `curl -sf 'https://example.org/it'\''s' | grep -Fw '` + key + "'",
 	} {
 		if got := CheckCommand(link, key); got != want {
 			t.Errorf("CheckCommand(%s):\n got %s\nwant %s", link, got, want)

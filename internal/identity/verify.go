@@ -81,22 +81,27 @@ func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
 	if err := literalRefused(u, home); err != nil {
 		return err
 	}
-	var proofNote string
+	var proofErr error
 	if BareOrigin(u) {
-		err := v.proof(ctx, ProofURL(u), key)
-		if err == nil {
+		if proofErr = v.proof(ctx, ProofURL(u), key); proofErr == nil {
 			return nil
 		}
-		proofNote = "; " + err.Error()
 	}
-	if err := v.page(ctx, link, key); err != nil {
-		var f *Failure
-		if errors.As(err, &f) {
-			f.Detail += proofNote
-		}
+	err = v.page(ctx, link, key)
+	if err == nil || proofErr == nil {
 		return err
 	}
-	return nil
+	// Both failed: a proof file that answered without the key says more
+	// than a front page that did not answer.
+	first, second := err, proofErr
+	if PublicReason(proofErr) == KeyNotFound && PublicReason(err) != KeyNotFound {
+		first, second = proofErr, err
+	}
+	var f *Failure
+	if errors.As(first, &f) {
+		f.Detail += "; " + second.Error()
+	}
+	return first
 }
 
 // page checks that the page at link holds key.
@@ -163,7 +168,8 @@ func oneLine(s string) string {
 
 // literalRefused refuses a link an endorsed curator claims (home is not
 // "") that names a non-public IP address literally, unless it is the
-// address our registry endorses that curator at. internal/fetch connects
+// scheme, address and port our registry endorses that curator at (another
+// port of that address is another service of ours). internal/fetch connects
 // to a non-public address only when the URL names it, taking the literal
 // for the operator's choice; a link in a peer's registry is the peer's
 // choice, and would otherwise let the peer make us probe our own network
@@ -177,10 +183,21 @@ func literalRefused(u *url.URL, home string) error {
 	if err != nil || fetch.Public(a.WithZone("")) {
 		return nil // a name: its addresses are checked when connecting
 	}
-	if h, err := url.Parse(home); err == nil {
+	if h, err := url.Parse(home); err == nil && strings.EqualFold(h.Scheme, u.Scheme) && port(h) == port(u) {
 		if b, err := netip.ParseAddr(h.Hostname()); err == nil && b.WithZone("").Unmap() == a.WithZone("").Unmap() {
 			return nil
 		}
 	}
-	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that address may be named", u.Redacted(), a, home)}
+	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that scheme, address and port may be named", u.Redacted(), a, home)}
+}
+
+// port is the port u connects to: the one it names, or its scheme's.
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }

@@ -1,10 +1,12 @@
 package identity
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -75,6 +77,9 @@ func TestVerifyBareOrigin(t *testing.T) {
 		{"another key", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + other + `"}`, "/": "front page"}, KeyNotFound},
 		{"not the proof shape", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `","pubkey":"` + other + `"}`, "/": "front page"}, KeyNotFound},
 		{"neither", map[string]string{"/": "front page"}, KeyNotFound},
+		// The proof file answered, wrong: that is the reason, not the
+		// missing front page.
+		{"not the proof shape, no front page", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `","name":"x"}`}, KeyNotFound},
 	} {
 		base := site(t, c.pages)
 		if got := reason(verifier(0).Verify(context.Background(), key, base, "")); got != c.want {
@@ -99,12 +104,55 @@ func TestVerifyRefusesAPeersLiteralElsewhere(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
 	for home, want := range map[string]string{
 		"":                      "verified",           // our own curator's link
-		"http://127.0.0.1:9/":   "verified",           // the peer is endorsed on this address
+		base + "/":              "verified",           // the peer is endorsed at this address and port
 		"https://peer.example/": fetch.RefusedAddress, // a peer elsewhere names our loopback
 		"http://10.0.0.5:8080/": fetch.RefusedAddress, // another non-public address
 	} {
 		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != want {
 			t.Errorf("endorsed at %q: %s, want %s", home, got, want)
+		}
+	}
+}
+
+// A peer endorsed at one loopback port names another: the link would make
+// us probe a service of ours that is not the peer's, and read back whether
+// it answered (unreachable or key not found).
+func TestVerifyRefusesAPeersOtherPort(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	for _, home := range []string{"http://127.0.0.1:9/", "https://127.0.0.1/", strings.Replace(base, "http:", "https:", 1) + "/"} {
+		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != fetch.RefusedAddress {
+			t.Errorf("endorsed at %s, a link to %s: %s, want %s", home, base, got, fetch.RefusedAddress)
+		}
+	}
+}
+
+// The command get_identity prints to check a link by hand agrees with
+// Verify: it prints a line exactly when the link verifies. Before, a
+// proof file with another member, or an error page holding the key,
+// passed by hand and failed here.
+func TestCheckCommandAgreesWithVerify(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl to run the command with")
+	}
+	other := "pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo"
+	errorPage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no page "+r.URL.Path, http.StatusNotFound)
+	}))
+	t.Cleanup(errorPage.Close)
+	cases := map[string]string{
+		"proof file":          site(t, map[string]string{"/.well-known/3gs.json": "{\n  \"pubkey\": \"" + key + "\"\n}\n"}),
+		"front page":          site(t, map[string]string{"/": "hello " + key}),
+		"proof with a member": site(t, map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `","name":"x"}`}),
+		"proof of another":    site(t, map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + other + `"}`}),
+		"page":                site(t, map[string]string{"/me": "<!-- " + key + " -->"}) + "/me",
+		"longer token":        site(t, map[string]string{"/me": key + "x"}) + "/me",
+		"error page":          errorPage.URL + "/" + key,
+	}
+	for name, link := range cases {
+		verified := verifier(0).Verify(context.Background(), key, link, "") == nil
+		out, _ := exec.Command("sh", "-c", CheckCommand(link, key)).Output()
+		if byHand := len(bytes.TrimSpace(out)) > 0; byHand != verified {
+			t.Errorf("%s: verified %v, by hand %v (%s)", name, verified, byHand, CheckCommand(link, key))
 		}
 	}
 }

@@ -99,6 +99,10 @@ func (p *Proposal) AuditAction() gen.AuditEntryAction {
 	return gen.AuditEntryActionUpsert
 }
 
+// actorPrefix begins the audit log actor of a change accepted from
+// proposal id (AppliedIn looks for it).
+func actorPrefix(id string) string { return "proposal " + id + " accepted by " }
+
 // Actor is the audit log actor of a change accepted from proposal id by
 // who (an admin token's name, or cli): it names the proposal, within the
 // 64 characters an actor may take.
@@ -106,7 +110,7 @@ func Actor(id, who string) string {
 	if who == "" {
 		who = "cli"
 	}
-	a := "proposal " + id + " accepted by " + who
+	a := actorPrefix(id) + who
 	if len(a) > 64 {
 		a = a[:64]
 	}

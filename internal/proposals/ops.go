@@ -109,7 +109,9 @@ func list(order []string, items map[string]*Proposal, f Filter) ([]*Proposal, bo
 }
 
 // AddVote records v on the pending proposal id, replacing an earlier vote
-// by the same key. The caller has verified v (Verify).
+// by the same key. The same vote again (same key, vote and time) writes
+// nothing: votes are public, and one sent again must not grow the file.
+// The caller has verified v (VerifyVote).
 func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,8 +126,13 @@ func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 	replaced := false
 	for i, old := range next.Votes {
 		if old.Pubkey == v.Pubkey {
-			if v.Time.Before(old.Time) {
-				return nil, fmt.Errorf("this key voted on the proposal later (at %s) than this vote was signed; sign a new vote", old.Time.Format(time.RFC3339))
+			if old.Vote == v.Vote && old.Time.Equal(v.Time) {
+				return p.clone(), nil
+			}
+			if !v.Time.After(old.Time) {
+				// Not even in the same second: two statements of one
+				// second could otherwise be sent in turn for ever.
+				return nil, fmt.Errorf("this key voted on the proposal at %s, not before this vote was signed; sign a new vote", old.Time.Format(time.RFC3339))
 			}
 			next.Votes[i], replaced = v, true
 		}

@@ -1,9 +1,12 @@
 package proposals
 
 import (
+	"encoding/base64"
 	"errors"
+	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +165,9 @@ func TestALaterVoteReplacesTheKeysEarlierOne(t *testing.T) {
 	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0}); err == nil {
 		t.Error("an older vote replaced a newer one")
 	}
+	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0.Add(time.Minute)}); err == nil {
+		t.Error("another vote signed in the same second replaced the one recorded")
+	}
 }
 
 func TestVoteStatement(t *testing.T) {
@@ -184,6 +190,38 @@ func TestVoteStatement(t *testing.T) {
 		"another time": func() error {
 			w := v
 			w.Time = t0.Add(time.Second)
+			return VerifyVote(node, id, w, t0)
+		},
+		// The statement says whole seconds: a fraction would let a vote
+		// seen once be sent again as a "later" one.
+		"a fraction of a second later": func() error {
+			w := v
+			w.Time = t0.Add(time.Millisecond)
+			return VerifyVote(node, id, w, t0)
+		},
+		// S + L, the group order: the same signature to a lax verifier.
+		"the signature's S plus the group order": func() error {
+			w := v
+			raw, _ := base64.StdEncoding.DecodeString(w.Signature)
+			be := slices.Clone(raw[32:])
+			slices.Reverse(be)
+			s := new(big.Int).SetBytes(be)
+			l, _ := new(big.Int).SetString("7237005577332262213973186563042994240857116359379907606001950938285454250989", 10)
+			s.Add(s, l)
+			le := s.FillBytes(make([]byte, 32))
+			slices.Reverse(le)
+			w.Signature = base64.StdEncoding.EncodeToString(append(raw[:32:32], le...))
+			return VerifyVote(node, id, w, t0)
+		},
+		// The same 64 bytes written another way (the last character's
+		// unused bits set): the one signature, another string.
+		"the signature's base64 with its spare bits set": func() error {
+			w := v
+			// 64 bytes end in A, Q, g or w, then "=="; the next letter
+			// differs in the unused bits alone.
+			b := []byte(w.Signature)
+			b[85]++
+			w.Signature = string(b)
 			return VerifyVote(node, id, w, t0)
 		},
 	}
@@ -216,5 +254,29 @@ func TestLimiterCountsEveryKey(t *testing.T) {
 	}
 	if ok, _ := l.Allow(t0.Add(time.Hour), "session:1", "addr:a"); !ok {
 		t.Error("refused after the window ended")
+	}
+}
+
+// A vote sent again as it was (it is public: get_proposal shows it)
+// changes nothing and writes nothing, so replaying it cannot grow the file.
+func TestAVoteSentAgainWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{})
+	p, _ := s.Add(report("a"))
+	v := Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0, Signature: "sig"}
+	if _, err := s.AddVote(p.ID, v); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	got, err := s.AddVote(p.ID, v)
+	if err != nil {
+		t.Fatalf("the same vote again: %v", err)
+	}
+	after, _ := os.Stat(path)
+	if after.Size() != before.Size() {
+		t.Errorf("the same vote again wrote %d bytes", after.Size()-before.Size())
+	}
+	if sup, opp := got.Tally(); sup != 1 || opp != 0 {
+		t.Errorf("tally = %d for, %d against; want 1, 0", sup, opp)
 	}
 }

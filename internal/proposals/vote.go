@@ -59,13 +59,18 @@ func VerifyVote(node, id string, v Vote, now time.Time) error {
 	if v.Time.After(now.Add(MaxVoteSkew)) {
 		return fmt.Errorf("%w: it was signed at %s, more than %s after this node's clock (%s); check the voter's clock", ErrVoteTime, v.Time.UTC().Format(time.RFC3339), MaxVoteSkew, now.UTC().Format(time.RFC3339))
 	}
+	if !v.Time.Equal(v.Time.Truncate(time.Second)) {
+		return fmt.Errorf("%w: a vote's time is in whole seconds, as the statement writes it", ErrVoteTime)
+	}
 	pub, err := pkarr.ParsePublicKey(v.Pubkey)
 	if err != nil {
 		return fmt.Errorf("the voter's key: %w", err)
 	}
-	sig, err := base64.StdEncoding.DecodeString(v.Signature)
+	// Strict: the one way to write 64 bytes, so that a vote seen once
+	// cannot be sent again as another string with the same signature.
+	sig, err := base64.StdEncoding.Strict().DecodeString(v.Signature)
 	if err != nil || len(sig) != ed25519.SignatureSize {
-		return errors.New("the signature is not 64 bytes of standard base64")
+		return errors.New("the signature is not 64 bytes of standard base64, written the one way base64 writes them")
 	}
 	if !ed25519.Verify(pub, Statement(node, pkarr.URI(pub), id, v.Vote, v.Time), sig) {
 		return errors.New("the signature does not verify: it was not made by this key over this vote for this proposal on this node (the statement names the node's curator key, the voter, the proposal, the vote and the time)")

@@ -36,25 +36,44 @@ func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInp
 	}
 	dec := proposals.Decision{Actor: who, Reason: deref(in.Reason)}
 	if p.Changes() {
-		next, err := h.changeAs(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
-		var errs strictjson.Errors
-		switch {
-		case errors.As(err, &errs):
-			return nil, editFailure("The proposal no longer applies to the registry, which changed since it was made: "+errs.Error()+". It stays pending; reject it, or make the change by hand", out)
-		case err != nil:
-			return nil, editFailure("The proposal was not applied: "+err.Error()+". It stays pending", out)
+		if err := h.applyProposal(p, who, out); err != nil {
+			return nil, err
 		}
-		dec.Version = next.reg.Version()
-		out.Changed, out.RegistryVersion, out.Signed = true, ptr(dec.Version), ptr(next.signature.Verified)
+		dec.Version = deref(out.RegistryVersion)
 	}
 	if _, err := d.store.Decide(p.ID, proposals.Accepted, dec); err != nil {
 		if out.Changed {
-			return nil, &gen.ToolError{Text: fmt.Sprintf("The change was applied (registry version %s, recorded in the audit log as %s), but recording the decision failed: %v. The proposal still reads pending; reject it with a reason saying it was applied.", dec.Version, proposals.Actor(p.ID, who), err), Structured: out}
+			return nil, &gen.ToolError{Text: fmt.Sprintf("The change was applied (registry version %s, recorded in the audit log as %s), but recording the decision failed: %v. The proposal still reads pending; accept it again to record the decision: the audit log shows the change made, so it is not applied twice.", dec.Version, proposals.Actor(p.ID, who), err), Structured: out}
 		}
 		return nil, editFailure("Cannot record the decision: "+err.Error(), out)
 	}
 	out.Status = gen.AcceptProposalOutputStatusAccepted
 	return out, nil
+}
+
+// applyProposal makes p's change, accepted by who, and fills out with
+// the result. A change the audit log shows made already (a crash, or a
+// failed write of the proposals file, after the change and before the
+// decision) is not made again: out names the version it made.
+func (h *Handlers) applyProposal(p *proposals.Proposal, who string, out *gen.AcceptProposalOutput) error {
+	version, done, err := proposals.AppliedIn(h.edit.AuditLog, p.ID)
+	if err != nil {
+		return editFailure("Cannot tell whether the proposal was applied already: "+err.Error()+". It stays pending", out)
+	}
+	if done {
+		out.Changed, out.RegistryVersion, out.Signed = true, ptr(version), ptr(h.cur.Load().signature.Verified)
+		return nil
+	}
+	next, err := h.changeAs(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+	var errs strictjson.Errors
+	switch {
+	case errors.As(err, &errs):
+		return editFailure("The proposal no longer applies to the registry, which changed since it was made: "+errs.Error()+". It stays pending; reject it, or make the change by hand", out)
+	case err != nil:
+		return editFailure("The proposal was not applied: "+err.Error()+". It stays pending", out)
+	}
+	out.Changed, out.RegistryVersion, out.Signed = true, ptr(next.reg.Version()), ptr(next.signature.Verified)
+	return nil
 }
 
 // AcceptProposalText implements gen.ToolHandlers.

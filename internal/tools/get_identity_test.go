@@ -67,7 +67,7 @@ func TestGetIdentityOfOurCurator(t *testing.T) {
 			t.Errorf("links[%d] = %+v, want %s %s", i, l, w.status, w.reason)
 		}
 	}
-	if want := "curl -s '" + site + "/with' | grep -Fw '" + ownKey + "'"; out.Links[0].Check != want {
+	if want := "curl -sf '" + site + "/with' | grep -Fw '" + ownKey + "'"; out.Links[0].Check != want {
 		t.Errorf("check = %s, want %s", out.Links[0].Check, want)
 	}
 	text := h.GetIdentityText(out)

@@ -21,7 +21,7 @@ func (h *Handlers) GetProposal(_ context.Context, in *gen.GetProposalInput) (*ge
 	if err != nil {
 		return nil, &gen.ToolError{Text: proposalError(in.ID, err), Structured: out}
 	}
-	out.Proposal = proposalOut(p)
+	out.Proposal = proposalOut(h.counted(p))
 	return out, nil
 }
 

@@ -17,9 +17,15 @@ func (h *Handlers) ListProposals(_ context.Context, in *gen.ListProposalsInput) 
 		return nil, &gen.ToolError{Text: h.noProposals(), Structured: out}
 	}
 	f := proposals.Filter{Status: string(deref(in.Status)), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
+	if f.After != "" {
+		if _, err := d.store.Get(f.After); err != nil {
+			// The page would start over: a client paging would go round.
+			return nil, &gen.ToolError{Text: "The cursor names a proposal this server no longer keeps (decided proposals are dropped after the retention time), so the page it ended cannot be continued. Call list_proposals without a cursor to start again.", Structured: out}
+		}
+	}
 	page, more := d.store.List(f)
 	for _, p := range page {
-		out.Proposals = append(out.Proposals, summaryOut(p))
+		out.Proposals = append(out.Proposals, summaryOut(h.counted(p)))
 	}
 	if more && len(page) > 0 {
 		out.NextCursor = ptr(page[len(page)-1].ID)
@@ -41,7 +47,7 @@ func (h *Handlers) ListProposalsText(out *gen.ListProposalsOutput) string {
 	for _, p := range out.Proposals {
 		b.WriteString(proposalOpen + "\n")
 		fmt.Fprintf(&b, "Proposal: %s (%s %s), %s, proposed %s, votes %d for, %d against\n", p.ID, p.Action, p.Slug, p.Status, p.Created, p.Support, p.Oppose)
-		b.WriteString("Reason: " + oneLine(p.Reason, 1000) + "\n")
+		b.WriteString("Reason: " + theirs(p.Reason, 1000) + "\n")
 		b.WriteString(proposalClose + "\n")
 	}
 	if out.NextCursor != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,11 +64,26 @@ func clientKeys(ctx context.Context) []string {
 	if c.Addr == "" && c.Session == "" {
 		return []string{"stdio"}
 	}
-	keys := []string{"addr:" + c.Addr}
+	keys := []string{"addr:" + network(c.Addr)}
 	if c.Session != "" {
 		keys = append(keys, "session:"+c.Session)
 	}
 	return keys
+}
+
+// network is the client an address stands for: an IPv4 address itself,
+// an IPv6 address's /64, the least a site is given and what one host may
+// pick its addresses from, so that rotating them gains no allowance.
+func network(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 // proposalOut is p as get_proposal shows it.
@@ -90,7 +106,7 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	if d := p.Decision; d != nil {
 		out.Decision = &gen.Decision{Time: d.Time.UTC().Format(time.RFC3339), Actor: d.Actor}
 		if d.Reason != "" {
-			out.Decision.Reason = ptr(d.Reason)
+			out.Decision.Reason = ptr(registry.Visible(d.Reason))
 		}
 		if d.Version != "" {
 			out.Decision.RegistryVersion = ptr(d.Version)
@@ -117,21 +133,31 @@ const (
 	proposalClose = "== End of the proposal by an unknown party =="
 )
 
+// theirs is a proposer's text as the frame shows it: oneLine, with every
+// run of "=" made one, so no frame line can be written into it.
+func theirs(s string, max int) string {
+	s = oneLine(s, max)
+	for strings.Contains(s, "==") {
+		s = strings.ReplaceAll(s, "==", "=")
+	}
+	return s
+}
+
 // writeProposal renders one proposal, framed.
 func writeProposal(b *strings.Builder, p *gen.Proposal) {
 	b.WriteString(proposalOpen + "\n")
 	fmt.Fprintf(b, "Proposal: %s (%s %s), %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, p.Created)
-	b.WriteString("Reason: " + oneLine(p.Reason, 1000) + "\n")
+	b.WriteString("Reason: " + theirs(p.Reason, 1000) + "\n")
 	if p.Contact != nil {
-		b.WriteString("Contact: " + oneLine(*p.Contact, 200) + "\n")
+		b.WriteString("Contact: " + theirs(*p.Contact, 200) + "\n")
 	}
 	if p.Rank != nil {
 		b.WriteString("Rank: " + strconv.Itoa(*p.Rank) + "\n")
 	}
 	if c := p.Category; c != nil {
-		b.WriteString("Category: " + oneLine(c.Name, 200) + "\n")
-		b.WriteString("Description: " + oneLine(c.Description, 2000) + "\n")
-		b.WriteString("Query patterns: " + oneLine(strings.Join(c.QueryPatterns, "; "), 2000) + "\n")
+		b.WriteString("Category: " + theirs(c.Name, 200) + "\n")
+		b.WriteString("Description: " + theirs(c.Description, 2000) + "\n")
+		b.WriteString("Query patterns: " + theirs(strings.Join(c.QueryPatterns, "; "), 2000) + "\n")
 		for _, s := range c.Sources {
 			writeSource(b, &s)
 		}
@@ -143,7 +169,7 @@ func writeProposal(b *strings.Builder, p *gen.Proposal) {
 }
 
 func writeSource(b *strings.Builder, s *gen.Source) {
-	fmt.Fprintf(b, "Source %d: %s\n   URL: %s\n   Type: %s\n   Why: %s\n", s.Rank, oneLine(s.Name, 200), oneLine(s.URL, 2048), s.Type, oneLine(s.Why, 500))
+	fmt.Fprintf(b, "Source %d: %s\n   URL: %s\n   Type: %s\n   Why: %s\n", s.Rank, theirs(s.Name, 200), oneLine(s.URL, 2048), s.Type, theirs(s.Why, 500))
 }
 
 // writeVerdict renders the votes and the decision, which are this node's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -70,7 +71,11 @@ func (h *Handlers) checkProposal(p *proposals.Proposal) error {
 	if h.edit != nil {
 		limit = h.edit.MaxRegistryBytes
 	}
-	if _, err := registry.LoadLimit(gen.EncodeRegistry(&doc), limit); err != nil {
+	next, err := registry.LoadLimit(gen.EncodeRegistry(&doc), limit)
+	if err == nil {
+		err = proposedWarnings(next, p)
+	}
+	if err != nil {
 		errs := categoryErrors(err, p.Slug)
 		if p.Source != nil {
 			errs = sourceErrors(errs, p.Rank)
@@ -78,6 +83,29 @@ func (h *Handlers) checkProposal(p *proposals.Proposal) error {
 		return errs
 	}
 	return nil
+}
+
+// proposedWarnings are the registry's warnings about what p proposes (its
+// category, or its source), as problems: a host on a private, loopback or
+// link-local address, a local name, a punycode or mixed-script name. The
+// curator's own file may hold them after a second look; an unknown party
+// may not propose them, least of all addresses of the node's own network.
+// The curator can still add such a source with upsert_category.
+func proposedWarnings(next *registry.Registry, p *proposals.Proposal) error {
+	prefix := "categories." + p.Slug + "."
+	if p.Source != nil {
+		prefix = fmt.Sprintf("categories.%s.sources[%d].", p.Slug, p.Rank-1)
+	}
+	var errs strictjson.Errors
+	for _, w := range registry.Warnings(next) {
+		if strings.HasPrefix(w.Path+".", prefix) {
+			errs = append(errs, &strictjson.Error{Path: w.Path, Reason: w.Reason + "; a proposal may not name such a host (the curator can add it by hand)"})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
 }
 
 // sourceErrors turns the problems of the proposed source, at
@@ -98,5 +126,5 @@ func sourceErrors(err error, rank int) error {
 
 // ProposeChangeText implements gen.ToolHandlers.
 func (h *Handlers) ProposeChangeText(out *gen.ProposeChangeOutput) string {
-	return fmt.Sprintf("Proposal %s recorded (%s %s), pending: the curator accepts or rejects it. Follow it with get_proposal {\"id\": %q}.", deref(out.ID), out.Action, out.Slug, deref(out.ID))
+	return fmt.Sprintf("Proposal %s recorded (%s %s), pending: the curator accepts or rejects it, which may take days; until then nothing changes and get_sources answers as before. Give the user the id; anyone can follow it with get_proposal {\"id\": %q}.", deref(out.ID), out.Action, out.Slug, deref(out.ID))
 }

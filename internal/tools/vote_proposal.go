@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -48,20 +49,37 @@ func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*
 	if err != nil {
 		return nil, refuse(proposalError(in.ID, err))
 	}
-	support, oppose := p.Tally()
+	support, oppose := h.counted(p).Tally()
 	out.Recorded, out.Voter, out.Support, out.Oppose = true, voter, ptr(support), ptr(oppose)
 	return out, nil
 }
 
 // endorses reports whether the registry served endorses the key pk
 // (canonical pk:… form).
-func (h *Handlers) endorses(pk string) bool {
-	for _, e := range h.cur.Load().reg.Endorsements() {
-		if k, err := pkarr.ParsePublicKey(e.Pubkey); err == nil && pkarr.URI(k) == pk {
-			return true
+func (h *Handlers) endorses(pk string) bool { return endorsedIn(h.cur.Load())[pk] }
+
+// endorsedIn is the set of keys (canonical pk:… form) whose votes count
+// on s: those its registry endorses, while its own signature verifies.
+func endorsedIn(s *snapshot) map[string]bool {
+	set := map[string]bool{}
+	if !s.signature.Verified {
+		return set
+	}
+	for _, e := range s.reg.Endorsements() {
+		if k, err := pkarr.ParsePublicKey(e.Pubkey); err == nil {
+			set[pkarr.URI(k)] = true
 		}
 	}
-	return false
+	return set
+}
+
+// counted is p (a copy the caller owns) with only the votes that count
+// now: a curator whose endorsement was withdrawn since they voted, or a
+// registry no longer signed, counts no more, as a new vote would not.
+func (h *Handlers) counted(p *proposals.Proposal) *proposals.Proposal {
+	set := endorsedIn(h.cur.Load())
+	p.Votes = slices.DeleteFunc(p.Votes, func(v proposals.Vote) bool { return !set[v.Pubkey] })
+	return p
 }
 
 // VoteProposalText implements gen.ToolHandlers.
