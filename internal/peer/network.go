@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/bounded"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -320,16 +321,7 @@ func (n *Network) Refresh(ctx context.Context, all bool) {
 		}
 	}
 	n.mu.Unlock()
-	sem := make(chan struct{}, n.cfg.Parallel)
-	var wg sync.WaitGroup
-	for _, st := range due {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			n.fetch(ctx, st)
-		})
-	}
-	wg.Wait()
+	bounded.Each(due, n.cfg.Parallel, func(st *state) { n.fetch(ctx, st) })
 }
 
 // fetch fetches one peer and records the outcome. Only a copy that
