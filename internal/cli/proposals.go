@@ -97,14 +97,24 @@ func proposalsRegistry(env *Env, verb string, f *Flags) (string, bool) {
 	return p, p != ""
 }
 
+// readProposals reads the proposals file beside the registry reg,
+// reporting a failure as proposals verb.
+func readProposals(env *Env, verb, reg string) ([]*proposals.Proposal, bool) {
+	ps, err := proposals.Read(proposals.PathFor(reg))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
+		return nil, false
+	}
+	return ps, true
+}
+
 func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 	reg, ok := proposalsRegistry(env, "list", f)
 	if !ok {
 		return ExitUsage
 	}
-	ps, err := proposals.Read(proposals.PathFor(reg))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals list: %v\n", err)
+	ps, ok := readProposals(env, "list", reg)
+	if !ok {
 		return ExitFail
 	}
 	page, _ := proposals.ListAll(ps, proposals.Filter{Status: options[proposalsOptions](f).status, Limit: len(ps) + 1})
@@ -129,9 +139,8 @@ func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitUsage
 	}
-	ps, err := proposals.Read(proposals.PathFor(reg))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals show: %v\n", err)
+	ps, ok := readProposals(env, "show", reg)
+	if !ok {
 		return ExitFail
 	}
 	for _, p := range ps {
