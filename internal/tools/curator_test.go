@@ -388,14 +388,6 @@ func TestReadersDuringUpserts(t *testing.T) {
 	}
 }
 
-func TestBumpPatch(t *testing.T) {
-	for in, want := range map[string]string{"1.4.2": "1.4.3", "2.0.0-rc.1": "2.0.1", "0.0.9+build.7": "0.0.10", "1.2": "1.2"} {
-		if got := registry.BumpPatch(in); got != want {
-			t.Errorf("registry.BumpPatch(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestExplainMatch(t *testing.T) {
 	h := handlers(t, frozen.Registry(frozen.Basic))
 	out, err := h.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "harden my linux server"})
