@@ -24,6 +24,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // editable serves a writable copy of our registry, as `3gs serve
@@ -35,9 +36,7 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	data := frozen.Registry(frozen.Basic)
 	var doc []byte
 	if key != nil {
-		var cur struct{ Curator struct{ Pubkey string } }
-		json.Unmarshal(data, &cur)
-		data = bytes.Replace(data, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+		data = testkit.WithCurator(data, pkarr.URI(pkarr.Public(key)))
 		doc = signature.Sign(data, key, time.Now())
 		os.WriteFile(path+signature.Suffix, doc, 0o644)
 	}
