@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -27,16 +26,7 @@ func identitySite(t *testing.T, a, b string) *httptest.Server {
 		"/.well-known/3gs.json": `{"pubkey":"` + a + `"}`,
 		"/b":                    "<html><body>" + b + "</body></html>",
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	return testkit.Site(t, pages)
 }
 
 // Two real nodes on loopback, A endorsing B, each claiming links on a
