@@ -131,11 +131,7 @@ func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 }
 
 func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
-	reg, ok := proposalsRegistry(env, "show", f)
-	if !ok {
-		return ExitUsage
-	}
-	id, ok := proposalID(env, "show", f)
+	reg, id, ok := proposalTarget(env, "show", f)
 	if !ok {
 		return ExitUsage
 	}
@@ -203,14 +199,18 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 	}
 }
 
-// proposalID is the one argument of show, accept and reject.
-func proposalID(env *Env, verb string, f *Flags) (string, bool) {
+// proposalTarget is the registry (--registry) and the one argument, a
+// proposal id, of show, accept and reject.
+func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
+	if reg, ok = proposalsRegistry(env, verb, f); !ok {
+		return "", "", false
+	}
 	args := f.Args()
 	if len(args) != 1 || !proposals.ValidID(args[0]) {
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: give one proposal id (p and 16 hex digits, as 3gs proposals list shows), e.g. 3gs proposals %s p0f3a9c2e41b7d586 --registry R\n", verb, verb)
-		return "", false
+		return "", "", false
 	}
-	return args[0], true
+	return reg, args[0], true
 }
 
 // openForDecision takes the registry's lock and opens its proposals file,
@@ -244,11 +244,7 @@ func openForDecision(env *Env, verb, reg string) (*filelock.Lock, *proposals.Sto
 }
 
 func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
-	reg, ok := proposalsRegistry(env, "reject", f)
-	if !ok {
-		return ExitUsage
-	}
-	id, ok := proposalID(env, "reject", f)
+	reg, id, ok := proposalTarget(env, "reject", f)
 	if !ok {
 		return ExitUsage
 	}
@@ -276,11 +272,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs proposals accept: "+format+"\n", args...)
 		return ExitFail
 	}
-	reg, ok := proposalsRegistry(env, "accept", f)
-	if !ok {
-		return ExitUsage
-	}
-	id, ok := proposalID(env, "accept", f)
+	reg, id, ok := proposalTarget(env, "accept", f)
 	if !ok {
 		return ExitUsage
 	}
