@@ -154,21 +154,8 @@ func median(rs []result) result {
 // requests with inflight outstanding and returns wall time and the
 // server's total CPU time.
 func run(s server, method string, n, inflight int, queries []string) result {
-	cmd := exec.Command(s.bin, s.args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	in := bufio.NewWriterSize(stdin, 64<<10)
-	out := bufio.NewReaderSize(stdout, 1<<20)
+	p := benchtools.StartStdio(s.bin, s.args...)
+	cmd, stdin, in, out := p.Cmd, p.Stdin, p.In, p.Out
 	fmt.Fprintln(in, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)
 	in.Flush()
 	if _, err := out.ReadSlice('\n'); err != nil {

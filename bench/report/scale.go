@@ -40,24 +40,24 @@ func scaleSection(c config, bins map[string]string, dir string) {
 			p.send(initLine)
 			p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			p.send(callLine(1, qs[0]))
-			p.in.Flush()
+			p.In.Flush()
 			p.answer("initialize")
 			p.answer("first get_sources")
 			fs = append(fs, time.Since(started))
-			hwm, _ := procMemory(p.cmd.Process.Pid)
+			hwm, _ := procMemory(p.Cmd.Process.Pid)
 			r.firstHWM = max(r.firstHWM, hwm)
 			if round == 0 {
 				var took []time.Duration
 				for i := range c.calls {
 					t := time.Now()
 					p.send(callLine(i+2, qs[i%len(qs)]))
-					p.in.Flush()
+					p.In.Flush()
 					p.answer("get_sources")
 					took = append(took, time.Since(t))
 				}
 				slices.Sort(took)
 				r.p50, r.p99 = took[len(took)/2], took[len(took)*99/100]
-				r.afterHWM, r.afterRSS = procMemory(p.cmd.Process.Pid)
+				r.afterHWM, r.afterRSS = procMemory(p.Cmd.Process.Pid)
 			}
 			p.stop()
 		}

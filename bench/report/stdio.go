@@ -8,7 +8,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -111,57 +110,37 @@ func callLine(id int, q string) string {
 }
 
 // proc is a server on stdio.
-type proc struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	in    *bufio.Writer
-	out   *bufio.Reader
-}
+type proc struct{ *benchtools.Proc }
 
-func start(bin string, args []string) *proc {
-	cmd := exec.Command(bin, args...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		log.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		log.Fatal(err)
-	}
-	return &proc{cmd: cmd, stdin: stdin, in: bufio.NewWriterSize(stdin, 64<<10), out: bufio.NewReaderSize(stdout, 1<<20)}
-}
+func start(bin string, args []string) *proc { return &proc{benchtools.StartStdio(bin, args...)} }
 
 func (p *proc) send(line string) {
-	p.in.WriteString(line)
-	p.in.WriteByte('\n')
+	p.In.WriteString(line)
+	p.In.WriteByte('\n')
 }
 
 // answer reads one line, failing on an error answer.
 func (p *proc) answer(what string) {
-	line, err := p.out.ReadSlice('\n')
+	line, err := p.Out.ReadSlice('\n')
 	for err == bufio.ErrBufferFull {
-		_, err = p.out.ReadSlice('\n')
+		_, err = p.Out.ReadSlice('\n')
 	}
 	if err != nil {
-		log.Fatalf("%s: %s: %v", p.cmd.Path, what, err)
+		log.Fatalf("%s: %s: %v", p.Cmd.Path, what, err)
 	}
 	if bytes.Contains(line[:min(len(line), 64)], []byte(`"error"`)) {
-		log.Fatalf("%s: %s: error answer %.200s", p.cmd.Path, what, line)
+		log.Fatalf("%s: %s: error answer %.200s", p.Cmd.Path, what, line)
 	}
 }
 
 func (p *proc) stop() stdioRun {
-	hwm := peakRSS(p.cmd.Process.Pid)
-	p.stdin.Close()
-	io.Copy(io.Discard, p.out)
-	if err := p.cmd.Wait(); err != nil {
-		log.Fatalf("%s exited: %v", p.cmd.Path, err)
+	hwm := peakRSS(p.Cmd.Process.Pid)
+	p.Stdin.Close()
+	io.Copy(io.Discard, p.Out)
+	if err := p.Cmd.Wait(); err != nil {
+		log.Fatalf("%s exited: %v", p.Cmd.Path, err)
 	}
-	return stdioRun{hwm: hwm, cpu: p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()}
+	return stdioRun{hwm: hwm, cpu: p.Cmd.ProcessState.UserTime() + p.Cmd.ProcessState.SystemTime()}
 }
 
 // spawn times one process start: to the initialize answer, and to the
@@ -170,12 +149,12 @@ func spawn(s stdioServer) (initialized, first time.Duration) {
 	started := time.Now()
 	p := start(s.bin, s.args)
 	p.send(initLine)
-	p.in.Flush()
+	p.In.Flush()
 	p.answer("initialize")
 	initialized = time.Since(started)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	p.send(callLine(1, queries[0]))
-	p.in.Flush()
+	p.In.Flush()
 	p.answer("first get_sources")
 	first = time.Since(started)
 	p.stop()
@@ -188,10 +167,10 @@ func spawn(s stdioServer) (initialized, first time.Duration) {
 func pipelined(s stdioServer, n, inflight int) stdioRun {
 	p := start(s.bin, s.args)
 	p.send(initLine)
-	p.in.Flush()
+	p.In.Flush()
 	p.answer("initialize")
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	loaded := benchtools.ProcessCPU(p.cmd.Process.Pid)
+	loaded := benchtools.ProcessCPU(p.Cmd.Process.Pid)
 	tokens := make(chan struct{}, inflight)
 	done := make(chan struct{})
 	go func() {
@@ -206,7 +185,7 @@ func pipelined(s stdioServer, n, inflight int) stdioRun {
 		tokens <- struct{}{}
 		p.send(callLine(i, queries[i%len(queries)]))
 		if len(tokens) == cap(tokens) || i == n {
-			p.in.Flush()
+			p.In.Flush()
 		}
 	}
 	<-done

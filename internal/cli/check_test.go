@@ -39,6 +39,7 @@ func checkSite(t *testing.T) (*linkchecktest.Site, string) {
 var fastCheck = []string{"--delay", "1ms", "--timeout", "2s", "--per-host", "4"}
 
 func TestCheckTable(t *testing.T) {
+	t.Parallel() // two seconds of waiting on the stalled page (checkSite)
 	s, path := checkSite(t)
 	code, out, errOut := run(t, nil, append([]string{"check", path}, fastCheck...)...)
 	if code != ExitFail {
@@ -138,6 +139,7 @@ func TestCheckProgressLine(t *testing.T) {
 // check keeps its outcome in REGISTRY.health.json; the next check finds a
 // page turned into a parked domain changed; --only merges into the file.
 func TestCheckHealthFileAndChanged(t *testing.T) {
+	t.Parallel() // two seconds of waiting on the stalled page (checkSite)
 	s, path := checkSite(t)
 	if code, out, errOut := run(t, nil, append([]string{"check", path}, fastCheck...)...); code != ExitFail {
 		t.Fatalf("%d\n%s\n%s", code, out, errOut)
@@ -268,6 +270,7 @@ func TestCheckApplyRedirects(t *testing.T) {
 // --report turns the last check into the curator's to-do list, most
 // urgent first, without asking any source again.
 func TestCheckReport(t *testing.T) {
+	t.Parallel() // two seconds of waiting on the stalled page (checkSite)
 	s, path := checkSite(t)
 	if code, _, errOut := run(t, nil, "check", "--report", path); code != ExitFail || !strings.Contains(errOut, "Run 3gs check "+path+" first") {
 		t.Fatalf("before any check: %d %q", code, errOut)

@@ -2,20 +2,21 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/three-good-sources/3gs/internal/app"
 	"io/fs"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/bounded"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -352,8 +353,8 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 	}
 	list := reg.Endorsements()
 	results := make([]outcome, len(list))
-	sem := make(chan struct{}, max(parallel, 1))
-	var wg sync.WaitGroup
+	keys := make([]ed25519.PublicKey, len(list))
+	var fetch []int
 	for i, e := range list {
 		key, err := pkarr.ParsePublicKey(e.Pubkey)
 		if err == nil && e.Pubkey == reg.Curator().Pubkey {
@@ -363,14 +364,13 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 			results[i] = outcome{err: err, badKey: true}
 			continue
 		}
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			c, err := fetcher.Fetch(ctx, key, e.URL, nil, time.Now())
-			results[i] = outcome{c: c, err: err}
-		})
+		keys[i] = key
+		fetch = append(fetch, i)
 	}
-	wg.Wait()
+	bounded.Each(fetch, parallel, func(i int) {
+		c, err := fetcher.Fetch(ctx, keys[i], list[i].URL, nil, time.Now())
+		results[i] = outcome{c: c, err: err}
+	})
 	for i, e := range list {
 		name := who(e)
 		c, err := results[i].c, results[i].err

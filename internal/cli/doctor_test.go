@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // deployment is a working setup: a registry signed by its curator, the
@@ -49,7 +51,8 @@ func TestDoctorHealthyDeployment(t *testing.T) {
 }
 
 // A fresh install, no flags, no files: doctor passes, as serve serves the
-// embedded registry there, whatever its signature's expiry.
+// embedded registry there, whatever its signature's expiry (a curator's
+// fresh signature expires; the shipped one may not).
 func TestDoctorFreshInstall(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv("HOME", t.TempDir())
@@ -57,8 +60,24 @@ func TestDoctorFreshInstall(t *testing.T) {
 	if code != ExitOK || strings.Contains(out, "FAIL") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if !strings.HasPrefix(lines(out)["expiry"], "OK    expiry: embedded, exempt from expiry") {
+	if !strings.HasPrefix(lines(out)["expiry"], "OK    expiry: ") {
 		t.Errorf("no OK expiry line for the embedded registry in:\n%s", out)
+	}
+}
+
+// A stale signature (here one that never expires) is OK on the embedded
+// registry and fails on a registry file, as serve treats them.
+func TestDoctorEmbeddedExemptFromExpiry(t *testing.T) {
+	stale := signature.Status{Verified: true}
+	for _, c := range []struct {
+		regName string
+		want    verdict
+	}{{"", ok}, {"registry.json", fail}} {
+		d := &doctor{o: &serveOptions{}}
+		d.expiry(stale, c.regName)
+		if len(d.findings) != 1 || d.findings[0].v != c.want {
+			t.Errorf("registry %q: findings %+v, want one with verdict %v", c.regName, d.findings, c.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -56,25 +57,9 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs misses: %v\n", err)
 		return ExitUsage
 	}
-	entries, problems, err := querylog.Read(path)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs misses: %v\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n", err)
-		return ExitFail
-	}
-	if len(entries) == 0 && len(problems) > 0 {
-		fmt.Fprintf(env.Stderr, "3gs misses: %s is not a query log: none of its %d %s is a query log entry (the first: %s).\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n",
-			path, len(problems), plural(len(problems), "line", "lines"), problems[0])
-		return ExitFail
-	}
-	if len(entries) == 0 {
-		fmt.Fprintf(env.Stdout, "No calls logged in %s yet: serve appends one line per get_sources call while it runs with --query-log %s.\n", path, path)
-		return ExitOK
-	}
-	for _, p := range problems[:min(len(problems), 5)] {
-		fmt.Fprintf(env.Stderr, "3gs misses: skipped %s\n", p)
-	}
-	if len(problems) > 5 {
-		fmt.Fprintf(env.Stderr, "3gs misses: skipped %d more lines that are not query log entries\n", len(problems)-5)
+	entries, code, done := readQueryLog(env, path)
+	if done {
+		return code
 	}
 	var closest querylog.Closest
 	var reg *registry.Registry
@@ -111,6 +96,42 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 	}
 	fmt.Fprintf(env.Stdout, "%d of %d logged calls got no confident answer (or one below %s), in %d %s, most asked first.\n",
 		total, len(entries), fmtFloat(low), len(groups), plural(len(groups), "group", "groups"))
+	printMissGroups(env, groups, reg, floor, top)
+	return ExitOK
+}
+
+// readQueryLog reads the query log for misses; done says misses has
+// nothing more to do and should exit with code: the file cannot be read,
+// is no query log, or holds no calls yet. Lines that are not entries are
+// reported, the first few by name.
+func readQueryLog(env *Env, path string) (entries []gen.QueryLog, code int, done bool) {
+	entries, problems, err := querylog.Read(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs misses: %v\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n", err)
+		return nil, ExitFail, true
+	}
+	if len(entries) == 0 && len(problems) > 0 {
+		fmt.Fprintf(env.Stderr, "3gs misses: %s is not a query log: none of its %d %s is a query log entry (the first: %s).\nGive the file serve writes with --query-log (THREEGS_QUERY_LOG).\n",
+			path, len(problems), plural(len(problems), "line", "lines"), problems[0])
+		return nil, ExitFail, true
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(env.Stdout, "No calls logged in %s yet: serve appends one line per get_sources call while it runs with --query-log %s.\n", path, path)
+		return nil, ExitOK, true
+	}
+	for _, p := range problems[:min(len(problems), 5)] {
+		fmt.Fprintf(env.Stderr, "3gs misses: skipped %s\n", p)
+	}
+	if len(problems) > 5 {
+		fmt.Fprintf(env.Stderr, "3gs misses: skipped %d more lines that are not query log entries\n", len(problems)-5)
+	}
+	return entries, ExitOK, false
+}
+
+// printMissGroups lists each group of misses under its category (with
+// the category's name when the registry is at hand), the top queries of
+// each, and what the curator can do about them.
+func printMissGroups(env *Env, groups []querylog.Group, reg *registry.Registry, floor float64, top int) {
 	for _, g := range groups {
 		name := fmt.Sprintf("no good home (no category shares its words, or none scored %s or more)", fmtFloat(floor))
 		if g.Slug != "" {
@@ -134,5 +155,4 @@ func runMisses(_ context.Context, env *Env, f *Flags) int {
 			fmt.Fprintln(env.Stdout, "  To do: consider a new category, if enough agents ask for it.")
 		}
 	}
-	return ExitOK
 }

@@ -97,14 +97,24 @@ func proposalsRegistry(env *Env, verb string, f *Flags) (string, bool) {
 	return p, p != ""
 }
 
+// readProposals reads the proposals file beside the registry reg,
+// reporting a failure as proposals verb.
+func readProposals(env *Env, verb, reg string) ([]*proposals.Proposal, bool) {
+	ps, err := proposals.Read(proposals.PathFor(reg))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
+		return nil, false
+	}
+	return ps, true
+}
+
 func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 	reg, ok := proposalsRegistry(env, "list", f)
 	if !ok {
 		return ExitUsage
 	}
-	ps, err := proposals.Read(proposals.PathFor(reg))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals list: %v\n", err)
+	ps, ok := readProposals(env, "list", reg)
+	if !ok {
 		return ExitFail
 	}
 	page, _ := proposals.ListAll(ps, proposals.Filter{Status: options[proposalsOptions](f).status, Limit: len(ps) + 1})
@@ -121,17 +131,12 @@ func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 }
 
 func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
-	reg, ok := proposalsRegistry(env, "show", f)
+	reg, id, ok := proposalTarget(env, "show", f)
 	if !ok {
 		return ExitUsage
 	}
-	id, ok := proposalID(env, "show", f)
+	ps, ok := readProposals(env, "show", reg)
 	if !ok {
-		return ExitUsage
-	}
-	ps, err := proposals.Read(proposals.PathFor(reg))
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals show: %v\n", err)
 		return ExitFail
 	}
 	for _, p := range ps {
@@ -194,14 +199,18 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 	}
 }
 
-// proposalID is the one argument of show, accept and reject.
-func proposalID(env *Env, verb string, f *Flags) (string, bool) {
+// proposalTarget is the registry (--registry) and the one argument, a
+// proposal id, of show, accept and reject.
+func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
+	if reg, ok = proposalsRegistry(env, verb, f); !ok {
+		return "", "", false
+	}
 	args := f.Args()
 	if len(args) != 1 || !proposals.ValidID(args[0]) {
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: give one proposal id (p and 16 hex digits, as 3gs proposals list shows), e.g. 3gs proposals %s p0f3a9c2e41b7d586 --registry R\n", verb, verb)
-		return "", false
+		return "", "", false
 	}
-	return args[0], true
+	return reg, args[0], true
 }
 
 // openForDecision takes the registry's lock and opens its proposals file,
@@ -235,11 +244,7 @@ func openForDecision(env *Env, verb, reg string) (*filelock.Lock, *proposals.Sto
 }
 
 func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
-	reg, ok := proposalsRegistry(env, "reject", f)
-	if !ok {
-		return ExitUsage
-	}
-	id, ok := proposalID(env, "reject", f)
+	reg, id, ok := proposalTarget(env, "reject", f)
 	if !ok {
 		return ExitUsage
 	}
@@ -267,11 +272,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs proposals accept: "+format+"\n", args...)
 		return ExitFail
 	}
-	reg, ok := proposalsRegistry(env, "accept", f)
-	if !ok {
-		return ExitUsage
-	}
-	id, ok := proposalID(env, "accept", f)
+	reg, id, ok := proposalTarget(env, "accept", f)
 	if !ok {
 		return ExitUsage
 	}

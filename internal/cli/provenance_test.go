@@ -17,6 +17,7 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // curatorSetup makes a key with keygen and a copy of our registry naming
@@ -40,9 +41,7 @@ func curatorSetup(t *testing.T) (dir, keyPath, pub, regPath string) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v mode %v, want 0600", err, st.Mode())
 	}
-	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(pub), 1)
+	data := testkit.WithCurator(threegs.DefaultRegistry, pub)
 	regPath = filepath.Join(dir, "registry.json")
 	if err := os.WriteFile(regPath, data, 0o644); err != nil {
 		t.Fatal(err)

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/gen"
-
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func TestTokenCommands(t *testing.T) {
@@ -76,9 +76,7 @@ func TestServeWithTokens(t *testing.T) {
 	_, tok, _ := run(t, nil, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root")
 	tok = strings.TrimSpace(tok)
 	reg := filepath.Join(dir, "registry.json")
-	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	os.WriteFile(reg, bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte("pk:placeholder"), 1), 0o644)
+	os.WriteFile(reg, testkit.WithCurator(threegs.DefaultRegistry, "pk:placeholder"), 0o644)
 	remove := `{"jsonrpc":"2.0","id":"rm","method":"tools/call","params":{"name":"remove_category","arguments":{"slug":"rust-learning"}}}`
 	list := `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`
 

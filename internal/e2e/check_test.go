@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -59,6 +60,7 @@ func writeRegistry(t *testing.T, urls []string, base string) string {
 // server, exits 1, prints the edit for each permanent redirect, and
 // keeps to --per-host requests in flight to the one host.
 func TestCheckClassifiesAndIsPolite(t *testing.T) {
+	t.Parallel() // seconds of waiting on the stalled page, in its own directory and server
 	bin := testkit.Binary(t)
 	s := linkchecktest.NewSite(t, 0)
 	var urls []string
@@ -143,10 +145,19 @@ func TestCheck5000Sources(t *testing.T) {
 // outcome in the health file, and get_sources, /health and 3gs doctor
 // say what it found.
 func TestServeChecksSources(t *testing.T) {
+	t.Parallel() // seconds of waiting on the background check, in its own directory and port
 	bin := testkit.Binary(t)
-	s := linkchecktest.NewSite(t, 0)
-	urls := []string{s.URL + "/ok", s.URL + "/404", s.URL + "/old", s.URL + "/gone-a", s.URL + "/gone-b", s.URL + "/gone-c"}
-	path := writeRegistry(t, urls, s.URL)
+	// Each source on a site of its own: serve checks as 3gs check does by
+	// default, one request at a time per host a second apart, so six on
+	// one host would wait five seconds for nothing this test is about.
+	var urls []string
+	var base0 string
+	for _, p := range []string{"/ok", "/404", "/old", "/gone-a", "/gone-b", "/gone-c"} {
+		s := linkchecktest.NewSite(t, 0)
+		urls = append(urls, s.URL+p)
+		base0 = cmp.Or(base0, s.URL)
+	}
+	path := writeRegistry(t, urls, base0)
 	dir := filepath.Dir(path)
 	addr := testkit.FreeAddr(t)
 	base := "http://" + addr

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/three-good-sources/3gs/internal/bounded"
 )
 
 // Status is what is known of one link.
@@ -178,18 +180,7 @@ func (c *Checker) untilNext() time.Duration {
 // more are forgotten. The cache is written when anything changed.
 func (c *Checker) Round(ctx context.Context) {
 	due := c.due()
-	if len(due) > 0 {
-		sem := make(chan struct{}, c.cfg.Parallel)
-		var wg sync.WaitGroup
-		for _, k := range due {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				c.check(ctx, k)
-			})
-		}
-		wg.Wait()
-	}
+	bounded.Each(due, c.cfg.Parallel, func(k linkKey) { c.check(ctx, k) })
 	if ctx.Err() == nil && (len(due) > 0 || c.forgot()) {
 		c.saveCache()
 	}

@@ -11,22 +11,14 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // site serves pages from a map on loopback; the fetch client reaches it
 // because its URL names 127.0.0.1 itself (fetch's literal-IP allowance).
 func site(t *testing.T, pages map[string]string) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, ok := pages[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return testkit.Site(t, pages).URL
 }
 
 func verifier(maxBytes int64) *Verifier {

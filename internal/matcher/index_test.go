@@ -172,13 +172,16 @@ func TestPrunedTopEqualsExhaustive(t *testing.T) {
 	s := newSynth(7, 25_000)
 	cats := s.categories(5_000)
 	x := Build(cats)
-	n := 400
+	// -short checks a twentieth of the topic queries and a tenth of the
+	// common-word ones: each is scored exhaustively, three times, against
+	// 5,000 categories. The full run keeps them all.
+	n, common := 400, 100
 	if testing.Short() {
-		n = 40
+		n, common = 20, 10
 	}
 	queries := s.queries(cats, n)
 	// Common words, alone and with topic words: the hard cases for pruning.
-	for i := range 100 {
+	for i := range common {
 		queries = append(queries, s.common[i%20]+" "+s.common[(i*7)%50], s.common[i%5])
 	}
 	approximate := 0

@@ -7,35 +7,17 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/bounded"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
-)
-
-// Status is what is known of a peer right now.
-type Status string
-
-const (
-	// Pending: not fetched yet, and nothing cached.
-	Pending Status = "pending"
-	// Fresh: the last fetch was accepted, within the stale age.
-	Fresh Status = "fresh"
-	// Stale: the last fetch was accepted, but longer ago than the stale
-	// age (the peer is being retried).
-	Stale Status = "stale"
-	// Unreachable: the last fetch failed to reach the peer's documents
-	// (connection, timeout, HTTP status).
-	Unreachable Status = "unreachable"
-	// Refused: the peer answered with something that failed a check.
-	Refused Status = "refused"
 )
 
 // Config says how a Network fetches, keeps and refreshes its peers.
@@ -60,35 +42,6 @@ type Config struct {
 	// copy is refused when fetched or read from the cache, and one held
 	// stops being served the moment its signature expires.
 	AllowExpired bool
-}
-
-// Peer is a snapshot of one endorsed peer. Copy, when not nil, is the
-// last accepted registry, served whatever Status says; a copy whose
-// signature no longer vouches for it (expired) is left out, and the peer
-// reported refused.
-type Peer struct {
-	Endorsement gen.Endorsement
-	Status      Status
-	// Reason says why the last fetch failed (Unreachable, Refused), in
-	// full, for the log: it may quote what the peer sent.
-	Reason string
-	// Public is the same reason as anyone may see it (get_endorsements):
-	// one of the coarse reasons of PublicReason, never anything the peer
-	// sent.
-	Public string
-	// LastAttempt is zero before the first fetch.
-	LastAttempt time.Time
-	Copy        *Copy
-	Matcher     matcher.Matcher
-	// Health is what the peer's own signed health file says of its
-	// sources (FetchHealth), or nil when it publishes none or it was
-	// refused.
-	Health *Health
-}
-
-// Stale reports whether the copy is older than the stale age at now.
-func (p *Peer) Stale(now time.Time, after time.Duration) bool {
-	return p.Copy != nil && now.Sub(p.Copy.FetchedAt) > after
 }
 
 // Network keeps the endorsed peers' registries. Queries read Peers, a
@@ -368,16 +321,7 @@ func (n *Network) Refresh(ctx context.Context, all bool) {
 		}
 	}
 	n.mu.Unlock()
-	sem := make(chan struct{}, n.cfg.Parallel)
-	var wg sync.WaitGroup
-	for _, st := range due {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			n.fetch(ctx, st)
-		})
-	}
-	wg.Wait()
+	bounded.Each(due, n.cfg.Parallel, func(st *state) { n.fetch(ctx, st) })
 }
 
 // fetch fetches one peer and records the outcome. Only a copy that
@@ -486,18 +430,4 @@ func (n *Network) jitter(d time.Duration) time.Duration {
 		return d
 	}
 	return d + time.Duration((rand.Float64()*2-1)*float64(d)/10)
-}
-
-// Sorted returns ps ordered by key, for output that must not depend on
-// the order of the registry's endorsements.
-func Sorted(ps []Peer) []Peer {
-	return slices.SortedFunc(slices.Values(ps), func(a, b Peer) int {
-		switch {
-		case a.Endorsement.Pubkey < b.Endorsement.Pubkey:
-			return -1
-		case a.Endorsement.Pubkey > b.Endorsement.Pubkey:
-			return 1
-		}
-		return 0
-	})
 }

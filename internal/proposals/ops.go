@@ -115,19 +115,15 @@ func list(order []string, items map[string]*Proposal, f Filter) ([]*Proposal, bo
 func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.items[id]
-	switch {
-	case !ok:
-		return nil, ErrNotFound
-	case p.Status != Pending:
-		return nil, ErrDecided
+	next, err := s.pendingCopy(id)
+	if err != nil {
+		return nil, err
 	}
-	next := p.clone()
 	replaced := false
 	for i, old := range next.Votes {
 		if old.Pubkey == v.Pubkey {
 			if old.Vote == v.Vote && old.Time.Equal(v.Time) {
-				return p.clone(), nil
+				return next, nil // a copy already: nothing is written
 			}
 			if !v.Time.After(old.Time) {
 				// Not even in the same second: two statements of one
@@ -154,6 +150,21 @@ func (s *Store) Decide(id, status string, d Decision) (*Proposal, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	next, err := s.pendingCopy(id)
+	if err != nil {
+		return nil, err
+	}
+	d.Time = s.o.Now().UTC().Truncate(time.Second)
+	next.Status, next.Decision = status, &d
+	if err := s.write(next); err != nil {
+		return nil, err
+	}
+	return next.clone(), nil
+}
+
+// pendingCopy returns a copy of the pending proposal id to change, or
+// ErrNotFound or ErrDecided. The caller holds s.mu.
+func (s *Store) pendingCopy(id string) (*Proposal, error) {
 	p, ok := s.items[id]
 	switch {
 	case !ok:
@@ -161,11 +172,5 @@ func (s *Store) Decide(id, status string, d Decision) (*Proposal, error) {
 	case p.Status != Pending:
 		return nil, ErrDecided
 	}
-	next := p.clone()
-	d.Time = s.o.Now().UTC().Truncate(time.Second)
-	next.Status, next.Decision = status, &d
-	if err := s.write(next); err != nil {
-		return nil, err
-	}
-	return next.clone(), nil
+	return p.clone(), nil
 }

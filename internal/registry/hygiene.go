@@ -239,32 +239,55 @@ func hostConcernOf(host string) string {
 	plain := strictjson.PlainHost(host)
 	if !plain {
 		if ip, err := netip.ParseAddr(host); err == nil {
-			switch {
-			case ip.IsLoopback():
-				return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
-			case ip.IsPrivate():
-				return "the host " + host + " is a private network address: only readers on that network reach it"
-			case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-				return "the host " + host + " is a link-local address: only the local network segment reaches it"
-			case ip.IsUnspecified():
-				return "the host " + host + " is the unspecified address"
-			}
-			return ""
+			return addressConcern(host, ip)
 		}
 	}
+	if c := localNameConcern(host); c != "" {
+		return c
+	}
+	for label := range strings.SplitSeq(host, ".") {
+		if c := labelConcern(host, label, !plain); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// addressConcern says what is worth a second look about a host that is
+// the IP address ip.
+func addressConcern(host string, ip netip.Addr) string {
+	switch {
+	case ip.IsLoopback():
+		return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
+	case ip.IsPrivate():
+		return "the host " + host + " is a private network address: only readers on that network reach it"
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return "the host " + host + " is a link-local address: only the local network segment reaches it"
+	case ip.IsUnspecified():
+		return "the host " + host + " is the unspecified address"
+	}
+	return ""
+}
+
+// localNameConcern flags a host name that only resolves locally.
+func localNameConcern(host string) string {
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
 		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
 	}
-	for label := range strings.SplitSeq(host, ".") {
-		if strings.HasPrefix(label, "xn--") {
-			return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
-		}
-		if plain {
-			continue
-		}
-		if scripts := scriptsOf(label); len(scripts) > 1 {
-			return "the host " + host + " mixes scripts (" + strings.Join(scripts, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"
-		}
+	return ""
+}
+
+// labelConcern flags one label of host: punycode, and, when scripts is
+// set, letters of more than one script.
+func labelConcern(host, label string, scripts bool) string {
+	if strings.HasPrefix(label, "xn--") {
+		return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
+	}
+	if !scripts {
+		return ""
+	}
+	if names := scriptsOf(label); len(names) > 1 {
+		return "the host " + host + " mixes scripts (" + strings.Join(names, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"
 	}
 	return ""
 }

@@ -3,7 +3,6 @@ package registry
 import (
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -12,32 +11,19 @@ import (
 )
 
 // hostConcernBefore is hostConcern as it was before plain names skipped
-// the address and script checks: the reference TestHostConcernPlain
-// holds hostConcern to.
+// the address and script checks (every host goes through every check):
+// the reference TestHostConcernPlain holds hostConcern to.
 func hostConcernBefore(u *url.URL) string {
 	host := strings.ToLower(u.Hostname())
 	if ip, err := netip.ParseAddr(host); err == nil {
-		switch {
-		case ip.IsLoopback():
-			return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
-		case ip.IsPrivate():
-			return "the host " + host + " is a private network address: only readers on that network reach it"
-		case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-			return "the host " + host + " is a link-local address: only the local network segment reaches it"
-		case ip.IsUnspecified():
-			return "the host " + host + " is the unspecified address"
-		}
-		return ""
+		return addressConcern(host, ip)
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
-		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
+	if c := localNameConcern(host); c != "" {
+		return c
 	}
 	for _, label := range strings.Split(host, ".") {
-		if strings.HasPrefix(label, "xn--") {
-			return "the host " + host + " is internationalized (punycode label " + label + "): check that it is the site you mean and not a look-alike"
-		}
-		if scripts := scriptsOf(label); len(scripts) > 1 {
-			return "the host " + host + " mixes scripts (" + strings.Join(scripts, " and ") + ") in the label " + strconv.Quote(label) + ", as look-alike domains do: check that it is the site you mean"
+		if c := labelConcern(host, label, true); c != "" {
+			return c
 		}
 	}
 	return ""

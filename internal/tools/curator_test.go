@@ -24,6 +24,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // editable serves a writable copy of our registry, as `3gs serve
@@ -35,9 +36,7 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	data := frozen.Registry(frozen.Basic)
 	var doc []byte
 	if key != nil {
-		var cur struct{ Curator struct{ Pubkey string } }
-		json.Unmarshal(data, &cur)
-		data = bytes.Replace(data, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+		data = testkit.WithCurator(data, pkarr.URI(pkarr.Public(key)))
 		doc = signature.Sign(data, key, time.Now())
 		os.WriteFile(path+signature.Suffix, doc, 0o644)
 	}
@@ -91,6 +90,22 @@ func registryUpdated(t *testing.T) string {
 	return reg.Updated()
 }
 
+// upsertSQLite upserts sqlite-learning under each name in turn, failing
+// the test on an error.
+func upsertSQLite(t testing.TB, h *Handlers, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := trySQLite(h, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// trySQLite upserts sqlite-learning named name as an admin.
+func trySQLite(h *Handlers, name string) (*gen.UpsertCategoryOutput, error) {
+	return h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)})
+}
+
 func sqlite(name string) gen.Category {
 	return gen.Category{
 		Name: name, Description: "Using SQLite, the embedded SQL database.",
@@ -108,7 +123,7 @@ func TestUpsertThenFind(t *testing.T) {
 	if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("learn sqlite")}); err == nil {
 		t.Fatal("sqlite matched before it was added")
 	}
-	out, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	out, err := trySQLite(h, "Learning SQLite")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +140,7 @@ func TestUpsertThenFind(t *testing.T) {
 		t.Fatalf("file after upsert: %v", err)
 	}
 	// Replace: same slug, new name; not created.
-	out, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("SQLite, learned")})
+	out, err = trySQLite(h, "SQLite, learned")
 	if err != nil || out.Created || out.RegistryVersion != "1.1.2" || out.CategoryCount != frozen.BasicCategories+1 {
 		t.Fatalf("replace: %+v %v", out, err)
 	}
@@ -206,7 +221,7 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	// A failed write (here: the file's directory has gone) leaves what is
 	// served as it was and says nothing changed.
 	h.edit.Path = filepath.Join(filepath.Dir(path), "gone", "registry.json")
-	_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	_, err = trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
 		t.Errorf("write failure: %v", err)
@@ -222,7 +237,7 @@ func TestAuditFailureRefusesTheChange(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
 	h.edit.AuditLog = filepath.Join(path, "not-a-dir", "audit.jsonl") // cannot be created
-	_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	_, err := trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "audit log") {
 		t.Fatalf("got %v", err)
@@ -286,7 +301,7 @@ func TestReload(t *testing.T) {
 func TestSignedEdits(t *testing.T) {
 	key, _ := pkarr.Generate()
 	h, path := editable(t, key)
-	out, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	out, err := trySQLite(h, "Learning SQLite")
 	if err != nil || !out.Signed {
 		t.Fatalf("signed upsert: %+v %v", out, err)
 	}
@@ -303,7 +318,7 @@ func TestSignedEdits(t *testing.T) {
 	// Without the key, a signed registry is not changed: the change would
 	// break its signature.
 	h.edit.Key = nil
-	_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Other")})
+	_, err = trySQLite(h, "Other")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "no curator key") {
 		t.Errorf("keyless change of a signed registry: %v", err)
@@ -372,14 +387,6 @@ func TestReadersDuringUpserts(t *testing.T) {
 	}
 }
 
-func TestBumpPatch(t *testing.T) {
-	for in, want := range map[string]string{"1.4.2": "1.4.3", "2.0.0-rc.1": "2.0.1", "0.0.9+build.7": "0.0.10", "1.2": "1.2"} {
-		if got := registry.BumpPatch(in); got != want {
-			t.Errorf("registry.BumpPatch(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestExplainMatch(t *testing.T) {
 	h := handlers(t, frozen.Registry(frozen.Basic))
 	out, err := h.ExplainMatch(context.Background(), &gen.ExplainMatchInput{Query: "harden my linux server"})
@@ -414,7 +421,7 @@ func BenchmarkUpsert(b *testing.B) {
 	h, _ := editable(b, nil)
 	i := 0
 	for b.Loop() {
-		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(fmt.Sprintf("SQLite %d", i))}); err != nil {
+		if _, err := trySQLite(h, fmt.Sprintf("SQLite %d", i)); err != nil {
 			b.Fatal(err)
 		}
 		i++

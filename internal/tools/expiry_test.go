@@ -20,6 +20,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // expiringRegistry is our registry re-keyed to a new key and signed at
@@ -32,9 +33,7 @@ func expiringRegistry(t *testing.T, dir string, signedAt, expires time.Time, clo
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
-	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+	data := testkit.WithCurator(frozen.Registry(frozen.Basic), pkarr.URI(pkarr.Public(key)))
 	sign := func(at, exp time.Time) []byte {
 		return signature.SignWith(data, key, at, signature.Options{Expires: exp})
 	}

@@ -22,7 +22,7 @@ func TestChangeRefusesAStaleBase(t *testing.T) {
 		t.Fatal("the test's edit changed nothing")
 	}
 	os.WriteFile(path, edited, 0o644)
-	_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	_, err := trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "changed on disk") || !strings.Contains(te.Text, "reload_registry") {
 		t.Fatalf("got %v", err)
@@ -37,7 +37,7 @@ func TestChangeRefusesAStaleBase(t *testing.T) {
 	if _, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
+	if _, err := trySQLite(h, "Learning SQLite"); err != nil {
 		t.Fatalf("after reload_registry: %v", err)
 	}
 	if now, _ := os.ReadFile(path); !bytes.Contains(now, []byte("3gs hand editors")) {
@@ -51,7 +51,7 @@ func TestReadOnlyEditorRefuses(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
 	h.edit.ReadOnly = "This server serves registry.json read-only: it is locked by process 42."
-	_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	_, err := trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "locked by process 42") {
 		t.Fatalf("got %v", err)
@@ -68,7 +68,7 @@ func TestAuditLogNeverTorn(t *testing.T) {
 	h, path := editable(t, nil)
 	log := path + ".audit.jsonl"
 	upsert := func(h *Handlers, name string) error {
-		_, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)})
+		_, err := trySQLite(h, name)
 		return err
 	}
 	if err := upsert(h, "Learning SQLite"); err != nil {

@@ -29,6 +29,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // signedRegistry writes our registry, re-keyed to a new curator key and
@@ -40,9 +41,7 @@ func signedRegistry(t *testing.T, dir string) (*Handlers, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
-	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+	data := testkit.WithCurator(frozen.Registry(frozen.Basic), pkarr.URI(pkarr.Public(key)))
 	regPath := filepath.Join(dir, "my registry.json")
 	if err := os.WriteFile(regPath, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -433,9 +432,7 @@ func TestProvenanceStates(t *testing.T) {
 	}
 
 	// Placeholder key: says so, never invents one.
-	var cur struct{ Curator struct{ Pubkey string } }
-	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
-	fix := handlers(t, bytes.Replace(frozen.Registry(frozen.Basic), []byte(`"`+cur.Curator.Pubkey+`"`), []byte(`"`+registry.Placeholder+`"`), 1))
+	fix := handlers(t, testkit.WithCurator(frozen.Registry(frozen.Basic), registry.Placeholder))
 	out = provenance(t, fix)
 	if out.PubkeyConfigured || out.Signed || !strings.Contains(out.SignatureDetail, "no curator key yet") {
 		t.Errorf("placeholder: %+v", out)

@@ -20,7 +20,7 @@ func TestEditsKeepToRegistryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.edit.MaxRegistryBytes = int64(len(before)) + 100 // less than a category
-	_, err = h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")})
+	_, err = trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "--max-registry-bytes") {
 		t.Fatalf("upsert past the limit: %v", err)

@@ -81,9 +81,7 @@ func TestSignedChangeCoversTheLogHead(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
 	h.edit.Validity = 72 * time.Hour
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	v := signedHead(t, path)
 	now := h.edit.Now()
 	if v.Log == nil || v.Log.Seq != 2 || !v.Expires.Equal(now.Add(72*time.Hour)) {
@@ -110,9 +108,7 @@ func TestSignedChangeCoversTheLogHead(t *testing.T) {
 func TestStartCutsAnEntryTheRegistryNeverTook(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	logPath := path + ".audit.jsonl"
 	signed, _ := os.ReadFile(logPath)
 	// What the crashed change wrote: its entry, and nothing else.
@@ -136,11 +132,7 @@ func TestStartCutsAnEntryTheRegistryNeverTook(t *testing.T) {
 func TestStartRefusesARewrittenLog(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	for _, name := range []string{"Learning SQLite", "SQLite, learned", "SQLite again"} {
-		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	upsertSQLite(t, h, "Learning SQLite", "SQLite, learned", "SQLite again")
 	logPath := path + ".audit.jsonl"
 	whole, _ := os.ReadFile(logPath)
 	ls := bytes.SplitAfter(whole, []byte("\n"))
@@ -173,9 +165,7 @@ func TestStartRefusesARewrittenLog(t *testing.T) {
 func TestNoKeyNoEditOfASignedLog(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	h2, _ := reopen(t, path)
 	before, _ := os.ReadFile(path)
 	_, err := h2.RemoveCategory(admin, &gen.RemoveCategoryInput{Slug: "sqlite-learning"})
@@ -193,9 +183,7 @@ func TestNoKeyNoEditOfASignedLog(t *testing.T) {
 func TestReloadRecordsAChangeMadeOutsideTheLog(t *testing.T) {
 	h, path := editable(t, nil)
 	h.edit.AllowUnsigned = true // our registry names a curator key; this copy is not signed
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	data, _ := os.ReadFile(path)
 	data = bytes.Replace(data, []byte(`"Learning SQLite"`), []byte(`"Learning SQLite by hand"`), 1)
 	data = bytes.Replace(data, []byte(`"version": "1.1.1"`), []byte(`"version": "1.2.0"`), 1)
@@ -223,9 +211,7 @@ func TestReloadRecordsAChangeMadeOutsideTheLog(t *testing.T) {
 func TestSignedLogNeedsACoveredHead(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	data, _ := os.ReadFile(path)
 	data = bytes.Replace(data, []byte(`"version": "1.1.1"`), []byte(`"version": "1.2.0"`), 1)
 	os.WriteFile(path, data, 0o644)
@@ -254,25 +240,36 @@ func reopenErr(t *testing.T, path string, key []byte) (LogNotes, error) {
 	return h.OpenAuditLog()
 }
 
+// savePair keeps the registry at path and its signature as they are now;
+// the function it returns puts them back.
+func savePair(t *testing.T, path string) func() {
+	t.Helper()
+	reg, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := os.ReadFile(path + signature.Suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if os.WriteFile(path, reg, 0o644) != nil || os.WriteFile(path+signature.Suffix, sig, 0o644) != nil {
+			t.Fatal("cannot put the registry and signature back")
+		}
+	}
+}
+
 // Putting back the registry and signature of two changes ago leaves more
 // entries after the signed head than a crash can: refused, and the log is
 // left whole.
 func TestStartRefusesARegistryPutBack(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
-	oldReg, _ := os.ReadFile(path)
-	oldSig, _ := os.ReadFile(path + signature.Suffix)
-	for _, name := range []string{"SQLite, learned", "SQLite again"} {
-		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite(name)}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	upsertSQLite(t, h, "Learning SQLite")
+	putBack := savePair(t, path)
+	upsertSQLite(t, h, "SQLite, learned", "SQLite again")
 	logBefore, _ := os.ReadFile(path + ".audit.jsonl")
-	os.WriteFile(path, oldReg, 0o644)
-	os.WriteFile(path+signature.Suffix, oldSig, 0o644)
+	putBack()
 	_, err := reopenErr(t, path, key)
 	if err == nil || !strings.Contains(err.Error(), "seq 3") || !strings.Contains(err.Error(), "put back") {
 		t.Fatalf("got %v", err)
@@ -309,9 +306,7 @@ func TestRenewBeforeExpiry(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
 	h.edit.Validity = 10 * 24 * time.Hour
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
+	upsertSQLite(t, h, "Learning SQLite")
 	first := signedHead(t, path)
 	start := h.edit.Now()
 	for _, c := range []struct {
@@ -340,16 +335,10 @@ func TestRenewBeforeExpiry(t *testing.T) {
 func TestReloadRefusesAnEarlierHead(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("Learning SQLite")}); err != nil {
-		t.Fatal(err)
-	}
-	oldReg, _ := os.ReadFile(path)
-	oldSig, _ := os.ReadFile(path + signature.Suffix)
-	if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: "sqlite-learning", Category: sqlite("SQLite, learned")}); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(path, oldReg, 0o644)
-	os.WriteFile(path+signature.Suffix, oldSig, 0o644)
+	upsertSQLite(t, h, "Learning SQLite")
+	putBack := savePair(t, path)
+	upsertSQLite(t, h, "SQLite, learned")
+	putBack()
 	_, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
 	if err == nil || !strings.Contains(err.Error(), "Refusing a rollback") || !strings.Contains(err.Error(), "seq 2, before seq 3") {
 		t.Fatalf("got %v", err)

@@ -5,8 +5,10 @@
 package benchtools
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -125,4 +127,32 @@ func ProcessCPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * (time.Second / 100)
+}
+
+// Proc is a server started on stdio: its process, its stdin, and
+// buffered ends for writing requests and reading answers.
+type Proc struct {
+	Cmd   *exec.Cmd
+	Stdin io.WriteCloser
+	In    *bufio.Writer
+	Out   *bufio.Reader
+}
+
+// StartStdio starts bin with args, its stderr passed through, or exits
+// the benchmark when it cannot.
+func StartStdio(bin string, args ...string) *Proc {
+	cmd := exec.Command(bin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	return &Proc{Cmd: cmd, Stdin: stdin, In: bufio.NewWriterSize(stdin, 64<<10), Out: bufio.NewReaderSize(stdout, 1<<20)}
 }
