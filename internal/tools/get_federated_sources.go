@@ -228,11 +228,8 @@ func federated(reg *registry.Registry, best matcher.Scored, trust gen.FederatedR
 		Slug: c.Slug, Name: c.Name, Description: c.Description, Score: best.Score,
 	}
 	for _, src := range c.Sources {
-		fs := gen.FederatedSource{Rank: src.Rank, Name: src.Name, URL: src.URL, Type: gen.FederatedSourceType(src.Type), Why: src.Why}
-		if e, ok := health.Lookup(src.URL); ok {
-			fs.Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
-		}
-		r.Sources = append(r.Sources, fs)
+		r.Sources = append(r.Sources, gen.FederatedSource{Rank: src.Rank, Name: src.Name, URL: src.URL, Type: gen.FederatedSourceType(src.Type), Why: src.Why,
+			Health: healthOf(health, src.URL)})
 	}
 	return r
 }
@@ -283,7 +280,7 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 		} else {
 			b.WriteString("== " + strconv.Itoa(i+1) + ". " + registry.Visible(r.Curator.Name) + " (" + r.Curator.Pubkey + "), own curator ==\n")
 		}
-		if federatedAllGone(r) {
+		if allGone(r.Sources, func(s *gen.FederatedSource) *gen.SourceHealth { return s.Health }) {
 			b.WriteString("Warning: all 3 sources of this category were gone when its curator last checked them; tell the user, and prefer another result or a search.\n")
 		}
 		b.WriteString("Category: " + oneLine(r.Name, 200) + "\n")
@@ -313,15 +310,4 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 	}
 	b.WriteString(notAsked(out.Peers, math.MaxInt))
 	return b.String()
-}
-
-// federatedAllGone reports whether every source of r was gone when its
-// curator last checked it.
-func federatedAllGone(r gen.FederatedResult) bool {
-	for _, s := range r.Sources {
-		if s.Health == nil || s.Health.Status != gen.SourceHealthStatusGone {
-			return false
-		}
-	}
-	return len(r.Sources) > 0
 }

@@ -47,10 +47,18 @@ func (h *Handlers) addHealth(out *gen.GetSourcesOutput) {
 		return
 	}
 	for i := range out.Sources {
-		if e, ok := ix.Lookup(out.Sources[i].URL); ok {
-			out.Sources[i].Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
-		}
+		out.Sources[i].Health = healthOf(ix, out.Sources[i].URL)
 	}
+}
+
+// healthOf is what the check ix records said of url, nil when ix has
+// nothing on it (or is nil).
+func healthOf(ix *sourcehealth.Index, url string) *gen.SourceHealth {
+	e, ok := ix.Lookup(url)
+	if !ok {
+		return nil
+	}
+	return &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
 }
 
 // SetSourceHealth makes ix what get_sources says of each source's last
@@ -69,17 +77,16 @@ func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
 	return append(b, sh.Status...)
 }
 
-// allGone reports whether every source of out was gone when last checked.
-func allGone(out *gen.GetSourcesOutput) bool {
-	if len(out.Sources) == 0 {
-		return false
-	}
-	for _, s := range out.Sources {
-		if s.Health == nil || s.Health.Status != gen.SourceHealthStatusGone {
+// allGone reports whether there are sources and every one was gone when
+// last checked; health reads a source's health (get_sources' and
+// get_federated_sources' sources are types of their own).
+func allGone[S any](sources []S, health func(*S) *gen.SourceHealth) bool {
+	for i := range sources {
+		if h := health(&sources[i]); h == nil || h.Status != gen.SourceHealthStatusGone {
 			return false
 		}
 	}
-	return true
+	return len(sources) > 0
 }
 
 // logEntry is the query log's line for a get_sources call, or nil for a
@@ -419,7 +426,7 @@ func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 		b = append(b, value...)
 		b = append(b, '\n')
 	}
-	if allGone(out) {
+	if allGone(out.Sources, func(s *gen.RankedSource) *gen.SourceHealth { return s.Health }) {
 		b = append(b, "Warning: all "...)
 		b = strconv.AppendInt(b, int64(len(out.Sources)), 10)
 		b = append(b, " sources of this category were gone when last checked ("...)
