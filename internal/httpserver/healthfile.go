@@ -1,8 +1,6 @@
 package httpserver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -23,7 +21,7 @@ func (s *Server) serveHealthFile(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no source health file yet: its sources are checked by 3gs serve --check-sources or 3gs check")
 		return
 	}
-	serveHashed(w, r, p.Data)
+	serveHashed(w, r, p.Data, time.Time{})
 }
 
 // serveHealthSignature answers GET /registry.health.json.sig: the health
@@ -37,30 +35,19 @@ func (s *Server) serveHealthSignature(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "the source health file is not signed: a server signs it when started with the curator's --key-file, and 3gs check --key-file signs the file it writes")
 		return
 	}
-	serveHashed(w, r, p.Signature)
+	serveHashed(w, r, p.Signature, time.Time{})
 }
 
-// healthFile is the health file a GET or HEAD serves; it answers the
-// request itself (405, or 503 while loading) when there is none to ask.
+// healthFile is the health file a GET or HEAD serves (Data nil when
+// there is none); false when the request was answered already
+// (fileBackend).
 func (s *Server) healthFile(w http.ResponseWriter, r *http.Request) (sourcehealth.Published, bool) {
-	if !readOnly(w, r) {
-		return sourcehealth.Published{}, false
-	}
-	b := s.backend.Load()
+	b := s.fileBackend(w, r)
 	if b == nil {
-		w.Header()["Retry-After"] = retryAfter
-		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
 		return sourcehealth.Published{}, false
 	}
 	if b.HealthFile == nil {
 		return sourcehealth.Published{}, true
 	}
 	return b.HealthFile(), true
-}
-
-// serveHashed is serveBytes with the content's SHA-256 as its ETag and no
-// modification time.
-func serveHashed(w http.ResponseWriter, r *http.Request, data []byte) {
-	sum := sha256.Sum256(data)
-	serveBytes(w, r, data, `"`+hex.EncodeToString(sum[:])+`"`, time.Time{})
 }

@@ -131,23 +131,38 @@ func (s *Server) serveSignature(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "the registry served here is not signed; its curator signs it with 3gs sign")
 		return
 	}
-	sum := sha256.Sum256(p.Signature.Document)
-	serveBytes(w, r, p.Signature.Document, `"`+hex.EncodeToString(sum[:])+`"`, p.Modified)
+	serveHashed(w, r, p.Signature.Document, p.Modified)
 }
 
 // published is the registry a GET or HEAD of the file endpoints serves; it
 // answers the request itself (405, or 503 while loading) when there is none.
 func (s *Server) published(w http.ResponseWriter, r *http.Request) (served.Registry, bool) {
-	if !readOnly(w, r) {
+	b := s.fileBackend(w, r)
+	if b == nil {
 		return served.Registry{}, false
+	}
+	return b.Published(), true
+}
+
+// fileBackend is the backend a GET or HEAD of a file endpoint (the
+// registry, its signature, the health file) reads; nil when it answered
+// the request itself: 405 for another method, 503 while loading.
+func (s *Server) fileBackend(w http.ResponseWriter, r *http.Request) *backend {
+	if !readOnly(w, r) {
+		return nil
 	}
 	b := s.backend.Load()
 	if b == nil {
 		w.Header()["Retry-After"] = retryAfter
 		writeProblem(w, http.StatusServiceUnavailable, "the registry is still loading; retry shortly")
-		return served.Registry{}, false
 	}
-	return b.Published(), true
+	return b
+}
+
+// serveHashed is serveBytes with data's SHA-256 as its ETag.
+func serveHashed(w http.ResponseWriter, r *http.Request, data []byte, modified time.Time) {
+	sum := sha256.Sum256(data)
+	serveBytes(w, r, data, `"`+hex.EncodeToString(sum[:])+`"`, modified)
 }
 
 // serveBytes sends data with its validators; net/http's ServeContent does
