@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -52,16 +51,6 @@ func Read(path string) (*gen.Sourcehealth, error) {
 		return nil, fmt.Errorf("%s is not a source health file: %v; remove it, and the next 3gs check writes it again", path, err)
 	}
 	return doc, nil
-}
-
-// Write replaces the health file at path with doc, atomically and
-// without following a link.
-func Write(path string, doc *gen.Sourcehealth) error {
-	data := gen.EncodeSourcehealth(doc)
-	if len(data) > MaxSize {
-		return fmt.Errorf("the source health of %d sources is %d bytes, over the %d-byte bound of %s; not written", len(doc.Sources), len(data), MaxSize, path)
-	}
-	return atomicfile.WriteNoFollow(path, append(data, '\n'), 0o644)
 }
 
 // Lock makes the caller the health file's one writer until Unlock. The

@@ -40,7 +40,7 @@ func TestWriteReadIndex(t *testing.T) {
 	if d, err := Read(path); d != nil || err != nil {
 		t.Fatalf("missing file: %v %v", d, err)
 	}
-	if err := Write(path, doc); err != nil {
+	if err := WritePublished(path, Sign(doc, nil, at, 0)); err != nil {
 		t.Fatal(err)
 	}
 	back, err := Read(path)
@@ -75,7 +75,7 @@ func TestWriteReadIndex(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(link, doc); err == nil {
+	if err := WritePublished(link, Sign(doc, nil, at, 0)); err == nil {
 		t.Error("wrote through a symbolic link")
 	}
 	if _, err := Read(link); err == nil {
