@@ -371,6 +371,8 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 		// Not a failure to reach the peer: it publishes its registry
 		// unsigned, which no retry changes.
 		return nil, "", false, nil, release, refuseAs(RefusedSignature, "signature %s: HTTP 404: the peer publishes no signature, and a peer's registry is accepted only signed; ask its curator to sign it (3gs sign)", u)
+	case resp.Status == http.StatusNotFound && what == healthWhat:
+		return nil, "", false, nil, release, errNoHealth
 	case resp.Status != http.StatusOK:
 		// Whatever the status, it says only that the document was not
 		// there for us: publicly as unreachable as a closed port.

@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"errors"
-	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
@@ -95,24 +92,21 @@ func (f *Fetcher) FetchHealth(ctx context.Context, key ed25519.PublicKey, rawURL
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
-	limit := min(f.MaxBytes, sourcehealth.MaxSize)
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: hURL, What: "source health file", Accept: "application/json", Limit: limit})
-	if err != nil {
-		return nil, f.failure(err)
-	}
-	defer resp.Release()
-	switch {
-	case resp.Status == http.StatusNotFound:
-		return nil, errNoHealth
-	case resp.Status != http.StatusOK:
-		return nil, &fetch.Error{Public: fetch.Unreachable, Detail: fmt.Sprintf("source health file %s: HTTP %d", hURL, resp.Status)}
-	}
-	// A health file without its signature is the peer's unsigned word,
-	// which is not shown: any status but 200 fails the same way.
-	sig, _, _, _, release, err := f.get(ctx, sigURL, signature.MaxSize, "", "source health signature")
-	release()
+	data, _, _, _, release, err := f.get(ctx, hURL, min(f.MaxBytes, sourcehealth.MaxSize), "", healthWhat)
+	defer release()
 	if err != nil {
 		return nil, err
 	}
-	return AcceptHealth(key, resp.Body, sig, c.Registry, last, now)
+	// A health file without its signature is the peer's unsigned word,
+	// which is not shown: any status but 200 fails the same way.
+	sig, _, _, _, releaseSig, err := f.get(ctx, sigURL, signature.MaxSize, "", "source health signature")
+	releaseSig()
+	if err != nil {
+		return nil, err
+	}
+	return AcceptHealth(key, data, sig, c.Registry, last, now)
 }
+
+// healthWhat names a health file to the fetch client and to get, which
+// answers its 404 with errNoHealth.
+const healthWhat = "source health file"
