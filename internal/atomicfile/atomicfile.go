@@ -11,6 +11,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,7 +102,13 @@ func resolve(path string, perm fs.FileMode) (string, fs.FileMode, error) {
 // overwrites, even when two processes race: the final step is a hard link,
 // which fails if the name is taken. The error then wraps fs.ErrExist.
 func Create(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := stage(path, data, perm)
+	return CreateFrom(path, perm, writeAll(data))
+}
+
+// CreateFrom is Create for content too large to hold at once: fill writes
+// it to the temporary file, and an error from fill leaves nothing at path.
+func CreateFrom(path string, perm fs.FileMode, fill func(io.Writer) error) error {
+	tmp, err := stageFrom(path, perm, fill)
 	if err != nil {
 		return err
 	}
@@ -156,6 +163,19 @@ func escapeGlob(s string) string {
 
 // stage writes data to a new temporary file next to path and syncs it.
 func stage(path string, data []byte, perm fs.FileMode) (string, error) {
+	return stageFrom(path, perm, writeAll(data))
+}
+
+// writeAll is a fill that writes data.
+func writeAll(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// stageFrom is stage with the content written by fill.
+func stageFrom(path string, perm fs.FileMode, fill func(io.Writer) error) (string, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return "", err
@@ -171,7 +191,7 @@ func stage(path string, data []byte, perm fs.FileMode) (string, error) {
 	if err := f.Chmod(perm); err != nil {
 		return fail(err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {

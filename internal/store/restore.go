@@ -6,9 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -47,48 +47,39 @@ func RestoreLog(regPath, logPath string, r io.Reader) (auditlog.Head, error) {
 	if _, err := os.Lstat(logPath); err == nil {
 		return auditlog.Head{}, fmt.Errorf("%s exists: %w; a log is restored only where there is none (move it aside first, after 3gs audit verify %s says what is wrong with it)", logPath, fs.ErrExist, regPath)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(logPath), "."+filepath.Base(logPath)+".restore-*")
-	if err != nil {
-		return auditlog.Head{}, err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
 	covered := *st.Log
-	rep, err := auditlog.Verify(r, auditlog.Options{Key: key, Mark: covered.Seq, Each: func(e *gen.AuditEntry, line []byte) error {
-		if _, err := tmp.Write(append(line, '\n')); err != nil {
-			return err
+	var rep *auditlog.Report
+	// The copy is checked as it is written to a temporary file, which
+	// becomes the log (a hard link, which never replaces a file that
+	// appeared meanwhile) only once every entry and the head checked out.
+	err = atomicfile.CreateFrom(logPath, logMode, func(w io.Writer) error {
+		var err error
+		rep, err = auditlog.Verify(r, auditlog.Options{Key: key, Mark: covered.Seq, Each: func(e *gen.AuditEntry, line []byte) error {
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return err
+			}
+			if e.Seq == covered.Seq {
+				return errCovered
+			}
+			return nil
+		}})
+		var p *auditlog.Problem
+		switch {
+		case err == nil || errors.Is(err, errCovered):
+		case errors.As(err, &p) || errors.Is(err, auditlog.ErrLegacy):
+			return fmt.Errorf("the copy is not this registry's log: %w", err)
+		default:
+			// Not what the copy says, but failing to read it: the
+			// network, a bound.
+			return fmt.Errorf("reading the copy: %w", err)
 		}
-		if e.Seq == covered.Seq {
-			return errCovered
+		if _, err := auditlog.Match(rep, reg.SHA256(), &covered); err != nil {
+			return fmt.Errorf("the copy is not this registry's log: %w", err)
 		}
 		return nil
-	}})
-	var p *auditlog.Problem
-	switch {
-	case err == nil || errors.Is(err, errCovered):
-	case errors.As(err, &p) || errors.Is(err, auditlog.ErrLegacy):
-		return auditlog.Head{}, fmt.Errorf("the copy is not this registry's log: %w", err)
-	default:
-		// Not what the copy says, but failing to read it: the network,
-		// a bound.
-		return auditlog.Head{}, fmt.Errorf("reading the copy: %w", err)
-	}
-	if _, err := auditlog.Match(rep, reg.SHA256(), &covered); err != nil {
-		return auditlog.Head{}, fmt.Errorf("the copy is not this registry's log: %w", err)
-	}
-	if err := tmp.Chmod(logMode); err != nil {
+	})
+	if err != nil {
 		return auditlog.Head{}, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return auditlog.Head{}, err
-	}
-	// A hard link never replaces a file that appeared meanwhile.
-	if err := os.Link(tmp.Name(), logPath); err != nil {
-		return auditlog.Head{}, err
-	}
-	if d, err := os.Open(filepath.Dir(logPath)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return rep.Head, nil
 }

@@ -89,7 +89,7 @@ func TestRestoreLogRefuses(t *testing.T) {
 			if _, err := os.Lstat(n.log); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a refused restore left %s: %v", n.log, err)
 			}
-			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(n.path), ".*restore*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(n.log), "."+filepath.Base(n.log)+"*")); len(left) > 0 {
 				t.Errorf("a refused restore left %v", left)
 			}
 		})
