@@ -86,11 +86,7 @@ func (c *sourceChecker) reload() {
 	if same {
 		return
 	}
-	p, err := sourcehealth.ReadPublished(c.path)
-	var doc *gen.Sourcehealth
-	if err == nil && p.Data != nil {
-		doc, err = gen.DecodeSourcehealth(p.Data)
-	}
+	doc, p, err := sourcehealth.ReadPublished(c.path)
 	if err != nil {
 		c.log.Warn("source health file not read", "file", c.path, "err", err)
 		return

@@ -71,22 +71,26 @@ func WritePublished(path string, p Published) error {
 	return atomicfile.WriteNoFollow(path+SigSuffix, p.Signature, 0o644)
 }
 
-// ReadPublished reads the health file at path and its signature, if any,
-// as they are to be served; a missing file is a zero Published and no
-// error.
-func ReadPublished(path string) (Published, error) {
+// ReadPublished reads and checks the health file at path, as Read does,
+// and returns it with its signature, if any, as they are to be served; a
+// missing file is nil, a zero Published and no error.
+func ReadPublished(path string) (*gen.Sourcehealth, Published, error) {
 	data, err := safefile.ReadNoFollow(path, MaxSize, "source health file")
 	if errors.Is(err, fs.ErrNotExist) {
-		return Published{}, nil
+		return nil, Published{}, nil
 	}
 	if err != nil {
-		return Published{}, err
+		return nil, Published{}, err
+	}
+	doc, err := decode(path, data)
+	if err != nil {
+		return nil, Published{}, err
 	}
 	sig, err := safefile.ReadNoFollow(path+SigSuffix, signature.MaxSize, "source health signature")
 	if errors.Is(err, fs.ErrNotExist) {
 		sig = nil
 	} else if err != nil {
-		return Published{}, err
+		return nil, Published{}, err
 	}
-	return Published{Data: data, Signature: sig}, nil
+	return doc, Published{Data: data, Signature: sig}, nil
 }

@@ -46,6 +46,11 @@ func Read(path string) (*gen.Sourcehealth, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decode(path, data)
+}
+
+// decode checks data, read from the health file at path.
+func decode(path string, data []byte) (*gen.Sourcehealth, error) {
 	doc, err := gen.DecodeSourcehealth(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a source health file: %v; remove it, and the next 3gs check writes it again", path, err)
