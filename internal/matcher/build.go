@@ -260,7 +260,7 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 		cats, masks := x.postings(t)
 		for k, c := range cats {
 			if masks[k]&curatedFields != 0 {
-				x.catVecs[c] = append(x.catVecs[c], x.simVecs[i])
+				x.catVecs[c] = append(x.catVecs[c], int32(i))
 			}
 		}
 	}

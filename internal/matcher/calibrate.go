@@ -83,7 +83,7 @@ type calibrationModel struct {
 
 // costWrongAnswer is how many times an off-topic question counts in the
 // fit, relative to an in-domain one.
-const costWrongAnswer = 8
+const costWrongAnswer = 10
 
 // factors reads the evidence for out[0], the best candidate of a ranked
 // list (scores before calibration). vectors says whether the semantic
@@ -141,11 +141,17 @@ func (x *Index) bestFactors(p *parsed, out []hit, vectors bool) [numFactors]floa
 // word the curator wrote about it: "book" and "vampire" are strangers to
 // job interviews, "panel" is not. A word with no vector is not counted
 // (the rare-word factor speaks for names).
+//
+// Nearness through a word the query already met the category by does not
+// count: "cessation" is near "smoking", and that is what makes "smoking
+// cessation" a question about quitting, not about barbecue; "chlorine"
+// sits near "swimming" for the same reason. The word must be near
+// something else the curator wrote.
 func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 	if x.catVecs == nil {
 		return 0, 0
 	}
-	vecs := x.catVecs[h.cat]
+	idx := x.catVecs[h.cat]
 	for i := range p.words {
 		if h.ev.left&(1<<i) == 0 {
 			continue
@@ -155,8 +161,8 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 			continue // nothing to tell a name from a misspelling by
 		}
 		near := false
-		for _, v := range vecs {
-			if words.Cosine(q, v) >= strangerCos {
+		for _, k := range idx {
+			if words.Cosine(q, x.simVecs[k]) >= strangerCos && !p.metBy(h.ev.left, x.simTerms[k]) {
 				near = true
 				break
 			}
@@ -174,6 +180,22 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		}
 	}
 	return strangers, farAliens
+}
+
+// metBy says whether term t is one the query's words outside left (the
+// words a category met) stand for.
+func (p *parsed) metBy(left uint64, t uint32) bool {
+	for i := range p.words {
+		if left&(1<<i) != 0 {
+			continue
+		}
+		for _, c := range p.words[i].cands {
+			if c.term == t {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // strangerCos is the cosine at or above which a word is near a category's.

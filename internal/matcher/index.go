@@ -154,8 +154,9 @@ type Index struct {
 	simNorms     []float32
 	simPostStart []uint32
 	simPost      []uint32
-	// catVecs[c] are the vectors of what the curator wrote about
-	// category c, for the confidence (strangers); nil with simTerms.
+	// catVecs[c] indexes simTerms and simVecs: the words with a vector
+	// that the curator wrote about category c, for the confidence
+	// (strangers); nil with simTerms.
 	catVecs [][]int32
 	// semCache holds semNear's findings per query word vector.
 	semCache semCache
