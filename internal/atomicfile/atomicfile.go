@@ -1,6 +1,8 @@
 // Package atomicfile writes files so that a reader, or a process started
 // after a crash, sees either the old content or the new content, never a
 // mix. Registry, signature, key and token files are all written through it.
+// Append-only files (the audit log, the proposals file) grow through
+// AppendAt, which cuts a failed append back.
 //
 // The new content goes to a temporary file in the same directory, is synced
 // to disk, and is then moved into place with rename (Write) or link (Create)
