@@ -67,19 +67,14 @@ func auditLogFlags(f *Flags) {
 
 // auditMigrateOptions are audit migrate's flags.
 type auditMigrateOptions struct {
-	key                keyOptions
-	registry, auditLog string
-	maxRegistry        intFlag
-	expires            durationFlag
+	registry string
+	signedWrite
 }
 
 func auditMigrateFlags(f *Flags) {
 	o := options[auditMigrateOptions](f)
-	keyFlag(f, &o.key, "the curator's secret key file, which signs the new log and the registry")
 	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
-	registryLimitFlag(f, &o.maxRegistry)
-	auditLogFlag(f, &o.auditLog)
-	expiresFlag(f, &o.expires, "how long the registry's new signature vouches for it, as for 3gs sign")
+	o.flags(f, "the curator's secret key file, which signs the new log and the registry", "how long the registry's new signature vouches for it, as for 3gs sign", "")
 }
 
 // auditLogPath is the log of the registry at regPath: flag (--audit-log),
