@@ -40,8 +40,8 @@ func auditLogFlag(f *Flags, p *string) {
 
 // auditReadOptions are the flags of audit verify and audit log.
 type auditReadOptions struct {
-	pubkey, registry, auditLog string
-	maxRegistry                intFlag
+	pubkey, auditLog string
+	registryFile
 	// audit log only
 	since        intFlag
 	slug, action string
@@ -51,8 +51,7 @@ type auditReadOptions struct {
 func auditVerifyFlags(f *Flags) {
 	o := options[auditReadOptions](f)
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
 	auditLogFlag(f, &o.auditLog)
 }
 
@@ -67,14 +66,15 @@ func auditLogFlags(f *Flags) {
 
 // auditMigrateOptions are audit migrate's flags.
 type auditMigrateOptions struct {
-	registry string
 	signedWrite
 }
 
 func auditMigrateFlags(f *Flags) {
 	o := options[auditMigrateOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
-	o.flags(f, "the curator's secret key file, which signs the new log and the registry", "how long the registry's new signature vouches for it, as for 3gs sign", "")
+	o.flags(f, "registry file whose log to migrate when no REGISTRY is given",
+		"the curator's secret key file, which signs the new log and the registry",
+		"how long the registry's new signature vouches for it, as for 3gs sign",
+		"")
 }
 
 // auditLogPath is the log of the registry at regPath: flag (--audit-log),

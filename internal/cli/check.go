@@ -24,8 +24,7 @@ import (
 
 // checkOptions are check's flags.
 type checkOptions struct {
-	registry                      string
-	maxRegistry                   intFlag
+	registryFile
 	json                          bool
 	only                          string
 	perHost, concurrency          intFlag
@@ -37,8 +36,7 @@ type checkOptions struct {
 
 func checkFlags(f *Flags) {
 	o := options[checkOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
 	f.BoolVar(&o.json, "json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
 	f.StringVar(&o.only, "only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
 	f.IntVar(&o.perHost, "per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), 1, "most requests in flight to one host (scheme, name and port) at a time")

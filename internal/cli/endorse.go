@@ -23,21 +23,23 @@ import (
 
 // endorseOptions are endorse's flags.
 type endorseOptions struct {
-	registry, pubkey, url, name, since, remove string
-	keepVersion                                bool
+	pubkey, url, name, since, remove string
+	keepVersion                      bool
 	signedWrite
 }
 
 func endorseFlags(f *Flags) {
 	o := options[endorseOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to edit when no PATH is given")
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_ENDORSE_PUBKEY", "", "the endorsed curator's public key (pk:Z32 or Z32), as their 3gs init or 3gs keygen printed it")
 	f.StringVar(&o.url, "url", "THREEGS_ENDORSE_URL", "", "where their registry is: their node as http(s)://host[:port] (what 3gs serve --http publishes), or the registry file's own URL with its signature at URL.sig")
 	f.StringVar(&o.name, "name", "THREEGS_ENDORSE_NAME", "", "their display name; none keeps the name already listed for this key, if any")
 	f.StringVar(&o.since, "since", "THREEGS_ENDORSE_SINCE", "", "day you began vouching for them (YYYY-MM-DD); none keeps the day already listed for this key, or is today (UTC) for a new one")
 	f.StringVar(&o.remove, "remove", "THREEGS_ENDORSE_REMOVE", "", "remove the endorsement of this public key instead of adding one")
 	f.BoolVar(&o.keepVersion, "keep-version", "THREEGS_KEEP_VERSION", "leave \"version\" as it is instead of raising its patch number (1.2.3 to 1.2.4); peers refuse a changed registry under a version they already have")
-	o.flags(f, "the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign", "with --key-file: how long the new signature vouches for the registry", "")
+	o.flags(f, "registry file to edit when no PATH is given",
+		"the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign",
+		"with --key-file: how long the new signature vouches for the registry",
+		"")
 }
 
 // endorsement is one endorse run, its flags checked.

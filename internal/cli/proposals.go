@@ -49,7 +49,7 @@ func proposalFlags(f *Flags) {
 
 // proposalsOptions are the flags of the proposals verbs.
 type proposalsOptions struct {
-	registry, status, reason string
+	status, reason string
 	signedWrite
 }
 
@@ -61,9 +61,11 @@ func proposalsReadFlags(f *Flags) {
 
 func proposalsDecideFlags(f *Flags) {
 	o := options[proposalsOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "the registry file the proposal was made to")
 	f.StringVar(&o.reason, "reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
-	o.flags(f, "the curator's secret key file, to sign the registry after accepting a change", "how long the new signature vouches for the registry", "")
+	o.flags(f, "the registry file the proposal was made to",
+		"the curator's secret key file, to sign the registry after accepting a change",
+		"how long the new signature vouches for the registry",
+		"")
 }
 
 // parseProposals checks serve's proposal flags.

@@ -116,14 +116,13 @@ func signingKey(env *Env, k keyOptions, log func(msg string)) (ed25519.PrivateKe
 
 // signOptions are sign's flags.
 type signOptions struct {
-	registry string
 	signedWrite
 }
 
 func signFlags(f *Flags) {
 	o := options[signOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to sign when no PATH is given")
-	o.flags(f, "the curator's secret key file, as written by 3gs keygen",
+	o.flags(f, "registry file to sign when no PATH is given",
+		"the curator's secret key file, as written by 3gs keygen",
 		"how long the signature vouches for the registry; readers refuse it after that, so sign again before then",
 		"the registry's audit log, which records the signed registry and whose head the signature names; none means REGISTRY.audit.jsonl")
 }

@@ -24,3 +24,17 @@ func registryLimit(v intFlag) (int64, error) {
 	n, err := v.get()
 	return int64(n), err
 }
+
+// registryFile is --registry (REGISTRY_PATH), the registry file a command
+// reads when no PATH is given, and --max-registry-bytes, the most of it
+// read: the pair every command that reads a registry file declares.
+type registryFile struct {
+	registry    string
+	maxRegistry intFlag
+}
+
+// flags declares both; usage is --registry's.
+func (o *registryFile) flags(f *Flags, usage string) {
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", usage)
+	registryLimitFlag(f, &o.maxRegistry)
+}

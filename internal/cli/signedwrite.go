@@ -8,19 +8,20 @@ import (
 
 // signedWrite are the flags every command that changes a registry and
 // signs it shares (sign, audit migrate, proposals accept and reject,
-// endorse): the key, the registry's size limit, the new signature's
-// validity and the audit log.
+// endorse): the registry file and its size limit, the key, the new
+// signature's validity and the audit log.
 type signedWrite struct {
-	key         keyOptions
-	maxRegistry intFlag
-	expires     durationFlag
-	auditLog    string
+	registryFile
+	key      keyOptions
+	expires  durationFlag
+	auditLog string
 }
 
-// flags declares them; auditLogUsage "" is --audit-log's usual text.
-func (o *signedWrite) flags(f *Flags, keyUsage, expiresUsage, auditLogUsage string) {
+// flags declares them, each with its usage text; auditLogUsage "" is
+// --audit-log's usual text.
+func (o *signedWrite) flags(f *Flags, registryUsage, keyUsage, expiresUsage, auditLogUsage string) {
+	o.registryFile.flags(f, registryUsage)
 	keyFlag(f, &o.key, keyUsage)
-	registryLimitFlag(f, &o.maxRegistry)
 	expiresFlag(f, &o.expires, expiresUsage)
 	if auditLogUsage == "" {
 		auditLogFlag(f, &o.auditLog)
