@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,14 +93,10 @@ func run3gs(t *testing.T, bin string, args ...string) (int, string) {
 // get reads url whole with c.
 func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	t.Helper()
-	resp, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
+	resp, body := testkit.Do(t, c, req)
 	return resp.StatusCode, body
 }

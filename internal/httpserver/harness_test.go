@@ -3,7 +3,6 @@ package httpserver_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -164,15 +163,7 @@ func (h *harness) do(method, path, body string, headers ...string) reply {
 		}
 		req.Header.Add(headers[i], headers[i+1])
 	}
-	resp, err := h.ts.Client().Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	resp, b := testkit.Do(h.t, h.ts.Client(), req)
 	return reply{resp.StatusCode, resp.Header, b}
 }
 
