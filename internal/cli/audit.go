@@ -199,9 +199,8 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 		}
 		t.key, t.trusted = k, true
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return nil, ExitUsage
 	}
 	args := f.Args()

@@ -69,9 +69,8 @@ func auditFetchTarget(env *Env, f *Flags) (*fetchTarget, int) {
 		fmt.Fprintf(env.Stderr, "%s: --from: %v\n", f.name, err)
 		return nil, ExitUsage
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return nil, ExitUsage
 	}
 	t.logPath = auditLogPath(o.auditLog, t.regPath)

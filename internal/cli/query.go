@@ -59,9 +59,8 @@ func runQuery(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
 		return ExitUsage
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	reg, _, ok := loadRegistry(env, "query", o.registry, limit)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -37,4 +38,15 @@ type registryFile struct {
 func (o *registryFile) flags(f *Flags, usage string) {
 	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", usage)
 	registryLimitFlag(f, &o.maxRegistry)
+}
+
+// sizeLimit is --max-registry-bytes, checked; a bad value is reported on
+// stderr as "3gs COMMAND: ...", and ok is false.
+func (o *registryFile) sizeLimit(f *Flags) (limit int64, ok bool) {
+	limit, err := registryLimit(o.maxRegistry)
+	if err != nil {
+		fmt.Fprintf(f.env.Stderr, "%s: %v\n", f.name, err)
+		return 0, false
+	}
+	return limit, true
 }

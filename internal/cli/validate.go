@@ -26,9 +26,8 @@ func validateFlags(f *Flags) {
 // load: --registry / REGISTRY_PATH, or the embedded default.
 func runValidate(_ context.Context, env *Env, f *Flags) int {
 	o := options[validateOptions](f)
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs validate: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	paths := f.Args()

@@ -52,9 +52,8 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 		}
 		trusted = k
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs verify: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	args := f.Args()
