@@ -6,14 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -21,6 +19,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testserver"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -80,18 +79,8 @@ type harness struct {
 func newHarness(t testing.TB, opt httpserver.Options) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, logs: &testkit.SyncBuffer{}}
-	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	var err error
-	if h.user, err = auth.Add(tokens, "alice", gen.TierUser, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if h.admin, err = auth.Add(tokens, "root", gen.TierAdmin, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	keyring, err := auth.LoadKeyring(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	secrets, keyring := testserver.Keyring(t, testserver.Token{Name: "alice", Tier: gen.TierUser}, testserver.Token{Name: "root", Tier: gen.TierAdmin})
+	h.user, h.admin = secrets[0], secrets[1]
 	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
