@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
@@ -99,17 +98,17 @@ func migrateHint(regPath, logPath string) string {
 
 // ---- signing with the log: 3gs sign and 3gs audit migrate ----
 
-// signingFile is the registry at regPath, whose lock the caller holds,
-// for cmd to change or sign with the curator key (internal/store). Opening
-// its audit log repairs what a crash can leave, as a starting server
-// does, and says so on stderr: a torn last line, and entries after the
+// file is the registry at regPath, whose lock the caller holds, for cmd
+// to change or sign with s (internal/store). Opening its audit log
+// repairs what a crash can leave, as a starting server does, and says so
+// on stderr: a torn last line, and entries after the
 // head the registry's current signature covers (a change interrupted
 // after its entry was written and before the registry was). Anything else
 // wrong is refused (logFailed), naming the seq, since signing would make a
 // broken log look vouched for.
-func signingFile(env *Env, cmd, regPath, logPath string, key ed25519.PrivateKey, validity time.Duration, limit int64) store.File {
+func (s signer) file(env *Env, cmd, regPath, logPath string) store.File {
 	return store.File{
-		Path: regPath, LogPath: logPath, Key: key, Validity: validity, Limit: limit,
+		Path: regPath, LogPath: logPath, Key: s.key, Validity: s.validity, Limit: s.limit,
 		Notes: func(n string) { fmt.Fprintf(env.Stderr, "3gs %s: %s.\n", cmd, n) },
 	}
 }

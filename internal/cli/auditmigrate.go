@@ -70,7 +70,7 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	unvouched := unvouchedBy(path, s.limit, reg, pub)
 	// A failure after the old log was moved aside puts it back, so the
 	// registry is never left with neither.
-	signed, err := signingFile(env, cmd, path, logPath, s.key, s.validity, s.limit).Migrate(reg, digest)
+	signed, err := s.file(env, cmd, path, logPath).Migrate(reg, digest)
 	if !migrated(env, logPath, err) {
 		return ExitFail
 	}

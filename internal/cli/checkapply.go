@@ -105,7 +105,7 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	if !ok {
 		return nil, false
 	}
-	file := signingFile(env, "check", path, auditLogPath(a.o.auditLog, path), a.key, validity, a.limit)
+	file := signer{key: a.key, validity: validity, limit: a.limit}.file(env, "check", path, auditLogPath(a.o.auditLog, path))
 	return a.each(file, reg, by)
 }
 

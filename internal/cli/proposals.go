@@ -326,7 +326,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
 			}
 		}
-		file := signingFile(env, "proposals accept", reg, auditLogPath(o.auditLog, reg), sg.key, sg.validity, sg.limit)
+		file := sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg))
 		file.Actor = proposals.Actor(id, store.Actor)
 		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
 		if err != nil {

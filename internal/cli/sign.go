@@ -62,7 +62,7 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	// which the next sign or serve removes, never a signed registry the
 	// log does not record (see internal/store).
 	logPath := auditLogPath(o.auditLog, path)
-	signed, err := signingFile(env, "sign", path, logPath, s.key, s.validity, s.limit).Sign(reg)
+	signed, err := s.file(env, "sign", path, logPath).Sign(reg)
 	if err != nil {
 		signFailed(env, path, logPath, reg, pub, err)
 		return ExitFail
