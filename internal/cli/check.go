@@ -109,12 +109,13 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		return checkFail(env, ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
 	}
 	// The key signs the health file written, and the redirects applied.
-	key, keyFrom, err := signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) })
+	sg := signer{limit: s.limit}
+	sg.key, sg.from, err = signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) })
 	if err != nil {
 		return checkFail(env, ExitUsage, "%v", err)
 	}
 	if o.apply.on {
-		if _, err := validity(o.apply.expires); err != nil {
+		if sg.validity, err = validity(o.apply.expires); err != nil {
 			return checkFail(env, ExitUsage, "%v", err)
 		}
 	}
@@ -159,7 +160,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		if o.json {
 			stdout = env.Stderr // stdout holds the JSON document alone
 		}
-		a := &applier{env: env, stdout: stdout, path: path, limit: s.limit, key: key, from: keyFrom, o: o.apply}
+		a := &applier{env: env, stdout: stdout, path: path, signer: sg, o: o.apply}
 		applied, ok := a.apply(results)
 		if !ok {
 			code = ExitFail
@@ -172,7 +173,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		}
 	}
 	if healthPath != "" {
-		saveHealth(env, healthPath, prev, doc, reg, o.only != "", healthKey(env, reg, key))
+		saveHealth(env, healthPath, prev, doc, reg, o.only != "", healthKey(env, reg, sg.key))
 	}
 	return code
 }
