@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -59,14 +58,8 @@ func main() {
 	if era != loadgen.Legacy && era != loadgen.Modern {
 		log.Fatalf("-era: %q is neither %s nor %s", era, loadgen.Legacy, loadgen.Modern)
 	}
-	dir, err := os.MkdirTemp("", "3gs-httpload-")
-	if err != nil {
-		log.Fatal(err)
-	}
+	dir, threegs, gosdk := benchtools.Binaries("3gs-httpload-", "./gosdk")
 	defer os.RemoveAll(dir)
-	threegs, gosdk := filepath.Join(dir, "3gs"), filepath.Join(dir, "gosdk")
-	benchtools.Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
-	benchtools.Build(exec.Command("go", "build", "-o", gosdk, "./gosdk"))
 	if *categories == "" {
 		*registry = benchtools.Registry(*registry)
 		compare(threegs, gosdk, *registry, orDefault(*registry, "embedded"), queries, *clients, *duration, *warmup, *rounds, *logLevel)

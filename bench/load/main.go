@@ -21,7 +21,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,14 +55,8 @@ func main() {
 	inflight := flag.Int("inflight", 64, "requests kept outstanding")
 	rounds := flag.Int("rounds", 3, "runs per server and method; the median is reported")
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "3gs-load-")
-	if err != nil {
-		log.Fatal(err)
-	}
+	dir, threegs, mcpgo := benchtools.Binaries("3gs-load-", "./mcpgo")
 	defer os.RemoveAll(dir)
-	threegs, mcpgo := filepath.Join(dir, "3gs"), filepath.Join(dir, "mcpgo")
-	benchtools.Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
-	benchtools.Build(exec.Command("go", "build", "-o", mcpgo, "./mcpgo"))
 	methods := strings.Split(*methodList, ",")
 
 	// A setting is a registry and the questions asked of it; a generated

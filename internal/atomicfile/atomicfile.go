@@ -1,6 +1,8 @@
 // Package atomicfile writes files so that a reader, or a process started
 // after a crash, sees either the old content or the new content, never a
 // mix. Registry, signature, key and token files are all written through it.
+// Append-only files (the audit log, the proposals file) grow through
+// AppendAt, which cuts a failed append back.
 //
 // The new content goes to a temporary file in the same directory, is synced
 // to disk, and is then moved into place with rename (Write) or link (Create)
@@ -29,15 +31,21 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := stage(target, data, perm)
+	return replace(target, data, perm)
+}
+
+// replace writes data to a temporary file beside path and renames it over
+// path, then syncs the directory.
+func replace(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := stage(path, data, perm)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, target); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(target))
+	return syncDir(filepath.Dir(path))
 }
 
 // ErrSymlink is wrapped by WriteNoFollow's error for a path that is a
@@ -63,15 +71,7 @@ func WriteNoFollow(path string, data []byte, perm fs.FileMode) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	tmp, err := stage(path, data, perm)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
+	return replace(path, data, perm)
 }
 
 // resolve is the file a write of path replaces, following symbolic links,

@@ -74,22 +74,11 @@ func (ix *Index) ReadPage(path string, q Query, upTo int) (*Page, error) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := gen.DecodeAuditEntry(l)
-		if err != nil {
-			return nil, fmt.Errorf("audit log seq %d: not an audit entry: %w", seq, err)
-		}
-		if e.Seq != seq {
-			return nil, fmt.Errorf("audit log seq %d: the line holds seq %d: the file was changed after the server opened it", seq, e.Seq)
-		}
-		if !q.matches(e) {
-			continue
-		}
-		if len(page.Lines) == q.Limit {
-			page.Next = page.Entries[len(page.Entries)-1].Seq
+		if full, err := q.add(page, seq, l); err != nil {
+			return nil, err
+		} else if full {
 			break
 		}
-		page.Lines = append(page.Lines, l)
-		page.Entries = append(page.Entries, e)
 	}
 	return page, nil
 }

@@ -8,9 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -107,69 +107,24 @@ func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.AuditEntry) (Head, 
 // crash; a crash leaves at worst a torn last line, which Verify reports
 // as Torn and a starting server cuts.
 func AppendLines(path string, want int64, b []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening the audit log: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	err := atomicfile.AppendAt(path, "the audit log", want, func(w io.Writer) error {
+		_, err := writeLog(w, b)
 		return err
+	})
+	if errors.Is(err, atomicfile.ErrNotAsLeft) {
+		return fmt.Errorf("%w. Nothing was changed; 3gs audit verify %s says whether it is still whole", err, path)
 	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("the audit log %s is not a regular file", path)
-	}
-	if st.Size() != want {
-		return fmt.Errorf("the audit log %s is %d bytes, not the %d this process left it at: another program wrote or cut it. Nothing was changed; 3gs audit verify %s says whether it is still whole", path, st.Size(), want, path)
-	}
-	if _, err := writeLog(f, b); err != nil {
-		f.Truncate(want)
-		return fmt.Errorf("writing the audit log %s (nothing was changed): %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Truncate(want)
-		return fmt.Errorf("syncing the audit log %s (nothing was changed): %w", path, err)
-	}
-	if want == 0 {
-		// A new file: its directory entry must reach the disk too, or a
-		// crash could lose the log while the registry it records stays.
-		syncDir(filepath.Dir(path))
-	}
-	return nil
+	return err
 }
 
 // writeLog writes to the log; tests replace it to fail part way.
-var writeLog = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
+var writeLog = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
 
 // Cut truncates the log at path to size bytes and syncs it: to drop a
 // torn last line (Report.Torn), or the entries after the head a registry
 // signature covers, which an interrupted change wrote and the registry
 // never took.
-func Cut(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
-	}
-	if err := f.Truncate(size); err != nil {
-		return err
-	}
-	return f.Sync()
-}
+func Cut(path string, size int64) error { return atomicfile.Cut(path, size) }
 
 // Fit is how a log relates to the registry it records.
 type Fit struct {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,8 +260,8 @@ func TestFailedAppendLeavesNoFragment(t *testing.T) {
 	rep, _ := Read(path, Options{})
 	l := Open(path, rep)
 	whole, _ := os.ReadFile(path)
-	writeLog = func(f *os.File, b []byte) (int, error) {
-		n, _ := f.Write(b[:len(b)/2])
+	writeLog = func(w io.Writer, b []byte) (int, error) {
+		n, _ := w.Write(b[:len(b)/2])
 		return n, syscall.ENOSPC
 	}
 	before := rep.Last.After
@@ -268,7 +269,7 @@ func TestFailedAppendLeavesNoFragment(t *testing.T) {
 		return &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}
 	}
 	_, err := l.Append(nil, e())
-	writeLog = func(f *os.File, b []byte) (int, error) { return f.Write(b) }
+	writeLog = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
 	if err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("a full disk: %v", err)
 	}

@@ -123,26 +123,37 @@ func readPage(r io.Reader, q Query, upTo int, page *Page) (*Page, error) {
 		if n <= q.Since || page.Next > 0 {
 			continue
 		}
-		e, err := gen.DecodeAuditEntry(line)
-		if err != nil {
-			return nil, fmt.Errorf("audit log seq %d: not an audit entry: %w", n, err)
+		// Once a further page is known to exist (add set page.Next),
+		// the rest is only read to reach the head.
+		if _, err := q.add(page, n, line); err != nil {
+			return nil, err
 		}
-		if e.Seq != n {
-			return nil, fmt.Errorf("audit log seq %d: the line holds seq %d: the file was changed after the server opened it", n, e.Seq)
-		}
-		if !q.matches(e) {
-			continue
-		}
-		if len(page.Lines) == q.Limit {
-			// One more match exists, so a further page is worth asking
-			// for; the rest is only read to reach the head.
-			page.Next = page.Entries[len(page.Entries)-1].Seq
-			continue
-		}
-		page.Lines = append(page.Lines, bytes.Clone(line))
-		page.Entries = append(page.Entries, e)
 	}
 	return page, nil
+}
+
+// add decodes line, which must hold entry seq, and adds it (a copy) to
+// page when it matches q. When page holds q.Limit entries already it sets
+// page.Next instead and reports full.
+func (q Query) add(page *Page, seq int, line []byte) (full bool, err error) {
+	e, err := gen.DecodeAuditEntry(line)
+	if err != nil {
+		return false, fmt.Errorf("audit log seq %d: not an audit entry: %w", seq, err)
+	}
+	if e.Seq != seq {
+		return false, fmt.Errorf("audit log seq %d: the line holds seq %d: the file was changed after the server opened it", seq, e.Seq)
+	}
+	if !q.matches(e) {
+		return false, nil
+	}
+	if len(page.Lines) == q.Limit {
+		// One more match exists, so a further page is worth asking for.
+		page.Next = page.Entries[len(page.Entries)-1].Seq
+		return true, nil
+	}
+	page.Lines = append(page.Lines, bytes.Clone(line))
+	page.Entries = append(page.Entries, e)
+	return false, nil
 }
 
 func (q Query) matches(e *gen.AuditEntry) bool {

@@ -1,6 +1,7 @@
 // Package bounded runs one function over many items with a limit on how
-// many run at once: the peer refresh, the identity checker and doctor's
-// peer fetches share it.
+// many run at once (Each), and background work in rounds that a nudge can
+// bring forward (Rounds): the peer refresh, the identity checker and
+// doctor's peer fetches share it.
 package bounded
 
 import "sync"

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
@@ -40,8 +39,8 @@ func auditLogFlag(f *Flags, p *string) {
 
 // auditReadOptions are the flags of audit verify and audit log.
 type auditReadOptions struct {
-	pubkey, registry, auditLog string
-	maxRegistry                intFlag
+	pubkey, auditLog string
+	registryFile
 	// audit log only
 	since        intFlag
 	slug, action string
@@ -51,8 +50,7 @@ type auditReadOptions struct {
 func auditVerifyFlags(f *Flags) {
 	o := options[auditReadOptions](f)
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32) to check the entries' signatures; without it the key named in the registry is used, which proves integrity but not identity")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file whose log to check when no REGISTRY is given (the embedded registry has no log)")
 	auditLogFlag(f, &o.auditLog)
 }
 
@@ -67,19 +65,15 @@ func auditLogFlags(f *Flags) {
 
 // auditMigrateOptions are audit migrate's flags.
 type auditMigrateOptions struct {
-	key                keyOptions
-	registry, auditLog string
-	maxRegistry        intFlag
-	expires            durationFlag
+	signedWrite
 }
 
 func auditMigrateFlags(f *Flags) {
 	o := options[auditMigrateOptions](f)
-	keyFlag(f, &o.key, "the curator's secret key file, which signs the new log and the registry")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to migrate when no REGISTRY is given")
-	registryLimitFlag(f, &o.maxRegistry)
-	auditLogFlag(f, &o.auditLog)
-	expiresFlag(f, &o.expires, "how long the registry's new signature vouches for it, as for 3gs sign")
+	o.flags(f, "registry file whose log to migrate when no REGISTRY is given",
+		"the curator's secret key file, which signs the new log and the registry",
+		"how long the registry's new signature vouches for it, as for 3gs sign",
+		"")
 }
 
 // auditLogPath is the log of the registry at regPath: flag (--audit-log),
@@ -104,17 +98,17 @@ func migrateHint(regPath, logPath string) string {
 
 // ---- signing with the log: 3gs sign and 3gs audit migrate ----
 
-// signingFile is the registry at regPath, whose lock the caller holds,
-// for cmd to change or sign with the curator key (internal/store). Opening
-// its audit log repairs what a crash can leave, as a starting server
-// does, and says so on stderr: a torn last line, and entries after the
+// file is the registry at regPath, whose lock the caller holds, for cmd
+// to change or sign with s (internal/store). Opening its audit log
+// repairs what a crash can leave, as a starting server does, and says so
+// on stderr: a torn last line, and entries after the
 // head the registry's current signature covers (a change interrupted
 // after its entry was written and before the registry was). Anything else
 // wrong is refused (logFailed), naming the seq, since signing would make a
 // broken log look vouched for.
-func signingFile(env *Env, cmd, regPath, logPath string, key ed25519.PrivateKey, validity time.Duration, limit int64) store.File {
+func (s signer) file(env *Env, cmd, regPath, logPath string) store.File {
 	return store.File{
-		Path: regPath, LogPath: logPath, Key: key, Validity: validity, Limit: limit,
+		Path: regPath, LogPath: logPath, Key: s.key, Validity: s.validity, Limit: s.limit,
 		Notes: func(n string) { fmt.Fprintf(env.Stderr, "3gs %s: %s.\n", cmd, n) },
 	}
 }
@@ -204,9 +198,8 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 		}
 		t.key, t.trusted = k, true
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return nil, ExitUsage
 	}
 	args := f.Args()

@@ -24,16 +24,15 @@ import (
 
 // auditFetchOptions are audit fetch's flags.
 type auditFetchOptions struct {
-	from, registry, auditLog string
-	maxRegistry              intFlag
-	timeout                  durationFlag
+	from, auditLog string
+	registryFile
+	timeout durationFlag
 }
 
 func auditFetchFlags(f *Flags) {
 	o := options[auditFetchOptions](f)
 	f.StringVar(&o.from, "from", "THREEGS_AUDIT_FROM", "", "where the log is published: a node (http(s)://host[:port], e.g. a read replica of this registry's node, whose /audit serves it) or a registry document's URL (the log is the .audit.jsonl beside it)")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose log to restore when no REGISTRY is given")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file whose log to restore when no REGISTRY is given")
 	auditLogFlag(f, &o.auditLog)
 	f.DurationVar(&o.timeout, "timeout", "THREEGS_AUDIT_TIMEOUT", "2m", "how long reading the whole log may take")
 }
@@ -70,9 +69,8 @@ func auditFetchTarget(env *Env, f *Flags) (*fetchTarget, int) {
 		fmt.Fprintf(env.Stderr, "%s: --from: %v\n", f.name, err)
 		return nil, ExitUsage
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return nil, ExitUsage
 	}
 	t.logPath = auditLogPath(o.auditLog, t.regPath)

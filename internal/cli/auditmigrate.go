@@ -36,34 +36,24 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitUsage
 	}
-	validity, err := validity(o.expires)
+	s, err := o.signer(env, cmd)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
 		return ExitUsage
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	key, from, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs audit migrate: warning:", msg) })
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	if key == nil {
+	if s.key == nil {
 		fmt.Fprintf(env.Stderr, "3gs %s: no key: pass --key-file KEY (the curator's, made by 3gs keygen) or set %s; it signs the new log and the registry\n", cmd, secretKeyEnv)
 		return ExitUsage
 	}
-	reg, err := registry.LoadFileLimit(path, limit)
+	reg, err := registry.LoadFileLimit(path, s.limit)
 	if err != nil {
 		problem, fix := registryProblem(path, err, "")
 		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s\nFix: %s.\n", cmd, problem, fix)
 		return ExitFail
 	}
-	pub := pkarr.Public(key)
+	pub := pkarr.Public(s.key)
 	if err := signature.CheckCurator(reg, pub); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, from, pkarr.URI(pub), reg.Curator().Pubkey)
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, s.from, pkarr.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
 	lock, err := filelock.TryLock(path)
@@ -77,10 +67,10 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	unvouched := unvouchedBy(path, limit, reg, pub)
+	unvouched := unvouchedBy(path, s.limit, reg, pub)
 	// A failure after the old log was moved aside puts it back, so the
 	// registry is never left with neither.
-	signed, err := signingFile(env, cmd, path, logPath, key, validity, limit).Migrate(reg, digest)
+	signed, err := s.file(env, cmd, path, logPath).Migrate(reg, digest)
 	if !migrated(env, logPath, err) {
 		return ExitFail
 	}

@@ -24,8 +24,7 @@ import (
 
 // checkOptions are check's flags.
 type checkOptions struct {
-	registry                      string
-	maxRegistry                   intFlag
+	registryFile
 	json                          bool
 	only                          string
 	perHost, concurrency          intFlag
@@ -37,8 +36,7 @@ type checkOptions struct {
 
 func checkFlags(f *Flags) {
 	o := options[checkOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
 	f.BoolVar(&o.json, "json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
 	f.StringVar(&o.only, "only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
 	f.IntVar(&o.perHost, "per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), 1, "most requests in flight to one host (scheme, name and port) at a time")
@@ -111,12 +109,13 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		return checkFail(env, ExitUsage, "--apply-redirects changes a registry file: name it, e.g. 3gs check --apply-redirects --key-file KEY registry.json (the embedded registry cannot be changed)")
 	}
 	// The key signs the health file written, and the redirects applied.
-	key, keyFrom, err := signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) })
+	sg := signer{limit: s.limit}
+	sg.key, sg.from, err = signingKey(env, o.apply.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs check: warning:", msg) })
 	if err != nil {
 		return checkFail(env, ExitUsage, "%v", err)
 	}
 	if o.apply.on {
-		if _, err := validity(o.apply.expires); err != nil {
+		if sg.validity, err = validity(o.apply.expires); err != nil {
 			return checkFail(env, ExitUsage, "%v", err)
 		}
 	}
@@ -161,7 +160,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		if o.json {
 			stdout = env.Stderr // stdout holds the JSON document alone
 		}
-		a := &applier{env: env, stdout: stdout, path: path, limit: s.limit, key: key, from: keyFrom, o: o.apply}
+		a := &applier{env: env, stdout: stdout, path: path, signer: sg, o: o.apply}
 		applied, ok := a.apply(results)
 		if !ok {
 			code = ExitFail
@@ -174,7 +173,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		}
 	}
 	if healthPath != "" {
-		saveHealth(env, healthPath, prev, doc, reg, o.only != "", healthKey(env, reg, key))
+		saveHealth(env, healthPath, prev, doc, reg, o.only != "", healthKey(env, reg, sg.key))
 	}
 	return code
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -61,9 +60,7 @@ type applier struct {
 	env    *Env
 	stdout io.Writer // stderr when stdout holds JSON
 	path   string
-	limit  int64
-	key    ed25519.PrivateKey
-	from   string // where key came from
+	signer // the key, where it came from, --expires and the size limit
 	o      applyOptions
 }
 
@@ -87,10 +84,6 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 		fmt.Fprintln(a.stdout, "\nNo permanent redirect to apply.")
 		return nil, true
 	}
-	validity, err := validity(a.o.expires)
-	if err != nil {
-		return a.fail("%v", err)
-	}
 	// The registry is read under its lock, so nothing written meanwhile is
 	// lost; a server holding the lock edits it itself.
 	lock, err := filelock.TryLock(path)
@@ -105,7 +98,7 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	if !ok {
 		return nil, false
 	}
-	file := signingFile(env, "check", path, auditLogPath(a.o.auditLog, path), a.key, validity, a.limit)
+	file := a.file(env, "check", path, auditLogPath(a.o.auditLog, path))
 	return a.each(file, reg, by)
 }
 

@@ -23,27 +23,23 @@ import (
 
 // endorseOptions are endorse's flags.
 type endorseOptions struct {
-	registry, pubkey, url, name, since, remove string
-	keepVersion                                bool
-	key                                        keyOptions
-	maxRegistry                                intFlag
-	expires                                    durationFlag
-	auditLog                                   string
+	pubkey, url, name, since, remove string
+	keepVersion                      bool
+	signedWrite
 }
 
 func endorseFlags(f *Flags) {
 	o := options[endorseOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to edit when no PATH is given")
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_ENDORSE_PUBKEY", "", "the endorsed curator's public key (pk:Z32 or Z32), as their 3gs init or 3gs keygen printed it")
 	f.StringVar(&o.url, "url", "THREEGS_ENDORSE_URL", "", "where their registry is: their node as http(s)://host[:port] (what 3gs serve --http publishes), or the registry file's own URL with its signature at URL.sig")
 	f.StringVar(&o.name, "name", "THREEGS_ENDORSE_NAME", "", "their display name; none keeps the name already listed for this key, if any")
 	f.StringVar(&o.since, "since", "THREEGS_ENDORSE_SINCE", "", "day you began vouching for them (YYYY-MM-DD); none keeps the day already listed for this key, or is today (UTC) for a new one")
 	f.StringVar(&o.remove, "remove", "THREEGS_ENDORSE_REMOVE", "", "remove the endorsement of this public key instead of adding one")
 	f.BoolVar(&o.keepVersion, "keep-version", "THREEGS_KEEP_VERSION", "leave \"version\" as it is instead of raising its patch number (1.2.3 to 1.2.4); peers refuse a changed registry under a version they already have")
-	keyFlag(f, &o.key, "the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign")
-	registryLimitFlag(f, &o.maxRegistry)
-	expiresFlag(f, &o.expires, "with --key-file: how long the new signature vouches for the registry")
-	auditLogFlag(f, &o.auditLog)
+	o.flags(f, "registry file to edit when no PATH is given",
+		"the curator's secret key file, to re-sign the registry after the change; without it the registry must be signed again with 3gs sign",
+		"with --key-file: how long the new signature vouches for the registry",
+		"")
 }
 
 // endorsement is one endorse run, its flags checked.
@@ -54,10 +50,7 @@ type endorsement struct {
 	remove   bool
 	endorsed ed25519.PublicKey
 	pub      string // endorsed, as pk:…
-	key      ed25519.PrivateKey
-	from     string // where key came from
-	validity time.Duration
-	limit    int64
+	signer          // the key (and where it came from), validity and size limit
 	done     string // what the edit did, for the first line
 	at       int    // the endorsement's index
 }
@@ -111,7 +104,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	// its entry first, then the registry signed with the new head. Without
 	// the key the registry is written alone, to be signed later.
 	logPath := auditLogPath(o.auditLog, path)
-	changed, err := signingFile(env, "endorse", path, logPath, e.key, e.validity, e.limit).Change(reg, gen.AuditEntryActionEndorse, o.keepVersion, e.edit)
+	changed, err := e.signer.file(env, "endorse", path, logPath).Change(reg, gen.AuditEntryActionEndorse, o.keepVersion, e.edit)
 	if code, done := e.changeFailed(err, logPath); done {
 		return code
 	}
@@ -153,13 +146,7 @@ func (e *endorsement) parse() int {
 			}
 		}
 	}
-	if e.key, e.from, err = signingKey(e.env, o.key, func(msg string) { fmt.Fprintln(e.env.Stderr, "3gs endorse: warning:", msg) }); err != nil {
-		return e.fail(ExitUsage, "%v", err)
-	}
-	if e.validity, err = validity(o.expires); err != nil {
-		return e.fail(ExitUsage, "%v", err)
-	}
-	if e.limit, err = registryLimit(o.maxRegistry); err != nil {
+	if e.signer, err = o.signer(e.env, "endorse"); err != nil {
 		return e.fail(ExitUsage, "%v", err)
 	}
 	return ExitOK

@@ -13,15 +13,14 @@ import (
 
 // missesOptions are misses' flags.
 type missesOptions struct {
-	registry                        string
-	maxRegistry, top                intFlag
+	registryFile
+	top                             intFlag
 	threshold, lowConfidence, floor thresholdFlag
 }
 
 func missesFlags(f *Flags) {
 	o := options[missesOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "rescore the logged queries against this registry file, so that those it now answers drop off the list; none: take the log's own outcomes")
 	f.ThresholdVar(&o.threshold, "threshold", "MATCH_THRESHOLD", tools.DefaultThreshold, "with --registry: the score a rescored query needs to count as answered")
 	f.ThresholdVar(&o.lowConfidence, "low-confidence", "THREEGS_LOW_CONFIDENCE", 0.6, "answered queries that scored below this are listed too, as answers the curator may want to make surer")
 	f.IntVar(&o.top, "top", "THREEGS_MISSES_TOP", "10", 1, "how many queries to show per category")

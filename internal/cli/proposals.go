@@ -49,11 +49,8 @@ func proposalFlags(f *Flags) {
 
 // proposalsOptions are the flags of the proposals verbs.
 type proposalsOptions struct {
-	registry, status, reason string
-	key                      keyOptions
-	maxRegistry              intFlag
-	expires                  durationFlag
-	auditLog                 string
+	status, reason string
+	signedWrite
 }
 
 func proposalsReadFlags(f *Flags) {
@@ -64,12 +61,11 @@ func proposalsReadFlags(f *Flags) {
 
 func proposalsDecideFlags(f *Flags) {
 	o := options[proposalsOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "the registry file the proposal was made to")
 	f.StringVar(&o.reason, "reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
-	keyFlag(f, &o.key, "the curator's secret key file, to sign the registry after accepting a change")
-	registryLimitFlag(f, &o.maxRegistry)
-	expiresFlag(f, &o.expires, "how long the new signature vouches for the registry")
-	auditLogFlag(f, &o.auditLog)
+	o.flags(f, "the registry file the proposal was made to",
+		"the curator's secret key file, to sign the registry after accepting a change",
+		"how long the new signature vouches for the registry",
+		"")
 }
 
 // parseProposals checks serve's proposal flags.
@@ -277,15 +273,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		return ExitUsage
 	}
 	o := options[proposalsOptions](f)
-	key, from, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals accept: warning:", msg) })
-	if err != nil {
-		return fail("%v", err)
-	}
-	validity, err := validity(o.expires)
-	if err != nil {
-		return fail("%v", err)
-	}
-	limit, err := registryLimit(o.maxRegistry)
+	sg, err := o.signer(env, "proposals accept")
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -316,17 +304,17 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		}
 	}
 	if p.Changes() && !applied {
-		r, err := registry.LoadFileLimit(reg, limit)
+		r, err := registry.LoadFileLimit(reg, sg.limit)
 		if err != nil {
 			problem, fix := registryProblem(reg, err, "")
 			return fail("nothing decided: %s\nFix: %s.", problem, fix)
 		}
-		if _, named := r.CuratorKey(); named && key == nil {
+		if _, named := r.CuratorKey(); named && sg.key == nil {
 			return fail("nothing decided: %s names a curator key, so the change must be signed: give the curator's key with --key-file (or %s)", reg, secretKeyEnv)
 		}
-		if key != nil {
-			if err := signature.CheckCurator(r, pkarr.Public(key)); err != nil {
-				return fail("nothing decided: the key from %s cannot sign %s: %v", from, reg, err)
+		if sg.key != nil {
+			if err := signature.CheckCurator(r, pkarr.Public(sg.key)); err != nil {
+				return fail("nothing decided: the key from %s cannot sign %s: %v", sg.from, reg, err)
 			}
 			// As endorse: signing a file whose signature no longer
 			// verifies would bless whatever changed it too.
@@ -338,7 +326,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
 			}
 		}
-		file := signingFile(env, "proposals accept", reg, auditLogPath(o.auditLog, reg), key, validity, limit)
+		file := sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg))
 		file.Actor = proposals.Actor(id, store.Actor)
 		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
 		if err != nil {

@@ -116,20 +116,15 @@ func signingKey(env *Env, k keyOptions, log func(msg string)) (ed25519.PrivateKe
 
 // signOptions are sign's flags.
 type signOptions struct {
-	key         keyOptions
-	registry    string
-	maxRegistry intFlag
-	expires     durationFlag
-	auditLog    string
+	signedWrite
 }
 
 func signFlags(f *Flags) {
 	o := options[signOptions](f)
-	keyFlag(f, &o.key, "the curator's secret key file, as written by 3gs keygen")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to sign when no PATH is given")
-	registryLimitFlag(f, &o.maxRegistry)
-	expiresFlag(f, &o.expires, "how long the signature vouches for the registry; readers refuse it after that, so sign again before then")
-	f.StringVar(&o.auditLog, "audit-log", "THREEGS_AUDIT_LOG", "", "the registry's audit log, which records the signed registry and whose head the signature names; none means REGISTRY.audit.jsonl")
+	o.flags(f, "registry file to sign when no PATH is given",
+		"the curator's secret key file, as written by 3gs keygen",
+		"how long the signature vouches for the registry; readers refuse it after that, so sign again before then",
+		"the registry's audit log, which records the signed registry and whose head the signature names; none means REGISTRY.audit.jsonl")
 }
 
 // expiresFlag declares --expires, how long a signature written vouches

@@ -19,18 +19,17 @@ const explainTop = 5
 
 // queryOptions are query's flags.
 type queryOptions struct {
-	registry, matcher string
-	threshold         thresholdFlag
-	maxRegistry       intFlag
-	explain           bool
+	registryFile
+	matcher   string
+	threshold thresholdFlag
+	explain   bool
 }
 
 func queryFlags(f *Flags) {
 	o := options[queryOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to match against; none means the embedded registry.json")
+	o.registryFile.flags(f, "registry file to match against; none means the embedded registry.json")
 	f.ThresholdVar(&o.threshold, "threshold", "MATCH_THRESHOLD", tools.DefaultThreshold, "lowest score (0 to 1) that counts as a match")
 	f.StringVar(&o.matcher, "matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, for comparison)")
-	registryLimitFlag(f, &o.maxRegistry)
 	f.BoolVar(&o.explain, "explain", "THREEGS_EXPLAIN", "break down the scores of the best "+strconv.Itoa(explainTop)+" categories by field and by query word (index matcher only)")
 }
 
@@ -60,9 +59,8 @@ func runQuery(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs query: --explain needs --matcher=index; the baseline matcher has no per-field scores")
 		return ExitUsage
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs query: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	reg, _, ok := loadRegistry(env, "query", o.registry, limit)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -23,4 +24,29 @@ const minRegistryBytes = 1024
 func registryLimit(v intFlag) (int64, error) {
 	n, err := v.get()
 	return int64(n), err
+}
+
+// registryFile is --registry (REGISTRY_PATH), the registry file a command
+// reads when no PATH is given, and --max-registry-bytes, the most of it
+// read: the pair every command that reads a registry file declares.
+type registryFile struct {
+	registry    string
+	maxRegistry intFlag
+}
+
+// flags declares both; usage is --registry's.
+func (o *registryFile) flags(f *Flags, usage string) {
+	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", usage)
+	registryLimitFlag(f, &o.maxRegistry)
+}
+
+// sizeLimit is --max-registry-bytes, checked; a bad value is reported on
+// stderr as "3gs COMMAND: ...", and ok is false.
+func (o *registryFile) sizeLimit(f *Flags) (limit int64, ok bool) {
+	limit, err := registryLimit(o.maxRegistry)
+	if err != nil {
+		fmt.Fprintf(f.env.Stderr, "%s: %v\n", f.name, err)
+		return 0, false
+	}
+	return limit, true
 }

@@ -25,8 +25,7 @@ import (
 
 // serveOptions are serve's flags, which doctor shares.
 type serveOptions struct {
-	registry                                                         string
-	maxRegistry                                                      intFlag
+	registryFile
 	threshold                                                        thresholdFlag
 	matcher                                                          string
 	maxMessageBytes                                                  intFlag
@@ -53,8 +52,7 @@ type serveOptions struct {
 
 func serveFlags(f *Flags) {
 	o := options[serveOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to serve; none means the embedded registry.json")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file to serve; none means the embedded registry.json")
 	f.ThresholdVar(&o.threshold, "match-threshold", "MATCH_THRESHOLD", tools.DefaultThreshold, "lowest match score (0 to 1) get_sources accepts when a call sets no threshold")
 	f.StringVar(&o.matcher, "matcher", "THREEGS_MATCHER", "index", "matching algorithm: index, or baseline (the old whole-string matcher, kept for comparison)")
 	f.IntVar(&o.maxMessageBytes, "max-message-bytes", "THREEGS_MAX_MESSAGE_BYTES", strconv.Itoa(stdio.DefaultMaxMessageBytes), 1024, "longest accepted message in bytes; longer ones get -32600 (HTTP: 413)")

@@ -28,24 +28,14 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitUsage
 	}
-	validity, err := validity(o.expires)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
-		return ExitUsage
-	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
-		return ExitUsage
-	}
 	// The key is read first, so a bad key file is reported as such; none
 	// is needed when a running server signs (below).
-	key, from, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs sign: warning:", msg) })
+	s, err := o.signer(env, "sign")
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: %v\n", err)
 		return ExitUsage
 	}
-	reg, err := registry.LoadFileLimit(path, limit)
+	reg, err := registry.LoadFileLimit(path, s.limit)
 	if err != nil {
 		problem, fix := registryProblem(path, err, "")
 		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s\nFix: %s.\n", problem, fix)
@@ -53,18 +43,18 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	}
 	lock, err := filelock.TryLock(path)
 	if err != nil {
-		return signThroughServer(env, path, err, key != nil || o.expires.text != signature.DefaultValidity.String())
+		return signThroughServer(env, path, err, s.key != nil || o.expires.text != signature.DefaultValidity.String())
 	}
 	defer lock.Unlock()
-	if key == nil {
+	if s.key == nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
 		return ExitUsage
 	}
-	pub := pkarr.Public(key)
+	pub := pkarr.Public(s.key)
 	if err := signature.CheckCurator(reg, pub); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
 			"Set \"pubkey\": %q in the registry's \"curator\" if this is now the curator's key, or sign with the key of %s.\n",
-			path, from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
+			path, s.from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
 	// The entry goes first and the signature after, as a server's change
@@ -72,7 +62,7 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 	// which the next sign or serve removes, never a signed registry the
 	// log does not record (see internal/store).
 	logPath := auditLogPath(o.auditLog, path)
-	signed, err := signingFile(env, "sign", path, logPath, key, validity, limit).Sign(reg)
+	signed, err := s.file(env, "sign", path, logPath).Sign(reg)
 	if err != nil {
 		signFailed(env, path, logPath, reg, pub, err)
 		return ExitFail

@@ -13,14 +13,12 @@ import (
 
 // validateOptions are validate's flags.
 type validateOptions struct {
-	registry    string
-	maxRegistry intFlag
+	registryFile
 }
 
 func validateFlags(f *Flags) {
 	o := options[validateOptions](f)
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to check when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file to check when no PATH is given; none means the embedded registry.json")
 }
 
 // runValidate checks each registry file and prints every problem, one per
@@ -28,9 +26,8 @@ func validateFlags(f *Flags) {
 // load: --registry / REGISTRY_PATH, or the embedded default.
 func runValidate(_ context.Context, env *Env, f *Flags) int {
 	o := options[validateOptions](f)
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs validate: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	paths := f.Args()

@@ -18,16 +18,15 @@ import (
 
 // verifyOptions are verify's flags.
 type verifyOptions struct {
-	pubkey, registry string
-	maxRegistry      intFlag
-	signatureOnly    bool
+	pubkey string
+	registryFile
+	signatureOnly bool
 }
 
 func verifyFlags(f *Flags) {
 	o := options[verifyOptions](f)
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32); without it the key named in the registry is used, which proves integrity but not identity")
-	f.StringVar(&o.registry, "registry", "REGISTRY_PATH", "", "registry file to verify when no PATH is given; none means the embedded registry.json")
-	registryLimitFlag(f, &o.maxRegistry)
+	o.registryFile.flags(f, "registry file to verify when no PATH is given; none means the embedded registry.json")
 	f.BoolVar(&o.signatureOnly, "signature-only", "THREEGS_VERIFY_SIGNATURE_ONLY", "check the signature alone, not the audit log beside the registry that serve also needs: for a copy you read but will not serve, such as one downloaded from a node's /registry")
 }
 
@@ -53,9 +52,8 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 		}
 		trusted = k
 	}
-	limit, err := registryLimit(o.maxRegistry)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs verify: %v\n", err)
+	limit, ok := o.sizeLimit(f)
+	if !ok {
 		return ExitUsage
 	}
 	args := f.Args()

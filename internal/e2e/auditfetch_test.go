@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -47,8 +46,9 @@ func TestLostLogRestoredFromReplica(t *testing.T) {
 	replica := testkit.Start(t, dir, "replica", bin, "serve", "--http", "127.0.0.1:0", "--follow", "http://"+addr, "--follow-pubkey", cur.Pub,
 		"--follow-cache", filepath.Join(dir, "follow-cache"))
 	replicaURL := "http://" + replica.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
+	client := &http.Client{Timeout: 10 * time.Second}
 	// The replica serves the origin's log from its own copy.
-	if status, body := get(t, replicaURL+"/audit"); status != http.StatusOK || !bytes.Equal(body, log) {
+	if status, body := get(t, client, replicaURL+"/audit"); status != http.StatusOK || !bytes.Equal(body, log) {
 		t.Fatalf("the replica's /audit: %d %q, want the origin's log %q", status, body, log)
 	}
 
@@ -71,7 +71,7 @@ func TestLostLogRestoredFromReplica(t *testing.T) {
 	}
 	again := testkit.Start(t, dir, "origin-again", bin, "serve", "--http", addr, "--registry", cur.Registry)
 	again.WaitLog(t, testkit.Serving, 0, 30*time.Second)
-	if status, body := get(t, "http://"+addr+"/audit"); status != http.StatusOK || !bytes.Equal(body, log) {
+	if status, body := get(t, client, "http://"+addr+"/audit"); status != http.StatusOK || !bytes.Equal(body, log) {
 		t.Fatalf("the origin's /audit after the restore: %d %q", status, body)
 	}
 }
@@ -83,26 +83,20 @@ func run3gs(t *testing.T, bin string, args ...string) (int, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), string(out)
-	}
-	if err != nil {
+	code := exitCode(err)
+	if code < 0 {
 		t.Fatalf("%s %v: %v", bin, args, err)
 	}
-	return 0, string(out)
+	return code, string(out)
 }
 
-// get reads url whole.
-func get(t *testing.T, url string) (int, []byte) {
+// get reads url whole with c.
+func get(t *testing.T, c *http.Client, url string) (int, []byte) {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := testkit.Do(t, c, req)
 	return resp.StatusCode, body
 }

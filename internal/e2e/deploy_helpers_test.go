@@ -288,14 +288,9 @@ func getJSON(c *http.Client, url string, out any) (int, []byte, error) {
 // getBytes reads one URL's body, which must come with 200.
 func getBytes(t *testing.T, c *http.Client, url string) []byte {
 	t.Helper()
-	resp, err := c.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: HTTP %d %v", url, resp.StatusCode, err)
+	status, data := get(t, c, url)
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d", url, status)
 	}
 	return data
 }

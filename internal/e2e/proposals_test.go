@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -28,15 +26,6 @@ func proposalNode(t *testing.T, bin string, endorsedKey string) (reg, key string
 		runOK(t, bin, "endorse", "--pubkey", pk, "--url", "https://peer.example", "--key-file", key, reg)
 	}
 	return reg, key
-}
-
-// run runs the binary and returns its exit code and what it printed.
-func run(bin string, args ...string) (int, string) {
-	cmd := exec.Command(bin, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return exitCode(err), out.String()
 }
 
 func stop(t *testing.T, s *testkit.Server) {
@@ -80,15 +69,15 @@ func TestProposalAcceptedEndToEnd(t *testing.T) {
 	}
 	id := *proposed.ID
 
-	if code, out := run(bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.URL)); code != 0 || !strings.Contains(out, "1 for, 0 against") {
+	if code, out := run3gs(t, bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.URL)); code != 0 || !strings.Contains(out, "1 for, 0 against") {
 		t.Fatalf("the endorsed curator's vote: exit %d\n%s", code, out)
 	}
 	stranger := filepath.Join(t.TempDir(), "stranger.key")
 	runOK(t, bin, "keygen", "--out", stranger)
-	if code, out := run(bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.URL)); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
+	if code, out := run3gs(t, bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.URL)); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
 		t.Errorf("a vote by a key the node does not endorse: exit %d\n%s", code, out)
 	}
-	if code, out := run(bin, "proposals", "accept", id, "--registry", reg, "--key-file", key); code != 1 || !strings.Contains(out, "accept_proposal") {
+	if code, out := run3gs(t, bin, "proposals", "accept", id, "--registry", reg, "--key-file", key); code != 1 || !strings.Contains(out, "accept_proposal") {
 		t.Errorf("accepting with the CLI while the server runs: exit %d\n%s; want a refusal naming accept_proposal", code, out)
 	}
 	stop(t, srv)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,19 @@ func openTestMirror(t *testing.T, key ed25519.PrivateKey) *Mirror {
 	return m
 }
 
+// synced is a new mirror of key's log, synced up to its entry seq (whose
+// registry digest is digest(tag+seq)), and where the origin's log was
+// read from.
+func synced(t *testing.T, key ed25519.PrivateKey, log [][]byte, tag string, seq int) (*Mirror, *[]int) {
+	t.Helper()
+	m := openTestMirror(t, key)
+	asked := new([]int)
+	if _, err := m.Sync(headOf(log, seq), digest(tag+strconv.Itoa(seq)), serving(log, asked)); err != nil {
+		t.Fatal(err)
+	}
+	return m, asked
+}
+
 func mirrorHolds(t *testing.T, m *Mirror, want [][]byte) {
 	t.Helper()
 	path, head := m.Mirrored()
@@ -97,29 +111,21 @@ func mirrorHolds(t *testing.T, m *Mirror, want [][]byte) {
 func TestMirrorAppendsWhatTheOriginAdds(t *testing.T) {
 	key := mirrorKey(t, 1)
 	log := originLog(t, key, 3, "a")
-	m := openTestMirror(t, key)
-	var asked []int
-	if _, err := m.Sync(headOf(log, 2), digest("a2"), serving(log, &asked)); err != nil {
-		t.Fatal(err)
-	}
+	m, asked := synced(t, key, log, "a", 2)
 	mirrorHolds(t, m, log[:2])
-	if _, err := m.Sync(headOf(log, 3), digest("a3"), serving(log, &asked)); err != nil {
+	if _, err := m.Sync(headOf(log, 3), digest("a3"), serving(log, asked)); err != nil {
 		t.Fatal(err)
 	}
 	mirrorHolds(t, m, log)
-	if fmt.Sprint(asked) != "[0 2]" {
-		t.Fatalf("the origin's log was read after seqs %v, want [0 2]: the second sync reads only what is new", asked)
+	if fmt.Sprint(*asked) != "[0 2]" {
+		t.Fatalf("the origin's log was read after seqs %v, want [0 2]: the second sync reads only what is new", *asked)
 	}
 }
 
 func TestMirrorCutsATornTailWhenOpened(t *testing.T) {
 	key := mirrorKey(t, 1)
 	log := originLog(t, key, 3, "a")
-	m := openTestMirror(t, key)
-	var asked []int
-	if _, err := m.Sync(headOf(log, 2), digest("a2"), serving(log, &asked)); err != nil {
-		t.Fatal(err)
-	}
+	m, _ := synced(t, key, log, "a", 2)
 	path, _ := m.Mirrored()
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(log[2][:20]) // a crash part way through the next append
@@ -133,16 +139,12 @@ func TestMirrorCutsATornTailWhenOpened(t *testing.T) {
 
 func TestMirrorIsBuiltAgainForARewrittenLog(t *testing.T) {
 	key := mirrorKey(t, 1)
-	m := openTestMirror(t, key)
-	var asked []int
 	first := originLog(t, key, 2, "a")
-	if _, err := m.Sync(headOf(first, 2), digest("a2"), serving(first, &asked)); err != nil {
-		t.Fatal(err)
-	}
+	m, asked := synced(t, key, first, "a", 2)
 	// The curator's log now tells another history (the same key, so the
 	// follower took the copy): the mirror does not graft onto it.
 	second := originLog(t, key, 3, "b")
-	restarted, err := m.Sync(headOf(second, 3), digest("b3"), serving(second, &asked))
+	restarted, err := m.Sync(headOf(second, 3), digest("b3"), serving(second, asked))
 	if err != nil || !restarted {
 		t.Fatalf("Sync onto a rewritten log: restarted %v, %v", restarted, err)
 	}
@@ -152,11 +154,7 @@ func TestMirrorIsBuiltAgainForARewrittenLog(t *testing.T) {
 func TestMirrorRefusesALogItCannotVerify(t *testing.T) {
 	key := mirrorKey(t, 1)
 	log := originLog(t, key, 2, "a")
-	m := openTestMirror(t, key)
-	var asked []int
-	if _, err := m.Sync(headOf(log, 1), digest("a1"), serving(log, &asked)); err != nil {
-		t.Fatal(err)
-	}
+	m, asked := synced(t, key, log, "a", 1)
 	for name, c := range map[string]struct {
 		log  [][]byte
 		head auditlog.Head
@@ -167,7 +165,7 @@ func TestMirrorRefusesALogItCannotVerify(t *testing.T) {
 		"a head for another registry":    {log, headOf(log, 2), digest("other")},
 		"a log short of the signed head": {log[:1], headOf(log, 2), digest("a2")},
 	} {
-		_, err := m.Sync(c.head, c.sha, serving(c.log, &asked))
+		_, err := m.Sync(c.head, c.sha, serving(c.log, asked))
 		var p *auditlog.Problem
 		if !errors.As(err, &p) {
 			t.Errorf("%s: Sync = %v, want a *auditlog.Problem", name, err)

@@ -96,15 +96,7 @@ func auditGet(t *testing.T, ts *httptest.Server, method, path string, headers ..
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := testkit.Do(t, ts.Client(), req)
 	return resp, string(b)
 }
 

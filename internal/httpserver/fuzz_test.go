@@ -5,15 +5,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/wirecheck"
@@ -111,15 +108,8 @@ func validHeader(s string) bool {
 // doubles that block or panic), with one open legacy session and an admin
 // token.
 func fuzzServer(f *testing.F) (srv *httpserver.Server, sid, admin string) {
-	tokens := filepath.Join(f.TempDir(), "tokens.json")
-	admin, err := auth.Add(tokens, "root", gen.TierAdmin, time.Now())
-	if err != nil {
-		f.Fatal(err)
-	}
-	keyring, err := auth.LoadKeyring(tokens)
-	if err != nil {
-		f.Fatal(err)
-	}
+	secrets, keyring := testserver.Keyring(f, testserver.Token{Name: "root", Tier: gen.TierAdmin})
+	admin = secrets[0]
 	h, _ := testserver.Handlers(f, testserver.Options{})
 	log := slog.New(slog.DiscardHandler)
 	srv = httpserver.New(httpserver.Options{Hosts: httpserver.LoopbackHosts, Log: log, Version: "fuzz", MaxMessageBytes: 4096})

@@ -3,18 +3,15 @@ package httpserver_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -22,6 +19,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/testserver"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -81,18 +79,8 @@ type harness struct {
 func newHarness(t testing.TB, opt httpserver.Options) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: &clock{now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}, logs: &testkit.SyncBuffer{}}
-	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	var err error
-	if h.user, err = auth.Add(tokens, "alice", gen.TierUser, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if h.admin, err = auth.Add(tokens, "root", gen.TierAdmin, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	keyring, err := auth.LoadKeyring(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	secrets, keyring := testserver.Keyring(t, testserver.Token{Name: "alice", Tier: gen.TierUser}, testserver.Token{Name: "root", Tier: gen.TierAdmin})
+	h.user, h.admin = secrets[0], secrets[1]
 	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
@@ -164,15 +152,7 @@ func (h *harness) do(method, path, body string, headers ...string) reply {
 		}
 		req.Header.Add(headers[i], headers[i+1])
 	}
-	resp, err := h.ts.Client().Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	resp, b := testkit.Do(h.t, h.ts.Client(), req)
 	return reply{resp.StatusCode, resp.Header, b}
 }
 

@@ -13,29 +13,30 @@ import (
 // /registry.health.json.sig, verifies against our curator's key); 404
 // before any check.
 func (s *Server) serveHealthFile(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.healthFile(w, r)
-	if !ok {
-		return
-	}
-	if p.Data == nil {
-		writeProblem(w, http.StatusNotFound, "no source health file yet: its sources are checked by 3gs serve --check-sources or 3gs check")
-		return
-	}
-	serveHashed(w, r, p.Data, time.Time{})
+	s.serveHealthPart(w, r, func(p sourcehealth.Published) []byte { return p.Data },
+		"no source health file yet: its sources are checked by 3gs serve --check-sources or 3gs check")
 }
 
 // serveHealthSignature answers GET /registry.health.json.sig: the health
 // file's signature, 404 when it is unsigned (the server holds no key).
 func (s *Server) serveHealthSignature(w http.ResponseWriter, r *http.Request) {
+	s.serveHealthPart(w, r, func(p sourcehealth.Published) []byte { return p.Signature },
+		"the source health file is not signed: a server signs it when started with the curator's --key-file, and 3gs check --key-file signs the file it writes")
+}
+
+// serveHealthPart serves the part of the published health file that part
+// picks, or 404 with missing when it is nil.
+func (s *Server) serveHealthPart(w http.ResponseWriter, r *http.Request, part func(sourcehealth.Published) []byte, missing string) {
 	p, ok := s.healthFile(w, r)
 	if !ok {
 		return
 	}
-	if p.Signature == nil {
-		writeProblem(w, http.StatusNotFound, "the source health file is not signed: a server signs it when started with the curator's --key-file, and 3gs check --key-file signs the file it writes")
+	b := part(p)
+	if b == nil {
+		writeProblem(w, http.StatusNotFound, missing)
 		return
 	}
-	serveHashed(w, r, p.Signature, time.Time{})
+	serveHashed(w, r, b, time.Time{})
 }
 
 // healthFile is the health file a GET or HEAD serves (Data nil when

@@ -167,36 +167,26 @@ type Server struct {
 	tokenWarn  tokenWarnings
 }
 
+// positiveOr is v, or def when v is zero or negative (unset).
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
 // New returns a server with no backend: until SetBackend, /health and /mcp
 // answer 503.
 func New(opt Options) *Server {
-	if opt.MaxMessageBytes <= 0 {
-		opt.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if opt.MaxConcurrent <= 0 {
-		opt.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if opt.MaxSessions <= 0 {
-		opt.MaxSessions = DefaultMaxSessions
-	}
-	if opt.MaxSessionsPerClient <= 0 {
-		opt.MaxSessionsPerClient = DefaultMaxSessionsPerClient
-	}
-	if opt.BodyTimeout <= 0 {
-		opt.BodyTimeout = BodyTimeout
-	}
-	if opt.MaxConnections <= 0 {
-		opt.MaxConnections = DefaultMaxConnections
-	}
-	if opt.SessionIdle <= 0 {
-		opt.SessionIdle = DefaultSessionIdle
-	}
-	if opt.ShutdownTimeout <= 0 {
-		opt.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if opt.TokenWarnEvery <= 0 {
-		opt.TokenWarnEvery = DefaultTokenWarnEvery
-	}
+	opt.MaxMessageBytes = positiveOr(opt.MaxMessageBytes, DefaultMaxMessageBytes)
+	opt.MaxConcurrent = positiveOr(opt.MaxConcurrent, DefaultMaxConcurrent)
+	opt.MaxSessions = positiveOr(opt.MaxSessions, DefaultMaxSessions)
+	opt.MaxSessionsPerClient = positiveOr(opt.MaxSessionsPerClient, DefaultMaxSessionsPerClient)
+	opt.BodyTimeout = positiveOr(opt.BodyTimeout, BodyTimeout)
+	opt.MaxConnections = positiveOr(opt.MaxConnections, DefaultMaxConnections)
+	opt.SessionIdle = positiveOr(opt.SessionIdle, DefaultSessionIdle)
+	opt.ShutdownTimeout = positiveOr(opt.ShutdownTimeout, DefaultShutdownTimeout)
+	opt.TokenWarnEvery = positiveOr(opt.TokenWarnEvery, DefaultTokenWarnEvery)
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}

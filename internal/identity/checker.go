@@ -66,7 +66,7 @@ type Config struct {
 // Checker checks links in the background and answers what it found.
 type Checker struct {
 	cfg  Config
-	wake chan struct{}
+	wake bounded.Wake
 
 	mu    sync.Mutex
 	links map[linkKey]*entry
@@ -95,7 +95,7 @@ func New(cfg Config) *Checker {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Checker{cfg: cfg, wake: make(chan struct{}, 1), links: map[linkKey]*entry{}}
+	return &Checker{cfg: cfg, wake: bounded.NewWake(), links: map[linkKey]*entry{}}
 }
 
 // Result is what the last check of link, as pubkey's, found: Pending
@@ -113,12 +113,7 @@ func (c *Checker) Result(pubkey, link string) Result {
 }
 
 // Wake makes Run look at the subjects now rather than at its next poll.
-func (c *Checker) Wake() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
+func (c *Checker) Wake() { c.wake.Nudge() }
 
 // Backoff is the wait before checking a link again after its k-th failure
 // in a row (k >= 1), before jitter: a sixteenth of refresh, doubling with
@@ -147,18 +142,10 @@ func jitter(d time.Duration) time.Duration {
 func (c *Checker) Run(ctx context.Context) {
 	c.loadCache()
 	poll := min(time.Minute, max(c.cfg.Refresh/8, time.Second))
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		case <-c.wake:
-		}
+	bounded.Rounds(ctx, c.wake, func() time.Duration {
 		c.Round(ctx)
-		timer.Reset(min(poll, c.untilNext()))
-	}
+		return min(poll, c.untilNext())
+	})
 }
 
 // untilNext is the time until the next link is due, at least 10ms.

@@ -49,7 +49,7 @@ type Config struct {
 // whole.
 type Network struct {
 	cfg  Config
-	wake chan struct{}
+	wake bounded.Wake
 
 	mu      sync.Mutex
 	own     string // our curator key, never fetched as a peer
@@ -82,7 +82,7 @@ func New(cfg Config) *Network {
 	if cfg.Build == nil {
 		cfg.Build = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 	}
-	return &Network{cfg: cfg, wake: make(chan struct{}, 1), peers: map[string]*state{}}
+	return &Network{cfg: cfg, wake: bounded.NewWake(), peers: map[string]*state{}}
 }
 
 // Config returns the network's configuration.
@@ -103,10 +103,7 @@ func (n *Network) SetEndorsements(own string, list []gen.Endorsement) {
 	for _, l := range n.setList(own, list) {
 		n.loadCached(l.st, l.pubkey, l.st.key)
 	}
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
+	n.wake.Nudge()
 }
 
 // SetOwnName makes name our curator's name: a peer copy whose curator
@@ -278,18 +275,10 @@ func (n *Network) Peers() []Peer {
 // ctx ends. It never blocks the caller's start-up: run it in its own
 // goroutine.
 func (n *Network) Run(ctx context.Context) {
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		case <-n.wake:
-		}
+	bounded.Rounds(ctx, n.wake, func() time.Duration {
 		n.Refresh(ctx, false)
-		timer.Reset(n.untilNext())
-	}
+		return n.untilNext()
+	})
 }
 
 // untilNext is the time until the next peer is due, at most a minute so

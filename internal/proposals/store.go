@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -129,7 +128,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 			// A line without its newline, or a broken last line: what a
 			// crash in the middle of an append leaves.
 			if repair {
-				if cerr := cut(s.path, s.size); cerr != nil {
+				if cerr := atomicfile.Cut(s.path, s.size); cerr != nil {
 					return nil, fmt.Errorf("cutting the torn last line of %s: %w", s.path, cerr)
 				}
 				notes = append(notes, fmt.Sprintf("cut a torn last line (%d bytes) from the proposals file %s: a write was interrupted", len(line), s.path))
@@ -259,43 +258,12 @@ func (s *Store) write(p *Proposal) error {
 // appendLine appends line to the file at path, which must be want bytes
 // long, and syncs it; a failed write is cut back.
 func appendLine(path string, want int64, line []byte) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening the proposals file: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	err := atomicfile.AppendAt(path, "the proposals file", want, func(w io.Writer) error {
+		_, err := w.Write(line)
 		return err
+	})
+	if errors.Is(err, atomicfile.ErrNotAsLeft) {
+		return fmt.Errorf("%w; nothing was recorded", err)
 	}
-	if !st.Mode().IsRegular() || st.Size() != want {
-		return fmt.Errorf("the proposals file %s is %d bytes, not the %d this process left it at: another program wrote or cut it; nothing was recorded", path, st.Size(), want)
-	}
-	if _, err := f.Write(line); err != nil {
-		f.Truncate(want)
-		return fmt.Errorf("writing the proposals file %s (nothing was recorded): %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Truncate(want)
-		return fmt.Errorf("syncing the proposals file %s (nothing was recorded): %w", path, err)
-	}
-	if want == 0 {
-		if d, err := os.Open(filepath.Dir(path)); err == nil {
-			d.Sync()
-			d.Close()
-		}
-	}
-	return nil
-}
-
-func cut(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Truncate(size); err != nil {
-		return err
-	}
-	return f.Sync()
+	return err
 }

@@ -8,19 +8,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -460,15 +457,8 @@ type panicking struct{ gen.ToolHandlers }
 // -32603 "Internal error" with nothing of the panic in it, the full stack
 // goes to the log (stderr), and the next request is served.
 func TestEveryToolPanicIsContained(t *testing.T) {
-	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	admin, err := auth.Add(tokens, "root", gen.TierAdmin, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyring, err := auth.LoadKeyring(tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
+	secrets, keyring := testserver.Keyring(t, testserver.Token{Name: "root", Tier: gen.TierAdmin})
+	admin := secrets[0]
 	for _, tool := range gen.Tools {
 		args := tool.Examples.Arguments[0] // valid, so the handler is reached
 		var logs testkit.SyncBuffer

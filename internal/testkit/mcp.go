@@ -51,7 +51,14 @@ func PostMCP(t testing.TB, mcpURL, method string, params map[string]any, header 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	c := &http.Client{Timeout: 30 * time.Second}
+	resp, data := Do(t, &http.Client{Timeout: 30 * time.Second}, req)
+	return resp.StatusCode, data
+}
+
+// Do sends req with c and returns the response, its body closed, and the
+// whole body. A transport or read failure fails the test.
+func Do(t testing.TB, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +66,9 @@ func PostMCP(t testing.TB, mcpURL, method string, params map[string]any, header 
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s %s: reading the body: %v", req.Method, req.URL, err)
 	}
-	return resp.StatusCode, data
+	return resp, data
 }
 
 // ToolAnswer is a tools/call result, error results included.

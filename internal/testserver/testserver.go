@@ -61,6 +61,34 @@ type Server struct {
 	Path string
 }
 
+// Token is one token Keyring writes: who holds it and its tier.
+type Token struct {
+	Name string
+	Tier gen.Tier
+}
+
+// Keyring writes a token file in a temporary directory holding a token
+// for each of want, and returns the tokens' secrets, in want's order, and
+// the keyring read back from the file, as a server started with --tokens
+// holds it.
+func Keyring(t testing.TB, want ...Token) ([]string, *auth.Keyring) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens.json")
+	secrets := make([]string, len(want))
+	for i, w := range want {
+		s, err := auth.Add(path, w.Name, w.Tier, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets[i] = s
+	}
+	keyring, err := auth.LoadKeyring(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return secrets, keyring
+}
+
 // Handlers builds the tool handlers for opt.
 func Handlers(t testing.TB, opt Options) (*tools.Handlers, string) {
 	t.Helper()

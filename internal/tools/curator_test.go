@@ -43,17 +43,15 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
-	h := New(Config{
-		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
-		Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl",
-			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
-	})
+	h, _ := serving(t, data, doc, Config{Edit: editConfig(path, key)})
 	return h, path
+}
+
+// editConfig edits the registry at path as a server does, signing with
+// key (nil: none), with the log beside it and a fixed clock.
+func editConfig(path string, key []byte) *EditConfig {
+	return &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl",
+		Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }}
 }
 
 // reopen serves the registry at path as it is on disk now, as a server
@@ -64,20 +62,11 @@ func reopen(t testing.TB, path string, key ...[]byte) (*Handlers, *registry.Regi
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var k []byte
 	if len(key) > 0 {
 		k = key[0]
 	}
-	newMatcher := func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
-	return New(Config{
-		Registry: reg, Matcher: newMatcher(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
-		Edit: &EditConfig{Path: path, Key: k, AuditLog: path + ".audit.jsonl",
-			Now: func() time.Time { return time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC) }},
-	}), reg
+	return serving(t, data, doc, Config{Edit: editConfig(path, k)})
 }
 
 var admin = auth.WithCaller(context.Background(), auth.Caller{Name: "root", Presented: true})

@@ -16,9 +16,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -45,13 +43,8 @@ func expiringRegistry(t *testing.T, dir string, signedAt, expires time.Time, clo
 	if err := os.WriteFile(regPath+".sig", doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(Config{
-		Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold,
-		Signature: signature.Check(reg, doc), Origin: "http://127.0.0.1:1",
+	h, _ := serving(t, data, doc, Config{
+		Origin:        "http://127.0.0.1:1",
 		Files:         signature.Files{Registry: regPath, Signature: regPath + ".sig", Where: "test"},
 		EnforceExpiry: true,
 		Now:           func() time.Time { return time.Unix(0, clock.Load()) },

@@ -106,13 +106,8 @@ func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKe
 		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: pub, URL: srv.URL, Since: "2026-11-25"})
 	}
 	data := gen.EncodeRegistry(&doc)
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	net := peer.New(peer.Config{Fetcher: peer.NewFetcher(registry.MaxSize, 30*time.Second), Refresh: time.Hour, StaleAfter: time.Hour})
-	f.h = New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold,
-		Signature: signature.Check(reg, signature.Sign(data, ownKey, time.Now())), Peers: net})
+	f.h, _ = serving(t, data, signature.Sign(data, ownKey, time.Now()), Config{Peers: net})
 	net.Refresh(context.Background(), true)
 	return f
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
@@ -32,12 +31,8 @@ func replicaWithMirror(t *testing.T, head func(n *curator.Node) auditlog.Head) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, doc),
-		Origin: "http://127.0.0.1:1", AuditMirror: fakeMirror{n.Log, head(n)}})
+	h, _ := serving(t, data, doc, Config{Origin: "http://127.0.0.1:1", AuditMirror: fakeMirror{n.Log, head(n)}})
+	return h
 }
 
 func TestReplicaServesTheLogFromItsMirror(t *testing.T) {

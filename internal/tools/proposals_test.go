@@ -34,12 +34,7 @@ func proposalNode(t *testing.T, key ed25519.PrivateKey, endorsed ed25519.PublicK
 	sig := signature.Sign(data, key, time.Now())
 	os.WriteFile(path, data, 0o644)
 	os.WriteFile(path+signature.Suffix, sig, 0o644)
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold, Signature: signature.Check(reg, sig),
-		Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl"}})
+	h, _ := serving(t, data, sig, Config{Edit: &EditConfig{Path: path, Key: key, AuditLog: path + ".audit.jsonl"}})
 	s, _, err := proposals.Open(proposals.PathFor(path), o)
 	if err != nil {
 		t.Fatal(err)

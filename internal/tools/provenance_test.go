@@ -24,7 +24,6 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/served"
@@ -58,16 +57,9 @@ func servedFrom(t *testing.T, regPath string) *Handlers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := registry.Load(data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	doc, _ := os.ReadFile(regPath + ".sig")
-	return New(Config{
-		Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold,
-		Signature: signature.Check(reg, doc),
-		Files:     signature.Files{Registry: regPath, Signature: regPath + ".sig", Where: "test"},
-	})
+	h, _ := serving(t, data, doc, Config{Files: signature.Files{Registry: regPath, Signature: regPath + ".sig", Where: "test"}})
+	return h
 }
 
 func provenance(t *testing.T, h *Handlers) *gen.GetProvenanceOutput {

@@ -9,8 +9,6 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
@@ -19,13 +17,9 @@ import (
 // category's sources are gone.
 func TestGetSourcesHealth(t *testing.T) {
 	urls := []string{"https://a.example/1", "https://a.example/2", "https://a.example/3", "https://b.example/1", "https://b.example/2", "https://b.example/3"}
-	reg, err := registry.Load(linkchecktest.Registry(urls, "https://x.example"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The text says how long ago, from the clock.
 	now := time.Now()
-	h := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
+	h := handlers(t, linkchecktest.Registry(urls, "https://x.example"))
 	call := func(slug string) (*gen.GetSourcesOutput, string) {
 		t.Helper()
 		res, err := gen.LookupTool(gen.ToolGetSources).Call(context.Background(), h, []byte(`{"slug":"`+slug+`"}`))

@@ -14,16 +14,27 @@ import (
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
-func handlers(t *testing.T, data []byte) *Handlers {
+// serving is handlers serving the registry data, with its signature
+// document sig (nil: none), the index matcher and the default threshold,
+// and the rest of c: the set-up every test of a served registry shares.
+func serving(t testing.TB, data, sig []byte, c Config) (*Handlers, *registry.Registry) {
 	t.Helper()
 	reg, err := registry.Load(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
+	c.Registry, c.Matcher, c.Threshold, c.Signature = reg, matcher.New(reg), DefaultThreshold, signature.Check(reg, sig)
+	return New(c), reg
+}
+
+func handlers(t *testing.T, data []byte) *Handlers {
+	t.Helper()
+	h, _ := serving(t, data, nil, Config{})
+	return h
 }
 
 // Every result, error results included, must match the tool's outputSchema:

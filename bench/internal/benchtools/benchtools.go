@@ -92,6 +92,21 @@ func Build(cmd *exec.Cmd) {
 	}
 }
 
+// Binaries makes a temporary directory and builds into it the 3gs binary
+// and the comparison server in the bench module's folder pkg (./mcpgo,
+// ./gosdk), as every driver starts. It returns the directory, for the
+// caller to remove, and the two binaries' paths.
+func Binaries(prefix, pkg string) (dir, threegs, other string) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		log.Fatal(err)
+	}
+	threegs, other = filepath.Join(dir, "3gs"), filepath.Join(dir, filepath.Base(pkg))
+	Build(exec.Command("go", "build", "-C", "..", "-o", threegs, "./cmd/3gs"))
+	Build(exec.Command("go", "build", "-o", other, pkg))
+	return dir, threegs, other
+}
+
 // Generated writes a generated registry of n categories into dir and
 // returns its path and questions about it (registrytest), the same for
 // every run: a size dimension for the benchmarks.

@@ -31,6 +31,19 @@ type Site struct {
 	stallRelease          chan struct{}
 }
 
+// redirects are the site's redirecting paths: where each goes, and how.
+var redirects = map[string]struct {
+	to   string
+	code int
+}{
+	"/old":           {"/new", http.StatusMovedPermanently},
+	"/old308":        {"/new", http.StatusPermanentRedirect},
+	"/temp":          {"/ok", http.StatusFound},
+	"/temp307":       {"/ok", http.StatusTemporaryRedirect},
+	"/moved-to-gone": {"/404", http.StatusMovedPermanently},
+	"/elsewhere":     {"http://169.254.169.254/latest/meta-data", http.StatusMovedPermanently},
+}
+
 func NewSite(t testing.TB, hold time.Duration) *Site {
 	s := &Site{methods: map[string][]string{}, parked: map[string]bool{}, stallRelease: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,18 +89,8 @@ func NewSite(t testing.TB, hold time.Duration) *Site {
 			http.NotFound(w, r)
 		case p == "/410":
 			w.WriteHeader(http.StatusGone)
-		case p == "/old":
-			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
-		case p == "/old308":
-			http.Redirect(w, r, "/new", http.StatusPermanentRedirect)
-		case p == "/temp":
-			http.Redirect(w, r, "/ok", http.StatusFound)
-		case p == "/temp307":
-			http.Redirect(w, r, "/ok", http.StatusTemporaryRedirect)
-		case p == "/moved-to-gone":
-			http.Redirect(w, r, "/404", http.StatusMovedPermanently)
-		case p == "/elsewhere":
-			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data", http.StatusMovedPermanently)
+		case redirects[p].to != "":
+			http.Redirect(w, r, redirects[p].to, redirects[p].code)
 		case p == "/500":
 			w.WriteHeader(http.StatusInternalServerError)
 		case p == "/stall":

@@ -39,87 +39,95 @@ func run(args []string, out io.Writer) error {
 	}
 	fs := flag.NewFlagSet("mcpbgen "+args[0], flag.ContinueOnError)
 	version := fs.String("version", "", "release version, MAJOR.MINOR.PATCH (a leading v is dropped)")
+	var platform, in, digest *string
 	switch args[0] {
 	case "manifest":
-		platform := fs.String("platform", "", "OS-ARCH the bundle is for, such as linux-amd64")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		v, err := mcpb.Version(*version)
-		if err != nil {
-			return err
-		}
-		p, err := mcpb.ParsePlatform(*platform)
-		if err != nil {
-			return err
-		}
-		m, err := mcpb.Build(v, p)
-		if err != nil {
-			return err
-		}
-		data, err := m.JSON()
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
-		return err
+		platform = fs.String("platform", "", "OS-ARCH the bundle is for, such as linux-amd64")
 	case "serverjson":
-		in := fs.String("in", "server.json", "the committed server.json")
-		digest := fs.String("image-digest", "", "the image's digest (sha256:HEX), to pin it beside its tag")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		v, err := mcpb.Version(*version)
-		if err != nil {
-			return err
-		}
-		r := mcpb.Release{Version: v, Bundles: map[mcpb.Platform]string{}, ImageDigest: *digest}
-		for _, path := range fs.Args() {
-			bv, p, err := mcpb.ParseBundleName(filepath.Base(path))
-			if err != nil {
-				return err
-			}
-			if bv != v {
-				return fmt.Errorf("%s is a bundle of version %s, not %s", path, bv, v)
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			r.Bundles[p] = hex.EncodeToString(sum[:])
-		}
-		committed, err := os.ReadFile(*in)
-		if err != nil {
-			return err
-		}
-		stamped, err := mcpb.StampServerJSON(committed, r)
-		if err != nil {
-			return err
-		}
-		if problems := mcpb.RegistryProblems(stamped); len(problems) > 0 {
-			return fmt.Errorf("the registry would refuse the result: %v", problems)
-		}
-		_, err = out.Write(stamped)
-		return err
+		in = fs.String("in", "server.json", "the committed server.json")
+		digest = fs.String("image-digest", "", "the image's digest (sha256:HEX), to pin it beside its tag")
 	case "setversion":
-		in := fs.String("in", "server.json", "the committed server.json, rewritten in place")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		v, err := mcpb.Version(*version)
-		if err != nil {
-			return err
-		}
-		committed, err := os.ReadFile(*in)
-		if err != nil {
-			return err
-		}
-		moved, err := mcpb.SetVersion(committed, v)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(*in, moved, 0o644)
+		in = fs.String("in", "server.json", "the committed server.json, rewritten in place")
+	default:
+		return fmt.Errorf("unknown command %q: manifest, serverjson or setversion", args[0])
 	}
-	return fmt.Errorf("unknown command %q: manifest, serverjson or setversion", args[0])
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	v, err := mcpb.Version(*version)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "manifest":
+		return manifest(v, *platform, out)
+	case "serverjson":
+		return serverJSON(v, *in, *digest, fs.Args(), out)
+	}
+	return setVersion(v, *in)
+}
+
+// manifest writes the bundle manifest of version v for platform.
+func manifest(v, platform string, out io.Writer) error {
+	p, err := mcpb.ParsePlatform(platform)
+	if err != nil {
+		return err
+	}
+	m, err := mcpb.Build(v, p)
+	if err != nil {
+		return err
+	}
+	data, err := m.JSON()
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(data)
+	return err
+}
+
+// serverJSON writes the committed server.json at in stamped with version
+// v, the image digest and the SHA-256 of each bundle file named.
+func serverJSON(v, in, digest string, bundles []string, out io.Writer) error {
+	r := mcpb.Release{Version: v, Bundles: map[mcpb.Platform]string{}, ImageDigest: digest}
+	for _, path := range bundles {
+		bv, p, err := mcpb.ParseBundleName(filepath.Base(path))
+		if err != nil {
+			return err
+		}
+		if bv != v {
+			return fmt.Errorf("%s is a bundle of version %s, not %s", path, bv, v)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		r.Bundles[p] = hex.EncodeToString(sum[:])
+	}
+	committed, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	stamped, err := mcpb.StampServerJSON(committed, r)
+	if err != nil {
+		return err
+	}
+	if problems := mcpb.RegistryProblems(stamped); len(problems) > 0 {
+		return fmt.Errorf("the registry would refuse the result: %v", problems)
+	}
+	_, err = out.Write(stamped)
+	return err
+}
+
+// setVersion rewrites the committed server.json at in to version v.
+func setVersion(v, in string) error {
+	committed, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	moved, err := mcpb.SetVersion(committed, v)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(in, moved, 0o644)
 }
