@@ -1,0 +1,161 @@
+package matcher
+
+import (
+	"math"
+	"slices"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
+)
+
+// Closeness in meaning of the whole question, for the long lists of a
+// no-match answer. The semantic channel (vectors.go) scores a category by
+// each query word's closest curated word: it finds the category that
+// shares a paraphrased word with the question, but in a registry of a
+// thousand categories a category with many loosely chosen words is close
+// to every question somewhere, and the one the question is about ("my
+// fingertips hurt pressing the strings": guitar) sinks among them.
+// Comparing directions of whole texts asks the other thing: what the
+// question is about as a whole, against what the curator wrote about each
+// category as a whole.
+//
+// So each category has a meaning: the sum of the unit vectors of the
+// curated words (slug, name, patterns, description) that have one, each
+// weighted by its term's weight in the registry (rarer words say more
+// about the topic), normalized and stored as int8 like the word vectors.
+// A question's meaning is the sum of its non-generic words' unit vectors,
+// weighted as the semantic channel weighs them (sifWeight). Past the
+// first candidatePool, which the answer and its confidence read, a long
+// list (limit above candidatePool) keeps the categories some query word
+// meets, in their order, and goes on with the others by the cosine of the
+// two meanings, while it is above zero. This orders candidates only: no
+// score that decides an answer reads it, nor the grounding.
+
+// meaningScale maps a unit vector's components to int8.
+const meaningScale = 127
+
+// meanings fills x.meaning from the curated terms with word vectors
+// (x.simTerms); nothing when the semantic channel is off.
+func (x *Index) meanings() {
+	if len(x.simVecs) == 0 {
+		return
+	}
+	dims := len(words.Row(x.simVecs[0]))
+	sum := make([]float32, len(x.slugs)*dims)
+	for i, t := range x.simTerms {
+		row, n := words.Row(x.simVecs[i]), x.simNorms[i]
+		cats, masks := x.postings(t)
+		for k, c := range cats {
+			if masks[k]&curatedFields == 0 {
+				continue
+			}
+			w := x.weight[t] / n
+			acc := sum[int(c)*dims : int(c+1)*dims]
+			for d, v := range row {
+				acc[d] += w * float32(v)
+			}
+		}
+	}
+	x.meaning = make([]int8, len(sum))
+	for c := range x.slugs {
+		quantize(sum[c*dims:(c+1)*dims], x.meaning[c*dims:(c+1)*dims])
+	}
+	x.meaningDims = dims
+}
+
+// quantize writes v, scaled to unit length, into q as int8; all zeros
+// when v is.
+func quantize(v []float32, q []int8) {
+	var s float64
+	for _, a := range v {
+		s += float64(a) * float64(a)
+	}
+	if s == 0 {
+		return
+	}
+	k := meaningScale / float32(math.Sqrt(s))
+	for d, a := range v {
+		q[d] = int8(max(-meaningScale, min(meaningScale, math.Round(float64(a*k)))))
+	}
+}
+
+// queryMeaning is p's meaning as int8, or nil when no non-generic word of
+// it has a vector.
+func (x *Index) queryMeaning(p *parsed) []int8 {
+	sum := make([]float32, x.meaningDims)
+	found := false
+	for i, w := range p.words {
+		if w.generic {
+			continue
+		}
+		id := words.Vector(w.raw)
+		if id < 0 {
+			continue
+		}
+		found = true
+		wt := sifWeight(&p.words[i]) / words.Norm(id)
+		for d, v := range words.Row(id) {
+			sum[d] += wt * float32(v)
+		}
+	}
+	if !found {
+		return nil
+	}
+	q := make([]int8, x.meaningDims)
+	quantize(sum, q)
+	return q
+}
+
+// byMeaning is the long list of rank: out's first candidatePool as they
+// are, then those of the rest some query word meets (not word vectors
+// alone), then the categories closest in meaning to the query (see
+// meanings) up to limit. The categories it adds score no more than the
+// one before them, scaled by their cosine, so the list stays in score
+// order.
+func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
+	if limit <= candidatePool || x.meaning == nil {
+		return out
+	}
+	q := x.queryMeaning(p)
+	if q == nil {
+		return out
+	}
+	n := len(x.slugs)
+	dots := make([]int32, n)
+	words.DotRows(q, x.meaning, dots)
+	list := make([]hit, 0, limit)
+	in := make(map[uint32]bool, limit)
+	for i, h := range out {
+		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
+			list = append(list, h)
+			in[h.cat] = true
+		}
+	}
+	type near struct {
+		cat uint32
+		dot int32
+	}
+	var closest []near
+	for c, d := range dots {
+		if d > 0 && !in[uint32(c)] {
+			closest = append(closest, near{uint32(c), d})
+		}
+	}
+	slices.SortFunc(closest, func(a, b near) int {
+		if a.dot != b.dot {
+			return int(b.dot - a.dot)
+		}
+		return int(a.cat) - int(b.cat)
+	})
+	// No more than word vectors alone could score (blend).
+	ceil := semWeight * x.tune.doubtFactor
+	if len(list) > 0 {
+		ceil = min(ceil, list[len(list)-1].Score)
+	}
+	const full = meaningScale * meaningScale
+	for _, c := range closest[:min(len(closest), limit-len(list))] {
+		score := max(roundScore(ceil*float64(c.dot)/full), minScore)
+		list = append(list, hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}})
+		ceil = score
+	}
+	return list
+}
