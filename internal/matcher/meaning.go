@@ -27,8 +27,11 @@ import (
 // first candidatePool, which the answer and its confidence read, a long
 // list (limit above candidatePool) keeps the categories some query word
 // meets, in their order, and goes on with the others by the cosine of the
-// two meanings, while it is above zero. This orders candidates only: no
-// score that decides an answer reads it, nor the grounding.
+// two meanings, while it is above zero. A query none of whose words has a
+// vector (a product name, a word of another language) takes the meaning
+// of the first categories it meets, weighted by their scores: what comes
+// next is what is like them. This orders candidates only: no score that
+// decides an answer reads it, nor the grounding.
 
 // meaningScale maps a unit vector's components to int8.
 const meaningScale = 127
@@ -107,8 +110,9 @@ func (x *Index) queryMeaning(p *parsed) []int8 {
 
 // byMeaning is the long list of rank: out's first candidatePool as they
 // are, then those of the rest some query word meets (not word vectors
-// alone), then the categories closest in meaning to the query (see
-// meanings) up to limit. The categories it adds score no more than the
+// alone), then the categories closest in meaning to the query, or to the
+// first of out when no word of the query has a vector (see meanings), up
+// to limit. The categories it adds score no more than the
 // one before them, scaled by their cosine, so the list stays in score
 // order.
 func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
@@ -116,6 +120,9 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 		return out
 	}
 	q := x.queryMeaning(p)
+	if q == nil {
+		q = x.hitsMeaning(out)
+	}
 	if q == nil {
 		return out
 	}
@@ -158,4 +165,22 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 		ceil = score
 	}
 	return list
+}
+
+// hitsMeaning is the meaning of the first hits, for a query none of whose
+// words has a vector; nil when there are none.
+func (x *Index) hitsMeaning(out []hit) []int8 {
+	if len(out) == 0 {
+		return nil
+	}
+	sum := make([]float32, x.meaningDims)
+	for _, h := range out[:min(len(out), candidatePool)] {
+		row := x.meaning[int(h.cat)*x.meaningDims : int(h.cat+1)*x.meaningDims]
+		for d, v := range row {
+			sum[d] += float32(h.Score) * float32(v)
+		}
+	}
+	q := make([]int8, x.meaningDims)
+	quantize(sum, q)
+	return q
 }

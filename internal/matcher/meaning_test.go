@@ -58,3 +58,26 @@ func TestLongListByMeaning(t *testing.T) {
 		t.Errorf("a list of %d candidates grew to %v", candidatePool, short)
 	}
 }
+
+// A query none of whose words has a vector goes on by the meaning of the
+// categories it meets: a made-up guitar model is closer to the ukulele
+// than to knots or taxes.
+func TestLongListByHitsMeaning(t *testing.T) {
+	cat := func(slug, name, desc string, patterns ...string) registry.Category {
+		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
+	}
+	x := Build([]registry.Category{
+		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "zorvex guitars"),
+		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
+		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
+		cat("ukulele", "Ukulele", "Playing the ukulele: tuning, chords and songs for beginners.", "ukulele chords", "ukulele songs"),
+		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
+	})
+	got, err := x.Match("zorvex", candidatePool+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Slug != "guitar" || got[1].Slug != "ukulele" {
+		t.Errorf("got %v, want guitar then ukulele", got)
+	}
+}
