@@ -139,28 +139,34 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	dots := make([]int32, n)
 	words.DotRows(q, x.meaning, dots)
 	list := make([]hit, 0, limit)
-	in := make(map[uint32]bool, limit)
+	in := make([]uint64, (n+63)/64) // the categories list holds
 	for i, h := range out {
 		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
 			list = append(list, h)
-			in[h.cat] = true
+			in[h.cat/64] |= 1 << (h.cat % 64)
 		}
 	}
-	type near struct {
-		cat uint32
-		dot int32
+	// The closest of the others, kept in a heap of as many as the list
+	// has room for, then sorted: a registry of thousands is not sorted
+	// whole for the few hundred shown.
+	room := limit - len(list)
+	if room <= 0 {
+		return list
 	}
-	var closest []near
+	closest := best[near]{items: make([]near, 0, room), k: room, worse: nearWorse}
 	for c, d := range dots {
-		if d > 0 && !in[uint32(c)] {
-			closest = append(closest, near{uint32(c), d})
+		if d > 0 && in[c/64]&(1<<(c%64)) == 0 {
+			closest.offer(near{uint32(c), d})
 		}
 	}
-	slices.SortFunc(closest, func(a, b near) int {
-		if a.dot != b.dot {
-			return int(b.dot - a.dot)
+	slices.SortFunc(closest.items, func(a, b near) int {
+		switch {
+		case nearWorse(b, a):
+			return -1
+		case nearWorse(a, b):
+			return 1
 		}
-		return int(a.cat) - int(b.cat)
+		return 0
 	})
 	// No more than word vectors alone could score (blend).
 	ceil := semWeight * x.tune.doubtFactor
@@ -168,12 +174,26 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 		ceil = min(ceil, list[len(list)-1].Score)
 	}
 	const full = meaningScale * meaningScale
-	for _, c := range closest[:min(len(closest), limit-len(list))] {
+	for _, c := range closest.items {
 		score := max(roundScore(ceil*float64(c.dot)/full), minScore)
 		list = append(list, hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}})
 		ceil = score
 	}
 	return list
+}
+
+// near is a category and its query meaning's dot product with its own.
+type near struct {
+	cat uint32
+	dot int32
+}
+
+// nearWorse: a is farther in meaning than b (ties: the later category).
+func nearWorse(a, b near) bool {
+	if a.dot != b.dot {
+		return a.dot < b.dot
+	}
+	return a.cat > b.cat
 }
 
 // hitsMeaning is the meaning of the first hits, for a query none of whose
