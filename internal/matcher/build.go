@@ -35,6 +35,7 @@ func Build(cats []registry.Category) *Index {
 	x.shares()
 	x.related = relatedTerms(x.terms, typoTerms, x.term)
 	x.similarTerms(order, v.vecs)
+	x.meanings()
 	x.typos = <-typosDone
 	x.scratch.New = func() any { return newScratch(len(cats)) }
 	return x

@@ -158,6 +158,10 @@ type Index struct {
 	// that the curator wrote about category c, for the confidence
 	// (strangers); nil with simTerms.
 	catVecs [][]int32
+	// meaning holds each category's meaning (meaning.go), meaningDims
+	// int8 a row; nil with simTerms.
+	meaning     []int8
+	meaningDims int
 	// semCache holds semNear's findings per query word vector.
 	semCache semCache
 

@@ -111,7 +111,7 @@ type hit struct {
 func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
-	return out[:min(len(out), limit)]
+	return x.byMeaning(p, out[:min(len(out), limit)], limit)
 }
 
 // candidates ranks the categories by their evidence: at least limit, and

@@ -39,13 +39,17 @@ const (
 const simProse = 1 << 31
 
 // sifWeight is how much a query word counts in the semantic score.
-func sifWeight(w *qword) float32 {
+func sifWeight(w *qword) float32 { return sif(w, semSIF) }
+
+// sif is a/(a+p), p the word's frequency: 1 for a word the frequency list
+// lacks.
+func sif(w *qword, a float64) float32 {
 	z, ok := w.zipf, w.common
 	if !ok {
 		return 1
 	}
 	p := math.Pow(10, float64(z)-9)
-	return float32(semSIF / (semSIF + p))
+	return float32(a / (a + p))
 }
 
 // semantic fills s.sem for the categories some query word is close to and

@@ -142,7 +142,7 @@ func list(shelves []shelf, room int) catalog {
 const (
 	nextCompact   = "\nThe next closest, by slug: "
 	nextLabel     = "\nThe next closest, by slug and name:"
-	hintsLabel    = "\nNo evidence, only faint signs (a word in a source's description, a loosely related or generic word, closeness in meaning), by slug: "
+	hintsLabel    = "\nNo evidence, only faint signs (a word in a source's prose, a loose link, closeness in meaning), by slug: "
 	othersCompact = "\nOthers, in catalog order, by slug: "
 	othersLabel   = "\nThe others, by slug and name:"
 )

@@ -95,3 +95,23 @@ func TestNoMatchListsALargeRegistryToItsBudget(t *testing.T) {
 		}
 	}
 }
+
+// A no-match answer leaves headingRoom for its listing's heading: every
+// form of the heading fits it at counts of up to 9,999 shown of 999,999.
+func TestHeadingFitsItsRoom(t *testing.T) {
+	const shown, total = 9_999, 999_999
+	for _, c := range []catalog{
+		{total: total, whole: true},
+		{total: total},
+		{total: total, hinted: shown},
+		{total: total, grounded: total, whole: true},
+		{total: total, grounded: shown, whole: true},
+		{total: total, grounded: shown},
+		{total: total, grounded: shown - 1},
+	} {
+		c.more = make([]listed, shown)
+		if h := c.heading("the registry's"); len(h) > headingRoom {
+			t.Errorf("%d bytes, room %d: %q", len(h), headingRoom, h)
+		}
+	}
+}

@@ -358,7 +358,10 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	} else {
 		fmt.Fprintf(&b, " No category shares anything with it: none of the registry's %d has a word of the query, or one related to it, in what its curator wrote about it, so there are no candidates.", len(s.slugs))
 	}
-	c := list([]shelf{{reg: s.reg, ranked: ranked}}, answerBudget-b.Len()-500) // the heading and the closing advice
+	// The room left after what comes before the list: the advice, the
+	// longer of its two endings, and the heading.
+	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
+	c := list([]shelf{{reg: s.reg, ranked: ranked}}, room)
 	for _, l := range c.described {
 		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
 	}
@@ -367,16 +370,28 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: l.slug, Name: cat.Name})
 	}
 	// What to do comes before the list, so an agent reads it first.
-	b.WriteString(" Pick the category below that fits the question and call get_sources with its slug. ")
+	b.WriteString(pickAdvice)
 	if c.whole {
-		b.WriteString("If none does, this registry does not cover the topic: say so rather than pick the nearest.")
+		b.WriteString(wholeAdvice)
 	} else {
-		b.WriteString("If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it.")
+		b.WriteString(partialAdvice)
 	}
 	b.WriteString(c.heading("the registry's"))
 	b.WriteString(c.text)
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
+
+// What a no-match answer says to do, before its list: pick, then what to
+// do when nothing fits, as the list is the whole registry or not.
+const (
+	pickAdvice    = " Pick the category below that fits the question and call get_sources with its slug. "
+	wholeAdvice   = "If none does, this registry does not cover the topic: say so rather than pick the nearest."
+	partialAdvice = "If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it."
+)
+
+// headingRoom is the most bytes a listing's heading (catalog.heading)
+// takes for the registry's, at any count below a million.
+const headingRoom = 120
 
 // answerBudget is the most text a no-match answer writes: the agent pays
 // for every byte on every call. At the length curators give slugs and

@@ -1,0 +1,215 @@
+package matcher
+
+import (
+	"math"
+	"slices"
+
+	"github.com/three-good-sources/3gs/internal/matcher/words"
+)
+
+// Closeness in meaning of the whole question, for the long lists of a
+// no-match answer. The semantic channel (vectors.go) scores a category by
+// each query word's closest curated word: it finds the category that
+// shares a paraphrased word with the question, but in a registry of a
+// thousand categories a category with many loosely chosen words is close
+// to every question somewhere, and the one the question is about ("my
+// fingertips hurt pressing the strings": guitar) sinks among them.
+// Comparing directions of whole texts asks the other thing: what the
+// question is about as a whole, against what the curator wrote about each
+// category as a whole.
+//
+// So each category has a meaning: the sum of the unit vectors of the
+// curated words (slug, name, patterns, description) that have one, each
+// weighted by its term's weight in the registry (rarer words say more
+// about the topic), normalized and stored as int8 like the word vectors.
+// A question's meaning is the sum of its non-generic words' unit vectors,
+// weighted by their frequency as the semantic channel weighs them (sif,
+// with meaningSIF). Past the
+// first candidatePool, which the answer and its confidence read, a long
+// list (limit above candidatePool) keeps the categories some query word
+// meets, in their order, and goes on with the others by the cosine of the
+// two meanings, while it is above zero. A query none of whose words has a
+// vector (a product name, a word of another language) takes the meaning
+// of the first categories it meets, weighted by their scores: what comes
+// next is what is like them. This orders candidates only: no score that
+// decides an answer reads it, nor the grounding.
+
+// meaningSIF is the a of a question word's weight a/(a+p), p its
+// frequency: ten times the semantic channel's semSIF, so ordinary words
+// count more in a whole question's meaning than in its closest-word
+// score. Chosen on the development sets at 1,000 categories (questions
+// whose category the first answer missed, of 395): 1e-5 37, 3e-5 and
+// 1e-4 34, 2e-4 to 5e-4 33, 1e-3 36.
+const meaningSIF = 3e-4
+
+// meaningScale maps a unit vector's components to int8.
+const meaningScale = 127
+
+// meanings fills x.meaning from the curated terms with word vectors
+// (x.simTerms); nothing when the semantic channel is off.
+func (x *Index) meanings() {
+	if len(x.simVecs) == 0 {
+		return
+	}
+	dims := len(words.Row(x.simVecs[0]))
+	sum := make([]float32, len(x.slugs)*dims)
+	for i, t := range x.simTerms {
+		row, n := words.Row(x.simVecs[i]), x.simNorms[i]
+		cats, masks := x.postings(t)
+		for k, c := range cats {
+			if masks[k]&curatedFields == 0 {
+				continue
+			}
+			w := x.weight[t] / n
+			acc := sum[int(c)*dims : int(c+1)*dims]
+			for d, v := range row {
+				acc[d] += w * float32(v)
+			}
+		}
+	}
+	x.meaning = make([]int8, len(sum))
+	for c := range x.slugs {
+		quantize(sum[c*dims:(c+1)*dims], x.meaning[c*dims:(c+1)*dims])
+	}
+	x.meaningDims = dims
+}
+
+// quantize writes v, scaled to unit length, into q as int8; all zeros
+// when v is.
+func quantize(v []float32, q []int8) {
+	var s float64
+	for _, a := range v {
+		s += float64(a) * float64(a)
+	}
+	if s == 0 {
+		return
+	}
+	k := meaningScale / float32(math.Sqrt(s))
+	for d, a := range v {
+		q[d] = int8(max(-meaningScale, min(meaningScale, math.Round(float64(a*k)))))
+	}
+}
+
+// queryMeaning is p's meaning as int8, or nil when no non-generic word of
+// it has a vector.
+func (x *Index) queryMeaning(p *parsed) []int8 {
+	sum := make([]float32, x.meaningDims)
+	found := false
+	for i, w := range p.words {
+		if w.generic {
+			continue
+		}
+		id := words.Vector(w.raw)
+		if id < 0 {
+			continue
+		}
+		found = true
+		wt := sif(&p.words[i], meaningSIF) / words.Norm(id)
+		for d, v := range words.Row(id) {
+			sum[d] += wt * float32(v)
+		}
+	}
+	if !found {
+		return nil
+	}
+	q := make([]int8, x.meaningDims)
+	quantize(sum, q)
+	return q
+}
+
+// byMeaning is the long list of rank: out's first candidatePool as they
+// are, then those of the rest some query word meets (not word vectors
+// alone), then the categories closest in meaning to the query, or to the
+// first of out when no word of the query has a vector (see meanings), up
+// to limit. The categories it adds score no more than the
+// one before them, scaled by their cosine, so the list stays in score
+// order.
+func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
+	if limit <= candidatePool || x.meaning == nil {
+		return out
+	}
+	q := x.queryMeaning(p)
+	if q == nil {
+		q = x.hitsMeaning(out)
+	}
+	if q == nil {
+		return out
+	}
+	n := len(x.slugs)
+	dots := make([]int32, n)
+	words.DotRows(q, x.meaning, dots)
+	list := make([]hit, 0, limit)
+	in := make([]uint64, (n+63)/64) // the categories list holds
+	for i, h := range out {
+		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
+			list = append(list, h)
+			in[h.cat/64] |= 1 << (h.cat % 64)
+		}
+	}
+	// The closest of the others, kept in a heap of as many as the list
+	// has room for, then sorted: a registry of thousands is not sorted
+	// whole for the few hundred shown.
+	room := limit - len(list)
+	if room <= 0 {
+		return list
+	}
+	closest := best[near]{items: make([]near, 0, room), k: room, worse: nearWorse}
+	for c, d := range dots {
+		if d > 0 && in[c/64]&(1<<(c%64)) == 0 {
+			closest.offer(near{uint32(c), d})
+		}
+	}
+	slices.SortFunc(closest.items, func(a, b near) int {
+		switch {
+		case nearWorse(b, a):
+			return -1
+		case nearWorse(a, b):
+			return 1
+		}
+		return 0
+	})
+	// No more than word vectors alone could score (blend).
+	ceil := semWeight * x.tune.doubtFactor
+	if len(list) > 0 {
+		ceil = min(ceil, list[len(list)-1].Score)
+	}
+	const full = meaningScale * meaningScale
+	for _, c := range closest.items {
+		score := max(roundScore(ceil*float64(c.dot)/full), minScore)
+		list = append(list, hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}})
+		ceil = score
+	}
+	return list
+}
+
+// near is a category and its query meaning's dot product with its own.
+type near struct {
+	cat uint32
+	dot int32
+}
+
+// nearWorse: a is farther in meaning than b (ties: the later category).
+func nearWorse(a, b near) bool {
+	if a.dot != b.dot {
+		return a.dot < b.dot
+	}
+	return a.cat > b.cat
+}
+
+// hitsMeaning is the meaning of the first hits, for a query none of whose
+// words has a vector; nil when there are none.
+func (x *Index) hitsMeaning(out []hit) []int8 {
+	if len(out) == 0 {
+		return nil
+	}
+	sum := make([]float32, x.meaningDims)
+	for _, h := range out[:min(len(out), candidatePool)] {
+		row := x.meaning[int(h.cat)*x.meaningDims : int(h.cat+1)*x.meaningDims]
+		for d, v := range row {
+			sum[d] += float32(h.Score) * float32(v)
+		}
+	}
+	q := make([]int8, x.meaningDims)
+	quantize(sum, q)
+	return q
+}

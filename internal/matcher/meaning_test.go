@@ -1,0 +1,83 @@
+package matcher
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/registry"
+)
+
+// A long list keeps the candidates an answer reads and the categories a
+// query word meets, in their order, and goes on by closeness in meaning
+// of the whole question (byMeaning): the category a paraphrase that
+// shares no word with it is about comes next, in score order; a list of
+// candidatePool is left as it is.
+func TestLongListByMeaning(t *testing.T) {
+	cat := func(slug, name, desc string, patterns ...string) registry.Category {
+		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
+	}
+	x := Build([]registry.Category{
+		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "strumming patterns"),
+		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
+		cat("first-aid", "First Aid", "Treating cuts, burns and sprains until help arrives.", "treat a burn", "sprained ankle"),
+		cat("manicure", "Manicure", "Nail care at home: filing, polish and cuticles.", "nail polish", "cuticle care"),
+		cat("ironing", "Ironing", "Ironing shirts and trousers without shine or creases.", "iron a shirt", "steam press"),
+		cat("puppetry", "Puppetry", "Making marionettes and working them on wires.", "marionette making", "hand puppets"),
+		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
+		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
+	})
+	const q = "my fingertips are sore from the strings"
+	// The list rank made: five candidates, then a category a query word
+	// meets, then one word vectors alone reached.
+	var out []hit
+	for i, slug := range []string{"tax", "sourdough", "knots", "manicure", "puppetry", "first-aid", "ironing"} {
+		c := uint32(slices.Index(x.slugs, slug))
+		h := hit{Scored: Scored{Slug: slug, Score: 0.3 - 0.01*float64(i)}, cat: c, ev: evidence{kind: doubtVectorsOnly}}
+		if slug == "first-aid" {
+			h.ev.kind = sure
+		}
+		out = append(out, h)
+	}
+	p, err := x.parse(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := x.byMeaning(p, slices.Clone(out), 8)
+	var slugs []string
+	for i, h := range got {
+		slugs = append(slugs, h.Slug)
+		if i > 0 && h.Score > got[i-1].Score {
+			t.Errorf("out of score order at %d: %v", i, got)
+		}
+	}
+	if want := []string{"tax", "sourdough", "knots", "manicure", "puppetry", "first-aid", "guitar"}; len(slugs) < len(want) || !slices.Equal(slugs[:len(want)], want) {
+		t.Errorf("got %v, want %v first", slugs, want)
+	}
+	if short := x.byMeaning(p, slices.Clone(out[:candidatePool]), candidatePool); len(short) != candidatePool {
+		t.Errorf("a list of %d candidates grew to %v", candidatePool, short)
+	}
+}
+
+// A query none of whose words has a vector goes on by the meaning of the
+// categories it meets: a made-up guitar model is closer to the ukulele
+// than to knots or taxes.
+func TestLongListByHitsMeaning(t *testing.T) {
+	cat := func(slug, name, desc string, patterns ...string) registry.Category {
+		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
+	}
+	x := Build([]registry.Category{
+		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "zorvex guitars"),
+		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
+		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
+		cat("ukulele", "Ukulele", "Playing the ukulele: tuning, chords and songs for beginners.", "ukulele chords", "ukulele songs"),
+		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
+	})
+	got, err := x.Match("zorvex", candidatePool+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Slug != "guitar" || got[1].Slug != "ukulele" {
+		t.Errorf("got %v, want guitar then ukulele", got)
+	}
+}
