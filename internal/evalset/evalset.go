@@ -64,8 +64,8 @@ type Set struct {
 }
 
 // Sets are the shaped sets, with paths under root, the module's top
-// directory: the two development sets, the two held-out sets, and the probe
-// set for the shipped registry.
+// directory: the three development sets, the two held-out sets, and the
+// probe set for the shipped registry.
 func Sets(root string) []Set {
 	td := filepath.Join(root, "internal", "matcher", "testdata")
 	set := func(name string, tuned bool) Set {
@@ -73,5 +73,5 @@ func Sets(root string) []Set {
 	}
 	probe := set("probe", false)
 	probe.Registry = filepath.Join(root, "registry.json")
-	return []Set{set("dev", true), set("dev2", true), set("heldout", false), set("heldout2", false), probe}
+	return []Set{set("dev", true), set("dev2", true), set("dev3", true), set("heldout", false), set("heldout2", false), probe}
 }

@@ -75,7 +75,7 @@ func goldenSets() []goldenSet {
 		}},
 		{"probe", own, shaped("testdata/probe/queries.tsv")},
 	}
-	for _, d := range []string{"dev", "dev2", "heldout", "heldout2"} {
+	for _, d := range []string{"dev", "dev2", "dev3", "heldout", "heldout2"} {
 		dir := filepath.Join("testdata", d)
 		sets = append(sets, goldenSet{d, file(filepath.Join(dir, "registry.json")), shaped(filepath.Join(dir, "queries.tsv"))})
 	}

@@ -157,6 +157,7 @@ func TestEvalShapes(t *testing.T) {
 		{"testdata/heldout", shapedBars{right: 0.17, top5: 0.81, nearmiss: 0.01, offtopic: 0.05}},
 		{"testdata/heldout2", shapedBars{right: 0.34, top5: 0.89, nearmiss: 0.10, offtopic: 0.01}},
 		{"testdata/dev", shapedBars{right: 0.25, top5: 0.84, nearmiss: 0.01, offtopic: 0.05}},
+		{"testdata/dev3", shapedBars{right: 0.21, top5: 0.79, nearmiss: 0.05, offtopic: 0.01}},
 		{"testdata/dev2", shapedBars{right: 0.30, top5: 0.84, nearmiss: 0.03, offtopic: 0.01}},
 	} {
 		t.Run(filepath.Base(set.dir), func(t *testing.T) {

@@ -160,6 +160,7 @@ func TestFirstAnswer(t *testing.T) {
 	bars := map[string]firstBars{
 		"dev":      {confRight: 0.25, confWrong: 0.01, offAnswered: 0.02, inFirst: 0.99},
 		"dev2":     {confRight: 0.30, confWrong: 0.005, offAnswered: 0.02, inFirst: 0.99},
+		"dev3":     {confRight: 0.21, confWrong: 0.015, offAnswered: 0.03, inFirst: 0.98},
 		"heldout":  {confRight: 0.17, confWrong: 0.015, offAnswered: 0.03, inFirst: 0.98},
 		"heldout2": {confRight: 0.34, confWrong: 0.015, offAnswered: 0.05, inFirst: 0.98},
 		"probe":    {confRight: 0.37, confWrong: 0.011, offAnswered: 0.04, inFirst: 0.98},
@@ -213,13 +214,17 @@ func TestFirstAnswerLarge(t *testing.T) {
 	}
 	t.Logf("not in the first answer, by set and shape: %v", byShape)
 	if *showFirstMisses {
+		tuned := map[string]bool{}
+		for _, s := range evalset.Sets("../..") {
+			tuned[s.Name] = s.Tuned
+		}
 		for _, m := range f.misses {
-			if shape := strings.Fields(m)[2]; strings.HasPrefix(shape, "dev/") || strings.HasPrefix(shape, "dev2/") {
+			if set, _, _ := strings.Cut(strings.Fields(m)[2], "/"); tuned[set] {
 				t.Log(m)
 			}
 		}
 	}
-	checkFirst(t, f, firstBars{confRight: 0.14, confWrong: 0.03, offAnswered: 0.14, inFirst: 0.90})
+	checkFirst(t, f, firstBars{confRight: 0.14, confWrong: 0.03, offAnswered: 0.13, inFirst: 0.89})
 }
 
 // BenchmarkFirstAnswerLarge is one get_sources answer, text included, on
