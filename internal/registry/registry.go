@@ -95,11 +95,20 @@ func Load(data []byte) (*Registry, error) {
 	r.doc.Categories = nil
 	cats := make([]gen.Category, len(slugs))
 	r.categories = make([]Category, len(slugs))
-	for i, slug := range slugs {
-		cats[i] = doc.Categories[slug]
-		slices.SortFunc(cats[i].Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
-		r.categories[i] = Category{Slug: slug, Category: &cats[i]}
+	// On every core, as checkRules does: one pass of map lookups was
+	// about 70 ms of a 100,000-category start, with nothing else to do.
+	var wg sync.WaitGroup
+	for _, run := range runs(len(slugs)) {
+		wg.Go(func() {
+			for i := run[0]; i < run[1]; i++ {
+				slug := slugs[i]
+				cats[i] = doc.Categories[slug]
+				slices.SortFunc(cats[i].Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
+				r.categories[i] = Category{Slug: slug, Category: &cats[i]}
+			}
+		})
 	}
+	wg.Wait()
 	return r, nil
 }
 
