@@ -89,11 +89,26 @@ var manifestUpsertCategory string
 //go:embed manifest/vote_proposal.json
 var manifestVoteProposal string
 
+// toolsListPublic is the tools/list array seen by a caller of the public tier.
+//
+//go:embed manifest/tools-list-public.json
+var toolsListPublic string
+
+// toolsListUser is the tools/list array seen by a caller of the user tier.
+//
+//go:embed manifest/tools-list-user.json
+var toolsListUser string
+
+// toolsListAdmin is the tools/list array seen by a caller of the admin tier.
+//
+//go:embed manifest/tools-list-admin.json
+var toolsListAdmin string
+
 // ToolsListJSON holds, for each caller tier, the JSON array of the tools/list
 // entries that tier sees, in Tools order: every tool at or below the tier, and
 // the discoverable ones above it.
 var ToolsListJSON = [NumTiers]string{
-	TierPublic: "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
-	TierUser:   "[" + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestReloadRegistry + "," + manifestVoteProposal + "]",
-	TierAdmin:  "[" + manifestAcceptProposal + "," + manifestExplainMatch + "," + manifestGetAuditLog + "," + manifestGetEndorsements + "," + manifestGetFederatedSources + "," + manifestGetIdentity + "," + manifestGetProposal + "," + manifestGetProvenance + "," + manifestGetSources + "," + manifestListCategories + "," + manifestListProposals + "," + manifestProposeChange + "," + manifestRejectProposal + "," + manifestReloadRegistry + "," + manifestRemoveCategory + "," + manifestUpsertCategory + "," + manifestVoteProposal + "]",
+	TierPublic: toolsListPublic,
+	TierUser:   toolsListUser,
+	TierAdmin:  toolsListAdmin,
 }

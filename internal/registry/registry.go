@@ -95,11 +95,20 @@ func Load(data []byte) (*Registry, error) {
 	r.doc.Categories = nil
 	cats := make([]gen.Category, len(slugs))
 	r.categories = make([]Category, len(slugs))
-	for i, slug := range slugs {
-		cats[i] = doc.Categories[slug]
-		slices.SortFunc(cats[i].Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
-		r.categories[i] = Category{Slug: slug, Category: &cats[i]}
+	// On every core, as checkRules does: one pass of map lookups was
+	// about 70 ms of a 100,000-category start, with nothing else to do.
+	var wg sync.WaitGroup
+	for _, run := range runs(len(slugs)) {
+		wg.Go(func() {
+			for i := run[0]; i < run[1]; i++ {
+				slug := slugs[i]
+				cats[i] = doc.Categories[slug]
+				slices.SortFunc(cats[i].Sources, func(a, b gen.Source) int { return a.Rank - b.Rank })
+				r.categories[i] = Category{Slug: slug, Category: &cats[i]}
+			}
+		})
 	}
+	wg.Wait()
 	return r, nil
 }
 
@@ -194,14 +203,61 @@ func checkRules(doc *gen.Registry) (slugs []string, errs, warnings strictjson.Er
 	return slugs, errs, warnings
 }
 
-// sortedSlugs are doc's category slugs in order.
+// sortedSlugs are doc's category slugs in order: each run of them (runs)
+// sorted on a core of its own, then merged. Sorted on one core, the
+// 100,000 slugs of a large registry were about 40 ms of its start with
+// the other core idle.
 func sortedSlugs(doc *gen.Registry) []string {
 	slugs := make([]string, 0, len(doc.Categories))
 	for slug := range doc.Categories {
 		slugs = append(slugs, slug)
 	}
-	slices.Sort(slugs)
-	return slugs
+	parts := runs(len(slugs))
+	var wg sync.WaitGroup
+	for _, r := range parts {
+		wg.Go(func() { slices.Sort(slugs[r[0]:r[1]]) })
+	}
+	wg.Wait()
+	return mergeRuns(slugs, parts)
+}
+
+// mergeRuns merges the sorted runs of s (consecutive, covering it),
+// two at a time, until one is left.
+func mergeRuns(s []string, parts [][2]int) []string {
+	if len(parts) < 2 {
+		return s
+	}
+	buf := make([]string, len(s))
+	for len(parts) > 1 {
+		var next [][2]int
+		for i := 0; i < len(parts); i += 2 {
+			a := parts[i]
+			if i+1 == len(parts) {
+				copy(buf[a[0]:a[1]], s[a[0]:a[1]])
+				next = append(next, a)
+				continue
+			}
+			b := parts[i+1]
+			merge(buf[a[0]:b[1]], s[a[0]:a[1]], s[b[0]:b[1]])
+			next = append(next, [2]int{a[0], b[1]})
+		}
+		s, buf, parts = buf, s, next
+	}
+	return s
+}
+
+// merge writes the sorted a and b, merged, into dst (len(a)+len(b) long).
+func merge(dst, a, b []string) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || i < len(a) && a[i] <= b[j] {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+	}
 }
 
 // runs cuts n items into one run [from, to) per core, none for n = 0, and

@@ -32,8 +32,8 @@ const (
 	ContractGoFile        = "contract_gen.go"
 	// OutputsDir is the package of the result decoders, below gen/.
 	OutputsDir = "gentest"
-	// ManifestDir holds each tool's tools/list entry as a JSON file, which
-	// ToolsManifestFile embeds.
+	// ManifestDir holds each tool's tools/list entry as a JSON file, and
+	// each tier's tools/list array, which ToolsManifestFile embeds.
 	ManifestDir         = "manifest"
 	documentSuffix      = ".schema.json"
 	toolsSchemaDir      = "tools"
@@ -55,6 +55,11 @@ func DocumentEncodeFile(name string) string { return name + "_encode_gen.go" }
 
 // ManifestJSONFile names the file holding a tool's tools/list entry.
 func ManifestJSONFile(tool string) string { return ManifestDir + "/" + tool + ".json" }
+
+// ToolsListJSONFile names the file holding the tools/list array a caller
+// of tier sees. Its hyphens keep it apart from every tool's file: a tool
+// name has none.
+func ToolsListJSONFile(tier string) string { return ManifestDir + "/tools-list-" + tier + ".json" }
 
 // Generate reads schemaDir (contract.json, *.schema.json and tools/*.json)
 // and returns the generated files of the package whose import path is
@@ -219,6 +224,9 @@ func toolTableFiles(pkg string, surface *schema.Surface, out map[string][]byte) 
 	}
 	for _, t := range tools {
 		out[ManifestJSONFile(t.Name)] = t.Manifest
+	}
+	for tier, list := range toolsLists(tools) {
+		out[ToolsListJSONFile(schema.Tiers[tier])] = list
 	}
 	if out[ToolsTiersFile], err = tiersFile(pkg, toolsHeader); err != nil {
 		return err

@@ -61,7 +61,8 @@ func TestGolden(t *testing.T) {
 	}
 	slices.Sort(names)
 	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile,
-		ManifestJSONFile("add_shelf"), ManifestJSONFile("count_things"), ManifestJSONFile("reset")}
+		ManifestJSONFile("add_shelf"), ManifestJSONFile("count_things"), ManifestJSONFile("reset"),
+		ToolsListJSONFile("public"), ToolsListJSONFile("user"), ToolsListJSONFile("admin")}
 	slices.Sort(wantNames)
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("generated %v, want %v", names, wantNames)

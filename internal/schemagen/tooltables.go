@@ -144,9 +144,12 @@ func toolSpec(t *schema.Tool) jen.Dict {
 }
 
 // manifestFile embeds each tool's tools/list entry from its JSON file
-// (ManifestJSONFile), and joins them into the list each tier sees, once,
-// when the package is initialized, so tools/list costs no encoding at run
-// time.
+// (ManifestJSONFile), and each tier's whole tools/list array from its own
+// (ToolsListJSONFile, written from toolsLists), so tools/list costs no
+// encoding at run time and its arrays lie in the binary's read-only data:
+// joined at initialization they were 200 KB of every server's live heap,
+// which the collector lets grow to twice itself, whether or not a client
+// ever asked for the list.
 func manifestFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
@@ -157,27 +160,38 @@ func manifestFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 		f.Var().Id(manifestVar(t)).String()
 	}
 	var lists []jen.Code
-	for tier := range schema.Tiers {
-		list := jen.Lit("[")
-		n := 0
-		for _, t := range tools {
-			if !visible(t, tier) {
-				continue
-			}
-			if n > 0 {
-				list = list.Op("+").Lit(",")
-			}
-			list = list.Op("+").Id(manifestVar(t))
-			n++
-		}
-		list = list.Op("+").Lit("]")
-		lists = append(lists, jen.Line().Id(tierConst(schema.Tiers[tier])).Op(":").Add(list))
+	for _, tier := range schema.Tiers {
+		v := "toolsList" + strings.TrimPrefix(tierConst(tier), "Tier")
+		f.Commentf("%s is the tools/list array seen by a caller of the %s tier.", v, tier)
+		f.Comment("//go:embed " + ToolsListJSONFile(tier))
+		f.Var().Id(v).String()
+		lists = append(lists, jen.Line().Id(tierConst(tier)).Op(":").Id(v))
 	}
 	f.Comment("ToolsListJSON holds, for each caller tier, the JSON array of the tools/list")
 	f.Comment("entries that tier sees, in Tools order: every tool at or below the tier, and")
 	f.Comment("the discoverable ones above it.")
 	f.Var().Id("ToolsListJSON").Op("=").Index(jen.Id("NumTiers")).String().Values(append(lists, jen.Line())...)
 	return render(f)
+}
+
+// toolsLists is, for each tier of schema.Tiers, the JSON array of the
+// tools/list entries a caller of that tier sees.
+func toolsLists(tools []*schema.Tool) [][]byte {
+	lists := make([][]byte, len(schema.Tiers))
+	for tier := range schema.Tiers {
+		list := []byte("[")
+		for _, t := range tools {
+			if !visible(t, tier) {
+				continue
+			}
+			if len(list) > 1 {
+				list = append(list, ',')
+			}
+			list = append(list, t.Manifest...)
+		}
+		lists[tier] = append(list, ']')
+	}
+	return lists
 }
 
 // visible reports whether a caller of tier (an index into schema.Tiers) sees t in

@@ -289,21 +289,6 @@ func (c *conn) handle(ctx context.Context, m *jsonrpc.Message, buf []byte) (resp
 	return c.sess.Handle(ctx, m, buf)
 }
 
-// Response buffers are recycled once written: with many requests in flight
-// they would otherwise be most of the garbage the server makes.
-var buffers = sync.Pool{New: func() any { return make([]byte, 0, 4<<10) }}
-
-// maxPooledBuffer keeps a rare huge response from pinning its memory.
-const maxPooledBuffer = 64 << 10
-
-func getBuffer() []byte { return buffers.Get().([]byte)[:0] }
-
-func putBuffer(b []byte) {
-	if b != nil && cap(b) <= maxPooledBuffer {
-		buffers.Put(b[:0]) //nolint:staticcheck // a slice header is small; the pool avoids the backing array's garbage
-	}
-}
-
 // cancel honours notifications/cancelled: the named request stops and its
 // answer is not sent. Unknown or finished ids are ignored, as the
 // specification allows.

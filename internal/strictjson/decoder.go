@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"sync"
 )
 
 // Decoder walks one tokenized document. Each read method consumes exactly
@@ -63,12 +64,21 @@ func NewDecoder(data []byte) (*Decoder, error) {
 }
 
 func newDecoder(data []byte, inPlace bool) (*Decoder, error) {
+	tz, err := tokenized(data, inPlace)
+	if err != nil {
+		return nil, err
+	}
+	return &Decoder{toks: tz.toks, nums: tz.nums, tz: tz}, nil
+}
+
+// tokenized is a pooled tokenizer holding data's tokens.
+func tokenized(data []byte, inPlace bool) (*tokenizer, error) {
 	tz := tokenizers.Get().(*tokenizer)
 	if err := tz.tokenize(data, MaxDepth, inPlace); err != nil {
 		tz.release()
 		return nil, Errors{err}
 	}
-	return &Decoder{toks: tz.toks, nums: tz.nums, tz: tz}, nil
+	return tz, nil
 }
 
 // Finish returns the problems recorded, as Errors, or nil, and recycles the
@@ -325,14 +335,25 @@ func DecodeInPlace[T any](data []byte, decode func(d *Decoder, p *Path, out *T))
 	return decodeWith(data, true, decode)
 }
 
+// decoders recycles the Decoders decodeWith reads documents with: every
+// tool call's arguments are read with one, garbage as soon as they are
+// read, and a small server's collector runs about as often as its
+// requests make garbage.
+var decoders = sync.Pool{New: func() any { return new(Decoder) }}
+
 func decodeWith[T any](data []byte, inPlace bool, decode func(d *Decoder, p *Path, out *T)) (*T, error) {
-	d, err := newDecoder(data, inPlace)
+	tz, err := tokenized(data, inPlace)
 	if err != nil {
 		return nil, err
 	}
+	d := decoders.Get().(*Decoder)
+	*d = Decoder{toks: tz.toks, nums: tz.nums, tz: tz}
 	var out T
 	decode(d, nil, &out)
-	return &out, d.Finish()
+	err = d.Finish()
+	*d = Decoder{} // the problems returned are the caller's now
+	decoders.Put(d)
+	return &out, err
 }
 
 // Items is the number of elements of the array Array has just entered,

@@ -31,7 +31,12 @@ func (h *Handlers) signatureNow(s *snapshot) signature.Status {
 // when the registry's signature has expired (structured is the tool's
 // empty output), or nil when it may answer.
 func (h *Handlers) withheld(s *snapshot, structured any) error {
-	st := h.signatureNow(s)
+	return h.withheldAt(h.signatureNow(s), structured)
+}
+
+// withheldAt is withheld for the signature's status st, as signatureNow
+// gave it.
+func (h *Handlers) withheldAt(st signature.Status, structured any) error {
 	if !st.Expired {
 		return nil
 	}

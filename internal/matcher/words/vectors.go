@@ -24,8 +24,9 @@ var vectorData []byte
 // of the embedded bytes, never copied to the heap, and the words are
 // found through a hash table of their ids, and where a word begins from
 // its block's start and the lengths before it. The tables are all that
-// is allocated (about 0.67 MB, against 20 MB for a map and a copy), and
-// only the pages of the rows a registry and its queries use are ever read.
+// is allocated (about 0.67 MB, against 20 MB for a map and a copy, mapped
+// apart from the collector's heap: see table), and only the pages of the
+// rows a registry and its queries use are ever read.
 //
 // The tables are kept small because they are most of a small registry's
 // live heap, which the collector lets grow to twice itself: the open
@@ -81,8 +82,8 @@ func loadVectors() {
 	if idBits > 24 {
 		return // more words than a slot can name: semantics off
 	}
-	blocks := make([]uint32, (n+wordBlock-1)/wordBlock)
-	lens := make([]uint8, n)
+	blocks := table[uint32]((n + wordBlock - 1) / wordBlock)
+	lens := table[uint8](n)
 	off := 0
 	for i := range n {
 		if i%wordBlock == 0 {
@@ -104,7 +105,7 @@ func loadVectors() {
 	v.rows = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(data[off:]))), n*dims)
 	v.normTab = make([]atomic.Uint64, normSlots)
 	v.idBits = idBits
-	v.slots = make([]uint32, denseTableSize(n))
+	v.slots = table[uint32](denseTableSize(n))
 	mask := uint32(len(v.slots) - 1)
 	at := 0 // where word i begins
 	for i := range n {
