@@ -100,6 +100,9 @@ func (x *Index) queryMeaning(p *parsed) []int8 {
 			continue
 		}
 		id := words.Vector(w.raw)
+		if id < 0 && len(w.cands) == 0 {
+			id = x.headVector(w.raw)
+		}
 		if id < 0 {
 			continue
 		}
@@ -212,4 +215,29 @@ func (x *Index) hitsMeaning(out []hit) []int8 {
 	q := make([]int8, x.meaningDims)
 	quantize(sum, q)
 	return q
+}
+
+// minHead and minModifier are the shortest a compound's head and what
+// comes before it may be for headVector: "rebase" is not a kind of base.
+const (
+	minHead     = 4
+	minModifier = 3
+)
+
+// headVector is, for a word without a vector of its own that meets no
+// term of the registry, the vector of
+// the longest word it ends with that the curator wrote and that has one:
+// English compounds name a kind of their last part ("microinverters",
+// "elasticache"). -1 when there is none.
+func (x *Index) headVector(raw string) int32 {
+	for i := minModifier; len(raw)-i >= minHead; i++ {
+		head := raw[i:]
+		if _, ok := x.term(stemQuery(head)); !ok {
+			continue
+		}
+		if id := words.Vector(head); id >= 0 {
+			return id
+		}
+	}
+	return -1
 }

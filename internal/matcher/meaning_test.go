@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -79,5 +80,24 @@ func TestLongListByHitsMeaning(t *testing.T) {
 	}
 	if len(got) < 2 || got[0].Slug != "guitar" || got[1].Slug != "ukulele" {
 		t.Errorf("got %v, want guitar then ukulele", got)
+	}
+}
+
+// A word without a vector that ends in a curated word with one takes that
+// word's vector (headVector): "microinverters" is a kind of inverter. A
+// short modifier ("rebase") or head does not make a compound, nor does a
+// head the curator never wrote.
+func TestCompoundHeadVector(t *testing.T) {
+	x := Build([]registry.Category{{Slug: "home-solar", Category: &gen.Category{Name: "Home Solar", Description: "Rooftop panels, inverters and batteries.", QueryPatterns: []string{"solar panels", "string inverter"}}}})
+	for w, head := range map[string]string{"microinverters": "inverters", "megapanels": "panels", "repanels": "", "microphones": ""} {
+		want := int32(-1)
+		if head != "" {
+			if want = words.Vector(head); want < 0 {
+				t.Fatalf("%s has no vector", head)
+			}
+		}
+		if got := x.headVector(w); got != want {
+			t.Errorf("%s: vector %d, want %d (%q)", w, got, want, head)
+		}
 	}
 }
