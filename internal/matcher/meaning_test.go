@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -79,5 +80,63 @@ func TestLongListByHitsMeaning(t *testing.T) {
 	}
 	if len(got) < 2 || got[0].Slug != "guitar" || got[1].Slug != "ukulele" {
 		t.Errorf("got %v, want guitar then ukulele", got)
+	}
+}
+
+// A word without a vector that ends in a curated word with one takes that
+// word's vector (headVector): "microinverters" is a kind of inverter. A
+// short modifier ("rebase") or head does not make a compound, nor does a
+// head the curator never wrote.
+func TestCompoundHeadVector(t *testing.T) {
+	x := Build([]registry.Category{{Slug: "home-solar", Category: &gen.Category{Name: "Home Solar", Description: "Rooftop panels, inverters and batteries.", QueryPatterns: []string{"solar panels", "string inverter"}}}})
+	for w, head := range map[string]string{"microinverters": "inverters", "megapanels": "panels", "repanels": "", "microphones": ""} {
+		want := int32(-1)
+		if head != "" {
+			if want = words.Vector(head); want < 0 {
+				t.Fatalf("%s has no vector", head)
+			}
+		}
+		if got := x.headVector(w); got != want {
+			t.Errorf("%s: vector %d, want %d (%q)", w, got, want, head)
+		}
+	}
+}
+
+// A category the semantic channel offered (word vectors alone) comes
+// closer in a long list by meaningSemBoost of its semantic score than
+// the whole question's meaning alone would put it.
+func TestLongListSemanticBoost(t *testing.T) {
+	cat := func(slug, name, desc string, patterns ...string) registry.Category {
+		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
+	}
+	x := Build([]registry.Category{
+		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
+		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "strumming patterns"),
+		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
+		cat("first-aid", "First Aid", "Treating cuts, burns and sprains until help arrives.", "treat a burn", "sprained ankle"),
+		cat("manicure", "Manicure", "Nail care at home: filing, polish and cuticles.", "nail polish", "cuticle care"),
+		cat("ironing", "Ironing", "Ironing shirts and trousers without shine or creases.", "iron a shirt", "steam press"),
+		cat("puppetry", "Puppetry", "Making marionettes and working them on wires.", "marionette making", "hand puppets"),
+		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
+	})
+	p, err := x.parse("my fingertips are sore from the strings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []hit
+	for i, slug := range []string{"tax", "sourdough", "ironing", "manicure", "first-aid"} {
+		out = append(out, hit{Scored: Scored{Slug: slug, Score: 0.3 - 0.01*float64(i)}, cat: uint32(slices.Index(x.slugs, slug)), ev: evidence{kind: doubtVectorsOnly}})
+	}
+	at := func(list []hit, slug string) int {
+		return slices.IndexFunc(list, func(h hit) bool { return h.Slug == slug })
+	}
+	plain := x.byMeaning(p, slices.Clone(out), len(x.slugs))
+	last := plain[len(plain)-1]
+	if at(plain, last.Slug) <= candidatePool {
+		t.Fatalf("too few by meaning: %v", plain)
+	}
+	offered := append(slices.Clone(out), hit{Scored: Scored{Slug: last.Slug, Score: 0.1}, cat: last.cat, sem: 1, ev: evidence{kind: doubtVectorsOnly}})
+	if got := x.byMeaning(p, offered, len(x.slugs)); at(got, last.Slug) >= at(plain, last.Slug) {
+		t.Errorf("%s stayed at %d of %v (plain %v)", last.Slug, at(got, last.Slug), got, plain)
 	}
 }

@@ -86,9 +86,6 @@ func list(shelves []shelf, room int) catalog {
 	ls.compact = c.total > wholeCatalog
 	if ls.compact {
 		describe = maxCandidatesLarge
-		ls.room -= len(nextCompact) + len(hintsLabel) + len(othersCompact)
-	} else {
-		ls.room -= len(nextLabel) + len(othersLabel)
 	}
 	full := ls.ranked(describe, true)
 	c.grounded = len(c.described) + len(c.more)
@@ -114,35 +111,40 @@ func list(shelves []shelf, room int) catalog {
 	}
 	c.whole = len(ls.shown) == c.total
 	c.text = ls.desc.String()
-	switch {
-	case ls.more.Len() == 0:
-	case ls.compact:
-		c.text += nextCompact + ls.more.String()
-	default:
-		c.text += nextLabel + ls.more.String()
-	}
-	if ls.hints.Len() > 0 {
-		c.text += hintsLabel + ls.hints.String()
-	}
-	switch {
-	case ls.rest.Len() == 0:
-	case c.grounded == 0 && ls.hints.Len() == 0 && ls.compact:
-		c.text += "\n" + ls.rest.String()
-	case c.grounded == 0 && ls.hints.Len() == 0:
-		c.text += ls.rest.String()
-	case ls.compact:
-		c.text += othersCompact + ls.rest.String()
-	default:
-		c.text += othersLabel + ls.rest.String()
+	for _, p := range []phase{closest, hinted, catalogOrder} {
+		ls.phase = p
+		if b := ls.into(); b.Len() > 0 {
+			c.text += ls.label() + b.String()
+		}
 	}
 	return ls.c
+}
+
+// label is what comes before the not-described lines of the current
+// phase, charged to the room with the first of them.
+func (ls *lister) label() string {
+	switch {
+	case ls.phase == closest && ls.compact:
+		return nextCompact
+	case ls.phase == closest:
+		return nextLabel
+	case ls.phase == hinted:
+		return hintsLabel
+	case ls.c.grounded == 0 && ls.hints.Len() == 0 && ls.compact:
+		return "\n"
+	case ls.c.grounded == 0 && ls.hints.Len() == 0:
+		return ""
+	case ls.compact:
+		return othersCompact
+	}
+	return othersLabel
 }
 
 // The labels of a listing's parts, charged to its room.
 const (
 	nextCompact   = "\nThe next closest, by slug: "
 	nextLabel     = "\nThe next closest, by slug and name:"
-	hintsLabel    = "\nNo evidence, only faint signs (a word in a source's prose, a loose link, closeness in meaning), by slug: "
+	hintsLabel    = "\nNo evidence, only faint signs, by slug: "
 	othersCompact = "\nOthers, in catalog order, by slug: "
 	othersLabel   = "\nThe others, by slug and name:"
 )
@@ -237,6 +239,9 @@ func (ls *lister) add(l listed, described bool) bool {
 	sh := &ls.shelves[l.shelf]
 	line := ls.line(sh, l, described)
 	cost := len(line)
+	if !described && ls.into().Len() == 0 {
+		cost += len(ls.label())
+	}
 	if c.shown[l.shelf] == 0 {
 		cost += len(sh.note)
 	}
