@@ -56,30 +56,25 @@ const meaningSemBoost = 0.5
 const meaningScale = 127
 
 // meanings fills x.meaning from the curated terms with word vectors
-// (x.simTerms); nothing when the semantic channel is off.
+// (x.catVecs lists them per category); nothing when the semantic channel
+// is off. One category's sum at a time: a float sum for every category at
+// once was 25 MB of garbage at 100,000 categories.
 func (x *Index) meanings() {
 	if len(x.simVecs) == 0 {
 		return
 	}
 	dims := len(words.Row(x.simVecs[0]))
-	sum := make([]float32, len(x.slugs)*dims)
-	for i, t := range x.simTerms {
-		row, n := words.Row(x.simVecs[i]), x.simNorms[i]
-		cats, masks := x.postings(t)
-		for k, c := range cats {
-			if masks[k]&curatedFields == 0 {
-				continue
-			}
-			w := x.weight[t] / n
-			acc := sum[int(c)*dims : int(c+1)*dims]
-			for d, v := range row {
-				acc[d] += w * float32(v)
+	sum := make([]float32, dims)
+	x.meaning = make([]int8, len(x.slugs)*dims)
+	for c, ks := range x.catVecs {
+		clear(sum)
+		for _, k := range ks {
+			w := x.weight[x.simTerms[k]] / x.simNorms[k]
+			for d, v := range words.Row(x.simVecs[k]) {
+				sum[d] += w * float32(v)
 			}
 		}
-	}
-	x.meaning = make([]int8, len(sum))
-	for c := range x.slugs {
-		quantize(sum[c*dims:(c+1)*dims], x.meaning[c*dims:(c+1)*dims])
+		quantize(sum, x.meaning[c*dims:(c+1)*dims])
 	}
 	x.meaningDims = dims
 }
@@ -135,9 +130,9 @@ func (x *Index) queryMeaning(p *parsed) []int8 {
 // alone), then the categories closest in meaning to the query, or to the
 // first of out when no word of the query has a vector (see meanings), up
 // to limit; those word vectors alone reached (out's doubtVectorsOnly)
-// come closer by meaningSemBoost. The categories it adds score no more than the
-// one before them, scaled by their cosine, so the list stays in score
-// order.
+// come closer by meaningSemBoost. The categories it adds score the last
+// listed one's score (at most what word vectors alone could) times their
+// cosine, so the list stays in score order.
 func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	if limit <= candidatePool || x.meaning == nil {
 		return out
@@ -189,11 +184,16 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	if len(list) > 0 {
 		ceil = min(ceil, list[len(list)-1].Score)
 	}
+	// Each scores the ceiling scaled by its cosine: closest.items is in
+	// descending order of dot, so the scores are too. A quantized row's
+	// dot with itself can pass full, and a boost can add to it, hence
+	// the cap. The ceiling is not lowered as the list goes on: compounded,
+	// twenty cosines took every score to the floor, where lists merged by
+	// score (a federated answer's) could no longer tell them apart.
 	const full = meaningScale * meaningScale
 	for _, c := range closest.items {
-		score := max(roundScore(ceil*float64(c.dot)/full), minScore)
+		score := max(roundScore(ceil*float64(min(c.dot, full))/full), minScore)
 		list = append(list, hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}})
-		ceil = score
 	}
 	return list
 }

@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -138,5 +139,31 @@ func TestLongListSemanticBoost(t *testing.T) {
 	offered := append(slices.Clone(out), hit{Scored: Scored{Slug: last.Slug, Score: 0.1}, cat: last.cat, sem: 1, ev: evidence{kind: doubtVectorsOnly}})
 	if got := x.byMeaning(p, offered, len(x.slugs)); at(got, last.Slug) >= at(plain, last.Slug) {
 		t.Errorf("%s stayed at %d of %v (plain %v)", last.Slug, at(got, last.Slug), got, plain)
+	}
+}
+
+// A category the meaning adds scores by its own closeness, not by how
+// many came before it: forty categories that say the same thing score
+// the same, where a ceiling lowered at each step took the later ones to
+// the floor, and lists merged by score could not tell them apart.
+func TestLongListScoresDoNotCompound(t *testing.T) {
+	var cats []registry.Category
+	for i := range 40 {
+		cats = append(cats, registry.Category{Slug: fmt.Sprintf("guitar-%02d", i), Category: &gen.Category{
+			Name: "Guitar", Description: "Learning the guitar: chords, frets, strumming and fingerpicking.", QueryPatterns: []string{"guitar chords"}}})
+	}
+	x := Build(cats)
+	p, err := x.parse("my fingertips are sore from the strings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := x.byMeaning(p, nil, 45)
+	if len(got) != 40 {
+		t.Fatalf("got %d categories, want the 40 close in meaning", len(got))
+	}
+	for _, h := range got {
+		if h.Score != got[0].Score || h.Score <= minScore {
+			t.Fatalf("scores differ or sit at the floor: first %v, %s %v", got[0].Score, h.Slug, h.Score)
+		}
 	}
 }
