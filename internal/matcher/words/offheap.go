@@ -12,3 +12,11 @@ package words
 
 // number is what the tables hold.
 type number interface{ uint8 | uint32 | float32 }
+
+// heapTables makes table allocate on the heap, for a benchmark that
+// builds the tables again and again: a mapping is never given back, so
+// each rebuild would keep another 1.3 MB for the life of the process.
+// The tables are written once, under a sync.Once, and only read after:
+// the race detector does not watch mapped memory, so that is what keeps
+// them race-free.
+var heapTables bool

@@ -14,7 +14,7 @@ import (
 func table[T number](n int) []T {
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
-	if size == 0 {
+	if size == 0 || heapTables {
 		return make([]T, n)
 	}
 	b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
