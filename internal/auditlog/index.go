@@ -74,7 +74,7 @@ func (ix *Index) ReadPage(path string, q Query, upTo int) (*Page, error) {
 		if err != nil {
 			return nil, err
 		}
-		if full, err := q.add(page, seq, l); err != nil {
+		if full, err := q.add(page, seq, l, false); err != nil {
 			return nil, err
 		} else if full {
 			break

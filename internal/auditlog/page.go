@@ -125,17 +125,18 @@ func readPage(r io.Reader, q Query, upTo int, page *Page) (*Page, error) {
 		}
 		// Once a further page is known to exist (add set page.Next),
 		// the rest is only read to reach the head.
-		if _, err := q.add(page, n, line); err != nil {
+		if _, err := q.add(page, n, line, true); err != nil {
 			return nil, err
 		}
 	}
 	return page, nil
 }
 
-// add decodes line, which must hold entry seq, and adds it (a copy) to
-// page when it matches q. When page holds q.Limit entries already it sets
-// page.Next instead and reports full.
-func (q Query) add(page *Page, seq int, line []byte) (full bool, err error) {
+// add decodes line, which must hold entry seq, and adds it to page when
+// it matches q: a copy when shared is true (the line is in a buffer the
+// caller reuses), else line itself. When page holds q.Limit entries
+// already it sets page.Next instead and reports full.
+func (q Query) add(page *Page, seq int, line []byte, shared bool) (full bool, err error) {
 	e, err := gen.DecodeAuditEntry(line)
 	if err != nil {
 		return false, fmt.Errorf("audit log seq %d: not an audit entry: %w", seq, err)
@@ -151,7 +152,10 @@ func (q Query) add(page *Page, seq int, line []byte) (full bool, err error) {
 		page.Next = page.Entries[len(page.Entries)-1].Seq
 		return true, nil
 	}
-	page.Lines = append(page.Lines, bytes.Clone(line))
+	if shared {
+		line = bytes.Clone(line)
+	}
+	page.Lines = append(page.Lines, line)
 	page.Entries = append(page.Entries, e)
 	return false, nil
 }
