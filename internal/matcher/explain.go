@@ -68,7 +68,10 @@ type WordExplanation struct {
 const NumFields = int(numFields)
 
 // Explain scores the query like Match and explains the limit best
-// categories.
+// categories by their evidence. Past the first five, Match's long list
+// goes on by closeness in meaning (byMeaning), which is not evidence and
+// is not explained here, so the two orders can differ there; explain_match
+// and 3gs query --explain show five.
 func (x *Index) Explain(query string, limit int) ([]Explanation, error) {
 	p, err := x.parse(query)
 	if err != nil {
