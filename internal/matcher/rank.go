@@ -111,7 +111,19 @@ type hit struct {
 func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
-	return x.byMeaning(p, out[:min(len(out), limit)], limit)
+	return tiesBySlug(x.byMeaning(p, out[:min(len(out), limit)], limit))
+}
+
+// tiesBySlug puts categories of equal score in slug order, as Match
+// promises (byScore). The list is already in descending score order, but
+// scaling and rounding the runners-up (calibrate) can make two of them
+// equal in another order: only such runs move.
+func tiesBySlug(out []hit) []hit {
+	cmp := func(a, b hit) int { return byScore(a.Scored, b.Scored) }
+	if !slices.IsSortedFunc(out, cmp) {
+		slices.SortStableFunc(out, cmp)
+	}
+	return out
 }
 
 // candidates ranks the categories by their evidence: at least limit, and
