@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -74,18 +75,59 @@ func filterWords(f string) []string {
 }
 
 // matchesFilter: every word starts some word of the category's slug, name
-// or description.
+// or description, all lower-cased (as filterWords splits them). It reads
+// the fields in place: splitting each category's text into a new slice
+// of words took 259 ms a call at 100,000 categories, all of it garbage.
 func matchesFilter(words []string, c registry.Category) bool {
-	if len(words) == 0 {
-		return true
-	}
-	have := filterWords(c.Slug + " " + c.Name + " " + c.Description)
 	for _, w := range words {
-		if !slices.ContainsFunc(have, func(h string) bool { return strings.HasPrefix(h, w) }) {
+		if !startsAWord(c.Slug, w) && !startsAWord(c.Name, w) && !startsAWord(c.Description, w) {
 			return false
 		}
 	}
 	return true
+}
+
+// startsAWord reports whether w, lower-case, starts some word of text
+// once text is lower-cased: words as filterWords makes them, maximal runs
+// of letters and digits, each rune lowered as strings.ToLower does.
+func startsAWord(text, w string) bool {
+	inWord := false // the rune before was part of a word
+	matching := false
+	k := 0 // bytes of w matched so far, in the word being read
+	for _, r := range text {
+		var sep bool
+		if r < utf8.RuneSelf { // most text: no Unicode tables
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			sep = (r < 'a' || r > 'z') && (r < '0' || r > '9')
+		} else {
+			r = unicode.ToLower(r)
+			sep = textnorm.IsSeparator(r)
+		}
+		if sep {
+			inWord, matching = false, false
+			continue
+		}
+		if !inWord {
+			inWord, matching, k = true, true, 0
+		}
+		if !matching {
+			continue
+		}
+		want, n := rune(w[k]), 1
+		if want >= utf8.RuneSelf {
+			want, n = utf8.DecodeRuneInString(w[k:])
+		}
+		if want != r {
+			matching = false
+			continue
+		}
+		if k += n; k == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // ListCategoriesText implements gen.ToolHandlers.
