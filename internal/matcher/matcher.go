@@ -51,3 +51,6 @@ func byScore(a, b Scored) int {
 	}
 	return strings.Compare(a.Slug, b.Slug)
 }
+
+// byHitScore is byScore for ranked hits.
+func byHitScore(a, b hit) int { return byScore(a.Scored, b.Scored) }

@@ -119,9 +119,8 @@ func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 // scaling and rounding the runners-up (calibrate) can make two of them
 // equal in another order: only such runs move.
 func tiesBySlug(out []hit) []hit {
-	cmp := func(a, b hit) int { return byScore(a.Scored, b.Scored) }
-	if !slices.IsSortedFunc(out, cmp) {
-		slices.SortStableFunc(out, cmp)
+	if !slices.IsSortedFunc(out, byHitScore) {
+		slices.SortStableFunc(out, byHitScore)
 	}
 	return out
 }
@@ -342,7 +341,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
-	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	slices.SortFunc(out, byHitScore)
 	// More than maxFinish categories could reach the kept scores: the
 	// runner-up may be one never scored, so no category is shown to stand
 	// clear of the rest (distinct then raises nothing).

@@ -262,7 +262,7 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	}
 	out = append(out, vectorsOnly.items...)
 	s.semTouched = s.semTouched[:0]
-	slices.SortFunc(out, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	slices.SortFunc(out, byHitScore)
 	x.orderTail(out)
 	return out
 }
@@ -288,5 +288,5 @@ func (x *Index) orderTail(out []hit) {
 		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
 		h.Score = roundScore(min(v, ceil))
 	}
-	slices.SortStableFunc(tail, func(a, b hit) int { return byScore(a.Scored, b.Scored) })
+	slices.SortStableFunc(tail, byHitScore)
 }
