@@ -55,18 +55,38 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// FreeAddr is a loopback address nothing listens on now. Another process
-// could take it before the test's binds it; the test then fails at start,
+// FreeAddr is a loopback address nothing listens on now, and one no
+// earlier call in this test binary returned: some kernels hand the port
+// just closed to the next bind, and a test that asks for two addresses
+// (nginx's HTTP and HTTPS ports) must get two. Another process could take
+// the address before the test's binds it; the test then fails at start,
 // loudly.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	freeAddrs.Lock()
+	defer freeAddrs.Unlock()
+	if freeAddrs.given == nil {
+		freeAddrs.given = map[string]bool{}
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		if !freeAddrs.given[addr] {
+			freeAddrs.given[addr] = true
+			return addr
+		}
+	}
+	t.Fatal("FreeAddr: the kernel gave 100 loopback ports this test binary had already handed out")
+	return ""
+}
+
+var freeAddrs struct {
+	sync.Mutex
+	given map[string]bool
 }
 
 // WaitFor polls cond every 20 ms until it holds, failing the test after
