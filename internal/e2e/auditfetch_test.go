@@ -40,9 +40,8 @@ func TestLostLogRestoredFromReplica(t *testing.T) {
 		t.Fatalf("the origin's log holds %q (%v), want 2 entries", log, err)
 	}
 
-	addr := testkit.FreeAddr(t)
-	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", addr, "--registry", cur.Registry)
-	origin.WaitLog(t, testkit.Serving, 0, 30*time.Second)
+	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", "127.0.0.1:0", "--registry", cur.Registry)
+	addr := origin.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
 	replica := testkit.Start(t, dir, "replica", bin, "serve", "--http", "127.0.0.1:0", "--follow", "http://"+addr, "--follow-pubkey", cur.Pub,
 		"--follow-cache", filepath.Join(dir, "follow-cache"))
 	replicaURL := "http://" + replica.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]

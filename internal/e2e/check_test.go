@@ -159,9 +159,8 @@ func TestServeChecksSources(t *testing.T) {
 	}
 	path := writeRegistry(t, urls, base0)
 	dir := filepath.Dir(path)
-	addr := testkit.FreeAddr(t)
-	base := "http://" + addr
-	p := testkit.Start(t, dir, "serve", bin, "serve", "--http", addr, "--registry", path, "--check-sources", "1s", "--log-level", "debug")
+	p := testkit.Start(t, dir, "serve", bin, "serve", "--http", "127.0.0.1:0", "--registry", path, "--check-sources", "1s", "--log-level", "debug")
+	base := "http://" + p.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
 	c := &http.Client{Timeout: 10 * time.Second}
 	var hs struct {
 		Sources *struct {

@@ -52,10 +52,9 @@ func TestReplicaWithholdsExpiredCopy(t *testing.T) {
 	if err := os.WriteFile(cur.Registry+signature.Suffix, signature.SignWith(data, cur.Key, signedAt, signature.Options{Expires: expires}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := testkit.FreeAddr(t)
 	// No curator key: the origin does not renew the signature.
-	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", addr, "--registry", cur.Registry)
-	origin.WaitLog(t, testkit.Serving, 0, 30*time.Second)
+	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", "127.0.0.1:0", "--registry", cur.Registry)
+	addr := origin.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
 	replica := testkit.Start(t, dir, "replica", bin, "serve", "--http", "127.0.0.1:0", "--follow", "http://"+addr, "--follow-pubkey", cur.Pub,
 		"--follow-refresh", "1s", "--follow-cache", filepath.Join(dir, "follow-cache"))
 	base := "http://" + replica.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]

@@ -30,11 +30,10 @@ func TestHandEditWithServersRunning(t *testing.T) {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
 	reg, key := filepath.Join(node, "registry.json"), filepath.Join(node, "curator.key")
-	editorAddr, readerAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	editor := testkit.Start(t, dir, "editor", bin, "serve", "--registry", reg, "--key-file", key, "--http", editorAddr)
-	editor.WaitLog(t, testkit.Serving, 0, 20*time.Second)
-	reader := testkit.Start(t, dir, "reader", bin, "serve", "--registry", reg, "--http", readerAddr)
-	reader.WaitLog(t, testkit.Serving, 0, 20*time.Second)
+	editor := testkit.Start(t, dir, "editor", bin, "serve", "--registry", reg, "--key-file", key, "--http", "127.0.0.1:0")
+	editorAddr := editor.WaitLog(t, testkit.Serving, 0, 20*time.Second)[1]
+	reader := testkit.Start(t, dir, "reader", bin, "serve", "--registry", reg, "--http", "127.0.0.1:0")
+	readerAddr := reader.WaitLog(t, testkit.Serving, 0, 20*time.Second)[1]
 	testkit.WaitFor(t, "the editor's sign channel", 10*time.Second, func() bool {
 		_, err := os.Stat(reg + ".sock")
 		return err == nil

@@ -183,14 +183,14 @@ func TestTLSReverseProxy(t *testing.T) {
 	dir := t.TempDir()
 	ca := writeTestCertificates(t, dir)
 
-	// 3gs as the unit runs it, on a free loopback port, serving the
-	// embedded registry (the unit's REGISTRY_PATH names a file of the
-	// machine it is installed on).
+	// 3gs as the unit runs it, on a loopback port the system picks,
+	// serving the embedded registry (the unit's REGISTRY_PATH names a file
+	// of the machine it is installed on).
 	words, _ := unitExecStart(t)
 	args := append([]string(nil), words[1:]...)
 	for i := range args {
 		if args[i] == "--http" {
-			args[i+1] = testkit.FreeAddr(t)
+			args[i+1] = "127.0.0.1:0"
 		}
 	}
 	threegs := testkit.Start(t, dir, "3gs", bin, args...)
