@@ -6,6 +6,7 @@
 package safefile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,29 @@ func readStat(path string, limit int64, what string, flags int) ([]byte, fs.File
 		return nil, nil, &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
 	}
 	return data, st, nil
+}
+
+// Digest is the SHA-256 of the regular file at path, of at most limit
+// bytes, read as a stream: a caller that holds what the file should hold
+// (a registry already loaded) learns whether it still does without a
+// second copy of a 150 MB file in memory.
+func Digest(path string, limit int64, what string) ([sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	f, _, err := open(path, limit, what, 0)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(f, limit+1))
+	if err != nil {
+		return sum, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if n > limit {
+		return sum, &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
+	}
+	h.Sum(sum[:0])
+	return sum, nil
 }
 
 // readAll reads r to its end into a buffer of capacity size, grown only

@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"crypto/sha256"
 	"errors"
 	"io/fs"
 	"os"
@@ -24,6 +25,26 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(dir, 5, "registry"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), dir+" is a directory, not a regular file; give the path of the registry itself") {
 		t.Errorf("directory: %v", err)
+	}
+}
+
+// Digest hashes a regular file within its limit as Read would read it,
+// and refuses what Read refuses.
+func TestDigest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "registry.json")
+	os.WriteFile(file, []byte("12345"), 0o644)
+	if sum, err := Digest(file, 5, "registry"); err != nil || sum != sha256.Sum256([]byte("12345")) {
+		t.Errorf("regular file at the limit: %x %v", sum, err)
+	}
+	if _, err := Digest(file, 4, "registry"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("over the limit: %v", err)
+	}
+	if _, err := Digest(dir, 5, "registry"); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("directory: %v", err)
+	}
+	if _, err := Digest(filepath.Join(dir, "missing.json"), 5, "registry"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing: %v", err)
 	}
 }
 

@@ -75,30 +75,43 @@ func ReadPair(path string, maxSize int64) (data, doc []byte, pending bool, err e
 	if data, err = ReadLimited(path, maxSize, "registry"); err != nil {
 		return nil, nil, false, err
 	}
+	// Without a pending signature (the usual case) there is nothing to
+	// choose between, and the registry is not hashed here: the loader
+	// hashes it once, and Check verifies doc against that digest.
+	doc, pending, err = SignatureOf(path, data, "")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return data, doc, pending, nil
+}
+
+// SignatureOf is ReadPair for a caller that holds the registry's bytes
+// (data) already, with their digest when it has taken it ("" for not
+// yet): it reads only the signature files beside path.
+func SignatureOf(path string, data []byte, digest string) (doc []byte, pending bool, err error) {
 	doc, err = ReadLimited(path+Suffix, MaxSize, "signature file")
 	if errors.Is(err, fs.ErrNotExist) {
 		doc, err = nil, nil
 	}
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
-	// Without a pending signature (the usual case) there is nothing to
-	// choose between, and the registry is not hashed here: the loader
-	// hashes it once, and Check verifies doc against that digest.
 	next, perr := ReadLimited(path+pendingSuffix, MaxSize, "signature file")
 	if perr != nil {
-		return data, doc, false, nil
+		return doc, false, nil
 	}
-	digest := Digest(data)
+	if digest == "" {
+		digest = Digest(data)
+	}
 	if doc != nil {
 		if _, verr := VerifyDigest(data, digest, doc, nil); verr == nil {
-			return data, doc, false, nil
+			return doc, false, nil
 		}
 	}
 	if _, verr := VerifyDigest(data, digest, next, nil); verr != nil {
-		return data, doc, false, nil // stale: from a write that never replaced the registry
+		return doc, false, nil // stale: from a write that never replaced the registry
 	}
-	return data, next, true, nil
+	return next, true, nil
 }
 
 // FinishHint says how to complete the interrupted signed write of the
