@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -55,12 +57,15 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// FreeAddr is a loopback address nothing listens on now, and one no
-// earlier call in this test binary returned: some kernels hand the port
-// just closed to the next bind, and a test that asks for two addresses
-// (nginx's HTTP and HTTPS ports) must get two. Another process could take
-// the address before the test's binds it; the test then fails at start,
-// loudly.
+// FreeAddr is a loopback address nothing listens on now, for a program
+// that must be told its port before it starts (nginx, HAProxy); a 3gs
+// server is started on 127.0.0.1:0 and reports its own. The port is
+// taken below the system's ephemeral range, where no bind of port 0 and
+// no outgoing connection is given one, so a server another test starts
+// meanwhile cannot be handed it (some kernels give the port just closed
+// to the next bind of port 0); and no two calls in one test binary
+// return the same address. Another program could still take the port
+// before the test's binds it; the test then fails at start, loudly.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	freeAddrs.Lock()
@@ -68,10 +73,18 @@ func FreeAddr(t testing.TB) string {
 	if freeAddrs.given == nil {
 		freeAddrs.given = map[string]bool{}
 	}
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	lo := ephemeralLow()
+	for range 200 {
+		port := 0 // the system's choice, when the range is unknown
+		if lo > minFreePort {
+			port = minFreePort + rand.IntN(lo-minFreePort)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			t.Fatal(err)
+			if port == 0 {
+				t.Fatal(err)
+			}
+			continue // in use
 		}
 		addr := l.Addr().String()
 		l.Close()
@@ -80,8 +93,30 @@ func FreeAddr(t testing.TB) string {
 			return addr
 		}
 	}
-	t.Fatal("FreeAddr: the kernel gave 100 loopback ports this test binary had already handed out")
+	t.Fatal("FreeAddr: no free loopback port found in 200 tries")
 	return ""
+}
+
+// minFreePort is the lowest port FreeAddr picks: above the well-known
+// and the commonly registered services' ports.
+const minFreePort = 20000
+
+// ephemeralLow is the lowest port of the system's ephemeral range, or 0
+// when it cannot be read (not Linux).
+func ephemeralLow() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return lo
 }
 
 var freeAddrs struct {
