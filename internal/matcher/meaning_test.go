@@ -16,19 +16,7 @@ import (
 // shares no word with it is about comes next, in score order; a list of
 // candidatePool is left as it is.
 func TestLongListByMeaning(t *testing.T) {
-	cat := func(slug, name, desc string, patterns ...string) registry.Category {
-		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
-	}
-	x := Build([]registry.Category{
-		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "strumming patterns"),
-		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
-		cat("first-aid", "First Aid", "Treating cuts, burns and sprains until help arrives.", "treat a burn", "sprained ankle"),
-		cat("manicure", "Manicure", "Nail care at home: filing, polish and cuticles.", "nail polish", "cuticle care"),
-		cat("ironing", "Ironing", "Ironing shirts and trousers without shine or creases.", "iron a shirt", "steam press"),
-		cat("puppetry", "Puppetry", "Making marionettes and working them on wires.", "marionette making", "hand puppets"),
-		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
-		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
-	})
+	x := Build(pastimes())
 	const q = "my fingertips are sore from the strings"
 	// The list rank made: five candidates, then a category a query word
 	// meets, then one word vectors alone reached.
@@ -61,13 +49,25 @@ func TestLongListByMeaning(t *testing.T) {
 	}
 }
 
+// pastimes are eight categories far apart in meaning, of which a
+// question about sore fingertips from strings is about the guitar alone.
+func pastimes() []registry.Category {
+	return []registry.Category{
+		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "strumming patterns"),
+		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
+		cat("first-aid", "First Aid", "Treating cuts, burns and sprains until help arrives.", "treat a burn", "sprained ankle"),
+		cat("manicure", "Manicure", "Nail care at home: filing, polish and cuticles.", "nail polish", "cuticle care"),
+		cat("ironing", "Ironing", "Ironing shirts and trousers without shine or creases.", "iron a shirt", "steam press"),
+		cat("puppetry", "Puppetry", "Making marionettes and working them on wires.", "marionette making", "hand puppets"),
+		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
+		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
+	}
+}
+
 // A query none of whose words has a vector goes on by the meaning of the
 // categories it meets: a made-up guitar model is closer to the ukulele
 // than to knots or taxes.
 func TestLongListByHitsMeaning(t *testing.T) {
-	cat := func(slug, name, desc string, patterns ...string) registry.Category {
-		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
-	}
 	x := Build([]registry.Category{
 		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "zorvex guitars"),
 		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
@@ -107,19 +107,7 @@ func TestCompoundHeadVector(t *testing.T) {
 // closer in a long list by meaningSemBoost of its semantic score than
 // the whole question's meaning alone would put it.
 func TestLongListSemanticBoost(t *testing.T) {
-	cat := func(slug, name, desc string, patterns ...string) registry.Category {
-		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
-	}
-	x := Build([]registry.Category{
-		cat("tax", "Tax Returns", "Filing an income tax return and claiming deductions.", "file taxes", "tax deductions"),
-		cat("guitar", "Guitar", "Learning the guitar: chords, frets, strumming and fingerpicking.", "guitar chords", "strumming patterns"),
-		cat("knots", "Knots", "Tying knots in rope and cord for sailing and climbing.", "bowline knot", "rope splicing"),
-		cat("first-aid", "First Aid", "Treating cuts, burns and sprains until help arrives.", "treat a burn", "sprained ankle"),
-		cat("manicure", "Manicure", "Nail care at home: filing, polish and cuticles.", "nail polish", "cuticle care"),
-		cat("ironing", "Ironing", "Ironing shirts and trousers without shine or creases.", "iron a shirt", "steam press"),
-		cat("puppetry", "Puppetry", "Making marionettes and working them on wires.", "marionette making", "hand puppets"),
-		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking"),
-	})
+	x := Build(pastimes())
 	p, err := x.parse("my fingertips are sore from the strings")
 	if err != nil {
 		t.Fatal(err)

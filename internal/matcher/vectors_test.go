@@ -7,13 +7,15 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
+// cat is a test category with what the curator wrote about it.
+func cat(slug, name, desc string, patterns ...string) registry.Category {
+	return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
+}
+
 // The semantic channel puts the category a paraphrase is about among the
 // candidates when no word of it is the curator's, and never makes it a
 // confident answer on its own.
 func TestSemanticCandidates(t *testing.T) {
-	cat := func(slug, name, desc string, patterns ...string) registry.Category {
-		return registry.Category{Slug: slug, Category: &gen.Category{Name: name, Description: desc, QueryPatterns: patterns}}
-	}
 	x := Build([]registry.Category{
 		cat("sourdough", "Sourdough Bread", "Baking bread with a starter.", "sourdough starter", "bread baking", "shaping a loaf"),
 		cat("index-funds", "Index Funds", "Investing in low-cost index funds.", "index funds", "etf portfolio", "asset allocation"),
