@@ -113,7 +113,7 @@ func readStat(path string, limit int64, what string, flags int) ([]byte, fs.File
 		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if int64(len(data)) > limit {
-		return nil, nil, &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
+		return nil, nil, grewPast(path, limit, what)
 	}
 	return data, st, nil
 }
@@ -135,10 +135,16 @@ func Digest(path string, limit int64, what string) ([sha256.Size]byte, error) {
 		return sum, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if n > limit {
-		return sum, &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
+		return sum, grewPast(path, limit, what)
 	}
 	h.Sum(sum[:0])
 	return sum, nil
+}
+
+// grewPast is the refusal of a file that grew past its limit while it
+// was read, after its size passed the check at open.
+func grewPast(path string, limit int64, what string) error {
+	return &problem{fmt.Sprintf("%s grew past the %d-byte limit for a %s while it was read", path, limit, what), ErrTooLarge}
 }
 
 // readAll reads r to its end into a buffer of capacity size, grown only
