@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/pkarr"
 )
@@ -66,6 +68,8 @@ func OpenMirror(path string, key ed25519.PublicKey) (*Mirror, string, error) {
 		return nil, "", err
 	}
 	m := &Mirror{path: path, key: key}
+	// What a rebuild killed part way left beside the file (see rebuild).
+	atomicfile.RemoveStale(path, time.Now())
 	rep, err := auditlog.Read(path, auditlog.Options{Key: key})
 	switch {
 	case err != nil:
@@ -120,12 +124,14 @@ func (m *Mirror) Sync(head auditlog.Head, sha string, read reader) (restarted bo
 		return false, nil
 	}
 	if cur.head.Seq < head.Seq {
-		t, err := extend(m.path, m.key, cur, head, sha, read)
-		var p *auditlog.Problem
-		if !errors.As(err, &p) || cur.head.Seq == 0 {
-			if err == nil {
+		t, lines, err := fetch(m.key, cur, head, sha, read)
+		if err == nil {
+			if err = auditlog.AppendLines(m.path, cur.size, lines); err == nil {
 				m.setTip(t)
 			}
+		}
+		var p *auditlog.Problem
+		if !errors.As(err, &p) || cur.head.Seq == 0 {
 			return false, err
 		}
 	}
@@ -138,16 +144,12 @@ func (m *Mirror) setTip(t tip) {
 	m.mu.Unlock()
 }
 
-// rebuild writes the origin's log up to head to a new file and renames it
-// over the mirror.
+// rebuild writes the origin's log up to head to a new file that replaces
+// the mirror (atomicfile: staged beside it, synced, renamed, the folder
+// synced), never through a link at its name.
 func (m *Mirror) rebuild(head auditlog.Head, sha string, read reader) error {
-	tmp := m.path + ".new"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	t, err := extend(tmp, m.key, tip{}, head, sha, read)
+	t, lines, err := fetch(m.key, tip{}, head, sha, read)
 	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	// The tip and the file change together: a reader that learnt the old
@@ -155,25 +157,20 @@ func (m *Mirror) rebuild(head auditlog.Head, sha string, read reader) error {
 	// same entries up to any head both have (or fails its hash check).
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := os.Rename(tmp, m.path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteNoFollow(m.path, lines, 0o600); err != nil {
 		return err
-	}
-	if d, err := os.Open(filepath.Dir(m.path)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	m.tip = t
 	return nil
 }
 
-// extend reads the origin's log after from's head up to head, checks
-// every entry under key, and appends them to the file at path, which
-// ends at from, in one synced write. It returns the file's new tip.
-func extend(path string, key ed25519.PublicKey, from tip, head auditlog.Head, sha string, read reader) (tip, error) {
+// fetch reads the origin's log after from's head up to head and checks
+// every entry under key. It returns the lines that take a file ending at
+// from to head, and that file's new tip.
+func fetch(key ed25519.PublicKey, from tip, head auditlog.Head, sha string, read reader) (tip, []byte, error) {
 	r, err := read(from.head.Seq, head.Seq)
 	if err != nil {
-		return from, err
+		return from, nil, err
 	}
 	defer r.Close()
 	var buf bytes.Buffer
@@ -193,16 +190,13 @@ func extend(path string, key ed25519.PublicKey, from tip, head auditlog.Head, sh
 	})
 	switch {
 	case err == nil:
-		return from, &auditlog.Problem{Seq: rep.Head.Seq + 1, Reason: fmt.Sprintf("missing: the origin's log ends at seq %d, short of seq %d its signature covers", rep.Head.Seq, head.Seq)}
+		return from, nil, &auditlog.Problem{Seq: rep.Head.Seq + 1, Reason: fmt.Sprintf("missing: the origin's log ends at seq %d, short of seq %d its signature covers", rep.Head.Seq, head.Seq)}
 	case !errors.Is(err, errMirrored):
-		return from, err
+		return from, nil, err
 	case rep.Head.Hash != head.Hash:
-		return from, &auditlog.Problem{Seq: head.Seq, Reason: fmt.Sprintf("the origin's entry hashes to %.16s…, but its signature names %.16s…: the log was rewritten", rep.Head.Hash, head.Hash)}
+		return from, nil, &auditlog.Problem{Seq: head.Seq, Reason: fmt.Sprintf("the origin's entry hashes to %.16s…, but its signature names %.16s…: the log was rewritten", rep.Head.Hash, head.Hash)}
 	case rep.Last.After != sha:
-		return from, &auditlog.Problem{Seq: head.Seq, Reason: fmt.Sprintf("the entry records the registry %.16s…, but the copy accepted is %.16s…", rep.Last.After, sha)}
+		return from, nil, &auditlog.Problem{Seq: head.Seq, Reason: fmt.Sprintf("the entry records the registry %.16s…, but the copy accepted is %.16s…", rep.Last.After, sha)}
 	}
-	if err := auditlog.AppendLines(path, from.size, buf.Bytes()); err != nil {
-		return from, err
-	}
-	return tip{head: rep.Head, after: rep.Last.After, size: from.size + int64(buf.Len())}, nil
+	return tip{head: rep.Head, after: rep.Last.After, size: from.size + int64(buf.Len())}, buf.Bytes(), nil
 }
