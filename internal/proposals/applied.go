@@ -21,7 +21,7 @@ import (
 // found here instead of applying the change twice. found is false when
 // no entry names the proposal, or there is no log.
 func AppliedIn(logPath, id string) (version string, found bool, err error) {
-	f, err := os.OpenFile(logPath, os.O_RDONLY|safefile.OpenFlags, 0)
+	f, _, err := safefile.Open(logPath, auditlog.MaxSize, "audit log")
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
