@@ -163,7 +163,7 @@ func MayFollow(from, to *url.URL) bool {
 	if to.Scheme != "http" && to.Scheme != "https" {
 		return false
 	}
-	if to.Scheme == from.Scheme && strings.EqualFold(to.Hostname(), from.Hostname()) && port(to) == port(from) {
+	if to.Scheme == from.Scheme && strings.EqualFold(to.Hostname(), from.Hostname()) && Port(to) == Port(from) {
 		return true
 	}
 	if a, ok := literalIP(to.Hostname()); ok {
@@ -178,7 +178,7 @@ func MayFollow(from, to *url.URL) bool {
 // outcome.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	from, to := via[0].URL, req.URL
-	if to.Scheme != from.Scheme || !strings.EqualFold(to.Hostname(), from.Hostname()) || port(to) != port(from) {
+	if to.Scheme != from.Scheme || !strings.EqualFold(to.Hostname(), from.Hostname()) || Port(to) != Port(from) {
 		return &Error{Public: RefusedRedirect, Refused: true, Detail: fmt.Sprintf("redirected from %s to %s: a fetch follows a redirect only to the same scheme, host and port; use the URL the document is really at", via[len(via)-1].URL.Redacted(), to.Redacted())}
 	}
 	if len(via) >= maxRedirects {
@@ -187,8 +187,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// port is u's port, the scheme's default when it names none.
-func port(u *url.URL) string {
+// Port is u's port, the scheme's default when it names none (url.Parse
+// lower-cases the scheme).
+func Port(u *url.URL) string {
 	if p := u.Port(); p != "" {
 		return p
 	}

@@ -183,21 +183,10 @@ func literalRefused(u *url.URL, home string) error {
 	if err != nil || fetch.Public(a.WithZone("")) {
 		return nil // a name: its addresses are checked when connecting
 	}
-	if h, err := url.Parse(home); err == nil && strings.EqualFold(h.Scheme, u.Scheme) && port(h) == port(u) {
+	if h, err := url.Parse(home); err == nil && strings.EqualFold(h.Scheme, u.Scheme) && fetch.Port(h) == fetch.Port(u) {
 		if b, err := netip.ParseAddr(h.Hostname()); err == nil && b.WithZone("").Unmap() == a.WithZone("").Unmap() {
 			return nil
 		}
 	}
 	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that scheme, address and port may be named", u.Redacted(), a, home)}
-}
-
-// port is the port u connects to: the one it names, or its scheme's.
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }

@@ -165,14 +165,7 @@ func hostKey(raw string) string {
 	if err != nil || u.Host == "" {
 		return "?" + raw
 	}
-	p := u.Port()
-	if p == "" {
-		p = map[string]string{"https": "443"}[u.Scheme]
-		if p == "" {
-			p = "80"
-		}
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Hostname() + ":" + p)
+	return strings.ToLower(u.Scheme + "://" + u.Hostname() + ":" + fetch.Port(u))
 }
 
 // lane is a share of one host's targets, checked one after another.
