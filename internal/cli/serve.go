@@ -37,6 +37,7 @@ type serveOptions struct {
 	queryLogMaxBytes                                                 intFlag
 	allowUnsigned                                                    bool
 	http, allowOrigin, allowHost, publicURL                          string
+	accessLog                                                        string
 	maxConcurrent, maxSessions, maxSessionsPerClient, maxConnections intFlag
 	sessionIdle                                                      durationFlag
 	sessionSecretFile                                                string
@@ -87,6 +88,7 @@ func httpFlags(f *Flags, o *serveOptions) {
 	f.IntVar(&o.maxConnections, "max-connections", "THREEGS_MAX_CONNECTIONS", strconv.Itoa(httpserver.DefaultMaxConnections), 1, "HTTP: connections held open; past it the one waiting longest without a request is closed, or a newcomer gets 503 when all are busy")
 	f.DurationVar(&o.sessionIdle, "session-idle-timeout", "THREEGS_SESSION_IDLE_TIMEOUT", httpserver.DefaultSessionIdle.String(), "HTTP: a session unused this long ends (its id then gets 404)")
 	f.StringVar(&o.sessionSecretFile, "session-secret-file", "THREEGS_SESSION_SECRET_FILE", "", "HTTP: file of 64 or more hex characters (mode 600) that signs 2025-era session ids; replicas given the same file accept each other's sessions, so a load balancer needs no sticky routing. None: a random secret, sessions good on this process only")
+	f.StringVar(&o.accessLog, "access-log", "THREEGS_ACCESS_LOG", "all", httpserver.AccessLogUsage)
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", "THREEGS_SHUTDOWN_TIMEOUT", httpserver.DefaultShutdownTimeout.String(), "HTTP: on SIGTERM, how long requests in flight may take to finish")
 }
 
@@ -268,6 +270,9 @@ func parseHTTP(o *serveOptions, c *serveConfig) (*httpserver.Options, error) {
 	}
 	if h.ShutdownTimeout, err = o.shutdownTimeout.get(); err != nil {
 		return nil, err
+	}
+	if h.AccessLog, err = httpserver.ParseAccessLog(o.accessLog); err != nil {
+		return nil, fmt.Errorf("--access-log (THREEGS_ACCESS_LOG): %w", err)
 	}
 	if path := o.sessionSecretFile; path != "" {
 		if h.SessionSecret, err = httpserver.ReadSessionSecret(path); err != nil {

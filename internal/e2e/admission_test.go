@@ -191,3 +191,58 @@ func TestWrongTokensLogBounded(t *testing.T) {
 }
 
 var failuresAttr = regexp.MustCompile(` failures=(\d+)`)
+
+// Wrong bearer tokens from eight clients against a real server started
+// with --access-log 20/s cost at most 20 access-log lines a second, and
+// the lines that count the rest make up every request (issue 44, row 11:
+// the access log grew a line per request).
+func TestAccessLogCappedUnderFlood(t *testing.T) {
+	bin := testkit.Binary(t)
+	s := testkit.Serve(t, bin, "--access-log", "20/s")
+	const n, perSecond = 3000, 20
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				body, headers := testkit.StatelessRequest(int(i), "tools/list", nil)
+				if a := post(context.Background(), http.DefaultClient, s.URL, toolCall{body: body, headers: headers}, fmt.Sprintf("guess-%d", i)); a.err != nil {
+					t.Error(a.err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sent := time.Since(start)
+	count := func() (lines, skipped int) {
+		for _, l := range strings.Split(s.Stderr(), "\n") {
+			switch {
+			case strings.Contains(l, " msg=http "):
+				lines++
+			case strings.Contains(l, ` msg="http requests not logged"`):
+				if m := skippedAttr.FindStringSubmatch(l); m != nil {
+					k, _ := strconv.Atoi(m[1])
+					skipped += k
+				}
+			}
+		}
+		return lines, skipped
+	}
+	// The last second's count is written when that second ends.
+	testkit.WaitFor(t, "the access log to account for every request", 10*time.Second, func() bool {
+		lines, skipped := count()
+		return lines+skipped >= n
+	})
+	lines, skipped := count()
+	t.Logf("%d requests in %v: %d access-log lines, %d counted as not logged", n, sent, lines, skipped)
+	if lines+skipped != n {
+		t.Errorf("%d lines and %d counted, want %d in all", lines, skipped, n)
+	}
+	if most := perSecond * (2 + int(sent/time.Second)); lines > most {
+		t.Errorf("%d access-log lines in %v at --access-log %d/s, want at most %d", lines, sent, perSecond, most)
+	}
+}
+
+var skippedAttr = regexp.MustCompile(` skipped=(\d+)`)

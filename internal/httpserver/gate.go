@@ -162,7 +162,7 @@ func (r *recorder) Write(b []byte) (int, error) {
 // what was asked and how it went, never a token or a whole session id.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.opt.Log.Enabled(r.Context(), slog.LevelInfo) {
+		if s.opt.AccessLog.Off || !s.opt.Log.Enabled(r.Context(), slog.LevelInfo) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -174,6 +174,12 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			aborted := recover()
 			if status == 0 && aborted == nil {
 				status = http.StatusOK
+			}
+			if !s.admitAccessLine(status, aborted != nil) {
+				if aborted != nil {
+					panic(aborted)
+				}
+				return
 			}
 			// Everything the client chose is shortened: a megabyte method
 			// name must not become a megabyte of log per request.

@@ -84,7 +84,10 @@ type Options struct {
 	// once, later ones are counted and logged as one line per interval.
 	// Zero means DefaultTokenWarnEvery.
 	TokenWarnEvery time.Duration
-	Log            *slog.Logger
+	// AccessLog says which requests get an access-log line; the zero
+	// value logs all of them.
+	AccessLog AccessLog
+	Log       *slog.Logger
 	// Now is the clock of session expiry; nil means time.Now.
 	Now func() time.Time
 }
@@ -159,12 +162,13 @@ type Server struct {
 	auditSlots chan struct{}
 	conns      atomic.Pointer[connLimiter] // set by Serve
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
-	bodyBytes  atomic.Int64
-	bodyBudget int64
-	origins    map[string]bool
-	hosts      map[string]bool
-	handler    http.Handler
-	tokenWarn  tokenWarnings
+	bodyBytes   atomic.Int64
+	bodyBudget  int64
+	origins     map[string]bool
+	hosts       map[string]bool
+	handler     http.Handler
+	tokenWarn   tokenWarnings
+	accessLimit accessLimiter
 }
 
 // positiveOr is v, or def when v is zero or negative (unset).
