@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // What a registry shows an agent must mean what it appears to mean. The
@@ -140,23 +141,11 @@ func hiddenFrom(s string, i int) (rune, int, bool) {
 	return 0, 0, false
 }
 
-// Hidden reports the characters no registry string may hold: control
-// characters (Cc), the line and paragraph separators, and format
-// characters (Cf), which include the text-direction controls, zero-width
-// characters and the tag characters U+E0000-U+E007F.
-func Hidden(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f:
-		return true
-	case r < 0x80:
-		return false
-	case r < 0xa0, r == 0x2028, r == 0x2029:
-		return true
-	case 0xE0000 <= r && r <= 0xE007F:
-		return true
-	}
-	return unicode.Is(unicode.Cf, r)
-}
+// Hidden reports the characters no registry string may hold: those
+// textnorm.Hidden reports (control characters, the line and paragraph
+// separators, and format characters, which include the text-direction
+// controls, zero-width characters and the tag characters).
+func Hidden(r rune) bool { return textnorm.Hidden(r) }
 
 // Visible is s without the characters Hidden reports (a control
 // character becomes a space): for text that reaches an agent, as a second
