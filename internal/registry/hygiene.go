@@ -147,25 +147,15 @@ func hiddenFrom(s string, i int) (rune, int, bool) {
 // controls, zero-width characters and the tag characters).
 func Hidden(r rune) bool { return textnorm.Hidden(r) }
 
-// Visible is s without the characters Hidden reports (a control
-// character becomes a space): for text that reaches an agent, as a second
-// line of defence behind the loader's refusal. It returns s itself,
-// without copying, when s has none.
+// Visible is s without the characters Hidden reports (textnorm.Visible):
+// for text that reaches an agent, as a second line of defence behind the
+// loader's refusal. It returns s itself, without copying, when s has
+// none, found by hiddenRune's quick pass over ASCII.
 func Visible(s string) string {
 	if _, _, ok := hiddenRune(s); !ok {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case !Hidden(r):
-			b.WriteRune(r)
-		case r < 0xa0 || r == 0x2028 || r == 0x2029:
-			b.WriteByte(' ') // a line break or tab still parts words
-		}
-	}
-	return b.String()
+	return textnorm.Visible(s)
 }
 
 // runeKind names what kind of hidden character r is.

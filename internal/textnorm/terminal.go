@@ -28,6 +28,28 @@ func Hidden(r rune) bool {
 	return unicode.Is(unicode.Cf, r)
 }
 
+// Visible is s without the characters Hidden reports (a control
+// character becomes a space, so a line break or tab still parts words):
+// for text from elsewhere kept in files and answers that programs and
+// agents read, where an escape would be taken for the text itself. It
+// returns s itself, without copying, when s has none.
+func Visible(s string) string {
+	if strings.IndexFunc(s, Hidden) < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case !Hidden(r):
+			b.WriteRune(r)
+		case r < 0xa0 || r == 0x2028 || r == 0x2029:
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
 // Terminal is text that came from elsewhere (a node, a peer, a proposer,
 // a web page) made safe to print to a terminal: every character Hidden
 // reports, and every byte that is not UTF-8, is written as a visible

@@ -50,3 +50,15 @@ func FuzzTerminal(f *testing.F) {
 		}
 	})
 }
+
+func TestVisible(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                            "plain",
+		"a\tb\nc":                          "a b c",
+		"\x1b[2Jx\u202ey\u200bz\U000E0041": " [2Jxyz",
+	} {
+		if got := Visible(in); got != want {
+			t.Errorf("Visible(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
