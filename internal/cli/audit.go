@@ -15,6 +15,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // The audit log (internal/auditlog) is written by a server's curator
@@ -421,5 +422,7 @@ func entryLine(e *gen.AuditEntry) string {
 	if e.Slug != nil {
 		slug = dash(*e.Slug)
 	}
-	return fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time, e.Action, slug, dash(e.Actor), dash(e.Version), e.After)
+	// A log may have been fetched from another node (3gs audit fetch),
+	// and its actor is free text.
+	return textnorm.Terminal(fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time, e.Action, slug, dash(e.Actor), dash(e.Version), e.After))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // 3gs audit fetch puts back an audit log lost where the registry is kept
@@ -138,7 +139,7 @@ func runAuditFetch(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
 		return ExitFail
 	case copyRefused(err):
-		fmt.Fprintf(env.Stderr, "%s: refused: %s does not serve this registry's log (another curator's, another registry's, or one rewritten): %v. Nothing was written.\nFix: name a node that serves this registry: a read replica of its node, or a peer that endorses it.\n", f.name, o.from, err)
+		fmt.Fprintf(env.Stderr, "%s: refused: %s does not serve this registry's log (another curator's, another registry's, or one rewritten): %s. Nothing was written.\nFix: name a node that serves this registry: a read replica of its node, or a peer that endorses it.\n", f.name, o.from, textnorm.Terminal(err.Error()))
 		return ExitFail
 	default:
 		fetchFailed(env, f.name, o.from, err)
@@ -158,8 +159,8 @@ func copyRefused(err error) bool {
 }
 
 // fetchFailed says why the log at from could not be read: the coarse
-// reason first, then the detail.
+// reason first, then the detail, which may quote what the node sent.
 func fetchFailed(env *Env, name, from string, err error) {
-	fmt.Fprintf(env.Stderr, "%s: the log at %s could not be read (%s): %v. Nothing was written.\nFix: check that %s answers (a node's /audit, or the .audit.jsonl beside a registry document), or name another node that publishes this registry's log.\n",
-		name, from, peer.PublicReason(err), err, from)
+	fmt.Fprintf(env.Stderr, "%s: the log at %s could not be read (%s): %s. Nothing was written.\nFix: check that %s answers (a node's /audit, or the .audit.jsonl beside a registry document), or name another node that publishes this registry's log.\n",
+		name, from, peer.PublicReason(err), textnorm.Terminal(err.Error()), from)
 }

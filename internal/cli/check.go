@@ -20,6 +20,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // checkOptions are check's flags.
@@ -373,10 +374,10 @@ func isTerminal(w io.Writer) bool {
 // it now leads, or why it failed.
 func checkedURL(c gen.CheckedSource) string {
 	switch {
-	case c.Location != nil:
-		return c.URL + " → " + *c.Location
+	case c.Location != nil: // the source's server chose it
+		return c.URL + " → " + textnorm.Terminal(*c.Location)
 	case c.Reason != nil:
-		return c.URL + " (" + *c.Reason + ")"
+		return c.URL + " (" + textnorm.Terminal(*c.Reason) + ")"
 	}
 	return c.URL
 }

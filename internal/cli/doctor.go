@@ -23,6 +23,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // Doctor checks a deployment the way serve would start it, without
@@ -58,7 +59,8 @@ type doctor struct {
 }
 
 func (d *doctor) add(v verdict, check, msg, fix string) {
-	d.findings = append(d.findings, finding{v, check, msg, fix})
+	// A finding may quote what a peer or a file sent (a fetch's error).
+	d.findings = append(d.findings, finding{v, check, textnorm.TerminalLines(msg), fix})
 }
 
 func runDoctor(ctx context.Context, env *Env, f *Flags) int {

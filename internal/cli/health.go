@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // The container image is FROM scratch: no shell, no curl. Its health check
@@ -81,7 +83,7 @@ func runHealth(ctx context.Context, env *Env, f *Flags) int {
 	}
 	var h healthAnswer
 	if err := json.Unmarshal(body, &h); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs health: %s: HTTP %d, not a 3gs /health answer: %.200s\n", u, resp.StatusCode, strings.TrimSpace(string(body)))
+		fmt.Fprintf(env.Stderr, "3gs health: %s: HTTP %d, not a 3gs /health answer: %s\n", u, resp.StatusCode, textnorm.Terminal(fmt.Sprintf("%.200s", strings.TrimSpace(string(body)))))
 		return ExitFail
 	}
 	if resp.StatusCode != http.StatusOK || h.Status != "ok" {
@@ -96,7 +98,7 @@ func runHealth(ctx context.Context, env *Env, f *Flags) int {
 		}
 		line += fmt.Sprintf(", registry %s (%d categories, %s)", r.Version, r.Categories, signed)
 	}
-	fmt.Fprintln(env.Stdout, line)
+	fmt.Fprintln(env.Stdout, textnorm.Terminal(line)) // the versions are the server's words
 	return ExitOK
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // The public proposes changes (propose_change), endorsed curators vote,
@@ -148,14 +149,15 @@ func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
 // oneLine is s with every run of white space one space.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// plainText is a proposer's text for the terminal: hidden characters
-// dropped, on one line, cut at max characters.
+// plainText is a proposer's text for the terminal: on one line, cut at
+// max characters, and hidden characters shown as escapes
+// (textnorm.Terminal), so the curator sees they were there.
 func plainText(s string, max int) string {
-	s = oneLine(registry.Visible(s))
+	s = oneLine(s)
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}
-	return s
+	return textnorm.Terminal(s)
 }
 
 func showProposal(w io.Writer, p *proposals.Proposal) {

@@ -15,25 +15,33 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // proposalsVoteOptions are proposals vote's flags.
 type proposalsVoteOptions struct {
-	key     keyOptions
-	node    string
-	timeout durationFlag
+	key        keyOptions
+	node       string
+	nodePubkey string
+	own        registryFile // the voter's own registry, whose endorsement names the node's key
+	timeout    durationFlag
 }
 
 func proposalsVoteFlags(f *Flags) {
 	o := options[proposalsVoteOptions](f)
 	keyFlag(f, &o.key, "your curator secret key file: the key the node's registry endorses you under")
 	f.StringVar(&o.node, "node", "THREEGS_VOTE_NODE", "", "the node whose proposal it is, as http(s)://host[:port] (its MCP endpoint is URL/mcp)")
+	o.own.flags(f, "your own registry: its endorsement of the --node URL names the curator key that node must answer with, or nothing is signed")
+	f.StringVar(&o.nodePubkey, "node-pubkey", "THREEGS_VOTE_NODE_PUBKEY", "", "the curator key the node must answer with (pk:...), as its curator told you; instead of --registry")
 	f.DurationVar(&o.timeout, "timeout", "THREEGS_VOTE_TIMEOUT", "30s", "how long talking to the node may take in all")
 }
 
 // runProposalsVote signs a vote (proposals.Statement) for the node's
 // curator key, which get_proposal names, and sends it with vote_proposal.
-// The node counts it only if its signed registry endorses the key.
+// The node counts it only if its signed registry endorses the key. The
+// key must be the one the voter expects (expectedNodeKey), or nothing is
+// signed: the statement binds the vote to that key, and a node answering
+// with another's would be asking for a vote to replay there.
 func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
 	fail := func(code int, format string, args ...any) int {
 		fmt.Fprintf(env.Stderr, "3gs proposals vote: "+format+"\n", args...)
@@ -48,6 +56,10 @@ func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
 	endpoint, err := mcpEndpoint(o.node)
 	if err != nil {
 		return fail(ExitUsage, "--node: %v", err)
+	}
+	want, wantFrom, err := expectedNodeKey(o, f, o.node)
+	if err != nil {
+		return fail(ExitUsage, "%v", err)
 	}
 	key, _, err := signingKey(env, o.key, func(msg string) { fmt.Fprintln(env.Stderr, "3gs proposals vote: warning:", msg) })
 	if err != nil {
@@ -68,6 +80,9 @@ func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
 	}
 	if got.NodePubkey == nil {
 		return fail(ExitFail, "%s names no curator key, so it takes no votes", endpoint)
+	}
+	if *got.NodePubkey != want {
+		return fail(ExitFail, "nothing signed: %s answers with curator key %s, but %s says the node there has %s. It may be another node passing on that node's answers to collect a vote it can replay there. Check the --node URL; if that node's curator really changed keys, confirm it with them and update the endorsement (3gs endorse) or --node-pubkey", endpoint, textnorm.Terminal(*got.NodePubkey), wantFrom, want)
 	}
 	at := time.Now().UTC().Truncate(time.Second)
 	voter, sig := proposals.SignVote(key, *got.NodePubkey, id, vote, at)
@@ -101,7 +116,9 @@ const maxAnswer = 1 << 20
 
 // callTool calls one tool at endpoint in the session-less protocol
 // version and decodes its structured result into out. A tool error comes
-// back as an error, with the tool's text as the string.
+// back as an error, with the tool's text as the string. The node wrote
+// that text and any error message, so both come back escaped for the
+// terminal (textnorm.Terminal).
 func callTool(ctx context.Context, endpoint, tool string, args map[string]any, out any) (string, error) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
 		"name": tool, "arguments": args,
@@ -146,7 +163,7 @@ func callTool(ctx context.Context, endpoint, tool string, args map[string]any, o
 	}
 	switch {
 	case msg.Error != nil:
-		return "", fmt.Errorf("the node refused the call: %s", oneLine(msg.Error.Message))
+		return "", fmt.Errorf("the node refused the call: %s", textnorm.Terminal(oneLine(msg.Error.Message)))
 	case msg.Result == nil:
 		return "", fmt.Errorf("the node answered HTTP %d with no result", resp.StatusCode)
 	}
@@ -155,12 +172,12 @@ func callTool(ctx context.Context, endpoint, tool string, args map[string]any, o
 		text.WriteString(c.Text)
 	}
 	if msg.Result.IsError {
-		return "\n" + text.String(), fmt.Errorf("%s failed", tool)
+		return "\n" + textnorm.TerminalLines(text.String()), fmt.Errorf("%s failed", tool)
 	}
 	if err := json.Unmarshal(msg.Result.Structured, out); err != nil {
 		return "", fmt.Errorf("the node's %s result: %v", tool, err)
 	}
-	return text.String(), nil
+	return textnorm.TerminalLines(text.String()), nil
 }
 
 // lastEvent is the data of the last event of a text/event-stream body.

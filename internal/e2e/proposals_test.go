@@ -68,13 +68,18 @@ func TestProposalAcceptedEndToEnd(t *testing.T) {
 		t.Fatalf("propose_change: %+v", proposed)
 	}
 	id := *proposed.ID
+	// The voter names the key they expect (TestVoteBoundToTheNodeMeant
+	// covers why); here it is the node's own answer, as the test knows.
+	var asked gen.GetProposalOutput
+	callTool(t, srv.URL, gen.ToolGetProposal, map[string]any{"id": id}, &asked)
+	nodeKey := *asked.NodePubkey
 
-	if code, out := run3gs(t, bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.URL)); code != 0 || !strings.Contains(out, "1 for, 0 against") {
+	if code, out := run3gs(t, bin, "proposals", "vote", id, "support", "--key-file", peerKey, "--node", nodeURL(srv.URL), "--node-pubkey", nodeKey); code != 0 || !strings.Contains(out, "1 for, 0 against") {
 		t.Fatalf("the endorsed curator's vote: exit %d\n%s", code, out)
 	}
 	stranger := filepath.Join(t.TempDir(), "stranger.key")
 	runOK(t, bin, "keygen", "--out", stranger)
-	if code, out := run3gs(t, bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.URL)); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
+	if code, out := run3gs(t, bin, "proposals", "vote", id, "oppose", "--key-file", stranger, "--node", nodeURL(srv.URL), "--node-pubkey", nodeKey); code != 1 || !strings.Contains(out, "not a curator this node's signed registry endorses") {
 		t.Errorf("a vote by a key the node does not endorse: exit %d\n%s", code, out)
 	}
 	if code, out := run3gs(t, bin, "proposals", "accept", id, "--registry", reg, "--key-file", key); code != 1 || !strings.Contains(out, "accept_proposal") {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/fetch"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // attempt is one check of t: HEAD, a GET when HEAD is refused, and the
@@ -148,7 +149,9 @@ func contentLength(h http.Header) int64 {
 }
 
 // title is the text of the first <title> element in page, whitespace
-// collapsed and entities decoded, at most maxTitle runes.
+// collapsed, entities decoded and hidden characters removed
+// (textnorm.Visible: the page's author chose them, and the title is kept
+// and published in the health file), at most maxTitle runes.
 func title(page []byte) string {
 	low := strings.ToLower(string(page))
 	i := strings.Index(low, "<title")
@@ -164,7 +167,7 @@ func title(page []byte) string {
 	if end < 0 {
 		return ""
 	}
-	t := strings.Join(strings.Fields(html.UnescapeString(string(page[start:start+end]))), " ")
+	t := strings.Join(strings.Fields(textnorm.Visible(html.UnescapeString(string(page[start:start+end])))), " ")
 	if r := []rune(t); len(r) > maxTitle {
 		t = string(r[:maxTitle])
 	}

@@ -19,10 +19,12 @@ const (
 // Bounds on a vote's time: a statement signed longer ago than MaxVoteAge,
 // or more than MaxVoteSkew ahead of the node's clock, is refused, so a
 // vote seen once (in a log, on the wire) cannot be submitted again later
-// to undo a newer one.
+// to undo a newer one. The skew is short because a vote dated ahead
+// outranks the voter's honest votes until the clock reaches it: a minute
+// covers clocks kept by NTP, and blocks no one for long.
 const (
 	MaxVoteAge  = 15 * time.Minute
-	MaxVoteSkew = 5 * time.Minute
+	MaxVoteSkew = time.Minute
 )
 
 // Statement is what a voter signs: the format's name, the node the vote is

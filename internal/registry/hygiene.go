@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/three-good-sources/3gs/internal/strictjson"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // What a registry shows an agent must mean what it appears to mean. The
@@ -140,43 +141,21 @@ func hiddenFrom(s string, i int) (rune, int, bool) {
 	return 0, 0, false
 }
 
-// Hidden reports the characters no registry string may hold: control
-// characters (Cc), the line and paragraph separators, and format
-// characters (Cf), which include the text-direction controls, zero-width
-// characters and the tag characters U+E0000-U+E007F.
-func Hidden(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f:
-		return true
-	case r < 0x80:
-		return false
-	case r < 0xa0, r == 0x2028, r == 0x2029:
-		return true
-	case 0xE0000 <= r && r <= 0xE007F:
-		return true
-	}
-	return unicode.Is(unicode.Cf, r)
-}
+// Hidden reports the characters no registry string may hold: those
+// textnorm.Hidden reports (control characters, the line and paragraph
+// separators, and format characters, which include the text-direction
+// controls, zero-width characters and the tag characters).
+func Hidden(r rune) bool { return textnorm.Hidden(r) }
 
-// Visible is s without the characters Hidden reports (a control
-// character becomes a space): for text that reaches an agent, as a second
-// line of defence behind the loader's refusal. It returns s itself,
-// without copying, when s has none.
+// Visible is s without the characters Hidden reports (textnorm.Visible):
+// for text that reaches an agent, as a second line of defence behind the
+// loader's refusal. It returns s itself, without copying, when s has
+// none, found by hiddenRune's quick pass over ASCII.
 func Visible(s string) string {
 	if _, _, ok := hiddenRune(s); !ok {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case !Hidden(r):
-			b.WriteRune(r)
-		case r < 0xa0 || r == 0x2028 || r == 0x2029:
-			b.WriteByte(' ') // a line break or tab still parts words
-		}
-	}
-	return b.String()
+	return textnorm.Visible(s)
 }
 
 // runeKind names what kind of hidden character r is.

@@ -73,8 +73,12 @@ func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen
 	}
 	for _, r := range results {
 		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckedSourceStatus(r.Status), CheckedAt: r.CheckedAt.UTC().Format(time.RFC3339)}
+		// The reason may quote, and the location and title are, what the
+		// source's server sent: kept and published without the
+		// characters that hide or reorder text (registry.Visible, as
+		// agents are shown text).
 		if r.Reason != "" {
-			reason := r.Reason
+			reason := registry.Visible(r.Reason)
 			cs.Reason = &reason
 		}
 		if r.HTTPStatus >= 100 && r.HTTPStatus <= 599 {
@@ -82,11 +86,11 @@ func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen
 			cs.HttpStatus = &st
 		}
 		if r.Location != "" && len(r.Location) <= 2048 {
-			loc := r.Location
+			loc := registry.Visible(r.Location)
 			cs.Location = &loc
 		}
 		if r.Title != "" {
-			t := r.Title
+			t := registry.Visible(r.Title)
 			cs.Title = &t
 		}
 		if r.Size >= 0 && r.Size <= 1<<50 {

@@ -1,7 +1,9 @@
 // Package textnorm turns free text into the lowercase word tokens that the
 // matcher compares. The registry loader uses the same function to refuse
 // query patterns that normalize to nothing, so a pattern the matcher could
-// never use cannot enter the registry.
+// never use cannot enter the registry. It also judges the characters that
+// hide or reorder text (Hidden), and makes text from elsewhere safe to
+// keep (Visible) or to print to a terminal (Terminal).
 package textnorm
 
 import (
