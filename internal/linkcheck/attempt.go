@@ -40,7 +40,7 @@ const (
 // most maxHops times and never back to a URL already asked: a loop, a
 // chain past the bound or a refused Location is an error, never ok, as
 // no page was reached. HTTPStatus is the last answer's, that of the page
-// finally reached.
+// finally reached (but for a permanent move, the move's).
 func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -108,7 +108,7 @@ func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) 
 		case a.status >= 200 && a.status < 300:
 			r.Title, r.Size = a.title, a.size
 			if moved != "" && moved != t.URL {
-				r.Status, r.Reason, r.Location, r.LocationAnswered, r.RedirectStatus = Redirected, "http "+strconv.Itoa(first), moved, true, first
+				r.Status, r.Reason, r.Location, r.LocationAnswered, r.HTTPStatus = Redirected, "http "+strconv.Itoa(first), moved, true, first
 			} else {
 				r.Status = OK
 			}

@@ -52,13 +52,10 @@ type Result struct {
 	Reason string
 	// HTTPStatus is the last answer's status: that of the page finally
 	// reached through redirects, or of the redirect a check stopped at;
-	// 0 when none came.
+	// for Redirected, that of the move (301 or 308); 0 when none came.
 	HTTPStatus int
 	// Location is, for Redirected, the URL the source moved to.
 	Location string
-	// RedirectStatus is, for Redirected, the status of the move (301 or
-	// 308).
-	RedirectStatus int
 	// LocationAnswered: the page at Location (or where temporary
 	// redirects from it led) was fetched and answered with a success.
 	// Always so for Redirected: a move to where a check does not follow
