@@ -70,7 +70,7 @@ func newSourceChecker(h *tools.Handlers, version, path string, interval time.Dur
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
 		Resolver: net.DefaultResolver,
-		Log: func(msg string) { log.Debug("source check", "detail", msg) },
+		Log:      func(msg string) { log.Debug("source check", "detail", msg) },
 	}
 	c.reload()
 	return c

@@ -48,7 +48,9 @@ type Result struct {
 	Target
 	Status Status
 	// Reason is coarse: "http 404", "timeout", "tls", "unreachable",
-	// "name does not resolve", "refused: address not allowed". Empty for OK.
+	// "name does not resolve", "refused: address not allowed", or one of
+	// the redirect reasons (RedirectLoop, TooManyRedirects,
+	// RedirectRefused). Empty for OK.
 	Reason string
 	// HTTPStatus is the last answer's status: that of the page finally
 	// reached through redirects, or of the redirect a check stopped at;

@@ -80,12 +80,19 @@ func TestPoliteByAddress(t *testing.T) {
 	}
 }
 
-// A check run with no network (every lookup fails, every connection is
-// refused) is told apart from one whose sources are gone.
+// A check run with no network (every lookup fails, or every name is
+// answered not-found; every connection is refused) is told apart from
+// one whose sources are gone.
 func TestNetworkDown(t *testing.T) {
 	noDNS := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
 		return nil, errors.New("no network in this test")
 	}}
+	for name, r := range map[string]*net.Resolver{"no DNS": noDNS, "NXDOMAIN for every name": nxdomain(t)} {
+		t.Run(name, func(t *testing.T) { networkDown(t, r) })
+	}
+}
+
+func networkDown(t *testing.T, noDNS *net.Resolver) {
 	closed := func() string {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
