@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -142,5 +143,44 @@ func TestServeKeepsHealthWhenNetworkDown(t *testing.T) {
 	}
 	if got, err := sourcehealth.Read(sourcehealth.PathFor(path)); err != nil || got == nil || got.Summary.Ok != 6 || got.CheckedAt != at {
 		t.Errorf("health file: %v %+v", err, got)
+	}
+}
+
+// serve --check-sources never tells agents "Health: ok" for a source
+// whose redirects loop or lead to a file: URL or a link-local address:
+// get_sources says error.
+func TestServeBadRedirectsAreNotOK(t *testing.T) {
+	t.Parallel() // a second or so of waiting on the background check
+	bin := testkit.Binary(t)
+	// Each source on a site of its own, so the default politeness (one
+	// request a second per server) does not make the test wait.
+	var urls []string
+	for _, p := range []string{"/loop", "/to-file", "/to-metadata"} {
+		urls = append(urls, linkchecktest.NewSite(t, 0).URL+p)
+	}
+	path := writeRegistry(t, urls, "http://127.0.0.1:1")
+	p := testkit.Start(t, filepath.Dir(path), "serve", bin, "serve", "--http", "127.0.0.1:0", "--registry", path, "--check-sources", "1s")
+	base := "http://" + p.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
+	p.WaitLog(t, regexp.MustCompile(`checked the sources`), 0, 60*time.Second)
+	c := &http.Client{Timeout: 10 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a := post(ctx, c, base+"/mcp", statelessCall(7, "get_sources", map[string]string{"slug": "c0000"}), "")
+	var msg struct {
+		Result struct {
+			Content           []struct{ Text string } `json:"content"`
+			StructuredContent gen.GetSourcesOutput    `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if a.err != nil || json.Unmarshal(a.body, &msg) != nil || len(msg.Result.Content) == 0 {
+		t.Fatalf("get_sources: %v %s", a.err, a.body)
+	}
+	for i, src := range msg.Result.StructuredContent.Sources {
+		if src.Health == nil || src.Health.Status != gen.SourceHealthStatusError {
+			t.Errorf("%s: health %+v, want error", urls[i], src.Health)
+		}
+	}
+	if text := msg.Result.Content[0].Text; strings.Contains(text, ": ok") {
+		t.Errorf("agents are told a source is ok:\n%s", text)
 	}
 }
