@@ -61,8 +61,9 @@ func serverKeys(ctx context.Context, targets []Target, o *Options) []string {
 }
 
 // resolve looks up names with o.Resolver, o.Concurrency at a time, each
-// within o.Timeout, and sets each that resolves to its lowest address in
-// addrs.
+// within o.Timeout (at most fetch.DefaultConnectTimeout: a resolver that
+// does not answer must not hold the check up for long before it starts),
+// and sets each that resolves to its lowest address in addrs.
 func resolve(ctx context.Context, names []string, addrs map[string]netip.Addr, o *Options) {
 	var mu sync.Mutex
 	work := make(chan string)
@@ -72,7 +73,7 @@ func resolve(ctx context.Context, names []string, addrs map[string]netip.Addr, o
 		go func() {
 			defer wg.Done()
 			for name := range work {
-				lctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				lctx, cancel := context.WithTimeout(ctx, min(o.Timeout, fetch.DefaultConnectTimeout))
 				found, err := o.Resolver.LookupNetIP(lctx, "ip", name)
 				cancel()
 				if err != nil || len(found) == 0 {
