@@ -68,8 +68,21 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				}
 				out.Slug = &opt0
 			}
-		case "actor":
+		case "detail":
 			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 16384)
+					opt0 = v
+				}
+				out.Detail = &opt0
+			}
+		case "actor":
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -79,7 +92,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.Actor = v
 			}
 		case "version":
-			if !d.Claim(p, key, &seen, 5) {
+			if !d.Claim(p, key, &seen, 6) {
 				continue
 			}
 			fp := p.Key(key)
@@ -88,7 +101,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.Version = v
 			}
 		case "before":
-			if !d.Claim(p, key, &seen, 6) {
+			if !d.Claim(p, key, &seen, 7) {
 				continue
 			}
 			fp := p.Key(key)
@@ -101,7 +114,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.Before = &opt0
 			}
 		case "after":
-			if !d.Claim(p, key, &seen, 7) {
+			if !d.Claim(p, key, &seen, 8) {
 				continue
 			}
 			fp := p.Key(key)
@@ -110,7 +123,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.After = v
 			}
 		case "legacy_log_sha256":
-			if !d.Claim(p, key, &seen, 8) {
+			if !d.Claim(p, key, &seen, 9) {
 				continue
 			}
 			fp := p.Key(key)
@@ -123,7 +136,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.LegacyLogSHA256 = &opt0
 			}
 		case "prev":
-			if !d.Claim(p, key, &seen, 9) {
+			if !d.Claim(p, key, &seen, 10) {
 				continue
 			}
 			fp := p.Key(key)
@@ -136,7 +149,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 				out.Prev = &opt0
 			}
 		case "signature":
-			if !d.Claim(p, key, &seen, 10) {
+			if !d.Claim(p, key, &seen, 11) {
 				continue
 			}
 			fp := p.Key(key)
@@ -152,7 +165,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			d.UnknownKey(p, key, auditEntryFields)
 		}
 	}
-	d.Missing(p, seen, 0b10110111, auditEntryFields)
+	d.Missing(p, seen, 0b101100111, auditEntryFields)
 }
 
 /*
@@ -176,4 +189,4 @@ var patternAuditEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
 var patternAuditEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
 
 // auditEntryFields lists AuditEntry's fields in schema order; bit i of a decoder's seen set stands for auditEntryFields[i].
-var auditEntryFields = []string{"seq", "time", "action", "slug", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}
+var auditEntryFields = []string{"seq", "time", "action", "slug", "detail", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}

@@ -28,6 +28,10 @@ func encodeAuditEntry(w *strictjson.Writer, v *AuditEntry) {
 		w.Key("slug")
 		w.String(*v.Slug)
 	}
+	if v.Detail != nil {
+		w.Key("detail")
+		w.String(*v.Detail)
+	}
 	w.Key("actor")
 	w.String(v.Actor)
 	w.Key("version")

@@ -29,6 +29,12 @@ type AuditEntry struct {
 	// before. Absent on start.
 	Before *string `json:"before,omitempty,omitzero"`
 
+	// What the change was, in words, when the action alone does not say: for an
+	// upsert 3gs check --apply-redirects made, each source moved, as "redirect:
+	// OLD_URL → NEW_URL, 301 seen at TIME", joined by "; ". Absent on entries that
+	// need none (and on every entry written before 3gs wrote it).
+	Detail *string `json:"detail,omitempty,omitzero"`
+
 	// On the start entry of a log made by 3gs audit migrate: hex SHA-256 of the
 	// unsigned audit log it replaced, kept beside it as REGISTRY.audit.jsonl.v1, so
 	// that file cannot be changed afterwards unnoticed.

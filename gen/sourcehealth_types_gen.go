@@ -9,7 +9,9 @@ type CheckedSource struct {
 	// When this source was checked (RFC 3339, UTC).
 	CheckedAt string `json:"checked_at"`
 
-	// The HTTP status of the first answer, when there was one.
+	// The HTTP status of the last answer, when there was one: that of the page
+	// finally reached through redirects, or of the redirect the check stopped at; for
+	// redirected, that of the permanent move (301 or 308).
 	HttpStatus *int `json:"http_status,omitempty,omitzero"`
 
 	// For redirected: the URL the source moved to, the edit to make.
@@ -19,7 +21,9 @@ type CheckedSource struct {
 	Rank int `json:"rank"`
 
 	// A coarse reason for any status but ok: the HTTP status (http 404), timeout,
-	// tls, unreachable, name does not resolve, refused: address not allowed.
+	// tls, unreachable, name does not resolve, refused: address not allowed, redirect
+	// loop, too many redirects, redirected to a refused address (another scheme, or
+	// an address a check does not fetch).
 	Reason *string `json:"reason,omitempty,omitzero"`
 
 	// The page's size in bytes, from its Content-Length, when given.
@@ -53,7 +57,8 @@ type SourceHealth struct {
 	// ok: it answered; redirected: it moved permanently and still answers at the new
 	// URL; changed: it answered, but its title or size moved far since the check
 	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
-	// longer resolves; error: a server error, TLS failure or timeout.
+	// longer resolves; error: a server error, TLS failure, timeout, or redirects that
+	// loop or lead to a refused address.
 	Status SourceHealthStatus `json:"status"`
 }
 
@@ -92,7 +97,8 @@ type SourcehealthSummary struct {
 	// parked or replaced.
 	Changed int `json:"changed"`
 
-	// A server error, a TLS failure, a timeout or no connection.
+	// A server error, a TLS failure, a timeout, no connection, or redirects that
+	// loop, go on past five or lead to a refused address.
 	Error int `json:"error"`
 
 	// 404 or 410, or the host name no longer resolves.

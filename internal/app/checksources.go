@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"sync"
 	"time"
@@ -68,7 +69,8 @@ func newSourceChecker(h *tools.Handlers, version, path string, interval time.Dur
 	c.opts = linkcheck.Options{
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
-		Log: func(msg string) { log.Debug("source check", "detail", msg) },
+		Resolver: net.DefaultResolver,
+		Log:      func(msg string) { log.Debug("source check", "detail", msg) },
 	}
 	c.reload()
 	return c
@@ -179,11 +181,19 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	c.mu.Unlock()
 	o := c.opts
 	o.Previous = sourcehealth.Previous(prev)
-	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name)})
+	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, Resolver: o.Resolver, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name)})
 	start := time.Now()
 	targets := sourcehealth.Targets(reg)
 	results := linkcheck.Check(ctx, targets, o)
 	if ctx.Err() != nil {
+		return
+	}
+	if out, down := linkcheck.NetworkDown(results); down {
+		// Such a run says nothing about the sources: the last check's
+		// health stays what get_sources and /health say, and no agent is
+		// told a source is gone.
+		c.log.Warn("the network looks unavailable: the sources' health was left as the last check found it; check DNS and connectivity",
+			"hosts", out.Hosts, "unreachable", out.Failed, "took", time.Since(start).Round(time.Millisecond))
 		return
 	}
 	now := time.Now()

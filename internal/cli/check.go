@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -40,7 +41,7 @@ func checkFlags(f *Flags) {
 	o.registryFile.flags(f, "registry file whose sources to check when no PATH is given; none means the embedded registry.json")
 	f.BoolVar(&o.json, "json", "THREEGS_CHECK_JSON", "print the outcome as JSON (schema/sourcehealth.schema.json) instead of a table")
 	f.StringVar(&o.only, "only", "THREEGS_CHECK_ONLY", "", "check the sources of this category slug alone")
-	f.IntVar(&o.perHost, "per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), 1, "most requests in flight to one host (scheme, name and port) at a time")
+	f.IntVar(&o.perHost, "per-host", "THREEGS_CHECK_PER_HOST", strconv.Itoa(linkcheck.DefaultPerHost), 1, "most requests in flight to one server at a time: one address (however URLs spell it or name it) and port")
 	f.DurationVar(&o.delay, "delay", "THREEGS_CHECK_DELAY", linkcheck.DefaultDelay.String(), "pause between two requests to the same host; 0 for none")
 	f.IntVar(&o.concurrency, "concurrency", "THREEGS_CHECK_CONCURRENCY", strconv.Itoa(linkcheck.DefaultConcurrency), 1, "most requests in flight in all")
 	f.DurationVar(&o.timeout, "timeout", "THREEGS_CHECK_TIMEOUT", linkcheck.DefaultTimeout.String(), "longest the check of one source may take, its redirects included; a Retry-After wait and the one retry come on top")
@@ -145,6 +146,15 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 	if ctx.Err() != nil {
 		return checkFail(env, ExitInterrupted, "interrupted after %d of %d sources", len(results), len(targets))
 	}
+	if out, down := linkcheck.NetworkDown(results); down {
+		// What such a run saw says nothing about the sources: nothing is
+		// printed as gone, kept, or applied.
+		kept := "no health file was written"
+		if healthPath != "" {
+			kept = healthPath + " was left as it was"
+		}
+		return checkFail(env, ExitUnavailable, "the network looks unavailable: %d of %d hosts could not be resolved or connected, and none answered; nothing was marked gone (%s). Check DNS/connectivity and run again.", out.Failed, out.Hosts, kept)
+	}
 	doc := sourcehealth.Doc(reg, results, time.Now())
 	if o.json {
 		env.Stdout.Write(gen.EncodeSourcehealth(doc))
@@ -195,7 +205,7 @@ func checkSources(ctx context.Context, env *Env, reg *registry.Registry, targets
 	})
 	progress := progressLine(env.Stderr)
 	results := linkcheck.Check(ctx, targets, linkcheck.Options{
-		Client: client, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
+		Client: client, Resolver: net.DefaultResolver, PerHost: s.perHost, Delay: s.delay, Concurrency: s.concurrency,
 		Timeout: s.timeout, MaxRetryAfter: s.maxRetryAfter,
 		Progress: progress.update, Previous: sourcehealth.Previous(prev),
 	})
@@ -281,7 +291,7 @@ func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *g
 		fmt.Fprintf(w, "\n%s\n", name)
 		for _, c := range group {
 			fmt.Fprintf(w, "  %d  %-10s  %s\n", c.Rank, c.Status, checkedURL(c))
-			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil {
+			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil && advisable(c.URL, *c.Location) {
 				if at := sourceIndex(reg, slug, c.Rank); at >= 0 {
 					edits = append(edits, fmt.Sprintf("  categories.%s.sources[%d].url: %s → %s", slug, at, strconv.Quote(c.URL), strconv.Quote(*c.Location)))
 				}

@@ -227,8 +227,8 @@ func TestCheckApplyRedirects(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(errOut, "169.254.169.254") || !strings.Contains(errOut, "not applied") {
-		t.Errorf("the unchecked move is not reported as left alone:\n%s", errOut)
+	if strings.Contains(out+errOut, "169.254.169.254") {
+		t.Errorf("the move to a link-local address is offered as an edit:\n%s\n%s", out, errOut)
 	}
 	after, err := registry.LoadFile(path)
 	if err != nil {
@@ -251,12 +251,14 @@ func TestCheckApplyRedirects(t *testing.T) {
 	if code, out, _ := run(t, nil, "audit", "log", "--action", "upsert", path); code != ExitOK || strings.Count(out, "\n") != 2 {
 		t.Errorf("audit log: one upsert entry per category wanted:\n%s", out)
 	}
-	// The health file names the new URLs, ok.
+	// The health file names the new URLs, ok; the move to a link-local
+	// address is the error it is.
 	doc, err := sourcehealth.Read(sourcehealth.PathFor(path))
-	if err != nil || doc.Summary.Redirected != 1 || doc.Sources[0].URL != s.URL+"/new" || doc.Sources[0].Status != gen.CheckedSourceStatusOk {
+	if err != nil || doc.Summary.Redirected != 0 || doc.Sources[0].URL != s.URL+"/new" || doc.Sources[0].Status != gen.CheckedSourceStatusOk ||
+		doc.Sources[5].Status != gen.CheckedSourceStatusError || doc.Sources[5].Reason == nil || *doc.Sources[5].Reason != linkcheck.RedirectRefused {
 		t.Errorf("health file: %v %+v", err, doc)
 	}
-	// Again: nothing left to apply but the unchecked one.
+	// Again: nothing left to apply.
 	code, out, _ = run(t, nil, append([]string{"check", path, "--apply-redirects", "--key-file", keyPath, "--only", "c0000"}, fastCheck...)...)
 	if code != ExitOK || !strings.Contains(out, "No permanent redirect to apply.") {
 		t.Errorf("second run: %d\n%s", code, out)

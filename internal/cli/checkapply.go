@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -19,40 +23,102 @@ import (
 // applyOptions are check's flags for --apply-redirects: those of every
 // command that re-signs a registry.
 type applyOptions struct {
-	on       bool
-	key      keyOptions
-	expires  durationFlag
-	auditLog string
+	on        bool
+	crossSite bool
+	key       keyOptions
+	expires   durationFlag
+	auditLog  string
 }
 
 func applyFlags(f *Flags, o *applyOptions) {
-	f.BoolVar(&o.on, "apply-redirects", "THREEGS_CHECK_APPLY_REDIRECTS", "write each permanent redirect whose new URL answered into the registry file, one audited, signed change per category (as upsert_category makes), raising the version; needs --key-file when the registry is signed")
+	f.BoolVar(&o.on, "apply-redirects", "THREEGS_CHECK_APPLY_REDIRECTS", "write each permanent redirect (301 or 308) within the same site whose new URL answered into the registry file, one audited, signed change per category (as upsert_category makes, the audit entry naming each redirect), raising the version; needs --key-file when the registry is signed")
+	f.BoolVar(&o.crossSite, "apply-redirects-cross-site", "THREEGS_CHECK_APPLY_REDIRECTS_CROSS_SITE", "with --apply-redirects: apply permanent redirects to another site too (another host, or https to http); without it they are listed for you to check by hand")
 	keyFlag(f, &o.key, "the curator's secret key file: it signs the health file written (REGISTRY.health.json.sig, which endorsing servers check before showing your sources' health) and, with --apply-redirects, each change")
 	expiresFlag(f, &o.expires, "with --apply-redirects: how long the new signature vouches for the registry")
 	auditLogFlag(f, &o.auditLog)
 }
 
-// redirect is one source to move.
+// redirect is one source to move: a permanent redirect (status) seen at
+// a time.
 type redirect struct {
 	rank     int
 	from, to string
+	status   int
+	seen     time.Time
+}
+
+// detail is the audit entry's words for rs: each redirect, its status and
+// when the check saw it.
+func detail(rs []redirect) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("redirect: %s → %s, %d seen at %s", r.from, r.to, r.status, r.seen.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// advisable reports whether the move from one URL to another may be
+// shown as an edit to make, or made: the new URL is one a check would
+// fetch (http or https, at an address fetch.MayFollow allows from the
+// old one), so no report ever advises a file: URL or a link-local one.
+func advisable(from, to string) bool {
+	f, err1 := url.Parse(from)
+	t, err2 := url.Parse(to)
+	return err1 == nil && err2 == nil && fetch.MayFollow(f, t)
+}
+
+// sameSite reports whether a move from one URL to another stays on the
+// site: the same host (a "www." before it or not), and the same scheme
+// and port, or http upgraded to https on the default ports. Anything
+// else (another host, another port, https down to http) is another
+// site, applied only with --apply-redirects-cross-site.
+func sameSite(from, to string) bool {
+	f, err1 := url.Parse(from)
+	t, err2 := url.Parse(to)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	host := func(u *url.URL) string {
+		return strings.TrimPrefix(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), "www.")
+	}
+	if host(f) != host(t) {
+		return false
+	}
+	if f.Scheme == t.Scheme {
+		return fetch.Port(f) == fetch.Port(t)
+	}
+	return f.Scheme == "http" && t.Scheme == "https" && fetch.Port(f) == "80" && fetch.Port(t) == "443"
+}
+
+// skipped is a redirect not applied, and why.
+type skipped struct {
+	r   linkcheck.Result
+	why string
 }
 
 // redirectsByCategory are the permanent redirects of results whose new
-// URL answered, by category slug; skipped are the others.
-func redirectsByCategory(results []linkcheck.Result) (by map[string][]redirect, skipped []linkcheck.Result) {
+// URL answered and may be applied (within the site, unless crossSite),
+// by category slug; skips are the others, with why.
+func redirectsByCategory(results []linkcheck.Result, crossSite bool) (by map[string][]redirect, skips []skipped) {
 	by = map[string][]redirect{}
 	for _, r := range results {
 		if r.Status != linkcheck.Redirected || r.Location == "" {
 			continue
 		}
-		if !r.LocationAnswered {
-			skipped = append(skipped, r)
-			continue
+		switch {
+		case r.HTTPStatus != http.StatusMovedPermanently && r.HTTPStatus != http.StatusPermanentRedirect:
+			skips = append(skips, skipped{r, "the move is not permanent (301 or 308)"})
+		case !r.LocationAnswered:
+			skips = append(skips, skipped{r, "the new URL was not checked (too many redirects)"})
+		case !advisable(r.URL, r.Location):
+			skips = append(skips, skipped{r, "the new URL is one a check refuses (another scheme, or an address that is not public)"})
+		case !crossSite && !sameSite(r.URL, r.Location):
+			skips = append(skips, skipped{r, "the new URL is on another site; check it, then edit the URL by hand or run again with --apply-redirects-cross-site"})
+		default:
+			by[r.Category] = append(by[r.Category], redirect{r.Rank, r.URL, r.Location, r.HTTPStatus, r.CheckedAt})
 		}
-		by[r.Category] = append(by[r.Category], redirect{r.Rank, r.URL, r.Location})
 	}
-	return by, skipped
+	return by, skips
 }
 
 // applier writes a check's redirects into the registry file at path.
@@ -76,9 +142,9 @@ func (a *applier) fail(format string, args ...any) ([]redirect, bool) {
 // It returns the redirects applied.
 func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	env, path := a.env, a.path
-	by, skipped := redirectsByCategory(results)
-	for _, r := range skipped {
-		fmt.Fprintf(env.Stderr, "3gs check: %s moved to %s, which was not checked (another host at an address a check does not follow, or too many redirects); not applied: check it and edit the URL by hand.\n", r.URL, r.Location)
+	by, skips := redirectsByCategory(results, a.o.crossSite)
+	for _, s := range skips {
+		fmt.Fprintf(env.Stderr, "3gs check: %s moved to %s; not applied: %s.\n", s.r.URL, s.r.Location, s.why)
 	}
 	if len(by) == 0 {
 		fmt.Fprintln(a.stdout, "\nNo permanent redirect to apply.")
@@ -148,15 +214,23 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 			fmt.Fprintf(env.Stderr, "3gs check: category %s is no longer in %s; its redirects were not applied.\n", slug, path)
 			continue
 		}
-		var moved []redirect
+		moved := stillListed(env, reg, slug, by[slug])
+		if len(moved) == 0 {
+			continue
+		}
+		// The entry names each redirect: a registry change a source's
+		// server asked for is told apart from the curator's own.
+		file.Detail = detail(moved)
 		changed, err := file.ChangeCategory(reg, gen.AuditEntryActionUpsert, slug, false, func(doc *gen.Registry) error {
-			moved = moveSources(env, doc, slug, by[slug])
-			if len(moved) == 0 {
-				return errUnchanged
-			}
+			moveSources(doc, slug, moved)
 			return nil
 		})
-		if errors.Is(err, errUnchanged) {
+		var invalid *store.InvalidError
+		if errors.As(err, &invalid) {
+			// A new URL the registry refuses (its checks apply to every
+			// URL, whoever chose it) is not applied; the other
+			// categories still are.
+			fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were not applied: the registry would not be valid with them: %v\n", slug, err)
 			continue
 		}
 		var le *store.LogError
@@ -186,27 +260,36 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 	return applied, true
 }
 
-// moveSources points the sources of category slug in doc that the
-// redirects name to where they moved, and returns the redirects made.
-func moveSources(env *Env, doc *gen.Registry, slug string, rs []redirect) []redirect {
-	cat, ok := doc.Categories[slug]
+// stillListed are the redirects rs of category slug whose source reg
+// still lists at that rank and URL; the others changed since the check.
+func stillListed(env *Env, reg *registry.Registry, slug string, rs []redirect) []redirect {
+	cat, ok := reg.Category(slug)
 	if !ok {
 		return nil
 	}
-	// A copy: the document may share its slices with the registry read.
-	cat.Sources = slices.Clone(cat.Sources)
-	defer func() { doc.Categories[slug] = cat }()
-	var moved []redirect
+	var out []redirect
 	for _, r := range rs {
-		j := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from })
-		if j < 0 {
+		if !slices.ContainsFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from }) {
 			fmt.Fprintf(env.Stderr, "3gs check: %s changed since it was checked; not applied.\n", r.from)
 			continue
 		}
-		cat.Sources[j].URL = r.to
-		moved = append(moved, r)
+		out = append(out, r)
 	}
-	return moved
+	return out
+}
+
+// moveSources points the sources of category slug in doc that the
+// redirects name (still listed, see stillListed) to where they moved.
+func moveSources(doc *gen.Registry, slug string, rs []redirect) {
+	cat := doc.Categories[slug]
+	// A copy: the document may share its slices with the registry read.
+	cat.Sources = slices.Clone(cat.Sources)
+	for _, r := range rs {
+		if j := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from }); j >= 0 {
+			cat.Sources[j].URL = r.to
+		}
+	}
+	doc.Categories[slug] = cat
 }
 
 // categoriesOf are the slugs the applied redirects belong to.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
@@ -37,6 +38,7 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 		fmt.Fprintf(env.Stderr, "3gs check: no check of %s is recorded in %s yet. Run 3gs check %s first.\n", source, healthPath, q(path))
 		return ExitFail
 	}
+	refusedMoves(doc)
 	when := doc.CheckedAt
 	if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
 		when = sourcehealth.Ago(at, time.Now())
@@ -75,6 +77,21 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// refusedMoves makes each redirect in doc to a URL no check would fetch
+// (a health file written by an older 3gs may hold one: file:///etc/passwd,
+// a link-local address) the error it is, without the URL, so the to-do
+// list never advises it as the edit to make.
+func refusedMoves(doc *gen.Sourcehealth) {
+	for i := range doc.Sources {
+		c := &doc.Sources[i]
+		if c.Status == gen.CheckedSourceStatusRedirected && (c.Location == nil || !advisable(c.URL, *c.Location)) {
+			reason := linkcheck.RedirectRefused
+			c.Status, c.Reason, c.Location = gen.CheckedSourceStatusError, &reason, nil
+		}
+	}
+	sourcehealth.Count(doc)
 }
 
 func printRows(w io.Writer, rows []gen.CheckedSource) {

@@ -34,6 +34,9 @@ const (
 	ExitOK    = 0
 	ExitFail  = 1 // the command ran and found a problem
 	ExitUsage = 2 // the command line itself is wrong
+	// ExitUnavailable: the command could not do its work for now (3gs
+	// check found the network unavailable); run it again later.
+	ExitUnavailable = 3
 	// ExitInterrupted: Ctrl-C (or SIGTERM) stopped a command, 128+SIGINT
 	// as shells report it.
 	ExitInterrupted = 130

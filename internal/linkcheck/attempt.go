@@ -19,9 +19,29 @@ import (
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
+// The reasons of a redirect that leads nowhere a check may go.
+const (
+	// RedirectLoop: a redirect leads back to a URL already asked in this
+	// check (to itself, or back and forth between pages).
+	RedirectLoop = "redirect loop"
+	// TooManyRedirects: more than maxHops redirects, none of them back.
+	TooManyRedirects = "too many redirects"
+	// RedirectRefused: a redirect to another scheme (file:, ftp:,
+	// javascript:, data:) or to an address fetch.MayFollow refuses (a
+	// loopback, private or link-local literal another host named), or to
+	// a name that resolved to one.
+	RedirectRefused = "redirected to a refused address"
+)
+
 // attempt is one check of t: HEAD, a GET when HEAD is refused, and the
 // redirects after a first one, to see where they lead. A positive
 // duration asks for a retry after it (a 429 or 503 with Retry-After).
+//
+// A redirect is followed only where a page may be read (MayFollow), at
+// most maxHops times and never back to a URL already asked: a loop, a
+// chain past the bound or a refused Location is an error, never ok, as
+// no page was reached. HTTPStatus is the last answer's, that of the page
+// finally reached (but for a permanent move, the move's).
 func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -33,19 +53,27 @@ func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) 
 	}
 	permanent := true // every redirect so far was permanent
 	moved := ""       // where the leading permanent redirects lead
+	first := 0        // the first answer's status
+	asked := map[string]bool{cur.String(): true}
 	for hop := 0; ; hop++ {
 		a, err := ask(ctx, o, cur.String())
 		if err != nil {
 			r.Status, r.Reason = failure(err)
 			o.Log(fmt.Sprintf("check %s: %v", t.URL, err))
-			if hop > 0 && r.Status == Gone {
+			switch {
+			case hop == 0:
+				r.NoNetwork = networkFailure(err)
+			case refused(err):
+				r.Reason = RedirectRefused
+			case r.Status == Gone:
 				r.Reason = "redirects to a page that is " + r.Reason
 			}
 			return r, 0
 		}
 		if hop == 0 {
-			r.HTTPStatus = a.status
+			first = a.status
 		}
+		r.HTTPStatus = a.status
 		switch {
 		case a.status >= 300 && a.status < 400 && a.status != http.StatusNotModified:
 			loc := a.header.Get("Location")
@@ -61,24 +89,27 @@ func attempt(ctx context.Context, o *Options, t Target) (Result, time.Duration) 
 			} else {
 				permanent = false
 			}
-			if hop+1 >= maxHops || !fetch.MayFollow(cur, next) {
-				// Where it leads cannot be checked: report the move itself.
-				if moved != "" {
-					r.Status, r.Reason, r.Location = Redirected, "http "+strconv.Itoa(r.HTTPStatus), moved
-				} else {
-					r.Status = OK
-				}
-				if hop+1 >= maxHops {
-					o.Log(fmt.Sprintf("check %s: more than %d redirects", t.URL, maxHops))
-				}
+			why := ""
+			switch {
+			case !fetch.MayFollow(cur, next):
+				why = RedirectRefused
+			case asked[next.String()]:
+				why = RedirectLoop
+			case hop+1 >= maxHops:
+				why = TooManyRedirects
+			}
+			if why != "" {
+				r.Status, r.Reason = Error, why
+				o.Log(fmt.Sprintf("check %s: %s (http %d from %s to %.300q)", t.URL, why, a.status, cur.Redacted(), loc))
 				return r, 0
 			}
+			asked[next.String()] = true
 			cur = next
 			continue
 		case a.status >= 200 && a.status < 300:
 			r.Title, r.Size = a.title, a.size
 			if moved != "" && moved != t.URL {
-				r.Status, r.Reason, r.Location, r.LocationAnswered = Redirected, "http "+strconv.Itoa(r.HTTPStatus), moved, true
+				r.Status, r.Reason, r.Location, r.LocationAnswered, r.HTTPStatus = Redirected, "http "+strconv.Itoa(first), moved, true, first
 			} else {
 				r.Status = OK
 			}
@@ -224,6 +255,30 @@ func failure(err error) (Status, string) {
 		return Error, "tls"
 	}
 	return Error, fetch.Unreachable
+}
+
+// refused reports whether err is the address policy refusing a
+// connection (a name that resolved to a non-public address).
+func refused(err error) bool {
+	var fe *fetch.Error
+	return errors.As(err, &fe) && fe.Refused
+}
+
+// networkFailure reports whether err came before any server answered:
+// the name did not resolve (for whatever reason, the resolver's own
+// failure included) or the connection was not made (refused, no route,
+// timed out). A refusal by the address policy is not one: the network
+// worked, the address was not allowed.
+func networkFailure(err error) bool {
+	if refused(err) {
+		return false
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // changed says why r looks like another page than p described: its title

@@ -7,7 +7,8 @@
 // Every request goes through the guarded client of internal/fetch (the
 // address policy applies to each connection), asks with HEAD first and
 // with a GET of at most a few KiB when HEAD is refused, and is polite:
-// at most PerHost requests in flight to one host, Delay between the
+// at most PerHost requests in flight to one server (keyed by the address
+// its name resolves to, however a URL spells it), Delay between the
 // requests of each, at most Concurrency in all, and a Retry-After
 // honoured up to MaxRetryAfter.
 package linkcheck
@@ -15,9 +16,8 @@ package linkcheck
 import (
 	"context"
 	"fmt"
-	"net/url"
+	"net"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,17 +48,24 @@ type Result struct {
 	Target
 	Status Status
 	// Reason is coarse: "http 404", "timeout", "tls", "unreachable",
-	// "name does not resolve", "refused: address not allowed". Empty for OK.
+	// "name does not resolve", "refused: address not allowed", or one of
+	// the redirect reasons (RedirectLoop, TooManyRedirects,
+	// RedirectRefused). Empty for OK.
 	Reason string
-	// HTTPStatus is the first answer's status, 0 when none came.
+	// HTTPStatus is the last answer's status: that of the page finally
+	// reached through redirects, or of the redirect a check stopped at;
+	// for Redirected, that of the move (301 or 308); 0 when none came.
 	HTTPStatus int
 	// Location is, for Redirected, the URL the source moved to.
 	Location string
 	// LocationAnswered: the page at Location (or where temporary
 	// redirects from it led) was fetched and answered with a success.
-	// False when the move pointed where a check does not follow (another
-	// host's non-public address, or past the redirect bound).
+	// Always so for Redirected: a move to where a check does not follow
+	// is an error.
 	LocationAnswered bool
+	// NoNetwork: the URL's own host could not be resolved or connected
+	// to, so no server answered at all (see NetworkDown).
+	NoNetwork bool
 	// Title is the page's <title>, when a GET read one.
 	Title string
 	// Size is the Content-Length, -1 when not given.
@@ -75,12 +82,17 @@ type Previous struct {
 // Options tune a check. Zero values take the defaults below.
 type Options struct {
 	Client *fetch.Client
-	// PerHost bounds the requests in flight to one host (scheme, name and
-	// port), Delay separates the requests each of those makes, and
+	// PerHost bounds the requests in flight to one server (the address
+	// the URL's host resolves to, and the port), Delay separates the requests each of those makes, and
 	// Concurrency bounds the requests in flight in all.
 	PerHost     int
 	Delay       time.Duration
 	Concurrency int
+	// Resolver resolves host names for politeness, so names and spellings
+	// of one address share its bound; it should be the one the Client
+	// dials with. Nil resolves nothing: names are then told apart by
+	// spelling (IP literals are still keyed by address).
+	Resolver *net.Resolver
 	// Timeout bounds the whole check of one URL, redirects included.
 	Timeout time.Duration
 	// MaxRetryAfter bounds the wait a Retry-After asks for; a longer one
@@ -140,7 +152,7 @@ func (o *Options) fill() {
 		o.sleep = Sleep
 	}
 	if o.Client == nil {
-		o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout})
+		o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, Resolver: o.Resolver})
 	}
 }
 
@@ -159,15 +171,6 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// hostKey is what politeness counts by: scheme, host and port.
-func hostKey(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "?" + raw
-	}
-	return strings.ToLower(u.Scheme + "://" + u.Hostname() + ":" + fetch.Port(u))
-}
-
 // lane is a share of one host's targets, checked one after another.
 type lane struct{ idx []int }
 
@@ -175,13 +178,14 @@ type lane struct{ idx []int }
 // order. When ctx ends, the sources not yet checked are left out.
 func Check(ctx context.Context, targets []Target, o Options) []Result {
 	o.fill()
-	// Each host's targets are dealt into at most PerHost lanes; a lane
+	// Each server's targets are dealt into at most PerHost lanes; a lane
 	// runs its targets one after another, Delay apart, so no more than
-	// PerHost requests are ever in flight to one host.
+	// PerHost requests are ever in flight to one server.
+	keys := serverKeys(ctx, targets, &o)
 	byHost := map[string][]int{}
 	var hosts []string
-	for i, t := range targets {
-		k := hostKey(t.URL)
+	for i := range targets {
+		k := keys[i]
 		if _, ok := byHost[k]; !ok {
 			hosts = append(hosts, k)
 		}

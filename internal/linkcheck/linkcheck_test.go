@@ -55,9 +55,9 @@ func TestClassifies(t *testing.T) {
 		"/nohead":        {OK, "", ""},
 		"/busy":          {OK, "", ""},
 		"/moved-to-gone": {Gone, "redirects to a page that is http 404", ""},
-		// Not followed (a non-public literal the other side named), but
-		// the move itself is reported.
-		"/elsewhere": {Redirected, "http 301", "http://169.254.169.254/latest/meta-data"},
+		// Not followed (a non-public literal the other side named), and
+		// not a move to apply: no page was reached.
+		"/elsewhere": {Error, RedirectRefused, ""},
 	}
 	for i, r := range res {
 		p := paths[i]

@@ -36,6 +36,9 @@ type File struct {
 	// Actor and Slug, when set, are the actor and category of Change's
 	// log entry (an accepted proposal names itself); empty: cli, none.
 	Actor, Slug string
+	// Detail, when set, says in the log entry what the change was, where
+	// the action alone does not (the redirects 3gs check applied).
+	Detail string
 }
 
 // LogError is an audit log that cannot be opened to sign with: Err is
@@ -180,7 +183,11 @@ func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditEntryAction
 		if c.Log, err = f.openLog(reg); err != nil {
 			return nil, err
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), Entry(now, action, f.Actor, slug, reg, next))
+		e := Entry(now, action, f.Actor, slug, reg, next)
+		if f.Detail != "" {
+			e.Detail = &f.Detail
+		}
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), e)
 	}
 	done, err := c.Commit()
 	if err != nil {

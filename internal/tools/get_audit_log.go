@@ -166,6 +166,9 @@ func (h *Handlers) GetAuditLogText(out *gen.GetAuditLogOutput) string {
 		} else {
 			b.WriteString(", unsigned")
 		}
+		if e.Detail != nil {
+			fmt.Fprintf(&b, " (%s)", oneLine(*e.Detail, 1000))
+		}
 		b.WriteByte('\n')
 	}
 	if out.NextSince != nil {
