@@ -18,6 +18,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/textnorm"
 )
 
 // applyOptions are check's flags for --apply-redirects: those of every
@@ -144,7 +145,7 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	env, path := a.env, a.path
 	by, skips := redirectsByCategory(results, a.o.crossSite)
 	for _, s := range skips {
-		fmt.Fprintf(env.Stderr, "3gs check: %s moved to %s; not applied: %s.\n", s.r.URL, s.r.Location, s.why)
+		fmt.Fprintf(env.Stderr, "3gs check: %s moved to %s; not applied: %s.\n", s.r.URL, textnorm.Terminal(s.r.Location), s.why)
 	}
 	if len(by) == 0 {
 		fmt.Fprintln(a.stdout, "\nNo permanent redirect to apply.")
@@ -248,7 +249,7 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		}
 		reg = changed.Next
 		for _, r := range moved {
-			fmt.Fprintf(a.stdout, "Applied: categories.%s: %s → %s\n", slug, r.from, r.to)
+			fmt.Fprintf(a.stdout, "Applied: categories.%s: %s → %s\n", slug, r.from, textnorm.Terminal(r.to))
 		}
 		if a.key != nil {
 			fmt.Fprintf(a.stdout, "  %s version %s, signed, recorded in the audit log %s\n", path, reg.Version(), file.LogPath)
