@@ -49,9 +49,9 @@ func stubDNS(t *testing.T, addr net.IP) *net.Resolver {
 func TestNameResolvingInsideRefused(t *testing.T) {
 	for _, ip := range []string{"127.0.0.1", "10.0.0.1", "169.254.169.254", "100.64.1.1", "0.0.0.0"} {
 		c := New(Options{ConnectTimeout: 2e9, HeaderTimeout: 5e9, Resolver: stubDNS(t, net.ParseIP(ip))})
-		_, err := c.Get(ctx(t), Request{URL: "http://peer.test:8080/registry", What: "registry", Limit: 100})
+		_, err := c.Get(ctx(t), Request{URL: "http://peer.example.net:8080/registry", What: "registry", Limit: 100})
 		fe := wantPublic(t, err, RefusedAddress)
-		if !strings.Contains(fe.Detail, "peer.test resolves to "+ip) {
+		if !strings.Contains(fe.Detail, "peer.example.net resolves to "+ip) {
 			t.Errorf("%s: detail %q", ip, fe.Detail)
 		}
 	}
