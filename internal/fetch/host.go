@@ -58,8 +58,7 @@ func isAddr(s string) bool {
 // that is not globally reachable, multicast, reserved space), one that
 // carries an IPv4 address that is (IPv4-mapped, NAT64, 6to4), a name
 // only a local network resolves (one label, localhost, .local,
-// .internal, .home.arpa and the like, the names RFC 6761 and 2606
-// reserve), or not a valid host at all.
+// .internal, .home.arpa and the like), or not a valid host at all.
 func CheckHost(host string) (string, error) {
 	canon, addr, why := canonicalHost(host)
 	if why == "" {
@@ -154,24 +153,27 @@ func ipv4Part(p string) (uint64, bool) {
 	return n, err == nil
 }
 
-// localSuffixes are the names only a local network (or nothing) resolves:
-// RFC 6761's and 2606's special-use names, multicast DNS's .local, the
-// private-use .internal and .home.arpa, and the suffixes home and office
-// routers hand out.
-var localSuffixes = []string{
-	"localhost", "local", "localdomain", "internal", "intranet", "lan", "home", "corp",
-	"home.arpa", "test", "invalid", "example", "onion", "alt",
+// localSuffixes are the names only this machine or its own network
+// resolves: localhost (RFC 6761), multicast DNS's .local, the private-use
+// .internal and .home.arpa, and the suffixes home and office routers hand
+// out. The names RFC 2606 and 6761 reserve for tests and examples (.test,
+// .example, .invalid) resolve nowhere on the public Internet; should a
+// local resolver answer for one, the address is judged when connecting.
+var localSuffixes = map[string]bool{
+	"localhost": true, "local": true, "localdomain": true, "internal": true, "intranet": true,
+	"lan": true, "home": true, "corp": true,
 }
 
 // nameConcern says why the host name h (canonical) is not public, "" when
 // it may be.
 func nameConcern(h string) string {
-	for _, s := range localSuffixes {
-		if h == s || strings.HasSuffix(h, "."+s) {
-			return "a local name (." + s + "), which only this machine or its own network resolves"
-		}
-	}
-	if !strings.Contains(h, ".") {
+	dot := strings.LastIndexByte(h, '.')
+	switch last := h[dot+1:]; {
+	case localSuffixes[last]:
+		return "a local name (." + last + "), which only this machine or its own network resolves"
+	case h == "home.arpa" || strings.HasSuffix(h, ".home.arpa"):
+		return "a local name (.home.arpa), which only this machine or its own network resolves"
+	case dot < 0:
 		return "a single-label name, which only a local resolver completes"
 	}
 	return ""

@@ -100,9 +100,6 @@ func TestCheckHost(t *testing.T) {
 		{"nas.lan", "nas.lan", "local name"},
 		{"router.home.arpa", "router.home.arpa", "local name"},
 		{"box.localdomain", "box.localdomain", "local name"},
-		{"peer.test", "peer.test", "local name"},
-		{"x.invalid", "x.invalid", "local name"},
-		{"docs.example", "docs.example", "local name"},
 		{"wiki.corp.", "wiki.corp", "local name"},
 		// Public.
 		{"8.8.8.8", "8.8.8.8", ""},
@@ -118,6 +115,8 @@ func TestCheckHost(t *testing.T) {
 		{"docs.python.org", "docs.python.org", ""},
 		{"Docs.Python.Org.", "docs.python.org", ""},
 		{"example.com", "example.com", ""},
+		{"docs.example", "docs.example", ""},
+		{"peer.test.", "peer.test", ""},
 		{"0x.example.com", "0x.example.com", ""},
 		{"1.example.com", "1.example.com", ""},
 		{"xn--bcher-kva.example.org", "xn--bcher-kva.example.org", ""},
