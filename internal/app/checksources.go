@@ -31,6 +31,10 @@ type sourceChecker struct {
 	version  string        // 3gs's, for the user agent
 	path     string        // the health file; "" keeps it in memory
 	interval time.Duration // 0: no checks
+	// operator: the sources checked are the operator's, in the registry
+	// this node is the origin of; on a read replica they are the followed
+	// origin's, and one naming a non-public host is not fetched.
+	operator bool
 	log      *slog.Logger
 	opts     linkcheck.Options
 	// key, the curator's when this server holds it, signs the health
@@ -63,8 +67,8 @@ func stamp(path string) fileStamp {
 // itself looks whether 3gs check rewrote the health file.
 const watchHealthEvery = time.Minute
 
-func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, key ed25519.PrivateKey, log *slog.Logger) *sourceChecker {
-	c := &sourceChecker{h: h, version: version, path: path, interval: interval, key: key, log: log}
+func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, key ed25519.PrivateKey, operator bool, log *slog.Logger) *sourceChecker {
+	c := &sourceChecker{h: h, version: version, path: path, interval: interval, key: key, operator: operator, log: log}
 	c.opts = linkcheck.Options{
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
@@ -179,7 +183,7 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	c.mu.Unlock()
 	o := c.opts
 	o.Previous = sourcehealth.Previous(prev)
-	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name)})
+	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name), Operator: c.operator})
 	start := time.Now()
 	targets := sourcehealth.Targets(reg)
 	results := linkcheck.Check(ctx, targets, o)
