@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -185,7 +186,7 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	o.Previous = sourcehealth.Previous(prev)
 	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name), Operator: c.operator})
 	start := time.Now()
-	targets := sourcehealth.Targets(reg)
+	targets := c.fetchable(sourcehealth.Targets(reg))
 	results := linkcheck.Check(ctx, targets, o)
 	if ctx.Err() != nil {
 		return
@@ -203,6 +204,31 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	}
 	c.set(doc, p, st)
 	c.log.Info("checked the sources", "sources", len(targets), "summary", sourcehealth.SummaryLine(doc.Summary), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// fetchable is targets but, on a read replica, those whose host
+// fetch.CheckHost refuses: the followed origin named them, not this
+// node's operator, so they are not fetched, and nothing is published of
+// them (no health is known). A status for them, even a refusal, would
+// read as news of the source; what the replica's own network answers is
+// no one's business.
+func (c *sourceChecker) fetchable(targets []linkcheck.Target) []linkcheck.Target {
+	if c.operator {
+		return targets
+	}
+	out := targets[:0:0]
+	for _, t := range targets {
+		u, err := url.Parse(t.URL)
+		if err == nil {
+			_, err = fetch.CheckHost(u.Hostname())
+		}
+		if err != nil {
+			c.log.Debug("source not checked: the origin's registry names a host this replica does not fetch", "category", t.Category, "rank", t.Rank, "url", t.URL, "err", err)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // jitter is d moved by up to frac of it either way (frac 1: anywhere
