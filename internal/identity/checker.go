@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/bounded"
+	"github.com/three-good-sources/3gs/internal/fetch"
 )
 
 // Status is what is known of one link.
@@ -201,6 +202,13 @@ func (c *Checker) due() []linkKey {
 				c.links[k] = e
 			}
 			e.operator = Operator(s, l)
+			// A link refused now but not when last checked (a cache from
+			// before this node became a replica, or from an older 3gs) is
+			// due at once, so no result of a fetch it would not make now
+			// stays published.
+			if (e.Status != Failed || e.Reason != fetch.RefusedAddress) && Refused(s, l) {
+				e.next = time.Time{}
+			}
 			if !e.running && !now.Before(e.next) {
 				e.running = true
 				due = append(due, k)

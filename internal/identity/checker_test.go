@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"os"
 	"path/filepath"
 	"testing"
@@ -131,5 +132,24 @@ func TestCacheWriteDoesNotFollowASymlink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "keep" {
 		t.Errorf("the link's target was changed: %q", data)
+	}
+}
+
+// A node that verified its curator's loopback link as the origin, and
+// restarts as a read replica of that registry, does not keep publishing
+// the verified result it could not get now: the link is due at once and
+// fails, refused, without a fetch.
+func TestCachedResultOfARefusedLinkIsNotKept(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	cache := filepath.Join(t.TempDir(), "registry.json"+CacheSuffix)
+	clk := &clock{time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)}
+	newTestChecker(t, clk, cache, Subject{Pubkey: key, Operator: true, Links: []string{base + "/with"}}).Round(context.Background())
+
+	clk.t = clk.t.Add(time.Hour)
+	replica := newTestChecker(t, clk, cache, Subject{Pubkey: key, Links: []string{base + "/with"}})
+	replica.loadCache()
+	replica.Round(context.Background())
+	if r := replica.Result(key, base+"/with"); r.Status != Failed || r.Reason != fetch.RefusedAddress {
+		t.Errorf("the replica's result: %+v, want failed, %s", r, fetch.RefusedAddress)
 	}
 }

@@ -168,6 +168,21 @@ func oneLine(s string) string {
 	return s
 }
 
+// Refused reports whether this node refuses to fetch link, claimed by s:
+// it is not the operator's (Operator) and its host is not public
+// (fetch.CheckHost).
+func Refused(s Subject, link string) bool {
+	if Operator(s, link) {
+		return false
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return true
+	}
+	_, err = fetch.CheckHost(u.Hostname())
+	return err != nil
+}
+
 // Operator reports whether link, claimed by s, is the operator's choice,
 // fetched with the operator's exemption (fetch.Request.Operator): a link
 // of our own curator when this node is the origin, and of a curator our

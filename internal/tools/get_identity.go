@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -103,7 +102,7 @@ func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
 		// A link this server refuses to fetch gets no command to fetch it
 		// by hand: a reader should not be sent, on our word, where we
 		// would not go, an address on their own network or ours.
-		if r.Reason != fetch.RefusedAddress && (identity.Operator(s, l) || publicLink(l)) {
+		if r.Reason != fetch.RefusedAddress && !identity.Refused(s, l) {
 			il.Check = identity.CheckCommand(registry.Visible(l), pubkey)
 		}
 		if !r.CheckedAt.IsZero() {
@@ -115,17 +114,6 @@ func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
 		out = append(out, il)
 	}
 	return out
-}
-
-// publicLink reports whether link is a URL whose host fetch.CheckHost
-// finds public.
-func publicLink(link string) bool {
-	u, err := url.Parse(link)
-	if err != nil {
-		return false
-	}
-	_, err = fetch.CheckHost(u.Hostname())
-	return err == nil
 }
 
 // verifiedLinks are those of links, claimed by pubkey's curator, whose
