@@ -37,6 +37,11 @@ func TestPublic(t *testing.T) {
 		{"64:ff9b::7f00:1", false}, // NAT64 of 127.0.0.1
 		{"2002:7f00:1::1", false},  // 6to4 of 127.0.0.1
 		{"2001:db8::1", false}, {"::127.0.0.1", false},
+		// The IANA IPv6 special-purpose ranges that are not globally
+		// reachable, and space outside global unicast.
+		{"2001:2::1", false}, {"2001:10::1", false}, {"2001:20::1", false}, {"3fff::1", false},
+		{"5f00::1", false}, {"100:0:0:1::1", false}, {"4000::1", false}, {"::ffff:7f00:1", false},
+		{"192.0.0.170", false}, {"192.31.196.1", true}, {"2620:4f:8000::1", true},
 	} {
 		a := netip.MustParseAddr(c.addr)
 		if got := Public(a); got != c.public {
