@@ -713,7 +713,9 @@ type GetSourcesOutput struct {
 
 type IdentityLink struct {
 	// A shell command that checks it by hand: it prints the line holding the key, or
-	// nothing.
+	// nothing. Empty when this server refuses to fetch the link (reason refused:
+	// address not allowed, or a host that is not public named by anyone but this
+	// node's operator): no one should be sent there on this server's word.
 	Check string `json:"check"`
 
 	// When it was last checked (RFC 3339); absent while pending.

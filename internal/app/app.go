@@ -252,6 +252,12 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 		}
 	}
 	pc.Log, pc.CacheDir, pc.Build = log, PeerCacheDir(c.PeerCache, srvd.Path, followCache), c.NewMatcher
+	// The endorsements are the operator's own only in the registry this
+	// node is the origin of; a replica's are the followed origin's, and
+	// fetched as anyone's.
+	if pc.Fetcher != nil {
+		pc.Fetcher = pc.Fetcher.AsOperator(c.Follow == nil)
+	}
 	cfg.Peers = peer.New(pc)
 	h := tools.New(cfg)
 	if cfg.Edit != nil {
@@ -306,7 +312,7 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	if healthFile == "" && srvd.Path != "" && fl == nil {
 		healthFile = sourcehealth.PathFor(srvd.Path)
 	}
-	checker := newSourceChecker(h, c.Version, healthFile, c.CheckSources, og.key, log)
+	checker := newSourceChecker(h, c.Version, healthFile, c.CheckSources, og.key, c.Follow == nil, log)
 	goRun(func() { checker.run(peersCtx) })
 	goRun(func() {
 		if srvd.Path != "" && fl == nil {

@@ -29,7 +29,7 @@ func testConfig(t *testing.T) *Config {
 		Registry: path, MaxRegistry: registry.MaxSize, Threshold: 0.4,
 		NewMatcher: func(r *registry.Registry) matcher.Matcher { return matcher.New(r) },
 		Validity:   time.Hour,
-		Peers:      peer.Config{Refresh: time.Minute, StaleAfter: time.Hour, Parallel: 1, Fetcher: peer.NewFetcher(1<<20, time.Second)},
+		Peers:      peer.Config{Refresh: time.Minute, StaleAfter: time.Hour, Parallel: 1, Fetcher: peer.NewFetcher(1<<20, time.Second).AsOperator(true)},
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)), Version: "test",
 	}
 }

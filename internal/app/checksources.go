@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -32,6 +33,10 @@ type sourceChecker struct {
 	version  string        // 3gs's, for the user agent
 	path     string        // the health file; "" keeps it in memory
 	interval time.Duration // 0: no checks
+	// operator: the sources checked are the operator's, in the registry
+	// this node is the origin of; on a read replica they are the followed
+	// origin's, and one naming a non-public host is not fetched.
+	operator bool
 	log      *slog.Logger
 	opts     linkcheck.Options
 	// key, the curator's when this server holds it, signs the health
@@ -64,8 +69,8 @@ func stamp(path string) fileStamp {
 // itself looks whether 3gs check rewrote the health file.
 const watchHealthEvery = time.Minute
 
-func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, key ed25519.PrivateKey, log *slog.Logger) *sourceChecker {
-	c := &sourceChecker{h: h, version: version, path: path, interval: interval, key: key, log: log}
+func newSourceChecker(h *tools.Handlers, version, path string, interval time.Duration, key ed25519.PrivateKey, operator bool, log *slog.Logger) *sourceChecker {
+	c := &sourceChecker{h: h, version: version, path: path, interval: interval, key: key, operator: operator, log: log}
 	c.opts = linkcheck.Options{
 		PerHost: linkcheck.DefaultPerHost, Delay: linkcheck.DefaultDelay, Concurrency: linkcheck.DefaultConcurrency,
 		Timeout: linkcheck.DefaultTimeout, MaxRetryAfter: linkcheck.DefaultMaxRetryAfter,
@@ -181,9 +186,9 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	c.mu.Unlock()
 	o := c.opts
 	o.Previous = sourcehealth.Previous(prev)
-	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, Resolver: o.Resolver, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name)})
+	o.Client = fetch.New(fetch.Options{ConnectTimeout: min(o.Timeout, fetch.DefaultConnectTimeout), HeaderTimeout: o.Timeout, Resolver: o.Resolver, UserAgent: linkcheck.UserAgent(c.version, reg.Curator().Name), Operator: c.operator})
 	start := time.Now()
-	targets := sourcehealth.Targets(reg)
+	targets := c.fetchable(sourcehealth.Targets(reg))
 	results := linkcheck.Check(ctx, targets, o)
 	if ctx.Err() != nil {
 		return
@@ -209,6 +214,31 @@ func (c *sourceChecker) checkOnce(ctx context.Context, write bool) {
 	}
 	c.set(doc, p, st)
 	c.log.Info("checked the sources", "sources", len(targets), "summary", sourcehealth.SummaryLine(doc.Summary), "took", time.Since(start).Round(time.Millisecond))
+}
+
+// fetchable is targets but, on a read replica, those whose host
+// fetch.CheckHost refuses: the followed origin named them, not this
+// node's operator, so they are not fetched, and nothing is published of
+// them (no health is known). A status for them, even a refusal, would
+// read as news of the source; what the replica's own network answers is
+// no one's business.
+func (c *sourceChecker) fetchable(targets []linkcheck.Target) []linkcheck.Target {
+	if c.operator {
+		return targets
+	}
+	out := targets[:0:0]
+	for _, t := range targets {
+		u, err := url.Parse(t.URL)
+		if err == nil {
+			_, err = fetch.CheckHost(u.Hostname())
+		}
+		if err != nil {
+			c.log.Debug("source not checked: the origin's registry names a host this replica does not fetch", "category", t.Category, "rank", t.Rank, "url", t.URL, "err", err)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // jitter is d moved by up to frac of it either way (frac 1: anywhere

@@ -32,7 +32,9 @@ func startFollowing(ctx context.Context, c *Config) (*Served, *follow.Follower, 
 	fc := c.Follow
 	fl := follow.New(follow.Config{
 		URL: fc.URL, Key: fc.Key, Refresh: fc.Refresh, CacheDir: fc.Cache,
-		Fetcher: c.Peers.Fetcher, AllowExpired: c.AllowExpired, Log: c.Log,
+		// --follow is the operator's URL: it may name a literal private
+		// address (an origin on the same network).
+		Fetcher: c.Peers.Fetcher.AsOperator(true), AllowExpired: c.AllowExpired, Log: c.Log,
 		Mirror: openMirror(c),
 	})
 	first, err := fl.Start(ctx)

@@ -125,7 +125,7 @@ func runAuditFetch(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", f.name, err)
 		return ExitUsage
 	}
-	fetcher := peer.NewFetcher(auditlog.MaxSize, timeout)
+	fetcher := peer.NewFetcher(auditlog.MaxSize, timeout).AsOperator(true) // --from is the operator's
 	r, err := fetcher.ReadLog(ctx, o.from, t.head.Seq)
 	if err != nil {
 		fetchFailed(env, f.name, o.from, err)

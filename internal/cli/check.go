@@ -198,10 +198,13 @@ func checkFail(env *Env, code int, format string, args ...any) int {
 // checkSources checks targets, sources of reg, as s says, with progress
 // on a terminal.
 func checkSources(ctx context.Context, env *Env, reg *registry.Registry, targets []linkcheck.Target, s checkSettings, prev *gen.Sourcehealth) []linkcheck.Result {
+	// The registry file is the operator's: its sources may name the
+	// literal private addresses its curator chose.
 	client := fetch.New(fetch.Options{
 		ConnectTimeout: min(s.timeout, fetch.DefaultConnectTimeout),
 		HeaderTimeout:  s.timeout,
 		UserAgent:      userAgent(reg.Curator().Name),
+		Operator:       true,
 	})
 	progress := progressLine(env.Stderr)
 	results := linkcheck.Check(ctx, targets, linkcheck.Options{

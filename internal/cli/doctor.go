@@ -81,7 +81,8 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 		d.http(cfg.httpAddr)
 	}
 	if cfg != nil && reg != nil {
-		d.peers(ctx, reg, cfg.peers.Fetcher, cfg.peers.Parallel)
+		// The registry doctor reads is the operator's own file.
+		d.peers(ctx, reg, cfg.peers.Fetcher.AsOperator(true), cfg.peers.Parallel)
 	}
 	code := ExitOK
 	for _, x := range d.findings {

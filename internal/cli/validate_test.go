@@ -170,7 +170,7 @@ func TestValidateWarnsAboutHosts(t *testing.T) {
 	data = append(data[:at:at], append([]byte("10.0.0.7/"), data[bytes.IndexByte(data[at:], '"')+at:]...)...)
 	os.WriteFile(regPath, data, 0o644)
 	code, out, _ := run(t, nil, "validate", regPath)
-	if code != ExitOK || !strings.Contains(out, "warning: "+regPath+": categories.") || !strings.Contains(out, "private network address") || !strings.Contains(out, "OK: "+regPath) {
+	if code != ExitOK || !strings.Contains(out, "warning: "+regPath+": categories.") || !strings.Contains(out, "is private") || !strings.Contains(out, "OK: "+regPath) {
 		t.Errorf("%d %s", code, out)
 	}
 }

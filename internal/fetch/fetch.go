@@ -4,12 +4,20 @@
 // (identity proofs, link checks) goes through it too, so that one policy
 // guards the way out:
 //
-//   - Addresses are checked when connecting, on the resolved IP: loopback,
-//     private, link-local, multicast, unspecified, carrier-grade NAT and
-//     other non-public ranges are refused unless the URL names that very
-//     IP as a literal (the operator chose it). A name that resolves, or
-//     rebinds, to such an address is refused. No proxy is used: through
-//     one, the address could not be checked.
+//   - Hosts are judged by one function, CheckHost, after reading them as
+//     a resolver could (127.1, 2130706433, ::ffff:7f00:1 are 127.0.0.1).
+//     A request is the operator's (Request.Operator, Options.Operator)
+//     when its URL came from a flag or from the registry this node is the
+//     origin of; any other (a followed origin's or a peer's registry, a
+//     proposal) is refused before connecting when CheckHost refuses its
+//     host: a non-public address, or a name only a local network
+//     resolves.
+//   - Addresses are checked again when connecting, on the resolved IP:
+//     loopback, private, link-local, multicast, unspecified, carrier-grade
+//     NAT and other non-public ranges are refused, but for an operator's
+//     request whose URL names that very IP as a literal. A name that
+//     resolves, or rebinds, to such an address is refused. No proxy is
+//     used: through one, the address could not be checked.
 //   - A redirect is followed only to the same scheme, host and port, at
 //     most five times; anything else is refused, and the error says so.
 //   - Bodies come as sent: Accept-Encoding: identity, no transparent
@@ -102,6 +110,10 @@ type Options struct {
 	Resolver *net.Resolver
 	// UserAgent is sent with every request; empty sends Go's default.
 	UserAgent string
+	// Operator makes every request of the client the operator's (see
+	// Request.Operator): for a client that fetches only URLs the operator
+	// typed or curates, such as 3gs check on its own registry.
+	Operator bool
 }
 
 // DefaultConnectTimeout bounds a connection when Options leave it zero.
@@ -120,11 +132,20 @@ const maxHeaderBytes = 64 << 10
 
 // Client fetches under the policy above.
 type Client struct {
+	// public fetches what others chose; operator, with a transport (and
+	// so connections) of its own, what the operator did: a connection the
+	// operator's exemption opened is never reused for another request.
+	public, operator trust
+	budget           *budget
+	userAgent        string
+	allOperator      bool
+}
+
+// trust is the pair of clients of one transport.
+type trust struct {
 	hc *http.Client
 	// noFollow shares hc's transport and returns any redirect as it came.
-	noFollow  *http.Client
-	budget    *budget
-	userAgent string
+	noFollow *http.Client
 }
 
 // New returns a client with its own transport and byte budget.
@@ -132,11 +153,22 @@ func New(o Options) *Client {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
+	return &Client{
+		public:      newTrust(o, false),
+		operator:    newTrust(o, true),
+		budget:      newBudget(o.Budget),
+		userAgent:   o.UserAgent,
+		allOperator: o.Operator,
+	}
+}
+
+// newTrust makes the transport of one trust level.
+func newTrust(o Options, operator bool) trust {
 	tr := &http.Transport{
 		// No proxy: through one, the address finally connected to is the
 		// proxy's choice, and the policy could not be applied to it.
 		Proxy:                  nil,
-		DialContext:            dialer(o.ConnectTimeout, o.Resolver),
+		DialContext:            dialer(o.ConnectTimeout, o.Resolver, operator),
 		TLSHandshakeTimeout:    o.ConnectTimeout,
 		ResponseHeaderTimeout:  o.HeaderTimeout,
 		MaxResponseHeaderBytes: maxHeaderBytes,
@@ -145,20 +177,18 @@ func New(o Options) *Client {
 		IdleConnTimeout:        90 * time.Second,
 		ForceAttemptHTTP2:      true,
 	}
-	return &Client{
-		hc:        &http.Client{Transport: tr, CheckRedirect: checkRedirect},
-		noFollow:  &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		budget:    newBudget(o.Budget),
-		userAgent: o.UserAgent,
+	return trust{
+		hc:       &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		noFollow: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
 }
 
 // MayFollow reports whether a caller that fetched from, with
 // NoRedirect, may fetch the Location to it pointed at. The same scheme,
-// host and port is always allowed; another host only when it is a name
-// (every address it resolves to must then be public, checked when
-// connecting) or a public IP literal: a literal in a URL is trusted as
-// the operator's choice, which a Location, sent by the other side, is not.
+// host and port is always allowed; another host only when CheckHost
+// finds it public (a name's addresses are checked again when
+// connecting): a Location is the other side's choice, never the
+// operator's.
 func MayFollow(from, to *url.URL) bool {
 	if to.Scheme != "http" && to.Scheme != "https" {
 		return false
@@ -166,10 +196,8 @@ func MayFollow(from, to *url.URL) bool {
 	if to.Scheme == from.Scheme && strings.EqualFold(to.Hostname(), from.Hostname()) && Port(to) == Port(from) {
 		return true
 	}
-	if a, ok := literalIP(to.Hostname()); ok {
-		return Public(a)
-	}
-	return to.Hostname() != ""
+	_, err := CheckHost(to.Hostname())
+	return err == nil
 }
 
 // checkRedirect follows a redirect only to the same scheme, host and
@@ -215,6 +243,13 @@ type Request struct {
 	IfNoneMatch string
 	// Limit bounds the body in bytes; more is refused (RefusedTooLarge).
 	Limit int64
+	// Operator says the operator chose URL: it came from a flag, or from
+	// the registry this node is the origin of (its curator's links,
+	// sources and endorsements). Only then may it name a non-public
+	// address as a literal IP. Left false, as for anything a followed
+	// origin, a peer or a proposal supplied, the host must pass
+	// CheckHost, and every address connected to must be public.
+	Operator bool
 }
 
 // Response is an answer. Body is read only for a 200 to a GET; for any
@@ -334,6 +369,12 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 	if hr.URL.Scheme != "http" && hr.URL.Scheme != "https" {
 		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: only http and https are fetched", req.What, req.URL)}
 	}
+	t := c.public
+	if req.Operator || c.allOperator {
+		t = c.operator
+	} else if _, err := CheckHost(hr.URL.Hostname()); err != nil {
+		return nil, &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("%s URL %s: %v; only a URL the operator gave (a flag, or the registry of the node that is its origin) may name such a host", req.What, hr.URL.Redacted(), err), Err: err}
+	}
 	if req.Accept != "" {
 		hr.Header.Set("Accept", req.Accept)
 	}
@@ -344,9 +385,9 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 	if req.IfNoneMatch != "" {
 		hr.Header.Set("If-None-Match", req.IfNoneMatch)
 	}
-	hc := c.hc
+	hc := t.hc
 	if req.NoRedirect {
-		hc = c.noFollow
+		hc = t.noFollow
 	}
 	resp, err := hc.Do(hr)
 	if err != nil {

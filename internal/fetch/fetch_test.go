@@ -37,6 +37,11 @@ func TestPublic(t *testing.T) {
 		{"64:ff9b::7f00:1", false}, // NAT64 of 127.0.0.1
 		{"2002:7f00:1::1", false},  // 6to4 of 127.0.0.1
 		{"2001:db8::1", false}, {"::127.0.0.1", false},
+		// The IANA IPv6 special-purpose ranges that are not globally
+		// reachable, and space outside global unicast.
+		{"2001:2::1", false}, {"2001:10::1", false}, {"2001:20::1", false}, {"3fff::1", false},
+		{"5f00::1", false}, {"100:0:0:1::1", false}, {"4000::1", false}, {"::ffff:7f00:1", false},
+		{"192.0.0.170", false}, {"192.31.196.1", true}, {"2620:4f:8000::1", true},
 	} {
 		a := netip.MustParseAddr(c.addr)
 		if got := Public(a); got != c.public {
@@ -45,36 +50,49 @@ func TestPublic(t *testing.T) {
 	}
 }
 
-// The address check runs on the address connected to: a literal the URL
-// names passes whatever it is; any other non-public one is refused.
+// The address check runs on the address connected to: for the
+// operator's request, a literal the URL names passes whatever it is; any
+// other non-public one is refused, and for anyone else's request the
+// literal is refused too.
 func TestControl(t *testing.T) {
 	for _, c := range []struct {
 		host, addr string
+		operator   bool
 		ok         bool
 	}{
-		{"127.0.0.1", "127.0.0.1:80", true},
-		{"::1", "[::1]:80", true},
-		{"10.0.0.5", "10.0.0.5:443", true},
-		{"127.0.0.1", "127.0.0.2:80", false},
-		{"localhost", "127.0.0.1:80", false},
-		{"localhost", "[::1]:80", false},
-		{"peer.example", "169.254.169.254:80", false},
-		{"peer.example", "10.0.0.5:80", false},
-		{"peer.example", "8.8.8.8:443", true},
+		{"127.0.0.1", "127.0.0.1:80", true, true},
+		{"::1", "[::1]:80", true, true},
+		{"10.0.0.5", "10.0.0.5:443", true, true},
+		{"127.0.0.1", "127.0.0.2:80", true, false},
+		{"localhost", "127.0.0.1:80", true, false},
+		{"localhost", "[::1]:80", true, false},
+		{"peer.example", "169.254.169.254:80", true, false},
+		{"peer.example", "10.0.0.5:80", true, false},
+		{"peer.example", "8.8.8.8:443", true, true},
+		// Not the operator's: a literal earns nothing.
+		{"127.0.0.1", "127.0.0.1:80", false, false},
+		{"::1", "[::1]:80", false, false},
+		{"10.0.0.5", "10.0.0.5:443", false, false},
+		{"::ffff:127.0.0.1", "127.0.0.1:80", false, false},
+		{"8.8.8.8", "8.8.8.8:443", false, true},
+		{"peer.example.net", "8.8.8.8:443", false, true},
+		{"peer.example.net", "100.64.0.1:443", false, false},
 	} {
-		err := control(c.host)("tcp", c.addr, nil)
+		err := control(c.host, c.operator)("tcp", c.addr, nil)
 		var fe *Error
 		switch {
 		case c.ok && err != nil:
-			t.Errorf("%s → %s: refused: %v", c.host, c.addr, err)
+			t.Errorf("%s → %s (operator %v): refused: %v", c.host, c.addr, c.operator, err)
 		case !c.ok && (!errors.As(err, &fe) || fe.Public != RefusedAddress || !fe.Refused):
-			t.Errorf("%s → %s: want %q, got %v", c.host, c.addr, RefusedAddress, err)
+			t.Errorf("%s → %s (operator %v): want %q, got %v", c.host, c.addr, c.operator, RefusedAddress, err)
 		}
 	}
 }
 
+// newTestClient fetches as the operator: the tests' servers are on
+// loopback, named by their literal address.
 func newTestClient(budget int64) *Client {
-	return New(Options{ConnectTimeout: 2 * time.Second, HeaderTimeout: 5 * time.Second, Budget: budget})
+	return New(Options{ConnectTimeout: 2 * time.Second, HeaderTimeout: 5 * time.Second, Budget: budget, Operator: true})
 }
 
 func ctx(t *testing.T) context.Context {

@@ -23,7 +23,7 @@ func TestNoRedirectHeadAndUserAgent(t *testing.T) {
 		w.Write([]byte("hello"))
 	}))
 	defer srv.Close()
-	c := New(Options{UserAgent: "3gs-test/1 (curator Ada)"})
+	c := New(Options{UserAgent: "3gs-test/1 (curator Ada)", Operator: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

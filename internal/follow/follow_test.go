@@ -88,7 +88,7 @@ type harness struct {
 func newHarness(t *testing.T, o *origin, key ed25519.PublicKey, cache string) *harness {
 	h := &harness{now: clock}
 	h.f = New(Config{URL: o.srv.URL, Key: key, Refresh: time.Second, CacheDir: cache,
-		Fetcher: peer.NewFetcher(8<<20, 5*time.Second), Now: func() time.Time { return h.now },
+		Fetcher: peer.NewFetcher(8<<20, 5*time.Second).AsOperator(true), Now: func() time.Time { return h.now },
 		Publish: func(c *peer.Copy) { h.published = append(h.published, c) }})
 	return h
 }
@@ -181,7 +181,7 @@ func TestNoCopyIsNotCalledTheLastGoodOne(t *testing.T) {
 	o.setDown()
 	var logged bytes.Buffer
 	f := New(Config{URL: o.srv.URL, Key: pkarr.Public(key), Refresh: time.Second, CacheDir: t.TempDir(),
-		Fetcher: peer.NewFetcher(8<<20, 5*time.Second), Now: func() time.Time { return clock },
+		Fetcher: peer.NewFetcher(8<<20, 5*time.Second).AsOperator(true), Now: func() time.Time { return clock },
 		Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	if _, err := f.Start(context.Background()); err == nil {
 		t.Fatal("started with nothing to serve")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/bounded"
+	"github.com/three-good-sources/3gs/internal/fetch"
 )
 
 // Status is what is known of one link.
@@ -40,8 +41,12 @@ type Subject struct {
 	Links  []string
 	// Home is "" for our own curator; for an endorsed one, the URL our
 	// registry endorses them at, the one non-public address their links
-	// may name (Verifier.Verify).
+	// may name when Operator is set (see the function Operator).
 	Home string
+	// Operator: the registry that names these links and Home is the
+	// operator's, the one this node is the origin of. On a read replica
+	// it is the followed origin's, and nothing in it is the operator's.
+	Operator bool
 }
 
 // Config says what a Checker checks, how often and where it keeps what
@@ -78,7 +83,7 @@ type linkKey struct{ pubkey, url string }
 
 type entry struct {
 	Result
-	home     string // the subject's Home
+	operator bool // Operator(subject, link): fetched as the operator's
 	failures int
 	next     time.Time // when to check next; zero: at once
 	running  bool
@@ -196,7 +201,14 @@ func (c *Checker) due() []linkKey {
 				e = &entry{Result: Result{Status: Pending}}
 				c.links[k] = e
 			}
-			e.home = s.Home
+			e.operator = Operator(s, l)
+			// A link refused now but not when last checked (a cache from
+			// before this node became a replica, or from an older 3gs) is
+			// due at once, so no result of a fetch it would not make now
+			// stays published.
+			if (e.Status != Failed || e.Reason != fetch.RefusedAddress) && Refused(s, l) {
+				e.next = time.Time{}
+			}
 			if !e.running && !now.Before(e.next) {
 				e.running = true
 				due = append(due, k)
@@ -225,12 +237,12 @@ func (c *Checker) forgot() bool {
 // check checks one link and records the outcome.
 func (c *Checker) check(ctx context.Context, k linkKey) {
 	c.mu.Lock()
-	var home string
+	var operator bool
 	if e, ok := c.links[k]; ok {
-		home = e.home
+		operator = e.operator
 	}
 	c.mu.Unlock()
-	err := c.cfg.Verifier.Verify(ctx, k.pubkey, k.url, home)
+	err := c.cfg.Verifier.Verify(ctx, k.pubkey, k.url, operator)
 	if ctx.Err() != nil {
 		c.mu.Lock()
 		if e, ok := c.links[k]; ok {

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ func newTestChecker(t *testing.T, clk *clock, cache string, subjects ...Subject)
 func TestRoundChecksEachLinkAndBacksOff(t *testing.T) {
 	base := site(t, map[string]string{"/with": key, "/without": "no key"})
 	clk := &clock{time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)}
-	c := newTestChecker(t, clk, "", Subject{Pubkey: key, Links: []string{base + "/with", base + "/without"}})
+	c := newTestChecker(t, clk, "", Subject{Pubkey: key, Operator: true, Links: []string{base + "/with", base + "/without"}})
 	if r := c.Result(key, base+"/with"); r.Status != Pending {
 		t.Fatalf("before any round: %+v, want pending", r)
 	}
@@ -73,13 +74,13 @@ func TestCacheKeepsResultsAcrossARestart(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
 	cache := filepath.Join(t.TempDir(), "registry.json"+CacheSuffix)
 	clk := &clock{time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)}
-	c := newTestChecker(t, clk, cache, Subject{Pubkey: key, Links: []string{base + "/with"}})
+	c := newTestChecker(t, clk, cache, Subject{Pubkey: key, Operator: true, Links: []string{base + "/with"}})
 	c.Round(context.Background())
 
 	// A new checker for the same links reads what the first found, and
 	// does not check again before the refresh is due.
 	clk.t = clk.t.Add(time.Hour)
-	again := newTestChecker(t, clk, cache, Subject{Pubkey: key, Links: []string{base + "/with", base + "/new"}})
+	again := newTestChecker(t, clk, cache, Subject{Pubkey: key, Operator: true, Links: []string{base + "/with", base + "/new"}})
 	again.loadCache()
 	if r := again.Result(key, base+"/with"); r.Status != Verified || !r.CheckedAt.Equal(clk.t.Add(-time.Hour)) {
 		t.Errorf("after a restart: %+v, want verified an hour ago", r)
@@ -97,7 +98,7 @@ func TestRoundForgetsLinksNoLongerClaimed(t *testing.T) {
 	clk := &clock{time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)}
 	links := []string{base + "/with"}
 	c := New(Config{Verifier: verifier(0), Refresh: 24 * time.Hour, CachePath: cache, Now: clk.now,
-		Subjects: func() []Subject { return []Subject{{Pubkey: key, Links: links}} }})
+		Subjects: func() []Subject { return []Subject{{Pubkey: key, Operator: true, Links: links}} }})
 	c.Round(context.Background())
 	links = nil
 	c.Round(context.Background())
@@ -131,5 +132,24 @@ func TestCacheWriteDoesNotFollowASymlink(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(target); string(data) != "keep" {
 		t.Errorf("the link's target was changed: %q", data)
+	}
+}
+
+// A node that verified its curator's loopback link as the origin, and
+// restarts as a read replica of that registry, does not keep publishing
+// the verified result it could not get now: the link is due at once and
+// fails, refused, without a fetch.
+func TestCachedResultOfARefusedLinkIsNotKept(t *testing.T) {
+	base := site(t, map[string]string{"/with": key})
+	cache := filepath.Join(t.TempDir(), "registry.json"+CacheSuffix)
+	clk := &clock{time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)}
+	newTestChecker(t, clk, cache, Subject{Pubkey: key, Operator: true, Links: []string{base + "/with"}}).Round(context.Background())
+
+	clk.t = clk.t.Add(time.Hour)
+	replica := newTestChecker(t, clk, cache, Subject{Pubkey: key, Links: []string{base + "/with"}})
+	replica.loadCache()
+	replica.Round(context.Background())
+	if r := replica.Result(key, base+"/with"); r.Status != Failed || r.Reason != fetch.RefusedAddress {
+		t.Errorf("the replica's result: %+v, want failed, %s", r, fetch.RefusedAddress)
 	}
 }

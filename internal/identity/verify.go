@@ -64,10 +64,10 @@ type Verifier struct {
 // *Failure. A bare origin is checked first by its /.well-known/3gs.json,
 // then by its front page; any other link by its page.
 //
-// home is "" for a link our own curator claims, and for one an endorsed
-// curator claims, the URL our registry endorses that curator at: see
-// literalRefused.
-func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
+// operator says the operator chose link (Operator): only then may it
+// name a non-public address. Any other link whose host fetch.CheckHost
+// refuses fails at once, refused, without a connection.
+func (v *Verifier) Verify(ctx context.Context, key, link string, operator bool) error {
 	timeout := v.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -78,16 +78,18 @@ func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return &Failure{Public: fetch.Unreachable, Detail: fmt.Sprintf("identity link %q is not an http(s) URL", link)}
 	}
-	if err := literalRefused(u, home); err != nil {
-		return err
+	if !operator {
+		if _, err := fetch.CheckHost(u.Hostname()); err != nil {
+			return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s: %v; it came from a registry this node is not the origin of, so it is not fetched", u.Redacted(), err)}
+		}
 	}
 	var proofErr error
 	if BareOrigin(u) {
-		if proofErr = v.proof(ctx, ProofURL(u), key); proofErr == nil {
+		if proofErr = v.proof(ctx, ProofURL(u), key, operator); proofErr == nil {
 			return nil
 		}
 	}
-	err = v.page(ctx, link, key)
+	err = v.page(ctx, link, key, operator)
 	if err == nil || proofErr == nil {
 		return err
 	}
@@ -105,12 +107,12 @@ func (v *Verifier) Verify(ctx context.Context, key, link, home string) error {
 }
 
 // page checks that the page at link holds key.
-func (v *Verifier) page(ctx context.Context, link, key string) error {
+func (v *Verifier) page(ctx context.Context, link, key string, operator bool) error {
 	limit := v.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	body, err := v.get(ctx, fetch.Request{URL: link, What: "identity page", Accept: "text/html, text/plain;q=0.9, */*;q=0.8", Limit: limit})
+	body, err := v.get(ctx, fetch.Request{URL: link, What: "identity page", Accept: "text/html, text/plain;q=0.9, */*;q=0.8", Limit: limit, Operator: operator})
 	if err != nil {
 		return err
 	}
@@ -121,8 +123,8 @@ func (v *Verifier) page(ctx context.Context, link, key string) error {
 }
 
 // proof checks that the proof file at at is {"pubkey": key}.
-func (v *Verifier) proof(ctx context.Context, at, key string) error {
-	body, err := v.get(ctx, fetch.Request{URL: at, What: "identity proof", Accept: "application/json", Limit: ProofMaxBytes})
+func (v *Verifier) proof(ctx context.Context, at, key string, operator bool) error {
+	body, err := v.get(ctx, fetch.Request{URL: at, What: "identity proof", Accept: "application/json", Limit: ProofMaxBytes, Operator: operator})
 	if err != nil {
 		return err
 	}
@@ -166,27 +168,43 @@ func oneLine(s string) string {
 	return s
 }
 
-// literalRefused refuses a link an endorsed curator claims (home is not
-// "") that names a non-public IP address literally, unless it is the
-// scheme, address and port our registry endorses that curator at (another
-// port of that address is another service of ours). internal/fetch connects
-// to a non-public address only when the URL names it, taking the literal
-// for the operator's choice; a link in a peer's registry is the peer's
-// choice, and would otherwise let the peer make us probe our own network
-// and read the outcome (unreachable or key not found) back. The address
-// our curator placed the peer at is already one we fetch from for it.
-func literalRefused(u *url.URL, home string) error {
-	if home == "" {
-		return nil
+// Refused reports whether this node refuses to fetch link, claimed by s:
+// it is not the operator's (Operator) and its host is not public
+// (fetch.CheckHost).
+func Refused(s Subject, link string) bool {
+	if Operator(s, link) {
+		return false
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return true
+	}
+	_, err = fetch.CheckHost(u.Hostname())
+	return err != nil
+}
+
+// Operator reports whether link, claimed by s, is the operator's choice,
+// fetched with the operator's exemption (fetch.Request.Operator): a link
+// of our own curator when this node is the origin, and of a curator our
+// registry endorses, the one that names the scheme, address and port our
+// registry endorses them at (another port of that address is another
+// service of ours). Any other link is the claim of someone else: were it
+// fetched as the operator's, a followed origin or a peer could make us
+// probe our own network and read the outcome (verified, unreachable, key
+// not found) back.
+func Operator(s Subject, link string) bool {
+	if !s.Operator {
+		return false
+	}
+	if s.Home == "" {
+		return true
+	}
+	u, err := url.Parse(link)
+	h, err2 := url.Parse(s.Home)
+	if err != nil || err2 != nil || !strings.EqualFold(h.Scheme, u.Scheme) || fetch.Port(h) != fetch.Port(u) {
+		return false
 	}
 	a, err := netip.ParseAddr(u.Hostname())
-	if err != nil || fetch.Public(a.WithZone("")) {
-		return nil // a name: its addresses are checked when connecting
-	}
-	if h, err := url.Parse(home); err == nil && strings.EqualFold(h.Scheme, u.Scheme) && fetch.Port(h) == fetch.Port(u) {
-		if b, err := netip.ParseAddr(h.Hostname()); err == nil && b.WithZone("").Unmap() == a.WithZone("").Unmap() {
-			return nil
-		}
-	}
-	return &Failure{Public: fetch.RefusedAddress, Detail: fmt.Sprintf("identity link %s of an endorsed curator names the non-public address %s, which is not where our registry endorses that curator (%s); only that scheme, address and port may be named", u.Redacted(), a, home)}
+	b, err2 := netip.ParseAddr(h.Hostname())
+	return err == nil && err2 == nil && a.WithZone("").Unmap() == b.WithZone("").Unmap()
 }

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/fetch"
@@ -15,7 +16,8 @@ import (
 )
 
 // site serves pages from a map on loopback; the fetch client reaches it
-// because its URL names 127.0.0.1 itself (fetch's literal-IP allowance).
+// for the operator's request, whose URL names 127.0.0.1 itself (fetch's
+// literal-IP allowance).
 func site(t *testing.T, pages map[string]string) string {
 	t.Helper()
 	return testkit.Site(t, pages).URL
@@ -51,7 +53,7 @@ func TestVerifyPage(t *testing.T) {
 		"/missing": fetch.Unreachable,
 		"/big":     fetch.RefusedTooLarge,
 	} {
-		if got := reason(v.Verify(context.Background(), key, base+path, "")); got != want {
+		if got := reason(v.Verify(context.Background(), key, base+path, true)); got != want {
 			t.Errorf("%s: %s, want %s", path, got, want)
 		}
 	}
@@ -74,7 +76,7 @@ func TestVerifyBareOrigin(t *testing.T) {
 		{"not the proof shape, no front page", map[string]string{"/.well-known/3gs.json": `{"pubkey":"` + key + `","name":"x"}`}, KeyNotFound},
 	} {
 		base := site(t, c.pages)
-		if got := reason(verifier(0).Verify(context.Background(), key, base, "")); got != c.want {
+		if got := reason(verifier(0).Verify(context.Background(), key, base, true)); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -85,36 +87,56 @@ func TestVerifyBareOrigin(t *testing.T) {
 func TestVerifyKeepsTheAddressPolicy(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
 	link := strings.Replace(base, "127.0.0.1", "localhost", 1) + "/with"
-	if got := reason(verifier(0).Verify(context.Background(), key, link, "")); got != fetch.RefusedAddress {
+	if got := reason(verifier(0).Verify(context.Background(), key, link, true)); got != fetch.RefusedAddress {
 		t.Errorf("%s: %s, want %s", link, got, fetch.RefusedAddress)
 	}
 }
 
 // A peer's link may name a non-public address only where our registry
 // endorses that peer: anywhere else it would make us probe our network.
+// On a read replica nothing is the operator's, not even our own
+// curator's links: they are the followed origin's.
 func TestVerifyRefusesAPeersLiteralElsewhere(t *testing.T) {
 	base := site(t, map[string]string{"/with": key})
-	for home, want := range map[string]string{
-		"":                      "verified",           // our own curator's link
-		base + "/":              "verified",           // the peer is endorsed at this address and port
-		"https://peer.example/": fetch.RefusedAddress, // a peer elsewhere names our loopback
-		"http://10.0.0.5:8080/": fetch.RefusedAddress, // another non-public address
+	for _, c := range []struct {
+		s    Subject
+		want string
+	}{
+		{Subject{Operator: true}, "verified"},                                          // our own curator's link, on the origin
+		{Subject{Operator: true, Home: base + "/"}, "verified"},                        // the peer is endorsed at this address and port
+		{Subject{Operator: true, Home: "https://peer.example/"}, fetch.RefusedAddress}, // a peer elsewhere names our loopback
+		{Subject{Operator: true, Home: "http://10.0.0.5:8080/"}, fetch.RefusedAddress}, // another non-public address
+		{Subject{Operator: true, Home: "http://127.0.0.1:9/"}, fetch.RefusedAddress},   // another port of ours
+		{Subject{Operator: true, Home: "https://127.0.0.1/"}, fetch.RefusedAddress},    // another scheme
+		{Subject{}, fetch.RefusedAddress},                                              // a replica's curator: the origin's word
+		{Subject{Home: base + "/"}, fetch.RefusedAddress},                              // a peer the origin endorses
+		{Subject{Operator: true, Home: strings.Replace(base, "http:", "https:", 1) + "/"}, fetch.RefusedAddress},
 	} {
-		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != want {
-			t.Errorf("endorsed at %q: %s, want %s", home, got, want)
+		link := base + "/with"
+		if got := reason(verifier(0).Verify(context.Background(), key, link, Operator(c.s, link))); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.s, got, c.want)
 		}
 	}
 }
 
-// A peer endorsed at one loopback port names another: the link would make
-// us probe a service of ours that is not the peer's, and read back whether
-// it answered (unreachable or key not found).
-func TestVerifyRefusesAPeersOtherPort(t *testing.T) {
-	base := site(t, map[string]string{"/with": key})
-	for _, home := range []string{"http://127.0.0.1:9/", "https://127.0.0.1/", strings.Replace(base, "http:", "https:", 1) + "/"} {
-		if got := reason(verifier(0).Verify(context.Background(), key, base+"/with", home)); got != fetch.RefusedAddress {
-			t.Errorf("endorsed at %s, a link to %s: %s, want %s", home, base, got, fetch.RefusedAddress)
+// A link no operator chose, whose host is not public in any spelling,
+// fails refused before a connection: the page is never asked for.
+func TestVerifyNotOperatorsLinkNeverFetched(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(key))
+	}))
+	t.Cleanup(srv.Close)
+	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
+	for _, host := range []string{"127.0.0.1", "2130706433", "127.1", "[::ffff:127.0.0.1]", "localhost."} {
+		link := "http://" + host + ":" + port + "/me"
+		if got := reason(verifier(0).Verify(context.Background(), key, link, false)); got != fetch.RefusedAddress {
+			t.Errorf("%s: %s, want %s", link, got, fetch.RefusedAddress)
 		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the page was fetched %d times", n)
 	}
 }
 
@@ -141,7 +163,7 @@ func TestCheckCommandAgreesWithVerify(t *testing.T) {
 		"error page":          errorPage.URL + "/" + key,
 	}
 	for name, link := range cases {
-		verified := verifier(0).Verify(context.Background(), key, link, "") == nil
+		verified := verifier(0).Verify(context.Background(), key, link, true) == nil
 		out, _ := exec.Command("sh", "-c", CheckCommand(link, key)).Output()
 		if byHand := len(bytes.TrimSpace(out)) > 0; byHand != verified {
 			t.Errorf("%s: verified %v, by hand %v (%s)", name, verified, byHand, CheckCommand(link, key))

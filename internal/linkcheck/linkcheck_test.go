@@ -32,6 +32,7 @@ func TestClassifies(t *testing.T) {
 	var logged []string
 	var logMu sync.Mutex
 	res := Check(testCtx(t), targets, Options{
+		Client:  operatorClient(2 * time.Second),
 		PerHost: 4, Delay: time.Millisecond, Timeout: 2 * time.Second,
 		Log: func(m string) { logMu.Lock(); logged = append(logged, m); logMu.Unlock() },
 	})
@@ -95,7 +96,7 @@ func TestPerHostBound(t *testing.T) {
 		for i := range 30 {
 			targets = append(targets, Target{Category: "c", Rank: 1, URL: fmt.Sprintf("%s/many/%d", s.URL, i)})
 		}
-		res := Check(testCtx(t), targets, Options{PerHost: perHost, Concurrency: 16, Delay: time.Millisecond, Timeout: 10 * time.Second})
+		res := Check(testCtx(t), targets, Options{Client: operatorClient(10 * time.Second), PerHost: perHost, Concurrency: 16, Delay: time.Millisecond, Timeout: 10 * time.Second})
 		for _, r := range res {
 			if r.Status != OK {
 				t.Fatalf("%s: %s %s", r.URL, r.Status, r.Reason)
@@ -117,7 +118,7 @@ func TestChanged(t *testing.T) {
 		s.URL + "/ok":     {Title: "A good & true page", Size: -1},
 		s.URL + "/new":    {Size: 90000},
 	}
-	res := Check(testCtx(t), targets, Options{Delay: time.Millisecond, Previous: prev})
+	res := Check(testCtx(t), targets, Options{Client: operatorClient(DefaultTimeout), Delay: time.Millisecond, Previous: prev})
 	for i, want := range []Status{Changed, OK, Changed} {
 		if res[i].Status != want {
 			t.Errorf("%s: %s (%s), want %s", res[i].URL, res[i].Status, res[i].Reason, want)
@@ -127,7 +128,7 @@ func TestChanged(t *testing.T) {
 
 // A name that no longer resolves is gone; a connection refused is an error.
 func TestDNSGoneAndRefused(t *testing.T) {
-	client := fetch.New(fetch.Options{Resolver: nxdomain(t)})
+	client := fetch.New(fetch.Options{Resolver: nxdomain(t), Operator: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -181,4 +182,11 @@ func TestRetryAfterAndTitle(t *testing.T) {
 			t.Errorf("title(%.30q) = %q, want %q", page, got, want)
 		}
 	}
+}
+
+// operatorClient is the client 3gs check uses on the operator's own
+// registry: the test sites are on loopback, named by their literal
+// address, which only the operator's sources may be.
+func operatorClient(timeout time.Duration) *fetch.Client {
+	return fetch.New(fetch.Options{ConnectTimeout: min(timeout, fetch.DefaultConnectTimeout), HeaderTimeout: timeout, Operator: true})
 }

@@ -237,6 +237,20 @@ type Fetcher struct {
 	// Timeout bounds one peer's fetch: registry, signature and, when it
 	// is read, the audit log together.
 	Timeout time.Duration
+	// Operator says the URLs this fetcher is given are the operator's
+	// (fetch.Request.Operator): a flag such as --follow or --from, or
+	// the endorsements of the registry this node is the origin of. Left
+	// false, as on a read replica, whose endorsements are the followed
+	// origin's, a URL naming a non-public host is refused.
+	Operator bool
+}
+
+// AsOperator is a copy of f, sharing its client and budget, whose
+// fetches are the operator's (or not).
+func (f *Fetcher) AsOperator(operator bool) *Fetcher {
+	c := *f
+	c.Operator = operator
+	return &c
 }
 
 // DefaultTimeout bounds one peer's fetch; DefaultConnectTimeout its
@@ -249,7 +263,7 @@ const (
 // NewFetcher returns a Fetcher with its own client: connection and header
 // timeouts, and a byte budget of two registries' worth for all the bodies
 // its fetches hold at once (more parallel fetches wait their turn rather
-// than hold more).
+// than hold more). Its fetches are not the operator's: see AsOperator.
 func NewFetcher(maxBytes int64, timeout time.Duration) *Fetcher {
 	client := fetch.New(fetch.Options{ConnectTimeout: DefaultConnectTimeout, HeaderTimeout: timeout, Budget: 2*maxBytes + signature.MaxSize})
 	return &Fetcher{Client: client, MaxBytes: maxBytes, Timeout: timeout}
@@ -353,7 +367,7 @@ func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL s
 // checking it (never nil).
 func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what string) (body []byte, tag string, notModified bool, sig []byte, release func(), err error) {
 	release = func() {}
-	resp, err := f.Client.Get(ctx, fetch.Request{URL: u, What: what, Accept: "application/json", IfNoneMatch: etag, Limit: limit})
+	resp, err := f.Client.Get(ctx, fetch.Request{URL: u, What: what, Accept: "application/json", IfNoneMatch: etag, Limit: limit, Operator: f.Operator})
 	if err != nil {
 		return nil, "", false, nil, release, f.failure(err)
 	}

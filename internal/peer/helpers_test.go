@@ -247,7 +247,7 @@ func newHarness(t *testing.T, tweak func(*Config)) *harness {
 // build counter, as a restarted server would.
 func (h *harness) newNetwork(tweak func(*Config)) *Network {
 	cfg := Config{
-		Fetcher:    NewFetcher(testMaxBytes, 5*time.Second),
+		Fetcher:    NewFetcher(testMaxBytes, 5*time.Second).AsOperator(true),
 		Refresh:    testRefresh,
 		StaleAfter: testStaleAfter,
 		Parallel:   2,

@@ -136,7 +136,7 @@ func TestRefusedOverMaxBytes(t *testing.T) {
 // A body that never ends is cut off by Fetcher.Timeout.
 func TestUnreachableBodyNeverEnds(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	h := newHarness(t, func(c *Config) { c.Fetcher = NewFetcher(testMaxBytes, timeout) })
+	h := newHarness(t, func(c *Config) { c.Fetcher = NewFetcher(testMaxBytes, timeout).AsOperator(true) })
 	acceptThenFail(t, h, func(h *harness) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -162,7 +162,7 @@ func TestUnreachableBodyNeverEnds(t *testing.T) {
 // A server that answers only after the timeout.
 func TestUnreachableAnswerTooLate(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	h := newHarness(t, func(c *Config) { c.Fetcher = NewFetcher(testMaxBytes, timeout) })
+	h := newHarness(t, func(c *Config) { c.Fetcher = NewFetcher(testMaxBytes, timeout).AsOperator(true) })
 	p := acceptThenFail(t, h, func(h *harness) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			select {

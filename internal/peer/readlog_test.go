@@ -21,7 +21,7 @@ func TestReadLogBesideADocument(t *testing.T) {
 		io.WriteString(w, log)
 	}))
 	defer srv.Close()
-	f := NewFetcher(1<<20, 10*time.Second)
+	f := NewFetcher(1<<20, 10*time.Second).AsOperator(true)
 	r, err := f.ReadLog(context.Background(), srv.URL+"/reg.json", 2)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestReadLogBesideADocument(t *testing.T) {
 	if err != nil || string(got) != log {
 		t.Fatalf("read %q, %v; want the whole log", got, err)
 	}
-	small := NewFetcher(8, 10*time.Second)
+	small := NewFetcher(8, 10*time.Second).AsOperator(true)
 	r, err = small.ReadLog(context.Background(), srv.URL+"/reg.json", 2)
 	if err == nil {
 		_, err = io.ReadAll(r)

@@ -253,7 +253,7 @@ func (t *tailReader) open() error {
 	}
 	// Read as it comes, line by line, through the one outbound client;
 	// t.left bounds all the pages together (Read).
-	resp, err := t.f.Client.Open(t.ctx, fetch.Request{URL: t.url, What: "audit log", Accept: "application/jsonl, */*;q=0.1", Limit: t.left + 1})
+	resp, err := t.f.Client.Open(t.ctx, fetch.Request{URL: t.url, What: "audit log", Accept: "application/jsonl, */*;q=0.1", Limit: t.left + 1, Operator: t.f.Operator})
 	if err != nil {
 		return t.f.failure(err)
 	}

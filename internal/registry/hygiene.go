@@ -2,12 +2,13 @@ package registry
 
 import (
 	"encoding/binary"
-	"net/netip"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
@@ -30,9 +31,10 @@ import (
 //
 // Some things are legitimate but worth a second look, so validate warns
 // and the registry still loads: a host that mixes scripts (Latin with
-// Cyrillic, as in homograph attacks) or is punycode, and a host that is a
-// private, loopback or link-local address, or a name only a local network
-// resolves.
+// Cyrillic, as in homograph attacks) or is punycode, and a host that is
+// not public by fetch.CheckHost: a private, loopback, link-local or other
+// special-purpose address in any spelling, or a name only a local
+// network resolves.
 
 // checkText refuses a control or format character anywhere in s, naming
 // the path, the code point and where it is. It is one pass over s's bytes,
@@ -211,19 +213,13 @@ func hostConcern(u *url.URL) string { return hostConcernOf(strings.ToLower(u.Hos
 
 // hostConcernOf is hostConcern for a lowercase host name.
 func hostConcernOf(host string) string {
+	if _, err := fetch.CheckHost(host); err != nil {
+		return notPublicConcern(err)
+	}
 	// A plain name (ASCII letters, digits, dots and hyphens, a letter among
-	// them) is no IP address (IPv4 is digits and dots, IPv6 has colons) and
-	// has no script but Latin: the two costly checks below cannot find
+	// them) has no script but Latin: the costly check below cannot find
 	// anything in it, and most hosts are such names.
 	plain := strictjson.PlainHost(host)
-	if !plain {
-		if ip, err := netip.ParseAddr(host); err == nil {
-			return addressConcern(host, ip)
-		}
-	}
-	if c := localNameConcern(host); c != "" {
-		return c
-	}
 	for label := range strings.SplitSeq(host, ".") {
 		if c := labelConcern(host, label, !plain); c != "" {
 			return c
@@ -232,28 +228,16 @@ func hostConcernOf(host string) string {
 	return ""
 }
 
-// addressConcern says what is worth a second look about a host that is
-// the IP address ip.
-func addressConcern(host string, ip netip.Addr) string {
-	switch {
-	case ip.IsLoopback():
-		return "the host " + host + " is a loopback address: it reaches the reader's own machine, not a public source"
-	case ip.IsPrivate():
-		return "the host " + host + " is a private network address: only readers on that network reach it"
-	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-		return "the host " + host + " is a link-local address: only the local network segment reaches it"
-	case ip.IsUnspecified():
-		return "the host " + host + " is the unspecified address"
+// notPublicConcern is the warning for a host fetch.CheckHost refuses: the
+// one judgement of what is public, so that what the curator is warned of
+// is exactly what a proposal may not name and what other nodes will not
+// fetch from this registry.
+func notPublicConcern(err error) string {
+	var he *fetch.HostError
+	if !errors.As(err, &he) {
+		return err.Error()
 	}
-	return ""
-}
-
-// localNameConcern flags a host name that only resolves locally.
-func localNameConcern(host string) string {
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".local") || strings.HasSuffix(host, ".internal") || strings.HasSuffix(host, ".lan") {
-		return "the host " + host + " is a local name: readers elsewhere cannot reach it"
-	}
-	return ""
+	return he.Subject() + " is " + he.Reason + ": readers elsewhere cannot reach it, and nodes that follow or endorse this registry will not fetch it"
 }
 
 // labelConcern flags one label of host: punycode, and, when scripts is

@@ -48,7 +48,7 @@ func TestCuratorLinkWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := Warnings(r); len(w) != 1 || w[0].Path != "curator.links[0]" || !strings.Contains(w[0].Reason, "loopback address") {
+	if w := Warnings(r); len(w) != 1 || w[0].Path != "curator.links[0]" || !strings.Contains(w[0].Reason, "is loopback") {
 		t.Errorf("warnings: %v", w)
 	}
 }

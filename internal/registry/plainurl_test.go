@@ -1,11 +1,11 @@
 package registry
 
 import (
-	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -15,11 +15,8 @@ import (
 // the reference TestHostConcernPlain holds hostConcern to.
 func hostConcernBefore(u *url.URL) string {
 	host := strings.ToLower(u.Hostname())
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return addressConcern(host, ip)
-	}
-	if c := localNameConcern(host); c != "" {
-		return c
+	if _, err := fetch.CheckHost(host); err != nil {
+		return notPublicConcern(err)
 	}
 	for _, label := range strings.Split(host, ".") {
 		if c := labelConcern(host, label, true); c != "" {

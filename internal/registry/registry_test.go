@@ -229,9 +229,11 @@ func BenchmarkLoadEmbedded(b *testing.B) {
 func TestWarnings(t *testing.T) {
 	for url, want := range map[string]string{
 		"https://a.example/":        "",
-		"https://10.1.2.3/":         "private network address",
-		"http://127.0.0.1:8080/":    "loopback address",
-		"http://[fe80::1]/":         "link-local address",
+		"https://10.1.2.3/":         "is private (RFC 1918)",
+		"http://127.0.0.1:8080/":    "is loopback",
+		"http://2130706433:8080/":   "(the address 127.0.0.1) is loopback",
+		"http://[fe80::1]/":         "is link-local",
+		"http://fileserver/":        "single-label name",
 		"http://printer.local/":     "local name",
 		"https://xn--pple-43d.com/": "punycode label xn--pple-43d",
 		"https://p\u0430ypal.com/":  "mixes scripts (Latin and Cyrillic)",

@@ -106,7 +106,7 @@ func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKe
 		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: pub, URL: srv.URL, Since: "2026-11-25"})
 	}
 	data := gen.EncodeRegistry(&doc)
-	net := peer.New(peer.Config{Fetcher: peer.NewFetcher(registry.MaxSize, 30*time.Second), Refresh: time.Hour, StaleAfter: time.Hour})
+	net := peer.New(peer.Config{Fetcher: peer.NewFetcher(registry.MaxSize, 30*time.Second).AsOperator(true), Refresh: time.Hour, StaleAfter: time.Hour})
 	f.h, _ = serving(t, data, signature.Sign(data, ownKey, time.Now()), Config{Peers: net})
 	net.Refresh(context.Background(), true)
 	return f

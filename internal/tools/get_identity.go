@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
@@ -23,7 +24,7 @@ func (h *Handlers) SetIdentities(c *identity.Checker) { h.identities.Store(c) }
 func (h *Handlers) IdentitySubjects() []identity.Subject {
 	var out []identity.Subject
 	if cur := h.cur.Load().reg.Curator(); cur.Pubkey != registry.Placeholder && len(cur.Links) > 0 {
-		out = append(out, identity.Subject{Pubkey: cur.Pubkey, Links: cur.Links})
+		out = append(out, identity.Subject{Pubkey: cur.Pubkey, Links: cur.Links, Operator: h.origin == ""})
 	}
 	if h.peers == nil {
 		return out
@@ -33,7 +34,7 @@ func (h *Handlers) IdentitySubjects() []identity.Subject {
 			continue
 		}
 		if links := p.Copy.Registry.Curator().Links; len(links) > 0 {
-			out = append(out, identity.Subject{Pubkey: p.Endorsement.Pubkey, Links: links, Home: p.Endorsement.URL})
+			out = append(out, identity.Subject{Pubkey: p.Endorsement.Pubkey, Links: links, Home: p.Endorsement.URL, Operator: h.origin == ""})
 		}
 	}
 	return out
@@ -57,7 +58,7 @@ func (h *Handlers) GetIdentity(_ context.Context, in *gen.GetIdentityInput) (*ge
 	}
 	if want == cur.Pubkey {
 		out.Role, out.Name = ptr(gen.GetIdentityOutputRoleOwn), ptr(cur.Name)
-		out.Links = h.identityLinks(want, cur.Links)
+		out.Links = h.identityLinks(identity.Subject{Pubkey: want, Links: cur.Links, Operator: h.origin == ""})
 		return out, nil
 	}
 	var endorsed *gen.Endorsement
@@ -81,22 +82,28 @@ func (h *Handlers) GetIdentity(_ context.Context, in *gen.GetIdentityInput) (*ge
 		if p.Endorsement.Pubkey == want && p.Copy != nil {
 			theirs := p.Copy.Registry.Curator()
 			out.Name = ptr(registry.Visible(theirs.Name))
-			out.Links = h.identityLinks(want, theirs.Links)
+			out.Links = h.identityLinks(identity.Subject{Pubkey: want, Links: theirs.Links, Home: p.Endorsement.URL, Operator: h.origin == ""})
 		}
 	}
 	return out, nil
 }
 
-// identityLinks is each of links, claimed by the curator whose key is
-// pubkey, with what its last check found.
-func (h *Handlers) identityLinks(pubkey string, links []string) []gen.IdentityLink {
+// identityLinks is each of s's links with what its last check found.
+func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
 	c := h.identities.Load()
-	out := make([]gen.IdentityLink, 0, len(links))
-	for _, l := range links {
+	pubkey := s.Pubkey
+	out := make([]gen.IdentityLink, 0, len(s.Links))
+	for _, l := range s.Links {
 		r := c.Result(pubkey, l)
-		il := gen.IdentityLink{URL: registry.Visible(l), Status: gen.IdentityLinkStatus(r.Status), Check: identity.CheckCommand(registry.Visible(l), pubkey)}
+		il := gen.IdentityLink{URL: registry.Visible(l), Status: gen.IdentityLinkStatus(r.Status)}
 		if r.Status == identity.Failed && r.Reason != "" {
 			il.Reason = ptr(gen.IdentityLinkReason(r.Reason))
+		}
+		// A link this server refuses to fetch gets no command to fetch it
+		// by hand: a reader should not be sent, on our word, where we
+		// would not go, an address on their own network or ours.
+		if r.Reason != fetch.RefusedAddress && !identity.Refused(s, l) {
+			il.Check = identity.CheckCommand(registry.Visible(l), pubkey)
 		}
 		if !r.CheckedAt.IsZero() {
 			il.CheckedAt = ptr(r.CheckedAt.UTC().Format(time.RFC3339))
@@ -157,7 +164,11 @@ func (h *Handlers) GetIdentityText(out *gen.GetIdentityOutput) string {
 		if l.VerifiedAt != nil && l.Status != gen.IdentityLinkStatusVerified {
 			b.WriteString(", last verified " + *l.VerifiedAt)
 		}
-		b.WriteString("\n  check by hand: " + oneLine(l.Check, 1200))
+		if l.Check != "" {
+			b.WriteString("\n  check by hand: " + oneLine(l.Check, 1200))
+		} else {
+			b.WriteString("\n  not checked by hand: this server does not fetch it, and no one should on its word")
+		}
 	}
 	b.WriteString("\nA verified link shows that whoever controls that page published this key; it does not show who that person is.")
 	return b.String()

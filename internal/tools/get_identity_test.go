@@ -41,7 +41,7 @@ func identityHandlers(t *testing.T) (*Handlers, string) {
 	h := handlers(t, []byte(doc))
 	c := identity.New(identity.Config{Verifier: &identity.Verifier{Client: fetch.New(fetch.Options{})}, Refresh: 24 * time.Hour,
 		Subjects: func() []identity.Subject {
-			return []identity.Subject{{Pubkey: ownKey, Links: []string{srv.URL + "/with", srv.URL + "/without"}}}
+			return []identity.Subject{{Pubkey: ownKey, Operator: true, Links: []string{srv.URL + "/with", srv.URL + "/without"}}}
 		}})
 	c.Round(context.Background())
 	h.SetIdentities(c)
