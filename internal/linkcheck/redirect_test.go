@@ -21,7 +21,7 @@ func TestRedirectsThatLeadNowhere(t *testing.T) {
 	s := linkchecktest.NewSite(t, 0)
 	// metadata.test resolves to the link-local metadata address; the dial
 	// refuses it before a packet is sent.
-	client := fetch.New(fetch.Options{Resolver: testkit.DNSA(t, net.ParseIP("169.254.169.254"))})
+	client := fetch.New(fetch.Options{Resolver: testkit.DNSA(t, net.ParseIP("169.254.169.254")), Operator: true})
 	want := []struct {
 		path   string
 		st     Status
@@ -61,7 +61,7 @@ func TestPoliteByAddress(t *testing.T) {
 	s := linkchecktest.NewSite(t, 20*time.Millisecond)
 	port := s.Listener.Addr().(*net.TCPAddr).Port
 	resolver := testkit.DNSA(t, net.ParseIP("127.0.0.1"))
-	client := fetch.New(fetch.Options{Resolver: resolver})
+	client := fetch.New(fetch.Options{Resolver: resolver, Operator: true})
 	hosts := []string{"127.0.0.1", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "site.test"}
 	var targets []Target
 	for i := range 24 {
@@ -102,7 +102,7 @@ func networkDown(t *testing.T, noDNS *net.Resolver) {
 		return "http://" + ln.Addr().String() + "/"
 	}
 	down := []Target{{"c", 1, "http://a.test/"}, {"c", 2, "http://b.test/x"}, {"c", 3, "http://c.test/"}, {"d", 1, closed()}, {"d", 2, "http://nx.test/"}}
-	client := fetch.New(fetch.Options{Resolver: noDNS})
+	client := fetch.New(fetch.Options{Resolver: noDNS, Operator: true})
 	res := Check(testCtx(t), down, Options{Client: client, Resolver: noDNS, Delay: time.Millisecond, Timeout: 5 * time.Second})
 	for _, r := range res {
 		if !r.NoNetwork {
