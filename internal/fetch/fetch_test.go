@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -331,5 +332,20 @@ func TestBudget(t *testing.T) {
 	}
 	if b.clamp(1000) != 100 {
 		t.Error("a body larger than the budget could never be read")
+	}
+}
+
+// In a test run, an address the policy allows is still refused unless it
+// is loopback: no test reaches another machine, whatever its resolver says.
+func TestTestRunStaysOnLoopback(t *testing.T) {
+	if !loopbackOnly {
+		t.Fatal("a test binary is not held to loopback")
+	}
+	allow := func(string, string, syscall.RawConn) error { return nil }
+	for addr, ok := range map[string]bool{"127.0.0.1:80": true, "127.9.9.9:80": true, "[::1]:80": true, "[::ffff:127.0.0.1]:80": true, "8.8.8.8:443": false, "[2001:4860::8888]:443": false, "10.0.0.5:80": false} {
+		err := testRunGuard("h", allow)("tcp", addr, nil)
+		if (err == nil) != ok {
+			t.Errorf("%s: err %v, want allowed %v", addr, err, ok)
+		}
 	}
 }

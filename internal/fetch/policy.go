@@ -5,9 +5,20 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"syscall"
+	"testing"
 	"time"
 )
+
+// loopbackOnly holds a test run to this machine: in a test binary
+// (testing.Testing) and in any 3gs a test starts (internal/testkit sets
+// THREEGS_LOOPBACK_ONLY=1 for the processes it runs), every connection to
+// an address outside 127.0.0.0/8 and ::1 that the policy would allow is
+// refused when dialling, whatever a test's resolver or a registry says. A
+// test that wants a "public" or "internal" address injects a resolver or
+// a dialer; it never reaches one.
+var loopbackOnly = testing.Testing() || os.Getenv("THREEGS_LOOPBACK_ONLY") == "1"
 
 // Public reports whether a is an address on the public Internet: none of
 // the ranges addrConcern refuses. An IPv4 address inside an IPv6 one
@@ -44,12 +55,9 @@ func control(host string, operator bool) func(network, address string, _ syscall
 			return &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("connecting to %s for %s: not an IP address and port", address, host)}
 		}
 		a := ap.Addr().WithZone("")
-		if operator && isLiteral && a.Unmap() == named.Unmap() {
-			return nil
-		}
 		why := addrConcern(a)
 		switch {
-		case why == "":
+		case why == "" || operator && isLiteral && a.Unmap() == named.Unmap():
 			return nil
 		case isLiteral:
 			return &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("%s is %s, not a public address; a URL may name such an address only when the operator gave it (a flag, or the registry of the node that is its origin), not when another party's registry, a proposal or a redirect did", host, why)}
@@ -66,7 +74,24 @@ func dialer(connectTimeout time.Duration, resolver *net.Resolver, operator bool)
 		if err != nil {
 			return nil, err
 		}
-		d := &net.Dialer{Timeout: connectTimeout, Resolver: resolver, Control: control(host, operator)}
+		d := &net.Dialer{Timeout: connectTimeout, Resolver: resolver, Control: testRunGuard(host, control(host, operator))}
 		return d.DialContext(ctx, network, addr)
+	}
+}
+
+// testRunGuard runs policy, then, in a test run (loopbackOnly), refuses
+// whatever the policy allowed that is not loopback.
+func testRunGuard(host string, policy func(network, address string, c syscall.RawConn) error) func(network, address string, c syscall.RawConn) error {
+	if !loopbackOnly {
+		return policy
+	}
+	return func(network, address string, c syscall.RawConn) error {
+		if err := policy(network, address, c); err != nil {
+			return err
+		}
+		if ap, err := netip.ParseAddrPort(address); err != nil || !ap.Addr().Unmap().IsLoopback() {
+			return &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("connecting to %s for %s: a test run connects only to loopback (a test binary, or THREEGS_LOOPBACK_ONLY=1 as internal/testkit sets for what it starts)", address, host)}
+		}
+		return nil
 	}
 }
