@@ -18,6 +18,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
+// what names the file in messages.
+const what = "proposals file"
+
 // Options configure a Store.
 type Options struct {
 	// MaxPending is how many proposals may wait at once; zero means
@@ -105,11 +108,19 @@ func (s *Store) load() ([]string, error) { return s.read(true) }
 // read replays the file; with repair it cuts a torn last line.
 func (s *Store) read(repair bool) ([]string, error) {
 	s.items, s.order, s.lines, s.size = map[string]*Proposal{}, nil, 0, 0
-	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags, 0)
+	// The file is 3gs's own: a symbolic link there is refused on every
+	// open (read, cut, append, rewrite), never followed.
+	if err := safefile.SymlinkProblem(s.path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
+		if link := safefile.SymlinkProblem(s.path, what); link != nil {
+			return nil, link
+		}
 		return nil, fmt.Errorf("opening the proposals file: %w", err)
 	}
 	defer f.Close()
@@ -128,7 +139,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 			// A line without its newline, or a broken last line: what a
 			// crash in the middle of an append leaves.
 			if repair {
-				if cerr := atomicfile.Cut(s.path, s.size); cerr != nil {
+				if cerr := atomicfile.CutNoFollow(s.path, what, s.size); cerr != nil {
 					return nil, fmt.Errorf("cutting the torn last line of %s: %w", s.path, cerr)
 				}
 				notes = append(notes, fmt.Sprintf("cut a torn last line (%d bytes) from the proposals file %s: a write was interrupted", len(line), s.path))
@@ -258,7 +269,7 @@ func (s *Store) write(p *Proposal) error {
 // appendLine appends line to the file at path, which must be want bytes
 // long, and syncs it; a failed write is cut back.
 func appendLine(path string, want int64, line []byte) error {
-	err := atomicfile.AppendAt(path, "the proposals file", want, func(w io.Writer) error {
+	err := atomicfile.AppendAtNoFollow(path, what, want, func(w io.Writer) error {
 		_, err := w.Write(line)
 		return err
 	})
