@@ -8,10 +8,13 @@ import (
 )
 
 // Proposals is how a server takes proposals (propose_change): the store's
-// bounds and the per-client rate an hour.
+// bounds, the per-client rate an hour, the server-wide rate, and the
+// prefix an IPv6 client is counted by.
 type Proposals struct {
-	Options proposals.Options
-	Rate    int
+	Options    proposals.Options
+	Rate       int
+	TotalRate  int
+	IPv6Prefix int
 }
 
 // openProposals opens the proposals file of the registry a server edits
@@ -28,7 +31,8 @@ func openProposals(c Proposals, h *tools.Handlers, regPath string, log *slog.Log
 	for _, n := range notes {
 		log.Warn(n)
 	}
-	h.SetProposals(s, proposals.NewLimiter(c.Rate))
-	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", c.Options.MaxPending, "rate_per_hour", c.Rate)
+	rate := proposals.NewLimiter(c.Rate, c.TotalRate, c.IPv6Prefix)
+	h.SetProposals(s, rate)
+	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", c.Options.MaxPending, "rate_per_hour", rate.Rate, "total_rate_per_hour", rate.Total, "ipv6_prefix", rate.IPv6Prefix)
 	return s
 }

@@ -36,15 +36,17 @@ var proposalsSubcommands = []command{
 
 // proposalServeOptions are serve's (and doctor's) flags for proposals.
 type proposalServeOptions struct {
-	maxPending, rate intFlag
-	retention        durationFlag
+	maxPending, rate, totalRate, v6prefix intFlag
+	retention                             durationFlag
 }
 
 func proposalFlags(f *Flags) {
 	o := options[proposalServeOptions](f)
 	f.IntVar(&o.maxPending, "max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), 1, "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
 	f.DurationVar(&o.retention, "proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
-	f.IntVar(&o.rate, "proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), 1, "proposals one client may make per hour, counted per session and per address (behind a reverse proxy every client has the proxy's address, so they share one allowance)")
+	f.IntVar(&o.rate, "proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), 1, "proposals one client may have recorded per hour, counted per session and per address (an IPv6 address by its --proposal-ipv6-prefix); invalid proposals are not counted. Behind a reverse proxy every client has the proxy's address, so they share one allowance")
+	f.IntVar(&o.totalRate, "proposal-rate-total", "THREEGS_PROPOSAL_RATE_TOTAL", strconv.Itoa(proposals.DefaultTotalRate), 1, "proposals the server records per hour from all clients together, so that a flood from many addresses stays what one curator can read")
+	f.IntVar(&o.v6prefix, "proposal-ipv6-prefix", "THREEGS_PROPOSAL_IPV6_PREFIX", strconv.Itoa(proposals.DefaultIPv6Prefix), 16, "prefix length an IPv6 client is counted by for --proposal-rate: a /64 by default, what one site is given; 48 counts a whole site as one client (at most 128)")
 }
 
 // proposalsOptions are the flags of the proposals verbs.
@@ -80,7 +82,18 @@ func parseProposals(f *Flags) (app.Proposals, error) {
 		return app.Proposals{}, err
 	}
 	rate, err := o.rate.get()
-	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep}, Rate: rate}, err
+	if err != nil {
+		return app.Proposals{}, err
+	}
+	total, err := o.totalRate.get()
+	if err != nil {
+		return app.Proposals{}, err
+	}
+	v6, err := o.v6prefix.get()
+	if err == nil && v6 > 128 {
+		err = fmt.Errorf("--proposal-ipv6-prefix (THREEGS_PROPOSAL_IPV6_PREFIX) is a prefix length of an IPv6 address, 16 to 128, got %d", v6)
+	}
+	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep}, Rate: rate, TotalRate: total, IPv6Prefix: v6}, err
 }
 
 // proposalsRegistry is the registry named by --registry, which the
