@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"log/slog"
+	"time"
 
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -33,6 +35,29 @@ func openProposals(c Proposals, h *tools.Handlers, regPath string, log *slog.Log
 	}
 	rate := proposals.NewLimiter(c.Rate, c.TotalRate, c.IPv6Prefix)
 	h.SetProposals(s, rate)
-	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", c.Options.MaxPending, "rate_per_hour", rate.Rate, "total_rate_per_hour", rate.Total, "ipv6_prefix", rate.IPv6Prefix)
+	size, max := s.Size()
+	log.Info("taking proposals", "proposals", path, "pending", s.Pending(), "max_pending", c.Options.MaxPending, "bytes", size, "max_bytes", max, "rate_per_hour", rate.Rate, "total_rate_per_hour", rate.Total, "ipv6_prefix", rate.IPv6Prefix)
 	return s
+}
+
+// tidyEvery is how often a server compacts its proposals file: decided
+// proposals lose their bodies a day after the decision, and the file is
+// read whole at every start, so it is kept small even on a node that
+// takes no new proposals (whose writes would otherwise compact it).
+const tidyEvery = time.Hour
+
+// tidyProposals compacts s every tidyEvery until ctx ends.
+func tidyProposals(ctx context.Context, s *proposals.Store, log *slog.Logger) {
+	t := time.NewTicker(tidyEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Tidy(); err != nil {
+				log.Warn("cannot compact the proposals file; it is compacted again in an hour and at the next start", "err", err)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	clist "container/list"
 	"fmt"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -209,6 +210,16 @@ func (l *Limiter) identities(c Client) []identity {
 		ids = append(ids, identity{"session:" + c.Session, "this session"})
 	}
 	return ids
+}
+
+// ClientOf is c's address as the limiter counts it (an IPv4 address, an
+// IPv6 prefix), which a proposal records for the curator's filter; empty
+// without an address.
+func (l *Limiter) ClientOf(c Client) string {
+	if c.Addr == "" {
+		return ""
+	}
+	return strings.TrimPrefix(l.addrIdentity(c.Addr).key, "addr:")
 }
 
 func (l *Limiter) addrIdentity(addr string) identity {

@@ -3,6 +3,8 @@ package proposals
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,12 @@ type Options struct {
 	// Retention is how long a decided proposal is kept after its
 	// decision; zero means DefaultRetention.
 	Retention time.Duration
+	// MaxBytes caps the file, pending and decided proposals together;
+	// zero means DefaultMaxBytes.
+	MaxBytes int64
+	// BodyRetention is how long a decided proposal keeps its body; zero
+	// means DefaultBodyRetention.
+	BodyRetention time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -42,9 +50,11 @@ type Store struct {
 	// items are the live proposals by id; order their ids, oldest first.
 	items map[string]*Proposal
 	order []string
-	// lines is how many lines the file holds; size its length.
+	// lines is how many lines the file holds; size its length; live
+	// the length of the live proposals' lines, what a compaction leaves.
 	lines int
 	size  int64
+	live  int64
 }
 
 // Open takes the lock of the proposals file at path (another process
@@ -57,6 +67,12 @@ func Open(path string, o Options) (*Store, []string, error) {
 	}
 	if o.Retention <= 0 {
 		o.Retention = DefaultRetention
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.BodyRetention <= 0 {
+		o.BodyRetention = DefaultBodyRetention
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -71,7 +87,9 @@ func Open(path string, o Options) (*Store, []string, error) {
 		lock.Unlock()
 		return nil, nil, err
 	}
-	if s.expire() || s.lines > 0 && s.lines != len(s.items) {
+	// Superseded lines, or bodies dropped as it was read, make the file
+	// longer than its live proposals: rewrite it.
+	if s.tidy(false) || s.size != s.live {
 		if err := s.compact(); err != nil {
 			lock.Unlock()
 			return nil, nil, err
@@ -107,7 +125,7 @@ func (s *Store) load() ([]string, error) { return s.read(true) }
 
 // read replays the file; with repair it cuts a torn last line.
 func (s *Store) read(repair bool) ([]string, error) {
-	s.items, s.order, s.lines, s.size = map[string]*Proposal{}, nil, 0, 0
+	s.items, s.order, s.lines, s.size, s.live = map[string]*Proposal{}, nil, 0, 0, 0
 	// The file is 3gs's own: a symbolic link there is refused on every
 	// open (read, cut, append, rewrite), never followed.
 	if err := safefile.SymlinkProblem(s.path, what); err != nil {
@@ -124,9 +142,14 @@ func (s *Store) read(repair bool) ([]string, error) {
 		return nil, fmt.Errorf("opening the proposals file: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("the proposals file %s is not a regular file", s.path)
 	}
+	// A file past its cap (one an older 3gs let grow) has the bodies of
+	// its decided proposals dropped as it is read, so memory holds the
+	// pending ones and little more.
+	over := s.o.MaxBytes > 0 && st.Size() > s.o.MaxBytes
 	r := bufio.NewReaderSize(f, 64<<10)
 	var notes []string
 	for {
@@ -152,9 +175,15 @@ func (s *Store) read(repair bool) ([]string, error) {
 		if perr != nil {
 			return nil, fmt.Errorf("the proposals file %s, line %d: %w; move the file aside to start with no proposals", s.path, s.lines+1, perr)
 		}
+		p.line = len(line) + 1
 		s.put(p)
 		s.lines++
 		s.size += int64(len(line)) + 1
+		if repair && s.o.MaxBytes > 0 && s.stale(p, over) {
+			if err := s.slim(p); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return notes, nil
 }
@@ -195,31 +224,94 @@ func decodeLine(line []byte) (*Proposal, error) {
 
 // put makes p the state of its id.
 func (s *Store) put(p *Proposal) {
-	if _, ok := s.items[p.ID]; !ok {
+	if old, ok := s.items[p.ID]; !ok {
 		s.order = append(s.order, p.ID)
+	} else {
+		s.live -= int64(old.line)
 	}
 	s.items[p.ID] = p
+	s.live += int64(p.line)
 }
 
-// expire drops decided proposals older than retention; it reports
-// whether it dropped any.
-func (s *Store) expire() bool {
-	cutoff := s.o.Now().Add(-s.o.Retention)
+// tidy drops decided proposals older than Retention, and the bodies of
+// those decided longer than BodyRetention ago, or of every decided one
+// when force is set or the live proposals fill more than three quarters
+// of the cap; still past that, it drops the oldest decided proposals. It
+// reports whether anything changed; the file is not rewritten.
+func (s *Store) tidy(force bool) bool {
+	drop := s.o.Now().Add(-s.o.Retention)
 	n := len(s.order)
 	s.order = slices.DeleteFunc(s.order, func(id string) bool {
 		p := s.items[id]
-		if p.Decision != nil && p.Decision.Time.Before(cutoff) {
+		if p.Decision != nil && p.Decision.Time.Before(drop) {
+			s.live -= int64(p.line)
 			delete(s.items, id)
 			return true
 		}
 		return false
 	})
-	return len(s.order) != n
+	changed := len(s.order) != n
+	room := s.o.MaxBytes / 4 * 3
+	force = force || s.live > room
+	for _, id := range s.order {
+		if p := s.items[id]; s.stale(p, force) {
+			// Encoding a proposal read from the file cannot fail; on
+			// the odd error the body stays, which only costs room.
+			if s.slim(p) == nil {
+				changed = true
+			}
+		}
+	}
+	if s.live > room {
+		n := len(s.order)
+		s.order = slices.DeleteFunc(s.order, func(id string) bool {
+			p := s.items[id]
+			if s.live <= room || p.Decision == nil {
+				return false
+			}
+			s.live -= int64(p.line)
+			delete(s.items, id)
+			return true
+		})
+		changed = changed || len(s.order) != n
+	}
+	return changed
+}
+
+// stale reports whether p is decided and keeps a body it need no longer
+// keep: decided longer than BodyRetention ago, or at all when force is
+// set.
+func (s *Store) stale(p *Proposal, force bool) bool {
+	if p.Decision == nil || p.Digest != "" {
+		return false
+	}
+	return force || p.Decision.Time.Before(s.o.Now().Add(-s.o.BodyRetention))
+}
+
+// slim replaces the decided proposal p by its compacted state: the body
+// dropped, a digest of the line that held it kept.
+func (s *Store) slim(p *Proposal) error {
+	full, err := encodeLine(p)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(full[:len(full)-1])
+	c := *p
+	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", "", nil
+	c.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	line, err := encodeLine(&c)
+	if err != nil {
+		return err
+	}
+	c.line = len(line)
+	s.put(&c)
+	return nil
 }
 
 // compact rewrites the file with one line per live proposal.
 func (s *Store) compact() error {
 	var b bytes.Buffer
+	b.Grow(int(s.live))
 	for _, id := range s.order {
 		line, err := encodeLine(s.items[id])
 		if err != nil {
@@ -230,7 +322,7 @@ func (s *Store) compact() error {
 	if err := atomicfile.WriteNoFollow(s.path, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("rewriting the proposals file %s: %w", s.path, err)
 	}
-	s.lines, s.size = len(s.order), int64(b.Len())
+	s.lines, s.size, s.live = len(s.order), int64(b.Len()), int64(b.Len())
 	return nil
 }
 
@@ -249,21 +341,55 @@ func encodeLine(p *Proposal) ([]byte, error) {
 }
 
 // write appends p's new state and, once it holds, makes it p's state.
-func (s *Store) write(p *Proposal) error {
+// When the line would take the file past its cap, the file is compacted
+// first, decided proposals losing their bodies; a new proposal that
+// still has no room is refused (ErrCapped). A vote or a decision is
+// written even then, so the curator can always decide: the file is at
+// most one line past the cap, until the next compaction.
+func (s *Store) write(p *Proposal, isNew bool) error {
 	line, err := encodeLine(p)
 	if err != nil {
 		return err
 	}
+	if s.size+int64(len(line)) > s.o.MaxBytes {
+		s.tidy(true)
+		if err := s.compact(); err != nil {
+			return err
+		}
+		if isNew && s.size+int64(len(line)) > s.o.MaxBytes {
+			return ErrCapped
+		}
+	}
 	if err := appendLine(s.path, s.size, line); err != nil {
 		return err
 	}
+	p.line = len(line)
 	s.put(p)
 	s.lines++
 	s.size += int64(len(line))
-	if s.expire() || s.lines > 2*len(s.items)+64 {
+	if s.tidy(false) || s.lines > 2*len(s.items)+64 {
 		return s.compact()
 	}
 	return nil
+}
+
+// Tidy drops what tidy drops and rewrites the file without it and
+// without superseded lines: the server calls it now and then, so that
+// bodies are dropped on time on a node that takes no new proposals.
+func (s *Store) Tidy() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tidy(false) || s.size != s.live {
+		return s.compact()
+	}
+	return nil
+}
+
+// Size is the file's length in bytes, and the cap it is kept within.
+func (s *Store) Size() (size, max int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size, s.o.MaxBytes
 }
 
 // appendLine appends line to the file at path, which must be want bytes

@@ -38,7 +38,8 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	// is recorded: only recorded proposals are charged, so a flood of
 	// invalid ones costs no one, the sender included, anything.
 	c := served.ClientFrom(ctx)
-	charge, refused := d.rate.Take(h.now(), proposals.Client{Addr: c.Addr, Session: c.Session})
+	client := proposals.Client{Addr: c.Addr, Session: c.Session}
+	charge, refused := d.rate.Take(h.now(), client)
 	if refused != nil {
 		return nil, refuse(refused.Error())
 	}
@@ -46,12 +47,17 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 		charge.Refund()
 		return nil, err
 	}
+	p.Client = d.rate.ClientOf(client)
 	rec, err := d.store.Add(p)
 	if err != nil {
 		charge.Refund()
 	}
-	if errors.Is(err, proposals.ErrFull) {
+	switch {
+	case errors.Is(err, proposals.ErrFull):
 		return nil, refuse(fullText(d.store.MaxPending()))
+	case errors.Is(err, proposals.ErrCapped):
+		size, max := d.store.Size()
+		return nil, refuse(fmt.Sprintf("The proposals file is full (%d of its %d bytes, --max-proposals-bytes) with proposals waiting for the curator; propose again once some are decided.", size, max))
 	}
 	if err != nil {
 		return nil, err
