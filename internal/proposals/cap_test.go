@@ -174,3 +174,25 @@ func TestRejectFilters(t *testing.T) {
 		t.Errorf("ParseOlderThan(3d) = %s, %v", cut, err)
 	}
 }
+
+// At the cap with pending proposals alone, a refused proposal rewrites
+// nothing: a flood of refusals must not become a flood of rewrites.
+func TestARefusalAtTheCapRewritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{MaxBytes: 64 << 10})
+	for {
+		if _, err := s.Add(large("a")); errors.Is(err, ErrCapped) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.Stat(path)
+	if _, err := s.Add(large("a")); !errors.Is(err, ErrCapped) {
+		t.Fatalf("at the cap: %v, want ErrCapped", err)
+	}
+	after, _ := os.Stat(path)
+	if !os.SameFile(before, after) {
+		t.Error("a refusal at the cap rewrote the file")
+	}
+}

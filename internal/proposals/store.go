@@ -352,9 +352,12 @@ func (s *Store) write(p *Proposal, isNew bool) error {
 		return err
 	}
 	if s.size+int64(len(line)) > s.o.MaxBytes {
-		s.tidy(true)
-		if err := s.compact(); err != nil {
-			return err
+		// Rewrite only when that frees room: at the cap with pending
+		// proposals alone, each refusal would otherwise rewrite the file.
+		if s.tidy(true) || s.size != s.live {
+			if err := s.compact(); err != nil {
+				return err
+			}
 		}
 		if isNew && s.size+int64(len(line)) > s.o.MaxBytes {
 			return ErrCapped
