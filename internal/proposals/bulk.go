@@ -41,11 +41,16 @@ func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
 				continue
 			}
 			seen[id] = true
-			p, err := s.pendingCopy(id)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w; nothing was rejected", id, err)
+			// Not pendingCopy: the bodies stay in the file; the
+			// compaction below writes them with the decision.
+			p, ok := s.items[id]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%s: %w; nothing was rejected", id, ErrNotFound)
+			case p.Status != Pending:
+				return nil, fmt.Errorf("%s: %w; nothing was rejected", id, ErrDecided)
 			}
-			chosen = append(chosen, p)
+			chosen = append(chosen, p.clone())
 		}
 	} else {
 		for _, id := range s.order {
@@ -61,15 +66,23 @@ func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
 	before := make([]*Proposal, 0, len(chosen))
 	ids := make([]string, 0, len(chosen))
 	for _, p := range chosen {
-		before = append(before, s.items[p.ID])
+		old := s.items[p.ID]
+		before = append(before, old)
 		dd := d
 		p.Status, p.Decision = Rejected, &dd
-		line, err := encodeLine(p)
+		// The line grows by what the decision adds; a stripped body
+		// is the same bytes before and after.
+		was, err := encodeLine(old)
 		if err != nil {
 			s.restore(before)
 			return nil, err
 		}
-		p.line = len(line)
+		now, err := encodeLine(p)
+		if err != nil {
+			s.restore(before)
+			return nil, err
+		}
+		p.line = old.line + len(now) - len(was)
 		s.put(p)
 		ids = append(ids, p.ID)
 	}

@@ -51,7 +51,7 @@ func (s *Store) Get(id string) (*Proposal, error) {
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return p.clone(), nil
+	return s.full(p)
 }
 
 // Filter selects proposals for List.
@@ -69,7 +69,15 @@ type Filter struct {
 func (s *Store) List(f Filter) ([]*Proposal, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return list(s.order, s.items, f)
+	page, more := list(s.order, s.items, f)
+	for i, p := range page {
+		// A body that cannot be read back is left out rather than the
+		// page refused: the rest of the proposal is in memory.
+		if whole, err := s.full(p); err == nil {
+			page[i] = whole
+		}
+	}
+	return page, more
 }
 
 // ListAll is List over proposals read with Read.
@@ -174,5 +182,5 @@ func (s *Store) pendingCopy(id string) (*Proposal, error) {
 	case p.Status != Pending:
 		return nil, ErrDecided
 	}
-	return p.clone(), nil
+	return s.full(p)
 }

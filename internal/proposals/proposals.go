@@ -91,8 +91,12 @@ type Proposal struct {
 	// the line that last held its body, which was then dropped.
 	Digest string `json:"digest,omitempty"`
 	// line is the length of the line holding this state, newline
-	// included: what a compaction writes for it.
-	line int
+	// included: what a compaction writes for it. When stripped, the body
+	// (Category, Source) is not in memory but in the line at off, bodyLine
+	// bytes long (see body.go).
+	line, bodyLine int
+	off            int64
+	stripped       bool
 }
 
 // Vote is an endorsed curator's signed vote (see Statement).

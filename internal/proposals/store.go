@@ -175,15 +175,20 @@ func (s *Store) read(repair bool) ([]string, error) {
 		if perr != nil {
 			return nil, fmt.Errorf("the proposals file %s, line %d: %w; move the file aside to start with no proposals", s.path, s.lines+1, perr)
 		}
-		p.line = len(line) + 1
-		s.put(p)
-		s.lines++
-		s.size += int64(len(line)) + 1
-		if repair && s.o.MaxBytes > 0 && s.stale(p, over) {
+		p.line, p.off = len(line)+1, s.size
+		switch {
+		case !repair:
+			s.put(p) // a command's read: whole
+		case s.stale(p, over):
+			s.put(p)
 			if err := s.slim(p); err != nil {
 				return nil, err
 			}
+		default:
+			s.put(stripped(p, p.off))
 		}
+		s.lines++
+		s.size += int64(len(line)) + 1
 	}
 	return notes, nil
 }
@@ -291,12 +296,16 @@ func (s *Store) stale(p *Proposal, force bool) bool {
 // slim replaces the decided proposal p by its compacted state: the body
 // dropped, a digest of the line that held it kept.
 func (s *Store) slim(p *Proposal) error {
-	full, err := encodeLine(p)
+	whole, err := s.full(p)
+	if err != nil {
+		return err
+	}
+	full, err := encodeLine(whole)
 	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(full[:len(full)-1])
-	c := *p
+	c := *whole
 	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", "", nil
 	c.Digest = "sha256:" + hex.EncodeToString(sum[:])
 	line, err := encodeLine(&c)
@@ -308,19 +317,47 @@ func (s *Store) slim(p *Proposal) error {
 	return nil
 }
 
-// compact rewrites the file with one line per live proposal.
+// compact rewrites the file with one line per live proposal, the
+// stripped ones' bodies read from the file as it was, and strips every
+// body once its line is written.
 func (s *Store) compact() error {
 	var b bytes.Buffer
 	b.Grow(int(s.live))
-	for _, id := range s.order {
-		line, err := encodeLine(s.items[id])
+	var f *os.File
+	offs, lens := make([]int64, len(s.order)), make([]int, len(s.order))
+	for i, id := range s.order {
+		p := s.items[id]
+		if p.stripped && f == nil {
+			var err error
+			if f, err = s.openBody(); err != nil {
+				return err
+			}
+			defer f.Close()
+		}
+		if p.stripped {
+			var err error
+			if p, err = withBody(f, p.clone()); err != nil {
+				return err
+			}
+		}
+		line, err := encodeLine(p)
 		if err != nil {
 			return err
 		}
+		offs[i], lens[i] = int64(b.Len()), len(line)
 		b.Write(line)
 	}
 	if err := atomicfile.WriteNoFollow(s.path, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("rewriting the proposals file %s: %w", s.path, err)
+	}
+	for i, id := range s.order {
+		p := s.items[id]
+		next := stripped(p, offs[i])
+		if next == p {
+			next = p.clone()
+		}
+		next.off, next.line, next.bodyLine = offs[i], lens[i], lens[i]
+		s.items[id] = next
 	}
 	s.lines, s.size, s.live = len(s.order), int64(b.Len()), int64(b.Len())
 	return nil
@@ -367,7 +404,7 @@ func (s *Store) write(p *Proposal, isNew bool) error {
 		return err
 	}
 	p.line = len(line)
-	s.put(p)
+	s.put(stripped(p, s.size))
 	s.lines++
 	s.size += int64(len(line))
 	if s.tidy(false) || s.lines > 2*len(s.items)+64 {

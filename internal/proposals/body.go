@@ -1,0 +1,72 @@
+package proposals
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/three-good-sources/3gs/internal/safefile"
+)
+
+// A proposal's body, the category or source it proposes (up to 256 KiB),
+// stays in the file, not in memory: a Store holds every other field, and
+// reads the body back when a proposal is shown or changed. A server
+// whose file is at its cap (64 MiB) thus starts and runs in a few MiB
+// for its proposals, not the whole file again.
+//
+// A stripped proposal's body is in the line at off, bodyLine bytes long,
+// which may hold an older state of it (before a vote or a decision in
+// bulk): what memory holds is its state, the line only its body.
+
+// stripped is p without its body, which is in the line at off; p itself
+// when it has none to keep out of memory.
+func stripped(p *Proposal, off int64) *Proposal {
+	if p.Category == nil && p.Source == nil {
+		return p
+	}
+	c := *p
+	c.Category, c.Source, c.stripped, c.off, c.bodyLine = nil, nil, true, off, p.line
+	return &c
+}
+
+// full is a copy of p with its body, read back from the file when it was
+// stripped. The caller holds s.mu.
+func (s *Store) full(p *Proposal) (*Proposal, error) {
+	c := p.clone()
+	if !p.stripped {
+		return c, nil
+	}
+	f, err := s.openBody()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return withBody(f, c)
+}
+
+// openBody opens the file to read bodies from, refusing a link.
+func (s *Store) openBody() (*os.File, error) {
+	if err := safefile.SymlinkProblem(s.path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading a proposal's body from %s: %w", s.path, err)
+	}
+	return f, nil
+}
+
+// withBody fills c, a copy of a stripped proposal, with the body its line
+// in f holds.
+func withBody(f io.ReaderAt, c *Proposal) (*Proposal, error) {
+	line := make([]byte, c.bodyLine)
+	if _, err := f.ReadAt(line, c.off); err != nil {
+		return nil, fmt.Errorf("reading proposal %s's body at byte %d: %w", c.ID, c.off, err)
+	}
+	q, err := decodeLine(line[:len(line)-1])
+	if err != nil || q.ID != c.ID {
+		return nil, fmt.Errorf("proposal %s's body at byte %d of the proposals file is not where this process left it; restart the server to read the file again", c.ID, c.off)
+	}
+	c.Category, c.Source, c.stripped = q.Category, q.Source, false
+	return c, nil
+}
