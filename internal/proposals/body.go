@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
@@ -18,15 +20,34 @@ import (
 // which may hold an older state of it (before a vote or a decision in
 // bulk): what memory holds is its state, the line only its body.
 
-// stripped is p without its body, which is in the line at off; p itself
-// when it has none to keep out of memory.
+// stripped is a copy of p to keep in memory: without its body, which is
+// in the line at off, and with strings of its own.
 func stripped(p *Proposal, off int64) *Proposal {
-	if p.Category == nil && p.Source == nil {
-		return p
-	}
 	c := *p
-	c.Category, c.Source, c.stripped, c.off, c.bodyLine = nil, nil, true, off, p.line
+	if p.Category != nil || p.Source != nil {
+		c.Category, c.Source, c.stripped, c.off, c.bodyLine = nil, nil, true, off, p.line
+	}
+	c.own()
 	return &c
+}
+
+// own gives p's strings memory of their own. A decoded line's strings
+// may share its bytes, so one kept string (an id, a reason) would keep
+// the whole line, body and all, in memory.
+func (p *Proposal) own() {
+	for _, s := range []*string{&p.ID, &p.Action, &p.Slug, &p.Reason, &p.Contact, &p.Status, &p.Client, &p.Digest} {
+		*s = strings.Clone(*s)
+	}
+	p.Votes = slices.Clone(p.Votes)
+	for i := range p.Votes {
+		v := &p.Votes[i]
+		v.Pubkey, v.Vote, v.Signature = strings.Clone(v.Pubkey), strings.Clone(v.Vote), strings.Clone(v.Signature)
+	}
+	if p.Decision != nil {
+		d := *p.Decision
+		d.Reason, d.Actor, d.Version = strings.Clone(d.Reason), strings.Clone(d.Actor), strings.Clone(d.Version)
+		p.Decision = &d
+	}
 }
 
 // full is a copy of p with its body, read back from the file when it was

@@ -178,7 +178,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 		p.line, p.off = len(line)+1, s.size
 		switch {
 		case !repair:
-			s.put(p) // a command's read: whole
+			s.put(p) // a command's read: whole, and soon gone
 		case s.stale(p, over):
 			s.put(p)
 			if err := s.slim(p); err != nil {
@@ -308,6 +308,7 @@ func (s *Store) slim(p *Proposal) error {
 	c := *whole
 	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", "", nil
 	c.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	c.own()
 	line, err := encodeLine(&c)
 	if err != nil {
 		return err
@@ -353,9 +354,6 @@ func (s *Store) compact() error {
 	for i, id := range s.order {
 		p := s.items[id]
 		next := stripped(p, offs[i])
-		if next == p {
-			next = p.clone()
-		}
 		next.off, next.line, next.bodyLine = offs[i], lens[i], lens[i]
 		s.items[id] = next
 	}
