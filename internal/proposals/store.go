@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,7 +231,11 @@ func decodeLine(line []byte) (*Proposal, error) {
 // put makes p the state of its id.
 func (s *Store) put(p *Proposal) {
 	if old, ok := s.items[p.ID]; !ok {
-		s.order = append(s.order, p.ID)
+		// The id is kept as the map's key and in order: a copy of its
+		// own, not one sharing a decoded line's bytes (see own).
+		id := strings.Clone(p.ID)
+		s.order = append(s.order, id)
+		s.items[id] = p
 	} else {
 		s.live -= int64(old.line)
 	}
@@ -241,8 +246,9 @@ func (s *Store) put(p *Proposal) {
 // tidy drops decided proposals older than Retention, and the bodies of
 // those decided longer than BodyRetention ago, or of every decided one
 // when force is set or the live proposals fill more than three quarters
-// of the cap; still past that, it drops the oldest decided proposals. It
-// reports whether anything changed; the file is not rewritten.
+// of the cap; when decided proposals still take more than a quarter of
+// the cap, it drops the oldest of them. It reports whether anything
+// changed; the file is not rewritten.
 func (s *Store) tidy(force bool) bool {
 	drop := s.o.Now().Add(-s.o.Retention)
 	n := len(s.order)
@@ -267,13 +273,23 @@ func (s *Store) tidy(force bool) bool {
 			}
 		}
 	}
-	if s.live > room {
+	// Decided proposals, compacted, may take a quarter of the cap; past
+	// it the oldest go. Pending ones are the curator's to decide, never
+	// dropped.
+	var decided int64
+	for _, id := range s.order {
+		if p := s.items[id]; p.Decision != nil {
+			decided += int64(p.line)
+		}
+	}
+	if decided > s.o.MaxBytes/4 {
 		n := len(s.order)
 		s.order = slices.DeleteFunc(s.order, func(id string) bool {
 			p := s.items[id]
-			if s.live <= room || p.Decision == nil {
+			if decided <= s.o.MaxBytes/4 || p.Decision == nil {
 				return false
 			}
+			decided -= int64(p.line)
 			s.live -= int64(p.line)
 			delete(s.items, id)
 			return true
@@ -319,45 +335,55 @@ func (s *Store) slim(p *Proposal) error {
 }
 
 // compact rewrites the file with one line per live proposal, the
-// stripped ones' bodies read from the file as it was, and strips every
-// body once its line is written.
+// stripped ones' bodies read from the file as it was, one at a time and
+// written straight to the new file, and strips every body once its line
+// is written: a compaction of a full file holds one body, not the file.
 func (s *Store) compact() error {
-	var b bytes.Buffer
-	b.Grow(int(s.live))
 	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
 	offs, lens := make([]int64, len(s.order)), make([]int, len(s.order))
-	for i, id := range s.order {
-		p := s.items[id]
-		if p.stripped && f == nil {
-			var err error
-			if f, err = s.openBody(); err != nil {
+	var n int64
+	err := atomicfile.WriteNoFollowFrom(s.path, 0o600, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		for i, id := range s.order {
+			p := s.items[id]
+			if p.stripped {
+				if f == nil {
+					var err error
+					if f, err = s.openBody(); err != nil {
+						return err
+					}
+				}
+				var err error
+				if p, err = withBody(f, p.clone()); err != nil {
+					return err
+				}
+			}
+			line, err := encodeLine(p)
+			if err != nil {
 				return err
 			}
-			defer f.Close()
-		}
-		if p.stripped {
-			var err error
-			if p, err = withBody(f, p.clone()); err != nil {
+			offs[i], lens[i] = n, len(line)
+			if _, err := bw.Write(line); err != nil {
 				return err
 			}
+			n += int64(len(line))
 		}
-		line, err := encodeLine(p)
-		if err != nil {
-			return err
-		}
-		offs[i], lens[i] = int64(b.Len()), len(line)
-		b.Write(line)
-	}
-	if err := atomicfile.WriteNoFollow(s.path, b.Bytes(), 0o600); err != nil {
+		return bw.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("rewriting the proposals file %s: %w", s.path, err)
 	}
 	for i, id := range s.order {
-		p := s.items[id]
-		next := stripped(p, offs[i])
+		next := stripped(s.items[id], offs[i])
 		next.off, next.line, next.bodyLine = offs[i], lens[i], lens[i]
 		s.items[id] = next
 	}
-	s.lines, s.size, s.live = len(s.order), int64(b.Len()), int64(b.Len())
+	s.lines, s.size, s.live = len(s.order), n, n
 	return nil
 }
 
