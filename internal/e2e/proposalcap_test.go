@@ -80,7 +80,9 @@ func TestProposalsFileStaysWithinItsCap(t *testing.T) {
 		status, body := testkit.PostMCP(t, srv.URL, "tools/call", map[string]any{"name": gen.ToolRejectProposal, "arguments": map[string]any{"all_pending": true, "reason": "a flood"}}, admin...)
 		var res struct {
 			Result struct {
-				Structured gen.RejectProposalOutput `json:"structuredContent"`
+				Structured struct {
+					Count int `json:"count"`
+				} `json:"structuredContent"`
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(body, &res); err != nil || status != http.StatusOK || res.Result.Structured.Count != n {
@@ -94,13 +96,13 @@ func TestProposalsFileStaysWithinItsCap(t *testing.T) {
 	if list.Pending != 0 {
 		t.Errorf("%d pending after rejecting all", list.Pending)
 	}
-	ps, err := proposals.Read(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range ps {
-		if p.Category != nil || !strings.HasPrefix(p.Digest, "sha256:") {
-			t.Fatalf("a rejected proposal kept its body: %s, digest %q", p.ID, p.Digest)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if strings.Contains(line, `"category":`) || !strings.Contains(line, `"digest":"sha256:`) {
+			t.Fatalf("a rejected proposal kept its body, or has no digest: %.200s", line)
 		}
 	}
 	if s := size(); s > max/4 {
