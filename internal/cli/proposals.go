@@ -220,7 +220,8 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 }
 
 // proposalTarget is the registry (--registry) and the one argument, a
-// proposal id, of show, accept and reject.
+// proposal id, of show and accept (reject takes ids or a filter: see
+// proposalreject.go).
 func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
 	if reg, ok = proposalsRegistry(env, verb, f); !ok {
 		return "", "", false
