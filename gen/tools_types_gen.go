@@ -875,6 +875,12 @@ type Proposal struct {
 	// The curator's decision; absent while pending.
 	Decision *Decision `json:"decision,omitempty,omitzero"`
 
+	// Set once the proposal's body (the change, the reason, the contact, the votes)
+	// was dropped, a day after its decision or to keep the proposals file within its
+	// cap: sha256: and the hex SHA-256 of the line of the proposals file that held
+	// it. The decision stays.
+	Digest *string `json:"digest,omitempty,omitzero"`
+
 	// The proposal's id.
 	ID string `json:"id"`
 

@@ -1988,6 +1988,18 @@ func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal
 				decodeDecision(d, &fp, &opt0)
 				out.Decision = &opt0
 			}
+		case "digest":
+			if !d.Claim(p, key, &seen, 14) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Digest = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, proposalFields)
 		}
@@ -4130,7 +4142,7 @@ func EnumProposalStatus() []string {
 }
 
 // proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
-var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision"}
+var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision", "digest"}
 
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
 var categoryFields = []string{"name", "description", "query_patterns", "sources"}

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/pkarr"
@@ -64,5 +66,24 @@ func TestRejectProposalInBulk(t *testing.T) {
 	}
 	if _, err := gen.DecodeRejectProposalInput([]byte(`{"id":"` + c + `","reason":"x"}`)); err != nil {
 		t.Errorf("the single id form: %v", err)
+	}
+}
+
+// A proposal whose body was dropped after its decision says so, with
+// its digest, rather than showing an empty reason as if it were one.
+func TestACompactedProposalShowsItsDigest(t *testing.T) {
+	now := time.Now()
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{Now: func() time.Time { return now }}, 10)
+	id := propose(t, h, context.Background(), &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
+	if _, err := h.RejectProposal(context.Background(), &gen.RejectProposalInput{ID: ptr(id), Reason: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(25 * time.Hour)
+	if err := h.props.store.Tidy(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.GetProposal(context.Background(), &gen.GetProposalInput{ID: id})
+	if err != nil || out.Proposal.Digest == nil || !strings.Contains(h.GetProposalText(out), "The body was dropped after the decision; sha256:") {
+		t.Errorf("get_proposal of a compacted proposal: %+v, %v", out, err)
 	}
 }

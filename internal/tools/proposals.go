@@ -68,6 +68,9 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	if p.Contact != "" {
 		out.Contact = ptr(registry.Visible(p.Contact))
 	}
+	if p.Digest != "" {
+		out.Digest = ptr(p.Digest)
+	}
 	for _, v := range p.Votes {
 		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: gen.VoteVote(v.Vote), Time: v.Time.UTC().Format(time.RFC3339), Signature: v.Signature})
 	}
@@ -132,6 +135,9 @@ func writeProposal(b *strings.Builder, p *gen.Proposal) {
 	}
 	if p.Source != nil {
 		writeSource(b, p.Source)
+	}
+	if p.Digest != nil {
+		b.WriteString("(The body was dropped after the decision; " + *p.Digest + " of the line that held it stays.)\n")
 	}
 	b.WriteString(proposalClose + "\n")
 }
