@@ -196,3 +196,31 @@ func TestARefusalAtTheCapRewritesNothing(t *testing.T) {
 		t.Error("a refusal at the cap rewrote the file")
 	}
 }
+
+// Decided proposals past a quarter of the cap lose their bodies before
+// any of them is dropped: the decisions stay on record.
+func TestDecidedPastAQuarterAreCompactedNotDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
+	s := open(t, path, Options{MaxBytes: 64 << 10})
+	var ids []string
+	for range 8 { // about 29 KB: less than three quarters, more than one
+		p, err := s.Add(large("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	got, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: "flood"})
+	if err != nil || len(got) != 8 {
+		t.Fatalf("rejected %d, %v", len(got), err)
+	}
+	for _, id := range ids {
+		p, err := s.Get(id)
+		if err != nil {
+			t.Fatalf("%s was dropped: %v", id, err)
+		}
+		if p.Digest == "" {
+			t.Errorf("%s kept its body past a quarter of the cap", id)
+		}
+	}
+}

@@ -245,10 +245,10 @@ func (s *Store) put(p *Proposal) {
 
 // tidy drops decided proposals older than Retention, and the bodies of
 // those decided longer than BodyRetention ago, or of every decided one
-// when force is set or the live proposals fill more than three quarters
-// of the cap; when decided proposals still take more than a quarter of
-// the cap, it drops the oldest of them. It reports whether anything
-// changed; the file is not rewritten.
+// when force is set, the live proposals fill more than three quarters of
+// the cap or the decided ones more than a quarter; when decided
+// proposals still take more than a quarter, it drops the oldest of them.
+// It reports whether anything changed; the file is not rewritten.
 func (s *Store) tidy(force bool) bool {
 	drop := s.o.Now().Add(-s.o.Retention)
 	n := len(s.order)
@@ -262,8 +262,12 @@ func (s *Store) tidy(force bool) bool {
 		return false
 	})
 	changed := len(s.order) != n
-	room := s.o.MaxBytes / 4 * 3
-	force = force || s.live > room
+	// Bodies go at once when the live proposals pass three quarters of
+	// the cap, or the decided ones a quarter; compacted, decided
+	// proposals may still take that quarter, and past it the oldest go.
+	// Pending ones are the curator's to decide, never dropped.
+	quarter := s.o.MaxBytes / 4
+	force = force || s.live > 3*quarter || s.decidedBytes() > quarter
 	for _, id := range s.order {
 		if p := s.items[id]; s.stale(p, force) {
 			// Encoding a proposal read from the file cannot fail; on
@@ -273,20 +277,11 @@ func (s *Store) tidy(force bool) bool {
 			}
 		}
 	}
-	// Decided proposals, compacted, may take a quarter of the cap; past
-	// it the oldest go. Pending ones are the curator's to decide, never
-	// dropped.
-	var decided int64
-	for _, id := range s.order {
-		if p := s.items[id]; p.Decision != nil {
-			decided += int64(p.line)
-		}
-	}
-	if decided > s.o.MaxBytes/4 {
+	if decided := s.decidedBytes(); decided > quarter {
 		n := len(s.order)
 		s.order = slices.DeleteFunc(s.order, func(id string) bool {
 			p := s.items[id]
-			if decided <= s.o.MaxBytes/4 || p.Decision == nil {
+			if decided <= quarter || p.Decision == nil {
 				return false
 			}
 			decided -= int64(p.line)
@@ -297,6 +292,17 @@ func (s *Store) tidy(force bool) bool {
 		changed = changed || len(s.order) != n
 	}
 	return changed
+}
+
+// decidedBytes is what the decided proposals' lines take.
+func (s *Store) decidedBytes() int64 {
+	var n int64
+	for _, p := range s.items {
+		if p.Decision != nil {
+			n += int64(p.line)
+		}
+	}
+	return n
 }
 
 // stale reports whether p is decided and keeps a body it need no longer
