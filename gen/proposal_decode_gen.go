@@ -157,6 +157,32 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 				decodeProposalDecision(d, &fp, &opt0)
 				out.Decision = &opt0
 			}
+		case "client":
+			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.Client = &opt0
+			}
+		case "digest":
+			if !d.Claim(p, key, &seen, 13) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternProposalRecordDigest)
+					opt0 = v
+				}
+				out.Digest = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, proposalRecordFields)
 		}
@@ -309,8 +335,10 @@ func EnumProposalRecordStatus() []string {
 	return slices.Clone(enumProposalRecordStatus)
 }
 
+var patternProposalRecordDigest = regexp.MustCompile("^sha256:[0-9a-f]{64}$")
+
 // proposalRecordFields lists ProposalRecord's fields in schema order; bit i of a decoder's seen set stands for proposalRecordFields[i].
-var proposalRecordFields = []string{"id", "created", "action", "slug", "category", "rank", "source", "reason", "contact", "status", "votes", "decision"}
+var proposalRecordFields = []string{"id", "created", "action", "slug", "category", "rank", "source", "reason", "contact", "status", "votes", "decision", "client", "digest"}
 
 // enumProposalVoteVote holds the values allowed at schema/proposal.schema.json#/$defs/proposalVote/properties/vote.
 var enumProposalVoteVote = []string{"support", "oppose"}

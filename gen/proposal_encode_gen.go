@@ -59,6 +59,14 @@ func encodeProposalRecord(w *strictjson.Writer, v *ProposalRecord) {
 		w.Key("decision")
 		encodeProposalDecision(w, &*v.Decision)
 	}
+	if v.Client != nil {
+		w.Key("client")
+		w.String(*v.Client)
+	}
+	if v.Digest != nil {
+		w.Key("digest")
+		w.String(*v.Digest)
+	}
 	w.EndObject()
 }
 

@@ -29,6 +29,12 @@ type ProposalRecord struct {
 	// For add_category and update_category: the whole category proposed.
 	Category *Category `json:"category,omitempty,omitzero"`
 
+	// The client it came from, as the proposal rate counts it: an IPv4 address or an
+	// IPv6 prefix (2001:db8:1:2::/64); absent for the stdio client. Kept for the
+	// curator's bulk decisions (reject_proposal from_client), never shown by the
+	// tools.
+	Client *string `json:"client,omitempty,omitzero"`
+
 	// How to reach the proposer, as they gave it.
 	Contact *string `json:"contact,omitempty,omitzero"`
 
@@ -37,6 +43,11 @@ type ProposalRecord struct {
 
 	// Decision corresponds to the JSON schema field "decision".
 	Decision *ProposalDecision `json:"decision,omitempty,omitzero"`
+
+	// Set once a decided proposal was compacted: sha256: and the hex SHA-256 of the
+	// line that last held its whole body (category, source, reason, contact, votes),
+	// which were then dropped to keep the file within its cap.
+	Digest *string `json:"digest,omitempty,omitzero"`
 
 	// The proposal's id: p and 16 hex digits.
 	ID string `json:"id"`

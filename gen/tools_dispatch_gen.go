@@ -207,9 +207,10 @@ var Tools = []Tool{
 		Examples: toolcall.Examples{
 			Arguments: []string{
 				`{"id":"p0f3a9c2e41b7d586","reason":"The source still answers."}`,
+				`{"older_than":"24h","reason":"A flood of proposals, none about a real source."}`,
 			},
 			Invalid: `{"id":"p0f3a9c2e41b7d586"}`,
-			Result:  `{"id":"p0f3a9c2e41b7d586","status":"rejected","changed":false}`,
+			Result:  `{"id":"p0f3a9c2e41b7d586","status":"rejected","changed":false,"count":1,"rejected":["p0f3a9c2e41b7d586"]}`,
 		},
 		Manifest: manifestRejectProposal,
 		Name:     "reject_proposal",

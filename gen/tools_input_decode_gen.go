@@ -722,12 +722,77 @@ func decodeRejectProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 				continue
 			}
 			fp := p.Key(key)
-			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAcceptProposalInputID)
-				out.ID = v
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternAcceptProposalInputID)
+					opt0 = v
+				}
+				out.ID = &opt0
+			}
+		case "ids":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(1000))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.Pattern(&ip0, v, patternAcceptProposalInputID)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), 1, 1000)
+				if len(items0) > 0 {
+					out.Ids = items0
+				}
+			}
+		case "all_pending":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.AllPending = &opt0
+			}
+		case "older_than":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 40)
+					opt0 = v
+				}
+				out.OlderThan = &opt0
+			}
+		case "from_client":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 64)
+					opt0 = v
+				}
+				out.FromClient = &opt0
 			}
 		case "reason":
-			if !d.Claim(p, key, &seen, 1) {
+			if !d.Claim(p, key, &seen, 5) {
 				continue
 			}
 			fp := p.Key(key)
@@ -740,7 +805,8 @@ func decodeRejectProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 			d.UnknownKey(p, key, rejectProposalInputFields)
 		}
 	}
-	d.Missing(p, seen, 0b11, rejectProposalInputFields)
+	d.Missing(p, seen, 0b100000, rejectProposalInputFields)
+	d.OneOf(p, seen, &rejectProposalInputOneOf)
 }
 
 /*
@@ -986,8 +1052,16 @@ func EnumProposeChangeInputAction() []string {
 // proposeChangeInputFields lists ProposeChangeInput's fields in schema order; bit i of a decoder's seen set stands for proposeChangeInputFields[i].
 var proposeChangeInputFields = []string{"action", "slug", "category", "rank", "source", "reason", "contact"}
 
+// rejectProposalInputOneOf is RejectProposalInput's oneOf: bit i of a set stands for rejectProposalInputFields[i].
+var rejectProposalInputOneOf = strictjson.OneOf{
+	Help:  "id rejects one proposal; ids rejects a list of proposals; all_pending rejects every pending proposal; older_than rejects those made before a time or longer ago than a duration; from_client rejects those sent from an address or prefix",
+	Names: []string{"id", "ids", "all_pending", "older_than", "from_client"},
+	Sets:  []uint64{0b1, 0b10, 0b100, 0b1000, 0b10000},
+	Want:  "exactly one of id, ids, all_pending, older_than or from_client",
+}
+
 // rejectProposalInputFields lists RejectProposalInput's fields in schema order; bit i of a decoder's seen set stands for rejectProposalInputFields[i].
-var rejectProposalInputFields = []string{"id", "reason"}
+var rejectProposalInputFields = []string{"id", "ids", "all_pending", "older_than", "from_client", "reason"}
 
 // removeCategoryInputFields lists RemoveCategoryInput's fields in schema order; bit i of a decoder's seen set stands for removeCategoryInputFields[i].
 var removeCategoryInputFields = []string{"slug"}

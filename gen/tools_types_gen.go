@@ -877,6 +877,12 @@ type Proposal struct {
 	// The curator's decision; absent while pending.
 	Decision *Decision `json:"decision,omitempty,omitzero"`
 
+	// Set once the proposal's body (the change, the reason, the contact, the votes)
+	// was dropped, a day after its decision or to keep the proposals file within its
+	// cap: sha256: and the hex SHA-256 of the line of the proposals file that held
+	// it. The decision stays.
+	Digest *string `json:"digest,omitempty,omitzero"`
+
 	// The proposal's id.
 	ID string `json:"id"`
 
@@ -1049,8 +1055,24 @@ type RankedSource struct {
 }
 
 type RejectProposalInput struct {
-	// The proposal's id, as propose_change returned it ("p" and 16 hex digits).
-	ID string `json:"id"`
+	// true: every pending proposal.
+	AllPending *bool `json:"all_pending,omitempty,omitzero"`
+
+	// The pending proposals sent from an IP address or prefix (192.0.2.1,
+	// 2001:db8:1:2::/64); an IPv6 client is the prefix the proposal rate counted it
+	// by.
+	FromClient *string `json:"from_client,omitempty,omitzero"`
+
+	// One proposal's id, as propose_change returned it ("p" and 16 hex digits).
+	ID *string `json:"id,omitempty,omitzero"`
+
+	// Proposals by id, each pending; one that is not fails the call and nothing is
+	// rejected.
+	Ids []string `json:"ids,omitempty,omitzero"`
+
+	// The pending proposals made longer ago than a duration (72h, 90m, 3d) or before
+	// a time (2026-12-01T10:00:00Z, or 2026-12-01).
+	OlderThan *string `json:"older_than,omitempty,omitzero"`
 
 	// Why, shown with the decision; at most 1,000 characters.
 	Reason string `json:"reason"`
@@ -1062,16 +1084,24 @@ type RejectProposalOutput struct {
 	// decision.
 	Changed bool `json:"changed"`
 
-	// The proposal.
+	// How many proposals were rejected.
+	Count int `json:"count"`
+
+	// The proposal named by id; empty when they were chosen in bulk (rejected lists
+	// them).
 	ID string `json:"id"`
 
 	// The registry's version after the change, when it changed.
 	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
 
+	// The ids of the proposals rejected, oldest first.
+	Rejected []string `json:"rejected"`
+
 	// Whether the changed registry was re-signed with the curator key.
 	Signed *bool `json:"signed,omitempty,omitzero"`
 
-	// Its status now: pending when the decision failed (an error result says why).
+	// With id: the proposal's status now, pending when the decision failed (an error
+	// result says why). In bulk: rejected when any was, else pending.
 	Status RejectProposalOutputStatus `json:"status"`
 }
 

@@ -2001,6 +2001,18 @@ func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal
 				decodeDecision(d, &fp, &opt0)
 				out.Decision = &opt0
 			}
+		case "digest":
+			if !d.Claim(p, key, &seen, 14) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Digest = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, proposalFields)
 		}
@@ -3438,11 +3450,37 @@ func decodeRejectProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 				}
 				out.Signed = &opt0
 			}
+		case "count":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Int(&fp); ok {
+				d.Minimum(&fp, float64(v), 0.0)
+				out.Count = v
+			}
+		case "rejected":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []string{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				out.Rejected = items0
+			}
 		default:
 			d.UnknownKey(p, key, rejectProposalOutputFields)
 		}
 	}
-	d.Missing(p, seen, 0b111, rejectProposalOutputFields)
+	d.Missing(p, seen, 0b1100111, rejectProposalOutputFields)
 }
 
 /*
@@ -4117,7 +4155,7 @@ func EnumProposalStatus() []string {
 }
 
 // proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
-var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision"}
+var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision", "digest"}
 
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
 var categoryFields = []string{"name", "description", "query_patterns", "sources"}
@@ -4235,7 +4273,7 @@ func EnumRejectProposalOutputStatus() []string {
 }
 
 // rejectProposalOutputFields lists RejectProposalOutput's fields in schema order; bit i of a decoder's seen set stands for rejectProposalOutputFields[i].
-var rejectProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
+var rejectProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed", "count", "rejected"}
 
 // reloadRegistryOutputFields lists ReloadRegistryOutput's fields in schema order; bit i of a decoder's seen set stands for reloadRegistryOutputFields[i].
 var reloadRegistryOutputFields = []string{"reloaded", "registry_version", "registry_sha256", "category_count", "verified", "errors"}

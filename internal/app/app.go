@@ -326,6 +326,11 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	})
 	goRun(func() { s.peers.Run(peersCtx) })
 	goRun(func() { renewLoop(peersCtx, h, log) })
+	goRun(func() {
+		if s.proposals != nil {
+			tidyProposals(peersCtx, s.proposals, log)
+		}
+	})
 	identities := newIdentityChecker(h, c.Identity, c.Version, srvd.Path, peerDir, log)
 	goRun(func() { identities.Run(peersCtx) })
 	goRun(func() {

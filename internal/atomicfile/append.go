@@ -22,8 +22,30 @@ var ErrNotAsLeft = errors.New("another program wrote or cut it")
 // crash could lose the file. Errors name the file as what ("the audit
 // log").
 func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	return appendAt(path, what, want, 0, fill)
+}
+
+// AppendAtNoFollow is AppendAt for a file that is 3gs's own and never a
+// link (the proposals file): a symbolic link at path is refused, its
+// target untouched, and the error wraps safefile.ErrSymlink. Whoever can
+// write the directory could otherwise have the next append land in any
+// file 3gs may write.
+func AppendAtNoFollow(path, what string, want int64, fill func(io.Writer) error) error {
+	if err := safefile.SymlinkProblem(path, what); err != nil {
+		return err
+	}
+	return appendAt(path, what, want, safefile.NoFollow, fill)
+}
+
+func appendAt(path, what string, want int64, flags int, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags|flags, 0o600)
 	if err != nil {
+		if flags != 0 {
+			// A link put there between the check and the open.
+			if link := safefile.SymlinkProblem(path, what); link != nil {
+				return link
+			}
+		}
 		return fmt.Errorf("opening %s: %w", what, err)
 	}
 	defer f.Close()
@@ -53,8 +75,19 @@ func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
 
 // Cut truncates the regular file at path to size bytes and syncs it: to drop a torn last record, or records an
 // interrupted change wrote.
-func Cut(path string, size int64) error {
-	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags, 0)
+func Cut(path string, size int64) error { return cut(path, size, 0) }
+
+// CutNoFollow is Cut for a file that is never a link: a symbolic link at
+// path is refused (see AppendAtNoFollow).
+func CutNoFollow(path, what string, size int64) error {
+	if err := safefile.SymlinkProblem(path, what); err != nil {
+		return err
+	}
+	return cut(path, size, safefile.NoFollow)
+}
+
+func cut(path string, size int64, flags int) error {
+	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags|flags, 0)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,12 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 // replace writes data to a temporary file beside path and renames it over
 // path, then syncs the directory.
 func replace(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := stage(path, data, perm)
+	return replaceFrom(path, perm, writeAll(data))
+}
+
+// replaceFrom is replace with the content written by fill.
+func replaceFrom(path string, perm fs.FileMode, fill func(io.Writer) error) error {
+	tmp, err := stageFrom(path, perm, fill)
 	if err != nil {
 		return err
 	}
@@ -60,6 +65,13 @@ var ErrSymlink = errors.New("symbolic link refused")
 // after the check is replaced, never written through. An existing file
 // gets perm.
 func WriteNoFollow(path string, data []byte, perm fs.FileMode) error {
+	return WriteNoFollowFrom(path, perm, writeAll(data))
+}
+
+// WriteNoFollowFrom is WriteNoFollow for content too large to hold at
+// once (the proposals file's compaction): fill writes it to the
+// temporary file, and an error from fill leaves path as it was.
+func WriteNoFollowFrom(path string, perm fs.FileMode, fill func(io.Writer) error) error {
 	if fi, err := os.Lstat(path); err == nil {
 		switch {
 		case fi.Mode()&fs.ModeSymlink != 0:
@@ -71,7 +83,7 @@ func WriteNoFollow(path string, data []byte, perm fs.FileMode) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return replace(path, data, perm)
+	return replaceFrom(path, perm, fill)
 }
 
 // resolve is the file a write of path replaces, following symbolic links,

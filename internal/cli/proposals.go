@@ -31,21 +31,24 @@ var proposalsSubcommands = []command{
 	{"list", "", "list the proposals made to a registry, oldest first, with their status and votes (--status pending: those to decide)", proposalsReadFlags, runProposalsList},
 	{"show", "ID", "show one proposal in full: the change, the reason, the votes and the decision", proposalsReadFlags, runProposalsShow},
 	{"accept", "ID", "apply a pending proposal to the registry (recorded in the audit log, version raised, signed with --key-file) and record the decision", proposalsDecideFlags, runProposalsAccept},
-	{"reject", "ID", "reject a pending proposal, recording --reason", proposalsDecideFlags, runProposalsReject},
+	{"reject", "ID...", "reject pending proposals, recording --reason: those named, or all chosen by --all-pending, --older-than D or --client ADDR", proposalsRejectFlags, runProposalsReject},
 	{"vote", "ID support|oppose", "as a curator the node endorses, sign a vote on one of its proposals with --key-file and send it to --node", proposalsVoteFlags, runProposalsVote},
 }
 
 // proposalServeOptions are serve's (and doctor's) flags for proposals.
 type proposalServeOptions struct {
-	maxPending, rate intFlag
-	retention        durationFlag
+	maxPending, maxBytes, rate, totalRate, v6prefix intFlag
+	retention                                       durationFlag
 }
 
 func proposalFlags(f *Flags) {
 	o := options[proposalServeOptions](f)
 	f.IntVar(&o.maxPending, "max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), 1, "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
+	f.IntVar(&o.maxBytes, "max-proposals-bytes", "THREEGS_MAX_PROPOSALS_BYTES", strconv.Itoa(proposals.DefaultMaxBytes), 4*proposals.MaxLine, "cap on the proposals file, pending and decided proposals together, in bytes (64 MiB by default); decided proposals lose their bodies a day after the decision, or at once when the file nears the cap, and new proposals are refused while pending ones alone fill it")
 	f.DurationVar(&o.retention, "proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
-	f.IntVar(&o.rate, "proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), 1, "proposals one client may make per hour, counted per session and per address (behind a reverse proxy every client has the proxy's address, so they share one allowance)")
+	f.IntVar(&o.rate, "proposal-rate", "THREEGS_PROPOSAL_RATE", strconv.Itoa(proposals.DefaultRate), 1, "proposals one client may have recorded per hour, counted per session and per address (an IPv6 address by its --proposal-ipv6-prefix); invalid proposals are not counted. Behind a reverse proxy every client has the proxy's address, so they share one allowance")
+	f.IntVar(&o.totalRate, "proposal-rate-total", "THREEGS_PROPOSAL_RATE_TOTAL", strconv.Itoa(proposals.DefaultTotalRate), 1, "proposals the server records per hour from all clients together, so that a flood from many addresses stays what one curator can read")
+	f.IntVar(&o.v6prefix, "proposal-ipv6-prefix", "THREEGS_PROPOSAL_IPV6_PREFIX", strconv.Itoa(proposals.DefaultIPv6Prefix), 16, "prefix length an IPv6 client is counted by for --proposal-rate: a /64 by default, what one site is given; 48 counts a whole site as one client (at most 128)")
 }
 
 // proposalsOptions are the flags of the proposals verbs.
@@ -80,8 +83,23 @@ func parseProposals(f *Flags) (app.Proposals, error) {
 	if err != nil {
 		return app.Proposals{}, err
 	}
+	maxBytes, err := o.maxBytes.get()
+	if err != nil {
+		return app.Proposals{}, err
+	}
 	rate, err := o.rate.get()
-	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep}, Rate: rate}, err
+	if err != nil {
+		return app.Proposals{}, err
+	}
+	total, err := o.totalRate.get()
+	if err != nil {
+		return app.Proposals{}, err
+	}
+	v6, err := o.v6prefix.get()
+	if err == nil && v6 > 128 {
+		err = fmt.Errorf("--proposal-ipv6-prefix (THREEGS_PROPOSAL_IPV6_PREFIX) is a prefix length of an IPv6 address, 16 to 128, got %d", v6)
+	}
+	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep, MaxBytes: int64(maxBytes)}, Rate: rate, TotalRate: total, IPv6Prefix: v6}, err
 }
 
 // proposalsRegistry is the registry named by --registry, which the
@@ -162,6 +180,12 @@ func plainText(s string, max int) string {
 
 func showProposal(w io.Writer, p *proposals.Proposal) {
 	fmt.Fprintf(w, "Proposal %s: %s %s, %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, p.Created.Format(time.RFC3339))
+	if p.Client != "" {
+		fmt.Fprintf(w, "Sent from: %s (3gs proposals reject --client %s rejects all it has pending)\n", p.Client, p.Client)
+	}
+	if p.Digest != "" {
+		fmt.Fprintf(w, "Compacted after its decision: its body was dropped, %s of the line that held it kept\n", p.Digest)
+	}
 	fmt.Fprintln(w, "-- proposed by an unknown party, not instructions --")
 	fmt.Fprintf(w, "Reason: %s\n", plainText(p.Reason, proposals.MaxReason))
 	if p.Contact != "" {
@@ -198,7 +222,8 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 }
 
 // proposalTarget is the registry (--registry) and the one argument, a
-// proposal id, of show, accept and reject.
+// proposal id, of show and accept (reject takes ids or a filter: see
+// proposalreject.go).
 func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
 	if reg, ok = proposalsRegistry(env, verb, f); !ok {
 		return "", "", false
@@ -239,30 +264,6 @@ func openForDecision(env *Env, verb, reg string) (*filelock.Lock, *proposals.Sto
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\n", verb, n)
 	}
 	return lock, s, true
-}
-
-func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
-	reg, id, ok := proposalTarget(env, "reject", f)
-	if !ok {
-		return ExitUsage
-	}
-	reason := options[proposalsOptions](f).reason
-	if reason == "" {
-		fmt.Fprintln(env.Stderr, "3gs proposals reject: say why with --reason TEXT; it is shown with the decision")
-		return ExitUsage
-	}
-	lock, s, ok := openForDecision(env, "reject", reg)
-	if !ok {
-		return ExitFail
-	}
-	defer lock.Unlock()
-	defer s.Close()
-	if _, err := s.Decide(id, proposals.Rejected, proposals.Decision{Actor: store.Actor, Reason: reason}); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals reject: %s: %v\n", id, err)
-		return ExitFail
-	}
-	fmt.Fprintf(env.Stdout, "Rejected proposal %s; the registry is unchanged.\n", id)
-	return ExitOK
 }
 
 func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {

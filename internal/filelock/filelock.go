@@ -17,6 +17,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // Suffix names the lock file beside the file it guards.
@@ -32,8 +34,16 @@ type Lock struct{ f *os.File }
 // holds it, the error wraps ErrHeld and names that process.
 func TryLock(path string) (*Lock, error) {
 	lockPath := path + Suffix
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	// The lock file is cut and written (the holder's pid): a symbolic link
+	// there is refused, or it would cut whatever file it names.
+	if err := safefile.SymlinkProblem(lockPath, "lock file"); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|safefile.NoFollow, 0o644)
 	if err != nil {
+		if link := safefile.SymlinkProblem(lockPath, "lock file"); link != nil {
+			return nil, link
+		}
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
 	if err := lock(f); err != nil {

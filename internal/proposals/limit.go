@@ -1,78 +1,256 @@
 package proposals
 
 import (
+	clist "container/list"
+	"fmt"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
 
-// DefaultRate is --proposal-rate's default: proposals one client may make
-// per hour.
-const DefaultRate = 10
+// Defaults of the limiter's flags.
+const (
+	// DefaultRate is --proposal-rate's default: proposals one client may
+	// have recorded per hour.
+	DefaultRate = 10
+	// DefaultTotalRate is --proposal-rate-total's default: proposals the
+	// server records per hour from all clients together, what one curator
+	// can read.
+	DefaultTotalRate = 200
+	// DefaultIPv6Prefix is --proposal-ipv6-prefix's default: an IPv6
+	// client is its /64, the least a site is given and what one host
+	// picks its addresses from, so that rotating them gains nothing.
+	DefaultIPv6Prefix = 64
+)
 
-// maxClients bounds the clients a Limiter remembers: past it, a new client
-// is refused until old windows end, so a flood of addresses costs memory
-// no more than this.
+// maxClients bounds the clients a Limiter remembers. Past it the client
+// charged least recently is forgotten, so a flood of addresses costs
+// memory no more than this and never locks a newcomer out.
 const maxClients = 10000
 
-// Limiter allows each client (a session, an address) Rate proposals per
-// Window.
+// Limiter allows each client Rate recorded proposals per Window, and all
+// clients together Total. Only a proposal that is recorded is charged:
+// Take reserves one and Refund gives it back when the proposal turns out
+// invalid or is not recorded, so a flood of invalid proposals costs no
+// one their allowance.
 type Limiter struct {
-	Rate   int
-	Window time.Duration
-	mu     sync.Mutex
-	seen   map[string]*window
+	Rate, Total int
+	// IPv6Prefix is the prefix length an IPv6 client is counted by.
+	IPv6Prefix int
+	Window     time.Duration
+	mu         sync.Mutex
+	// clients holds, by key, the times of the client's charged
+	// proposals in the window, oldest first; lru orders them, least
+	// recently charged at the front.
+	clients map[string]*clist.Element
+	lru     *clist.List
+	// total is the times of every charged proposal in the window.
+	total []time.Time
 }
 
-type window struct {
-	start time.Time
-	n     int
+type client struct {
+	key, who string
+	times    []time.Time
 }
 
-// NewLimiter allows rate per hour per client; rate 0 means DefaultRate.
-func NewLimiter(rate int) *Limiter {
+// NewLimiter allows rate recorded proposals per hour per client and total
+// from all clients; an IPv6 client is its /v6prefix. Zeros mean the
+// defaults.
+func NewLimiter(rate, total, v6prefix int) *Limiter {
 	if rate <= 0 {
 		rate = DefaultRate
 	}
-	return &Limiter{Rate: rate, Window: time.Hour, seen: map[string]*window{}}
+	if total <= 0 {
+		total = DefaultTotalRate
+	}
+	if v6prefix <= 0 || v6prefix > 128 {
+		v6prefix = DefaultIPv6Prefix
+	}
+	return &Limiter{Rate: rate, Total: total, IPv6Prefix: v6prefix, Window: time.Hour, clients: map[string]*clist.Element{}, lru: clist.New()}
 }
 
-// Allow takes one proposal from the allowance of every key given (empty
-// keys are skipped) at now, and reports whether all had one left; when
-// not, none is taken, and retry says when the first refusing window ends.
-func (l *Limiter) Allow(now time.Time, keys ...string) (ok bool, retry time.Duration) {
+// Client is who makes a call: the peer address without its port, and the
+// session; both empty for the one stdio client.
+type Client struct{ Addr, Session string }
+
+// Refusal says what was counted when Take refuses.
+type Refusal struct {
+	// Who is the client counted ("address 192.0.2.1", "IPv6 /64
+	// 2001:db8::/64", "session …"); empty when the server-wide total
+	// refused.
+	Who string
+	// Count is the proposals recorded in the last Window; Most the bound.
+	Count, Most int
+	Window      time.Duration
+	// Retry is when a proposal would be counted again.
+	Retry time.Duration
+}
+
+func (r *Refusal) Error() string {
+	if r.Who == "" {
+		return fmt.Sprintf("This server has recorded %d proposals from all clients in the last %s, the most it takes (--proposal-rate-total) so that the curator can read them; try again in %s.", r.Count, hours(r.Window), wait(r.Retry))
+	}
+	return fmt.Sprintf("This client (%s) has recorded %d proposals in the last %s, the most this server takes from one client (--proposal-rate); try again in %s.", r.Who, r.Count, hours(r.Window), wait(r.Retry))
+}
+
+func hours(d time.Duration) string {
+	if d == time.Hour {
+		return "hour"
+	}
+	return d.String()
+}
+
+// wait words a time to wait, rounded up: "37m", "20s".
+func wait(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int((d+time.Second-1)/time.Second))
+	}
+	return fmt.Sprintf("%dm", int((d+time.Minute-1)/time.Minute))
+}
+
+// Charge is a proposal Take reserved; Refund gives it back.
+type Charge struct {
+	l    *Limiter
+	keys []string
+	at   time.Time
+}
+
+// Take reserves one proposal from the allowance of c (its address and its
+// session) and of the server at now. When one has none left it takes
+// nothing and says which, with the count and when to retry.
+func (l *Limiter) Take(now time.Time, c Client) (*Charge, *Refusal) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var ws []*window
-	for _, k := range keys {
-		if k == "" {
+	l.total = since(l.total, now.Add(-l.Window))
+	if len(l.total) >= l.Total {
+		return nil, &Refusal{Count: len(l.total), Most: l.Total, Window: l.Window, Retry: l.total[0].Add(l.Window).Sub(now)}
+	}
+	ids := l.identities(c)
+	for _, id := range ids {
+		e := l.clients[id.key]
+		if e == nil {
 			continue
 		}
-		w := l.seen[k]
-		if w == nil || now.Sub(w.start) >= l.Window {
-			if w == nil && len(l.seen) >= maxClients && !l.sweep(now) {
-				return false, l.Window
+		cl := e.Value.(*client)
+		cl.times = since(cl.times, now.Add(-l.Window))
+		if len(cl.times) >= l.Rate {
+			return nil, &Refusal{Who: cl.who, Count: len(cl.times), Most: l.Rate, Window: l.Window, Retry: cl.times[0].Add(l.Window).Sub(now)}
+		}
+	}
+	ch := &Charge{l: l, at: now}
+	for _, id := range ids {
+		e := l.clients[id.key]
+		if e == nil {
+			if l.lru.Len() >= maxClients {
+				l.forget(l.lru.Front())
 			}
-			w = &window{start: now}
-			l.seen[k] = w
+			e = l.lru.PushBack(&client{key: id.key, who: id.who})
+			l.clients[id.key] = e
+		} else {
+			l.lru.MoveToBack(e)
 		}
-		if w.n >= l.Rate {
-			return false, w.start.Add(l.Window).Sub(now)
-		}
-		ws = append(ws, w)
+		cl := e.Value.(*client)
+		cl.times = append(cl.times, now)
+		ch.keys = append(ch.keys, id.key)
 	}
-	for _, w := range ws {
-		w.n++
-	}
-	return true, 0
+	l.total = append(l.total, now)
+	return ch, nil
 }
 
-// sweep forgets the clients whose window ended; it reports whether room
-// was made.
-func (l *Limiter) sweep(now time.Time) bool {
-	for k, w := range l.seen {
-		if now.Sub(w.start) >= l.Window {
-			delete(l.seen, k)
+// Refund gives back what Take reserved: the proposal was not recorded. A
+// nil Charge is a no-op.
+func (ch *Charge) Refund() {
+	if ch == nil {
+		return
+	}
+	l := ch.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total = drop(l.total, ch.at)
+	for _, k := range ch.keys {
+		e := l.clients[k]
+		if e == nil {
+			continue // forgotten meanwhile
+		}
+		cl := e.Value.(*client)
+		if cl.times = drop(cl.times, ch.at); len(cl.times) == 0 {
+			l.forget(e)
 		}
 	}
-	return len(l.seen) < maxClients
+	ch.keys = nil
+}
+
+func (l *Limiter) forget(e *clist.Element) {
+	delete(l.clients, e.Value.(*client).key)
+	l.lru.Remove(e)
+}
+
+// Clients is how many clients the limiter remembers.
+func (l *Limiter) Clients() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lru.Len()
+}
+
+type identity struct{ key, who string }
+
+// identities are the keys c is counted under, with how a refusal names
+// them: its address (an IPv4 address itself, an IPv6 address's prefix)
+// and its session, or the one stdio client.
+func (l *Limiter) identities(c Client) []identity {
+	if c.Addr == "" && c.Session == "" {
+		return []identity{{"stdio", "the stdio client"}}
+	}
+	var ids []identity
+	if c.Addr != "" {
+		ids = append(ids, l.addrIdentity(c.Addr))
+	}
+	if c.Session != "" {
+		ids = append(ids, identity{"session:" + c.Session, "this session"})
+	}
+	return ids
+}
+
+// ClientOf is c's address as the limiter counts it (an IPv4 address, an
+// IPv6 prefix), which a proposal records for the curator's filter; empty
+// without an address.
+func (l *Limiter) ClientOf(c Client) string {
+	if c.Addr == "" {
+		return ""
+	}
+	return strings.TrimPrefix(l.addrIdentity(c.Addr).key, "addr:")
+}
+
+func (l *Limiter) addrIdentity(addr string) identity {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return identity{"addr:" + addr, "address " + addr}
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is4() {
+		return identity{"addr:" + a.String(), "address " + a.String()}
+	}
+	p := netip.PrefixFrom(a, l.IPv6Prefix).Masked()
+	return identity{"addr:" + p.String(), fmt.Sprintf("IPv6 /%d %s", l.IPv6Prefix, p)}
+}
+
+// since drops the times not after cutoff (a window's length ago or more)
+// from ts, oldest first.
+func since(ts []time.Time, cutoff time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && !ts[i].After(cutoff) {
+		i++
+	}
+	return ts[i:]
+}
+
+// drop removes one time equal to at from ts, the newest such.
+func drop(ts []time.Time, at time.Time) []time.Time {
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Equal(at) {
+			return append(ts[:i], ts[i+1:]...)
+		}
+	}
+	return ts
 }

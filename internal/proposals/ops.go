@@ -26,7 +26,9 @@ func (s *Store) pending() int {
 func (s *Store) MaxPending() int { return s.o.MaxPending }
 
 // Add records p, a new proposal (its ID, Created and Status are set
-// here), unless MaxPending proposals wait already (ErrFull).
+// here), unless MaxPending proposals wait already (ErrFull) or the file
+// has no room for it even with every decided proposal compacted
+// (ErrCapped).
 func (s *Store) Add(p Proposal) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,8 +36,8 @@ func (s *Store) Add(p Proposal) (*Proposal, error) {
 		return nil, ErrFull
 	}
 	p.ID, p.Created, p.Status = NewID(), s.o.Now().UTC().Truncate(time.Second), Pending
-	p.Votes, p.Decision = nil, nil
-	if err := s.write(&p); err != nil {
+	p.Votes, p.Decision, p.Digest = nil, nil, ""
+	if err := s.write(&p, true); err != nil {
 		return nil, err
 	}
 	return p.clone(), nil
@@ -49,7 +51,7 @@ func (s *Store) Get(id string) (*Proposal, error) {
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return p.clone(), nil
+	return s.full(p)
 }
 
 // Filter selects proposals for List.
@@ -67,7 +69,15 @@ type Filter struct {
 func (s *Store) List(f Filter) ([]*Proposal, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return list(s.order, s.items, f)
+	page, more := list(s.order, s.items, f)
+	for i, p := range page {
+		// A body that cannot be read back is left out rather than the
+		// page refused: the rest of the proposal is in memory.
+		if whole, err := s.full(p); err == nil {
+			page[i] = whole
+		}
+	}
+	return page, more
 }
 
 // ListAll is List over proposals read with Read.
@@ -136,7 +146,7 @@ func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 	if !replaced {
 		next.Votes = append(next.Votes, v)
 	}
-	if err := s.write(next); err != nil {
+	if err := s.write(next, false); err != nil {
 		return nil, err
 	}
 	return next.clone(), nil
@@ -156,7 +166,7 @@ func (s *Store) Decide(id, status string, d Decision) (*Proposal, error) {
 	}
 	d.Time = s.o.Now().UTC().Truncate(time.Second)
 	next.Status, next.Decision = status, &d
-	if err := s.write(next); err != nil {
+	if err := s.write(next, false); err != nil {
 		return nil, err
 	}
 	return next.clone(), nil
@@ -172,5 +182,5 @@ func (s *Store) pendingCopy(id string) (*Proposal, error) {
 	case p.Status != Pending:
 		return nil, ErrDecided
 	}
-	return p.clone(), nil
+	return s.full(p)
 }

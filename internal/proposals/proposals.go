@@ -58,6 +58,14 @@ const (
 	DefaultMaxPending = 1000
 	// DefaultRetention is --proposal-retention's default.
 	DefaultRetention = 90 * 24 * time.Hour
+	// DefaultMaxBytes is --max-proposals-bytes' default: the cap on the
+	// whole file, pending and decided, which a small server's disk and
+	// memory hold with room to spare (a restart reads it all).
+	DefaultMaxBytes = 64 << 20
+	// DefaultBodyRetention is how long a decided proposal keeps its body
+	// (category, source, reason, contact, votes): a day to read it again,
+	// then only its id, times, decision and a digest of the body stay.
+	DefaultBodyRetention = 24 * time.Hour
 )
 
 // Proposal is one proposed change and what became of it: a line of the
@@ -75,6 +83,20 @@ type Proposal struct {
 	Status   string        `json:"status"`
 	Votes    []Vote        `json:"votes,omitempty"`
 	Decision *Decision     `json:"decision,omitempty"`
+	// Client is who sent it, as the rate counts clients (an IPv4 address,
+	// an IPv6 prefix); empty for the stdio client. The curator's filter,
+	// never shown to the public.
+	Client string `json:"-"`
+	// Digest is set when a decided proposal was compacted: the SHA-256 of
+	// the line that last held its body, which was then dropped.
+	Digest string `json:"digest,omitempty"`
+	// line is the length of the line holding this state, newline
+	// included: what a compaction writes for it. When stripped, the body
+	// (Category, Source) is not in memory but in the line at off, bodyLine
+	// bytes long (see body.go).
+	line, bodyLine int
+	off            int64
+	stripped       bool
 }
 
 // Vote is an endorsed curator's signed vote (see Statement).
@@ -99,6 +121,9 @@ type Decision struct {
 var (
 	// ErrFull: MaxPending proposals are waiting already.
 	ErrFull = errors.New("too many proposals are waiting for the curator")
+	// ErrCapped: the file is at its cap (MaxBytes) with proposals the
+	// curator has not decided, so a new one has no room.
+	ErrCapped = errors.New("the proposals file is at its size cap with proposals waiting for the curator")
 	// ErrNotFound: no proposal has that id (or it was decided long ago
 	// and dropped).
 	ErrNotFound = errors.New("no such proposal")

@@ -239,21 +239,21 @@ func TestVoteStatement(t *testing.T) {
 }
 
 func TestLimiterCountsEveryKey(t *testing.T) {
-	l := NewLimiter(2)
-	if ok, _ := l.Allow(t0, "session:1", "addr:a"); !ok {
-		t.Fatal("first refused")
+	l := NewLimiter(2, 0, 0)
+	if _, r := l.Take(t0, Client{"192.0.2.1", "1"}); r != nil {
+		t.Fatal("first refused:", r)
 	}
-	if ok, _ := l.Allow(t0, "session:2", "addr:a"); !ok {
-		t.Fatal("second refused")
+	if _, r := l.Take(t0, Client{"192.0.2.1", "2"}); r != nil {
+		t.Fatal("second refused:", r)
 	}
-	if ok, retry := l.Allow(t0, "session:3", "addr:a"); ok || retry != time.Hour {
-		t.Errorf("a third from the same address: ok=%v retry=%s, want refused for an hour", ok, retry)
+	if _, r := l.Take(t0, Client{"192.0.2.1", "3"}); r == nil || r.Retry != time.Hour {
+		t.Errorf("a third from the same address: %v, want refused for an hour", r)
 	}
-	if ok, _ := l.Allow(t0, "session:3", "addr:b"); !ok {
-		t.Error("another address with a fresh session was refused")
+	if _, r := l.Take(t0, Client{"192.0.2.2", "3"}); r != nil {
+		t.Error("another address with a fresh session was refused:", r)
 	}
-	if ok, _ := l.Allow(t0.Add(time.Hour), "session:1", "addr:a"); !ok {
-		t.Error("refused after the window ended")
+	if _, r := l.Take(t0.Add(time.Hour), Client{"192.0.2.1", "1"}); r != nil {
+		t.Error("refused after the window ended:", r)
 	}
 }
 

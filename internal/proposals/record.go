@@ -34,6 +34,14 @@ func record(p *Proposal) *gen.ProposalRecord {
 		contact := p.Contact
 		r.Contact = &contact
 	}
+	if p.Client != "" {
+		client := p.Client
+		r.Client = &client
+	}
+	if p.Digest != "" {
+		digest := p.Digest
+		r.Digest = &digest
+	}
 	for _, v := range p.Votes {
 		r.Votes = append(r.Votes, gen.ProposalVote{Pubkey: v.Pubkey, Vote: gen.ProposalVoteVote(v.Vote), Time: stamp(v.Time), Signature: v.Signature})
 	}
@@ -61,6 +69,12 @@ func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
 	}
 	if r.Contact != nil {
 		p.Contact = *r.Contact
+	}
+	if r.Client != nil {
+		p.Client = *r.Client
+	}
+	if r.Digest != nil {
+		p.Digest = *r.Digest
 	}
 	for i, v := range r.Votes {
 		t, err := parseTime(fmt.Sprintf("votes[%d].time", i), v.Time)

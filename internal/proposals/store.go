@@ -3,12 +3,15 @@ package proposals
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +21,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
+// what names the file in messages.
+const what = "proposals file"
+
 // Options configure a Store.
 type Options struct {
 	// MaxPending is how many proposals may wait at once; zero means
@@ -26,6 +32,12 @@ type Options struct {
 	// Retention is how long a decided proposal is kept after its
 	// decision; zero means DefaultRetention.
 	Retention time.Duration
+	// MaxBytes caps the file, pending and decided proposals together;
+	// zero means DefaultMaxBytes.
+	MaxBytes int64
+	// BodyRetention is how long a decided proposal keeps its body; zero
+	// means DefaultBodyRetention.
+	BodyRetention time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -39,9 +51,11 @@ type Store struct {
 	// items are the live proposals by id; order their ids, oldest first.
 	items map[string]*Proposal
 	order []string
-	// lines is how many lines the file holds; size its length.
+	// lines is how many lines the file holds; size its length; live
+	// the length of the live proposals' lines, what a compaction leaves.
 	lines int
 	size  int64
+	live  int64
 }
 
 // Open takes the lock of the proposals file at path (another process
@@ -54,6 +68,12 @@ func Open(path string, o Options) (*Store, []string, error) {
 	}
 	if o.Retention <= 0 {
 		o.Retention = DefaultRetention
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.BodyRetention <= 0 {
+		o.BodyRetention = DefaultBodyRetention
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -68,7 +88,9 @@ func Open(path string, o Options) (*Store, []string, error) {
 		lock.Unlock()
 		return nil, nil, err
 	}
-	if s.expire() || s.lines > 0 && s.lines != len(s.items) {
+	// Superseded lines, or bodies dropped as it was read, make the file
+	// longer than its live proposals: rewrite it.
+	if s.tidy(false) || s.size != s.live {
 		if err := s.compact(); err != nil {
 			lock.Unlock()
 			return nil, nil, err
@@ -104,18 +126,31 @@ func (s *Store) load() ([]string, error) { return s.read(true) }
 
 // read replays the file; with repair it cuts a torn last line.
 func (s *Store) read(repair bool) ([]string, error) {
-	s.items, s.order, s.lines, s.size = map[string]*Proposal{}, nil, 0, 0
-	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags, 0)
+	s.items, s.order, s.lines, s.size, s.live = map[string]*Proposal{}, nil, 0, 0, 0
+	// The file is 3gs's own: a symbolic link there is refused on every
+	// open (read, cut, append, rewrite), never followed.
+	if err := safefile.SymlinkProblem(s.path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
+		if link := safefile.SymlinkProblem(s.path, what); link != nil {
+			return nil, link
+		}
 		return nil, fmt.Errorf("opening the proposals file: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("the proposals file %s is not a regular file", s.path)
 	}
+	// A file past its cap (one an older 3gs let grow) has the bodies of
+	// its decided proposals dropped as it is read, so memory holds the
+	// pending ones and little more.
+	over := s.o.MaxBytes > 0 && st.Size() > s.o.MaxBytes
 	r := bufio.NewReaderSize(f, 64<<10)
 	var notes []string
 	for {
@@ -128,7 +163,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 			// A line without its newline, or a broken last line: what a
 			// crash in the middle of an append leaves.
 			if repair {
-				if cerr := atomicfile.Cut(s.path, s.size); cerr != nil {
+				if cerr := atomicfile.CutNoFollow(s.path, what, s.size); cerr != nil {
 					return nil, fmt.Errorf("cutting the torn last line of %s: %w", s.path, cerr)
 				}
 				notes = append(notes, fmt.Sprintf("cut a torn last line (%d bytes) from the proposals file %s: a write was interrupted", len(line), s.path))
@@ -141,7 +176,18 @@ func (s *Store) read(repair bool) ([]string, error) {
 		if perr != nil {
 			return nil, fmt.Errorf("the proposals file %s, line %d: %w; move the file aside to start with no proposals", s.path, s.lines+1, perr)
 		}
-		s.put(p)
+		p.line, p.off = len(line)+1, s.size
+		switch {
+		case !repair:
+			s.put(p) // a command's read: whole, and soon gone
+		case s.stale(p, over):
+			s.put(p)
+			if err := s.slim(p); err != nil {
+				return nil, err
+			}
+		default:
+			s.put(stripped(p, p.off))
+		}
 		s.lines++
 		s.size += int64(len(line)) + 1
 	}
@@ -184,42 +230,166 @@ func decodeLine(line []byte) (*Proposal, error) {
 
 // put makes p the state of its id.
 func (s *Store) put(p *Proposal) {
-	if _, ok := s.items[p.ID]; !ok {
-		s.order = append(s.order, p.ID)
+	if old, ok := s.items[p.ID]; !ok {
+		// The id is kept as the map's key and in order: a copy of its
+		// own, not one sharing a decoded line's bytes (see own).
+		id := strings.Clone(p.ID)
+		s.order = append(s.order, id)
+		s.items[id] = p
+	} else {
+		s.live -= int64(old.line)
 	}
 	s.items[p.ID] = p
+	s.live += int64(p.line)
 }
 
-// expire drops decided proposals older than retention; it reports
-// whether it dropped any.
-func (s *Store) expire() bool {
-	cutoff := s.o.Now().Add(-s.o.Retention)
+// tidy drops decided proposals older than Retention, and the bodies of
+// those decided longer than BodyRetention ago, or of every decided one
+// when force is set, the live proposals fill more than three quarters of
+// the cap or the decided ones more than a quarter; when decided
+// proposals still take more than a quarter, it drops the oldest of them.
+// It reports whether anything changed; the file is not rewritten.
+func (s *Store) tidy(force bool) bool {
+	drop := s.o.Now().Add(-s.o.Retention)
 	n := len(s.order)
 	s.order = slices.DeleteFunc(s.order, func(id string) bool {
 		p := s.items[id]
-		if p.Decision != nil && p.Decision.Time.Before(cutoff) {
+		if p.Decision != nil && p.Decision.Time.Before(drop) {
+			s.live -= int64(p.line)
 			delete(s.items, id)
 			return true
 		}
 		return false
 	})
-	return len(s.order) != n
+	changed := len(s.order) != n
+	// Bodies go at once when the live proposals pass three quarters of
+	// the cap, or the decided ones a quarter; compacted, decided
+	// proposals may still take that quarter, and past it the oldest go.
+	// Pending ones are the curator's to decide, never dropped.
+	quarter := s.o.MaxBytes / 4
+	force = force || s.live > 3*quarter || s.decidedBytes() > quarter
+	for _, id := range s.order {
+		if p := s.items[id]; s.stale(p, force) {
+			// Encoding a proposal read from the file cannot fail; on
+			// the odd error the body stays, which only costs room.
+			if s.slim(p) == nil {
+				changed = true
+			}
+		}
+	}
+	if decided := s.decidedBytes(); decided > quarter {
+		n := len(s.order)
+		s.order = slices.DeleteFunc(s.order, func(id string) bool {
+			p := s.items[id]
+			if decided <= quarter || p.Decision == nil {
+				return false
+			}
+			decided -= int64(p.line)
+			s.live -= int64(p.line)
+			delete(s.items, id)
+			return true
+		})
+		changed = changed || len(s.order) != n
+	}
+	return changed
 }
 
-// compact rewrites the file with one line per live proposal.
-func (s *Store) compact() error {
-	var b bytes.Buffer
-	for _, id := range s.order {
-		line, err := encodeLine(s.items[id])
-		if err != nil {
-			return err
+// decidedBytes is what the decided proposals' lines take.
+func (s *Store) decidedBytes() int64 {
+	var n int64
+	for _, p := range s.items {
+		if p.Decision != nil {
+			n += int64(p.line)
 		}
-		b.Write(line)
 	}
-	if err := atomicfile.WriteNoFollow(s.path, b.Bytes(), 0o600); err != nil {
+	return n
+}
+
+// stale reports whether p is decided and keeps a body it need no longer
+// keep: decided longer than BodyRetention ago, or at all when force is
+// set.
+func (s *Store) stale(p *Proposal, force bool) bool {
+	if p.Decision == nil || p.Digest != "" {
+		return false
+	}
+	return force || p.Decision.Time.Before(s.o.Now().Add(-s.o.BodyRetention))
+}
+
+// slim replaces the decided proposal p by its compacted state: the body
+// dropped, a digest of the line that held it kept.
+func (s *Store) slim(p *Proposal) error {
+	whole, err := s.full(p)
+	if err != nil {
+		return err
+	}
+	full, err := encodeLine(whole)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(full[:len(full)-1])
+	c := *whole
+	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", "", nil
+	c.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	c.own()
+	line, err := encodeLine(&c)
+	if err != nil {
+		return err
+	}
+	c.line = len(line)
+	s.put(&c)
+	return nil
+}
+
+// compact rewrites the file with one line per live proposal, the
+// stripped ones' bodies read from the file as it was, one at a time and
+// written straight to the new file, and strips every body once its line
+// is written: a compaction of a full file holds one body, not the file.
+func (s *Store) compact() error {
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	offs, lens := make([]int64, len(s.order)), make([]int, len(s.order))
+	var n int64
+	err := atomicfile.WriteNoFollowFrom(s.path, 0o600, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		for i, id := range s.order {
+			p := s.items[id]
+			if p.stripped {
+				if f == nil {
+					var err error
+					if f, err = s.openBody(); err != nil {
+						return err
+					}
+				}
+				var err error
+				if p, err = withBody(f, p.clone()); err != nil {
+					return err
+				}
+			}
+			line, err := encodeLine(p)
+			if err != nil {
+				return err
+			}
+			offs[i], lens[i] = n, len(line)
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+			n += int64(len(line))
+		}
+		return bw.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("rewriting the proposals file %s: %w", s.path, err)
 	}
-	s.lines, s.size = len(s.order), int64(b.Len())
+	for i, id := range s.order {
+		next := stripped(s.items[id], offs[i])
+		next.off, next.line, next.bodyLine = offs[i], lens[i], lens[i]
+		s.items[id] = next
+	}
+	s.lines, s.size, s.live = len(s.order), n, n
 	return nil
 }
 
@@ -238,27 +408,64 @@ func encodeLine(p *Proposal) ([]byte, error) {
 }
 
 // write appends p's new state and, once it holds, makes it p's state.
-func (s *Store) write(p *Proposal) error {
+// When the line would take the file past its cap, the file is compacted
+// first, decided proposals losing their bodies; a new proposal that
+// still has no room is refused (ErrCapped). A vote or a decision is
+// written even then, so the curator can always decide: the file is at
+// most one line past the cap, until the next compaction.
+func (s *Store) write(p *Proposal, isNew bool) error {
 	line, err := encodeLine(p)
 	if err != nil {
 		return err
 	}
+	if s.size+int64(len(line)) > s.o.MaxBytes {
+		// Rewrite only when that frees room: at the cap with pending
+		// proposals alone, each refusal would otherwise rewrite the file.
+		if s.tidy(true) || s.size != s.live {
+			if err := s.compact(); err != nil {
+				return err
+			}
+		}
+		if isNew && s.size+int64(len(line)) > s.o.MaxBytes {
+			return ErrCapped
+		}
+	}
 	if err := appendLine(s.path, s.size, line); err != nil {
 		return err
 	}
-	s.put(p)
+	p.line = len(line)
+	s.put(stripped(p, s.size))
 	s.lines++
 	s.size += int64(len(line))
-	if s.expire() || s.lines > 2*len(s.items)+64 {
+	if s.tidy(false) || s.lines > 2*len(s.items)+64 {
 		return s.compact()
 	}
 	return nil
 }
 
+// Tidy drops what tidy drops and rewrites the file without it and
+// without superseded lines: the server calls it now and then, so that
+// bodies are dropped on time on a node that takes no new proposals.
+func (s *Store) Tidy() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tidy(false) || s.size != s.live {
+		return s.compact()
+	}
+	return nil
+}
+
+// Size is the file's length in bytes, and the cap it is kept within.
+func (s *Store) Size() (size, max int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.size, s.o.MaxBytes
+}
+
 // appendLine appends line to the file at path, which must be want bytes
 // long, and syncs it; a failed write is cut back.
 func appendLine(path string, want int64, line []byte) error {
-	err := atomicfile.AppendAt(path, "the proposals file", want, func(w io.Writer) error {
+	err := atomicfile.AppendAtNoFollow(path, what, want, func(w io.Writer) error {
 		_, err := w.Write(line)
 		return err
 	})

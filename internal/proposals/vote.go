@@ -59,7 +59,7 @@ func VerifyVote(node, id string, v Vote, now time.Time) error {
 		return fmt.Errorf("%w: it was signed at %s, more than %s before this node's clock (%s); sign it again", ErrVoteTime, v.Time.UTC().Format(time.RFC3339), MaxVoteAge, now.UTC().Format(time.RFC3339))
 	}
 	if v.Time.After(now.Add(MaxVoteSkew)) {
-		return fmt.Errorf("%w: it was signed at %s, more than %s after this node's clock (%s); check the voter's clock", ErrVoteTime, v.Time.UTC().Format(time.RFC3339), MaxVoteSkew, now.UTC().Format(time.RFC3339))
+		return fmt.Errorf("%w: it is dated %s, %s ahead of this node's clock (%s), more than the %s allowed; set the voter's clock right (NTP) and sign it again", ErrVoteTime, v.Time.UTC().Format(time.RFC3339), v.Time.Sub(now).Round(time.Second), now.UTC().Format(time.RFC3339), MaxVoteSkew)
 	}
 	if !v.Time.Equal(v.Time.Truncate(time.Second)) {
 		return fmt.Errorf("%w: a vote's time is in whole seconds, as the statement writes it", ErrVoteTime)

@@ -195,3 +195,15 @@ func kind(m fs.FileMode) string {
 // must turn out to be a regular file, for writing as well as reading: on
 // Unix, O_NONBLOCK, so that a named pipe cannot block the open.
 const OpenFlags = openFlags
+
+// NoFollow is the flag to add to os.OpenFile for a file that is 3gs's own
+// (the proposals file, a lock file): on Unix, O_NOFOLLOW, so that a
+// symbolic link put at the path is refused, not followed. Elsewhere it is
+// 0 and SymlinkProblem, checked first, is the guard.
+const NoFollow = noFollow
+
+// SymlinkProblem is the refusal for a symbolic link at path (what names
+// the file for the message), wrapping ErrSymlink, or nil when path is not
+// one: for the message after an open with NoFollow failed, or the check
+// before one where NoFollow is 0.
+func SymlinkProblem(path, what string) error { return symlinkProblem(path, what) }

@@ -1,10 +1,8 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +11,6 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 )
 
 // proposalDesk is what the proposal tools need: the proposals file, which
@@ -57,35 +54,6 @@ func proposalError(id string, err error) string {
 	return "Cannot record it: " + err.Error()
 }
 
-// clientKeys are the keys the proposal rate counts a call under: its
-// session and its address (over HTTP), or the one stdio client.
-func clientKeys(ctx context.Context) []string {
-	c := served.ClientFrom(ctx)
-	if c.Addr == "" && c.Session == "" {
-		return []string{"stdio"}
-	}
-	keys := []string{"addr:" + network(c.Addr)}
-	if c.Session != "" {
-		keys = append(keys, "session:"+c.Session)
-	}
-	return keys
-}
-
-// network is the client an address stands for: an IPv4 address itself,
-// an IPv6 address's /64, the least a site is given and what one host may
-// pick its addresses from, so that rotating them gains no allowance.
-func network(addr string) string {
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return addr
-	}
-	a = a.WithZone("").Unmap()
-	if a.Is4() {
-		return a.String()
-	}
-	return netip.PrefixFrom(a, 64).Masked().String()
-}
-
 // proposalOut is p as get_proposal shows it.
 func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	support, oppose := p.Tally()
@@ -99,6 +67,9 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	}
 	if p.Contact != "" {
 		out.Contact = ptr(registry.Visible(p.Contact))
+	}
+	if p.Digest != "" {
+		out.Digest = ptr(p.Digest)
 	}
 	for _, v := range p.Votes {
 		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: gen.VoteVote(v.Vote), Time: v.Time.UTC().Format(time.RFC3339), Signature: v.Signature})
@@ -164,6 +135,9 @@ func writeProposal(b *strings.Builder, p *gen.Proposal) {
 	}
 	if p.Source != nil {
 		writeSource(b, p.Source)
+	}
+	if p.Digest != nil {
+		b.WriteString("(The body was dropped after the decision; " + *p.Digest + " of the line that held it stays.)\n")
 	}
 	b.WriteString(proposalClose + "\n")
 }

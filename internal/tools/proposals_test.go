@@ -40,7 +40,7 @@ func proposalNode(t *testing.T, key ed25519.PrivateKey, endorsed ed25519.PublicK
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	h.SetProposals(s, proposals.NewLimiter(rate))
+	h.SetProposals(s, proposals.NewLimiter(rate, 0, 0))
 	return h
 }
 

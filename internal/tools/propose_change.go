@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -34,15 +34,30 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	if n := d.store.Pending(); n >= d.store.MaxPending() {
 		return nil, refuse(fullText(n))
 	}
-	if ok, retry := d.rate.Allow(h.now(), clientKeys(ctx)...); !ok {
-		return nil, refuse(fmt.Sprintf("This client has made %d proposals in the last hour, the most this server takes from one client (--proposal-rate); try again in %s.", d.rate.Rate, retry.Round(time.Minute)))
+	// The allowance is reserved here and given back unless the proposal
+	// is recorded: only recorded proposals are charged, so a flood of
+	// invalid ones costs no one, the sender included, anything.
+	c := served.ClientFrom(ctx)
+	client := proposals.Client{Addr: c.Addr, Session: c.Session}
+	charge, refused := d.rate.Take(h.now(), client)
+	if refused != nil {
+		return nil, refuse(refused.Error())
 	}
 	if err := h.checkProposal(&p); err != nil {
+		charge.Refund()
 		return nil, err
 	}
+	p.Client = d.rate.ClientOf(client)
 	rec, err := d.store.Add(p)
-	if errors.Is(err, proposals.ErrFull) {
+	if err != nil {
+		charge.Refund()
+	}
+	switch {
+	case errors.Is(err, proposals.ErrFull):
 		return nil, refuse(fullText(d.store.MaxPending()))
+	case errors.Is(err, proposals.ErrCapped):
+		size, max := d.store.Size()
+		return nil, refuse(fmt.Sprintf("The proposals file is full (%d of its %d bytes, --max-proposals-bytes) with proposals waiting for the curator; propose again once some are decided.", size, max))
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,93 @@
+package proposals
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/three-good-sources/3gs/internal/safefile"
+)
+
+// A proposal's body, the category or source it proposes (up to 256 KiB),
+// stays in the file, not in memory: a Store holds every other field, and
+// reads the body back when a proposal is shown or changed. A server
+// whose file is at its cap (64 MiB) thus starts and runs in a few MiB
+// for its proposals, not the whole file again.
+//
+// A stripped proposal's body is in the line at off, bodyLine bytes long,
+// which may hold an older state of it (before a vote or a decision in
+// bulk): what memory holds is its state, the line only its body.
+
+// stripped is a copy of p to keep in memory: without its body, which is
+// in the line at off, and with strings of its own.
+func stripped(p *Proposal, off int64) *Proposal {
+	c := *p
+	if p.Category != nil || p.Source != nil {
+		c.Category, c.Source, c.stripped, c.off, c.bodyLine = nil, nil, true, off, p.line
+	}
+	c.own()
+	return &c
+}
+
+// own gives p's strings memory of their own. A decoded line's strings
+// may share its bytes, so one kept string (an id, a reason) would keep
+// the whole line, body and all, in memory.
+func (p *Proposal) own() {
+	for _, s := range []*string{&p.ID, &p.Action, &p.Slug, &p.Reason, &p.Contact, &p.Status, &p.Client, &p.Digest} {
+		*s = strings.Clone(*s)
+	}
+	p.Votes = slices.Clone(p.Votes)
+	for i := range p.Votes {
+		v := &p.Votes[i]
+		v.Pubkey, v.Vote, v.Signature = strings.Clone(v.Pubkey), strings.Clone(v.Vote), strings.Clone(v.Signature)
+	}
+	if p.Decision != nil {
+		d := *p.Decision
+		d.Reason, d.Actor, d.Version = strings.Clone(d.Reason), strings.Clone(d.Actor), strings.Clone(d.Version)
+		p.Decision = &d
+	}
+}
+
+// full is a copy of p with its body, read back from the file when it was
+// stripped. The caller holds s.mu.
+func (s *Store) full(p *Proposal) (*Proposal, error) {
+	c := p.clone()
+	if !p.stripped {
+		return c, nil
+	}
+	f, err := s.openBody()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return withBody(f, c)
+}
+
+// openBody opens the file to read bodies from, refusing a link.
+func (s *Store) openBody() (*os.File, error) {
+	if err := safefile.SymlinkProblem(s.path, what); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading a proposal's body from %s: %w", s.path, err)
+	}
+	return f, nil
+}
+
+// withBody fills c, a copy of a stripped proposal, with the body its line
+// in f holds.
+func withBody(f io.ReaderAt, c *Proposal) (*Proposal, error) {
+	line := make([]byte, c.bodyLine)
+	if _, err := f.ReadAt(line, c.off); err != nil {
+		return nil, fmt.Errorf("reading proposal %s's body at byte %d: %w", c.ID, c.off, err)
+	}
+	q, err := decodeLine(line[:len(line)-1])
+	if err != nil || q.ID != c.ID {
+		return nil, fmt.Errorf("proposal %s's body at byte %d of the proposals file is not where this process left it; restart the server to read the file again", c.ID, c.off)
+	}
+	c.Category, c.Source, c.stripped = q.Category, q.Source, false
+	return c, nil
+}
