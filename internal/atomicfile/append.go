@@ -16,21 +16,17 @@ var ErrNotAsLeft = errors.New("another program wrote or cut it")
 
 // AppendAt appends what fill writes to the append-only file at path
 // (created when missing), which must be a regular file want bytes long,
-// and syncs it: the audit log and the proposals file grow this way. A write or sync that fails part way is cut
-// back to want bytes, so the file holds only whole records whatever
-// happens short of a crash. A new file's directory is synced too, or a
-// crash could lose the file. Errors name the file as what ("the audit
-// log").
+// and syncs it: the audit log and the proposals file grow this way. A
+// write or sync that fails part way is cut back to want bytes, so the
+// file holds only whole records whatever happens short of a crash. A new
+// file's directory is synced too, or a crash could lose the file. Errors
+// name the file as what ("the audit log").
+//
+// The file is 3gs's own and never a link: a symbolic link at path is
+// refused, its target untouched, and the error wraps safefile.ErrSymlink.
+// Whoever can write the directory could otherwise have the next append
+// land in any file 3gs may write.
 func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
-	return appendAt(path, what, want, 0, fill)
-}
-
-// AppendAtNoFollow is AppendAt for a file that is 3gs's own and never a
-// link (the proposals file): a symbolic link at path is refused, its
-// target untouched, and the error wraps safefile.ErrSymlink. Whoever can
-// write the directory could otherwise have the next append land in any
-// file 3gs may write.
-func AppendAtNoFollow(path, what string, want int64, fill func(io.Writer) error) error {
 	if err := safefile.SymlinkProblem(path, what); err != nil {
 		return err
 	}
@@ -73,13 +69,10 @@ func appendAt(path, what string, want int64, flags int, fill func(io.Writer) err
 	return nil
 }
 
-// Cut truncates the regular file at path to size bytes and syncs it: to drop a torn last record, or records an
-// interrupted change wrote.
-func Cut(path string, size int64) error { return cut(path, size, 0) }
-
-// CutNoFollow is Cut for a file that is never a link: a symbolic link at
-// path is refused (see AppendAtNoFollow).
-func CutNoFollow(path, what string, size int64) error {
+// Cut truncates the regular file at path to size bytes and syncs it: to
+// drop a torn last record, or records an interrupted change wrote. A
+// symbolic link at path is refused (see AppendAt); what names the file.
+func Cut(path, what string, size int64) error {
 	if err := safefile.SymlinkProblem(path, what); err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func TestAppendAtCutsBackAFailedWrite(t *testing.T) {
 func TestCutKeepsTheStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log")
 	os.WriteFile(path, []byte("one\ntwo\n"), 0o600)
-	if err := Cut(path, 4); err != nil {
+	if err := Cut(path, "the file", 4); err != nil {
 		t.Fatal(err)
 	}
 	mustHold(t, path, "one\n")

@@ -124,7 +124,7 @@ var writeLog = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
 // torn last line (Report.Torn), or the entries after the head a registry
 // signature covers, which an interrupted change wrote and the registry
 // never took.
-func Cut(path string, size int64) error { return atomicfile.Cut(path, size) }
+func Cut(path string, size int64) error { return atomicfile.Cut(path, "the audit log", size) }
 
 // Fit is how a log relates to the registry it records.
 type Fit struct {
@@ -194,7 +194,10 @@ func SaveCut(path string, at int64) error {
 	if err != nil || len(tail) == 0 {
 		return err
 	}
-	out, err := os.OpenFile(path+".cut", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	if err := safefile.SymlinkProblem(path+".cut", "the audit log's cut entries"); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(path+".cut", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags|safefile.NoFollow, 0o600)
 	if err != nil {
 		return err
 	}

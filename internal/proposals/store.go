@@ -163,7 +163,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 			// A line without its newline, or a broken last line: what a
 			// crash in the middle of an append leaves.
 			if repair {
-				if cerr := atomicfile.CutNoFollow(s.path, what, s.size); cerr != nil {
+				if cerr := atomicfile.Cut(s.path, what, s.size); cerr != nil {
 					return nil, fmt.Errorf("cutting the torn last line of %s: %w", s.path, cerr)
 				}
 				notes = append(notes, fmt.Sprintf("cut a torn last line (%d bytes) from the proposals file %s: a write was interrupted", len(line), s.path))
@@ -465,7 +465,7 @@ func (s *Store) Size() (size, max int64) {
 // appendLine appends line to the file at path, which must be want bytes
 // long, and syncs it; a failed write is cut back.
 func appendLine(path string, want int64, line []byte) error {
-	err := atomicfile.AppendAtNoFollow(path, what, want, func(w io.Writer) error {
+	err := atomicfile.AppendAt(path, what, want, func(w io.Writer) error {
 		_, err := w.Write(line)
 		return err
 	})
