@@ -145,23 +145,7 @@ func TestWrongTokensLogBounded(t *testing.T) {
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin)
 	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range 8 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= n; i = next.Add(1) {
-				body, headers := testkit.StatelessRequest(int(i), "tools/list", nil)
-				a := post(context.Background(), http.DefaultClient, s.URL, toolCall{body: body, headers: headers}, fmt.Sprintf("guess-%d", i))
-				if a.err != nil {
-					t.Error(a.err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	sent := time.Since(start)
+	sent := sendWrongTokens(t, s.URL, n)
 	count := func() (lines, total int) {
 		for _, l := range strings.Split(s.Stderr(), "\n") {
 			if !strings.Contains(l, `msg="bearer token not recognised; the request is served as public"`) {
@@ -190,6 +174,29 @@ func TestWrongTokensLogBounded(t *testing.T) {
 	}
 }
 
+// sendWrongTokens sends n tools/list requests to url, each with a bearer
+// token no server knows, from eight clients at once, and says how long
+// they took.
+func sendWrongTokens(t *testing.T, url string, n int64) time.Duration {
+	t.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				body, headers := testkit.StatelessRequest(int(i), "tools/list", nil)
+				if a := post(context.Background(), http.DefaultClient, url, toolCall{body: body, headers: headers}, fmt.Sprintf("guess-%d", i)); a.err != nil {
+					t.Error(a.err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
 var failuresAttr = regexp.MustCompile(` failures=(\d+)`)
 
 // Wrong bearer tokens from eight clients against a real server started
@@ -200,22 +207,7 @@ func TestAccessLogCappedUnderFlood(t *testing.T) {
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin, "--access-log", "20/s")
 	const n, perSecond = 3000, 20
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range 8 {
-		wg.Go(func() {
-			for i := next.Add(1); i <= n; i = next.Add(1) {
-				body, headers := testkit.StatelessRequest(int(i), "tools/list", nil)
-				if a := post(context.Background(), http.DefaultClient, s.URL, toolCall{body: body, headers: headers}, fmt.Sprintf("guess-%d", i)); a.err != nil {
-					t.Error(a.err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	sent := time.Since(start)
+	sent := sendWrongTokens(t, s.URL, n)
 	count := func() (lines, skipped int) {
 		for _, l := range strings.Split(s.Stderr(), "\n") {
 			switch {
