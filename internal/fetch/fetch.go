@@ -370,7 +370,12 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: only http and https are fetched", req.What, req.URL)}
 	}
 	t := c.public
-	if req.Operator || c.allOperator {
+	// The operator's exemption is for a literal address as the operator
+	// wrote it, in ASCII: a host that is not ASCII is mapped (UTS 46) by
+	// the HTTP client before the dial sees it, so the dial could take
+	// 127.0.0.１ for the literal 127.0.0.1. Such a host is judged as
+	// anyone else's.
+	if (req.Operator || c.allOperator) && ascii(hr.URL.Hostname()) {
 		t = c.operator
 	} else if _, err := CheckHost(hr.URL.Hostname()); err != nil {
 		return nil, &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("%s URL %s: %v; only a URL the operator gave (a flag, or the registry of the node that is its origin) may name such a host", req.What, hr.URL.Redacted(), err), Err: err}

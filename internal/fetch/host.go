@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // A host is judged in one place, CheckHost, whoever asks: the registry's
@@ -45,6 +47,16 @@ func (e *HostError) Subject() string {
 	return s
 }
 
+// ascii reports whether s is all ASCII.
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 func isAddr(s string) bool {
 	_, err := netip.ParseAddr(s)
 	return err == nil
@@ -79,6 +91,17 @@ func CheckHost(host string) (string, error) {
 // IPv6 literal), and why it is not a valid host ("" when it is).
 func canonicalHost(host string) (string, netip.Addr, string) {
 	h := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if !ascii(h) {
+		// Go's HTTP client maps a host that is not ASCII by UTS 46 before
+		// it dials (full-width and circled digits become digits, U+3002
+		// a dot), so 127.0.0.１ connects to 127.0.0.1: read it the same
+		// way, with the same library, or it would pass here as a name.
+		a, err := idna.Lookup.ToASCII(h)
+		if err != nil {
+			return h, netip.Addr{}, "not a valid internationalised host name (" + err.Error() + ")"
+		}
+		h = a
+	}
 	if strings.Contains(h, ":") {
 		a, err := netip.ParseAddr(h)
 		if err != nil {

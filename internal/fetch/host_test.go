@@ -20,6 +20,13 @@ func TestCheckHost(t *testing.T) {
 	}{
 		// IPv4 in every inet_aton form.
 		{"2130706433", "127.0.0.1", "loopback"},
+		// Digits and dots that are not ASCII, which Go's HTTP client maps
+		// (UTS 46) before it dials.
+		{"127.0.0.１", "127.0.0.1", "loopback"},
+		{"169.254.169.25４", "169.254.169.254", "link-local"},
+		{"10.0.0.①", "10.0.0.1", "private"},
+		{"127。0。0。1", "127.0.0.1", "loopback"},
+		{"ｌｏｃａｌｈｏｓｔ", "localhost", "local name"},
 		{"0x7f000001", "127.0.0.1", "loopback"},
 		{"0X7F000001", "127.0.0.1", "loopback"},
 		{"0177.0.0.1", "127.0.0.1", "loopback"},
@@ -107,6 +114,7 @@ func TestCheckHost(t *testing.T) {
 		{"0x08080808", "8.8.8.8", ""},
 		{"1.1.1.1.", "1.1.1.1", ""},
 		{"192.31.196.1", "192.31.196.1", ""},
+		{"b\u00fccher.example", "xn--bcher-kva.example", ""},
 		{"2606:4700:4700::1111", "2606:4700:4700::1111", ""},
 		{"[2606:4700:4700::1111]", "2606:4700:4700::1111", ""},
 		{"::ffff:8.8.8.8", "::ffff:8.8.8.8", ""},
@@ -186,4 +194,21 @@ func countingServer(t *testing.T) (string, *atomic.Int32) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL, &hits
+}
+
+// A literal the operator wrote earns the exemption only in ASCII: the
+// HTTP client maps 127.0.0.１ to 127.0.0.1 before it dials, where the
+// dial would otherwise take it for the literal, so a Location or a
+// registry spelled that way could reach this machine's services.
+func TestOperatorExemptionOnlyForASCIILiterals(t *testing.T) {
+	srv, hits := countingServer(t)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv, "http://"))
+	c := New(Options{ConnectTimeout: 2e9, HeaderTimeout: 5e9, Operator: true})
+	for _, host := range []string{"127.0.0.\uff11", "127.0.0.%EF%BC%91", "127\u30020\u30020\u30021"} {
+		_, err := c.Get(ctx(t), Request{URL: "http://" + host + ":" + port + "/secret", What: "source", Limit: 100})
+		wantPublic(t, err, RefusedAddress)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the server was reached %d times through hosts that are not ASCII", n)
+	}
 }

@@ -66,6 +66,8 @@ func TestMayFollow(t *testing.T) {
 		{"http://8.8.8.8/", true},
 		{"ftp://example.org/", false},
 		{"http:///nohost", false},
+		{"http://127.0.0.\uff11:9090/", false},           // full-width digit: 127.0.0.1 once mapped
+		{"http://169.254.169.25%EF%BC%94/latest", false}, // the same, percent-encoded
 	} {
 		to, err := url.Parse(c.to)
 		if err != nil {

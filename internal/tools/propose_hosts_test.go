@@ -31,6 +31,9 @@ func TestProposalsRefuseEverySpellingOfAPrivateHost(t *testing.T) {
 		{"http://[64:ff9b::7f00:1]/", "NAT64 form of 127.0.0.1"},
 		{"http://[2002:7f00:1::]/", "6to4 form of 127.0.0.1"},
 		{"http://intranet/", "intranet"},
+		{"http://127.0.0.１:6379/", "127.0.0.1"},
+		{"http://169.254.169.25%EF%BC%94/latest/meta-data/", "169.254.169.254"},
+		{"http://10.0.0.①/", "10.0.0.1"},
 	} {
 		src := &gen.Source{Rank: 2, Name: "N", URL: c.url, Type: "tool", Why: "W"}
 		_, err := h.ProposeChange(context.Background(), &gen.ProposeChangeInput{Action: "replace_source", Slug: "topic", Rank: ptr(2), Source: src, Reason: "r"})
