@@ -3,6 +3,7 @@ package proposals
 import (
 	clist "container/list"
 	"fmt"
+	"math"
 	"net/netip"
 	"strings"
 	"sync"
@@ -22,6 +23,16 @@ const (
 	// client is its /64, the least a site is given and what one host
 	// picks its addresses from, so that rotating them gains nothing.
 	DefaultIPv6Prefix = 64
+	// InvalidFactor sets the allowance of invalid proposals: an invalid
+	// proposal costs its sender no recorded proposal, but checking it
+	// costs the server a whole registry check (a second or so at 100,000
+	// categories), so a client may send InvalidFactor times --proposal-rate
+	// of them an hour. An agent correcting its arguments from the messages
+	// needs a few tries, not hundreds. There is no server-wide bound on
+	// them: it would be checked before a proposal is known to be valid,
+	// so many addresses sending invalid ones could lock every honest
+	// proposer out; --max-concurrent bounds the checks running at once.
+	InvalidFactor = 3
 )
 
 // maxClients bounds the clients a Limiter remembers. Past it the client
@@ -36,6 +47,14 @@ const maxClients = 10000
 // one their allowance.
 type Limiter struct {
 	Rate, Total int
+	// Invalid counts the proposals that were checked and found invalid,
+	// with its own, larger allowance per client (InvalidFactor times this
+	// one's, and no server-wide bound):
+	// they are not recorded, but each cost a registry check. Nil in the
+	// Invalid limiter itself.
+	Invalid *Limiter
+	// invalid marks the Invalid limiter, for its refusals' words.
+	invalid bool
 	// IPv6Prefix is the prefix length an IPv6 client is counted by.
 	IPv6Prefix int
 	Window     time.Duration
@@ -67,6 +86,13 @@ func NewLimiter(rate, total, v6prefix int) *Limiter {
 	if v6prefix <= 0 || v6prefix > 128 {
 		v6prefix = DefaultIPv6Prefix
 	}
+	l := newLimiter(rate, total, v6prefix)
+	l.Invalid = newLimiter(InvalidFactor*rate, math.MaxInt, v6prefix)
+	l.Invalid.invalid = true
+	return l
+}
+
+func newLimiter(rate, total, v6prefix int) *Limiter {
 	return &Limiter{Rate: rate, Total: total, IPv6Prefix: v6prefix, Window: time.Hour, clients: map[string]*clist.Element{}, lru: clist.New()}
 }
 
@@ -85,9 +111,14 @@ type Refusal struct {
 	Window      time.Duration
 	// Retry is when a proposal would be counted again.
 	Retry time.Duration
+	// Invalid: what was counted is proposals checked and found invalid.
+	Invalid bool
 }
 
 func (r *Refusal) Error() string {
+	if r.Invalid {
+		return fmt.Sprintf("This client (%s) has sent %d invalid proposals in the last %s, the most this server checks from one client (%d times --proposal-rate); correct the proposal from the messages it was given, then try again in %s.", r.Who, r.Count, hours(r.Window), InvalidFactor, wait(r.Retry))
+	}
 	if r.Who == "" {
 		return fmt.Sprintf("This server has recorded %d proposals from all clients in the last %s, the most it takes (--proposal-rate-total) so that the curator can read them; try again in %s.", r.Count, hours(r.Window), wait(r.Retry))
 	}
@@ -124,7 +155,7 @@ func (l *Limiter) Take(now time.Time, c Client) (*Charge, *Refusal) {
 	defer l.mu.Unlock()
 	l.total = since(l.total, now.Add(-l.Window))
 	if len(l.total) >= l.Total {
-		return nil, &Refusal{Count: len(l.total), Most: l.Total, Window: l.Window, Retry: l.total[0].Add(l.Window).Sub(now)}
+		return nil, &Refusal{Count: len(l.total), Most: l.Total, Window: l.Window, Retry: l.total[0].Add(l.Window).Sub(now), Invalid: l.invalid}
 	}
 	ids := l.identities(c)
 	for _, id := range ids {
@@ -135,7 +166,7 @@ func (l *Limiter) Take(now time.Time, c Client) (*Charge, *Refusal) {
 		cl := e.Value.(*client)
 		cl.times = since(cl.times, now.Add(-l.Window))
 		if len(cl.times) >= l.Rate {
-			return nil, &Refusal{Who: cl.who, Count: len(cl.times), Most: l.Rate, Window: l.Window, Retry: cl.times[0].Add(l.Window).Sub(now)}
+			return nil, &Refusal{Who: cl.who, Count: len(cl.times), Most: l.Rate, Window: l.Window, Retry: cl.times[0].Add(l.Window).Sub(now), Invalid: l.invalid}
 		}
 	}
 	ch := &Charge{l: l, at: now}

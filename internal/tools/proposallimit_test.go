@@ -29,6 +29,29 @@ func TestInvalidProposalsFromManyAddressesLeaveRoomForANewcomer(t *testing.T) {
 	propose(t, h, ctx, &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
 }
 
+// One client's invalid proposals each cost a registry check, so they have
+// an allowance of their own, InvalidFactor times --proposal-rate: past it
+// the client is refused before the check, in words that say it was
+// invalid proposals that were counted. Its valid proposals are not
+// counted there, nor are other clients held back.
+func TestInvalidProposalsHaveAnAllowanceOfTheirOwn(t *testing.T) {
+	const rate = 2
+	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, rate)
+	ctx := served.WithClient(context.Background(), served.Client{Addr: "192.0.2.7"})
+	invalid := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "no-such-category", Rank: ptr(1), Reason: "gone"}
+	for i := range proposals.InvalidFactor * rate {
+		if _, err := h.ProposeChange(ctx, invalid); err == nil || strings.Contains(err.Error(), "invalid proposals in the last hour") {
+			t.Fatalf("invalid proposal %d: %v, want its own problem named", i+1, err)
+		}
+	}
+	_, err := h.ProposeChange(ctx, invalid)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has sent %d invalid proposals in the last hour", proposals.InvalidFactor*rate)) {
+		t.Fatalf("invalid proposal %d: %v, want the invalid allowance's refusal", proposals.InvalidFactor*rate+1, err)
+	}
+	other := served.WithClient(context.Background(), served.Client{Addr: "198.51.100.1"})
+	propose(t, h, other, &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
+}
+
 // reject_proposal decides in bulk: by a client's address (an IPv6 client
 // by any address of its /64), by a list, or every pending one; the answer
 // counts and names them. One form at a time.

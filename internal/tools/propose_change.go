@@ -36,17 +36,27 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	}
 	// The allowance is reserved here and given back unless the proposal
 	// is recorded: only recorded proposals are charged, so a flood of
-	// invalid ones costs no one, the sender included, anything.
+	// invalid ones costs no one else's allowance. An invalid one is
+	// charged to the sender's own, larger allowance of invalid proposals
+	// instead, reserved before the check it costs and given back when
+	// the proposal is valid.
 	c := served.ClientFrom(ctx)
 	client := proposals.Client{Addr: c.Addr, Session: c.Session}
-	charge, refused := d.rate.Take(h.now(), client)
+	now := h.now()
+	charge, refused := d.rate.Take(now, client)
 	if refused != nil {
+		return nil, refuse(refused.Error())
+	}
+	checked, refused := d.rate.Invalid.Take(now, client)
+	if refused != nil {
+		charge.Refund()
 		return nil, refuse(refused.Error())
 	}
 	if err := h.checkProposal(&p); err != nil {
 		charge.Refund()
 		return nil, err
 	}
+	checked.Refund()
 	p.Client = d.rate.ClientOf(client)
 	rec, err := d.store.Add(p)
 	if err != nil {
