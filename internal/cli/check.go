@@ -153,7 +153,7 @@ func runCheck(ctx context.Context, env *Env, f *Flags) int {
 		if healthPath != "" {
 			kept = healthPath + " was left as it was"
 		}
-		return checkFail(env, ExitUnavailable, "the network looks unavailable: %d of %d hosts could not be resolved or connected, and none answered; nothing was marked gone (%s). Check DNS/connectivity and run again.", out.Failed, out.Hosts, kept)
+		return checkFail(env, ExitUnavailable, "the network looks unavailable: %d of %d hosts could not be resolved or connected; nothing was marked gone (%s). Check DNS/connectivity and run again.", out.Failed, out.Hosts, kept)
 	}
 	doc := sourcehealth.Doc(reg, results, time.Now())
 	if o.json {

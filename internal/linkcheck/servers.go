@@ -107,8 +107,8 @@ type Outage struct {
 	Hosts, Failed, Answered int
 }
 
-// Thresholds of NetworkDown: at least minHosts hosts, none answered, and
-// downShare percent or more of them failed before any answer.
+// Thresholds of NetworkDown: at least minHosts hosts, and downShare
+// percent or more of them failed before any answer.
 const (
 	minHosts  = 3
 	downShare = 90
@@ -117,13 +117,16 @@ const (
 // NetworkDown tells whether results look like a check run without a
 // network (no DNS, every name answered not-found, no route, connections
 // refused everywhere) rather than like sources that are gone: at least
-// three hosts were checked, not one of them answered HTTP, and 90% or
-// more of them could not be resolved or connected to. Such a run says
-// nothing about the sources; its gone and error results are to be
+// three hosts were checked and 90% or more of them could not be resolved
+// or connected to. One host that answers (a source on the local network,
+// or in /etc/hosts, while DNS is down) does not make a run of fifty
+// failures a verdict on fifty sources. A host the address policy refused
+// says nothing about the network and is left out of the count. Such a run
+// says nothing about the sources; its gone and error results are to be
 // thrown away. With fewer hosts a check cannot tell the two apart, and
 // its results stand.
 func NetworkDown(results []Result) (Outage, bool) {
-	type fate struct{ answered, reached bool }
+	type fate struct{ answered, reached, refused bool }
 	byHost := map[string]*fate{}
 	for _, r := range results {
 		k := hostKey(r.URL)
@@ -135,19 +138,26 @@ func NetworkDown(results []Result) (Outage, bool) {
 		if r.HTTPStatus != 0 {
 			f.answered = true
 		}
-		if !r.NoNetwork {
+		switch {
+		case r.NoNetwork:
+		case r.Reason == fetch.RefusedAddress:
+			f.refused = true
+		default:
 			f.reached = true
 		}
 	}
 	var o Outage
-	o.Hosts = len(byHost)
 	for _, f := range byHost {
+		if f.refused && !f.reached && !f.answered {
+			continue
+		}
+		o.Hosts++
 		if f.answered {
 			o.Answered++
 		}
-		if !f.reached {
+		if !f.reached && !f.answered {
 			o.Failed++
 		}
 	}
-	return o, o.Hosts >= minHosts && o.Answered == 0 && o.Failed*100 >= o.Hosts*downShare
+	return o, o.Hosts >= minHosts && o.Failed*100 >= o.Hosts*downShare
 }
