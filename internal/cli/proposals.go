@@ -331,7 +331,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		}
 		file := sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg))
 		file.Actor = proposals.Actor(id, store.Actor)
-		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.ApplyAccepted(p, doc) })
 		if err != nil {
 			return fail("nothing decided, the registry is unchanged: %v\nThe proposal stays pending; reject it if it no longer applies.", err)
 		}

@@ -2,9 +2,11 @@ package proposals
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -115,4 +117,32 @@ func Actor(id, who string) string {
 		a = a[:64]
 	}
 	return a
+}
+
+// ApplyAccepted is Apply for a proposal the curator accepts: first it
+// checks again that every URL the proposal names is on a public host
+// (fetch.CheckHost), as propose_change did when it was made. A proposal
+// recorded by an older 3gs, whose check knew fewer spellings of a private
+// address, could name one, and once accepted the origin's own checks
+// would fetch it with the operator's trust.
+func ApplyAccepted(p *Proposal, doc *gen.Registry) error {
+	var urls []string
+	if p.Source != nil {
+		urls = append(urls, p.Source.URL)
+	}
+	if p.Category != nil {
+		for _, s := range p.Category.Sources {
+			urls = append(urls, s.URL)
+		}
+	}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return fmt.Errorf("the proposal's source URL %q does not parse: %v; reject it", raw, err)
+		}
+		if _, err := fetch.CheckHost(u.Hostname()); err != nil {
+			return fmt.Errorf("the proposal names %s: %v; a proposal may not name such a host (reject it, and add the source by hand if you mean it)", u.Redacted(), err)
+		}
+	}
+	return Apply(p, doc)
 }

@@ -66,7 +66,7 @@ func (h *Handlers) applyProposal(p *proposals.Proposal, who string, out *gen.Acc
 		out.Changed, out.RegistryVersion, out.Signed = true, ptr(version), ptr(h.cur.Load().signature.Verified)
 		return nil
 	}
-	next, err := h.changeAs(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+	next, err := h.changeAs(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.ApplyAccepted(p, doc) })
 	var errs strictjson.Errors
 	switch {
 	case errors.As(err, &errs):
