@@ -308,8 +308,18 @@ func TestFollowerPerimeter(t *testing.T) {
 	if n := secretHits.Load(); n != 0 {
 		t.Errorf("the internal service was asked %d times", n)
 	}
-	if logs := f.Stderr(); !strings.Contains(logs, "only to the same scheme, host and port") || !strings.Contains(logs, "Content-Encoding") {
-		t.Errorf("the log lacks the detail:\n%s", notable(logs))
+	// /health can report a refusal before its log line has reached the
+	// test through the server's stderr: wait for the line, not for time.
+	detailed := func() bool {
+		logs := f.Stderr()
+		return strings.Contains(logs, "only to the same scheme, host and port") && strings.Contains(logs, "Content-Encoding")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !detailed() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !detailed() {
+		t.Errorf("the log lacks the detail:\n%s", notable(f.Stderr()))
 	}
 }
 
