@@ -27,21 +27,11 @@ var ErrNotAsLeft = errors.New("another program wrote or cut it")
 // Whoever can write the directory could otherwise have the next append
 // land in any file 3gs may write.
 func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
-	if err := safefile.SymlinkProblem(path, what); err != nil {
+	f, err := safefile.OpenNoFollow(path, what, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	if errors.Is(err, safefile.ErrSymlink) {
 		return err
 	}
-	return appendAt(path, what, want, safefile.NoFollow, fill)
-}
-
-func appendAt(path, what string, want int64, flags int, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags|flags, 0o600)
 	if err != nil {
-		if flags != 0 {
-			// A link put there between the check and the open.
-			if link := safefile.SymlinkProblem(path, what); link != nil {
-				return link
-			}
-		}
 		return fmt.Errorf("opening %s: %w", what, err)
 	}
 	defer f.Close()
@@ -73,14 +63,7 @@ func appendAt(path, what string, want int64, flags int, fill func(io.Writer) err
 // drop a torn last record, or records an interrupted change wrote. A
 // symbolic link at path is refused (see AppendAt); what names the file.
 func Cut(path, what string, size int64) error {
-	if err := safefile.SymlinkProblem(path, what); err != nil {
-		return err
-	}
-	return cut(path, size, safefile.NoFollow)
-}
-
-func cut(path string, size int64, flags int) error {
-	f, err := os.OpenFile(path, os.O_RDWR|safefile.OpenFlags|flags, 0)
+	f, err := safefile.OpenNoFollow(path, what, os.O_RDWR|safefile.OpenFlags, 0)
 	if err != nil {
 		return err
 	}

@@ -194,10 +194,7 @@ func SaveCut(path string, at int64) error {
 	if err != nil || len(tail) == 0 {
 		return err
 	}
-	if err := safefile.SymlinkProblem(path+".cut", "the audit log's cut entries"); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(path+".cut", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags|safefile.NoFollow, 0o600)
+	out, err := safefile.OpenNoFollow(path+".cut", "the audit log's cut entries", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
 	if err != nil {
 		return err
 	}

@@ -36,14 +36,11 @@ func TryLock(path string) (*Lock, error) {
 	lockPath := path + Suffix
 	// The lock file is cut and written (the holder's pid): a symbolic link
 	// there is refused, or it would cut whatever file it names.
-	if err := safefile.SymlinkProblem(lockPath, "lock file"); err != nil {
+	f, err := safefile.OpenNoFollow(lockPath, "lock file", os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, safefile.ErrSymlink) {
 		return nil, err
 	}
-	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE|safefile.NoFollow, 0o644)
 	if err != nil {
-		if link := safefile.SymlinkProblem(lockPath, "lock file"); link != nil {
-			return nil, link
-		}
 		return nil, fmt.Errorf("opening the lock file: %w", err)
 	}
 	if err := lock(f); err != nil {

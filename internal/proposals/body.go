@@ -1,6 +1,7 @@
 package proposals
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,10 +68,10 @@ func (s *Store) full(p *Proposal) (*Proposal, error) {
 
 // openBody opens the file to read bodies from, refusing a link.
 func (s *Store) openBody() (*os.File, error) {
-	if err := safefile.SymlinkProblem(s.path, what); err != nil {
+	f, err := safefile.OpenNoFollow(s.path, what, os.O_RDONLY|safefile.OpenFlags, 0)
+	if errors.Is(err, safefile.ErrSymlink) {
 		return nil, err
 	}
-	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reading a proposal's body from %s: %w", s.path, err)
 	}

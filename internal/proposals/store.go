@@ -129,17 +129,14 @@ func (s *Store) read(repair bool) ([]string, error) {
 	s.items, s.order, s.lines, s.size, s.live = map[string]*Proposal{}, nil, 0, 0, 0
 	// The file is 3gs's own: a symbolic link there is refused on every
 	// open (read, cut, append, rewrite), never followed.
-	if err := safefile.SymlinkProblem(s.path, what); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(s.path, os.O_RDONLY|safefile.OpenFlags|safefile.NoFollow, 0)
+	f, err := safefile.OpenNoFollow(s.path, what, os.O_RDONLY|safefile.OpenFlags, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if errors.Is(err, safefile.ErrSymlink) {
+		return nil, err
+	}
 	if err != nil {
-		if link := safefile.SymlinkProblem(s.path, what); link != nil {
-			return nil, link
-		}
 		return nil, fmt.Errorf("opening the proposals file: %w", err)
 	}
 	defer f.Close()

@@ -55,12 +55,13 @@ func Open(path string, maxBytes int64, log *slog.Logger) (*Log, error) {
 }
 
 func (l *Log) open() error {
-	// A symbolic link there is refused, not followed: the log is 3gs's own.
-	if err := safefile.SymlinkProblem(l.path, "the query log"); err != nil {
+	// A symbolic link there is refused, not followed: the log is 3gs's
+	// own. O_NONBLOCK: opening a FIFO for writing must not wait for a
+	// reader.
+	f, err := safefile.OpenNoFollow(l.path, "the query log", os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
+	if errors.Is(err, safefile.ErrSymlink) {
 		return err
 	}
-	// O_NONBLOCK: opening a FIFO for writing must not wait for a reader.
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|safefile.OpenFlags|safefile.NoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("query log %s: %w", l.path, err)
 	}

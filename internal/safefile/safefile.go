@@ -196,14 +196,24 @@ func kind(m fs.FileMode) string {
 // Unix, O_NONBLOCK, so that a named pipe cannot block the open.
 const OpenFlags = openFlags
 
-// NoFollow is the flag to add to os.OpenFile for a file that is 3gs's own
-// (the proposals file, a lock file): on Unix, O_NOFOLLOW, so that a
-// symbolic link put at the path is refused, not followed. Elsewhere it is
-// 0 and SymlinkProblem, checked first, is the guard.
-const NoFollow = noFollow
-
-// SymlinkProblem is the refusal for a symbolic link at path (what names
-// the file for the message), wrapping ErrSymlink, or nil when path is not
-// one: for the message after an open with NoFollow failed, or the check
-// before one where NoFollow is 0.
-func SymlinkProblem(path, what string) error { return symlinkProblem(path, what) }
+// OpenNoFollow opens path (os.OpenFile with flag and perm) for a file
+// that is 3gs's own and never a link (the proposals file, an append-only
+// log, a lock file): a symbolic link at path is refused, with an error
+// that wraps ErrSymlink and names where it points, whether it is there
+// before the open or is put there between the check and the open (on
+// Unix, O_NOFOLLOW refuses it then; elsewhere the check before is the
+// guard). Any other failure is os.OpenFile's error, for the caller to
+// word.
+func OpenNoFollow(path, what string, flag int, perm fs.FileMode) (*os.File, error) {
+	if link := symlinkProblem(path, what); link != nil {
+		return nil, link
+	}
+	f, err := os.OpenFile(path, flag|noFollow, perm)
+	if err != nil {
+		if link := symlinkProblem(path, what); link != nil {
+			return nil, link
+		}
+		return nil, err
+	}
+	return f, nil
+}
