@@ -90,11 +90,9 @@ func Open(path string, o Options) (*Store, []string, error) {
 	}
 	// Superseded lines, or bodies dropped as it was read, make the file
 	// longer than its live proposals: rewrite it.
-	if s.tidy(false) || s.size != s.live {
-		if err := s.compact(); err != nil {
-			lock.Unlock()
-			return nil, nil, err
-		}
+	if err := s.tidyFile(false); err != nil {
+		lock.Unlock()
+		return nil, nil, err
 	}
 	return s, notes, nil
 }
@@ -418,10 +416,8 @@ func (s *Store) write(p *Proposal, isNew bool) error {
 	if s.size+int64(len(line)) > s.o.MaxBytes {
 		// Rewrite only when that frees room: at the cap with pending
 		// proposals alone, each refusal would otherwise rewrite the file.
-		if s.tidy(true) || s.size != s.live {
-			if err := s.compact(); err != nil {
-				return err
-			}
+		if err := s.tidyFile(true); err != nil {
+			return err
 		}
 		if isNew && s.size+int64(len(line)) > s.o.MaxBytes {
 			return ErrCapped
@@ -446,7 +442,15 @@ func (s *Store) write(p *Proposal, isNew bool) error {
 func (s *Store) Tidy() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tidy(false) || s.size != s.live {
+	return s.tidyFile(false)
+}
+
+// tidyFile tidies (force as tidy takes it) and rewrites the file when
+// that, or lines superseded since the last rewrite, left it longer than
+// its live proposals: only when the rewrite frees room, so a file at the
+// cap with pending proposals alone is not rewritten at every refusal.
+func (s *Store) tidyFile(force bool) error {
+	if s.tidy(force) || s.size != s.live {
 		return s.compact()
 	}
 	return nil
