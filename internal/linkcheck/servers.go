@@ -14,11 +14,18 @@ import (
 // hostKey is a URL's host as written, told apart from others by name (or
 // literal) and port: what NetworkDown counts as one host.
 func hostKey(raw string) string {
+	name, port := hostPort(raw)
+	return name + ":" + port
+}
+
+// hostPort is a URL's host as written, lower case and without a trailing
+// dot, and its port; for a URL without a host, "?" and the URL.
+func hostPort(raw string) (name, port string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "?" + raw
+		return "?" + raw, ""
 	}
-	return strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) + ":" + fetch.Port(u)
+	return strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")), fetch.Port(u)
 }
 
 // serverKeys are what politeness counts each target by: the address its
@@ -34,13 +41,11 @@ func serverKeys(ctx context.Context, targets []Target, o *Options) []string {
 	addrs := map[string]netip.Addr{} // by name, filled below
 	var names []string
 	for i, t := range targets {
-		u, err := url.Parse(t.URL)
-		if err != nil || u.Host == "" {
-			hosts[i] = host{name: "?" + t.URL}
+		name, port := hostPort(t.URL)
+		hosts[i] = host{name, port}
+		if port == "" {
 			continue
 		}
-		name := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-		hosts[i] = host{name, fetch.Port(u)}
 		if a, err := netip.ParseAddr(name); err == nil {
 			addrs[name] = a.WithZone("").Unmap()
 		} else if _, seen := addrs[name]; !seen && o.Resolver != nil {
