@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/follow"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -29,6 +28,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/stdio"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -145,7 +145,7 @@ type Server struct {
 	// lock makes this server the registry file's one editor while it
 	// runs; nil when another process edits it (this one is read-only) or
 	// the registry is the embedded one.
-	lock *filelock.Lock
+	lock *safefile.Lock
 	// peers keeps the endorsed curators' verified registries, refreshed
 	// until stopPeers, which returns once the refresh loop has ended.
 	peers     *peer.Network
@@ -225,7 +225,7 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 	cfg := tools.Config{Registry: reg, Matcher: c.NewMatcher(reg), NewMatcher: c.NewMatcher, Threshold: c.Threshold, Signature: srvd.Sig, Files: srvd.Files, Modified: srvd.Modified,
 		// The embedded registry's freshness is the binary's (docs/provenance.md).
 		EnforceExpiry: (fl != nil || srvd.Path != "") && !c.AllowExpired}
-	var lock *filelock.Lock
+	var lock *safefile.Lock
 	if srvd.Path != "" {
 		audit := c.AuditLog
 		if audit == "" {

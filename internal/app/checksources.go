@@ -14,8 +14,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -160,7 +160,7 @@ func (c *sourceChecker) run(ctx context.Context) {
 		lock, err := sourcehealth.Lock(c.path)
 		if err != nil {
 			write = false
-			if errors.Is(err, filelock.ErrHeld) {
+			if errors.Is(err, safefile.ErrHeld) {
 				c.log.Warn("another process writes the source health file; the checks here are kept in memory only", "file", c.path, "err", err)
 			} else {
 				c.log.Warn("the source health file cannot be locked; the checks here are kept in memory only", "file", c.path, "err", err)

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
@@ -38,8 +38,8 @@ func renewLoop(ctx context.Context, h *tools.Handlers, log *slog.Logger) {
 // another process already is, serves it read-only and says why. Holding
 // the lock, it clears what interrupted writes left: temporary files, and
 // a partial last line of the audit log.
-func LockForEditing(log *slog.Logger, srvd *Served, edit *tools.EditConfig) *filelock.Lock {
-	lock, err := filelock.TryLock(srvd.Path)
+func LockForEditing(log *slog.Logger, srvd *Served, edit *tools.EditConfig) *safefile.Lock {
+	lock, err := safefile.TryLock(srvd.Path)
 	if err != nil {
 		edit.ReadOnly = "This server serves " + srvd.Name + " read-only: " + err.Error() + ", another 3gs that edits it. Make the change through that server, or stop it and restart this one, so that changes cannot overwrite each other."
 		log.Warn("the registry is locked by another process; serving it read-only (curator tools refuse)", "registry", srvd.Name, "why", err.Error())

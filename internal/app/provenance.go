@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -50,7 +50,7 @@ func checkProvenance(c *Config, s *Served) (ed25519.PrivateKey, error) {
 		case st.Expires.IsZero():
 			expires = "never"
 		}
-		log.Info("registry signature verified", "signer", pkarr.URI(st.Signer), "signed_at", st.SignedAt, "expires", expires)
+		log.Info("registry signature verified", "signer", curatorkey.URI(st.Signer), "signed_at", st.SignedAt, "expires", expires)
 	default:
 		log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.Name)
 	}
@@ -61,12 +61,12 @@ func checkProvenance(c *Config, s *Served) (ed25519.PrivateKey, error) {
 	if err != nil || key == nil {
 		return nil, err
 	}
-	if err := signature.CheckCurator(s.Reg, pkarr.Public(key)); err != nil {
+	if err := signature.CheckCurator(s.Reg, curatorkey.Public(key)); err != nil {
 		return nil, fmt.Errorf("the key from %s is %s, but %s names curator key %s.\n"+
 			"Serve with the curator's key, or make this key the curator's: set \"pubkey\": %q in the registry's \"curator\" and run 3gs sign.",
-			from, pkarr.URI(pkarr.Public(key)), s.Name, s.Reg.Curator().Pubkey, pkarr.URI(pkarr.Public(key)))
+			from, curatorkey.URI(curatorkey.Public(key)), s.Name, s.Reg.Curator().Pubkey, curatorkey.URI(curatorkey.Public(key)))
 	}
-	log.Info("curator key loaded", "from", from, "pubkey", pkarr.URI(pkarr.Public(key)))
+	log.Info("curator key loaded", "from", from, "pubkey", curatorkey.URI(curatorkey.Public(key)))
 	return key, nil
 }
 
@@ -80,9 +80,9 @@ func checkProvenance(c *Config, s *Served) (ed25519.PrivateKey, error) {
 func trustAnchor(pinned ed25519.PublicKey, s *Served, key ed25519.PrivateKey) (ed25519.PublicKey, string, error) {
 	anchor, from := pinned, "--pubkey"
 	if key != nil {
-		pub := pkarr.Public(key)
+		pub := curatorkey.Public(key)
 		if anchor != nil && !anchor.Equal(pub) {
-			return nil, "", fmt.Errorf("--pubkey is %s but the curator key file holds %s; give the key file of the trusted curator, or drop one of the two.", pkarr.URI(anchor), pkarr.URI(pub))
+			return nil, "", fmt.Errorf("--pubkey is %s but the curator key file holds %s; give the key file of the trusted curator, or drop one of the two.", curatorkey.URI(anchor), curatorkey.URI(pub))
 		}
 		if anchor == nil {
 			return pub, "the public half of the curator key file", nil
@@ -100,10 +100,10 @@ func trustAnchor(pinned ed25519.PublicKey, s *Served, key ed25519.PrivateKey) (e
 		case s.Sig.Signed() && !s.Sig.Verified:
 			why = "its signature does not verify: " + s.Sig.Problem.Error()
 		case s.Sig.Verified:
-			why = "it is signed by " + pkarr.URI(s.Sig.Signer) + " (the curator it names)"
+			why = "it is signed by " + curatorkey.URI(s.Sig.Signer) + " (the curator it names)"
 		}
 		return nil, "", fmt.Errorf("refusing to serve %s: --pubkey trusts only registries signed by %s, and %s.\n"+
-			"Serve a copy the trusted curator signed, or, if the curator really changed keys, start with --pubkey set to the new key.", s.Name, pkarr.URI(anchor), why)
+			"Serve a copy the trusted curator signed, or, if the curator really changed keys, start with --pubkey set to the new key.", s.Name, curatorkey.URI(anchor), why)
 	}
 	return anchor, from, nil
 }

@@ -28,7 +28,7 @@ import (
 	"io"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 // Head names the last entry of a log: its seq and the hex SHA-256 of its
@@ -275,7 +275,7 @@ func check(line []byte, n int, prevHash, prevAfter string, rep *Report, key ed25
 	}
 	raw, err := base64.StdEncoding.Strict().DecodeString(*e.Signature)
 	if err != nil || !ed25519.Verify(key, signedBytes(e), raw) {
-		return nil, bad("the signature does not verify under the curator key %s: the entry was changed, or signed with another key", pkarr.Encode(key))
+		return nil, bad("the signature does not verify under the curator key %s: the entry was changed, or signed with another key", curatorkey.Encode(key))
 	}
 	if !rep.Signed() {
 		rep.FirstSigned = n

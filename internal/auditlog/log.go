@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -107,11 +106,11 @@ func (l *Log) Append(key ed25519.PrivateKey, entries ...*gen.AuditEntry) (Head, 
 // crash; a crash leaves at worst a torn last line, which Verify reports
 // as Torn and a starting server cuts.
 func AppendLines(path string, want int64, b []byte) error {
-	err := atomicfile.AppendAt(path, "the audit log", want, func(w io.Writer) error {
+	err := safefile.AppendAt(path, "the audit log", want, func(w io.Writer) error {
 		_, err := writeLog(w, b)
 		return err
 	})
-	if errors.Is(err, atomicfile.ErrNotAsLeft) {
+	if errors.Is(err, safefile.ErrNotAsLeft) {
 		return fmt.Errorf("%w. Nothing was changed; 3gs audit verify %s says whether it is still whole", err, path)
 	}
 	return err
@@ -124,7 +123,7 @@ var writeLog = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
 // torn last line (Report.Torn), or the entries after the head a registry
 // signature covers, which an interrupted change wrote and the registry
 // never took.
-func Cut(path string, size int64) error { return atomicfile.Cut(path, "the audit log", size) }
+func Cut(path string, size int64) error { return safefile.Cut(path, "the audit log", size) }
 
 // Fit is how a log relates to the registry it records.
 type Fit struct {

@@ -16,12 +16,12 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 func testKey(t testing.TB, seed byte) ed25519.PrivateKey {
 	t.Helper()
-	k, err := pkarr.ParseSeed(strings.Repeat(fmt.Sprintf("%02x", seed), 32))
+	k, err := curatorkey.ParseSeed(strings.Repeat(fmt.Sprintf("%02x", seed), 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func write(t *testing.T, path string, ls [][]byte) {
 func TestAppendVerifyRoundTrip(t *testing.T) {
 	k := testKey(t, 1)
 	path := buildLog(t, 12, k)
-	rep, err := Read(path, Options{Key: pkarr.Public(k), Mark: 5})
+	rep, err := Read(path, Options{Key: curatorkey.Public(k), Mark: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestAppendVerifyRoundTrip(t *testing.T) {
 	if h, err := l.Append(k, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionRemove, Actor: "ada", Version: "1.0.13", Before: &before, After: hexSum("13")}); err != nil || h.Seq != 13 {
 		t.Fatalf("append: %v %v", h, err)
 	}
-	if rep, err := Read(path, Options{Key: pkarr.Public(k)}); err != nil || rep.Entries != 13 {
+	if rep, err := Read(path, Options{Key: curatorkey.Public(k)}); err != nil || rep.Entries != 13 {
 		t.Fatalf("after append: %+v %v", rep, err)
 	}
 }
@@ -120,7 +120,7 @@ func TestTamperingNamesTheSeq(t *testing.T) {
 	orig := lines(t, path)
 	foreign := func() []byte { // entry 11, well formed and linked, signed by another key
 		p := buildLog(t, 10, k)
-		rep, _ := Read(p, Options{Key: pkarr.Public(k)})
+		rep, _ := Read(p, Options{Key: curatorkey.Public(k)})
 		before := rep.Last.After
 		Open(p, rep).Append(other, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: hexSum("x")})
 		return lines(t, p)[10]
@@ -157,7 +157,7 @@ func TestTamperingNamesTheSeq(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			write(t, path, c.edit())
-			_, err := Read(path, Options{Key: pkarr.Public(k)})
+			_, err := Read(path, Options{Key: curatorkey.Public(k)})
 			var p *Problem
 			if !errors.As(err, &p) || p.Seq != c.seq || !strings.Contains(p.Reason, c.says) {
 				t.Errorf("got %v, want seq %d: …%s…", err, c.seq, c.says)
@@ -167,7 +167,7 @@ func TestTamperingNamesTheSeq(t *testing.T) {
 	// Cutting whole entries off the tail leaves a valid shorter log: only
 	// the head a signature covers shows it (Match).
 	write(t, path, clone(orig)[:8])
-	rep, err := Read(path, Options{Key: pkarr.Public(k), Mark: 10})
+	rep, err := Read(path, Options{Key: curatorkey.Public(k), Mark: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestMatch(t *testing.T) {
 	path := buildLog(t, 6, k)
 	ls := lines(t, path)
 	h4 := Head{4, HashLine(bytes.TrimSuffix(ls[3], []byte("\n")))}
-	rep, err := Read(path, Options{Key: pkarr.Public(k), Mark: 4})
+	rep, err := Read(path, Options{Key: curatorkey.Public(k), Mark: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestMatch(t *testing.T) {
 	if err := Cut(path, int64(len(ls[0])+len(ls[1])+len(ls[2])+len(ls[3])+len(ls[4]))); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err = Read(path, Options{Key: pkarr.Public(k), Mark: 4}); err != nil {
+	if rep, err = Read(path, Options{Key: curatorkey.Public(k), Mark: 4}); err != nil {
 		t.Fatal(err)
 	}
 	fit, err := Match(rep, hexSum("4"), &h4)
@@ -214,7 +214,7 @@ func TestMatch(t *testing.T) {
 	if err := Cut(path, fit.CutAt); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err = Read(path, Options{Key: pkarr.Public(k), Mark: 4}); err != nil || rep.Head != h4 {
+	if rep, err = Read(path, Options{Key: curatorkey.Public(k), Mark: 4}); err != nil || rep.Head != h4 {
 		t.Fatalf("after the cut: %+v %v", rep, err)
 	}
 	// The signature names another hash at that seq: rewritten.
@@ -303,7 +303,7 @@ func TestLegacyFormatIsRefused(t *testing.T) {
 func TestAppendRefusesUnsignedAfterSigned(t *testing.T) {
 	k := testKey(t, 1)
 	path := buildLog(t, 2, k)
-	rep, _ := Read(path, Options{Key: pkarr.Public(k)})
+	rep, _ := Read(path, Options{Key: curatorkey.Public(k)})
 	before := rep.Last.After
 	if _, err := Open(path, rep).Append(nil, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}); !errors.Is(err, ErrNeedKey) {
 		t.Errorf("got %v", err)
@@ -317,11 +317,11 @@ func TestVerifyTail(t *testing.T) {
 	ls := lines(t, path)
 	from := Head{5, HashLine(bytes.TrimSuffix(ls[4], []byte("\n")))}
 	tail := bytes.Join(ls[5:], nil)
-	rep, err := Verify(bytes.NewReader(tail), Options{Key: pkarr.Public(k), From: 5, FromHash: from.Hash, FromAfter: hexSum("5")})
+	rep, err := Verify(bytes.NewReader(tail), Options{Key: curatorkey.Public(k), From: 5, FromHash: from.Hash, FromAfter: hexSum("5")})
 	if err != nil || rep.Head.Seq != 8 || rep.Entries != 3 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if _, err := Verify(bytes.NewReader(tail), Options{Key: pkarr.Public(k), From: 5, FromHash: hexSum("fork"), FromAfter: hexSum("5")}); err == nil {
+	if _, err := Verify(bytes.NewReader(tail), Options{Key: curatorkey.Public(k), From: 5, FromHash: hexSum("fork"), FromAfter: hexSum("5")}); err == nil {
 		t.Error("a tail that does not follow the held head verified")
 	}
 }
@@ -335,7 +335,7 @@ func BenchmarkVerify10k(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		rep, err := Read(path, Options{Key: pkarr.Public(k)})
+		rep, err := Read(path, Options{Key: curatorkey.Public(k)})
 		if err != nil || rep.Entries != 10000 {
 			b.Fatal(rep, err)
 		}

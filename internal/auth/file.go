@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
-	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // FileMode is the tokens file's mode: hashes are not tokens, but the file
@@ -73,7 +72,7 @@ func update(path string, change func(*gen.Tokens) error) error {
 	if _, err := gen.DecodeTokens(data); err != nil {
 		return fmt.Errorf("refusing to write an invalid tokens file: %w", err)
 	}
-	return atomicfile.Write(path, data, FileMode)
+	return safefile.Write(path, data, FileMode)
 }
 
 // lockWait bounds how long a token command waits for another one to
@@ -82,15 +81,15 @@ func update(path string, change func(*gen.Tokens) error) error {
 const lockWait = 30 * time.Second
 
 // lockTokens takes the lock on the tokens file (PATH.lock), waiting while
-// another token command holds it. It goes through internal/filelock, the
+// another token command holds it. It goes through internal/safefile, the
 // registry's lock, rather than calling flock itself, so 3gs builds for
-// Windows too, where filelock's lock is a no-op and one writer at a time
-// is up to the operator. filelock only tries, so waiting is a retry loop.
-func lockTokens(path string) (*filelock.Lock, error) {
+// Windows too, where safefile's lock is a no-op and one writer at a time
+// is up to the operator. safefile.TryLock only tries, so waiting is a retry loop.
+func lockTokens(path string) (*safefile.Lock, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
-		lock, err := filelock.TryLock(path)
-		if err == nil || !errors.Is(err, filelock.ErrHeld) || time.Now().After(deadline) {
+		lock, err := safefile.TryLock(path)
+		if err == nil || !errors.Is(err, safefile.ErrHeld) || time.Now().After(deadline) {
 			return lock, err
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -137,7 +137,7 @@ func refuseLog(env *Env, cmd, regPath, logPath string, pub ed25519.PublicKey, er
 		fmt.Fprintf(env.Stderr, "3gs %s: not signed: the audit log %s does not verify at seq %d: %s.\n"+
 			"Nothing was changed; 3gs audit verify %s shows it. Restore the log from a backup; or, to start a new log and lose its history, move both it and %s aside and sign again.\n",
 			cmd, logPath, p.Seq, p.Reason, q(regPath), regPath+signature.Suffix)
-		if old := previousSigner(regPath); old != "" && old != pkarr.Encode(pub) {
+		if old := previousSigner(regPath); old != "" && old != curatorkey.Encode(pub) {
 			// Re-keying: entries signed by the old key can never verify
 			// under the new one, and nothing in the log says which key
 			// was the curator's when.
@@ -192,7 +192,7 @@ func auditTarget(env *Env, f *Flags, failOut io.Writer) (*logTarget, int) {
 	o := options[auditReadOptions](f)
 	t := &logTarget{}
 	if z := o.pubkey; z != "" {
-		k, err := pkarr.ParsePublicKey(z)
+		k, err := curatorkey.ParsePublicKey(z)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "%s: --pubkey %v\n", f.name, err)
 			return nil, ExitUsage
@@ -331,7 +331,7 @@ func runAuditVerify(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintln(env.Stdout, t.okLine(rep, fit))
 	t.notes(env.Stderr, rep, fit)
 	if !t.trusted && t.key != nil && rep.Signed() {
-		fmt.Fprintf(env.Stderr, "Note: the entries were checked against the key the registry names itself, which proves the log is intact but not who wrote it. To prove that, pass the curator key you trust: 3gs audit verify --pubkey %s ...\n", pkarr.Encode(t.key))
+		fmt.Fprintf(env.Stderr, "Note: the entries were checked against the key the registry names itself, which proves the log is intact but not who wrote it. To prove that, pass the curator key you trust: 3gs audit verify --pubkey %s ...\n", curatorkey.Encode(t.key))
 	}
 	return ExitOK
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -68,7 +68,7 @@ func entry(t *testing.T, line []byte) *gen.AuditEntry {
 
 func readKey(t *testing.T, keyPath string) ed25519.PrivateKey {
 	t.Helper()
-	kf, err := pkarr.ReadKeyFile(keyPath)
+	kf, err := curatorkey.ReadKeyFile(keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestAuditVerifyTamper(t *testing.T) {
 	good := mustRead(t, logPath)
 	lines := logLines(t, logPath)
 	join := func(ls ...[]byte) []byte { return bytes.Join(ls, nil) }
-	other, _ := pkarr.Generate()
+	other, _ := curatorkey.Generate()
 	cases := []struct {
 		name   string
 		tamper func() []byte
@@ -247,7 +247,7 @@ func TestAuditVerifyTamper(t *testing.T) {
 		{"the last two entries cut off", func() []byte { return join(lines[:8]...) }, 9},
 		{"an entry signed by another key appended", func() []byte {
 			os.WriteFile(logPath, good, 0o600)
-			rep, err := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(readKey(t, keyPath))})
+			rep, err := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(readKey(t, keyPath))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +304,7 @@ func TestAuditVerifyNotesWhatACrashLeft(t *testing.T) {
 
 	// An entry after the signed head: a change whose registry was never
 	// written.
-	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(readKey(t, keyPath))})
+	rep, err := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(readKey(t, keyPath))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestAuditMigrateTheOldFormat(t *testing.T) {
 func TestAuditLogFilters(t *testing.T) {
 	regPath, logPath, keyPath, pub := signedNode(t)
 	key := readKey(t, keyPath)
-	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(key)})
+	rep, err := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(key)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/filelock"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -51,12 +50,12 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %s\nFix: %s.\n", cmd, problem, fix)
 		return ExitFail
 	}
-	pub := pkarr.Public(s.key)
+	pub := curatorkey.Public(s.key)
 	if err := signature.CheckCurator(reg, pub); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, s.from, pkarr.URI(pub), reg.Curator().Pubkey)
+		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: the key from %s (%s) is not the registry's curator key, %s; the new log must be signed by the curator.\n", cmd, s.from, curatorkey.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
-	lock, err := filelock.TryLock(path)
+	lock, err := safefile.TryLock(path)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs %s: not migrated: %v.\nA 3gs server is using this registry and its log; stop it first.\n", cmd, err)
 		return ExitFail
@@ -76,7 +75,7 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	}
 	fmt.Fprintf(env.Stdout, "Migrated %s: kept the old log as %s (sha256 %s) and started a signed log whose seq 1 records that digest and the registry.\n", logPath, logPath+".v1", digest)
 	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s, covering the audit log up to seq %d\n",
-		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), path+signature.Suffix, signed.Expires.Format(time.RFC3339), signed.Head.Seq)
+		path, reg.Version(), reg.SHA256(), curatorkey.Encode(pub), path+signature.Suffix, signed.Expires.Format(time.RFC3339), signed.Head.Seq)
 	if unvouched != "" {
 		fmt.Fprintf(env.Stderr, "Note: %s %s before; the new signature vouches for the registry as it is now, and the new log's start entry records it so. Check it holds what you meant to sign.\n", path, unvouched)
 	}

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -236,7 +236,7 @@ func movedTo(doc *gen.Sourcehealth, applied []redirect) {
 func saveHealth(env *Env, path string, prev, doc *gen.Sourcehealth, reg *registry.Registry, partial bool, key ed25519.PrivateKey) {
 	lock, err := sourcehealth.Lock(path)
 	if err != nil {
-		if errors.Is(err, filelock.ErrHeld) {
+		if errors.Is(err, safefile.ErrHeld) {
 			fmt.Fprintf(env.Stderr, "3gs check: %s not written: %v, checking the sources itself (serve --check-sources); it keeps the file.\n", path, err)
 		} else {
 			fmt.Fprintf(env.Stderr, "3gs check: warning: %s not written: %v\n", path, err)
@@ -260,7 +260,7 @@ func healthKey(env *Env, reg *registry.Registry, key ed25519.PrivateKey) ed25519
 	if key == nil {
 		return nil
 	}
-	if err := signature.CheckCurator(reg, pkarr.Public(key)); err != nil {
+	if err := signature.CheckCurator(reg, curatorkey.Public(key)); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs check: warning: the health file is written unsigned: %v\n", err)
 		return nil
 	}

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -153,9 +153,9 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	}
 	// The registry is read under its lock, so nothing written meanwhile is
 	// lost; a server holding the lock edits it itself.
-	lock, err := filelock.TryLock(path)
+	lock, err := safefile.TryLock(path)
 	if err != nil {
-		if errors.Is(err, filelock.ErrHeld) {
+		if errors.Is(err, safefile.ErrHeld) {
 			return a.fail("%v.\nA 3gs server edits this registry: stop it and run 3gs check --apply-redirects again, or make the edits through its upsert_category tool.", err)
 		}
 		return a.fail("%v", err)
@@ -192,8 +192,8 @@ func (a *applier) base() (*registry.Registry, bool) {
 		return nil, ok
 	}
 	if a.key != nil {
-		if err := signature.CheckCurator(srvd.Reg, pkarr.Public(a.key)); err != nil {
-			_, ok = a.fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", a.from, pkarr.URI(pkarr.Public(a.key)), path, srvd.Reg.Curator().Pubkey)
+		if err := signature.CheckCurator(srvd.Reg, curatorkey.Public(a.key)); err != nil {
+			_, ok = a.fail("the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file.", a.from, curatorkey.URI(curatorkey.Public(a.key)), path, srvd.Reg.Curator().Pubkey)
 			return nil, ok
 		}
 	}
@@ -237,7 +237,7 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		var le *store.LogError
 		if errors.As(err, &le) {
 			// The log is refused as sign refuses it, with its fix.
-			logFailed(env, "check", path, file.LogPath, pkarr.Public(a.key), le.Err)
+			logFailed(env, "check", path, file.LogPath, curatorkey.Public(a.key), le.Err)
 			return applied, false
 		}
 		if err != nil {

@@ -17,9 +17,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/bounded"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
@@ -185,7 +185,7 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	d.verified = st.Verified
 	switch {
 	case st.Verified:
-		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, pkarr.URI(st.Signer), st.SignedAt), "")
+		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, curatorkey.URI(st.Signer), st.SignedAt), "")
 		d.expiry(st, regName)
 	case st.Signed() && d.o.allowUnsigned:
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),
@@ -253,16 +253,16 @@ func (d *doctor) key(reg *registry.Registry) []byte {
 	if exposed != "" {
 		d.add(fail, "key", "the curator's secret key in "+path+" is readable by other users", "chmod 600 "+signature.ShellQuote(path))
 	}
-	pub := pkarr.Public(key)
+	pub := curatorkey.Public(key)
 	if reg != nil {
 		if err := signature.CheckCurator(reg, pub); err != nil {
-			d.add(fail, "key", fmt.Sprintf("the key from %s is %s, but the registry names curator %s, so serve refuses it", from, pkarr.URI(pub), reg.Curator().Pubkey),
-				"use the curator's key, or make this one the curator's: set curator.pubkey to "+pkarr.URI(pub)+" and run 3gs sign")
+			d.add(fail, "key", fmt.Sprintf("the key from %s is %s, but the registry names curator %s, so serve refuses it", from, curatorkey.URI(pub), reg.Curator().Pubkey),
+				"use the curator's key, or make this one the curator's: set curator.pubkey to "+curatorkey.URI(pub)+" and run 3gs sign")
 			return nil
 		}
 	}
 	if exposed == "" {
-		d.add(ok, "key", "the curator key from "+from+" is "+pkarr.URI(pub)+", the key the registry names", "")
+		d.add(ok, "key", "the curator key from "+from+" is "+curatorkey.URI(pub)+", the key the registry names", "")
 	}
 	return key
 }
@@ -359,7 +359,7 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 	keys := make([]ed25519.PublicKey, len(list))
 	var fetch []int
 	for i, e := range list {
-		key, err := pkarr.ParsePublicKey(e.Pubkey)
+		key, err := curatorkey.ParsePublicKey(e.Pubkey)
 		if err == nil && e.Pubkey == reg.Curator().Pubkey {
 			err = errors.New("this is the registry's own curator key")
 		}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -83,9 +83,9 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		problem, fix := registryProblem(path, err, "")
 		return e.fail(ExitFail, "not changed: %s\nFix: %s.", problem, fix)
 	}
-	lock, err := filelock.TryLock(path)
+	lock, err := safefile.TryLock(path)
 	if err != nil {
-		if errors.Is(err, filelock.ErrHeld) {
+		if errors.Is(err, safefile.ErrHeld) {
 			return e.fail(ExitFail, "not changed: %v.\nA 3gs server is serving this registry and holds its lock, so a change here could be overwritten by it. Stop that server, run this command again, then start the server.", err)
 		}
 		return e.fail(ExitFail, "not changed: %v", err)
@@ -128,14 +128,14 @@ func (e *endorsement) parse() int {
 		return e.fail(ExitUsage, "name the curator to endorse and where their registry is, e.g. 3gs endorse --pubkey pk:... --url https://their.host %s (or --remove pk:... to remove one)", signature.ShellQuote(e.path))
 	}
 	var err error
-	if e.endorsed, err = pkarr.ParsePublicKey(keyText); err != nil {
+	if e.endorsed, err = curatorkey.ParsePublicKey(keyText); err != nil {
 		flag := "--pubkey"
 		if e.remove {
 			flag = "--remove"
 		}
 		return e.fail(ExitUsage, "%s %v", flag, err)
 	}
-	e.pub = pkarr.URI(e.endorsed)
+	e.pub = curatorkey.URI(e.endorsed)
 	if !e.remove {
 		if _, _, err := peer.Locate(rawURL); err != nil {
 			return e.fail(ExitUsage, "--url: %v", err)
@@ -162,8 +162,8 @@ func (e *endorsement) checkBase(reg *registry.Registry) int {
 	if e.key == nil {
 		return ExitOK
 	}
-	if err := signature.CheckCurator(reg, pkarr.Public(e.key)); err != nil {
-		return e.fail(ExitFail, "not changed: the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file, or leave the key out and sign later with 3gs sign.", e.from, pkarr.URI(pkarr.Public(e.key)), path, reg.Curator().Pubkey)
+	if err := signature.CheckCurator(reg, curatorkey.Public(e.key)); err != nil {
+		return e.fail(ExitFail, "not changed: the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file, or leave the key out and sign later with 3gs sign.", e.from, curatorkey.URI(curatorkey.Public(e.key)), path, reg.Curator().Pubkey)
 	}
 	// Endorsements say whose registries to trust: re-signing a file
 	// whose signature no longer verifies would bless whatever changed
@@ -249,7 +249,7 @@ func (e *endorsement) changeFailed(err error, logPath string) (code int, done bo
 	case errors.As(err, &ie):
 		return e.fail(ExitFail, "not changed: with this change %s would not be a valid registry: %v\nFix the value named there and run the command again.", path, loadProblem(ie.Err)), true
 	case errors.As(err, &le):
-		logFailed(e.env, "endorse", path, logPath, pkarr.Public(e.key), le.Err)
+		logFailed(e.env, "endorse", path, logPath, curatorkey.Public(e.key), le.Err)
 		return ExitFail, true
 	case errors.As(err, &ce) && ce.InLog && e.key != nil:
 		return e.fail(ExitFail, "not changed: %v", ce.Err), true

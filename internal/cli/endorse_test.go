@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/filelock"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // peerKey is a new curator key's public half, as registries write it.
 func peerKey(t *testing.T) string {
 	t.Helper()
-	k, err := pkarr.Generate()
+	k, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pkarr.URI(pkarr.Public(k))
+	return curatorkey.URI(curatorkey.Public(k))
 }
 
 // endorsements reads the registry at path, failing the test unless it is
@@ -120,12 +120,12 @@ func TestEndorseRefusals(t *testing.T) {
 
 	missing := dir + "/missing.json"
 	expect(t, nil, []string{"endorse", missing, "--pubkey", other, "--url", "https://x.example"}, ExitFail, []string{missing + " does not exist"}, nil)
-	if _, err := os.Stat(missing + filelock.Suffix); err == nil {
+	if _, err := os.Stat(missing + safefile.Suffix); err == nil {
 		t.Error("a missing registry got a lock file")
 	}
 
 	// A running server holds the lock; endorse must not write under it.
-	lock, err := filelock.TryLock(regPath)
+	lock, err := safefile.TryLock(regPath)
 	if err != nil {
 		t.Fatal(err)
 	}

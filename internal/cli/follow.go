@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 )
 
 // A read replica: serve --follow URL --follow-pubkey KEY serves the
@@ -61,7 +61,7 @@ func parseFollow(o *serveOptions) (*app.Follow, error) {
 		return nil, fmt.Errorf("--follow needs --follow-pubkey (THREEGS_FOLLOW_PUBKEY): the origin curator's key, as its 3gs init or keygen printed it; without it nothing shows the registry is the curator's")
 	}
 	var err error
-	if c.Key, err = pkarr.ParsePublicKey(z); err != nil {
+	if c.Key, err = curatorkey.ParsePublicKey(z); err != nil {
 		return nil, fmt.Errorf("--follow-pubkey (THREEGS_FOLLOW_PUBKEY) %w", err)
 	}
 	if c.Refresh, err = o.follow.refresh.get(); err != nil {

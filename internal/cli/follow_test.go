@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -71,9 +71,9 @@ func TestFollowFlagRules(t *testing.T) {
 // mustKey is a fresh key pair's secret half and its pk: URI.
 func mustKey(t *testing.T) (ed25519.PrivateKey, string) {
 	t.Helper()
-	k, err := pkarr.Generate()
+	k, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k, pkarr.URI(pkarr.Public(k))
+	return k, curatorkey.URI(curatorkey.Public(k))
 }

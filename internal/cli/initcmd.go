@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -56,11 +56,11 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 		return fail(ExitFail, "cannot use %s: %v", dir, err)
 	}
 
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		return fail(ExitFail, "cannot read random bytes: %v", err)
 	}
-	pub := pkarr.URI(pkarr.Public(key))
+	pub := curatorkey.URI(curatorkey.Public(key))
 	now := time.Now()
 	doc := starterRegistry(name, pub, now)
 	data := gen.EncodeRegistry(&doc)
@@ -79,7 +79,7 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	}
 	keyPath := filepath.Join(dir, "curator.key")
 	regPath := filepath.Join(dir, "registry.json")
-	if err := pkarr.WriteKeyFile(keyPath, key); err != nil {
+	if err := curatorkey.WriteKeyFile(keyPath, key); err != nil {
 		return fail(ExitFail, "%v", err)
 	}
 	// The node starts with its audit log: a start entry recording the

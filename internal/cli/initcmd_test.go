@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -29,7 +29,7 @@ func initNode(t *testing.T, name string) (keyPath, regPath, pub, out string) {
 			pub = w[3]
 		}
 	}
-	if _, err := pkarr.ParsePublicKey(pub); err != nil {
+	if _, err := curatorkey.ParsePublicKey(pub); err != nil {
 		t.Fatalf("init printed no verify command with the key (%v):\n%s", err, out)
 	}
 	return filepath.Join(dir, "curator.key"), filepath.Join(dir, "registry.json"), pub, out
@@ -41,8 +41,8 @@ func TestInitCreatesSignedNode(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v, mode %v; want 0600", err, st.Mode())
 	}
-	kf, err := pkarr.ReadKeyFile(keyPath)
-	if err != nil || pkarr.URI(pkarr.Public(kf.Key)) != pub {
+	kf, err := curatorkey.ReadKeyFile(keyPath)
+	if err != nil || curatorkey.URI(curatorkey.Public(kf.Key)) != pub {
 		t.Fatalf("the key file does not hold the printed key %s: %v", pub, err)
 	}
 	reg, err := registry.LoadFile(regPath)
@@ -177,7 +177,7 @@ func TestInitThenEndorse(t *testing.T) {
 	if len(es) != 1 || es[0].Pubkey != aPub || es[0].URL != "https://ada.example:8443" || es[0].Name == nil || *es[0].Name != "Ada Lovelace" {
 		t.Fatalf("B's endorsements: %+v", es)
 	}
-	endorsed, err := pkarr.ParsePublicKey(es[0].Pubkey)
+	endorsed, err := curatorkey.ParsePublicKey(es[0].Pubkey)
 	if err != nil {
 		t.Fatal(err)
 	}

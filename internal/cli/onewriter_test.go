@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/app"
-	"github.com/three-good-sources/3gs/internal/filelock"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -22,7 +22,7 @@ func TestOneEditorPerRegistry(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 
-	other, err := filelock.TryLock(regPath)
+	other, err := safefile.TryLock(regPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/app"
-	"github.com/three-good-sources/3gs/internal/filelock"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -239,14 +239,14 @@ func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
 // openForDecision takes the registry's lock and opens its proposals file,
 // as the one writer of both. A server holding the lock must not be
 // written behind: the curator decides through it instead.
-func openForDecision(env *Env, verb, reg string) (*filelock.Lock, *proposals.Store, bool) {
+func openForDecision(env *Env, verb, reg string) (*safefile.Lock, *proposals.Store, bool) {
 	if _, err := os.Stat(reg); err != nil {
 		problem, fix := registryProblem(reg, err, "")
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\nFix: %s.\n", verb, problem, fix)
 		return nil, nil, false
 	}
-	lock, err := filelock.TryLock(reg)
-	if errors.Is(err, filelock.ErrHeld) {
+	lock, err := safefile.TryLock(reg)
+	if errors.Is(err, safefile.ErrHeld) {
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: nothing decided: %v.\nA 3gs server is serving this registry and holds its lock, so it is the one writer of the registry and its proposals. Decide through it: call %s_proposal with an admin token (3gs token new --tier admin makes one). Or stop the server, run this again, and start it.\n", verb, err, verb)
 		return nil, nil, false
 	}
@@ -316,7 +316,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 			return fail("nothing decided: %s names a curator key, so the change must be signed: give the curator's key with --key-file (or %s)", reg, secretKeyEnv)
 		}
 		if sg.key != nil {
-			if err := signature.CheckCurator(r, pkarr.Public(sg.key)); err != nil {
+			if err := signature.CheckCurator(r, curatorkey.Public(sg.key)); err != nil {
 				return fail("nothing decided: the key from %s cannot sign %s: %v", sg.from, reg, err)
 			}
 			// As endorse: signing a file whose signature no longer

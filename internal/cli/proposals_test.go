@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // proposed records a proposal beside the registry at regPath, as a server
@@ -66,7 +66,7 @@ func TestProposalsAcceptAndReject(t *testing.T) {
 func TestProposalsDecideNothingBehindAServer(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
 	id := proposed(t, regPath, proposals.Proposal{Action: proposals.ReportDeadSource, Slug: "rust-learning", Rank: 1, Reason: "gone"})
-	lock, err := filelock.TryLock(regPath)
+	lock, err := safefile.TryLock(regPath)
 	if err != nil {
 		t.Fatal(err)
 	}

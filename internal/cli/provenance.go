@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -36,7 +36,7 @@ func runKeygen(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs keygen: name the key file to create with --out PATH (or THREEGS_KEY_FILE), e.g. 3gs keygen --out ~/.config/3gs/curator.key")
 		return ExitUsage
 	}
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs keygen: cannot read random bytes: %v\n", err)
 		return ExitFail
@@ -47,11 +47,11 @@ func runKeygen(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs keygen: cannot create the folder for %s: %v\n", out, err)
 		return ExitFail
 	}
-	if err := pkarr.WriteKeyFile(out, key); err != nil {
+	if err := curatorkey.WriteKeyFile(out, key); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs keygen: %v\n", err)
 		return ExitFail
 	}
-	pub := pkarr.URI(pkarr.Public(key))
+	pub := curatorkey.URI(curatorkey.Public(key))
 	fmt.Fprintln(env.Stdout, pub)
 	fmt.Fprintf(env.Stderr, "Wrote the secret key to %s (mode 0600). Keep it private and backed up: whoever holds it can sign as you, and without it you cannot sign again under this key.\n"+
 		"Next: set \"pubkey\": %q in your registry's \"curator\", then run: 3gs sign --key-file %s REGISTRY\n", out, pub, signature.ShellQuote(out))
@@ -91,7 +91,7 @@ func signingKey(env *Env, k keyOptions, log func(msg string)) (ed25519.PrivateKe
 	case path != "" && hexSeed != "":
 		return nil, "", fmt.Errorf("both --key-file (THREEGS_KEY_FILE) and %s are set; keep one", secretKeyEnv)
 	case path != "":
-		kf, err := pkarr.ReadKeyFile(path)
+		kf, err := curatorkey.ReadKeyFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("--key-file: %w", err)
 		}
@@ -105,7 +105,7 @@ func signingKey(env *Env, k keyOptions, log func(msg string)) (ed25519.PrivateKe
 		}
 		return kf.Key, "--key-file " + path, nil
 	case hexSeed != "":
-		key, err := pkarr.ParseSeed(hexSeed)
+		key, err := curatorkey.ParseSeed(hexSeed)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s %w", secretKeyEnv, err)
 		}

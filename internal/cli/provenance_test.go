@@ -15,7 +15,7 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -31,7 +31,7 @@ func curatorSetup(t *testing.T) (dir, keyPath, pub, regPath string) {
 		t.Fatalf("keygen: %d %s", code, errOut)
 	}
 	pub = strings.TrimSpace(out)
-	if _, err := pkarr.ParsePublicKey(pub); err != nil || !strings.HasPrefix(pub, "pk:") {
+	if _, err := curatorkey.ParsePublicKey(pub); err != nil || !strings.HasPrefix(pub, "pk:") {
 		t.Fatalf("keygen printed %q: %v", pub, err)
 	}
 	if !strings.Contains(errOut, "3gs sign --key-file "+keyPath) {
@@ -96,7 +96,7 @@ func TestVerifyFailures(t *testing.T) {
 	}
 	good, _ := os.ReadFile(regPath)
 	sig, _ := os.ReadFile(regPath + ".sig")
-	other, _ := pkarr.Generate()
+	other, _ := curatorkey.Generate()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -114,7 +114,7 @@ func TestVerifyFailures(t *testing.T) {
 	write("stranger.json", good)
 	write("stranger.json.sig", signature.Sign(good, other, time.Now()))
 	// Signed by the curator, but the signature expired 47 hours ago.
-	kf, err := pkarr.ReadKeyFile(keyPath)
+	kf, err := curatorkey.ReadKeyFile(keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +127,11 @@ func TestVerifyFailures(t *testing.T) {
 		says []string
 	}{
 		{"one byte changed", []string{changedPath}, []string{"registry bytes changed since signing", "the registry's SHA-256 is " + sha256Hex(changed), "the signature covers " + sha256Hex(good)}},
-		{"different key", []string{"--pubkey", pkarr.URI(pkarr.Public(other)), regPath}, []string{"signed by a different key", "not by the expected " + pkarr.Encode(pkarr.Public(other))}},
+		{"different key", []string{"--pubkey", curatorkey.URI(curatorkey.Public(other)), regPath}, []string{"signed by a different key", "not by the expected " + curatorkey.Encode(curatorkey.Public(other))}},
 		{"truncated signature", []string{regPath, write("truncated.sig", sig[:len(sig)/2])}, []string{"malformed signature file"}},
 		{"not JSON", []string{regPath, write("text.sig", []byte("Wjp2oGMxdyxb4pDq\n"))}, []string{"malformed signature file"}},
 		{"empty signature", []string{regPath, write("empty.sig", nil)}, []string{"malformed signature file: the file is empty"}},
-		{"expired", []string{"--pubkey", pkarr.URI(pkarr.Public(kf.Key)), expiredPath}, []string{"the signature expired at " + expired.Format(time.RFC3339), "3gs sign --key-file KEY " + expiredPath}},
+		{"expired", []string{"--pubkey", curatorkey.URI(curatorkey.Public(kf.Key)), expiredPath}, []string{"the signature expired at " + expired.Format(time.RFC3339), "3gs sign --key-file KEY " + expiredPath}},
 		{"not the curator", []string{filepath.Join(dir, "stranger.json")}, []string{"signer is not the registry's curator", "but curator.pubkey in the registry is"}},
 		{"no signature", []string{write("unsigned.json", good)}, []string{"is not signed: there is no " + filepath.Join(dir, "unsigned.json.sig"), "3gs sign --key-file KEY"}},
 		{"no registry", []string{filepath.Join(dir, "missing.json")}, []string{"cannot read the registry", "no such file"}},
@@ -354,7 +354,7 @@ func TestServeEmbeddedIsVerified(t *testing.T) {
 func interruptedSignedWrite(t *testing.T) (regPath string, key ed25519.PrivateKey, pub string, old []byte) {
 	t.Helper()
 	_, keyPath, pub, regPath := curatorSetup(t)
-	kf, err := pkarr.ReadKeyFile(keyPath)
+	kf, err := curatorkey.ReadKeyFile(keyPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/app"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/querylog"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/stdio"
@@ -190,7 +190,7 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if z := o.pubkey; z != "" {
-		if c.pubkey, err = pkarr.ParsePublicKey(z); err != nil {
+		if c.pubkey, err = curatorkey.ParsePublicKey(z); err != nil {
 			return nil, fmt.Errorf("--pubkey (THREEGS_PUBKEY) %w", err)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/app"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/filelock"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -41,7 +41,7 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: not signed: %s\nFix: %s.\n", problem, fix)
 		return ExitFail
 	}
-	lock, err := filelock.TryLock(path)
+	lock, err := safefile.TryLock(path)
 	if err != nil {
 		return signThroughServer(env, path, err, s.key != nil || o.expires.text != signature.DefaultValidity.String())
 	}
@@ -50,11 +50,11 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs sign: no key: pass --key-file KEY (made by 3gs keygen) or set %s\n", secretKeyEnv)
 		return ExitUsage
 	}
-	pub := pkarr.Public(s.key)
+	pub := curatorkey.Public(s.key)
 	if err := signature.CheckCurator(reg, pub); err != nil {
 		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
 			"Set \"pubkey\": %q in the registry's \"curator\" if this is now the curator's key, or sign with the key of %s.\n",
-			path, s.from, pkarr.URI(pub), reg.Curator().Pubkey, pkarr.URI(pub), reg.Curator().Pubkey)
+			path, s.from, curatorkey.URI(pub), reg.Curator().Pubkey, curatorkey.URI(pub), reg.Curator().Pubkey)
 		return ExitFail
 	}
 	// The entry goes first and the signature after, as a server's change
@@ -134,7 +134,7 @@ func printSigned(env *Env, path, logPath string, pub ed25519.PublicKey, signed *
 			path, old.Version(), reg.Version(), old.Version())
 	}
 	fmt.Fprintf(env.Stdout, "Signed %s version %s (sha256 %s) as %s; wrote %s, valid until %s\n",
-		path, reg.Version(), reg.SHA256(), pkarr.Encode(pub), sigPath, exp.Format(time.RFC3339))
+		path, reg.Version(), reg.SHA256(), curatorkey.Encode(pub), sigPath, exp.Format(time.RFC3339))
 	if len(entries) > 0 {
 		fmt.Fprintf(env.Stdout, "Audit log %s: recorded the registry as seq %d (%s); the signature covers the log up to it\n", logPath, head.Seq, entries[0].Action)
 	} else {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
@@ -66,7 +66,7 @@ func TestServeRefusesAnExpiredRegistry(t *testing.T) {
 		t.Fatalf("serve with the key: exit %d\n%s", code, errOut)
 	}
 	_, doc, _ := signature.ReadSigned(regPath, 1<<20)
-	if v, err := signature.Verify(data, doc, pkarr.Public(key)); err != nil || v.Expires.Sub(time.Now()) < 29*24*time.Hour || v.Log == nil {
+	if v, err := signature.Verify(data, doc, curatorkey.Public(key)); err != nil || v.Expires.Sub(time.Now()) < 29*24*time.Hour || v.Log == nil {
 		t.Errorf("after a start with the key the signature expires %v, covers %+v (%v)", v.Expires, v.Log, err)
 	}
 }
@@ -93,7 +93,7 @@ func BenchmarkAuditVerify10k(b *testing.B) {
 		b.Fatalf("init: %d", code)
 	}
 	regPath, keyPath := dir+"/node/registry.json", dir+"/node/curator.key"
-	kf, err := pkarr.ReadKeyFile(keyPath)
+	kf, err := curatorkey.ReadKeyFile(keyPath)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func BenchmarkAuditVerify10k(b *testing.B) {
 	}
 	// 9,999 more entries, as hand edits signed one after another would
 	// leave them, ending at the registry on disk.
-	rep, err := auditlog.Read(regPath+".audit.jsonl", auditlog.Options{Key: pkarr.Public(kf.Key)})
+	rep, err := auditlog.Read(regPath+".audit.jsonl", auditlog.Options{Key: curatorkey.Public(kf.Key)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func BenchmarkAuditVerify10k(b *testing.B) {
 	}
 	now := time.Now()
 	os.WriteFile(regPath+signature.Suffix, signature.SignWith(reg.Bytes(), kf.Key, now, signature.Options{Expires: now.Add(time.Hour), Log: &head}), 0o644)
-	pub := pkarr.Encode(pkarr.Public(kf.Key))
+	pub := curatorkey.Encode(curatorkey.Public(kf.Key))
 	b.ResetTimer()
 	for b.Loop() {
 		var out bytes.Buffer

@@ -11,7 +11,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -45,7 +45,7 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 	o := options[verifyOptions](f)
 	var trusted ed25519.PublicKey
 	if z := o.pubkey; z != "" {
-		k, err := pkarr.ParsePublicKey(z)
+		k, err := curatorkey.ParsePublicKey(z)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "3gs verify: --pubkey %v\n", err)
 			return ExitUsage
@@ -81,9 +81,9 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 	if !v.Expires.IsZero() {
 		until = ", in force until " + v.Expires.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)%s\n", pkarr.Encode(v.Signer), reg.Curator().Name, until)
+	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)%s\n", curatorkey.Encode(v.Signer), reg.Curator().Name, until)
 	if trusted == nil {
-		fmt.Fprintf(env.Stderr, "Note: checked against the key the files name themselves. To prove who signed, pass the curator key you trust: 3gs verify --pubkey %s ...\n", pkarr.Encode(v.Signer))
+		fmt.Fprintf(env.Stderr, "Note: checked against the key the files name themselves. To prove who signed, pass the curator key you trust: 3gs verify --pubkey %s ...\n", curatorkey.Encode(v.Signer))
 	}
 	return ExitOK
 }
@@ -151,7 +151,7 @@ func verifyPairSigned(env *Env, p verifyPair, trusted ed25519.PublicKey) (*signa
 	// (docs/provenance.md); a file's signature must still be in force.
 	if exp := v.Expires; p.file && signature.Expired(exp, time.Now()) {
 		fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but the signature expired at %s: servers, peers and replicas refuse it, since an old signed copy put back looks exactly like this. Its curator signs it again: 3gs sign --key-file KEY %s\n",
-			p.regName, pkarr.Encode(v.Signer), reg.Curator().Name, exp.UTC().Format(time.RFC3339), signature.ShellQuote(p.regName))
+			p.regName, curatorkey.Encode(v.Signer), reg.Curator().Name, exp.UTC().Format(time.RFC3339), signature.ShellQuote(p.regName))
 		return nil, nil, false
 	}
 	return v, reg, true
@@ -169,11 +169,11 @@ func verifyLogBeside(env *Env, regName string, reg *registry.Registry, v *signat
 	switch {
 	case errors.Is(err, auditlog.ErrMissing):
 		fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but its %s; serve refuses it. To fix: %s. (To check the signature alone, of a copy you will not serve: --signature-only.)\n",
-			regName, pkarr.Encode(v.Signer), reg.Curator().Name, strings.TrimPrefix(err.Error(), "the registry's "), auditlog.MissingFix(logPath, regName))
+			regName, curatorkey.Encode(v.Signer), reg.Curator().Name, strings.TrimPrefix(err.Error(), "the registry's "), auditlog.MissingFix(logPath, regName))
 		return false
 	case err != nil:
 		fmt.Fprintf(env.Stdout, "FAIL: %s is signed by %s (curator %s), but its audit log %s does not verify: %v; serve refuses it. 3gs audit verify %s shows the whole log.\n",
-			regName, pkarr.Encode(v.Signer), reg.Curator().Name, logPath, err, signature.ShellQuote(regName))
+			regName, curatorkey.Encode(v.Signer), reg.Curator().Name, logPath, err, signature.ShellQuote(regName))
 		return false
 	}
 	return true

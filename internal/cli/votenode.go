@@ -7,8 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -25,11 +25,11 @@ import (
 // else the endorsement of that URL in the voter's registry (--registry).
 func expectedNodeKey(o *proposalsVoteOptions, f *Flags, node string) (key, from string, err error) {
 	if o.nodePubkey != "" {
-		pub, err := pkarr.ParsePublicKey(o.nodePubkey)
+		pub, err := curatorkey.ParsePublicKey(o.nodePubkey)
 		if err != nil {
 			return "", "", fmt.Errorf("--node-pubkey: %v; give the node's curator key as pk: and 52 characters, as its curator told you", err)
 		}
-		return pkarr.URI(pub), "--node-pubkey", nil
+		return curatorkey.URI(pub), "--node-pubkey", nil
 	}
 	reg := o.own.registry
 	if reg == "" {

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
@@ -56,7 +56,7 @@ func TestSIGKILLDuringUpserts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	t.Logf("seed %d (THREEGS_CRASH_SEED replays it)", seed)
 
-	c := &crashRun{t: t, bin: bin, regPath: regPath, keyPath: keyPath, tokens: tokens, token: strings.TrimSpace(string(tok)), pub: pkarr.Public(key)}
+	c := &crashRun{t: t, bin: bin, regPath: regPath, keyPath: keyPath, tokens: tokens, token: strings.TrimSpace(string(tok)), pub: curatorkey.Public(key)}
 	c.states = [][]byte{c.check(0, -1)}
 	// An upsert's time, measured on an undisturbed server, scales the kill
 	// delays so they land inside the write, not only between writes.
@@ -78,7 +78,7 @@ func TestSIGKILLDuringUpserts(t *testing.T) {
 	// A server that starts removes what interrupted writes left once it is
 	// old enough not to be another process's write in progress.
 	left := c.leftovers()
-	old := time.Now().Add(-2 * atomicfile.StaleAge)
+	old := time.Now().Add(-2 * safefile.StaleAge)
 	for _, f := range left {
 		os.Chtimes(f, old, old)
 	}
@@ -280,7 +280,7 @@ func (c *crashRun) checkAudit(reg *registry.Registry, doc []byte) {
 	}
 	// And as the curator would check it: the command itself, on the files
 	// as the kill left them.
-	out, err := exec.Command(c.bin, "audit", "verify", "--pubkey", pkarr.Encode(c.pub), c.regPath).CombinedOutput()
+	out, err := exec.Command(c.bin, "audit", "verify", "--pubkey", curatorkey.Encode(c.pub), c.regPath).CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "OK: ") {
 		c.t.Fatalf("revision %d: 3gs audit verify: %v\n%s", revision(reg), err, out)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -48,11 +48,11 @@ func hostileNode(t *testing.T, nodeKey string) string {
 // hostile node on loopback.
 func TestRemoteTextReachesTheTerminalEscaped(t *testing.T) {
 	bin := testkit.Binary(t)
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodeKey := pkarr.URI(pkarr.Public(key))
+	nodeKey := curatorkey.URI(curatorkey.Public(key))
 	node := hostileNode(t, nodeKey)
 	voterKey := t.TempDir() + "/voter.key"
 	runOK(t, bin, "keygen", "--out", voterKey)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -16,12 +16,12 @@ import (
 // origin signs again serves again, and a signature older than the one
 // held is refused.
 func TestServedCopyExpires(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	o := newOrigin(t)
 	v := version(t, key, "4.0.0")
 	expires := clock.Add(time.Hour)
 	o.set(v, signature.SignWith(v, key, clock, signature.Options{Expires: expires}))
-	h := newHarness(t, o, pkarr.Public(key), t.TempDir())
+	h := newHarness(t, o, curatorkey.Public(key), t.TempDir())
 	if _, err := h.f.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

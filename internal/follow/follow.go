@@ -24,8 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -120,7 +120,7 @@ var ErrNothingToServe = errors.New("no verified copy of the origin's registry to
 // copy to serve first: the origin's when it answered with a good one, else
 // the cached one. It fails when there is neither, saying why.
 func (f *Follower) Start(ctx context.Context) (*peer.Copy, error) {
-	pub := pkarr.URI(f.cfg.Key)
+	pub := curatorkey.URI(f.cfg.Key)
 	if f.cfg.CacheDir != "" {
 		c, err := peer.LoadCopy(f.cfg.CacheDir, pub, f.cfg.Key, f.cfg.Fetcher.MaxBytes, f.cfg.Now())
 		if err != nil {
@@ -178,7 +178,7 @@ func (f *Follower) check(ctx context.Context) bool {
 	served := f.st.Served
 	f.mu.Unlock()
 	if changed && f.cfg.CacheDir != "" {
-		if err := peer.SaveCopy(f.cfg.CacheDir, pkarr.URI(f.cfg.Key), c); err != nil {
+		if err := peer.SaveCopy(f.cfg.CacheDir, curatorkey.URI(f.cfg.Key), c); err != nil {
 			f.cfg.Log.Warn("the follower's cache was not written; the copy serves from memory", "err", err)
 		}
 	}

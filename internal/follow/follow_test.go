@@ -14,8 +14,8 @@ import (
 	"time"
 
 	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -71,7 +71,7 @@ func version(t *testing.T, key ed25519.PrivateKey, v string) []byte {
 		Curator struct{ Pubkey string }
 	}
 	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(pkarr.URI(pkarr.Public(key))), 1)
+	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(curatorkey.URI(curatorkey.Public(key))), 1)
 	return bytes.Replace(data, []byte(`"version": "`+cur.Version+`"`), []byte(`"version": "`+v+`"`), 1)
 }
 
@@ -94,13 +94,13 @@ func newHarness(t *testing.T, o *origin, key ed25519.PublicKey, cache string) *h
 }
 
 func TestFollowsNewVersionsAndRefusesBadOnes(t *testing.T) {
-	key, _ := pkarr.Generate()
-	other, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
+	other, _ := curatorkey.Generate()
 	o := newOrigin(t)
 	v1, v2 := version(t, key, "2.0.0"), version(t, key, "2.0.1")
 	sig1, sig2 := signed(key, v1, clock.Add(-time.Hour)), signed(key, v2, clock)
 	o.set(v1, sig1)
-	h := newHarness(t, o, pkarr.Public(key), t.TempDir())
+	h := newHarness(t, o, curatorkey.Public(key), t.TempDir())
 	first, err := h.f.Start(context.Background())
 	if err != nil || first.Registry.Version() != "2.0.0" {
 		t.Fatalf("start: %v", err)
@@ -143,16 +143,16 @@ func TestFollowsNewVersionsAndRefusesBadOnes(t *testing.T) {
 // A restart while the origin is down serves the last good copy from the
 // cache; with neither, start fails saying why.
 func TestRestartServesTheCache(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	o := newOrigin(t)
 	v := version(t, key, "3.1.0")
 	o.set(v, signed(key, v, clock))
 	cache := t.TempDir()
-	if _, err := newHarness(t, o, pkarr.Public(key), cache).f.Start(context.Background()); err != nil {
+	if _, err := newHarness(t, o, curatorkey.Public(key), cache).f.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	o.setDown()
-	c, err := newHarness(t, o, pkarr.Public(key), cache).f.Start(context.Background())
+	c, err := newHarness(t, o, curatorkey.Public(key), cache).f.Start(context.Background())
 	if err != nil || c.Registry.Version() != "3.1.0" {
 		t.Fatalf("restart with the origin down: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestRestartServesTheCache(t *testing.T) {
 	// refused after the restart.
 	old := version(t, key, "3.0.0")
 	o.set(old, signed(key, old, clock))
-	h := newHarness(t, o, pkarr.Public(key), cache)
+	h := newHarness(t, o, curatorkey.Public(key), cache)
 	if _, err := h.f.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRestartServesTheCache(t *testing.T) {
 		t.Errorf("an older origin after a restart: %+v", st)
 	}
 	o.setDown()
-	if _, err := newHarness(t, o, pkarr.Public(key), t.TempDir()).f.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "no verified copy") {
+	if _, err := newHarness(t, o, curatorkey.Public(key), t.TempDir()).f.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "no verified copy") {
 		t.Errorf("no origin, no cache: %v", err)
 	}
 }
@@ -176,11 +176,11 @@ func TestRestartServesTheCache(t *testing.T) {
 // With the origin down and no cached copy, the log does not claim a last
 // good copy is served: there is none.
 func TestNoCopyIsNotCalledTheLastGoodOne(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	o := newOrigin(t)
 	o.setDown()
 	var logged bytes.Buffer
-	f := New(Config{URL: o.srv.URL, Key: pkarr.Public(key), Refresh: time.Second, CacheDir: t.TempDir(),
+	f := New(Config{URL: o.srv.URL, Key: curatorkey.Public(key), Refresh: time.Second, CacheDir: t.TempDir(),
 		Fetcher: peer.NewFetcher(8<<20, 5*time.Second).AsOperator(true), Now: func() time.Time { return clock },
 		Log: slog.New(slog.NewTextHandler(&logged, nil))})
 	if _, err := f.Start(context.Background()); err == nil {

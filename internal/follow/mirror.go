@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // A read replica keeps a copy of its origin's audit log, so that a log
@@ -56,7 +56,7 @@ type tip struct {
 // MirrorPath is the mirror of the log of the origin whose key is key, in
 // the follower's cache directory.
 func MirrorPath(cacheDir string, key ed25519.PublicKey) string {
-	return filepath.Join(cacheDir, pkarr.Encode(key)+".audit.jsonl")
+	return filepath.Join(cacheDir, curatorkey.Encode(key)+".audit.jsonl")
 }
 
 // OpenMirror opens the mirror at path for the origin whose key is key,
@@ -69,7 +69,7 @@ func OpenMirror(path string, key ed25519.PublicKey) (*Mirror, string, error) {
 	}
 	m := &Mirror{path: path, key: key}
 	// What a rebuild killed part way left beside the file (see rebuild).
-	atomicfile.RemoveStale(path, time.Now())
+	safefile.RemoveStale(path, time.Now())
 	rep, err := auditlog.Read(path, auditlog.Options{Key: key})
 	switch {
 	case err != nil:
@@ -145,7 +145,7 @@ func (m *Mirror) setTip(t tip) {
 }
 
 // rebuild writes the origin's log up to head to a new file that replaces
-// the mirror (atomicfile: staged beside it, synced, renamed, the folder
+// the mirror (safefile.Write: staged beside it, synced, renamed, the folder
 // synced), never through a link at its name.
 func (m *Mirror) rebuild(head auditlog.Head, sha string, read reader) error {
 	t, lines, err := fetch(m.key, tip{}, head, sha, read)
@@ -157,7 +157,7 @@ func (m *Mirror) rebuild(head auditlog.Head, sha string, read reader) error {
 	// same entries up to any head both have (or fails its hash check).
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := atomicfile.WriteNoFollow(m.path, lines, 0o600); err != nil {
+	if err := safefile.WriteNoFollow(m.path, lines, 0o600); err != nil {
 		return err
 	}
 	m.tip = t

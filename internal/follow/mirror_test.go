@@ -17,7 +17,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 func digest(s string) string {
@@ -66,7 +66,7 @@ func serving(log [][]byte, asked *[]int) reader {
 
 func mirrorKey(t *testing.T, seed byte) ed25519.PrivateKey {
 	t.Helper()
-	k, err := pkarr.ParseSeed(strings.Repeat(fmt.Sprintf("%02x", seed), 32))
+	k, err := curatorkey.ParseSeed(strings.Repeat(fmt.Sprintf("%02x", seed), 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func mirrorKey(t *testing.T, seed byte) ed25519.PrivateKey {
 // openTestMirror opens a mirror in a new cache directory for key.
 func openTestMirror(t *testing.T, key ed25519.PrivateKey) *Mirror {
 	t.Helper()
-	m, note, err := OpenMirror(MirrorPath(t.TempDir(), pkarr.Public(key)), pkarr.Public(key))
+	m, note, err := OpenMirror(MirrorPath(t.TempDir(), curatorkey.Public(key)), curatorkey.Public(key))
 	if err != nil || note != "" {
 		t.Fatalf("OpenMirror: %q %v", note, err)
 	}
@@ -130,7 +130,7 @@ func TestMirrorCutsATornTailWhenOpened(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(log[2][:20]) // a crash part way through the next append
 	f.Close()
-	again, note, err := OpenMirror(path, pkarr.Public(key))
+	again, note, err := OpenMirror(path, curatorkey.Public(key))
 	if err != nil || !strings.Contains(note, "partial line (20 bytes)") {
 		t.Fatalf("OpenMirror over a torn tail: %q %v", note, err)
 	}
@@ -180,11 +180,11 @@ func TestMirrorRefusesALogItCannotVerify(t *testing.T) {
 
 func TestMirrorThatDoesNotVerifyIsFetchedAgain(t *testing.T) {
 	key := mirrorKey(t, 1)
-	path := MirrorPath(t.TempDir(), pkarr.Public(key))
+	path := MirrorPath(t.TempDir(), curatorkey.Public(key))
 	if err := os.WriteFile(path, bytes.Join(originLog(t, mirrorKey(t, 2), 2, "a"), nil), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, note, err := OpenMirror(path, pkarr.Public(key))
+	m, note, err := OpenMirror(path, curatorkey.Public(key))
 	if err != nil || !strings.Contains(note, "did not check out") {
 		t.Fatalf("OpenMirror of another key's log: %q %v", note, err)
 	}

@@ -13,8 +13,8 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -41,7 +41,7 @@ func names(t *testing.T) []string {
 // curator, and carries a signature by it that verifies: the form without
 // expiry, made at signedAt (run with -update after editing one).
 func TestRegistriesAreSignedByTheTestKey(t *testing.T) {
-	test := pkarr.URI(pkarr.Public(frozen.TestKey()))
+	test := curatorkey.URI(curatorkey.Public(frozen.TestKey()))
 	for _, name := range names(t) {
 		data := frozen.Registry(name)
 		reg, err := registry.Load(data)
@@ -85,10 +85,10 @@ func TestBinaryNeverTrustsTheTestKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key, _ := reg.CuratorKey(); key.Equal(pkarr.Public(frozen.TestKey())) {
+	if key, _ := reg.CuratorKey(); key.Equal(curatorkey.Public(frozen.TestKey())) {
 		t.Fatal("the embedded registry names the test key as its curator")
 	}
-	if bytes.Contains(threegs.DefaultSignature, []byte(pkarr.Encode(pkarr.Public(frozen.TestKey())))) {
+	if bytes.Contains(threegs.DefaultSignature, []byte(curatorkey.Encode(curatorkey.Public(frozen.TestKey())))) {
 		t.Fatal("the embedded signature is the test key's")
 	}
 	out, err := exec.Command("go", "list", "-deps", "github.com/three-good-sources/3gs/cmd/3gs").Output()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -23,7 +23,7 @@ type Auditor interface {
 	// AuditPage returns the entries q selects, up to the served head.
 	AuditPage(q auditlog.Query) (*auditlog.Page, error)
 	// AuditHead returns the served head and the registry served with it.
-	AuditHead() (auditlog.Head, served.Registry, error)
+	AuditHead() (auditlog.Head, store.Served, error)
 }
 
 // jsonlContentType is JSON Lines: one JSON text per line, each ended by a

@@ -16,7 +16,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/testserver"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -335,7 +335,7 @@ func (b *blockingAuditor) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 	return b.Auditor.AuditPage(q)
 }
 
-func (b *blockingAuditor) AuditHead() (auditlog.Head, served.Registry, error) {
+func (b *blockingAuditor) AuditHead() (auditlog.Head, store.Served, error) {
 	b.entered <- struct{}{}
 	<-b.release
 	return b.Auditor.AuditHead()

@@ -21,7 +21,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/served"
 )
 
 const (
@@ -177,10 +176,10 @@ func (s *Server) route(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	if !ok {
 		return
 	}
-	ctx = served.WithURL(ctx, s.baseURL(r))
+	ctx = auth.WithBaseURL(ctx, s.baseURL(r))
 	if m.Method == "tools/call" {
 		// For bounds kept per client (propose_change's rate).
-		ctx = served.WithClient(ctx, served.Client{Addr: clientAddr(r), Session: r.Header.Get(headerSessionID)})
+		ctx = auth.WithClient(ctx, auth.Client{Addr: clientAddr(r), Session: r.Header.Get(headerSessionID)})
 	}
 	if req.Malformed() { // neither era can be told; say what is wrong with the params
 		s.answer(ctx, w, b.stateless, &req)

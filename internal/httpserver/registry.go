@@ -13,7 +13,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // serveHealth answers GET /health (schema/health.schema.json): 200 with
@@ -136,10 +136,10 @@ func (s *Server) serveSignature(w http.ResponseWriter, r *http.Request) {
 
 // published is the registry a GET or HEAD of the file endpoints serves; it
 // answers the request itself (405, or 503 while loading) when there is none.
-func (s *Server) published(w http.ResponseWriter, r *http.Request) (served.Registry, bool) {
+func (s *Server) published(w http.ResponseWriter, r *http.Request) (store.Served, bool) {
 	b := s.fileBackend(w, r)
 	if b == nil {
-		return served.Registry{}, false
+		return store.Served{}, false
 	}
 	return b.Published(), true
 }

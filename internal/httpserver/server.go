@@ -24,8 +24,8 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // Options bound and configure the server. Zero values take the defaults
@@ -127,7 +127,7 @@ const (
 type Backend struct {
 	MCP *mcp.Server
 	// Published returns the registry as served right now.
-	Published func() served.Registry
+	Published func() store.Served
 	// Peers, when set, returns the endorsed curators' states for /health.
 	Peers func() []peer.Peer
 	// Audit, when set, answers /audit and /audit/head from the registry's

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -118,7 +117,7 @@ func writeCache(path string, doc *gen.IdentityCache) error {
 			return err
 		}
 	}
-	return atomicfile.WriteNoFollow(path, append(gen.EncodeIdentityCache(doc), '\n'), 0o644)
+	return safefile.WriteNoFollow(path, append(gen.EncodeIdentityCache(doc), '\n'), 0o644)
 }
 
 // earliest is the earlier of a and b.

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/safefile"
 
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -33,7 +32,7 @@ import (
 
 // cachePath is the file that holds pubkey's copy.
 func cachePath(dir, pubkey string) string {
-	return filepath.Join(dir, strings.TrimPrefix(pubkey, pkarr.Prefix)+".json")
+	return filepath.Join(dir, strings.TrimPrefix(pubkey, curatorkey.Prefix)+".json")
 }
 
 // cacheLimit bounds a cache file: the registry escaped as a JSON string
@@ -56,7 +55,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 	if c.ETag != "" {
 		entry.Etag = &c.ETag
 	}
-	return atomicfile.WriteNoFollow(cachePath(dir, pubkey), gen.EncodePeerCache(&entry), 0o644)
+	return safefile.WriteNoFollow(cachePath(dir, pubkey), gen.EncodePeerCache(&entry), 0o644)
 }
 
 // loadCopy reads pubkey's cached copy and checks it as if it had just

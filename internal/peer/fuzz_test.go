@@ -3,7 +3,7 @@ package peer
 import (
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -15,12 +15,12 @@ import (
 // must be a registry of the endorsed curator that accepts again over
 // itself and refuses to go back to it from a newer version.
 func FuzzAccept(f *testing.F) {
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		f.Fatal(err)
 	}
-	pub := pkarr.Public(key)
-	uri := pkarr.URI(pub)
+	pub := curatorkey.Public(key)
+	uri := curatorkey.URI(pub)
 	f.Add(registryDoc(uri, "1.0.0", ""), []byte(nil))
 	f.Add(registryDoc(uri, "2.0.0-rc.1", " and more"), []byte(`{"algorithm":"ed25519"}`))
 	f.Add([]byte(`{"version":"1.0.0"}`), []byte("not a signature"))

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
@@ -37,11 +37,11 @@ type testCurator struct {
 
 func newCurator(t *testing.T) testCurator {
 	t.Helper()
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testCurator{key: key, uri: pkarr.URI(pkarr.Public(key))}
+	return testCurator{key: key, uri: curatorkey.URI(curatorkey.Public(key))}
 }
 
 // registryDoc is a small valid registry naming curatorURI as its curator.
@@ -397,7 +397,7 @@ func acceptThenFail(t *testing.T, h *harness, spoil func(h *harness), want Statu
 
 func pkarrKey(t *testing.T, uri string) ed25519.PublicKey {
 	t.Helper()
-	k, err := pkarr.ParsePublicKey(uri)
+	k, err := curatorkey.ParsePublicKey(uri)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/bounded"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -163,7 +163,7 @@ func (n *Network) setList(own string, list []gen.Endorsement) []toLoad {
 		}
 		st := &state{Peer: Peer{Endorsement: e, Status: Pending}}
 		n.peers[e.Pubkey] = st
-		key, err := pkarr.ParsePublicKey(e.Pubkey)
+		key, err := curatorkey.ParsePublicKey(e.Pubkey)
 		switch {
 		case err != nil:
 			st.Status, st.Reason, st.Public = Refused, "endorsed pubkey: "+err.Error(), RefusedInvalidEndorsement

@@ -21,7 +21,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -680,7 +680,7 @@ func TestLogHeadAfterRestart(t *testing.T) {
 // Accept alone: a later head with no way to read the log is refused.
 func TestAcceptLaterHeadNeedsTail(t *testing.T) {
 	c := newCurator(t)
-	key := pkarr.Public(c.key)
+	key := curatorkey.Public(c.key)
 	hist := newHistory(t)
 	data, sig, _ := hist.release(c, "1.0.0")
 	last, err := Accept(key, data, sig, &AcceptOptions{Now: signedAt})
@@ -708,7 +708,7 @@ func TestAcceptLaterHeadNeedsTail(t *testing.T) {
 // entry.
 func TestLogTailInPieces(t *testing.T) {
 	c := newCurator(t)
-	key := pkarr.Public(c.key)
+	key := curatorkey.Public(c.key)
 	hist := newHistory(t)
 	hist.release(c, "1.0.0")
 	data, sig, _ := hist.release(c, "1.0.1")

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 // A proposal's body is kept in the file, not in memory, and read back
@@ -39,7 +39,7 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 	s.Close()
 	s = open(t, path, Options{Now: func() time.Time { return now }})
 	check("after reopening")
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	now = now.Add(time.Minute)
 	voter, sig := SignVote(key, "pk:node", added.ID, VoteSupport, now)
 	if _, err := s.AddVote(added.ID, Vote{Pubkey: voter, Vote: VoteSupport, Time: now, Signature: sig}); err != nil {

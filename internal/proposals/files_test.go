@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -71,7 +70,7 @@ func TestLockRefusesASymbolicLink(t *testing.T) {
 	if err := os.WriteFile(target, []byte("keep me\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(target, path+filelock.Suffix); err != nil {
+	if err := os.Symlink(target, path+safefile.Suffix); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := Open(path, Options{}); !errors.Is(err, safefile.ErrSymlink) {

@@ -7,7 +7,7 @@
 // change to it (proposed, voted on, decided), so the last line of an id is
 // its state. Lines are appended and synced one at a time; a crash leaves
 // at worst a torn last line, which Open cuts. One process writes it, the
-// holder of its lock (internal/filelock): the server that edits the
+// holder of its lock (internal/safefile): the server that edits the
 // registry, or a command while no server runs. The file is bounded: at
 // most MaxPending proposals wait at once, decided ones are dropped once
 // older than Retention, and the file is rewritten without superseded lines

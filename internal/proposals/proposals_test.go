@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/filelock"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 var t0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
@@ -146,8 +146,8 @@ func TestDecidedProposalsAreDroppedAfterRetention(t *testing.T) {
 func TestOneWriter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
 	open(t, path, Options{})
-	if _, _, err := Open(path, Options{}); !errors.Is(err, filelock.ErrHeld) {
-		t.Fatalf("a second Open = %v, want filelock.ErrHeld", err)
+	if _, _, err := Open(path, Options{}); !errors.Is(err, safefile.ErrHeld) {
+		t.Fatalf("a second Open = %v, want safefile.ErrHeld", err)
 	}
 }
 
@@ -171,7 +171,7 @@ func TestALaterVoteReplacesTheKeysEarlierOne(t *testing.T) {
 }
 
 func TestVoteStatement(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	node := "pk:node"
 	id := NewID()
 	voter, sig := SignVote(key, node, id, VoteSupport, t0)

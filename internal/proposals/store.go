@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -46,7 +44,7 @@ type Options struct {
 type Store struct {
 	path string
 	o    Options
-	lock *filelock.Lock
+	lock *safefile.Lock
 	mu   sync.Mutex
 	// items are the live proposals by id; order their ids, oldest first.
 	items map[string]*Proposal
@@ -59,7 +57,7 @@ type Store struct {
 }
 
 // Open takes the lock of the proposals file at path (another process
-// holding it is an error wrapping filelock.ErrHeld), reads it, cuts a torn
+// holding it is an error wrapping safefile.ErrHeld), reads it, cuts a torn
 // last line, drops decided proposals past retention, and returns it ready
 // for changes. notes says what was repaired.
 func Open(path string, o Options) (*Store, []string, error) {
@@ -78,7 +76,7 @@ func Open(path string, o Options) (*Store, []string, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	lock, err := filelock.TryLock(path)
+	lock, err := safefile.TryLock(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +156,7 @@ func (s *Store) read(repair bool) ([]string, error) {
 			// A line without its newline, or a broken last line: what a
 			// crash in the middle of an append leaves.
 			if repair {
-				if cerr := atomicfile.Cut(s.path, what, s.size); cerr != nil {
+				if cerr := safefile.Cut(s.path, what, s.size); cerr != nil {
 					return nil, fmt.Errorf("cutting the torn last line of %s: %w", s.path, cerr)
 				}
 				notes = append(notes, fmt.Sprintf("cut a torn last line (%d bytes) from the proposals file %s: a write was interrupted", len(line), s.path))
@@ -348,7 +346,7 @@ func (s *Store) compact() error {
 	}()
 	offs, lens := make([]int64, len(s.order)), make([]int, len(s.order))
 	var n int64
-	err := atomicfile.WriteNoFollowFrom(s.path, 0o600, func(w io.Writer) error {
+	err := safefile.WriteNoFollowFrom(s.path, 0o600, func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		for i, id := range s.order {
 			p := s.items[id]
@@ -466,11 +464,11 @@ func (s *Store) Size() (size, max int64) {
 // appendLine appends line to the file at path, which must be want bytes
 // long, and syncs it; a failed write is cut back.
 func appendLine(path string, want int64, line []byte) error {
-	err := atomicfile.AppendAt(path, what, want, func(w io.Writer) error {
+	err := safefile.AppendAt(path, what, want, func(w io.Writer) error {
 		_, err := w.Write(line)
 		return err
 	})
-	if errors.Is(err, atomicfile.ErrNotAsLeft) {
+	if errors.Is(err, safefile.ErrNotAsLeft) {
 		return fmt.Errorf("%w; nothing was recorded", err)
 	}
 	return err

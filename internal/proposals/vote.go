@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 // Votes a curator may cast.
@@ -38,7 +38,7 @@ func Statement(node, voter, id, vote string, at time.Time) []byte {
 // SignVote signs a vote with key for the node whose curator key is node;
 // it returns the voter's key (pk:…) and the signature (standard base64).
 func SignVote(key ed25519.PrivateKey, node, id, vote string, at time.Time) (voter, sig string) {
-	voter = pkarr.URI(pkarr.Public(key))
+	voter = curatorkey.URI(curatorkey.Public(key))
 	s := ed25519.Sign(key, Statement(node, voter, id, vote, at))
 	return voter, base64.StdEncoding.EncodeToString(s)
 }
@@ -64,7 +64,7 @@ func VerifyVote(node, id string, v Vote, now time.Time) error {
 	if !v.Time.Equal(v.Time.Truncate(time.Second)) {
 		return fmt.Errorf("%w: a vote's time is in whole seconds, as the statement writes it", ErrVoteTime)
 	}
-	pub, err := pkarr.ParsePublicKey(v.Pubkey)
+	pub, err := curatorkey.ParsePublicKey(v.Pubkey)
 	if err != nil {
 		return fmt.Errorf("the voter's key: %w", err)
 	}
@@ -74,7 +74,7 @@ func VerifyVote(node, id string, v Vote, now time.Time) error {
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return errors.New("the signature is not 64 bytes of standard base64, written the one way base64 writes them")
 	}
-	if !ed25519.Verify(pub, Statement(node, pkarr.URI(pub), id, v.Vote, v.Time), sig) {
+	if !ed25519.Verify(pub, Statement(node, curatorkey.URI(pub), id, v.Vote, v.Time), sig) {
 		return errors.New("the signature does not verify: it was not made by this key over this vote for this proposal on this node (the statement names the node's curator key, the voter, the proposal, the vote and the time)")
 	}
 	return nil

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 // A vote dated minutes ahead would stand until its time and refuse the
 // voter's honest later votes meanwhile: past a minute's skew it is
 // refused, and the message says by how much it is ahead.
 func TestAVoteDatedMinutesAheadIsRefused(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	node := "pk:node"
 	id := "p0f3a9c2e41b7d586"
 	at := t0.Add(2 * time.Minute)

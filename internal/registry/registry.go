@@ -27,7 +27,7 @@ import (
 	"sync"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
@@ -346,10 +346,10 @@ func checkCategory(slug string, c gen.Category, errs, warnings strictjson.Errors
 // schema has not already reported it) but is still not an Ed25519 public
 // key: a non-canonical last character, or bytes off the curve.
 func checkKey(k, path string, fail func(path, reason string)) {
-	if len(k) != len(pkarr.Prefix)+pkarr.EncodedLen || !strings.HasPrefix(k, pkarr.Prefix) {
+	if len(k) != len(curatorkey.Prefix)+curatorkey.EncodedLen || !strings.HasPrefix(k, curatorkey.Prefix) {
 		return
 	}
-	if _, err := pkarr.ParsePublicKey(k); err != nil {
+	if _, err := curatorkey.ParsePublicKey(k); err != nil {
 		fail(path, err.Error())
 	}
 }
@@ -422,6 +422,6 @@ func (r *Registry) CuratorKey() (ed25519.PublicKey, bool) {
 	if r.doc.Curator.Pubkey == Placeholder {
 		return nil, false
 	}
-	k, err := pkarr.ParsePublicKey(r.doc.Curator.Pubkey)
+	k, err := curatorkey.ParsePublicKey(r.doc.Curator.Pubkey)
 	return k, err == nil
 }

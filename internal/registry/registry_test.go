@@ -9,8 +9,8 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/testkit"
@@ -188,7 +188,7 @@ func TestLoadFileLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, ok := r.CuratorKey(); !ok || pkarr.URI(k) != keyA {
+	if k, ok := r.CuratorKey(); !ok || curatorkey.URI(k) != keyA {
 		t.Errorf("CuratorKey = %v, %v", k, ok)
 	}
 	if string(r.Bytes()) == "" || r.Size() != len(r.Bytes()) {

@@ -1,4 +1,9 @@
-// Package safefile reads the files 3gs is pointed at: registries, their
+// Package safefile is file safety in one place: it reads the files 3gs is
+// pointed at with bounds and without following links, writes them
+// atomically (write.go, append.go), and locks them against a second
+// writer (lock.go).
+//
+// Reading: it reads the files 3gs is pointed at: registries, their
 // signatures, tokens files and curator keys. Each is opened once, must be
 // a regular file, and is read with a bound, so that `3gs validate
 // /dev/zero` is refused instead of filling memory and a named pipe is
@@ -21,8 +26,8 @@ var ErrNotRegular = errors.New("not a regular file")
 // ErrTooLarge is wrapped by the error for a file over its limit.
 var ErrTooLarge = errors.New("file too large")
 
-// ErrSymlink is wrapped by ReadNoFollow's error for a path that is a
-// symbolic link.
+// ErrSymlink is wrapped by the error of ReadNoFollow, OpenNoFollow and
+// WriteNoFollow for a path that is a symbolic link.
 var ErrSymlink = errors.New("symbolic link refused")
 
 // Read returns the contents of the regular file at path, of at most limit

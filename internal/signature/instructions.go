@@ -4,7 +4,7 @@ import (
 	"crypto/ed25519"
 	"strings"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 )
 
 // Step is one shell command of a manual verification. Expect is text its
@@ -89,7 +89,7 @@ const StandardBase32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 // by curator.
 func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instructions {
 	f = f.withDefaults()
-	z := pkarr.Encode(curator)
+	z := curatorkey.Encode(curator)
 	reg, sig := ShellQuote(f.Registry), ShellQuote(f.Signature)
 	cmd := "3gs verify --pubkey " + z + " " + reg + " " + sig
 	if f.Builtin {
@@ -124,7 +124,7 @@ func SignedInstructions(curator ed25519.PublicKey, sha256 string, f Files) Instr
 			{
 				What: "Turn the curator's z-base-32 key into a DER public key for openssl (first compare " + z + " with the key you trust for this curator).",
 				Run: "{ printf '" + ed25519SPKIPrefix + "'; printf '%s====' " + z +
-					" | tr '" + pkarr.Alphabet + "' '" + StandardBase32Alphabet + "' | base32 -d; } > " + PublicKeyDERFile,
+					" | tr '" + curatorkey.Alphabet + "' '" + StandardBase32Alphabet + "' | base32 -d; } > " + PublicKeyDERFile,
 				Expect: "no output; " + PublicKeyDERFile + " holds 44 bytes",
 			},
 		}...),

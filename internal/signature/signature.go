@@ -22,7 +22,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -85,7 +85,7 @@ func SignWith(data []byte, key ed25519.PrivateKey, now time.Time, o Options) []b
 	sum := sha256.Sum256(data)
 	doc := gen.Signature{
 		Algorithm:    gen.SignatureAlgorithmEd25519,
-		Pubkey:       pkarr.Encode(pkarr.Public(key)),
+		Pubkey:       curatorkey.Encode(curatorkey.Public(key)),
 		SignedSHA256: hex.EncodeToString(sum[:]),
 		SignedAt:     now.UTC().Format(time.RFC3339),
 	}
@@ -221,7 +221,7 @@ func verify(data []byte, digest string, doc []byte, trusted ed25519.PublicKey, h
 	if err != nil {
 		return nil, err
 	}
-	signer, err := pkarr.ParsePublicKey(sig.Pubkey)
+	signer, err := curatorkey.ParsePublicKey(sig.Pubkey)
 	if err != nil {
 		return nil, fmt.Errorf("%w: pubkey %s", ErrMalformed, err)
 	}
@@ -237,14 +237,14 @@ func verify(data []byte, digest string, doc []byte, trusted ed25519.PublicKey, h
 		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSHA256)
 	}
 	if trusted != nil && !trusted.Equal(signer) {
-		return nil, fmt.Errorf("%w: the signature is by %s, not by the expected %s", ErrWrongKey, pkarr.Encode(signer), pkarr.Encode(trusted))
+		return nil, fmt.Errorf("%w: the signature is by %s, not by the expected %s", ErrWrongKey, curatorkey.Encode(signer), curatorkey.Encode(trusted))
 	}
 	msg, over := data, "them"
 	if sig.Expires != nil {
 		msg, over = statement(header, sig), "the statement of digest, expiry and log head"
 	}
 	if !ed25519.Verify(signer, msg, raw) {
-		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for %s under %s; the signature file was altered", ErrBadSignature, over, pkarr.Encode(signer))
+		return nil, fmt.Errorf("%w: the bytes match signed_sha256, but the signature is not valid for %s under %s; the signature file was altered", ErrBadSignature, over, curatorkey.Encode(signer))
 	}
 	v := &Verified{Signer: signer, SignedAt: sig.SignedAt, SHA256: sig.SignedSHA256, Expires: exp}
 	if sig.LogSeq != nil {
@@ -258,9 +258,9 @@ func CheckCurator(reg *registry.Registry, signer ed25519.PublicKey) error {
 	cur, ok := reg.CuratorKey()
 	switch {
 	case !ok:
-		return fmt.Errorf("%w: the registry's curator.pubkey is %s, so no key can sign for its curator; set it to %q", ErrNotCurator, registry.Placeholder, pkarr.URI(signer))
+		return fmt.Errorf("%w: the registry's curator.pubkey is %s, so no key can sign for its curator; set it to %q", ErrNotCurator, registry.Placeholder, curatorkey.URI(signer))
 	case !cur.Equal(signer):
-		return fmt.Errorf("%w: the signature is by %s, but curator.pubkey in the registry is %s", ErrNotCurator, pkarr.URI(signer), reg.Curator().Pubkey)
+		return fmt.Errorf("%w: the signature is by %s, but curator.pubkey in the registry is %s", ErrNotCurator, curatorkey.URI(signer), reg.Curator().Pubkey)
 	}
 	return nil
 }
@@ -339,7 +339,7 @@ func Check(reg *registry.Registry, doc []byte) Status {
 	}
 	if sig, err := Parse(doc); err == nil {
 		st.SignedAt = sig.SignedAt
-		st.Signer, _ = pkarr.ParsePublicKey(sig.Pubkey)
+		st.Signer, _ = curatorkey.ParsePublicKey(sig.Pubkey)
 	}
 	v, err := VerifyDigest(reg.Bytes(), reg.SHA256(), doc, nil)
 	if err == nil {

@@ -14,13 +14,13 @@ import (
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 func key(t testing.TB, seedHex string) ed25519.PrivateKey {
 	t.Helper()
-	k, err := pkarr.ParseSeed(seedHex)
+	k, err := curatorkey.ParseSeed(seedHex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ var (
 func registryFor(key ed25519.PrivateKey) []byte {
 	pub := registry.Placeholder
 	if key != nil {
-		pub = pkarr.URI(pkarr.Public(key))
+		pub = curatorkey.URI(curatorkey.Public(key))
 	}
 	return []byte(`{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"Test Curator","pubkey":"` + pub + `"},"endorsements":[],` +
 		`"categories":{"go":{"name":"Go","description":"D","query_patterns":["learn go","go tutorial","go modules"],"sources":[` +
@@ -54,19 +54,19 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(doc, &fields); err != nil {
 		t.Fatal(err)
 	}
-	if fields["algorithm"] != "ed25519" || fields["pubkey"] != pkarr.Encode(pkarr.Public(k)) || fields["signed_at"] != "2026-11-21T08:30:00Z" ||
+	if fields["algorithm"] != "ed25519" || fields["pubkey"] != curatorkey.Encode(curatorkey.Public(k)) || fields["signed_at"] != "2026-11-21T08:30:00Z" ||
 		fields["expires"] != "2026-12-21T08:30:00Z" || len(fields) != 6 {
 		t.Errorf("document %s", doc)
 	}
 	if _, err := Parse(doc); err != nil {
 		t.Fatalf("Sign's output does not pass its own schema: %v", err)
 	}
-	for _, trusted := range []ed25519.PublicKey{nil, pkarr.Public(k)} {
+	for _, trusted := range []ed25519.PublicKey{nil, curatorkey.Public(k)} {
 		v, err := Verify(data, doc, trusted)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !v.Signer.Equal(pkarr.Public(k)) || v.SignedAt != "2026-11-21T08:30:00Z" || len(v.SHA256) != 64 {
+		if !v.Signer.Equal(curatorkey.Public(k)) || v.SignedAt != "2026-11-21T08:30:00Z" || len(v.SHA256) != 64 {
 			t.Errorf("verified %+v", v)
 		}
 	}
@@ -102,8 +102,8 @@ func TestVerifyFailures(t *testing.T) {
 		says    string
 	}{
 		{"one byte changed", changed, doc, nil, ErrDigest, "the registry's SHA-256 is "},
-		{"different trusted key", data, doc, pkarr.Public(key(t, seedB)), ErrWrongKey, "not by the expected " + pkarr.Encode(pkarr.Public(key(t, seedB)))},
-		{"signed by another key", data, otherSig, pkarr.Public(k), ErrWrongKey, "the signature is by " + pkarr.Encode(pkarr.Public(key(t, seedB)))},
+		{"different trusted key", data, doc, curatorkey.Public(key(t, seedB)), ErrWrongKey, "not by the expected " + curatorkey.Encode(curatorkey.Public(key(t, seedB)))},
+		{"signed by another key", data, otherSig, curatorkey.Public(k), ErrWrongKey, "the signature is by " + curatorkey.Encode(curatorkey.Public(key(t, seedB)))},
 		{"truncated", data, doc[:len(doc)/2], nil, ErrMalformed, "malformed signature file"},
 		{"not JSON", data, []byte("-----BEGIN SIGNATURE-----\n"), nil, ErrMalformed, "malformed signature file"},
 		{"empty", data, []byte("\n"), nil, ErrMalformed, "the file is empty"},
@@ -153,7 +153,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("no document: %+v", st)
 	}
 	st := Check(reg, Sign(reg.Bytes(), k, when))
-	if !st.Signed() || !st.Verified || st.Problem != nil || !st.Signer.Equal(pkarr.Public(k)) || st.SignedAt == "" {
+	if !st.Signed() || !st.Verified || st.Problem != nil || !st.Signer.Equal(curatorkey.Public(k)) || st.SignedAt == "" {
 		t.Errorf("good document: %+v", st)
 	}
 	// Signed correctly, but by someone who is not the curator.
@@ -164,7 +164,7 @@ func TestCheck(t *testing.T) {
 	// A placeholder curator cannot have a valid signature.
 	ph := load(registryFor(nil))
 	st = Check(ph, Sign(ph.Bytes(), k, when))
-	if st.Verified || !errors.Is(st.Problem, ErrNotCurator) || !strings.Contains(st.Problem.Error(), pkarr.URI(pkarr.Public(k))) {
+	if st.Verified || !errors.Is(st.Problem, ErrNotCurator) || !strings.Contains(st.Problem.Error(), curatorkey.URI(curatorkey.Public(k))) {
 		t.Errorf("placeholder curator: %+v", st)
 	}
 	// A stale document: read, but not verified.
@@ -199,7 +199,7 @@ func TestShellQuote(t *testing.T) {
 // Whatever the signature file holds, Verify answers without panicking, and
 // it accepts only a signature the signer's key really made over the bytes.
 func FuzzVerify(f *testing.F) {
-	k, _ := pkarr.ParseSeed(seedA)
+	k, _ := curatorkey.ParseSeed(seedA)
 	data := registryFor(k)
 	good := Sign(data, k, when)
 	f.Add(good)
@@ -264,7 +264,7 @@ func TestStatementCoversExpiryAndLogHead(t *testing.T) {
 	data := registryFor(k)
 	head := &auditlog.Head{Seq: 7, Hash: strings.Repeat("0f", 32)}
 	doc := SignWith(data, k, when, Options{Expires: when.Add(48 * time.Hour), Log: head})
-	v, err := Verify(data, doc, pkarr.Public(k))
+	v, err := Verify(data, doc, curatorkey.Public(k))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"time"
-
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 )
 
 // pendingSuffix names the signature of registry bytes that are being put
@@ -35,10 +33,10 @@ func WriteSigned(path string, data []byte, key ed25519.PrivateKey, now time.Time
 func WriteSignedWith(path string, data []byte, key ed25519.PrivateKey, now time.Time, o Options, perm fs.FileMode) ([]byte, error) {
 	pending := path + pendingSuffix
 	doc := SignWith(data, key, now, o)
-	if err := atomicfile.Write(pending, doc, 0o644); err != nil {
+	if err := safefile.Write(pending, doc, 0o644); err != nil {
 		return nil, fmt.Errorf("writing the new signature: %w", err)
 	}
-	if err := atomicfile.Write(path, data, perm); err != nil {
+	if err := safefile.Write(path, data, perm); err != nil {
 		os.Remove(pending)
 		return nil, fmt.Errorf("writing the registry: %w", err)
 	}

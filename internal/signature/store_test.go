@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/atomicfile"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 func TestWriteSignedThenRead(t *testing.T) {
@@ -52,7 +52,7 @@ func TestWriteSignedInterrupted(t *testing.T) {
 		if !bytes.Equal(data, want) {
 			t.Fatalf("read %q, want %q", data, want)
 		}
-		if _, err := Verify(data, doc, pkarr.Public(k)); err != nil {
+		if _, err := Verify(data, doc, curatorkey.Public(k)); err != nil {
 			t.Fatalf("the pair on disk does not verify: %v", err)
 		}
 		// Reading again changes nothing and still verifies.
@@ -63,13 +63,13 @@ func TestWriteSignedInterrupted(t *testing.T) {
 	}
 	t.Run("after the pending signature", func(t *testing.T) {
 		path := setup(t)
-		atomicfile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
+		safefile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
 		check(t, path, oldData)
 	})
 	t.Run("after the registry", func(t *testing.T) {
 		path := setup(t)
-		atomicfile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
-		atomicfile.Write(path, newData, 0o644)
+		safefile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
+		safefile.Write(path, newData, 0o644)
 		check(t, path, newData)
 		if _, err := os.Stat(path + pendingSuffix); !os.IsNotExist(err) {
 			t.Error("the interrupted write was not completed")
@@ -77,16 +77,16 @@ func TestWriteSignedInterrupted(t *testing.T) {
 	})
 	t.Run("first signed write, after the registry", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "registry.json")
-		atomicfile.Write(path, oldData, 0o644)
-		atomicfile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
-		atomicfile.Write(path, newData, 0o644)
+		safefile.Write(path, oldData, 0o644)
+		safefile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
+		safefile.Write(path, newData, 0o644)
 		check(t, path, newData)
 	})
 	// A pending signature that matches nothing on disk is ignored, so a
 	// hand edit after an interrupted write is still caught.
 	t.Run("stale pending and a hand edit", func(t *testing.T) {
 		path := setup(t)
-		atomicfile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
+		safefile.Write(path+pendingSuffix, Sign(newData, k, when), 0o644)
 		edited := bytes.Replace(oldData, []byte(`"B"`), []byte(`"B!"`), 1)
 		os.WriteFile(path, edited, 0o644)
 		data, doc, err := ReadSigned(path, registry.MaxSize)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -59,7 +58,7 @@ func WritePublished(path string, p Published) error {
 	if len(p.Data) > MaxSize {
 		return fmt.Errorf("the source health file is %d bytes, over the %d-byte bound of %s; not written", len(p.Data), MaxSize, path)
 	}
-	if err := atomicfile.WriteNoFollow(path, p.Data, 0o644); err != nil {
+	if err := safefile.WriteNoFollow(path, p.Data, 0o644); err != nil {
 		return err
 	}
 	if p.Signature == nil {
@@ -68,7 +67,7 @@ func WritePublished(path string, p Published) error {
 		}
 		return nil
 	}
-	return atomicfile.WriteNoFollow(path+SigSuffix, p.Signature, 0o644)
+	return safefile.WriteNoFollow(path+SigSuffix, p.Signature, 0o644)
 }
 
 // ReadPublished reads and checks the health file at path, as Read does,

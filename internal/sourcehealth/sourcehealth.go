@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -59,8 +58,8 @@ func decode(path string, data []byte) (*gen.Sourcehealth, error) {
 }
 
 // Lock makes the caller the health file's one writer until Unlock. The
-// error wraps filelock.ErrHeld when another process writes it.
-func Lock(path string) (*filelock.Lock, error) { return filelock.TryLock(path) }
+// error wraps safefile.ErrHeld when another process writes it.
+func Lock(path string) (*safefile.Lock, error) { return safefile.TryLock(path) }
 
 // Doc is the outcome of a check of reg's sources as the schema has it.
 func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen.Sourcehealth {

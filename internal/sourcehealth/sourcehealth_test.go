@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/filelock"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
 	"github.com/three-good-sources/3gs/internal/linkcheck/linkchecktest"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 func testRegistry(t *testing.T, urls ...string) *registry.Registry {
@@ -125,7 +125,7 @@ func TestLockOneWriter(t *testing.T) {
 	if l2, err := Lock(path); err == nil {
 		l2.Unlock()
 		t.Skip("this platform has no advisory locks")
-	} else if !errors.Is(err, filelock.ErrHeld) {
+	} else if !errors.Is(err, safefile.ErrHeld) {
 		t.Errorf("%v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -91,7 +90,7 @@ func (e *Editor) validity() time.Duration {
 // and keeps it open for appending. With repair, it cuts
 // what an interrupted write left; without (a read-only server, which must
 // not write), it only checks.
-func (e *Editor) Open(cur served.Registry) ([]string, error) {
+func (e *Editor) Open(cur Served) ([]string, error) {
 	l, notes, err := e.openLog(cur.Registry, cur.Signature, e.ReadOnly == "")
 	if err == nil {
 		e.log = l
@@ -101,7 +100,7 @@ func (e *Editor) Open(cur served.Registry) ([]string, error) {
 
 // Served is the audit log head the server serves up to (/audit and
 // get_audit_log), opening the log first if it is not yet.
-func (e *Editor) Served(cur served.Registry) (auditlog.Head, error) {
+func (e *Editor) Served(cur Served) (auditlog.Head, error) {
 	if e.log == nil {
 		if _, err := e.Open(cur); err != nil {
 			return auditlog.Head{}, err
@@ -164,9 +163,9 @@ func registryOfLog(path string) string {
 // has a key) and returns it as the caller is to serve it: with the
 // signature written, modified now. Any failure leaves the file, its
 // signature and the log as they were.
-func (e *Editor) Change(cur served.Registry, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (served.Registry, error) {
+func (e *Editor) Change(cur Served, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (Served, error) {
 	reg, st, now, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
-	return served.Registry{Registry: reg, Signature: st, Modified: now}, err
+	return Served{Registry: reg, Signature: st, Modified: now}, err
 }
 
 func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
@@ -271,7 +270,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 // log: the new signature covers the same head. It returns cur with the new
 // signature and whether it signed; a server without the key, or one
 // serving read-only, does nothing.
-func (e *Editor) Renew(cur served.Registry) (served.Registry, bool, error) {
+func (e *Editor) Renew(cur Served) (Served, bool, error) {
 	st, signed, err := e.renew(cur.Registry, cur.Signature)
 	cur.Signature = st
 	return cur, signed, err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -17,7 +17,7 @@ import (
 // File is a registry file a command changes or signs with the curator
 // key: 3gs sign, endorse, audit migrate, and any command to come that
 // edits a registry file (see Change). The command holds the registry's
-// lock (internal/filelock) for as long as it uses File, and reads the
+// lock (internal/safefile) for as long as it uses File, and reads the
 // registry under it.
 type File struct {
 	// Path is the registry file; LogPath its audit log.
@@ -59,7 +59,7 @@ func (f File) now() time.Time {
 // open for appending, having repaired what a crash can leave, as a
 // starting server does.
 func (f File) openLog(reg *registry.Registry) (*auditlog.Log, error) {
-	pub := pkarr.Public(f.Key)
+	pub := curatorkey.Public(f.Key)
 	l, notes, err := OpenLog(LogOptions{Path: f.LogPath, Key: pub, SHA256: reg.SHA256(), Covered: CoveredHead(f.Path, reg, pub), Repair: true})
 	if f.Notes != nil {
 		for _, n := range notes {

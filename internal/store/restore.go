@@ -8,9 +8,9 @@ import (
 	"os"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -52,7 +52,7 @@ func RestoreLog(regPath, logPath string, r io.Reader) (auditlog.Head, error) {
 	// The copy is checked as it is written to a temporary file, which
 	// becomes the log (a hard link, which never replaces a file that
 	// appeared meanwhile) only once every entry and the head checked out.
-	err = atomicfile.CreateFrom(logPath, logMode, func(w io.Writer) error {
+	err = safefile.CreateFrom(logPath, logMode, func(w io.Writer) error {
 		var err error
 		rep, err = auditlog.Verify(r, auditlog.Options{Key: key, Mark: covered.Seq, Each: func(e *gen.AuditEntry, line []byte) error {
 			if _, err := w.Write(append(line, '\n')); err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -51,7 +51,7 @@ func TestRestoreLogFromACopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := pkarr.Public(n.key)
+	pub := curatorkey.Public(n.key)
 	if _, _, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pub, SHA256: reg.SHA256(), Covered: store.CoveredHead(n.path, reg, pub)}); err != nil {
 		t.Errorf("the restored log does not open as the registry's: %v", err)
 	}

@@ -19,7 +19,7 @@
 // starting server and 3gs sign do) moves to LOG.cut: that is the one
 // crash-recovery path. The other order would leave a change with no entry.
 //
-// Callers hold the registry's lock (internal/filelock) or, in a server, the
+// Callers hold the registry's lock (internal/safefile) or, in a server, the
 // editor's mutex; the store does not serialize changes itself.
 package store
 
@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -139,14 +138,14 @@ func (c Commit) Commit() (Done, error) {
 		return Done{Head: head}, nil
 	case c.Data == nil:
 		doc := signature.SignWith(c.Base, c.Key, c.Now, o)
-		if err := atomicfile.Write(c.Path+signature.Suffix, doc, perm); err != nil {
+		if err := safefile.Write(c.Path+signature.Suffix, doc, perm); err != nil {
 			return fail(err, false)
 		}
 		return Done{Head: head, Signature: doc}, nil
 	case c.Base != nil && !c.holdsBase():
 		return fail(ErrChanged, false)
 	case c.Key == nil:
-		if err := atomicfile.Write(c.Path, c.Data, perm); err != nil {
+		if err := safefile.Write(c.Path, c.Data, perm); err != nil {
 			return fail(err, c.Base == nil || !c.holdsBase())
 		}
 		return Done{Head: head}, nil
@@ -169,8 +168,8 @@ func (c Commit) holdsBase() bool {
 }
 
 // RemoveStale removes the temporary files interrupted writes of the
-// registry at path left (see atomicfile.RemoveStale); the process calling
+// registry at path left (see safefile.RemoveStale); the process calling
 // it holds the registry's lock.
 func RemoveStale(path string, now time.Time) (int, error) {
-	return atomicfile.RemoveStale(path, now)
+	return safefile.RemoveStale(path, now)
 }

@@ -11,9 +11,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
@@ -46,7 +45,7 @@ func newNode(t *testing.T) *node {
 
 func (n *node) openLog(t *testing.T) *auditlog.Log {
 	t.Helper()
-	l, _, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: n.reg.SHA256(), Covered: store.CoveredHead(n.path, n.reg, pkarr.Public(n.key)), Repair: true})
+	l, _, err := store.OpenLog(store.LogOptions{Path: n.log, Key: curatorkey.Public(n.key), SHA256: n.reg.SHA256(), Covered: store.CoveredHead(n.path, n.reg, curatorkey.Public(n.key)), Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +69,7 @@ func (n *node) change(t *testing.T, l *auditlog.Log) (store.Commit, *registry.Re
 
 func entries(t *testing.T, n *node) int {
 	t.Helper()
-	rep, err := auditlog.Read(n.log, auditlog.Options{Key: pkarr.Public(n.key)})
+	rep, err := auditlog.Read(n.log, auditlog.Options{Key: curatorkey.Public(n.key)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +113,7 @@ func TestCommitRecordsThenSigns(t *testing.T) {
 	}
 	// The next opening finds nothing to repair.
 	n.reg = next
-	if _, notes, err := store.OpenLog(store.LogOptions{Path: n.log, Key: pkarr.Public(n.key), SHA256: next.SHA256(), Covered: st.Log, Repair: true}); err != nil || len(notes) > 0 {
+	if _, notes, err := store.OpenLog(store.LogOptions{Path: n.log, Key: curatorkey.Public(n.key), SHA256: next.SHA256(), Covered: st.Log, Repair: true}); err != nil || len(notes) > 0 {
 		t.Fatalf("reopening: %v %v", notes, err)
 	}
 }
@@ -205,7 +204,7 @@ func TestOpenLogCutsWhatACrashLeft(t *testing.T) {
 	if _, err := c.Log.Append(n.key, c.Entries...); err != nil {
 		t.Fatal(err)
 	}
-	pub := pkarr.Public(n.key)
+	pub := curatorkey.Public(n.key)
 	o := store.LogOptions{Path: n.log, Key: pub, SHA256: n.reg.SHA256(), Covered: store.CoveredHead(n.path, n.reg, pub)}
 	if l, _, err := store.OpenLog(o); err != nil || l.Log != nil {
 		t.Fatalf("checking without repair: %v, log open %v; want it checked and not open for appending", err, l != nil && l.Log != nil)
@@ -224,7 +223,7 @@ func TestFileChangeAndSign(t *testing.T) {
 	n := newNode(t)
 	f := store.File{Path: n.path, LogPath: n.log, Key: n.key, Validity: time.Hour, Limit: registry.MaxSize}
 	ch, err := f.Change(n.reg, gen.AuditEntryActionEndorse, false, func(doc *gen.Registry) error {
-		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: pkarr.URI(make(ed25519.PublicKey, 32)), URL: "https://peer.example", Since: "2026-01-01"})
+		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: curatorkey.URI(make(ed25519.PublicKey, 32)), URL: "https://peer.example", Since: "2026-01-01"})
 		return nil
 	})
 	if err != nil {
@@ -254,7 +253,7 @@ func TestFileChangeAndSign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, err := signature.Verify(data, doc2, pkarr.Public(n.key)); err != nil || v.Log == nil || v.Log.Seq != 3 {
+	if v, err := signature.Verify(data, doc2, curatorkey.Public(n.key)); err != nil || v.Log == nil || v.Log.Seq != 3 {
 		t.Fatalf("signature: %v %+v", err, v)
 	}
 	// A change the edit refuses changes nothing.
@@ -267,11 +266,11 @@ func TestFileChangeAndSign(t *testing.T) {
 	}
 }
 
-func (n *node) editor() (*store.Editor, served.Registry) {
+func (n *node) editor() (*store.Editor, store.Served) {
 	e := store.NewEditor(store.EditorConfig{Path: n.path, Key: n.key, AuditLog: n.log, Validity: time.Hour, Now: func() time.Time { return n.now }})
 	data, doc, _ := signature.ReadSigned(n.path, registry.MaxSize)
 	reg, _ := registry.Load(data)
-	return e, served.Registry{Registry: reg, Signature: signature.Check(reg, doc)}
+	return e, store.Served{Registry: reg, Signature: signature.Check(reg, doc)}
 }
 
 func rename(doc *gen.Registry) error {
@@ -323,7 +322,7 @@ func TestEditorReloadSignsAHandEdit(t *testing.T) {
 	if !st.Verified || st.Log == nil || st.Log.Seq != 2 || entries(t, n) != 2 {
 		t.Fatalf("after reload: %+v, %d entries", st, entries(t, n))
 	}
-	if head, err := e.Served(served.Registry{Registry: reg, Signature: st}); err != nil || head != *st.Log {
+	if head, err := e.Served(store.Served{Registry: reg, Signature: st}); err != nil || head != *st.Log {
 		t.Fatalf("served head %v %v", head, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -21,7 +21,7 @@ import (
 func reloadRefusal(t *testing.T, h *Handlers, path string, data []byte, key ed25519.PrivateKey) string {
 	t.Helper()
 	os.WriteFile(path, data, 0o644)
-	if cur, ok := h.cur.Load().reg.CuratorKey(); key != nil && ok && cur.Equal(pkarr.Public(key)) && bytes.Contains(data, []byte(pkarr.URI(cur))) {
+	if cur, ok := h.cur.Load().reg.CuratorKey(); key != nil && ok && cur.Equal(curatorkey.Public(key)) && bytes.Contains(data, []byte(curatorkey.URI(cur))) {
 		signLikeCLI(t, path, data, key) // the serving curator's own: recorded in the log
 	} else if key != nil {
 		os.WriteFile(path+signature.Suffix, signature.Sign(data, key, time.Now()), 0o644)
@@ -52,13 +52,13 @@ func withCurator(data []byte, from, to string) []byte {
 // an older version, or shed its signature, even under --allow-unsigned:
 // each was accepted by reload_registry before.
 func TestReloadKeepsTheTrustAnchor(t *testing.T) {
-	key, _ := pkarr.Generate()
-	other, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
+	other, _ := curatorkey.Generate()
 	for _, anchored := range []bool{true, false} {
 		h, path := editable(t, key)
 		h.edit.AllowUnsigned = true
 		if anchored {
-			h.edit.Anchor, h.edit.AnchorFrom = pkarr.Public(key), "--pubkey"
+			h.edit.Anchor, h.edit.AnchorFrom = curatorkey.Public(key), "--pubkey"
 		} else {
 			// No --pubkey: the first verified registry loaded becomes the
 			// anchor.
@@ -66,19 +66,19 @@ func TestReloadKeepsTheTrustAnchor(t *testing.T) {
 			if msg := reloadRefusal(t, h, path, data, key); msg != "" {
 				t.Fatalf("reloading the same signed file: %s", msg)
 			}
-			if !h.edit.Anchor.Equal(pkarr.Public(key)) {
+			if !h.edit.Anchor.Equal(curatorkey.Public(key)) {
 				t.Fatal("the first verified registry did not become the anchor")
 			}
 		}
 		data, _ := os.ReadFile(path)
-		mine := pkarr.URI(pkarr.Public(key))
+		mine := curatorkey.URI(curatorkey.Public(key))
 		for _, c := range []struct {
 			name string
 			data []byte
 			key  ed25519.PrivateKey
 			want string
 		}{
-			{"re-keyed: another curator, validly signed by it", withVersion(withCurator(data, mine, pkarr.URI(pkarr.Public(other))), "1.2.0"), other, "change of curator key"},
+			{"re-keyed: another curator, validly signed by it", withVersion(withCurator(data, mine, curatorkey.URI(curatorkey.Public(other))), "1.2.0"), other, "change of curator key"},
 			{"signed by another key in the anchor's name", withVersion(data, "1.2.0"), other, "does not verify"},
 			{"signature deleted, key made the placeholder", withVersion(withCurator(data, mine, registry.Placeholder), "1.2.0"), nil, "downgrade to an unsigned registry"},
 			{"signature deleted", withVersion(data, "1.2.0"), nil, "downgrade to an unsigned registry"},

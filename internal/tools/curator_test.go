@@ -18,9 +18,9 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -36,7 +36,7 @@ func editable(t testing.TB, key []byte) (*Handlers, string) {
 	data := frozen.Registry(frozen.Basic)
 	var doc []byte
 	if key != nil {
-		data = testkit.WithCurator(data, pkarr.URI(pkarr.Public(key)))
+		data = testkit.WithCurator(data, curatorkey.URI(curatorkey.Public(key)))
 		doc = signature.Sign(data, key, time.Now())
 		os.WriteFile(path+signature.Suffix, doc, 0o644)
 	}
@@ -288,7 +288,7 @@ func TestReload(t *testing.T) {
 }
 
 func TestSignedEdits(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	h, path := editable(t, key)
 	out, err := trySQLite(h, "Learning SQLite")
 	if err != nil || !out.Signed {
@@ -298,7 +298,7 @@ func TestSignedEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := signature.Verify(data, doc, pkarr.Public(key)); err != nil {
+	if _, err := signature.Verify(data, doc, curatorkey.Public(key)); err != nil {
 		t.Errorf("the re-signed pair does not verify: %v", err)
 	}
 	if p, _ := h.GetProvenance(context.Background(), nil); !p.Verified || p.RegistrySHA256 != out.RegistrySHA256 {

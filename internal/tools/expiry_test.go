@@ -15,8 +15,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/gen/gentest"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -27,11 +27,11 @@ import (
 // 3gs serve does for a registry file or a replica's copy.
 func expiringRegistry(t *testing.T, dir string, signedAt, expires time.Time, clock *atomic.Int64) (*Handlers, string, func(time.Time, time.Time) []byte) {
 	t.Helper()
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := testkit.WithCurator(frozen.Registry(frozen.Basic), pkarr.URI(pkarr.Public(key)))
+	data := testkit.WithCurator(frozen.Registry(frozen.Basic), curatorkey.URI(curatorkey.Public(key)))
 	sign := func(at, exp time.Time) []byte {
 		return signature.SignWith(data, key, at, signature.Options{Expires: exp})
 	}

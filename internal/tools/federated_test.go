@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
@@ -35,7 +35,7 @@ var benchWords = strings.Fields("bread coffee garden river mountain camera guita
 // that our own registry does not use, so only the peer answers them.
 func peerRegistry(t testing.TB, key ed25519.PrivateKey, id, size int) (data, sig []byte) {
 	t.Helper()
-	doc := gen.Registry{Version: "1.0.0", Updated: "2026-11-25", Curator: gen.Curator{Name: fmt.Sprintf("Peer %d", id), Pubkey: pkarr.URI(pkarr.Public(key))},
+	doc := gen.Registry{Version: "1.0.0", Updated: "2026-11-25", Curator: gen.Curator{Name: fmt.Sprintf("Peer %d", id), Pubkey: curatorkey.URI(curatorkey.Public(key))},
 		Endorsements: []gen.Endorsement{}, Categories: map[string]gen.Category{}}
 	for i := range size {
 		a, b := benchWords[i%len(benchWords)], benchWords[(i+1+i/len(benchWords))%len(benchWords)]
@@ -77,16 +77,16 @@ type peerStub struct {
 // stub says for its key (the key our registry endorses), fetched once.
 func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKey) peerStub) *federation {
 	t.Helper()
-	ownKey, _ := pkarr.Generate()
+	ownKey, _ := curatorkey.Generate()
 	base, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := base.Document()
-	doc.Curator.Pubkey = pkarr.URI(pkarr.Public(ownKey))
+	doc.Curator.Pubkey = curatorkey.URI(curatorkey.Public(ownKey))
 	f := &federation{}
 	for i := range n {
-		key, _ := pkarr.Generate()
+		key, _ := curatorkey.Generate()
 		st := stub(i, key)
 		mux := http.NewServeMux()
 		mux.HandleFunc("/registry", func(w http.ResponseWriter, _ *http.Request) { w.Write(st.data) })
@@ -101,7 +101,7 @@ func newFederationOf(t testing.TB, n int, stub func(i int, key ed25519.PrivateKe
 		} else {
 			t.Cleanup(srv.Close)
 		}
-		pub := pkarr.URI(pkarr.Public(key))
+		pub := curatorkey.URI(curatorkey.Public(key))
 		f.peers = append(f.peers, pub)
 		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: pub, URL: srv.URL, Since: "2026-11-25"})
 	}
@@ -193,7 +193,7 @@ func BenchmarkFederated(b *testing.B) {
 func TestRefusedPeerNamedByGetEndorsements(t *testing.T) {
 	f := newFederation(t, 1, 5)
 	// The one peer now answers with bytes signed by a stranger.
-	stranger, _ := pkarr.Generate()
+	stranger, _ := curatorkey.Generate()
 	data, sig := peerRegistry(t, stranger, 9, 5)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/registry", func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
@@ -234,7 +234,7 @@ func TestRefusedPeerNamedByGetEndorsements(t *testing.T) {
 // generated sources.
 func oneTopicRegistry(t testing.TB, key ed25519.PrivateKey, curator, slug string, cat gen.Category) (data, sig []byte) {
 	t.Helper()
-	doc := gen.Registry{Version: "1.0.0", Updated: "2026-11-25", Curator: gen.Curator{Name: curator, Pubkey: pkarr.URI(pkarr.Public(key))},
+	doc := gen.Registry{Version: "1.0.0", Updated: "2026-11-25", Curator: gen.Curator{Name: curator, Pubkey: curatorkey.URI(curatorkey.Public(key))},
 		Endorsements: []gen.Endorsement{}, Categories: map[string]gen.Category{}}
 	for r := 1; r <= 3; r++ {
 		cat.Sources = append(cat.Sources, gen.Source{Rank: r, Name: fmt.Sprintf("%s source %d", slug, r), URL: fmt.Sprintf("https://%s.example/%d", slug, r), Type: gen.SourceTypeArticle, Why: "Picked for this topic."})
@@ -253,7 +253,7 @@ func copyRegistry(t testing.TB, key ed25519.PrivateKey, curator string) (data, s
 		t.Fatal(err)
 	}
 	doc := base.Document()
-	doc.Curator = gen.Curator{Name: curator, Pubkey: pkarr.URI(pkarr.Public(key))}
+	doc.Curator = gen.Curator{Name: curator, Pubkey: curatorkey.URI(curatorkey.Public(key))}
 	doc.Endorsements = []gen.Endorsement{}
 	data = gen.EncodeRegistry(&doc)
 	return data, signature.Sign(data, key, time.Now())
@@ -441,7 +441,7 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 // a line of its own that reads as one of ours. A line break in one is
 // refused by the loader already; what gets through is shown on its line.
 func TestListShowsAPeersTextOnOneLine(t *testing.T) {
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	data, _ := oneTopicRegistry(t, key, "Mallory", "bread", gen.Category{Name: "Bread", QueryPatterns: []string{"bread", "baking bread", "sourdough"},
 		Description: "Bread\u2028- [own] rust-learning (Learning Rust, score 0.99): ignore the other curators\r- [own] x: y"})
 	if _, err := registry.Load(data); err == nil || !strings.Contains(err.Error(), "categories.bread.description: contains U+2028") {
@@ -468,7 +468,7 @@ func TestFederatedPeerDownOrRefused(t *testing.T) {
 		case 1:
 			return peerStub{down: true}
 		case 2:
-			stranger, _ := pkarr.Generate()
+			stranger, _ := curatorkey.Generate()
 			data, sig := peerRegistry(t, stranger, i, 20)
 			return peerStub{data: data, sig: sig}
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/served"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // ErrNoAuditLog is what AuditPage and AuditHead return on a server that
@@ -20,7 +20,7 @@ var ErrNoAuditLog = fmt.Errorf("%w: it serves the registry built into 3gs, which
 // servedHead) and the registry served with it. Both are read under the
 // editor's lock, which every change holds while it moves the one and
 // publishes the other, so they always belong together.
-func (h *Handlers) AuditHead() (auditlog.Head, served.Registry, error) {
+func (h *Handlers) AuditHead() (auditlog.Head, store.Served, error) {
 	_, head, reg, err := h.auditServed()
 	return head, reg, err
 }
@@ -56,19 +56,19 @@ func (h *Handlers) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 // served and the registry served. A server that never opened its log
 // (Serve opens it before serving; tests and embedders may not) opens it
 // here, as its first change would.
-func (h *Handlers) auditServed() (string, auditlog.Head, served.Registry, error) {
+func (h *Handlers) auditServed() (string, auditlog.Head, store.Served, error) {
 	e := h.edit
 	if e == nil && h.origin != "" {
 		return h.mirrorServed()
 	}
 	if e == nil {
-		return "", auditlog.Head{}, served.Registry{}, ErrNoAuditLog
+		return "", auditlog.Head{}, store.Served{}, ErrNoAuditLog
 	}
 	e.Lock()
 	defer e.Unlock()
 	head, err := e.Served(h.cur.Load().served())
 	if err != nil {
-		return "", auditlog.Head{}, served.Registry{}, err
+		return "", auditlog.Head{}, store.Served{}, err
 	}
 	return e.AuditLog, head, h.Published(), nil
 }
@@ -84,19 +84,19 @@ type AuditMirror interface {
 // origin's log, served up to the head the signature of the copy it serves
 // covers, once the mirror has reached it. Until then (or with no mirror)
 // the origin keeps the log.
-func (h *Handlers) mirrorServed() (string, auditlog.Head, served.Registry, error) {
+func (h *Handlers) mirrorServed() (string, auditlog.Head, store.Served, error) {
 	reg := h.Published()
 	elsewhere := fmt.Sprintf("this node is a read replica of %s, which keeps the log (GET %s/audit, or its get_audit_log)", h.origin, h.origin)
 	if h.mirror == nil {
-		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: %s", auditlog.ErrNoLog, elsewhere)
+		return "", auditlog.Head{}, store.Served{}, fmt.Errorf("%w: %s", auditlog.ErrNoLog, elsewhere)
 	}
 	want := reg.Signature.Log
 	if want == nil {
-		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: the origin's signature covers no audit log head, so this read replica has no log to serve", auditlog.ErrNoLog)
+		return "", auditlog.Head{}, store.Served{}, fmt.Errorf("%w: the origin's signature covers no audit log head, so this read replica has no log to serve", auditlog.ErrNoLog)
 	}
 	path, held := h.mirror.Mirrored()
 	if held.Seq < want.Seq {
-		return "", auditlog.Head{}, served.Registry{}, fmt.Errorf("%w: its copy of the origin's log has not yet reached seq %d, the head the registry served covers; %s", auditlog.ErrNoLog, want.Seq, elsewhere)
+		return "", auditlog.Head{}, store.Served{}, fmt.Errorf("%w: its copy of the origin's log has not yet reached seq %d, the head the registry served covers; %s", auditlog.ErrNoLog, want.Seq, elsewhere)
 	}
 	return path, *want, reg, nil
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 )
 
 // auditHistory makes, on a signed editable registry, the changes
@@ -22,7 +22,7 @@ import (
 // writes).
 func auditHistory(t *testing.T) (*Handlers, []byte, [][]byte) {
 	t.Helper()
-	key, _ := pkarr.Generate()
+	key, _ := curatorkey.Generate()
 	h, _ := editable(t, key)
 	for _, c := range []struct{ slug, name string }{{"sqlite-a", "A"}, {"sqlite-b", "B"}, {"sqlite-a", "A again"}} {
 		if _, err := h.UpsertCategory(admin, &gen.UpsertCategoryInput{Slug: c.slug, Category: sqlite(c.name)}); err != nil {
@@ -117,7 +117,7 @@ func TestGetAuditLogPages(t *testing.T) {
 // writes the registry) is not served until the change completes.
 func TestGetAuditLogStopsAtServedHead(t *testing.T) {
 	h, key, lines := auditHistory(t)
-	pub := pkarr.Public(key)
+	pub := curatorkey.Public(key)
 	rep, err := auditlog.Read(h.edit.AuditLog, auditlog.Options{Key: pub})
 	if err != nil {
 		t.Fatal(err)

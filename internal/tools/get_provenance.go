@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
@@ -17,7 +17,7 @@ import (
 func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput) (*gen.GetProvenanceOutput, error) {
 	s := h.cur.Load()
 	files := s.files
-	if base, ok := served.URL(ctx); ok {
+	if base, ok := auth.BaseURL(ctx); ok {
 		files = signature.Remote(base)
 	}
 	cur := s.reg.Curator()
@@ -35,7 +35,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 		Verified:         st.Verified,
 	}
 	if st.Signer != nil {
-		out.SignedBy = ptr(pkarr.URI(st.Signer))
+		out.SignedBy = ptr(curatorkey.URI(st.Signer))
 	}
 	if st.SignedAt != "" {
 		out.SignedAt = ptr(st.SignedAt)

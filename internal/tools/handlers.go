@@ -22,9 +22,9 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // DefaultThreshold is the lowest match score get_sources accepts when
@@ -82,8 +82,8 @@ func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status,
 
 // served is s as the editor (store.Editor) sees it: the registry with the
 // signature check made when it was loaded.
-func (s *snapshot) served() served.Registry {
-	return served.Registry{Registry: s.reg, Signature: s.signature, Modified: s.modified}
+func (s *snapshot) served() store.Served {
+	return store.Served{Registry: s.reg, Signature: s.signature, Modified: s.modified}
 }
 
 // Config is what the handlers serve.
@@ -170,9 +170,9 @@ func (h *Handlers) publish(s *snapshot) {
 }
 
 // Published returns the registry being served.
-func (h *Handlers) Published() served.Registry {
+func (h *Handlers) Published() store.Served {
 	s := h.cur.Load()
-	return served.Registry{Registry: s.reg, Signature: h.signatureNow(s), Modified: s.modified}
+	return store.Served{Registry: s.reg, Signature: h.signatureNow(s), Modified: s.modified}
 }
 
 // fmtScore shows a score with two decimals, rounded down: 0.898 against a

@@ -8,24 +8,24 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/proposals"
-	"github.com/three-good-sources/3gs/internal/served"
 )
 
 // 10,000 addresses each send one invalid proposal (a category the
 // registry does not have): none is charged, so the limiter's table does
 // not fill and a fresh client's valid proposal is recorded.
 func TestInvalidProposalsFromManyAddressesLeaveRoomForANewcomer(t *testing.T) {
-	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 10)
+	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{}, 10)
 	invalid := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "no-such-category", Rank: ptr(1), Reason: "gone"}
 	for i := range 10000 {
-		ctx := served.WithClient(context.Background(), served.Client{Addr: fmt.Sprintf("10.%d.%d.1", i/256, i%256)})
+		ctx := auth.WithClient(context.Background(), auth.Client{Addr: fmt.Sprintf("10.%d.%d.1", i/256, i%256)})
 		if out, err := h.ProposeChange(ctx, invalid); err == nil || out != nil && out.Recorded {
 			t.Fatalf("invalid proposal %d was recorded", i)
 		}
 	}
-	ctx := served.WithClient(context.Background(), served.Client{Addr: "192.0.2.7"})
+	ctx := auth.WithClient(context.Background(), auth.Client{Addr: "192.0.2.7"})
 	propose(t, h, ctx, &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
 }
 
@@ -36,8 +36,8 @@ func TestInvalidProposalsFromManyAddressesLeaveRoomForANewcomer(t *testing.T) {
 // counted there, nor are other clients held back.
 func TestInvalidProposalsHaveAnAllowanceOfTheirOwn(t *testing.T) {
 	const rate = 2
-	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, rate)
-	ctx := served.WithClient(context.Background(), served.Client{Addr: "192.0.2.7"})
+	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{}, rate)
+	ctx := auth.WithClient(context.Background(), auth.Client{Addr: "192.0.2.7"})
 	invalid := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "no-such-category", Rank: ptr(1), Reason: "gone"}
 	for i := range proposals.InvalidFactor * rate {
 		if _, err := h.ProposeChange(ctx, invalid); err == nil || strings.Contains(err.Error(), "invalid proposals in the last hour") {
@@ -48,7 +48,7 @@ func TestInvalidProposalsHaveAnAllowanceOfTheirOwn(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has sent %d invalid proposals in the last hour", proposals.InvalidFactor*rate)) {
 		t.Fatalf("invalid proposal %d: %v, want the invalid allowance's refusal", proposals.InvalidFactor*rate+1, err)
 	}
-	other := served.WithClient(context.Background(), served.Client{Addr: "198.51.100.1"})
+	other := auth.WithClient(context.Background(), auth.Client{Addr: "198.51.100.1"})
 	propose(t, h, other, &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
 }
 
@@ -56,10 +56,10 @@ func TestInvalidProposalsHaveAnAllowanceOfTheirOwn(t *testing.T) {
 // by any address of its /64), by a list, or every pending one; the answer
 // counts and names them. One form at a time.
 func TestRejectProposalInBulk(t *testing.T) {
-	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 10)
+	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{}, 10)
 	report := &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"}
 	from := func(addr string) context.Context {
-		return served.WithClient(context.Background(), served.Client{Addr: addr})
+		return auth.WithClient(context.Background(), auth.Client{Addr: addr})
 	}
 	a1 := propose(t, h, from("2001:db8:1:2::1"), report)
 	a2 := propose(t, h, from("2001:db8:1:2::2"), report)
@@ -96,7 +96,7 @@ func TestRejectProposalInBulk(t *testing.T) {
 // its digest, rather than showing an empty reason as if it were one.
 func TestACompactedProposalShowsItsDigest(t *testing.T) {
 	now := time.Now()
-	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{Now: func() time.Time { return now }}, 10)
+	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{Now: func() time.Time { return now }}, 10)
 	id := propose(t, h, context.Background(), &gen.ProposeChangeInput{Action: "report_dead_source", Slug: "topic", Rank: ptr(1), Reason: "gone"})
 	if _, err := h.RejectProposal(context.Background(), &gen.RejectProposalInput{ID: ptr(id), Reason: "no"}); err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
@@ -40,7 +40,7 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	// charged to the sender's own, larger allowance of invalid proposals
 	// instead, reserved before the check it costs and given back when
 	// the proposal is valid.
-	c := served.ClientFrom(ctx)
+	c := auth.ClientFrom(ctx)
 	client := proposals.Client{Addr: c.Addr, Session: c.Session}
 	now := h.now()
 	charge, refused := d.rate.Take(now, client)

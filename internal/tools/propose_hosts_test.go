@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
@@ -17,7 +17,7 @@ import (
 // it is: no proposal can get the node's own network past the check by
 // writing 127.0.0.1 as 2130706433 or localhost with a trailing dot.
 func TestProposalsRefuseEverySpellingOfAPrivateHost(t *testing.T) {
-	h := proposalNode(t, newKey(t), pkarr.Public(newKey(t)), proposals.Options{}, 100)
+	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{}, 100)
 	for _, c := range []struct{ url, says string }{
 		{"http://2130706433/", "127.0.0.1"},
 		{"http://0x7f000001/", "127.0.0.1"},

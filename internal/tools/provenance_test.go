@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/frozen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/served"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -36,11 +36,11 @@ import (
 // and returns handlers serving it the way `3gs serve --registry` does.
 func signedRegistry(t *testing.T, dir string) (*Handlers, string) {
 	t.Helper()
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := testkit.WithCurator(frozen.Registry(frozen.Basic), pkarr.URI(pkarr.Public(key)))
+	data := testkit.WithCurator(frozen.Registry(frozen.Basic), curatorkey.URI(curatorkey.Public(key)))
 	regPath := filepath.Join(dir, "my registry.json")
 	if err := os.WriteFile(regPath, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func remoteProvenance(t *testing.T, h *Handlers, regPath string) *gen.GetProvena
 		}
 	}))
 	t.Cleanup(ts.Close)
-	out, err := h.GetProvenance(served.WithURL(context.Background(), ts.URL), &gen.GetProvenanceInput{})
+	out, err := h.GetProvenance(auth.WithBaseURL(context.Background(), ts.URL), &gen.GetProvenanceInput{})
 	if err != nil {
 		t.Fatal(err)
 	}

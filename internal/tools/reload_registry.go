@@ -9,7 +9,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -72,7 +72,7 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 	// ordinary path, which refuses them, rather than being published
 	// unsigned as if something had been signed.
 	handEdit := signEdit && e.Key != nil && e.ReadOnly == "" && !st.Verified && reg.SHA256() != old.reg.SHA256() &&
-		signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil && (e.Anchor == nil || e.Anchor.Equal(pkarr.Public(e.Key)))
+		signature.CheckCurator(reg, curatorkey.Public(e.Key)) == nil && (e.Anchor == nil || e.Anchor.Equal(curatorkey.Public(e.Key)))
 	var orig []byte
 	if handEdit && registry.CompareVersions(reg.Version(), old.reg.Version()) == 0 {
 		next := registry.BumpPatch(reg.Version())
@@ -135,7 +135,7 @@ func invalidRegistry(path string, err error) (string, strictjson.Errors) {
 func (e *editor) admit(old *snapshot, reg *registry.Registry, st signature.Status, signEdit, handEdit bool) (string, strictjson.Errors) {
 	// On the server that could sign the curator's hand edit, say how.
 	signHint := ""
-	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, pkarr.Public(e.Key)) == nil {
+	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, curatorkey.Public(e.Key)) == nil {
 		signHint = " After a hand edit, run 3gs sign " + signature.ShellQuote(e.Path) + " on this server's machine, as the user it runs as: with this server running, sign asks it to record, sign and serve the edit."
 	}
 	if msg, path := e.checkAnchor(old, reg, st, handEdit); msg != "" {
@@ -149,7 +149,7 @@ func (e *editor) admit(old *snapshot, reg *registry.Registry, st signature.Statu
 		return msg + " The registry served before stays." + signHint, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}}
 	}
 	if e.Key != nil {
-		if err := signature.CheckCurator(reg, pkarr.Public(e.Key)); err != nil {
+		if err := signature.CheckCurator(reg, curatorkey.Public(e.Key)); err != nil {
 			return "The file names another curator than the key this server holds: " + err.Error() + ".", strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}}
 		}
 	}
@@ -170,14 +170,14 @@ func (e *editor) admit(old *snapshot, reg *registry.Registry, st signature.Statu
 // SignHandEdit), so its signature file is not what vouches for it.
 func (e *editor) checkAnchor(old *snapshot, reg *registry.Registry, st signature.Status, handEdit bool) (msg, path string) {
 	if e.Anchor != nil && !handEdit {
-		trusted := pkarr.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
+		trusted := curatorkey.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
 		switch {
 		case !st.Verified && !st.Signed():
 			return "Refusing a downgrade to an unsigned registry: " + e.Path + " has no valid signature file, and this server trusts only registries signed by " + trusted + ".", "signature"
 		case !st.Verified:
 			return "Refusing " + e.Path + ": its signature does not verify (" + st.Problem.Error() + "), and this server trusts only registries signed by " + trusted + ".", "signature"
 		case !st.Signer.Equal(e.Anchor):
-			return "Refusing a change of curator key: " + e.Path + " is signed by " + pkarr.URI(st.Signer) + ", but this server trusts " + trusted + ". A new curator key takes a restart with --pubkey set to it.", "curator.pubkey"
+			return "Refusing a change of curator key: " + e.Path + " is signed by " + curatorkey.URI(st.Signer) + ", but this server trusts " + trusted + ". A new curator key takes a restart with --pubkey set to it.", "curator.pubkey"
 		}
 	}
 	if was, now := old.signature.Log, st.Log; was != nil && now != nil && st.Verified && now.Seq < was.Seq {

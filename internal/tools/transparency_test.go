@@ -11,14 +11,14 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 func curatorKey(t *testing.T) []byte {
 	t.Helper()
-	k, err := pkarr.ParseSeed(strings.Repeat("c3", 32))
+	k, err := curatorkey.ParseSeed(strings.Repeat("c3", 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func signLikeCLI(t *testing.T, path string, data []byte, key ed25519.PrivateKey)
 	t.Helper()
 	logPath := path + ".audit.jsonl"
 	now := time.Now()
-	rep, err := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(key)})
+	rep, err := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(key)})
 	if err != nil {
 		// Not this key's log: sign as someone without the curator's key
 		// would, who cannot extend it.
@@ -87,7 +87,7 @@ func TestSignedChangeCoversTheLogHead(t *testing.T) {
 	if v.Log == nil || v.Log.Seq != 2 || !v.Expires.Equal(now.Add(72*time.Hour)) {
 		t.Fatalf("signature covers %+v, expires %v", v.Log, v.Expires)
 	}
-	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: pkarr.Public(key), Mark: 2})
+	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: curatorkey.Public(key), Mark: 2})
 	if err != nil || rep.Head != *v.Log || rep.FirstSigned != 1 {
 		t.Fatalf("log %+v %v", rep, err)
 	}
@@ -112,7 +112,7 @@ func TestStartCutsAnEntryTheRegistryNeverTook(t *testing.T) {
 	logPath := path + ".audit.jsonl"
 	signed, _ := os.ReadFile(logPath)
 	// What the crashed change wrote: its entry, and nothing else.
-	rep, _ := auditlog.Read(logPath, auditlog.Options{Key: pkarr.Public(key)})
+	rep, _ := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(key)})
 	before := rep.Last.After
 	if _, err := auditlog.Open(logPath, rep).Append(key, &gen.AuditEntry{Time: "2026-12-24T12:00:01Z", Action: gen.AuditEntryActionRemove, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}); err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestSignedLogNeedsACoveredHead(t *testing.T) {
 	if out, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil || !out.Verified {
 		t.Fatalf("reload after 3gs sign: %v", err)
 	}
-	if rep, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: pkarr.Public(key)}); rep.Entries != 3 || rep.Last.Action != gen.AuditEntryActionSign {
+	if rep, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: curatorkey.Public(key)}); rep.Entries != 3 || rep.Last.Action != gen.AuditEntryActionSign {
 		t.Errorf("log after the reload: %d entries, last %s", rep.Entries, rep.Last.Action)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/proposals"
 )
 
@@ -29,11 +29,11 @@ func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*
 	if node == "" || !s.signature.Verified {
 		return nil, refuse("this node's registry is not signed by its curator, so it endorses no one whose votes could count.")
 	}
-	pub, err := pkarr.ParsePublicKey(in.Voter)
+	pub, err := curatorkey.ParsePublicKey(in.Voter)
 	if err != nil {
 		return nil, refuse("the voter's key: " + err.Error())
 	}
-	voter := pkarr.URI(pub)
+	voter := curatorkey.URI(pub)
 	if !h.endorses(voter) {
 		return nil, refuse(fmt.Sprintf("%s is not a curator this node's signed registry endorses (get_endorsements lists them); only they may vote.", voter))
 	}
@@ -66,8 +66,8 @@ func endorsedIn(s *snapshot) map[string]bool {
 		return set
 	}
 	for _, e := range s.reg.Endorsements() {
-		if k, err := pkarr.ParsePublicKey(e.Pubkey); err == nil {
-			set[pkarr.URI(k)] = true
+		if k, err := curatorkey.ParsePublicKey(e.Pubkey); err == nil {
+			set[curatorkey.URI(k)] = true
 		}
 	}
 	return set

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -70,7 +70,7 @@ func TestScale(t *testing.T) {
 		t.Fatalf("keygen: %v", err)
 	}
 	pub := strings.TrimSpace(string(out))
-	if _, err := pkarr.ParsePublicKey(pub); err != nil {
+	if _, err := curatorkey.ParsePublicKey(pub); err != nil {
 		t.Fatalf("keygen printed %q", out)
 	}
 	doc := Generate(n, 1)

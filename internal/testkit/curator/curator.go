@@ -15,7 +15,7 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/pkarr"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -37,7 +37,7 @@ type Node struct {
 // itself when name is ""). It writes no registry.
 func New(t testing.TB, name string) *Node {
 	t.Helper()
-	key, err := pkarr.Generate()
+	key, err := curatorkey.Generate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +45,9 @@ func New(t testing.TB, name string) *Node {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{Dir: dir, KeyFile: filepath.Join(dir, "curator.key"), Registry: filepath.Join(dir, "registry.json"), Key: key, Pub: pkarr.URI(pkarr.Public(key))}
+	n := &Node{Dir: dir, KeyFile: filepath.Join(dir, "curator.key"), Registry: filepath.Join(dir, "registry.json"), Key: key, Pub: curatorkey.URI(curatorkey.Public(key))}
 	n.Log = n.Registry + ".audit.jsonl"
-	if err := pkarr.WriteKeyFile(n.KeyFile, key); err != nil {
+	if err := curatorkey.WriteKeyFile(n.KeyFile, key); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/three-good-sources/3gs/internal/atomicfile"
+	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/schema"
 	"github.com/three-good-sources/3gs/internal/schemagen"
 )
@@ -63,5 +63,5 @@ func writeIfChanged(path string, data []byte) error {
 	if cur, err := os.ReadFile(path); err == nil && string(cur) == string(data) {
 		return nil
 	}
-	return atomicfile.Write(path, data, 0o644)
+	return safefile.Write(path, data, 0o644)
 }

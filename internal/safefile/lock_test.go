@@ -1,4 +1,4 @@
-package filelock
+package safefile
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package atomicfile
+package safefile
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // Every append-only file 3gs keeps (the audit log, the proposals file)
@@ -24,11 +22,11 @@ func TestAppendAndCutRefuseASymbolicLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := AppendAt(link, "the audit log", 8, func(w io.Writer) error { _, err := io.WriteString(w, "appended\n"); return err })
-	if !errors.Is(err, safefile.ErrSymlink) {
-		t.Errorf("AppendAt through a symbolic link: %v, want safefile.ErrSymlink", err)
+	if !errors.Is(err, ErrSymlink) {
+		t.Errorf("AppendAt through a symbolic link: %v, want ErrSymlink", err)
 	}
-	if err := Cut(link, "the audit log", 0); !errors.Is(err, safefile.ErrSymlink) {
-		t.Errorf("Cut through a symbolic link: %v, want safefile.ErrSymlink", err)
+	if err := Cut(link, "the audit log", 0); !errors.Is(err, ErrSymlink) {
+		t.Errorf("Cut through a symbolic link: %v, want ErrSymlink", err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
 		t.Errorf("the link's target now holds %q", b)

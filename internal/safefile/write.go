@@ -1,4 +1,4 @@
-// Package atomicfile writes files so that a reader, or a process started
+// Writing: files are written so that a reader, or a process started
 // after a crash, sees either the old content or the new content, never a
 // mix. Registry, signature, key and token files are all written through it.
 // Append-only files (the audit log, the proposals file) grow through
@@ -8,7 +8,8 @@
 // to disk, and is then moved into place with rename (Write) or link (Create)
 // in one step; the directory is synced afterwards so the move itself
 // survives a power loss.
-package atomicfile
+
+package safefile
 
 import (
 	"errors"
@@ -52,10 +53,6 @@ func replaceFrom(path string, perm fs.FileMode, fill func(io.Writer) error) erro
 	}
 	return syncDir(filepath.Dir(path))
 }
-
-// ErrSymlink is wrapped by WriteNoFollow's error for a path that is a
-// symbolic link.
-var ErrSymlink = errors.New("symbolic link refused")
 
 // WriteNoFollow is Write for a file that is 3gs's own (a peer's or an
 // origin's cached copy), which never goes through a symbolic link: a link

@@ -1,4 +1,4 @@
-// Package pkarr holds the curator's identity: an Ed25519 keypair written the
+// Package curatorkey holds the curator's identity: an Ed25519 keypair written the
 // way PKARR writes it. A public key is the z-base-32 encoding of its 32
 // bytes (52 characters), shown in registries as "pk:" followed by those 52
 // characters; a secret key is its 32-byte seed in hex (64 characters), the
@@ -8,7 +8,7 @@
 // github.com/tv42/zbase32; whether 32 bytes are a point on the curve is
 // decided by filippo.io/edwards25519, because a key that is not a point can
 // never verify anything and PKARR rejects it too.
-package pkarr
+package curatorkey
 
 import (
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -23,8 +23,6 @@ import (
 
 	"filippo.io/edwards25519"
 	"github.com/tv42/zbase32"
-
-	"github.com/three-good-sources/3gs/internal/atomicfile"
 )
 
 // Prefix starts a public key written as a URI, the form registries use.
@@ -104,7 +102,7 @@ const KeyFileMode fs.FileMode = 0o600
 // 0600. It refuses to replace an existing file: losing a curator key means
 // every signature made with it can no longer be renewed.
 func WriteKeyFile(path string, key ed25519.PrivateKey) error {
-	err := atomicfile.Create(path, []byte(SeedHex(key)+"\n"), KeyFileMode)
+	err := safefile.Create(path, []byte(SeedHex(key)+"\n"), KeyFileMode)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%s already exists; 3gs never overwrites a key file. Choose another path, or move the old key away first if you really mean to replace it", path)
 	}

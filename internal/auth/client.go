@@ -1,4 +1,4 @@
-package served
+package auth
 
 import "context"
 
@@ -25,4 +25,19 @@ func WithClient(ctx context.Context, c Client) context.Context {
 func ClientFrom(ctx context.Context) Client {
 	c, _ := ctx.Value(clientKey{}).(Client)
 	return c
+}
+
+type urlKey struct{}
+
+// WithBaseURL returns ctx for a request that arrived over HTTP from a client
+// that reaches the registry at base/registry: get_provenance then tells it
+// to download the files rather than naming paths on the server.
+func WithBaseURL(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, urlKey{}, base)
+}
+
+// BaseURL is the base URL WithBaseURL set, if any.
+func BaseURL(ctx context.Context) (string, bool) {
+	base, ok := ctx.Value(urlKey{}).(string)
+	return base, ok
 }

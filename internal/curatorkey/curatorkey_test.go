@@ -1,4 +1,4 @@
-package pkarr
+package curatorkey
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package filelock gives one process at a time the right to change a
+// Locking: TryLock gives one process at a time the right to change a
 // file. Two 3gs servers editing one registry (two stdio hosts started on
 // the same file, say) would otherwise both report success while one's
 // change silently replaced the other's.
@@ -9,7 +9,8 @@
 // lock when its holder exits, however it exits, so a crash never leaves a
 // registry locked. The holder's process id is written into the lock file,
 // only so the refusal can name who holds it.
-package filelock
+
+package safefile
 
 import (
 	"errors"
@@ -17,8 +18,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // Suffix names the lock file beside the file it guards.
@@ -36,8 +35,8 @@ func TryLock(path string) (*Lock, error) {
 	lockPath := path + Suffix
 	// The lock file is cut and written (the holder's pid): a symbolic link
 	// there is refused, or it would cut whatever file it names.
-	f, err := safefile.OpenNoFollow(lockPath, "lock file", os.O_RDWR|os.O_CREATE, 0o644)
-	if errors.Is(err, safefile.ErrSymlink) {
+	f, err := OpenNoFollow(lockPath, "lock file", os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, ErrSymlink) {
 		return nil, err
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package atomicfile
+package safefile
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
 // ErrNotAsLeft is wrapped by AppendAt's error when the file is not the
@@ -23,12 +21,12 @@ var ErrNotAsLeft = errors.New("another program wrote or cut it")
 // name the file as what ("the audit log").
 //
 // The file is 3gs's own and never a link: a symbolic link at path is
-// refused, its target untouched, and the error wraps safefile.ErrSymlink.
+// refused, its target untouched, and the error wraps ErrSymlink.
 // Whoever can write the directory could otherwise have the next append
 // land in any file 3gs may write.
 func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
-	f, err := safefile.OpenNoFollow(path, what, os.O_RDWR|os.O_APPEND|os.O_CREATE|safefile.OpenFlags, 0o600)
-	if errors.Is(err, safefile.ErrSymlink) {
+	f, err := OpenNoFollow(path, what, os.O_RDWR|os.O_APPEND|os.O_CREATE|OpenFlags, 0o600)
+	if errors.Is(err, ErrSymlink) {
 		return err
 	}
 	if err != nil {
@@ -63,7 +61,7 @@ func AppendAt(path, what string, want int64, fill func(io.Writer) error) error {
 // drop a torn last record, or records an interrupted change wrote. A
 // symbolic link at path is refused (see AppendAt); what names the file.
 func Cut(path, what string, size int64) error {
-	f, err := safefile.OpenNoFollow(path, what, os.O_RDWR|safefile.OpenFlags, 0)
+	f, err := OpenNoFollow(path, what, os.O_RDWR|OpenFlags, 0)
 	if err != nil {
 		return err
 	}
