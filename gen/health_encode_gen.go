@@ -33,7 +33,7 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 	w.EndArray()
 	if v.Registry != nil {
 		w.Key("registry")
-		encodeHealthRegistry(w, &*v.Registry)
+		encodeHealthRegistry(w, v.Registry)
 	}
 	if v.Pubkey != nil {
 		w.Key("pubkey")
@@ -45,19 +45,19 @@ func encodeHealth(w *strictjson.Writer, v *Health) {
 	}
 	if v.Load != nil {
 		w.Key("load")
-		encodeHealthLoad(w, &*v.Load)
+		encodeHealthLoad(w, v.Load)
 	}
 	if v.Sources != nil {
 		w.Key("sources")
-		encodeHealthSources(w, &*v.Sources)
+		encodeHealthSources(w, v.Sources)
 	}
 	if v.Peers != nil {
 		w.Key("peers")
-		encodeHealthPeers(w, &*v.Peers)
+		encodeHealthPeers(w, v.Peers)
 	}
 	if v.Follow != nil {
 		w.Key("follow")
-		encodeHealthFollow(w, &*v.Follow)
+		encodeHealthFollow(w, v.Follow)
 	}
 	w.EndObject()
 }

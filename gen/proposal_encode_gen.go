@@ -28,7 +28,7 @@ func encodeProposalRecord(w *strictjson.Writer, v *ProposalRecord) {
 	w.String(v.Slug)
 	if v.Category != nil {
 		w.Key("category")
-		encodeCategory(w, &*v.Category)
+		encodeCategory(w, v.Category)
 	}
 	if v.Rank != nil {
 		w.Key("rank")
@@ -36,7 +36,7 @@ func encodeProposalRecord(w *strictjson.Writer, v *ProposalRecord) {
 	}
 	if v.Source != nil {
 		w.Key("source")
-		encodeSource(w, &*v.Source)
+		encodeSource(w, v.Source)
 	}
 	w.Key("reason")
 	w.String(v.Reason)
@@ -57,7 +57,7 @@ func encodeProposalRecord(w *strictjson.Writer, v *ProposalRecord) {
 	}
 	if v.Decision != nil {
 		w.Key("decision")
-		encodeProposalDecision(w, &*v.Decision)
+		encodeProposalDecision(w, v.Decision)
 	}
 	if v.Client != nil {
 		w.Key("client")

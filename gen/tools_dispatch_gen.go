@@ -2,11 +2,7 @@
 
 package gen
 
-import (
-	"github.com/bytedance/sonic"
-	"github.com/three-good-sources/3gs/internal/toolcall"
-	"reflect"
-)
+import "github.com/three-good-sources/3gs/internal/toolcall"
 
 // Tool is one entry of Tools (see toolcall.Tool).
 type Tool = toolcall.Tool[ToolHandlers, Tier]
@@ -14,22 +10,15 @@ type Tool = toolcall.Tool[ToolHandlers, Tier]
 // ToolError is a failure a tool reports to the model (see toolcall.Error).
 type ToolError = toolcall.Error
 
+// ToolOutput is what every tool's output type is: it appends itself as JSON (see
+// toolcall.Output), by its AppendJSON in tools_output_encode_gen.go.
+type ToolOutput = toolcall.Output
+
 // Result is a successful tool call (see toolcall.Result).
 type Result = toolcall.Result
 
 // ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).
 type ToolExamples = toolcall.Examples
-
-// Pretouch compiles sonic's encoders for every tool result type now, so the first
-// call of each tool does not pay for it.
-func Pretouch() error {
-	for _, t := range []reflect.Type{reflect.TypeFor[AcceptProposalOutput](), reflect.TypeFor[ExplainMatchOutput](), reflect.TypeFor[GetAuditLogOutput](), reflect.TypeFor[GetEndorsementsOutput](), reflect.TypeFor[GetFederatedSourcesOutput](), reflect.TypeFor[GetIdentityOutput](), reflect.TypeFor[GetProposalOutput](), reflect.TypeFor[GetProvenanceOutput](), reflect.TypeFor[GetSourcesOutput](), reflect.TypeFor[ListCategoriesOutput](), reflect.TypeFor[ListProposalsOutput](), reflect.TypeFor[ProposeChangeOutput](), reflect.TypeFor[RejectProposalOutput](), reflect.TypeFor[ReloadRegistryOutput](), reflect.TypeFor[RemoveCategoryOutput](), reflect.TypeFor[UpsertCategoryOutput](), reflect.TypeFor[VoteProposalOutput]()} {
-		if err := sonic.Pretouch(t); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{
@@ -46,7 +35,7 @@ var Tools = []Tool{
 		Manifest: manifestAcceptProposal,
 		Name:     "accept_proposal",
 		Tier:     TierAdmin,
-	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, ToolHandlers.AcceptProposalText),
+	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, toolcall.TextString(ToolHandlers.AcceptProposalText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: true,
 		Examples: toolcall.Examples{
@@ -60,7 +49,7 @@ var Tools = []Tool{
 		Manifest: manifestExplainMatch,
 		Name:     "explain_match",
 		Tier:     TierUser,
-	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, ToolHandlers.ExplainMatchText),
+	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, toolcall.TextString(ToolHandlers.ExplainMatchText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -75,7 +64,7 @@ var Tools = []Tool{
 		Manifest: manifestGetAuditLog,
 		Name:     "get_audit_log",
 		Tier:     TierPublic,
-	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, ToolHandlers.GetAuditLogText),
+	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, toolcall.TextString(ToolHandlers.GetAuditLogText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -88,7 +77,7 @@ var Tools = []Tool{
 		Manifest: manifestGetEndorsements,
 		Name:     "get_endorsements",
 		Tier:     TierPublic,
-	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, ToolHandlers.GetEndorsementsText),
+	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, toolcall.TextString(ToolHandlers.GetEndorsementsText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -102,7 +91,7 @@ var Tools = []Tool{
 		Manifest: manifestGetFederatedSources,
 		Name:     "get_federated_sources",
 		Tier:     TierPublic,
-	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, ToolHandlers.GetFederatedSourcesText),
+	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, toolcall.TextString(ToolHandlers.GetFederatedSourcesText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -116,7 +105,7 @@ var Tools = []Tool{
 		Manifest: manifestGetIdentity,
 		Name:     "get_identity",
 		Tier:     TierPublic,
-	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, ToolHandlers.GetIdentityText),
+	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, toolcall.TextString(ToolHandlers.GetIdentityText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -129,7 +118,7 @@ var Tools = []Tool{
 		Manifest: manifestGetProposal,
 		Name:     "get_proposal",
 		Tier:     TierPublic,
-	}, DecodeGetProposalInput, ToolHandlers.GetProposal, ToolHandlers.GetProposalText),
+	}, DecodeGetProposalInput, ToolHandlers.GetProposal, toolcall.TextString(ToolHandlers.GetProposalText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -142,7 +131,7 @@ var Tools = []Tool{
 		Manifest: manifestGetProvenance,
 		Name:     "get_provenance",
 		Tier:     TierPublic,
-	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, ToolHandlers.GetProvenanceText),
+	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, toolcall.TextString(ToolHandlers.GetProvenanceText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -157,7 +146,7 @@ var Tools = []Tool{
 		Manifest: manifestGetSources,
 		Name:     "get_sources",
 		Tier:     TierPublic,
-	}, DecodeGetSourcesInput, ToolHandlers.GetSources, ToolHandlers.GetSourcesText),
+	}, DecodeGetSourcesInput, ToolHandlers.GetSources, ToolHandlers.AppendGetSourcesText),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -172,7 +161,7 @@ var Tools = []Tool{
 		Manifest: manifestListCategories,
 		Name:     "list_categories",
 		Tier:     TierPublic,
-	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, ToolHandlers.ListCategoriesText),
+	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, toolcall.TextString(ToolHandlers.ListCategoriesText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -187,7 +176,7 @@ var Tools = []Tool{
 		Manifest: manifestListProposals,
 		Name:     "list_proposals",
 		Tier:     TierPublic,
-	}, DecodeListProposalsInput, ToolHandlers.ListProposals, ToolHandlers.ListProposalsText),
+	}, DecodeListProposalsInput, ToolHandlers.ListProposals, toolcall.TextString(ToolHandlers.ListProposalsText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -201,7 +190,7 @@ var Tools = []Tool{
 		Manifest: manifestProposeChange,
 		Name:     "propose_change",
 		Tier:     TierPublic,
-	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, ToolHandlers.ProposeChangeText),
+	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, toolcall.TextString(ToolHandlers.ProposeChangeText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -215,7 +204,7 @@ var Tools = []Tool{
 		Manifest: manifestRejectProposal,
 		Name:     "reject_proposal",
 		Tier:     TierAdmin,
-	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, ToolHandlers.RejectProposalText),
+	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, toolcall.TextString(ToolHandlers.RejectProposalText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: true,
 		Examples: toolcall.Examples{
@@ -228,7 +217,7 @@ var Tools = []Tool{
 		Manifest: manifestReloadRegistry,
 		Name:     "reload_registry",
 		Tier:     TierAdmin,
-	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, ToolHandlers.ReloadRegistryText),
+	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, toolcall.TextString(ToolHandlers.ReloadRegistryText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -241,7 +230,7 @@ var Tools = []Tool{
 		Manifest: manifestRemoveCategory,
 		Name:     "remove_category",
 		Tier:     TierAdmin,
-	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, ToolHandlers.RemoveCategoryText),
+	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, toolcall.TextString(ToolHandlers.RemoveCategoryText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -254,7 +243,7 @@ var Tools = []Tool{
 		Manifest: manifestUpsertCategory,
 		Name:     "upsert_category",
 		Tier:     TierAdmin,
-	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, ToolHandlers.UpsertCategoryText),
+	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, toolcall.TextString(ToolHandlers.UpsertCategoryText)),
 	toolcall.New(toolcall.Spec[Tier]{
 		Discoverable: false,
 		Examples: toolcall.Examples{
@@ -267,7 +256,7 @@ var Tools = []Tool{
 		Manifest: manifestVoteProposal,
 		Name:     "vote_proposal",
 		Tier:     TierPublic,
-	}, DecodeVoteProposalInput, ToolHandlers.VoteProposal, ToolHandlers.VoteProposalText),
+	}, DecodeVoteProposalInput, ToolHandlers.VoteProposal, toolcall.TextString(ToolHandlers.VoteProposalText)),
 }
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.

@@ -7,7 +7,8 @@ import "context"
 // ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.
 // For each tool, one method gets the strictly decoded arguments and returns the
 // structured result, and one renders that result as the plain text block that
-// accompanies it. A *ToolError from the first becomes a result with isError: true;
+// accompanies it (appending it to a buffer, for the few tools that answer nearly
+// every call). A *ToolError from the first becomes a result with isError: true;
 // any other error is an internal error.
 type ToolHandlers interface {
 	// AcceptProposal serves accept_proposal: Accept a proposed change.
@@ -44,8 +45,8 @@ type ToolHandlers interface {
 	GetProvenanceText(out *GetProvenanceOutput) string
 	// GetSources serves get_sources: Get three good sources.
 	GetSources(ctx context.Context, in *GetSourcesInput) (*GetSourcesOutput, error)
-	// GetSourcesText renders a get_sources result as plain text.
-	GetSourcesText(out *GetSourcesOutput) string
+	// AppendGetSourcesText appends the plain text of a get_sources result to dst.
+	AppendGetSourcesText(dst []byte, out *GetSourcesOutput) []byte
 	// ListCategories serves list_categories: List categories.
 	ListCategories(ctx context.Context, in *ListCategoriesInput) (*ListCategoriesOutput, error)
 	// ListCategoriesText renders a list_categories result as plain text.

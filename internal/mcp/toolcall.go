@@ -94,12 +94,12 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, paramsError(problem)
 	}
 	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
-		structured, merr := toolcall.AppendOutput(nil, toolErr.Structured)
-		if merr != nil {
-			return nil, sess.internal(name, merr)
+		start := len(dst)
+		dst, err = appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return toolcall.AppendOutput(dst, toolErr.Structured) }, true)
+		if err != nil {
+			return dst[:start], sess.internal(name, err)
 		}
-		out, _ := appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return append(dst, structured...), nil }, true)
-		return out, nil
+		return dst, nil
 	}
 	return nil, sess.internal(name, err)
 }

@@ -25,6 +25,8 @@ const (
 	// tests import (gen/gentest) and the binary does not carry.
 	ToolsInputDecodeFile  = "tools_input_decode_gen.go"
 	ToolsOutputDecodeFile = OutputsDir + "/tools_output_decode_gen.go"
+	// ToolsOutputEncodeFile holds every tool output type's AppendJSON.
+	ToolsOutputEncodeFile = "tools_output_encode_gen.go"
 	ToolsHandlersFile     = "tools_handlers_gen.go"
 	ToolsDispatchFile     = "tools_dispatch_gen.go"
 	ToolsManifestFile     = "tools_manifest_gen.go"
@@ -83,6 +85,9 @@ func Generate(schemaDir, pkgPath string) (map[string][]byte, error) {
 		return nil, err
 	}
 	if err := toolDecoderFiles(pkg, pkgPath, surface.Tools, st, docDecoders, out); err != nil {
+		return nil, err
+	}
+	if out[ToolsOutputEncodeFile], err = toolEncoderFile(pkg, surface.Tools, st); err != nil {
 		return nil, err
 	}
 	if err := toolTableFiles(pkg, surface, out); err != nil {
@@ -205,6 +210,17 @@ func toolDecoderFiles(pkg, pkgPath string, tools []*schema.Tool, st structs, doc
 	outputTable(res, tools)
 	out[ToolsOutputDecodeFile], err = res.finish()
 	return err
+}
+
+// toolEncoderFile writes the encoders of the tools' outputs, which every
+// call's structured content is written with: the generated dispatch table
+// requires each output type to have one (toolcall.New).
+func toolEncoderFile(pkg string, tools []*schema.Tool, st structs) ([]byte, error) {
+	e := newOutputEncoderEmitter(pkg, toolsHeader, st)
+	for _, t := range tools {
+		e.outputRoot(t.Method+"Output", t.Output, "a result of "+t.Name)
+	}
+	return e.finish()
 }
 
 // toolTableFiles writes what the tool table is made of: the handler

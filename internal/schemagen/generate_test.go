@@ -60,7 +60,7 @@ func TestGolden(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile,
+	wantNames := []string{DocumentDecodeFile("registry"), DocumentEncodeFile("registry"), DocumentTypesFile("registry"), DocumentDecodeFile("stamp"), DocumentEncodeFile("stamp"), DocumentTypesFile("stamp"), ToolsInputDecodeFile, ToolsOutputDecodeFile, ToolsOutputEncodeFile, ToolsDispatchFile, ToolsHandlersFile, ToolsManifestFile, ToolsTiersFile, ToolsTypesFile, ContractGoFile,
 		ManifestJSONFile("add_shelf"), ManifestJSONFile("count_things"), ManifestJSONFile("reset"),
 		ToolsListJSONFile("public"), ToolsListJSONFile("user"), ToolsListJSONFile("admin")}
 	slices.Sort(wantNames)

@@ -9,7 +9,21 @@ import (
 	"github.com/three-good-sources/3gs/internal/schema"
 )
 
-const sonicPkg = "github.com/bytedance/sonic"
+// appendsText names the tools whose text method appends the text to a
+// buffer (AppendXText(dst, out) []byte) rather than returning a string
+// (XText(out) string): the ones that answer nearly every call, whose text
+// the transport then writes straight into the response, making no string
+// of it. BenchmarkGetSourcesMix (internal/mcp) measures what it saves;
+// a tool belongs here only with such a figure.
+var appendsText = map[string]bool{"get_sources": true}
+
+// textMethod is the name of t's text method in ToolHandlers.
+func textMethod(t *schema.Tool) string {
+	if appendsText[t.Name] {
+		return "Append" + t.Method + "Text"
+	}
+	return t.Method + "Text"
+}
 
 // handlersFile declares ToolHandlers, one method per tool, so a tool added
 // to schema/tools/ does not compile until internal/ implements it. Tools
@@ -21,16 +35,27 @@ func handlersFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f.Comment("ToolHandlers is the tool logic behind the MCP tools declared in schema/tools/.")
 	f.Comment("For each tool, one method gets the strictly decoded arguments and returns the")
 	f.Comment("structured result, and one renders that result as the plain text block that")
-	f.Comment("accompanies it. A *ToolError from the first becomes a result with isError: true;")
+	f.Comment("accompanies it (appending it to a buffer, for the few tools that answer nearly")
+	f.Comment("every call). A *ToolError from the first becomes a result with isError: true;")
 	f.Comment("any other error is an internal error.")
 	var methods []jen.Code
 	for _, t := range tools {
 		methods = append(methods,
 			jen.Commentf("%s serves %s: %s.", t.Method, t.Name, t.Title),
 			jen.Id(t.Method).Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("in").Op("*").Id(t.Method+"Input")).Params(jen.Op("*").Id(t.Method+"Output"), jen.Error()),
-			jen.Commentf("%sText renders a %s result as plain text.", t.Method, t.Name),
-			jen.Id(t.Method+"Text").Params(jen.Id("out").Op("*").Id(t.Method+"Output")).String(),
 		)
+		out := jen.Id("out").Op("*").Id(t.Method + "Output")
+		if appendsText[t.Name] {
+			methods = append(methods,
+				jen.Commentf("%s appends the plain text of a %s result to dst.", textMethod(t), t.Name),
+				jen.Id(textMethod(t)).Params(jen.Id("dst").Index().Byte(), out).Index().Byte(),
+			)
+		} else {
+			methods = append(methods,
+				jen.Commentf("%s renders a %s result as plain text.", textMethod(t), t.Name),
+				jen.Id(textMethod(t)).Params(out).String(),
+			)
+		}
 	}
 	f.Type().Id("ToolHandlers").Interface(methods...)
 
@@ -54,36 +79,26 @@ func handlersFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 const toolcallPkg = "github.com/three-good-sources/3gs/internal/toolcall"
 
 // dispatchFile writes the dispatch table: for each tool its name, tier,
-// manifest, examples and the functions that decode its arguments and run
-// it. The plumbing they share (Tool, Call, the call itself) is the
+// manifest, examples and the functions that decode its arguments, run it
+// and render its text; toolcall.New requires its output type's generated
+// AppendJSON, which encodes its results. The plumbing they share (Tool, Call, the call itself) is the
 // hand-written internal/toolcall, since it does not depend on any schema;
 // this file names its types for the package's ToolHandlers and Tier.
 func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
-	f.ImportName(sonicPkg, "sonic")
 	f.ImportName(toolcallPkg, "toolcall")
 	f.Comment("Tool is one entry of Tools (see toolcall.Tool).")
 	f.Type().Id("Tool").Op("=").Qual(toolcallPkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"))
 	f.Comment("ToolError is a failure a tool reports to the model (see toolcall.Error).")
 	f.Type().Id("ToolError").Op("=").Qual(toolcallPkg, "Error")
+	f.Comment("ToolOutput is what every tool's output type is: it appends itself as JSON (see")
+	f.Comment("toolcall.Output), by its AppendJSON in " + ToolsOutputEncodeFile + ".")
+	f.Type().Id("ToolOutput").Op("=").Qual(toolcallPkg, "Output")
 	f.Comment("Result is a successful tool call (see toolcall.Result).")
 	f.Type().Id("Result").Op("=").Qual(toolcallPkg, "Result")
 	f.Comment("ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).")
 	f.Type().Id("ToolExamples").Op("=").Qual(toolcallPkg, "Examples")
-
-	var touches []jen.Code
-	for _, t := range tools {
-		touches = append(touches, jen.Qual("reflect", "TypeFor").Types(jen.Id(t.Method+"Output")).Call())
-	}
-	f.Comment("Pretouch compiles sonic's encoders for every tool result type now, so the first")
-	f.Comment("call of each tool does not pay for it.")
-	f.Func().Id("Pretouch").Params().Error().Block(
-		jen.For(jen.List(jen.Id("_"), jen.Id("t")).Op(":=").Range().Index().Qual("reflect", "Type").Values(touches...)).Block(
-			jen.If(jen.Err().Op(":=").Qual(sonicPkg, "Pretouch").Call(jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		),
-		jen.Return(jen.Nil()),
-	)
 
 	var entries []jen.Code
 	for _, t := range tools {
@@ -91,7 +106,7 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 			jen.Qual(toolcallPkg, "Spec").Types(jen.Id("Tier")).Values(toolSpec(t)),
 			jen.Id("Decode"+t.Method+"Input"),
 			jen.Id("ToolHandlers").Dot(t.Method),
-			jen.Id("ToolHandlers").Dot(t.Method+"Text"),
+			textArg(t),
 		))
 	}
 	f.Comment("Tools lists every tool in tools/list order (by name). Do not modify it.")
@@ -119,6 +134,15 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 		jen.Return(jen.Id("names")),
 	)
 	return render(f)
+}
+
+// textArg is the text method New gets for t: ToolHandlers' own when it
+// appends, else adapted by toolcall.TextString.
+func textArg(t *schema.Tool) jen.Code {
+	if appendsText[t.Name] {
+		return jen.Id("ToolHandlers").Dot(textMethod(t))
+	}
+	return jen.Qual(toolcallPkg, "TextString").Call(jen.Id("ToolHandlers").Dot(textMethod(t)))
 }
 
 // toolSpec is the toolcall.Spec of t: what its schema says of it.

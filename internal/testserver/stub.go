@@ -42,7 +42,10 @@ func example[T any](tool string) *T {
 }
 
 // answer is out, or out as a tool error when key asks for one.
-func answer[T any](key string, out *T) (*T, error) {
+func answer[T any, P interface {
+	*T
+	gen.ToolOutput
+}](key string, out P) (P, error) {
 	if strings.HasPrefix(key, FailPrefix) {
 		return nil, &gen.ToolError{Text: "stub: " + key + " fails, as asked", Structured: out}
 	}

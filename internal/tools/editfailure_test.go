@@ -18,7 +18,7 @@ func TestEditFailureSaysItOnce(t *testing.T) {
 		errNoFile,
 	} {
 		var te *gen.ToolError
-		if !errors.As(editFailure(reason, struct{}{}), &te) {
+		if !errors.As(editFailure(reason, &gen.RemoveCategoryOutput{}), &te) {
 			t.Fatalf("%q: not a tool error", reason)
 		}
 		if strings.Contains(te.Text, "..") || strings.Count(te.Text, "Nothing was changed") != 1 || !strings.HasSuffix(te.Text, ".") {

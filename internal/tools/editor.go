@@ -94,7 +94,7 @@ func changeOutput(s *snapshot, slug string) gen.RemoveCategoryOutput {
 // describes the registry still served.
 // The text says once, at its end, that nothing was changed, with one full
 // stop before it, whatever the reason it carries ends with.
-func editFailure[T any](text string, state T) error {
+func editFailure(text string, state gen.ToolOutput) error {
 	text = strings.TrimRight(text, ". ") + "."
 	if !strings.Contains(text, "Nothing was changed") {
 		text += " Nothing was changed."

@@ -30,13 +30,13 @@ func (h *Handlers) signatureNow(s *snapshot) signature.Status {
 // withheld is the error a tool that answers from the registry returns
 // when the registry's signature has expired (structured is the tool's
 // empty output), or nil when it may answer.
-func (h *Handlers) withheld(s *snapshot, structured any) error {
+func (h *Handlers) withheld(s *snapshot, structured gen.ToolOutput) error {
 	return h.withheldAt(h.signatureNow(s), structured)
 }
 
 // withheldAt is withheld for the signature's status st, as signatureNow
 // gave it.
-func (h *Handlers) withheldAt(st signature.Status, structured any) error {
+func (h *Handlers) withheldAt(st signature.Status, structured gen.ToolOutput) error {
 	if !st.Expired {
 		return nil
 	}

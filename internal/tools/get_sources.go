@@ -429,15 +429,18 @@ func getSourcesTextSize(out *gen.GetSourcesOutput) int {
 	return n
 }
 
-// GetSourcesText implements gen.ToolHandlers. It is on every get_sources
-// call, so it appends rather than formats.
+// GetSourcesText is AppendGetSourcesText's answer as a string, for
+// callers that want one (3gs query).
 func (h *Handlers) GetSourcesText(out *gen.GetSourcesOutput) string {
-	b := appendGetSourcesText(make([]byte, 0, getSourcesTextSize(out)), out)
+	b := h.AppendGetSourcesText(make([]byte, 0, getSourcesTextSize(out)), out)
 	return unsafe.String(unsafe.SliceData(b), len(b)) // b is not used again
 }
 
-// appendGetSourcesText appends GetSourcesText's answer to dst.
-func appendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
+// AppendGetSourcesText implements gen.ToolHandlers: it appends the text
+// of a get_sources answer to b. It is on every get_sources call, so it
+// appends rather than formats, and the transport has it write into the
+// response's buffer, making no string of it.
+func (h *Handlers) AppendGetSourcesText(b []byte, out *gen.GetSourcesOutput) []byte {
 	line := func(label, value string) {
 		b = append(b, label...)
 		b = append(b, value...)
