@@ -251,7 +251,7 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 			cfg.AuditMirror = m
 		}
 	}
-	pc.Log, pc.CacheDir, pc.Build = log, PeerCacheDir(c.PeerCache, srvd.Path, followCache), c.NewMatcher
+	pc.Log, pc.CacheDir, pc.Build, pc.Fix = log, PeerCacheDir(c.PeerCache, srvd.Path, followCache), c.NewMatcher, PeerFix
 	// The endorsements are the operator's own only in the registry this
 	// node is the origin of; a replica's are the followed origin's, and
 	// fetched as anyone's.

@@ -35,7 +35,7 @@ func startFollowing(ctx context.Context, c *Config) (*Served, *follow.Follower, 
 		// --follow is the operator's URL: it may name a literal private
 		// address (an origin on the same network).
 		Fetcher: c.Peers.Fetcher.AsOperator(true), AllowExpired: c.AllowExpired, Log: c.Log,
-		Mirror: openMirror(c),
+		Mirror: openMirror(c), Fix: PeerFix,
 	})
 	first, err := fl.Start(ctx)
 	if err != nil {

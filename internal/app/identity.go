@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -30,7 +30,7 @@ func identityCachePath(flag, registryPath, peerDir string) string {
 	case flag != "":
 		return flag
 	case registryPath != "":
-		return registryPath + identity.CacheSuffix
+		return registryPath + curatorlinks.CacheSuffix
 	case peerDir != "":
 		return filepath.Join(peerDir, "identity.json")
 	}
@@ -40,11 +40,11 @@ func identityCachePath(flag, registryPath, peerDir string) string {
 // newIdentityChecker makes the checker of the links our curator and each
 // endorsed curator claim and makes h report what it finds; Run it until
 // the server closes.
-func newIdentityChecker(h *tools.Handlers, c Identity, version, registryPath, peerDir string, log *slog.Logger) *identity.Checker {
-	client := fetch.New(fetch.Options{HeaderTimeout: identity.DefaultTimeout, Budget: identityBudget,
+func newIdentityChecker(h *tools.Handlers, c Identity, version, registryPath, peerDir string, log *slog.Logger) *curatorlinks.Checker {
+	client := fetch.New(fetch.Options{HeaderTimeout: curatorlinks.DefaultTimeout, Budget: identityBudget,
 		UserAgent: "3gs/" + version + " (checks that a curator's page holds their key; +https://github.com/three-good-sources/3gs)"})
-	checker := identity.New(identity.Config{
-		Verifier:  &identity.Verifier{Client: client},
+	checker := curatorlinks.New(curatorlinks.Config{
+		Verifier:  &curatorlinks.Verifier{Client: client},
 		Refresh:   c.Refresh,
 		CachePath: identityCachePath(c.Cache, registryPath, peerDir),
 		Subjects:  h.IdentitySubjects,

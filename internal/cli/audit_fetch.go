@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/peer"
@@ -128,7 +129,7 @@ func runAuditFetch(ctx context.Context, env *Env, f *Flags) int {
 	fetcher := peer.NewFetcher(auditlog.MaxSize, timeout).AsOperator(true) // --from is the operator's
 	r, err := fetcher.ReadLog(ctx, o.from, t.head.Seq)
 	if err != nil {
-		fetchFailed(env, f.name, o.from, err)
+		fetchFailed(env, f.name, o.from, err, timeout)
 		return ExitFail
 	}
 	head, err := store.RestoreLog(t.regPath, t.logPath, r)
@@ -142,7 +143,7 @@ func runAuditFetch(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "%s: refused: %s does not serve this registry's log (another curator's, another registry's, or one rewritten): %s. Nothing was written.\nFix: name a node that serves this registry: a read replica of its node, or a peer that endorses it.\n", f.name, o.from, textnorm.Terminal(err.Error()))
 		return ExitFail
 	default:
-		fetchFailed(env, f.name, o.from, err)
+		fetchFailed(env, f.name, o.from, err, timeout)
 		return ExitFail
 	}
 	q := signature.ShellQuote
@@ -158,9 +159,14 @@ func copyRefused(err error) bool {
 	return errors.As(err, &p) || errors.Is(err, auditlog.ErrLegacy) || errors.Is(err, auditlog.ErrMissing)
 }
 
-// fetchFailed says why the log at from could not be read: the coarse
-// reason first, then the detail, which may quote what the node sent.
-func fetchFailed(env *Env, name, from string, err error) {
-	fmt.Fprintf(env.Stderr, "%s: the log at %s could not be read (%s): %s. Nothing was written.\nFix: check that %s answers (a node's /audit, or the .audit.jsonl beside a registry document), or name another node that publishes this registry's log.\n",
-		name, from, peer.PublicReason(err), textnorm.Terminal(err.Error()), from)
+// fetchFailed says why the log at from could not be read within timeout:
+// the coarse reason first, then the detail, which may quote what the node
+// sent.
+func fetchFailed(env *Env, name, from string, err error, timeout time.Duration) {
+	more := ""
+	if te := (*peer.TimeoutError)(nil); errors.As(err, &te) {
+		more = fmt.Sprintf("; or, for a long log on a slow link, allow more than %s with --timeout (THREEGS_AUDIT_TIMEOUT)", timeout)
+	}
+	fmt.Fprintf(env.Stderr, "%s: the log at %s could not be read (%s): %s. Nothing was written.\nFix: check that %s answers (a node's /audit, or the .audit.jsonl beside a registry document), or name another node that publishes this registry's log%s.\n",
+		name, from, peer.PublicReason(err), textnorm.Terminal(err.Error()), from, more)
 }

@@ -381,9 +381,9 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 		case results[i].badKey:
 			d.add(warn, "peers", name+": "+err.Error(), "remove the endorsement with 3gs endorse --remove "+e.Pubkey)
 		case err != nil && peer.IsRefusal(err):
-			d.add(warn, "peers", name+" at "+e.URL+" is refused: "+err.Error(), "ask that curator to re-sign their registry, or check the endorsed key and URL")
+			d.add(warn, "peers", name+" at "+e.URL+" is refused: "+peerProblem(err), "ask that curator to re-sign their registry, or check the endorsed key and URL")
 		case err != nil:
-			d.add(warn, "peers", name+" at "+e.URL+" cannot be reached: "+err.Error(), "check the URL; serve keeps answering from its last verified copy")
+			d.add(warn, "peers", name+" at "+e.URL+" cannot be reached: "+peerProblem(err), "check the URL; serve keeps answering from its last verified copy")
 		case registry.Confusable(reg.Curator().Name, c.Registry.Curator().Name):
 			d.add(warn, "peers", fmt.Sprintf("%s verifies, but its curator name %s reads as this registry's %s, so serve refuses it", name, strconv.QuoteToASCII(c.Registry.Curator().Name), strconv.QuoteToASCII(reg.Curator().Name)),
 				"one of the two curators takes a name that cannot be mistaken for the other's")
@@ -391,6 +391,15 @@ func (d *doctor) peers(ctx context.Context, reg *registry.Registry, fetcher *pee
 			d.add(ok, "peers", fmt.Sprintf("%s verifies: version %s, %d %s", name, c.Registry.Version(), len(c.Registry.Categories()), plural(len(c.Registry.Categories()), "category", "categories")), "")
 		}
 	}
+}
+
+// peerProblem is err, a peer's copy not taken, with what serve's operator
+// can do about it (app.PeerFix): doctor fetches with serve's bounds.
+func peerProblem(err error) string {
+	if fix := app.PeerFix(err); fix != "" {
+		return err.Error() + "; " + fix
+	}
+	return err.Error()
 }
 
 func cwd() string {

@@ -39,7 +39,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 		t.Errorf("token revoke with --tokens last: exit %d\n%s%s", code, out, errOut)
 	}
 	// After a lone "--" everything is an argument, even what looks like a flag.
-	if code, out, errOut := run(t, nil, "query", "--threshold", "0", "--", "--explain", "rust"); code != ExitOK || !strings.Contains(out, "Query: --explain rust\n") || strings.Contains(out, "Scores by field") {
+	if code, out, errOut := run(t, nil, "query", "--registry", regPath, "--threshold", "0", "--", "--explain", "rust"); code != ExitOK || !strings.Contains(out, "Query: --explain rust\n") || strings.Contains(out, "Scores by field") {
 		t.Errorf("query -- --explain: exit %d\n%s%s", code, out, errOut)
 	}
 }

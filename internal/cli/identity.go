@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/app"
-	"github.com/three-good-sources/3gs/internal/identity"
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 )
 
 // identityOptions are serve's flags for checking the links curators
@@ -18,7 +18,7 @@ type identityOptions struct {
 func identityFlags(f *Flags) {
 	o := options[identityOptions](f)
 	f.DurationVar(&o.refresh, "identity-refresh", "THREEGS_IDENTITY_REFRESH", "24h", "how often to check again each link a curator claims (ours, and each endorsed curator's) for their key, in the background (moved by up to a tenth either way; a failing link is checked again after a sixteenth of it, doubling up to it)")
-	f.StringVar(&o.cache, "identity-cache", "THREEGS_IDENTITY_CACHE", "", "file that keeps what the link checks found, so a restart reports it at once; none means REGISTRY"+identity.CacheSuffix+" beside the registry file, or identity.json in the peer cache directory")
+	f.StringVar(&o.cache, "identity-cache", "THREEGS_IDENTITY_CACHE", "", "file that keeps what the link checks found, so a restart reports it at once; none means REGISTRY"+curatorlinks.CacheSuffix+" beside the registry file, or identity.json in the peer cache directory")
 }
 
 // minIdentityRefresh is the shortest --identity-refresh: below it a

@@ -10,9 +10,9 @@ import (
 	"syscall"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -113,7 +113,7 @@ func TestRegistryLoadMessages(t *testing.T) {
 	}
 	if os.Geteuid() != 0 {
 		locked := filepath.Join(dir, "locked.json")
-		os.WriteFile(locked, threegs.DefaultRegistry, 0)
+		os.WriteFile(locked, frozen.Registry(frozen.Basic), 0)
 		expect(t, nil, []string{"serve", "--registry", locked}, ExitFail, []string{"cannot read " + locked + ": permission denied", "read access"}, []string{"validate"})
 	}
 }
@@ -201,11 +201,12 @@ func TestSessionTokenDiagnostics(t *testing.T) {
 // 3gs query prints the matched category's sources as get_sources gives
 // them to an agent: rank, name, URL, type and why.
 func TestQueryPrintsSources(t *testing.T) {
-	code, out, errOut := run(t, nil, "query", "postfix", "mail", "setup")
+	path := frozenRegistry(t)
+	code, out, errOut := run(t, nil, "query", "--registry", path, "postfix", "mail", "setup")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	reg, err := registry.Load(threegs.DefaultRegistry)
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestQueryPrintsSources(t *testing.T) {
 			t.Errorf("missing source %d:\n%s\nin:\n%s", s.Rank, want, out)
 		}
 	}
-	if code, out, _ := run(t, nil, "query", "--threshold", "0.99", "rust", "and", "go", "programming"); code != ExitFail || strings.Contains(out, "Sources:") {
+	if code, out, _ := run(t, nil, "query", "--registry", path, "--threshold", "0.99", "rust", "and", "go", "programming"); code != ExitFail || strings.Contains(out, "Sources:") {
 		t.Errorf("no match: exit %d, and no sources to print:\n%s", code, out)
 	}
 }

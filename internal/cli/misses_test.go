@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/testkit"
+	"github.com/three-good-sources/3gs/internal/frozen"
 )
 
 // serveCalls runs `3gs serve` in-process over stdio with one get_sources
@@ -23,6 +24,9 @@ func serveCalls(t *testing.T, environ map[string]string, args []string, calls ..
 	}
 	var out, errOut bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	if !slices.Contains(args, "--registry") {
+		args = append([]string{"--registry", frozenRegistry(t)}, args...)
+	}
 	if code := Run(context.Background(), append([]string{"serve"}, args...), env); code != ExitOK {
 		t.Fatalf("serve: exit %d\n%s", code, errOut.String())
 	}
@@ -67,7 +71,7 @@ func TestQueryLogAndMisses(t *testing.T) {
 		t.Errorf("the log holds the token or the client's name:\n%s", data)
 	}
 
-	code, out, errOut := run(t, nil, "misses", log)
+	code, out, errOut := run(t, nil, "misses", log, "--registry", frozenRegistry(t))
 	if code != ExitOK {
 		t.Fatalf("misses: exit %d\n%s", code, errOut)
 	}
@@ -82,10 +86,7 @@ func TestQueryLogAndMisses(t *testing.T) {
 
 	// A registry that now has the words: rescored, the question drops off.
 	reg := filepath.Join(t.TempDir(), "registry.json")
-	src, err := os.ReadFile(filepath.Join(testkit.Root(), "registry.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := frozen.Registry(frozen.Basic)
 	edited := strings.Replace(string(src), `"query_patterns": [`, `"query_patterns": ["keeping my home network secrets safe", `, 1)
 	os.WriteFile(reg, []byte(edited), 0o644)
 	code, out, errOut = run(t, nil, "misses", log, "--registry", reg)
@@ -118,13 +119,13 @@ func TestMissesOnGarbageAndEmptyLogs(t *testing.T) {
 func TestMissesHasAFloorForAHome(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "queries.jsonl")
 	serveCalls(t, nil, []string{"--query-log", log}, `{"query":"how to learn french"}`, `{"query":"how to learn french"}`)
-	code, out, errOut := run(t, nil, "misses", log)
+	code, out, errOut := run(t, nil, "misses", log, "--registry", frozenRegistry(t))
 	if code != ExitOK || !strings.Contains(out, "no good home") || !strings.Contains(out, "consider a new category") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 	// Even with no floor: no category shares a word with it, so none is
 	// its home (get_sources offered it no candidate either).
-	if code, out, _ := run(t, nil, "misses", log, "--home-floor", "0"); code != ExitOK || !strings.Contains(out, "no good home") {
+	if code, out, _ := run(t, nil, "misses", log, "--registry", frozenRegistry(t), "--home-floor", "0"); code != ExitOK || !strings.Contains(out, "no good home") {
 		t.Errorf("--home-floor 0:\n%s", out)
 	}
 }
@@ -134,10 +135,10 @@ func TestMissesHasAFloorForAHome(t *testing.T) {
 func TestMissesFloorForAGroundedQuery(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "queries.jsonl")
 	serveCalls(t, nil, []string{"--query-log", log}, `{"query":"rust belt history"}`)
-	if code, out, errOut := run(t, nil, "misses", log, "--home-floor", "0.01"); code != ExitOK || !strings.Contains(out, "rust-learning: 1 query") {
+	if code, out, errOut := run(t, nil, "misses", log, "--registry", frozenRegistry(t), "--home-floor", "0.01"); code != ExitOK || !strings.Contains(out, "rust-learning (Learning Rust): 1 query") {
 		t.Errorf("floor 0.01: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := run(t, nil, "misses", log, "--home-floor", "0.99"); code != ExitOK || !strings.Contains(out, "no good home") {
+	if code, out, errOut := run(t, nil, "misses", log, "--registry", frozenRegistry(t), "--home-floor", "0.99"); code != ExitOK || !strings.Contains(out, "no good home") {
 		t.Errorf("floor 0.99: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -14,14 +14,14 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
-// curatorSetup makes a key with keygen and a copy of our registry naming
-// that key as curator, in a fresh directory.
+// curatorSetup makes a key with keygen and a copy of the frozen registry
+// Basic naming that key as curator, in a fresh directory.
 func curatorSetup(t *testing.T) (dir, keyPath, pub, regPath string) {
 	t.Helper()
 	dir = t.TempDir()
@@ -41,7 +41,7 @@ func curatorSetup(t *testing.T) (dir, keyPath, pub, regPath string) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v mode %v, want 0600", err, st.Mode())
 	}
-	data := testkit.WithCurator(threegs.DefaultRegistry, pub)
+	data := testkit.WithCurator(frozen.Registry(frozen.Basic), pub)
 	regPath = filepath.Join(dir, "registry.json")
 	if err := os.WriteFile(regPath, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestKeygenSignVerifyRoundTrip(t *testing.T) {
 		t.Fatalf("sign: %d %s %s", code, out, errOut)
 	}
 	z := strings.TrimPrefix(pub, "pk:")
-	want := regexp.MustCompile(`^OK: signed by ` + z + ` \(curator 3gs maintainers\), in force until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`)
+	want := regexp.MustCompile(`^OK: signed by ` + z + ` \(curator ` + regexp.QuoteMeta(frozenCurator) + `\), in force until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`)
 	for _, args := range [][]string{
 		{"verify", regPath},
 		{"verify", "--pubkey", pub, regPath},
@@ -287,7 +287,7 @@ func TestServeChecksTheSignature(t *testing.T) {
 
 	// Tampered: refuses to start, saying why and what to do.
 	data, _ := os.ReadFile(regPath)
-	os.WriteFile(regPath, bytes.Replace(data, []byte(`"3gs maintainers"`), []byte(`"3gs maintainerz"`), 1), 0o644)
+	os.WriteFile(regPath, bytes.Replace(data, []byte(`"`+frozenCurator+`"`), []byte(`"3gs maintainerz"`), 1), 0o644)
 	code, _, errOut = serveOnce(t, nil, "--registry", regPath)
 	if code != ExitFail || !strings.Contains(errOut, "refusing to serve "+regPath+": its signature does not verify: registry bytes changed since signing") ||
 		!strings.Contains(errOut, "3gs sign --key-file KEY") || !strings.Contains(errOut, "--allow-unsigned") {
@@ -362,7 +362,7 @@ func interruptedSignedWrite(t *testing.T) (regPath string, key ed25519.PrivateKe
 	if _, err := signature.WriteSigned(regPath, old, kf.Key, time.Now(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	changed := bytes.Replace(old, []byte(`"3gs maintainers"`), []byte(`"3gs curators"`), 1)
+	changed := bytes.Replace(old, []byte(`"`+frozenCurator+`"`), []byte(`"3gs curators"`), 1)
 	os.WriteFile(regPath+".sig.next", signature.Sign(changed, kf.Key, time.Now()), 0o644)
 	os.WriteFile(regPath, changed, 0o644)
 	return regPath, kf.Key, pub, old

@@ -1,17 +1,14 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func TestQueryMatchAndExplain(t *testing.T) {
-	code, out, errOut := run(t, nil, "query", "--explain", "postfix", "mail", "setup")
+	code, out, errOut := run(t, nil, "query", "--registry", frozenRegistry(t), "--explain", "postfix", "mail", "setup")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
@@ -36,19 +33,21 @@ func TestQueryMatchAndExplain(t *testing.T) {
 }
 
 func TestQueryNoMatchExitsOne(t *testing.T) {
-	code, out, _ := run(t, map[string]string{"MATCH_THRESHOLD": "0.99"}, "query", "rust", "and", "go", "programming")
+	path := frozenRegistry(t)
+	code, out, _ := run(t, map[string]string{"MATCH_THRESHOLD": "0.99"}, "query", "--registry", path, "rust", "and", "go", "programming")
 	if code != ExitFail || !strings.Contains(out, "No match: no category reaches the threshold 0.99\nNext: rust-learning 0.") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
-	code, out, _ = run(t, nil, "query", "--threshold", "0.3", "quantum", "chromodynamics")
+	code, out, _ = run(t, nil, "query", "--registry", path, "--threshold", "0.3", "quantum", "chromodynamics")
 	if code != ExitFail || !strings.Contains(out, "No match") {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
 
 func TestQueryBaselineAndUsage(t *testing.T) {
-	code, out, _ := run(t, map[string]string{"THREEGS_MATCHER": "baseline"}, "query", "learn", "rust")
-	_, indexOut, _ := run(t, nil, "query", "learn", "rust")
+	path := frozenRegistry(t)
+	code, out, _ := run(t, map[string]string{"THREEGS_MATCHER": "baseline"}, "query", "--registry", path, "learn", "rust")
+	_, indexOut, _ := run(t, nil, "query", "--registry", path, "learn", "rust")
 	if code != ExitOK || !strings.Contains(out, "Match: rust-learning") || out == indexOut {
 		t.Errorf("baseline: %d\n%s\nmust match, with its own score:\n%s", code, out, indexOut)
 	}
@@ -62,7 +61,7 @@ func TestQueryBaselineAndUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d with a message", args, code, errOut, ExitUsage)
 		}
 	}
-	if code, _, errOut := run(t, nil, "query", "the", "of"); code != ExitFail || !strings.Contains(errOut, "only stop words") {
+	if code, _, errOut := run(t, nil, "query", "--registry", path, "the", "of"); code != ExitFail || !strings.Contains(errOut, "only stop words") {
 		t.Errorf("stop words: %d %q", code, errOut)
 	}
 }
@@ -103,10 +102,7 @@ func TestQuerySharedFixtureExamples(t *testing.T) {
 // A query that shares no word with any category names none as next: the
 // matcher scores some, but has no evidence for them.
 func TestQueryNoEvidenceNoCandidates(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "registry.json")
-	if err := os.WriteFile(path, frozen.Registry(frozen.Basic), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := frozenRegistry(t)
 	code, out, _ := run(t, nil, "query", "--registry", path, "knitting", "patterns", "for", "beginners")
 	if code != ExitFail || strings.Contains(out, "Next:") || !strings.Contains(out, "No candidates: no category shares a word of the query") {
 		t.Errorf("exit %d:\n%s", code, out)

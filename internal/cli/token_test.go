@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -76,7 +76,7 @@ func TestServeWithTokens(t *testing.T) {
 	_, tok, _ := run(t, nil, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "root")
 	tok = strings.TrimSpace(tok)
 	reg := filepath.Join(dir, "registry.json")
-	os.WriteFile(reg, testkit.WithCurator(threegs.DefaultRegistry, "pk:placeholder"), 0o644)
+	os.WriteFile(reg, testkit.WithCurator(frozen.Registry(frozen.Basic), "pk:placeholder"), 0o644)
 	remove := `{"jsonrpc":"2.0","id":"rm","method":"tools/call","params":{"name":"remove_category","arguments":{"slug":"rust-learning"}}}`
 	list := `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -29,7 +29,7 @@ func TestValidateEmbeddedAndFiles(t *testing.T) {
 	if code != ExitOK || !strings.HasPrefix(out, "OK: embedded registry.json: version ") {
 		t.Errorf("embedded: %d %q", code, out)
 	}
-	path := filepath.Join(testkit.Root(), "registry.json")
+	path := frozenRegistry(t)
 	code, out, _ = run(t, nil, "validate", path)
 	if code != ExitOK || !strings.HasPrefix(out, "OK: "+path) {
 		t.Errorf("file: %d %q", code, out)
@@ -48,11 +48,12 @@ func TestValidateSharedFixture(t *testing.T) {
 	}
 }
 
-// broken writes a copy of our registry.json changed by edit and returns its path.
+// broken writes a copy of the frozen registry Basic changed by edit and
+// returns its path.
 func broken(t *testing.T, edit func(cat map[string]any)) string {
 	t.Helper()
 	var doc map[string]any
-	if err := json.Unmarshal(threegs.DefaultRegistry, &doc); err != nil {
+	if err := json.Unmarshal(frozen.Registry(frozen.Basic), &doc); err != nil {
 		t.Fatal(err)
 	}
 	edit(doc["categories"].(map[string]any)["rust-learning"].(map[string]any))
@@ -115,7 +116,7 @@ func TestValidateBrokenRegistries(t *testing.T) {
 	}
 	t.Run("invalid slug", func(t *testing.T) {
 		var doc map[string]any
-		_ = json.Unmarshal(threegs.DefaultRegistry, &doc)
+		_ = json.Unmarshal(frozen.Registry(frozen.Basic), &doc)
 		cats := doc["categories"].(map[string]any)
 		cats["Rust_Learning"] = cats["rust-learning"]
 		data, _ := json.Marshal(doc)
@@ -129,7 +130,7 @@ func TestValidateBrokenRegistries(t *testing.T) {
 	})
 	t.Run("one good one bad", func(t *testing.T) {
 		bad := broken(t, func(c map[string]any) { delete(c, "name") })
-		good := filepath.Join(testkit.Root(), "registry.json")
+		good := frozenRegistry(t)
 		code, out, _ := run(t, nil, "validate", good, bad)
 		if code != ExitFail || !strings.HasPrefix(out, "OK: "+good) || !strings.Contains(out, bad+": "+p+"name: required field is missing") {
 			t.Errorf("%d\n%s", code, out)
@@ -217,11 +218,8 @@ func TestRegistryLimitOnEveryReader(t *testing.T) {
 // flag that lets it in; at the limit it is read. The flag and its twin
 // both set it.
 func TestRegistryLimitApplies(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "registry.json")
-	if err := os.WriteFile(path, threegs.DefaultRegistry, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	size := len(threegs.DefaultRegistry)
+	path := frozenRegistry(t)
+	size := len(frozen.Registry(frozen.Basic))
 	under, at := strconv.Itoa(size-1), strconv.Itoa(size)
 	for _, tc := range []struct {
 		args []string

@@ -29,7 +29,7 @@ import (
 func bigAuditLog(t *testing.T, n int) *curator.Node {
 	t.Helper()
 	c := curator.New(t, "audited")
-	c.Write(t, curator.Shipped(t))
+	c.Write(t, curator.Basic(t))
 	data, err := os.ReadFile(c.Registry)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func TestSIGKILLDuringUpserts(t *testing.T) {
 	testkit.Long(t, "it restarts the server after each of dozens of SIGKILLs during 100 signed upserts and checks the registry and audit log after each")
 	bin := testkit.Binary(t)
 	n := curator.New(t, "")
-	n.Write(t, curator.Shipped(t))
+	n.Write(t, curator.Basic(t))
 	dir, regPath, keyPath, key := n.Dir, n.Registry, n.KeyFile, n.Key
 	tokens := filepath.Join(dir, "tokens.json")
 	tok, err := exec.Command(bin, "token", "new", "--tokens", tokens, "--tier", "admin", "--name", "crash").Output()

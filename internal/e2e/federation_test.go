@@ -87,7 +87,7 @@ func TestThreeNodeFederation(t *testing.T) {
 	sb := testkit.Serve(t, bin, "--registry", b.Registry, "--key-file", b.KeyFile)
 	sc := testkit.Serve(t, bin, "--registry", c.Registry, "--key-file", c.KeyFile)
 
-	doc := curator.Shipped(t)
+	doc := curator.Basic(t)
 	doc.Endorsements = []gen.Endorsement{
 		{Pubkey: b.Pub, URL: nodeURL(sb.URL), Name: ptrTo("Baker B"), Since: "2026-11-25"},
 		{Pubkey: c.Pub, URL: nodeURL(sc.URL) + "/", Name: ptrTo("Birder C"), Since: "2026-11-25"},

@@ -29,7 +29,7 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 	// key given to the server, so the curator tools can write signed
 	// edits (an unsigned registry that names a real key is refused).
 	n := curator.New(t, "")
-	n.Write(t, curator.Shipped(t))
+	n.Write(t, curator.Basic(t))
 	dir, reg, keyPath := n.Dir, n.Registry, n.KeyFile
 	tokens := filepath.Join(dir, "tokens.json")
 	admin, err := auth.Add(tokens, "root", gen.TierAdmin, time.Now())

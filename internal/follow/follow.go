@@ -66,6 +66,20 @@ type Config struct {
 	Log     *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Fix, when set, says what this node's operator can do about a copy
+	// not taken (a peer.Refusal, a peer.TimeoutError), in the caller's
+	// words (its flags), or "": it ends the reason logged and returned.
+	Fix func(error) string
+}
+
+// reason is err as the log gives it, with the operator's fix.
+func (c *Config) reason(err error) string {
+	if c.Fix != nil {
+		if fix := c.Fix(err); fix != "" {
+			return err.Error() + "; " + fix
+		}
+	}
+	return err.Error()
 }
 
 // State is what /health reports.
@@ -126,7 +140,7 @@ func (f *Follower) Start(ctx context.Context) (*peer.Copy, error) {
 		if err != nil {
 			// A cache that does not check out is not served, and not a
 			// baseline either; the origin decides.
-			f.cfg.Log.Warn("the follower's cached copy is refused; fetching from the origin", "err", err)
+			f.cfg.Log.Warn("the follower's cached copy is refused; fetching from the origin", "err", f.cfg.reason(err))
 		}
 		f.last = c
 	}
@@ -156,16 +170,16 @@ func (f *Follower) check(ctx context.Context) bool {
 	f.mu.Lock()
 	f.st.LastCheck = now
 	if err != nil {
-		f.st.Status, f.st.Reason, f.st.Public = Unreachable, err.Error(), peer.PublicReason(err)
+		f.st.Status, f.st.Reason, f.st.Public = Unreachable, f.cfg.reason(err), peer.PublicReason(err)
 		if peer.IsRefusal(err) {
 			f.st.Status = Refused
 		}
 		status, held := f.st.Status, f.last != nil
 		f.mu.Unlock()
 		if held {
-			f.cfg.Log.Warn("the origin's registry was not taken; serving the last good copy", "origin", f.cfg.URL, "status", status, "why", err.Error())
+			f.cfg.Log.Warn("the origin's registry was not taken; serving the last good copy", "origin", f.cfg.URL, "status", status, "why", f.cfg.reason(err))
 		} else {
-			f.cfg.Log.Warn("the origin's registry was not taken, and there is no copy to serve yet", "origin", f.cfg.URL, "status", status, "why", err.Error())
+			f.cfg.Log.Warn("the origin's registry was not taken, and there is no copy to serve yet", "origin", f.cfg.URL, "status", status, "why", f.cfg.reason(err))
 		}
 		return false
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/signature"
 )
@@ -63,15 +63,15 @@ func (o *origin) setDown() {
 	o.mu.Unlock()
 }
 
-// version is our registry with key as curator, at version v.
+// version is the frozen registry Basic with key as curator, at version v.
 func version(t *testing.T, key ed25519.PrivateKey, v string) []byte {
 	t.Helper()
 	var cur struct {
 		Version string
 		Curator struct{ Pubkey string }
 	}
-	json.Unmarshal(threegs.DefaultRegistry, &cur)
-	data := bytes.Replace(threegs.DefaultRegistry, []byte(cur.Curator.Pubkey), []byte(curatorkey.URI(curatorkey.Public(key))), 1)
+	json.Unmarshal(frozen.Registry(frozen.Basic), &cur)
+	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(cur.Curator.Pubkey), []byte(curatorkey.URI(curatorkey.Public(key))), 1)
 	return bytes.Replace(data, []byte(`"version": "`+cur.Version+`"`), []byte(`"version": "`+v+`"`), 1)
 }
 

@@ -52,6 +52,11 @@ type Refusal struct {
 	// /health): one of the Refused constants, never anything the peer
 	// sent. "" reads as Refused.
 	Public string
+	// MaxBytes is the fetcher's MaxBytes when the answer was refused for
+	// going over a byte limit the fetch client enforces (Public is then
+	// fetch.RefusedTooLarge); 0 for any other refusal. A caller that sets
+	// the limit can say how to raise it.
+	MaxBytes int64
 }
 
 func (r *Refusal) Error() string { return r.Reason }
@@ -180,7 +185,7 @@ func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, e
 	// Judged only now that the signature is known to be the curator's, so
 	// the date named is the one the curator signed.
 	if why := expiryProblem(v.Expires, now); why != "" && !o.AllowExpired {
-		return nil, refuseAs(RefusedExpired, "%s; to accept it anyway, start 3gs serve with --allow-expired", why)
+		return nil, refuseAs(RefusedExpired, "%s", why)
 	}
 	c := &Copy{Registry: reg, Signature: sig, Expires: v.Expires, Log: v.Log}
 	if at, err := time.Parse(time.RFC3339, v.SignedAt); err == nil {
@@ -350,7 +355,7 @@ func (f *Fetcher) unchanged(ctx context.Context, key ed25519.PublicKey, sigURL s
 		return c, nil
 	}
 	if why := expiryProblem(last.Expires, o.Now); why != "" && !o.AllowExpired {
-		return nil, refuseAs(RefusedExpired, "not modified, and %s; to accept it anyway, start 3gs serve with --allow-expired", why)
+		return nil, refuseAs(RefusedExpired, "not modified, and %s", why)
 	}
 	c := *last
 	c.FetchedAt = o.Now
@@ -410,16 +415,30 @@ func (f *Fetcher) signature(ctx context.Context, u string) ([]byte, error) {
 
 // failure is err, from the fetch client, as this package reports it: a
 // refusal (address, redirect, encoding, size) is a Refusal with the same
-// public reason; anything else is a failure to reach the peer.
+// public reason, an answer out of time a TimeoutError; anything else is a
+// failure to reach the peer.
 func (f *Fetcher) failure(err error) error {
 	var fe *fetch.Error
 	switch {
 	case errors.As(err, &fe) && fe.Refused && fe.Public == fetch.RefusedTooLarge:
-		return &Refusal{Reason: fe.Detail + "; a larger registry is accepted with a higher --peer-max-bytes (THREEGS_PEER_MAX_BYTES)", Public: fe.Public}
+		return &Refusal{Reason: fe.Detail, Public: fe.Public, MaxBytes: f.MaxBytes}
 	case errors.As(err, &fe) && fe.Refused:
 		return &Refusal{Reason: fe.Detail, Public: fe.Public}
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("%w (--peer-timeout allows %s for the whole fetch)", err, f.Timeout)
+		return &TimeoutError{Timeout: f.Timeout, Err: err}
 	}
 	return err
 }
+
+// TimeoutError is a fetch that got no complete answer within Timeout,
+// the fetcher's bound on the whole fetch. It wraps the client's error.
+type TimeoutError struct {
+	Timeout time.Duration
+	Err     error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v (the whole fetch may take %s)", e.Err, e.Timeout)
+}
+
+func (e *TimeoutError) Unwrap() error { return e.Err }

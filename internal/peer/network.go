@@ -42,6 +42,20 @@ type Config struct {
 	// copy is refused when fetched or read from the cache, and one held
 	// stops being served the moment its signature expires.
 	AllowExpired bool
+	// Fix, when set, says what this node's operator can do about a copy
+	// not taken (a Refusal, a TimeoutError), in the caller's words (its
+	// flags), or "": it ends the reason logged.
+	Fix func(error) string
+}
+
+// reason is err as the log gives it, with the operator's fix.
+func (c *Config) reason(err error) string {
+	if c.Fix != nil {
+		if fix := c.Fix(err); fix != "" {
+			return err.Error() + "; " + fix
+		}
+	}
+	return err.Error()
 }
 
 // Network keeps the endorsed peers' registries. Queries read Peers, a
@@ -208,8 +222,8 @@ func (n *Network) loadCached(st *state, pubkey string, key ed25519.PublicKey) {
 	case like:
 		st.Status, st.Reason, st.Public = Refused, "cached copy "+NameLikeOurs, NameLikeOurs
 	case err != nil:
-		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", err)
-		st.Reason, st.Public = "cached copy refused: "+err.Error(), PublicReason(err)
+		n.cfg.Log.Warn("peer cache refused", "peer", pubkey, "err", n.cfg.reason(err))
+		st.Reason, st.Public = "cached copy refused: "+n.cfg.reason(err), PublicReason(err)
 	case c != nil:
 		// A fetch time in the future (a clock set back, or a hand-edited
 		// file) would keep the copy from ever being reported stale.
@@ -362,7 +376,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	}
 	if err != nil {
 		st.failures++
-		st.Status, st.Reason, st.Public = Unreachable, err.Error(), PublicReason(err)
+		st.Status, st.Reason, st.Public = Unreachable, n.cfg.reason(err), PublicReason(err)
 		if IsRefusal(err) {
 			st.Status = Refused
 		}

@@ -2,7 +2,9 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -120,23 +122,39 @@ func TestRefusedSameVersionOtherContent(t *testing.T) {
 }
 
 func TestRefusedOverMaxBytes(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(c *Config) {
+		c.Fix = func(err error) string {
+			if r := (*Refusal)(nil); errors.As(err, &r) && r.MaxBytes > 0 {
+				return fmt.Sprintf("raise the limit of %d bytes", r.MaxBytes)
+			}
+			return ""
+		}
+	})
 	acceptThenFail(t, h, func(h *harness) {
 		// Valid JSON, validly signed, one byte over the limit: only the
 		// size is wrong.
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		data = append(data, bytes.Repeat([]byte(" "), testMaxBytes+1-len(data))...)
 		h.srv.publish(data, h.peer.sign(data))
-	}, Refused, fmt.Sprintf("over the %d-byte limit", testMaxBytes))
+	}, Refused, fmt.Sprintf("over the %d-byte limit", testMaxBytes), fmt.Sprintf("; raise the limit of %d bytes", testMaxBytes))
 	if p := h.only(); p.Public != fetch.RefusedTooLarge {
 		t.Errorf("public reason %q, want %q", p.Public, fetch.RefusedTooLarge)
 	}
 }
 
-// A body that never ends is cut off by Fetcher.Timeout.
+// A body that never ends is cut off by Fetcher.Timeout: a TimeoutError
+// naming it, which the caller's Fix can word with its flag.
 func TestUnreachableBodyNeverEnds(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	h := newHarness(t, func(c *Config) { c.Fetcher = NewFetcher(testMaxBytes, timeout).AsOperator(true) })
+	h := newHarness(t, func(c *Config) {
+		c.Fetcher = NewFetcher(testMaxBytes, timeout).AsOperator(true)
+		c.Fix = func(err error) string {
+			if te := (*TimeoutError)(nil); errors.As(err, &te) && errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Sprintf("allow more than %s", te.Timeout)
+			}
+			return ""
+		}
+	})
 	acceptThenFail(t, h, func(h *harness) {
 		h.srv.answer(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -156,7 +174,7 @@ func TestUnreachableBodyNeverEnds(t *testing.T) {
 				}
 			}
 		})
-	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer in time", "--peer-timeout allows 300ms")
+	}, Unreachable, "registry "+h.srv.URL+"/registry", "no complete answer in time", "the whole fetch may take 300ms", "; allow more than 300ms")
 }
 
 // A server that answers only after the timeout.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,13 +36,22 @@ func signedUntil(c testCurator, data []byte, exp time.Time, head *auditlog.Head)
 
 // A copy whose signature expired before the fetch is what a freeze
 // attack replays: refused, naming the date, and the last good copy kept.
+// The refusal says it is one of expiry, so the caller's Fix can add how
+// its operator accepts it anyway (serve's --allow-expired).
 func TestRefusedExpired(t *testing.T) {
-	h := newHarness(t, nil)
+	h := newHarness(t, func(c *Config) {
+		c.Fix = func(err error) string {
+			if r := (*Refusal)(nil); errors.As(err, &r) && r.Public == RefusedExpired {
+				return "the operator's fix"
+			}
+			return ""
+		}
+	})
 	exp := h.clock.Now().Add(-time.Hour)
 	acceptThenFail(t, h, func(h *harness) {
 		data := registryDoc(h.peer.uri, "2.0.0", "")
 		h.srv.publish(data, signedUntil(h.peer, data, exp, nil))
-	}, Refused, "the signature expired at "+exp.Format(time.RFC3339), "freeze", "--allow-expired")
+	}, Refused, "the signature expired at "+exp.Format(time.RFC3339), "freeze", "; the operator's fix")
 }
 
 // A signature of the form before expiry (no expires) could be replayed

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -21,7 +21,7 @@ import (
 // the matcher can use, and a document that encodes and loads back to
 // itself. The matcher then builds from it and answers its own patterns.
 func FuzzLoad(f *testing.F) {
-	f.Add(threegs.DefaultRegistry)
+	f.Add(frozen.Registry(frozen.Basic))
 	f.Add([]byte(`{"version":"1.0.0","updated":"2026-11-21","curator":{"name":"C","pubkey":"pk:placeholder"},"endorsements":[],"categories":{}}`))
 	f.Add([]byte(`{"version":"1.0.0","categories":{"a":{"sources":[]}},"categories":{}}`))
 	f.Add([]byte(`[]`))

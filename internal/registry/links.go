@@ -11,7 +11,7 @@ import (
 // checkLinks applies the rules of curator.links beyond the schema: each
 // a URL as a source's is (no user information, no hidden character, a
 // host), https, and listed once. A link is fetched to be checked
-// (internal/identity), and what it proves is only as good as the channel
+// (internal/curatorlinks), and what it proves is only as good as the channel
 // it is read over: plain http is refused, but for a loopback IP literal,
 // where nothing crosses a network (a test site on this machine; validate
 // still warns about it). warn receives each link's parsed URL for the

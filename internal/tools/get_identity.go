@@ -7,24 +7,24 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
 // SetIdentities makes c what get_identity, get_endorsements and
 // get_federated_sources say of the links curators claim; nil (the
 // default) reports every link pending.
-func (h *Handlers) SetIdentities(c *identity.Checker) { h.identities.Store(c) }
+func (h *Handlers) SetIdentities(c *curatorlinks.Checker) { h.identities.Store(c) }
 
 // IdentitySubjects are the curators whose links are to be checked: ours
 // (unless its key is the placeholder, which no page can prove), and each
 // endorsed curator whose signed registry is held, with the links that
 // registry claims.
-func (h *Handlers) IdentitySubjects() []identity.Subject {
-	var out []identity.Subject
+func (h *Handlers) IdentitySubjects() []curatorlinks.Subject {
+	var out []curatorlinks.Subject
 	if cur := h.cur.Load().reg.Curator(); cur.Pubkey != registry.Placeholder && len(cur.Links) > 0 {
-		out = append(out, identity.Subject{Pubkey: cur.Pubkey, Links: cur.Links, Operator: h.origin == ""})
+		out = append(out, curatorlinks.Subject{Pubkey: cur.Pubkey, Links: cur.Links, Operator: h.origin == ""})
 	}
 	if h.peers == nil {
 		return out
@@ -34,7 +34,7 @@ func (h *Handlers) IdentitySubjects() []identity.Subject {
 			continue
 		}
 		if links := p.Copy.Registry.Curator().Links; len(links) > 0 {
-			out = append(out, identity.Subject{Pubkey: p.Endorsement.Pubkey, Links: links, Home: p.Endorsement.URL, Operator: h.origin == ""})
+			out = append(out, curatorlinks.Subject{Pubkey: p.Endorsement.Pubkey, Links: links, Home: p.Endorsement.URL, Operator: h.origin == ""})
 		}
 	}
 	return out
@@ -58,7 +58,7 @@ func (h *Handlers) GetIdentity(_ context.Context, in *gen.GetIdentityInput) (*ge
 	}
 	if want == cur.Pubkey {
 		out.Role, out.Name = ptr(gen.GetIdentityOutputRoleOwn), ptr(cur.Name)
-		out.Links = h.identityLinks(identity.Subject{Pubkey: want, Links: cur.Links, Operator: h.origin == ""})
+		out.Links = h.identityLinks(curatorlinks.Subject{Pubkey: want, Links: cur.Links, Operator: h.origin == ""})
 		return out, nil
 	}
 	var endorsed *gen.Endorsement
@@ -82,28 +82,28 @@ func (h *Handlers) GetIdentity(_ context.Context, in *gen.GetIdentityInput) (*ge
 		if p.Endorsement.Pubkey == want && p.Copy != nil {
 			theirs := p.Copy.Registry.Curator()
 			out.Name = ptr(registry.Visible(theirs.Name))
-			out.Links = h.identityLinks(identity.Subject{Pubkey: want, Links: theirs.Links, Home: p.Endorsement.URL, Operator: h.origin == ""})
+			out.Links = h.identityLinks(curatorlinks.Subject{Pubkey: want, Links: theirs.Links, Home: p.Endorsement.URL, Operator: h.origin == ""})
 		}
 	}
 	return out, nil
 }
 
 // identityLinks is each of s's links with what its last check found.
-func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
+func (h *Handlers) identityLinks(s curatorlinks.Subject) []gen.IdentityLink {
 	c := h.identities.Load()
 	pubkey := s.Pubkey
 	out := make([]gen.IdentityLink, 0, len(s.Links))
 	for _, l := range s.Links {
 		r := c.Result(pubkey, l)
 		il := gen.IdentityLink{URL: registry.Visible(l), Status: gen.IdentityLinkStatus(r.Status)}
-		if r.Status == identity.Failed && r.Reason != "" {
+		if r.Status == curatorlinks.Failed && r.Reason != "" {
 			il.Reason = ptr(gen.IdentityLinkReason(r.Reason))
 		}
 		// A link this server refuses to fetch gets no command to fetch it
 		// by hand: a reader should not be sent, on our word, where we
 		// would not go, an address on their own network or ours.
-		if r.Reason != fetch.RefusedAddress && !identity.Refused(s, l) {
-			il.Check = identity.CheckCommand(registry.Visible(l), pubkey)
+		if r.Reason != fetch.RefusedAddress && !curatorlinks.Refused(s, l) {
+			il.Check = curatorlinks.CheckCommand(registry.Visible(l), pubkey)
 		}
 		if !r.CheckedAt.IsZero() {
 			il.CheckedAt = ptr(r.CheckedAt.UTC().Format(time.RFC3339))
@@ -123,7 +123,7 @@ func (h *Handlers) verifiedLinks(pubkey string, links []string) []string {
 	c := h.identities.Load()
 	var out []string
 	for _, l := range links {
-		if c.Result(pubkey, l).Status == identity.Verified {
+		if c.Result(pubkey, l).Status == curatorlinks.Verified {
 			out = append(out, registry.Visible(l))
 		}
 	}

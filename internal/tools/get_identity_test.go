@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/identity"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -39,9 +39,9 @@ func identityHandlers(t *testing.T) (*Handlers, string) {
 		`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},` +
 		`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}}`
 	h := handlers(t, []byte(doc))
-	c := identity.New(identity.Config{Verifier: &identity.Verifier{Client: fetch.New(fetch.Options{})}, Refresh: 24 * time.Hour,
-		Subjects: func() []identity.Subject {
-			return []identity.Subject{{Pubkey: ownKey, Operator: true, Links: []string{srv.URL + "/with", srv.URL + "/without"}}}
+	c := curatorlinks.New(curatorlinks.Config{Verifier: &curatorlinks.Verifier{Client: fetch.New(fetch.Options{})}, Refresh: 24 * time.Hour,
+		Subjects: func() []curatorlinks.Subject {
+			return []curatorlinks.Subject{{Pubkey: ownKey, Operator: true, Links: []string{srv.URL + "/with", srv.URL + "/without"}}}
 		}})
 	c.Round(context.Background())
 	h.SetIdentities(c)
@@ -60,7 +60,7 @@ func TestGetIdentityOfOurCurator(t *testing.T) {
 	want := []struct {
 		status gen.IdentityLinkStatus
 		reason string
-	}{{gen.IdentityLinkStatusVerified, ""}, {gen.IdentityLinkStatusFailed, identity.KeyNotFound}, {gen.IdentityLinkStatusPending, ""}}
+	}{{gen.IdentityLinkStatusVerified, ""}, {gen.IdentityLinkStatusFailed, curatorlinks.KeyNotFound}, {gen.IdentityLinkStatusPending, ""}}
 	for i, w := range want {
 		l := out.Links[i]
 		if l.Status != w.status || string(deref(l.Reason)) != w.reason || (l.CheckedAt == nil) != (w.status == gen.IdentityLinkStatusPending) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
-	"github.com/three-good-sources/3gs/internal/identity"
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -55,7 +55,7 @@ type Handlers struct {
 	props *proposalDesk
 	// identities is what the checks of curators' links found
 	// (SetIdentities); nil: every link is pending.
-	identities atomic.Pointer[identity.Checker]
+	identities atomic.Pointer[curatorlinks.Checker]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)

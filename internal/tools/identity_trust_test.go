@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/fetch"
-	"github.com/three-good-sources/3gs/internal/identity"
 )
 
 // On a read replica the curator's links are the followed origin's words,
@@ -39,7 +39,7 @@ func TestReplicaDoesNotFetchTheOriginsLoopbackLinks(t *testing.T) {
 			`{"rank":1,"name":"A","url":"https://a.example/","type":"tool","why":"W"},{"rank":2,"name":"B","url":"https://b.example/","type":"book","why":"W"},` +
 			`{"rank":3,"name":"C","url":"https://c.example/","type":"repo","why":"W"}]}}}`
 		h, _ := serving(t, []byte(doc), nil, Config{Origin: c.origin})
-		checker := identity.New(identity.Config{Verifier: &identity.Verifier{Client: fetch.New(fetch.Options{})}, Refresh: 24 * time.Hour, Subjects: h.IdentitySubjects})
+		checker := curatorlinks.New(curatorlinks.Config{Verifier: &curatorlinks.Verifier{Client: fetch.New(fetch.Options{})}, Refresh: 24 * time.Hour, Subjects: h.IdentitySubjects})
 		checker.Round(context.Background())
 		h.SetIdentities(checker)
 		out, err := h.GetIdentity(context.Background(), &gen.GetIdentityInput{})

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -68,8 +68,9 @@ func Signed(t testing.TB) *Node {
 }
 
 // Write writes doc as this curator's registry, naming the node's key as
-// its curator's and signed by it with no expiry and no audit log, and
-// returns the bytes written.
+// its curator's and signed by it (expiring after
+// signature.DefaultValidity, covering no audit log), and returns the
+// bytes written.
 func (n *Node) Write(t testing.TB, doc gen.Registry) []byte {
 	t.Helper()
 	doc.Curator.Pubkey = n.Pub
@@ -80,11 +81,12 @@ func (n *Node) Write(t testing.TB, doc gen.Registry) []byte {
 	return data
 }
 
-// Shipped is the document of the registry embedded in the binary, for the
-// few end-to-end tests that serve it.
-func Shipped(t testing.TB) gen.Registry {
+// Basic is the document of the frozen registry Basic (internal/frozen),
+// for the end-to-end tests that serve a registry of several categories: a
+// change of the shipped registry.json changes nothing they see.
+func Basic(t testing.TB) gen.Registry {
 	t.Helper()
-	reg, err := registry.Load(threegs.DefaultRegistry)
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}

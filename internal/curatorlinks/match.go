@@ -1,4 +1,4 @@
-// Package identity checks the links a curator claims (curator.links in a
+// Package curatorlinks checks the links a curator claims (curator.links in a
 // registry): a link is verified when the page at it holds the curator's
 // exact key, or, for a bare origin such as https://example.org, when
 // https://example.org/.well-known/3gs.json is {"pubkey": "pk:…"}
@@ -16,7 +16,7 @@
 //
 // A verified link shows that whoever controls that page published the
 // key. It says nothing of who that is.
-package identity
+package curatorlinks
 
 import (
 	"bytes"
