@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +146,11 @@ func TestDevelopmentDocsKeepUp(t *testing.T) {
 		}
 		if !strings.Contains(toolRow, "`"+name+"`") {
 			t.Errorf("docs/development.md's row for internal/tools does not name %s, a file the tools share: say what it holds", name)
+		}
+	}
+	for _, m := range regexp.MustCompile("`([a-z_]+\\.go)`").FindAllStringSubmatch(toolRow, -1) {
+		if _, err := os.Stat(filepath.Join(root, "internal", "tools", m[1])); err != nil {
+			t.Errorf("docs/development.md's row for internal/tools names %s, which internal/tools no longer has: remove it from the row", m[1])
 		}
 	}
 	tools, err := filepath.Glob(filepath.Join(root, "schema", "tools", "*.json"))
