@@ -14,24 +14,22 @@ import (
 )
 
 // RejectProposal implements gen.ToolHandlers: one proposal by id, or
-// many by a list or a filter, through the store's one bulk decision.
+// many by a list or a filter, through curation.Node.Reject, as 3gs
+// proposals reject.
 func (h *Handlers) RejectProposal(ctx context.Context, in *gen.RejectProposalInput) (*gen.RejectProposalOutput, error) {
 	out := &gen.RejectProposalOutput{ID: deref(in.ID), Status: gen.RejectProposalOutputStatusPending, Rejected: []string{}}
-	d := h.props
-	if d == nil {
+	if h.props == nil || h.node == nil {
 		return nil, editFailure(h.noProposals(), out)
 	}
 	sel, err := rejectSelection(in, h.now())
 	if err != nil {
 		return nil, err
 	}
-	d.decide.Lock()
-	defer d.decide.Unlock()
 	who := auth.CallerFrom(ctx).Name
 	if who == "" {
 		who = store.Actor
 	}
-	ids, err := d.store.Reject(sel, proposals.Decision{Actor: who, Reason: in.Reason})
+	ids, err := h.node.Reject(who, sel, in.Reason)
 	if err != nil && in.ID != nil {
 		return nil, editFailure(proposalError(*in.ID, err), out)
 	}

@@ -1,0 +1,86 @@
+package curation
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/store"
+)
+
+// ReadError is a registry file a command's node could not read or load:
+// Err is safefile's or registry.Load's.
+type ReadError struct {
+	Path string
+	Err  error
+}
+
+func (e *ReadError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// WrongKeyError is a curator key that cannot sign the registry at Path,
+// which names the curator Curator: Err is signature.CheckCurator's.
+type WrongKeyError struct {
+	Path    string
+	Curator string
+	Err     error
+}
+
+func (e *WrongKeyError) Error() string { return "the key cannot sign " + e.Path + ": " + e.Err.Error() }
+func (e *WrongKeyError) Unwrap() error { return e.Err }
+
+// UnverifiedError is a registry file whose signature no longer verifies
+// (Problem): it was changed since it was signed, and signing a change now
+// would bless those changes too.
+type UnverifiedError struct {
+	Path    string
+	Problem error
+}
+
+func (e *UnverifiedError) Error() string {
+	return e.Path + signature.Suffix + " does not verify (" + e.Problem.Error() + "), so " + e.Path + " was changed since it was signed"
+}
+
+// read loads the file a command's node changes, under the lock its
+// caller holds, and checks that a change signed with the node's key
+// would not vouch for more than the change: the key is the curator's,
+// and the signature still verifies. With needKey, a registry that names a
+// curator key is refused without one.
+func (n *Node) read(needKey bool) (*registry.Registry, error) {
+	f := n.file
+	reg, err := registry.LoadFileLimit(f.Path, f.Limit)
+	if err != nil {
+		return nil, &ReadError{Path: f.Path, Err: err}
+	}
+	if _, named := reg.CuratorKey(); named && needKey && f.Key == nil {
+		return nil, &store.KeyNeededError{Path: f.Path}
+	}
+	if f.Key == nil {
+		return reg, nil
+	}
+	if err := signature.CheckCurator(reg, curatorkey.Public(f.Key)); err != nil {
+		return nil, &WrongKeyError{Path: f.Path, Curator: reg.Curator().Pubkey, Err: err}
+	}
+	doc, err := signature.ReadLimited(f.Path+signature.Suffix, signature.MaxSize, "signature file")
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, &ReadError{Path: f.Path + signature.Suffix, Err: err}
+	}
+	if st := signature.Check(reg, doc); st.Signed() && !st.Verified {
+		return nil, &UnverifiedError{Path: f.Path, Problem: st.Problem}
+	}
+	return reg, nil
+}
+
+// now is the command's clock.
+func (n *Node) now() time.Time {
+	if n.file != nil && n.file.Now != nil {
+		return n.file.Now()
+	}
+	if n.editor != nil {
+		return n.editor.Now()
+	}
+	return time.Now()
+}
