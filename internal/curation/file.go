@@ -84,3 +84,23 @@ func (n *Node) now() time.Time {
 	}
 	return time.Now()
 }
+
+// Sign signs reg, the registry file as the command read it under the
+// lock (3gs sign), recording it in the audit log first when the log does
+// not already end at it, with the next patch version when it was edited
+// since the log recorded it (store.File.Sign). A key that is not the
+// registry's curator's is refused (*WrongKeyError): its signature could
+// never verify. A server signs the curator's hand edit with
+// Reload(caller, true) instead.
+func (n *Node) Sign(reg *registry.Registry) (*store.Signed, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f := n.file
+	if f.Key == nil {
+		return nil, &store.KeyNeededError{Path: f.Path}
+	}
+	if err := signature.CheckCurator(reg, curatorkey.Public(f.Key)); err != nil {
+		return nil, &WrongKeyError{Path: f.Path, Curator: reg.Curator().Pubkey, Err: err}
+	}
+	return f.Sign(reg)
+}
