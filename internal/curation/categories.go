@@ -1,6 +1,8 @@
 package curation
 
 import (
+	"slices"
+
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -51,6 +53,34 @@ func (n *Node) RemoveCategory(actor, slug string) (*Changed, error) {
 			return strictjson.Errors{{Path: "slug", Reason: "this is the registry's only category, and a registry keeps at least one"}}
 		}
 		delete(doc.Categories, slug)
+		return nil
+	})
+}
+
+// Move is one source to move: the source ranked Rank at URL From now
+// answers at To (a permanent redirect 3gs check saw).
+type Move struct {
+	Rank     int
+	From, To string
+}
+
+// ApplyRedirects moves the sources of the category slug as moves say
+// (3gs check --apply-redirects), one change recorded as an upsert of the
+// category whose entry says detail, the redirects in words. A source no
+// longer at that rank and URL is left as it is.
+func (n *Node) ApplyRedirects(slug string, moves []Move, detail string) (*Changed, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.change(n.actor(), gen.AuditEntryActionUpsert, slug, fileOptions{detail: detail, needKey: true}, func(doc *gen.Registry) error {
+		cat := doc.Categories[slug]
+		// A copy: the document shares its slices with the registry read.
+		cat.Sources = slices.Clone(cat.Sources)
+		for _, m := range moves {
+			if j := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == m.Rank && s.URL == m.From }); j >= 0 {
+				cat.Sources[j].URL = m.To
+			}
+		}
+		doc.Categories[slug] = cat
 		return nil
 	})
 }

@@ -156,3 +156,12 @@ func (n *Node) Registry() (*registry.Registry, error) {
 // limits, clock), which tests and the adapters read; nil for a command's
 // node. Its changes go through the node, never directly.
 func (n *Node) Editor() *store.Editor { return n.editor }
+
+// actor is who a command's change is recorded as: its File's Actor, or
+// the store's default.
+func (n *Node) actor() string {
+	if n.file != nil && n.file.Actor != "" {
+		return n.file.Actor
+	}
+	return store.Actor
+}

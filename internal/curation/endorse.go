@@ -59,7 +59,9 @@ func (e *NotEndorsedError) Error() string { return e.Path + " does not endorse "
 // UnchangedError is an endorsement already as asked: nothing was written.
 type UnchangedError struct{ Endorsement gen.Endorsement }
 
-func (e *UnchangedError) Error() string { return "already endorses " + e.Endorsement.Pubkey + " as asked" }
+func (e *UnchangedError) Error() string {
+	return "already endorses " + e.Endorsement.Pubkey + " as asked"
+}
 
 // Endorse adds, changes or removes one endorsement of the registry file
 // (3gs endorse), recorded in the audit log as an endorse and signed when
@@ -72,7 +74,7 @@ func (n *Node) Endorse(x Endorsement) (*Endorsed, error) {
 	defer n.mu.Unlock()
 	out := &Endorsed{}
 	path := n.file.Path
-	changed, err := n.change(n.file.Actor, gen.AuditEntryActionEndorse, "", fileOptions{keepVersion: x.KeepVersion}, func(doc *gen.Registry) error {
+	changed, err := n.change(n.actor(), gen.AuditEntryActionEndorse, "", fileOptions{keepVersion: x.KeepVersion}, func(doc *gen.Registry) error {
 		if own, err := curatorkey.ParsePublicKey(doc.Curator.Pubkey); err == nil && curatorkey.URI(own) == x.Pubkey {
 			return &OwnCuratorError{Path: path, Pubkey: x.Pubkey}
 		}
