@@ -5,9 +5,11 @@
 // Each tool is one file named after it (get_sources.go for
 // schema/tools/get_sources.json), holding its two methods and whatever
 // only it uses. What several tools share is in handlers.go (the snapshot
-// and configuration), editor.go and auditlog.go (how curator tools hand
-// their changes to internal/store, which records, writes and signs them,
-// and serve the result).
+// and configuration, and how internal/curation reads and swaps it),
+// editor.go and auditlog.go (how the curator tools word what
+// internal/curation and internal/store answer). A curator tool decodes
+// its arguments, calls one internal/curation function, which records,
+// writes, signs and publishes the change, and words the result.
 package tools
 
 import (
