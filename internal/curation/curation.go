@@ -68,15 +68,23 @@ func (n *Node) SetProposals(p *proposals.Store) { n.props = p }
 // Proposals is the proposals store, nil when the node takes none.
 func (n *Node) Proposals() *proposals.Store { return n.props }
 
-// Config is a server node's editor configuration, as it is now (reload
-// sets the anchor once); the zero config for a command's node.
-func (n *Node) Config() store.EditorConfig {
+// ReadOnly is why a server node may not change its file (another
+// process holds its lock), or "" when it may; "" for a command's node.
+// It is set at start and never changes, so reading it takes no lock.
+func (n *Node) ReadOnly() string {
 	if n.editor == nil {
-		return store.EditorConfig{}
+		return ""
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.editor.EditorConfig
+	return n.editor.ReadOnly
+}
+
+// Limit is the largest registry the node writes or reads, in bytes.
+// It is set at start and never changes, so reading it takes no lock.
+func (n *Node) Limit() int64 {
+	if n.editor != nil {
+		return n.editor.MaxRegistryBytes
+	}
+	return n.file.Limit
 }
 
 // LogPath is the audit log the node records changes in.

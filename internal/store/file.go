@@ -16,10 +16,10 @@ import (
 )
 
 // File is a registry file a command changes or signs with the curator
-// key: 3gs sign, endorse, audit migrate, and any command to come that
-// edits a registry file (see Change). The command holds the registry's
-// lock (internal/safefile) for as long as it uses File, and reads the
-// registry under it.
+// key: 3gs sign, endorse, proposals accept, check --apply-redirects
+// (each through internal/curation's Node) and audit migrate. The command
+// holds the registry's lock (internal/safefile) for as long as it uses
+// File, and reads the registry under it.
 type File struct {
 	// Path is the registry file; LogPath its audit log.
 	Path, LogPath string

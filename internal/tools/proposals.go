@@ -37,7 +37,7 @@ func (h *Handlers) noProposals() string {
 		return "This node is a read replica of " + h.origin + ": proposals go to that node (the curator's), which decides them."
 	case h.node == nil:
 		return "This server serves the registry built into 3gs, which no curator edits here, so it takes no proposals. A server started with --registry PATH takes them."
-	case h.node.Config().ReadOnly != "":
+	case h.node.ReadOnly() != "":
 		return "This server serves its registry read-only (another 3gs edits it), so it takes no proposals: send them to that server."
 	}
 	return "This server takes no proposals."

@@ -85,7 +85,7 @@ func fullText(n int) string {
 func (h *Handlers) checkProposal(p *proposals.Proposal) error {
 	limit := int64(registry.MaxSize)
 	if h.node != nil {
-		limit = h.node.Config().MaxRegistryBytes
+		limit = h.node.Limit()
 	}
 	return curation.CheckProposal(h.cur.Load().reg, p, limit)
 }
