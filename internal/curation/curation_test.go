@@ -524,3 +524,19 @@ func TestCheckProposalNamesTheProposalsOwnFields(t *testing.T) {
 		t.Fatal("a category past the size limit passed")
 	}
 }
+
+func TestInitWritesARegistryItsLogRecords(t *testing.T) {
+	c := curator.New(t, "")
+	doc := curator.Doc()
+	doc.Curator.Pubkey = c.Pub
+	head, err := curation.Init(c.Registry, c.Log, gen.EncodeRegistry(&doc), c.Key, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, h := verified(t, c); h != head || head.Seq != 1 {
+		t.Fatalf("init's head %+v, the signature names %+v", head, h)
+	}
+	if e := lastEntry(t, c); e.Action != gen.AuditEntryActionStart {
+		t.Errorf("the first entry is a %s", e.Action)
+	}
+}

@@ -1,10 +1,12 @@
 package curation
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"io/fs"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -103,4 +105,21 @@ func (n *Node) Sign(reg *registry.Registry) (*store.Signed, error) {
 		return nil, &WrongKeyError{Path: f.Path, Curator: reg.Curator().Pubkey, Err: err}
 	}
 	return f.Sign(reg)
+}
+
+// MigrateLog replaces the audit log of the old unsigned format with a
+// signed one whose start entry records reg and digest, the old file's
+// SHA-256 (3gs audit migrate, store.File.Migrate): the old log is kept as
+// LOG.v1, and a failure puts it back.
+func (n *Node) MigrateLog(reg *registry.Registry, digest string) (*store.Signed, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.file.Migrate(reg, digest)
+}
+
+// Init writes a new registry, data, at path with a new audit log at
+// logPath whose start entry records it, signed with key for validity
+// (3gs init, store.Init).
+func Init(path, logPath string, data []byte, key ed25519.PrivateKey, now time.Time, validity time.Duration) (auditlog.Head, error) {
+	return store.Init(path, logPath, data, key, now, validity)
 }

@@ -18,8 +18,8 @@ var ErrNoAuditLog = fmt.Errorf("%w: it serves the registry built into 3gs, which
 
 // AuditHead returns the head the audit log is served up to (see
 // servedHead) and the registry served with it. Both are read under the
-// editor's lock, which every change holds while it moves the one and
-// publishes the other, so they always belong together.
+// curation node's lock, which every change holds while it moves the one
+// and publishes the other, so they always belong together.
 func (h *Handlers) AuditHead() (auditlog.Head, store.Served, error) {
 	_, head, reg, err := h.auditServed()
 	return head, reg, err
