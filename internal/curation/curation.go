@@ -22,7 +22,6 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/proposals"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/store"
 )
 
@@ -130,6 +129,8 @@ func (n *Node) change(actor string, action gen.AuditEntryAction, slug string, o 
 	if err != nil {
 		return nil, err
 	}
+	// With the key the store signed what it wrote; without, the file is
+	// left unsigned for the curator to sign.
 	next := store.Served{Registry: done.Next, Modified: n.now()}
 	next.Signature.Verified = f.Key != nil
 	return &Changed{Old: store.Served{Registry: reg}, New: next, Head: done.Head}, nil
@@ -148,17 +149,6 @@ type fileOptions struct {
 
 // ErrNoProposals is a decision on a node that takes no proposals.
 var ErrNoProposals = errors.New("this node takes no proposals")
-
-// Registry is the registry as the node would change it now: the one
-// served, or the file's (checked as a change would check it).
-func (n *Node) Registry() (*registry.Registry, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.editor != nil {
-		return n.serving.Current().Registry, nil
-	}
-	return n.read(false)
-}
 
 // Editor is a server node's editor, for its configuration (path, key,
 // limits, clock), which tests and the adapters read; nil for a command's
