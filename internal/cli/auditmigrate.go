@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -69,7 +70,7 @@ func runAuditMigrate(_ context.Context, env *Env, f *Flags) int {
 	unvouched := unvouchedBy(path, s.limit, reg, pub)
 	// A failure after the old log was moved aside puts it back, so the
 	// registry is never left with neither.
-	signed, err := s.file(env, cmd, path, logPath).Migrate(reg, digest)
+	signed, err := curation.NewFile(s.file(env, cmd, path, logPath)).MigrateLog(reg, digest)
 	if !migrated(env, logPath, err) {
 		return ExitFail
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
@@ -165,8 +166,8 @@ func (a *applier) apply(results []linkcheck.Result) ([]redirect, bool) {
 	if !ok {
 		return nil, false
 	}
-	file := a.file(env, "check", path, auditLogPath(a.o.auditLog, path))
-	return a.each(file, reg, by)
+	node := curation.NewFile(a.file(env, "check", path, auditLogPath(a.o.auditLog, path)))
+	return a.each(node, reg, by)
 }
 
 // base is the registry as read under the lock, when its signature allows
@@ -202,7 +203,7 @@ func (a *applier) base() (*registry.Registry, bool) {
 
 // each applies the redirects of each category in turn, by slug, as a
 // change of its own, each to the registry the one before wrote.
-func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]redirect) ([]redirect, bool) {
+func (a *applier) each(node *curation.Node, reg *registry.Registry, by map[string][]redirect) ([]redirect, bool) {
 	env, path := a.env, a.path
 	slugs := make([]string, 0, len(by))
 	for slug := range by {
@@ -221,11 +222,11 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		}
 		// The entry names each redirect: a registry change a source's
 		// server asked for is told apart from the curator's own.
-		file.Detail = detail(moved)
-		changed, err := file.ChangeCategory(reg, gen.AuditEntryActionUpsert, slug, false, func(doc *gen.Registry) error {
-			moveSources(doc, slug, moved)
-			return nil
-		})
+		moves := make([]curation.Move, len(moved))
+		for i, r := range moved {
+			moves[i] = curation.Move{Rank: r.rank, From: r.from, To: r.to}
+		}
+		changed, err := node.ApplyRedirects(slug, moves, detail(moved))
 		var invalid *store.InvalidError
 		if errors.As(err, &invalid) {
 			// A new URL the registry refuses (its checks apply to every
@@ -237,7 +238,7 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		var le *store.LogError
 		if errors.As(err, &le) {
 			// The log is refused as sign refuses it, with its fix.
-			logFailed(env, "check", path, file.LogPath, curatorkey.Public(a.key), le.Err)
+			logFailed(env, "check", path, node.LogPath(), curatorkey.Public(a.key), le.Err)
 			return applied, false
 		}
 		if err != nil {
@@ -247,12 +248,12 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 			fmt.Fprintf(env.Stderr, "3gs check: the redirects of %s were not applied: %v\n", slug, err)
 			return applied, false
 		}
-		reg = changed.Next
+		reg = changed.New.Registry
 		for _, r := range moved {
 			fmt.Fprintf(a.stdout, "Applied: categories.%s: %s → %s\n", slug, r.from, textnorm.Terminal(r.to))
 		}
 		if a.key != nil {
-			fmt.Fprintf(a.stdout, "  %s version %s, signed, recorded in the audit log %s\n", path, reg.Version(), file.LogPath)
+			fmt.Fprintf(a.stdout, "  %s version %s, signed, recorded in the audit log %s\n", path, reg.Version(), node.LogPath())
 		} else {
 			fmt.Fprintf(a.stdout, "  %s version %s, unsigned\n", path, reg.Version())
 		}
@@ -280,19 +281,6 @@ func stillListed(env *Env, reg *registry.Registry, slug string, rs []redirect) [
 }
 
 // moveSources points the sources of category slug in doc that the
-// redirects name (still listed, see stillListed) to where they moved.
-func moveSources(doc *gen.Registry, slug string, rs []redirect) {
-	cat := doc.Categories[slug]
-	// A copy: the document may share its slices with the registry read.
-	cat.Sources = slices.Clone(cat.Sources)
-	for _, r := range rs {
-		if j := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == r.rank && s.URL == r.from }); j >= 0 {
-			cat.Sources[j].URL = r.to
-		}
-	}
-	doc.Categories[slug] = cat
-}
-
 // categoriesOf are the slugs the applied redirects belong to.
 func categoriesOf(applied []redirect, by map[string][]redirect) []string {
 	var out []string

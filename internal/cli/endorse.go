@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -91,24 +91,19 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 		return e.fail(ExitFail, "not changed: %v", err)
 	}
 	defer lock.Unlock()
-	// Read under the lock, so nothing written meanwhile is lost.
-	reg, err := registry.LoadFileLimit(path, e.limit)
-	if err != nil {
-		problem, fix := registryProblem(path, err, "")
-		return e.fail(ExitFail, "not changed: %s\nFix: %s.", problem, fix)
-	}
-	if code := e.checkBase(reg); code != ExitOK {
-		return code
-	}
-	// The change goes through the audit log like any other (internal/store):
-	// its entry first, then the registry signed with the new head. Without
-	// the key the registry is written alone, to be signed later.
+	// The registry is read under the lock, so nothing written meanwhile
+	// is lost, and changed through the store like any other change
+	// (curation.Node.Endorse): its entry first, then the registry signed
+	// with the new head. Without the key it is written alone, to be
+	// signed later.
 	logPath := auditLogPath(o.auditLog, path)
-	changed, err := e.signer.file(env, "endorse", path, logPath).Change(reg, gen.AuditEntryActionEndorse, o.keepVersion, e.edit)
-	if code, done := e.changeFailed(err, logPath); done {
+	done, err := curation.NewFile(e.signer.file(env, "endorse", path, logPath)).Endorse(curation.Endorsement{
+		Pubkey: e.pub, URL: o.url, Name: o.name, Since: o.since, Remove: e.remove, KeepVersion: o.keepVersion,
+	})
+	if code, failed := e.changeFailed(err, logPath); failed {
 		return code
 	}
-	e.report(changed, logPath)
+	e.report(done, logPath)
 	return ExitOK
 }
 
@@ -152,100 +147,46 @@ func (e *endorsement) parse() int {
 	return ExitOK
 }
 
-// checkBase refuses to endorse the registry's own curator, and, with the
-// key, to re-sign a registry whose signature no longer verifies.
-func (e *endorsement) checkBase(reg *registry.Registry) int {
-	path := e.path
-	if own, ok := reg.CuratorKey(); ok && own.Equal(e.endorsed) {
-		return e.fail(ExitFail, "%s is the curator key of %s itself (curator.pubkey); a registry does not endorse its own curator. Pass the key of the other curator, as their 3gs init or 3gs keygen printed it.", e.pub, path)
-	}
-	if e.key == nil {
-		return ExitOK
-	}
-	if err := signature.CheckCurator(reg, curatorkey.Public(e.key)); err != nil {
-		return e.fail(ExitFail, "not changed: the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file, or leave the key out and sign later with 3gs sign.", e.from, curatorkey.URI(curatorkey.Public(e.key)), path, reg.Curator().Pubkey)
-	}
-	// Endorsements say whose registries to trust: re-signing a file
-	// whose signature no longer verifies would bless whatever changed
-	// it, an added endorsement among them.
-	doc, err := signature.ReadLimited(path+signature.Suffix, signature.MaxSize, "signature file")
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return e.fail(ExitFail, "not changed: %v", err)
-	}
-	if st := signature.Check(reg, doc); st.Signed() && !st.Verified {
-		return e.fail(ExitFail, "not changed: %s%s does not verify (%v), so %s was changed since it was signed; re-signing it now would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
-			path, signature.Suffix, st.Problem, path, signature.ShellQuote(path), signature.ShellQuote(path))
-	}
-	return ExitOK
-}
-
-// errUnchanged is the edit finding the endorsement already as asked.
-var errUnchanged = errors.New("unchanged")
-
-// edit makes the change in the registry document, for store.File.Change.
-func (e *endorsement) edit(doc *gen.Registry) error {
-	e.at = slices.IndexFunc(doc.Endorsements, func(x gen.Endorsement) bool { return x.Pubkey == e.pub })
-	switch {
-	case e.remove && e.at < 0:
-		listed := "it endorses no one"
-		if len(doc.Endorsements) > 0 {
-			keys := make([]string, len(doc.Endorsements))
-			for i, x := range doc.Endorsements {
-				keys[i] = x.Pubkey
-			}
-			listed = "it endorses " + strings.Join(keys, ", ")
-		}
-		return fmt.Errorf("%s does not endorse %s, so there is nothing to remove (%s). Check the key.", e.path, e.pub, listed)
-	case e.remove:
-		e.done = "Removed the endorsement of " + who(doc.Endorsements[e.at]) + "."
-		doc.Endorsements = slices.Delete(doc.Endorsements, e.at, e.at+1)
-		return nil
-	}
-	x := gen.Endorsement{Pubkey: e.pub, URL: e.o.url, Since: e.o.since}
-	if name := e.o.name; name != "" {
-		x.Name = &name
-	}
-	if e.at >= 0 {
-		// Fill what was not given from the entry it replaces: the day
-		// you began vouching does not move because the URL did.
-		old := doc.Endorsements[e.at]
-		if x.Name == nil {
-			x.Name = old.Name
-		}
-		if x.Since == "" {
-			x.Since = old.Since
-		}
-		if sameEndorsement(old, x) {
-			fmt.Fprintf(e.env.Stdout, "%s already endorses %s at %s since %s; nothing changed.\n", e.path, who(x), x.URL, x.Since)
-			return errUnchanged
-		}
-		doc.Endorsements[e.at] = x
-		e.done = fmt.Sprintf("Updated the endorsement of %s: at %s, since %s.", who(x), x.URL, x.Since)
-		return nil
-	}
-	if x.Since == "" {
-		x.Since = time.Now().UTC().Format(time.DateOnly)
-	}
-	e.at = len(doc.Endorsements)
-	doc.Endorsements = append(doc.Endorsements, x)
-	e.done = fmt.Sprintf("Endorsed %s at %s, since %s.", who(x), x.URL, x.Since)
-	return nil
-}
-
 // changeFailed reports a change that did not happen; done is false when
 // it did (err nil).
 func (e *endorsement) changeFailed(err error, logPath string) (code int, done bool) {
 	var (
-		ie *store.InvalidError
-		le *store.LogError
-		ce *store.Error
+		ie  *store.InvalidError
+		le  *store.LogError
+		ce  *store.Error
+		re  *curation.ReadError
+		we  *curation.WrongKeyError
+		ue  *curation.UnverifiedError
+		own *curation.OwnCuratorError
+		ne  *curation.NotEndorsedError
+		un  *curation.UnchangedError
 	)
 	path := e.path
 	switch {
 	case err == nil:
 		return ExitOK, false
-	case errors.Is(err, errUnchanged):
+	case errors.As(err, &un):
+		x := un.Endorsement
+		fmt.Fprintf(e.env.Stdout, "%s already endorses %s at %s since %s; nothing changed.\n", path, who(x), x.URL, x.Since)
 		return ExitOK, true
+	case errors.As(err, &re) && re.Path == path:
+		problem, fix := registryProblem(path, re.Err, "")
+		return e.fail(ExitFail, "not changed: %s\nFix: %s.", problem, fix), true
+	case errors.As(err, &re):
+		return e.fail(ExitFail, "not changed: %v", re.Err), true
+	case errors.As(err, &own):
+		return e.fail(ExitFail, "%s is the curator key of %s itself (curator.pubkey); a registry does not endorse its own curator. Pass the key of the other curator, as their 3gs init or 3gs keygen printed it.", e.pub, path), true
+	case errors.As(err, &we):
+		return e.fail(ExitFail, "not changed: the key from %s (%s) cannot sign %s: its curator.pubkey is %s.\nPass the curator's own key with --key-file, or leave the key out and sign later with 3gs sign.", e.from, curatorkey.URI(curatorkey.Public(e.key)), path, we.Curator), true
+	case errors.As(err, &ue):
+		return e.fail(ExitFail, "not changed: %s%s does not verify (%v), so %s was changed since it was signed; re-signing it now would sign those changes too.\nCheck it with 3gs verify %s; if the changes are yours, sign them with 3gs sign --key-file KEY %s, then run this again.",
+			path, signature.Suffix, ue.Problem, path, signature.ShellQuote(path), signature.ShellQuote(path)), true
+	case errors.As(err, &ne):
+		listed := "it endorses no one"
+		if len(ne.Listed) > 0 {
+			listed = "it endorses " + strings.Join(ne.Listed, ", ")
+		}
+		return e.fail(ExitFail, "%s does not endorse %s, so there is nothing to remove (%s). Check the key.", path, e.pub, listed), true
 	case errors.As(err, &ie):
 		return e.fail(ExitFail, "not changed: with this change %s would not be a valid registry: %v\nFix the value named there and run the command again.", path, loadProblem(ie.Err)), true
 	case errors.As(err, &le):
@@ -263,9 +204,19 @@ func (e *endorsement) changeFailed(err error, logPath string) (code int, done bo
 
 // report says what was written, the registry's warnings about the new
 // endorsement, and what is left to do.
-func (e *endorsement) report(changed *store.Changed, logPath string) {
-	env, path := e.env, e.path
-	next, oldVersion, version := changed.Next, changed.Old.Version(), changed.Next.Version()
+func (e *endorsement) report(done *curation.Endorsed, logPath string) {
+	env, path, changed := e.env, e.path, done.Changed
+	next, oldVersion, version := changed.New.Registry, changed.Old.Registry.Version(), changed.New.Registry.Version()
+	x := done.Endorsement
+	switch done.Kind {
+	case curation.Removed:
+		e.done = "Removed the endorsement of " + who(x) + "."
+	case curation.Updated:
+		e.done = fmt.Sprintf("Updated the endorsement of %s: at %s, since %s.", who(x), x.URL, x.Since)
+	default:
+		e.done = fmt.Sprintf("Endorsed %s at %s, since %s.", who(x), x.URL, x.Since)
+	}
+	e.at = done.At
 	written := "wrote " + path
 	if e.key != nil {
 		written += " and re-signed it with " + e.from + " (" + path + signature.Suffix + "), recorded as seq " + strconv.Itoa(changed.Head.Seq) + " of the audit log " + logPath
@@ -303,9 +254,4 @@ func who(e gen.Endorsement) string {
 		return e.Pubkey
 	}
 	return *e.Name + " (" + e.Pubkey + ")"
-}
-
-func sameEndorsement(a, b gen.Endorsement) bool {
-	return a.Pubkey == b.Pubkey && a.URL == b.URL && a.Since == b.Since &&
-		(a.Name == nil) == (b.Name == nil) && (a.Name == nil || *a.Name == *b.Name)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -84,7 +85,7 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	}
 	// The node starts with its audit log: a start entry recording the
 	// starter registry, and the signature covering it.
-	if _, err := store.Init(regPath, regPath+".audit.jsonl", data, key, now, signature.DefaultValidity); err != nil {
+	if _, err := curation.Init(regPath, regPath+".audit.jsonl", data, key, now, signature.DefaultValidity); err != nil {
 		var ie *store.InvalidError
 		var ce *store.Error
 		switch {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -89,7 +90,10 @@ func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 	}
 	defer lock.Unlock()
 	defer s.Close()
-	ids, err := s.Reject(sel, proposals.Decision{Actor: store.Actor, Reason: reason})
+	// The same workflow as the reject_proposal tool's (curation.Node.Reject).
+	node := curation.NewFile(store.File{Path: reg})
+	node.SetProposals(s)
+	ids, err := node.Reject(store.Actor, sel, reason)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs proposals reject: %v\n", err)
 		return ExitFail

@@ -5,17 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/app"
-	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -286,63 +283,58 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 	}
 	defer lock.Unlock()
 	defer s.Close()
-	p, err := s.Get(id)
-	if err == nil && p.Status != proposals.Pending {
-		err = proposals.ErrDecided
+	// The same workflow as the accept_proposal tool's (curation.Node.Accept).
+	node := curation.NewFile(sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg)))
+	node.SetProposals(s)
+	done, err := node.Accept(store.Actor, id, o.reason)
+	var ae *curation.AcceptError
+	if errors.As(err, &ae) && ae.Accepted != nil {
+		printAccepted(env, reg, ae.Accepted)
 	}
-	if err != nil {
-		return fail("%s: %v", id, err)
+	switch {
+	case err == nil:
+		printAccepted(env, reg, done)
+		fmt.Fprintf(env.Stdout, "Accepted proposal %s.\n", id)
+		return ExitOK
+	case ae == nil:
+		return fail("%v", err)
+	case ae.Step == curation.StepFind:
+		return fail("%s: %v", id, ae.Err)
+	case ae.Step == curation.StepCheck:
+		return fail("nothing decided: %v", ae.Err)
+	case ae.Step == curation.StepRecord:
+		return fail("the decision on %s could not be recorded: %v", id, ae.Err)
 	}
-	dec := proposals.Decision{Actor: store.Actor, Reason: o.reason}
-	applied := false
-	if p.Changes() {
-		// A crash after the change and before the decision: record it.
-		v, done, err := proposals.AppliedIn(auditLogPath(o.auditLog, reg), id)
-		if err != nil {
-			return fail("nothing decided: %v", err)
-		}
-		if applied = done; done {
-			dec.Version = v
-			fmt.Fprintf(env.Stdout, "Proposal %s was applied already (the audit log records version %s); recording the decision only.\n", id, v)
-		}
+	var (
+		re *curation.ReadError
+		ke *store.KeyNeededError
+		we *curation.WrongKeyError
+		ue *curation.UnverifiedError
+	)
+	switch err := ae.Err; {
+	case errors.As(err, &re) && re.Path != reg:
+		return fail("nothing decided: %v", re.Err)
+	case errors.As(err, &re):
+		problem, fix := registryProblem(reg, re.Err, "")
+		return fail("nothing decided: %s\nFix: %s.", problem, fix)
+	case errors.As(err, &ke):
+		return fail("nothing decided: %s names a curator key, so the change must be signed: give the curator's key with --key-file (or %s)", reg, secretKeyEnv)
+	case errors.As(err, &we):
+		return fail("nothing decided: the key from %s cannot sign %s: %v", sg.from, reg, we.Err)
+	case errors.As(err, &ue):
+		return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, ue.Problem, reg)
 	}
-	if p.Changes() && !applied {
-		r, err := registry.LoadFileLimit(reg, sg.limit)
-		if err != nil {
-			problem, fix := registryProblem(reg, err, "")
-			return fail("nothing decided: %s\nFix: %s.", problem, fix)
-		}
-		if _, named := r.CuratorKey(); named && sg.key == nil {
-			return fail("nothing decided: %s names a curator key, so the change must be signed: give the curator's key with --key-file (or %s)", reg, secretKeyEnv)
-		}
-		if sg.key != nil {
-			if err := signature.CheckCurator(r, curatorkey.Public(sg.key)); err != nil {
-				return fail("nothing decided: the key from %s cannot sign %s: %v", sg.from, reg, err)
-			}
-			// As endorse: signing a file whose signature no longer
-			// verifies would bless whatever changed it too.
-			doc, err := signature.ReadLimited(reg+signature.Suffix, signature.MaxSize, "signature file")
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fail("nothing decided: %v", err)
-			}
-			if st := signature.Check(r, doc); st.Signed() && !st.Verified {
-				return fail("nothing decided: %s%s does not verify (%v), so %s was changed since it was signed; accepting now would sign those changes too. Check it with 3gs verify, sign your own edits with 3gs sign, then accept again.", reg, signature.Suffix, st.Problem, reg)
-			}
-		}
-		file := sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg))
-		file.Actor = proposals.Actor(id, store.Actor)
-		changed, err := file.ChangeCategory(r, p.AuditAction(), p.Slug, false, func(doc *gen.Registry) error { return proposals.ApplyAccepted(p, doc) })
-		if err != nil {
-			return fail("nothing decided, the registry is unchanged: %v\nThe proposal stays pending; reject it if it no longer applies.", err)
-		}
-		dec.Version = changed.Next.Version()
-		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", id, reg, r.Version(), dec.Version, changed.Head.Seq, file.Actor)
+	return fail("nothing decided, the registry is unchanged: %v\nThe proposal stays pending; reject it if it no longer applies.", ae.Err)
+}
+
+// printAccepted says what an accept did to the registry at reg.
+func printAccepted(env *Env, reg string, a *curation.Accepted) {
+	switch {
+	case a.Recovered:
+		fmt.Fprintf(env.Stdout, "Proposal %s was applied already (the audit log records version %s); recording the decision only.\n", a.Proposal.ID, a.Version)
+	case a.Change != nil:
+		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", a.Proposal.ID, reg, a.Change.Old.Registry.Version(), a.Version, a.Change.Head.Seq, proposals.Actor(a.Proposal.ID, store.Actor))
 	}
-	if _, err := s.Decide(id, proposals.Accepted, dec); err != nil {
-		return fail("the decision on %s could not be recorded: %v", id, err)
-	}
-	fmt.Fprintf(env.Stdout, "Accepted proposal %s.\n", id)
-	return ExitOK
 }
 
 // pendingProposals is a line naming the proposals waiting beside the

@@ -5,9 +5,10 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/three-good-sources/3gs/internal/app"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/app"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/safefile"
@@ -51,18 +52,19 @@ func runSign(_ context.Context, env *Env, f *Flags) int {
 		return ExitUsage
 	}
 	pub := curatorkey.Public(s.key)
-	if err := signature.CheckCurator(reg, pub); err != nil {
-		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
-			"Set \"pubkey\": %q in the registry's \"curator\" if this is now the curator's key, or sign with the key of %s.\n",
-			path, s.from, curatorkey.URI(pub), reg.Curator().Pubkey, curatorkey.URI(pub), reg.Curator().Pubkey)
-		return ExitFail
-	}
 	// The entry goes first and the signature after, as a server's change
 	// does: a crash between them leaves an entry after the signed head,
 	// which the next sign or serve removes, never a signed registry the
 	// log does not record (see internal/store).
 	logPath := auditLogPath(o.auditLog, path)
-	signed, err := s.file(env, "sign", path, logPath).Sign(reg)
+	signed, err := curation.NewFile(s.file(env, "sign", path, logPath)).Sign(reg)
+	var we *curation.WrongKeyError
+	if errors.As(err, &we) {
+		fmt.Fprintf(env.Stderr, "3gs sign: refusing to sign %s with the key from %s (%s): the registry's curator.pubkey is %s.\n"+
+			"Set \"pubkey\": %q in the registry's \"curator\" if this is now the curator's key, or sign with the key of %s.\n",
+			path, s.from, curatorkey.URI(pub), we.Curator, curatorkey.URI(pub), we.Curator)
+		return ExitFail
+	}
 	if err != nil {
 		signFailed(env, path, logPath, reg, pub, err)
 		return ExitFail

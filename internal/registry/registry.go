@@ -425,3 +425,25 @@ func (r *Registry) CuratorKey() (ed25519.PublicKey, bool) {
 	k, err := curatorkey.ParsePublicKey(r.doc.Curator.Pubkey)
 	return k, err == nil
 }
+
+// CheckCategory applies the rules beyond the schema to one category,
+// slug, on its own: what Load would find in it, and the warnings Warnings
+// would give, with paths under at ("category.sources[1].url" for at
+// "category") instead of "categories.SLUG". The rules are each category's
+// own, so a category that passes here passes in any registry; the schema
+// is the caller's (a tool's decoder checked it). This is the one place a
+// category's paths are rewritten.
+func CheckCategory(at, slug string, c gen.Category) (errs, warnings strictjson.Errors) {
+	errs, warnings = checkCategory(slug, c, nil, nil)
+	base := "categories." + slug
+	for _, list := range []strictjson.Errors{errs, warnings} {
+		for _, e := range list {
+			if rest, ok := strings.CutPrefix(e.Path, base); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+				e.Path = at + rest
+			} else if e.Path == "categories" {
+				e.Path = at
+			}
+		}
+	}
+	return errs, warnings
+}

@@ -2,8 +2,13 @@ package store
 
 import (
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,6 +68,76 @@ func TestOnlyTheStoreWrites(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// Every change to a registry file is one function of internal/curation,
+// which the tools and the commands call: none of them calls a change
+// method of store.Editor or store.File, or store.Init, itself (issue 45).
+func TestOnlyCurationChangesTheStore(t *testing.T) {
+	changes := map[string]map[string]bool{
+		"Editor": {"Change": true, "Renew": true, "Reload": true, "Open": true, "Served": true, "CheckBase": true},
+		"File":   {"Change": true, "ChangeCategory": true, "Sign": true, "Migrate": true},
+	}
+	dirs := []string{"../tools", "../cli"}
+	// The packages are type-checked against the export data the go
+	// command builds (and caches), so a method is known by its receiver's
+	// type, whatever the variable holding it is called.
+	out, err := exec.Command("go", append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, dirs...)...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if path, file, ok := strings.Cut(line, "\t"); ok {
+			exports[path] = file
+		}
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
+	const storePath = "github.com/three-good-sources/3gs/internal/store"
+	for _, dir := range dirs {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []*ast.File
+		for _, path := range paths {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}, Uses: map[*ast.Ident]types.Object{}}
+		if _, err := (&types.Config{Importer: imp}).Check(dir, fset, files, info); err != nil {
+			t.Fatalf("type-checking %s: %v", dir, err)
+		}
+		for id, obj := range info.Uses {
+			if fn, ok := obj.(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == storePath && fn.Name() == "Init" {
+				t.Errorf("%s calls store.Init: make the change through internal/curation", fset.Position(id.Pos()))
+			}
+		}
+		for sel, s := range info.Selections {
+			if s.Kind() != types.MethodVal {
+				continue
+			}
+			fn := s.Obj().(*types.Func)
+			recv := fn.Type().(*types.Signature).Recv().Type()
+			if p, ok := recv.(*types.Pointer); ok {
+				recv = p.Elem()
+			}
+			named, ok := recv.(*types.Named)
+			if !ok || named.Obj().Pkg() == nil || named.Obj().Pkg().Path() != storePath {
+				continue
+			}
+			if changes[named.Obj().Name()][fn.Name()] {
+				t.Errorf("%s calls store.%s.%s: make the change through internal/curation", fset.Position(sel.Pos()), named.Obj().Name(), fn.Name())
+			}
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -53,14 +52,47 @@ type EditorConfig struct {
 // Editor is a server's writer of the registry file it serves: one change
 // at a time, each through Commit, with the audit log it opened once.
 // Readers never wait for it: the server stores a new snapshot only once
-// the file and the log hold it. Every method but NewEditor expects the
-// caller to hold the editor (Lock), for as long as it reads the snapshot
-// it passes in and until it has served the result.
+// the file and the log hold it. An Editor is used by one goroutine at a
+// time: internal/curation's Node is its one user, and holds its own lock
+// from reading the state served to publishing the next, so no caller of
+// the store locks anything.
 type Editor struct {
 	EditorConfig
-	mu sync.Mutex
 	// log is the audit log, opened at start (Open) or by the first change.
 	log *Log
+}
+
+// Edit changes a registry document in place; it is given a copy of the
+// one served, and fails to leave the registry as it was.
+type Edit func(doc *gen.Registry) error
+
+// ReadOnlyError is a change refused because this server may not write
+// the file: Why says why (another process holds its lock).
+type ReadOnlyError struct{ Why string }
+
+func (e *ReadOnlyError) Error() string { return e.Why }
+
+// KeyNeededError is a change refused because the registry (or, with Log,
+// its audit log at Path) is signed by the curator and the editor holds no
+// curator key: a change would break the signature.
+type KeyNeededError struct {
+	Log  bool
+	Path string
+}
+
+func (e *KeyNeededError) Error() string {
+	if e.Log {
+		return "the audit log " + e.Path + " is signed by the curator key, which is not held here, so the change could not be recorded"
+	}
+	return "the registry is signed by its curator and no curator key is held here, so a change would break the signature"
+}
+
+// TooLargeError is a change refused because the registry would be Size
+// bytes, more than Limit, the most the next start reads.
+type TooLargeError struct{ Size, Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("with this change the registry would be %d bytes, more than the %d-byte limit, so nothing was written", e.Size, e.Limit)
 }
 
 // NewEditor returns the editor c describes.
@@ -73,10 +105,6 @@ func NewEditor(c EditorConfig) *Editor {
 	}
 	return &Editor{EditorConfig: c}
 }
-
-// Lock makes the caller the one editing; Unlock lets the next in.
-func (e *Editor) Lock()   { e.mu.Lock() }
-func (e *Editor) Unlock() { e.mu.Unlock() }
 
 // validity is how long a signature written now vouches for the registry.
 func (e *Editor) validity() time.Duration {
@@ -128,57 +156,36 @@ func (e *Editor) openLog(reg *registry.Registry, st signature.Status, repair boo
 	case errors.Is(err, auditlog.ErrRepair):
 		return nil, notes, err
 	case err != nil:
-		return nil, notes, logProblem(path, err)
+		return nil, notes, &LogError{Path: path, Err: err}
 	}
 	return l, notes, nil
-}
-
-// logProblem says what is wrong with the audit log at path and how to
-// fix it.
-func logProblem(path string, err error) error {
-	var p *auditlog.Problem
-	switch {
-	case errors.Is(err, auditlog.ErrLegacy):
-		return fmt.Errorf("the audit log %s is %w. Run 3gs audit migrate --key-file KEY %s to keep it as %s.v1 and start a signed log that records its digest, or name a new file with --audit-log", path, err, registryOfLog(path), path)
-	case errors.Is(err, auditlog.ErrMissing):
-		return fmt.Errorf("the audit log %s cannot be read: %w. To fix: %s", path, err, auditlog.MissingFix(path, registryOfLog(path)))
-	case errors.As(err, &p):
-		return fmt.Errorf("the audit log %s does not verify at %w. Nothing was changed. 3gs audit verify shows the whole log; restore it from a backup, or, to start a new log and lose the old one's history, move it aside", path, err)
-	}
-	return fmt.Errorf("the audit log %s cannot be read: %w", path, err)
-}
-
-// registryOfLog guesses the registry a log at path belongs to, for hints.
-func registryOfLog(path string) string {
-	const suffix = ".audit.jsonl"
-	if len(path) > len(suffix) && path[len(path)-len(suffix):] == suffix {
-		return path[:len(path)-len(suffix)]
-	}
-	return "REGISTRY"
 }
 
 // Change applies edit to a copy of cur, the registry served, then
 // validates the whole registry, records it in the audit log as action by
 // caller (to category slug, when set), writes it (signed when the editor
 // has a key) and returns it as the caller is to serve it: with the
-// signature written, modified now. Any failure leaves the file, its
-// signature and the log as they were.
-func (e *Editor) Change(cur Served, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (Served, error) {
-	reg, st, now, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
-	return Served{Registry: reg, Signature: st, Modified: now}, err
+// signature written, modified now, and the log head that records it. Any
+// failure leaves the file, its signature and the log as they were.
+// Errors: edit's own, the registry's (strictjson.Errors), *ReadOnlyError,
+// *KeyNeededError, *TooLargeError, *LogError, and a failed write.
+func (e *Editor) Change(cur Served, caller string, action gen.AuditEntryAction, slug string, edit Edit) (Served, auditlog.Head, error) {
+	reg, st, now, head, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
+	return Served{Registry: reg, Signature: st, Modified: now}, head, err
 }
 
-func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
+func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit Edit) (*registry.Registry, signature.Status, time.Time, auditlog.Head, error) {
 	var now time.Time
+	var none auditlog.Head
 	if e.ReadOnly != "" {
-		return nil, st, now, errors.New(e.ReadOnly)
+		return nil, st, now, none, &ReadOnlyError{Why: e.ReadOnly}
 	}
 	if st.Signed() && e.Key == nil {
-		return nil, st, now, errors.New("the registry is signed by its curator and this server has no curator key, so a change would break the signature. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here, or edit the file and run 3gs sign")
+		return nil, st, now, none, &KeyNeededError{Path: e.Path}
 	}
 	doc := old.Document()
 	if err := edit(&doc); err != nil {
-		return nil, st, now, err
+		return nil, st, now, none, err
 	}
 	now = e.Now()
 	doc.Updated = now.UTC().Format(time.DateOnly)
@@ -188,21 +195,21 @@ func (e *Editor) change(old *registry.Registry, st signature.Status, caller stri
 	// That is the server's limit, not a fault in the caller's arguments, so
 	// it is refused as a failed change rather than as invalid params.
 	if int64(len(data)) > e.MaxRegistryBytes {
-		return nil, st, now, fmt.Errorf("with this change the registry would be %d bytes, more than the %d-byte limit this server reads (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES), so nothing was written. Restart the server with a higher limit, or remove categories first", len(data), e.MaxRegistryBytes)
+		return nil, st, now, none, &TooLargeError{Size: int64(len(data)), Limit: e.MaxRegistryBytes}
 	}
 	reg, err := registry.Load(data)
 	if err != nil {
-		return nil, st, now, err
+		return nil, st, now, none, err
 	}
 	// The change is made to the bytes this server serves; if the file is
 	// no longer those bytes (a hand edit, another program), writing would
 	// silently throw that edit away.
 	if err := e.CheckBase(old); err != nil {
-		return nil, st, now, err
+		return nil, st, now, none, err
 	}
 	l, entries, err := e.record(now, old, st)
 	if err != nil {
-		return nil, st, now, err
+		return nil, st, now, none, err
 	}
 	entries = append(entries, Entry(now, action, caller, slug, old, reg))
 	head := l.Head()
@@ -213,20 +220,20 @@ func (e *Editor) change(old *registry.Registry, st signature.Status, caller stri
 	if err != nil {
 		var ce *Error
 		if !errors.As(err, &ce) || ce.InLog {
-			return nil, st, now, err
+			return nil, st, now, none, err
 		}
 		err = ce.Err
 		if ce.UndoErr != nil {
 			err = fmt.Errorf("%w; and the audit log entry for it could not be removed (%v): the next start removes it", err, ce.UndoErr)
 		}
-		return nil, st, now, fmt.Errorf("writing %s: %w", e.Path, err)
+		return nil, st, now, none, fmt.Errorf("writing %s: %w", e.Path, err)
 	}
 	e.log.Served = done.Head
 	next := signature.Status{}
 	if e.Key != nil {
 		next = signature.Check(reg, done.Signature) // what was written, without reading it back
 	}
-	return reg, next, now, nil
+	return reg, next, now, done.Head, nil
 }
 
 // CheckBase refuses a write unless the file on disk still holds base's
@@ -258,7 +265,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 		return nil, nil, errors.New("the audit log " + e.AuditLog + " holds what an interrupted write left, and this server did not repair it because it started read-only; restart it")
 	}
 	if e.log.Signed() && e.Key == nil {
-		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
+		return nil, nil, &KeyNeededError{Log: true, Path: e.AuditLog}
 	}
 	return e.log.Log, CatchUp(e.log.Last(), gen.AuditEntryActionReload, now, old), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -15,10 +16,10 @@ import (
 )
 
 // File is a registry file a command changes or signs with the curator
-// key: 3gs sign, endorse, audit migrate, and any command to come that
-// edits a registry file (see Change). The command holds the registry's
-// lock (internal/safefile) for as long as it uses File, and reads the
-// registry under it.
+// key: 3gs sign, endorse, proposals accept, check --apply-redirects
+// (each through internal/curation's Node) and audit migrate. The command
+// holds the registry's lock (internal/safefile) for as long as it uses
+// File, and reads the registry under it.
 type File struct {
 	// Path is the registry file; LogPath its audit log.
 	Path, LogPath string
@@ -41,11 +42,17 @@ type File struct {
 	Detail string
 }
 
-// LogError is an audit log that cannot be opened to sign with: Err is
-// auditlog's (a *auditlog.Problem, ErrLegacy, ErrMissing, ErrRepair).
-type LogError struct{ Err error }
+// LogError is an audit log that cannot be opened to sign with or to
+// record a change in: Path is the log, Err auditlog's (a
+// *auditlog.Problem, ErrLegacy, ErrMissing, ErrRepair). The commands and
+// tools word it, each naming what fixes it there (RegistryOf names the
+// registry a hint is about).
+type LogError struct {
+	Path string
+	Err  error
+}
 
-func (e *LogError) Error() string { return e.Err.Error() }
+func (e *LogError) Error() string { return "the audit log " + e.Path + ": " + e.Err.Error() }
 func (e *LogError) Unwrap() error { return e.Err }
 
 func (f File) now() time.Time {
@@ -67,7 +74,7 @@ func (f File) openLog(reg *registry.Registry) (*auditlog.Log, error) {
 		}
 	}
 	if err != nil {
-		return nil, &LogError{err}
+		return nil, &LogError{Path: f.LogPath, Err: err}
 	}
 	return l.Log, nil
 }
@@ -248,4 +255,13 @@ func (f File) Migrate(reg *registry.Registry, digest string) (*Signed, error) {
 		return nil, m
 	}
 	return &Signed{Old: reg, Reg: reg, Entries: c.Entries, Head: done.Head, Expires: c.Expires.UTC().Truncate(time.Second)}, nil
+}
+
+// RegistryOf guesses the registry a log at path belongs to, for hints:
+// the path without ".audit.jsonl", or REGISTRY.
+func RegistryOf(logPath string) string {
+	if reg, ok := strings.CutSuffix(logPath, ".audit.jsonl"); ok && reg != "" {
+		return reg
+	}
+	return "REGISTRY"
 }

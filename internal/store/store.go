@@ -19,8 +19,9 @@
 // starting server and 3gs sign do) moves to LOG.cut: that is the one
 // crash-recovery path. The other order would leave a change with no entry.
 //
-// Callers hold the registry's lock (internal/safefile) or, in a server, the
-// editor's mutex; the store does not serialize changes itself.
+// A command holds the registry's lock (internal/safefile); in a server,
+// internal/curation's Node is the one user of the Editor and serializes
+// its changes. No caller of the store takes a lock for it.
 package store
 
 import (

@@ -284,16 +284,19 @@ func rename(doc *gen.Registry) error {
 func TestEditorChange(t *testing.T) {
 	n := newNode(t)
 	e, cur := n.editor()
-	next, err := e.Change(cur, "ada", gen.AuditEntryActionUpsert, "", rename)
+	next, head, err := e.Change(cur, "ada", gen.AuditEntryActionUpsert, "", rename)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if head.Seq != 2 {
+		t.Fatalf("the change is recorded at seq %d, want 2", head.Seq)
 	}
 	if !next.Signature.Verified || next.Signature.Log == nil || next.Signature.Log.Seq != 2 || next.Registry.Version() != "1.0.1" || !next.Modified.Equal(n.now) {
 		t.Fatalf("after the change: %s, %+v", next.Registry.Version(), next.Signature)
 	}
 	sig, _ := os.ReadFile(n.path + signature.Suffix)
 	block(t, n.path+".sig.next")
-	_, err = e.Change(next, "ada", gen.AuditEntryActionUpsert, "", rename)
+	_, _, err = e.Change(next, "ada", gen.AuditEntryActionUpsert, "", rename)
 	if err == nil || !strings.HasPrefix(err.Error(), "writing "+n.path+": ") {
 		t.Fatalf("got %v, want a failed write", err)
 	}
@@ -311,7 +314,7 @@ func TestEditorReloadSignsAHandEdit(t *testing.T) {
 	if err := os.WriteFile(n.path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Change(cur, "", gen.AuditEntryActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+	if _, _, err := e.Change(cur, "", gen.AuditEntryActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
 		t.Fatalf("got %v, want the hand edit refused", err)
 	}
 	reg, _ := registry.Load(data)

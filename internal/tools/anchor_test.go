@@ -56,9 +56,9 @@ func TestReloadKeepsTheTrustAnchor(t *testing.T) {
 	other, _ := curatorkey.Generate()
 	for _, anchored := range []bool{true, false} {
 		h, path := editable(t, key)
-		h.edit.AllowUnsigned = true
+		h.node.Editor().AllowUnsigned = true
 		if anchored {
-			h.edit.Anchor, h.edit.AnchorFrom = curatorkey.Public(key), "--pubkey"
+			h.node.Editor().Anchor, h.node.Editor().AnchorFrom = curatorkey.Public(key), "--pubkey"
 		} else {
 			// No --pubkey: the first verified registry loaded becomes the
 			// anchor.
@@ -66,7 +66,7 @@ func TestReloadKeepsTheTrustAnchor(t *testing.T) {
 			if msg := reloadRefusal(t, h, path, data, key); msg != "" {
 				t.Fatalf("reloading the same signed file: %s", msg)
 			}
-			if !h.edit.Anchor.Equal(curatorkey.Public(key)) {
+			if !h.node.Editor().Anchor.Equal(curatorkey.Public(key)) {
 				t.Fatal("the first verified registry did not become the anchor")
 			}
 		}

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/store"
 )
 
@@ -20,22 +19,16 @@ const Actor = store.Actor
 type LogNotes []string
 
 // OpenAuditLog checks the audit log of a server about to start editing
-// the registry it serves (store.Editor.Open). Serve calls it before
+// the registry it serves (curation.Node.OpenLog). Serve calls it before
 // serving, so a log that does not verify stops the server rather than its
 // first change.
 func (h *Handlers) OpenAuditLog() (LogNotes, error) {
-	if h.edit == nil {
+	if h.node == nil {
 		return nil, nil
 	}
-	e := h.edit
-	e.Lock()
-	defer e.Unlock()
-	return e.Open(h.cur.Load().served())
-}
-
-// actions maps the tools that change the registry to their log action.
-var actions = map[string]gen.AuditEntryAction{
-	gen.ToolUpsertCategory: gen.AuditEntryActionUpsert,
-	gen.ToolRemoveCategory: gen.AuditEntryActionRemove,
-	gen.ToolReloadRegistry: gen.AuditEntryActionReload,
+	notes, err := h.node.OpenLog()
+	if err != nil {
+		return notes, &wordedError{err}
+	}
+	return notes, nil
 }

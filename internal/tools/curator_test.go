@@ -209,7 +209,7 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 	}
 	// A failed write (here: the file's directory has gone) leaves what is
 	// served as it was and says nothing changed.
-	h.edit.Path = filepath.Join(filepath.Dir(path), "gone", "registry.json")
+	h.node.Editor().Path = filepath.Join(filepath.Dir(path), "gone", "registry.json")
 	_, err = trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "Nothing was changed") || answer() != ans {
@@ -225,7 +225,7 @@ func TestInvalidUpsertChangesNothing(t *testing.T) {
 func TestAuditFailureRefusesTheChange(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
-	h.edit.AuditLog = filepath.Join(path, "not-a-dir", "audit.jsonl") // cannot be created
+	h.node.Editor().AuditLog = filepath.Join(path, "not-a-dir", "audit.jsonl") // cannot be created
 	_, err := trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "audit log") {
@@ -277,7 +277,7 @@ func TestReload(t *testing.T) {
 		t.Errorf("an unsigned reload replaced the registry: %s", p.Version)
 	}
 	// With --allow-unsigned it is picked up.
-	h.edit.AllowUnsigned = true
+	h.node.Editor().AllowUnsigned = true
 	res, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
 	if err != nil || !res.Reloaded || res.RegistryVersion != "1.2.0" {
 		t.Fatalf("reload: %+v %v", res, err)
@@ -306,7 +306,7 @@ func TestSignedEdits(t *testing.T) {
 	}
 	// Without the key, a signed registry is not changed: the change would
 	// break its signature.
-	h.edit.Key = nil
+	h.node.Editor().Key = nil
 	_, err = trySQLite(h, "Other")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "no curator key") {

@@ -6,26 +6,13 @@ import (
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/matcher"
-	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/auditlog"
 	"github.com/three-good-sources/3gs/internal/store"
-	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
 // EditConfig lets the admin tools change the registry file being served
-// (store.EditorConfig).
+// (store.EditorConfig); internal/curation makes every change.
 type EditConfig = store.EditorConfig
-
-// editor is the server's writer of the registry file (store.Editor),
-// with what tools build from each registry it writes.
-type editor struct {
-	*store.Editor
-	newMatcher func(*registry.Registry) matcher.Matcher
-}
-
-func newEditor(c EditConfig, newMatcher func(*registry.Registry) matcher.Matcher) *editor {
-	return &editor{Editor: store.NewEditor(c), newMatcher: newMatcher}
-}
 
 // errNoFile answers admin tools on a server without a registry file.
 const errNoFile = "This server serves the registry built into 3gs, which has no file to change. Start it with --registry PATH (or REGISTRY_PATH) to edit a registry."
@@ -39,54 +26,49 @@ func (h *Handlers) noFile() string {
 	return errNoFile
 }
 
-// change applies edit to a copy of the current document and has the
-// editor validate, record, write and sign it (store.Editor.Change), then
-// serves it. Any failure before the swap leaves the file, its signature and
-// the served snapshot as they were.
-func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
-	return h.changeAs(caller, actions[tool], slug, edit)
+// storeProblem words for the model what internal/store refused; the
+// server's operator is who can act on a setting, so it is named as the
+// operator sets it.
+func storeProblem(err error) string {
+	var (
+		ro  *store.ReadOnlyError
+		key *store.KeyNeededError
+		big *store.TooLargeError
+		le  *store.LogError
+		p   *auditlog.Problem
+	)
+	switch {
+	case errors.As(err, &ro):
+		return ro.Why
+	case errors.As(err, &key) && key.Log:
+		return fmt.Sprintf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", key.Path)
+	case errors.As(err, &key):
+		return "the registry is signed by its curator and this server has no curator key, so a change would break the signature. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here, or edit the file and run 3gs sign"
+	case errors.As(err, &big):
+		return fmt.Sprintf("with this change the registry would be %d bytes, more than the %d-byte limit this server reads (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES), so nothing was written. Restart the server with a higher limit, or remove categories first", big.Size, big.Limit)
+	case errors.As(err, &le) && errors.Is(le.Err, auditlog.ErrLegacy):
+		return fmt.Sprintf("the audit log %s is %v. Run 3gs audit migrate --key-file KEY %s to keep it as %s.v1 and start a signed log that records its digest, or name a new file with --audit-log", le.Path, le.Err, store.RegistryOf(le.Path), le.Path)
+	case errors.As(err, &le) && errors.Is(le.Err, auditlog.ErrMissing):
+		return fmt.Sprintf("the audit log %s cannot be read: %v. To fix: %s", le.Path, le.Err, auditlog.MissingFix(le.Path, store.RegistryOf(le.Path)))
+	case errors.As(err, &le) && errors.As(le.Err, &p):
+		return fmt.Sprintf("the audit log %s does not verify at %v. Nothing was changed. 3gs audit verify shows the whole log; restore it from a backup, or, to start a new log and lose the old one's history, move it aside", le.Path, le.Err)
+	case errors.As(err, &le):
+		return fmt.Sprintf("the audit log %s cannot be read: %v", le.Path, le.Err)
+	}
+	return err.Error()
 }
 
-// changeAs is change recorded in the audit log as action.
-func (h *Handlers) changeAs(caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
-	e := h.edit
-	e.Lock()
-	defer e.Unlock()
-	old := h.cur.Load()
-	cur, err := e.Change(old.served(), caller, action, slug, edit)
-	if err != nil {
-		return nil, err
-	}
-	next := newSnapshot(cur.Registry, e.newMatcher(cur.Registry), cur.Signature, old.files, cur.Modified)
-	h.publish(next)
-	return next, nil
-}
+// wordedError is err worded by storeProblem, still wrapping err.
+type wordedError struct{ err error }
 
-// categoryErrors turns the problems of one category in a whole-registry
-// check into argument problems: "categories.SLUG.sources[1].url" becomes
-// "category.sources[1].url". Problems elsewhere keep their path.
-func categoryErrors(err error, slug string) error {
-	var errs strictjson.Errors
-	if !errors.As(err, &errs) {
-		return err
-	}
-	prefix := "categories." + slug
-	out := make(strictjson.Errors, 0, len(errs))
-	for _, e := range errs {
-		p := e.Path
-		if rest, ok := strings.CutPrefix(p, prefix); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
-			p = "category" + rest
-		}
-		out = append(out, &strictjson.Error{Path: p, Reason: e.Reason})
-	}
-	return out
-}
+func (e *wordedError) Error() string { return storeProblem(e.err) }
+func (e *wordedError) Unwrap() error { return e.err }
 
 // changeOutput is the state a change leaves, shared by upsert and remove.
-func changeOutput(s *snapshot, slug string) gen.RemoveCategoryOutput {
+func changeOutput(s store.Served, slug string) gen.RemoveCategoryOutput {
 	return gen.RemoveCategoryOutput{
-		Slug: slug, RegistryVersion: s.reg.Version(), Updated: s.reg.Updated(), RegistrySHA256: s.reg.SHA256(),
-		CategoryCount: len(s.reg.Categories()), Signed: s.signature.Verified,
+		Slug: slug, RegistryVersion: s.Registry.Version(), Updated: s.Registry.Updated(), RegistrySHA256: s.Registry.SHA256(),
+		CategoryCount: len(s.Registry.Categories()), Signed: s.Signature.Verified,
 	}
 }
 
@@ -111,23 +93,16 @@ func changeText(version, updated string, count int, sha string, signed bool) str
 }
 
 // Renew signs the served registry again when its signature has less
-// than half its validity left (store.Editor.Renew), and serves the new
+// than half its validity left (curation.Node.Renew), and serves the new
 // signature. It reports whether it signed; a server without the key, or
 // one serving read-only, does nothing.
 func (h *Handlers) Renew() (bool, error) {
-	e := h.edit
-	if e == nil || e.Key == nil || e.ReadOnly != "" {
+	if h.node == nil {
 		return false, nil
 	}
-	e.Lock()
-	defer e.Unlock()
-	old := h.cur.Load()
-	cur, signed, err := e.Editor.Renew(old.served())
-	if err != nil || !signed {
-		return false, err
+	signed, err := h.node.Renew()
+	if err != nil {
+		return false, &wordedError{err}
 	}
-	next := *old
-	next.signature = cur.Signature
-	h.publish(&next)
-	return true, nil
+	return signed, nil
 }

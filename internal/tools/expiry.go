@@ -53,21 +53,3 @@ func (h *Handlers) expiredText(st signature.Status) string {
 	}
 	return text + "Its operator has the curator sign the registry again (3gs sign) and reloads it (reload_registry or a restart); --allow-expired serves it anyway."
 }
-
-// olderSignature says why the verified signature next, about to replace
-// the verified signature held, is older than it ("" when it is not): an
-// older valid signature for the same bytes and log head verifies as well
-// as the newer one but expires sooner, so putting it back would end the
-// registry's service early, or, kept for later, carry an old copy. The
-// peer and follow paths refuse the same (peer.Accept).
-func olderSignature(held, next signature.Status) string {
-	if !held.Verified || !next.Verified {
-		return ""
-	}
-	was, err1 := time.Parse(time.RFC3339, held.SignedAt)
-	now, err2 := time.Parse(time.RFC3339, next.SignedAt)
-	if err1 != nil || err2 != nil || !now.Before(was) {
-		return ""
-	}
-	return "was made at " + next.SignedAt + ", before the signature of the registry being served (" + held.SignedAt + "). An older signature put back is not loaded; the curator signs again (3gs sign), which makes a later one."
-}

@@ -18,8 +18,8 @@ var ErrNoAuditLog = fmt.Errorf("%w: it serves the registry built into 3gs, which
 
 // AuditHead returns the head the audit log is served up to (see
 // servedHead) and the registry served with it. Both are read under the
-// editor's lock, which every change holds while it moves the one and
-// publishes the other, so they always belong together.
+// curation node's lock, which every change holds while it moves the one
+// and publishes the other, so they always belong together.
 func (h *Handlers) AuditHead() (auditlog.Head, store.Served, error) {
 	_, head, reg, err := h.auditServed()
 	return head, reg, err
@@ -52,25 +52,25 @@ func (h *Handlers) AuditPage(q auditlog.Query) (*auditlog.Page, error) {
 	return p, nil
 }
 
-// auditServed reads, under the editor's lock, the log's path, the head
+// auditServed reads together (curation.Node.AuditHead) the log's path, the head
 // served and the registry served. A server that never opened its log
 // (Serve opens it before serving; tests and embedders may not) opens it
 // here, as its first change would.
 func (h *Handlers) auditServed() (string, auditlog.Head, store.Served, error) {
-	e := h.edit
-	if e == nil && h.origin != "" {
+	if h.node == nil && h.origin != "" {
 		return h.mirrorServed()
 	}
-	if e == nil {
+	if h.node == nil {
 		return "", auditlog.Head{}, store.Served{}, ErrNoAuditLog
 	}
-	e.Lock()
-	defer e.Unlock()
-	head, err := e.Served(h.cur.Load().served())
+	path, head, served, err := h.node.AuditHead()
 	if err != nil {
-		return "", auditlog.Head{}, store.Served{}, err
+		return "", auditlog.Head{}, store.Served{}, &wordedError{err}
 	}
-	return e.AuditLog, head, h.Published(), nil
+	if h.expiry {
+		served.Signature = served.Signature.At(h.now())
+	}
+	return path, head, served, nil
 }
 
 // AuditMirror is a read replica's verified copy of its origin's audit

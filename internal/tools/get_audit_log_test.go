@@ -32,7 +32,7 @@ func auditHistory(t *testing.T) (*Handlers, []byte, [][]byte) {
 	if _, err := h.RemoveCategory(admin, &gen.RemoveCategoryInput{Slug: "sqlite-b"}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(h.edit.AuditLog)
+	data, err := os.ReadFile(h.node.Editor().AuditLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,13 +118,13 @@ func TestGetAuditLogPages(t *testing.T) {
 func TestGetAuditLogStopsAtServedHead(t *testing.T) {
 	h, key, lines := auditHistory(t)
 	pub := curatorkey.Public(key)
-	rep, err := auditlog.Read(h.edit.AuditLog, auditlog.Options{Key: pub})
+	rep, err := auditlog.Read(h.node.Editor().AuditLog, auditlog.Options{Key: pub})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := rep.Last.After
 	pending := &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionReload, Actor: "cli", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
-	if _, err := auditlog.Open(h.edit.AuditLog, rep).Append(key, pending); err != nil {
+	if _, err := auditlog.Open(h.node.Editor().AuditLog, rep).Append(key, pending); err != nil {
 		t.Fatal(err)
 	}
 	out, err := h.GetAuditLog(context.Background(), &gen.GetAuditLogInput{Since: ptr(3)})
@@ -145,7 +145,7 @@ func TestGetAuditLogStopsAtServedHead(t *testing.T) {
 func TestGetAuditLogRefusesARewrittenLog(t *testing.T) {
 	h, _, lines := auditHistory(t)
 	lines[4] = bytes.Replace(lines[4], []byte(`"actor":"root"`), []byte(`"actor":"evil"`), 1)
-	if err := os.WriteFile(h.edit.AuditLog, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
+	if err := os.WriteFile(h.node.Editor().AuditLog, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := h.GetAuditLog(context.Background(), &gen.GetAuditLogInput{})

@@ -5,9 +5,11 @@
 // Each tool is one file named after it (get_sources.go for
 // schema/tools/get_sources.json), holding its two methods and whatever
 // only it uses. What several tools share is in handlers.go (the snapshot
-// and configuration), editor.go and auditlog.go (how curator tools hand
-// their changes to internal/store, which records, writes and signs them,
-// and serve the result).
+// and configuration, and how internal/curation reads and swaps it),
+// editor.go and auditlog.go (how the curator tools word what
+// internal/curation and internal/store answer). A curator tool decodes
+// its arguments, calls one internal/curation function, which records,
+// writes, signs and publishes the change, and words the result.
 package tools
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auditlog"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorlinks"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/peer"
@@ -39,12 +42,16 @@ type Handlers struct {
 	cur       atomic.Pointer[snapshot]
 	expiry    bool // Config.EnforceExpiry
 	threshold float64
-	edit      *editor  // nil when the registry has no file to write
-	qlog      Recorder // nil: no query log
-	now       func() time.Time
-	peers     *peer.Network // nil: endorsed curators are not fetched
-	origin    string        // a read replica's origin; "" otherwise
-	mirror    AuditMirror   // a read replica's copy of the origin's log; nil: none
+	// node changes the registry file (internal/curation); nil when the
+	// registry has no file to write.
+	node *curation.Node
+	// newMatcher builds the matcher of each registry node publishes.
+	newMatcher func(*registry.Registry) matcher.Matcher
+	qlog       Recorder // nil: no query log
+	now        func() time.Time
+	peers      *peer.Network // nil: endorsed curators are not fetched
+	origin     string        // a read replica's origin; "" otherwise
+	mirror     AuditMirror   // a read replica's copy of the origin's log; nil: none
 	// auditIndex finds the audit log's entries for AuditPage without
 	// reading the whole file on every page.
 	auditIndex auditlog.Index
@@ -143,13 +150,31 @@ func New(c Config) *Handlers {
 	}
 	h.publish(newSnapshot(c.Registry, c.Matcher, c.Signature, c.Files, c.Modified))
 	if c.Edit != nil {
-		nm := c.NewMatcher
-		if nm == nil {
-			nm = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+		h.newMatcher = c.NewMatcher
+		if h.newMatcher == nil {
+			h.newMatcher = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 		}
-		h.edit = newEditor(*c.Edit, nm)
+		h.node = curation.NewServer(*c.Edit, published{h})
 	}
 	return h
+}
+
+// published is what the handlers serve, as internal/curation reads and
+// publishes it: a change's new registry gets its matcher here, a new
+// signature of the same registry keeps the snapshot's.
+type published struct{ h *Handlers }
+
+func (s published) Current() store.Served { return s.h.cur.Load().served() }
+
+func (s published) Publish(next store.Served) {
+	old := s.h.cur.Load()
+	if next.Registry == old.reg {
+		n := *old
+		n.signature = next.Signature
+		s.h.publish(&n)
+		return
+	}
+	s.h.publish(newSnapshot(next.Registry, s.h.newMatcher(next.Registry), next.Signature, old.files, next.Modified))
 }
 
 // publish makes s the snapshot every new request reads, and its

@@ -33,7 +33,7 @@ func TestChangeRefusesAStaleBase(t *testing.T) {
 	if _, err := os.Stat(path + ".audit.jsonl"); err == nil {
 		t.Error("a refused change reached the audit log")
 	}
-	h.edit.AllowUnsigned = true // the hand edit is unsigned, as is this test's registry
+	h.node.Editor().AllowUnsigned = true // the hand edit is unsigned, as is this test's registry
 	if _, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestChangeRefusesAStaleBase(t *testing.T) {
 func TestReadOnlyEditorRefuses(t *testing.T) {
 	h, path := editable(t, nil)
 	before, _ := os.ReadFile(path)
-	h.edit.ReadOnly = "This server serves registry.json read-only: it is locked by process 42."
+	h.node.Editor().ReadOnly = "This server serves registry.json read-only: it is locked by process 42."
 	_, err := trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "locked by process 42") {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -14,13 +13,11 @@ import (
 )
 
 // proposalDesk is what the proposal tools need: the proposals file, which
-// this server writes (it holds its lock), and the per-client rate.
+// this server writes (it holds its lock), and the per-client rate. The
+// decisions go through the curation node, which holds the same store.
 type proposalDesk struct {
 	store *proposals.Store
 	rate  *proposals.Limiter
-	// decide is held by a decision from reading the proposal to recording
-	// the decision, so two curators' calls cannot both apply one.
-	decide sync.Mutex
 }
 
 // SetProposals makes the proposal tools answer from s, with rate bounding
@@ -28,6 +25,9 @@ type proposalDesk struct {
 // answer that this server takes no proposals.
 func (h *Handlers) SetProposals(s *proposals.Store, rate *proposals.Limiter) {
 	h.props = &proposalDesk{store: s, rate: rate}
+	if h.node != nil {
+		h.node.SetProposals(s)
+	}
 }
 
 // noProposals says why this server takes no proposals.
@@ -35,9 +35,9 @@ func (h *Handlers) noProposals() string {
 	switch {
 	case h.origin != "":
 		return "This node is a read replica of " + h.origin + ": proposals go to that node (the curator's), which decides them."
-	case h.edit == nil:
+	case h.node == nil:
 		return "This server serves the registry built into 3gs, which no curator edits here, so it takes no proposals. A server started with --registry PATH takes them."
-	case h.edit.ReadOnly != "":
+	case h.node.ReadOnly() != "":
 		return "This server serves its registry read-only (another 3gs edits it), so it takes no proposals: send them to that server."
 	}
 	return "This server takes no proposals."

@@ -258,11 +258,13 @@ func TestAcceptAfterACrashRecordsTheChangeMadeAlready(t *testing.T) {
 	h := proposalNode(t, newKey(t), curatorkey.Public(newKey(t)), proposals.Options{}, 10)
 	id := propose(t, h, context.Background(), &gen.ProposeChangeInput{Action: "add_category", Slug: "sqlite-learning", Category: ptr(sqlite("Learning SQLite")), Reason: "No category covers SQLite."})
 	p, _ := h.props.store.Get(id)
-	applied, err := h.changeAs(proposals.Actor(id, "root"), p.AuditAction(), p.Slug, func(doc *gen.Registry) error { return proposals.Apply(p, doc) })
+	// The change as accept makes it (an upsert named after the proposal),
+	// without the decision.
+	applied, err := h.node.UpsertCategory(proposals.Actor(id, "root"), p.Slug, *p.Category)
 	if err != nil {
 		t.Fatal(err)
 	}
-	version := applied.reg.Version()
+	version := applied.New.Registry.Version()
 
 	acc, err := h.AcceptProposal(admin, &gen.AcceptProposalInput{ID: id})
 	if err != nil {

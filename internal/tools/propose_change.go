@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/strictjson"
@@ -80,73 +80,14 @@ func fullText(n int) string {
 	return fmt.Sprintf("The curator has %d proposals waiting, the most this server keeps (--max-pending-proposals); propose again once some are decided.", n)
 }
 
-// checkProposal makes p's change to a copy of the registry served and
-// checks the result by the registry's own rules, so that a proposal
-// accepted now would apply: its problems are argument problems.
+// checkProposal checks that p, accepted now, would apply to the registry
+// served (curation.CheckProposal): its problems are argument problems.
 func (h *Handlers) checkProposal(p *proposals.Proposal) error {
-	reg := h.cur.Load().reg
-	doc := reg.Document()
-	if err := proposals.Apply(p, &doc); err != nil {
-		return strictjson.Errors{{Path: "slug", Reason: err.Error()}}
-	}
-	if !p.Changes() {
-		return nil
-	}
 	limit := int64(registry.MaxSize)
-	if h.edit != nil {
-		limit = h.edit.MaxRegistryBytes
+	if h.node != nil {
+		limit = h.node.Limit()
 	}
-	next, err := registry.LoadLimit(gen.EncodeRegistry(&doc), limit)
-	if err == nil {
-		err = proposedWarnings(next, p)
-	}
-	if err != nil {
-		errs := categoryErrors(err, p.Slug)
-		if p.Source != nil {
-			errs = sourceErrors(errs, p.Rank)
-		}
-		return errs
-	}
-	return nil
-}
-
-// proposedWarnings are the registry's warnings about what p proposes (its
-// category, or its source), as problems: a host on a private, loopback or
-// link-local address, a local name, a punycode or mixed-script name. The
-// curator's own file may hold them after a second look; an unknown party
-// may not propose them, least of all addresses of the node's own network.
-// The curator can still add such a source with upsert_category.
-func proposedWarnings(next *registry.Registry, p *proposals.Proposal) error {
-	prefix := "categories." + p.Slug + "."
-	if p.Source != nil {
-		prefix = fmt.Sprintf("categories.%s.sources[%d].", p.Slug, p.Rank-1)
-	}
-	var errs strictjson.Errors
-	for _, w := range registry.Warnings(next) {
-		if strings.HasPrefix(w.Path+".", prefix) {
-			errs = append(errs, &strictjson.Error{Path: w.Path, Reason: w.Reason + "; a proposal may not name such a host (the curator can add it by hand)"})
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return errs
-}
-
-// sourceErrors turns the problems of the proposed source, at
-// category.sources[rank-1], into problems of the source argument.
-func sourceErrors(err error, rank int) error {
-	var errs strictjson.Errors
-	if !errors.As(err, &errs) {
-		return err
-	}
-	prefix := fmt.Sprintf("category.sources[%d]", rank-1)
-	for _, e := range errs {
-		if len(e.Path) >= len(prefix) && e.Path[:len(prefix)] == prefix {
-			e.Path = "source" + e.Path[len(prefix):]
-		}
-	}
-	return errs
+	return curation.CheckProposal(h.cur.Load().reg, p, limit)
 }
 
 // ProposeChangeText implements gen.ToolHandlers.

@@ -19,7 +19,7 @@ func TestEditsKeepToRegistryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.edit.MaxRegistryBytes = int64(len(before)) + 100 // less than a category
+	h.node.Editor().MaxRegistryBytes = int64(len(before)) + 100 // less than a category
 	_, err = trySQLite(h, "Learning SQLite")
 	var te *gen.ToolError
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "--max-registry-bytes") {
@@ -28,7 +28,7 @@ func TestEditsKeepToRegistryLimit(t *testing.T) {
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 		t.Error("the refused change was written")
 	}
-	h.edit.MaxRegistryBytes = int64(len(before)) - 1
+	h.node.Editor().MaxRegistryBytes = int64(len(before)) - 1
 	_, err = h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
 	if !errors.As(err, &te) || !strings.Contains(te.Text, "limit") {
 		t.Fatalf("reload of a file over the limit: %v", err)

@@ -7,33 +7,25 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
-// RemoveCategory implements gen.ToolHandlers.
+// RemoveCategory implements gen.ToolHandlers (curation.Node.RemoveCategory).
 func (h *Handlers) RemoveCategory(ctx context.Context, in *gen.RemoveCategoryInput) (*gen.RemoveCategoryOutput, error) {
-	state := func(s *snapshot) *gen.RemoveCategoryOutput { c := changeOutput(s, in.Slug); return &c }
-	if h.edit == nil {
-		return nil, editFailure(h.noFile(), state(h.cur.Load()))
+	state := func(s store.Served) *gen.RemoveCategoryOutput { c := changeOutput(s, in.Slug); return &c }
+	if h.node == nil {
+		return nil, editFailure(h.noFile(), state(h.cur.Load().served()))
 	}
-	next, err := h.change(auth.CallerFrom(ctx).Name, gen.ToolRemoveCategory, in.Slug, func(doc *gen.Registry) error {
-		if _, ok := doc.Categories[in.Slug]; !ok {
-			return strictjson.Errors{{Path: "slug", Reason: "no category has this slug; list_categories shows them"}}
-		}
-		if len(doc.Categories) == 1 {
-			return strictjson.Errors{{Path: "slug", Reason: "this is the registry's only category, and a registry keeps at least one"}}
-		}
-		delete(doc.Categories, in.Slug)
-		return nil
-	})
+	done, err := h.node.RemoveCategory(auth.CallerFrom(ctx).Name, in.Slug)
 	var errs strictjson.Errors
 	switch {
 	case errors.As(err, &errs):
 		return nil, err
 	case err != nil:
-		return nil, editFailure("Cannot change the registry: "+err.Error(), state(h.cur.Load()))
+		return nil, editFailure("Cannot change the registry: "+storeProblem(err), state(h.cur.Load().served()))
 	}
-	return state(next), nil
+	return state(done.New), nil
 }
 
 // RemoveCategoryText implements gen.ToolHandlers.

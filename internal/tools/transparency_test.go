@@ -80,10 +80,10 @@ func signedHead(t *testing.T, path string) *signature.Verified {
 func TestSignedChangeCoversTheLogHead(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	h.edit.Validity = 72 * time.Hour
+	h.node.Editor().Validity = 72 * time.Hour
 	upsertSQLite(t, h, "Learning SQLite")
 	v := signedHead(t, path)
-	now := h.edit.Now()
+	now := h.node.Editor().Now()
 	if v.Log == nil || v.Log.Seq != 2 || !v.Expires.Equal(now.Add(72*time.Hour)) {
 		t.Fatalf("signature covers %+v, expires %v", v.Log, v.Expires)
 	}
@@ -182,7 +182,7 @@ func TestNoKeyNoEditOfASignedLog(t *testing.T) {
 // whoever called it.
 func TestReloadRecordsAChangeMadeOutsideTheLog(t *testing.T) {
 	h, path := editable(t, nil)
-	h.edit.AllowUnsigned = true // our registry names a curator key; this copy is not signed
+	h.node.Editor().AllowUnsigned = true // our registry names a curator key; this copy is not signed
 	upsertSQLite(t, h, "Learning SQLite")
 	data, _ := os.ReadFile(path)
 	data = bytes.Replace(data, []byte(`"Learning SQLite"`), []byte(`"Learning SQLite by hand"`), 1)
@@ -287,13 +287,13 @@ func TestReloadRefusesAnExpiredRegistry(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	data = bytes.Replace(data, []byte(`"version": "1.1.0"`), []byte(`"version": "1.1.5"`), 1)
 	os.WriteFile(path, data, 0o644)
-	signedAt := h.edit.Now().Add(-40 * 24 * time.Hour)
+	signedAt := h.node.Editor().Now().Add(-40 * 24 * time.Hour)
 	os.WriteFile(path+signature.Suffix, signature.SignWith(data, key, signedAt, signature.Options{Expires: signedAt.Add(30 * 24 * time.Hour)}), 0o644)
 	_, err := h.ReloadRegistry(context.Background(), &gen.ReloadRegistryInput{})
 	if err == nil || !strings.Contains(err.Error(), "expired on 2026-12-14T12:00:00Z") {
 		t.Fatalf("got %v", err)
 	}
-	h.edit.AllowExpired = true
+	h.node.Editor().AllowExpired = true
 	if out, err := h.ReloadRegistry(context.Background(), &gen.ReloadRegistryInput{}); err != nil || !out.Reloaded {
 		t.Fatalf("with expired allowed: %v", err)
 	}
@@ -305,16 +305,16 @@ func TestReloadRefusesAnExpiredRegistry(t *testing.T) {
 func TestRenewBeforeExpiry(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
-	h.edit.Validity = 10 * 24 * time.Hour
+	h.node.Editor().Validity = 10 * 24 * time.Hour
 	upsertSQLite(t, h, "Learning SQLite")
 	first := signedHead(t, path)
-	start := h.edit.Now()
+	start := h.node.Editor().Now()
 	for _, c := range []struct {
 		after time.Duration
 		signs bool
 	}{{4 * 24 * time.Hour, false}, {6 * 24 * time.Hour, true}, {7 * 24 * time.Hour, false}} {
 		at := start.Add(c.after)
-		h.edit.Now = func() time.Time { return at }
+		h.node.Editor().Now = func() time.Time { return at }
 		signed, err := h.Renew()
 		if err != nil || signed != c.signs {
 			t.Fatalf("after %v: signed %v, %v", c.after, signed, err)

@@ -7,33 +7,28 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
+	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/strictjson"
 )
 
-// UpsertCategory implements gen.ToolHandlers.
+// UpsertCategory implements gen.ToolHandlers (curation.Node.UpsertCategory).
 func (h *Handlers) UpsertCategory(ctx context.Context, in *gen.UpsertCategoryInput) (*gen.UpsertCategoryOutput, error) {
-	upsertState := func(s *snapshot, created bool) *gen.UpsertCategoryOutput {
+	upsertState := func(s store.Served, created bool) *gen.UpsertCategoryOutput {
 		c := changeOutput(s, in.Slug)
 		return &gen.UpsertCategoryOutput{Slug: c.Slug, Created: created, RegistryVersion: c.RegistryVersion, Updated: c.Updated, RegistrySHA256: c.RegistrySHA256, CategoryCount: c.CategoryCount, Signed: c.Signed}
 	}
-	if h.edit == nil {
-		return nil, editFailure(h.noFile(), upsertState(h.cur.Load(), false))
+	if h.node == nil {
+		return nil, editFailure(h.noFile(), upsertState(h.cur.Load().served(), false))
 	}
-	var created bool
-	next, err := h.change(auth.CallerFrom(ctx).Name, gen.ToolUpsertCategory, in.Slug, func(doc *gen.Registry) error {
-		_, exists := doc.Categories[in.Slug]
-		created = !exists
-		doc.Categories[in.Slug] = in.Category
-		return nil
-	})
+	done, err := h.node.UpsertCategory(auth.CallerFrom(ctx).Name, in.Slug, in.Category)
 	var errs strictjson.Errors
 	switch {
 	case errors.As(err, &errs):
-		return nil, categoryErrors(err, in.Slug) // the caller's category breaks a rule: Invalid params
+		return nil, err // the caller's category breaks a rule: Invalid params
 	case err != nil:
-		return nil, editFailure("Cannot change the registry: "+err.Error(), upsertState(h.cur.Load(), false))
+		return nil, editFailure("Cannot change the registry: "+storeProblem(err), upsertState(h.cur.Load().served(), false))
 	}
-	return upsertState(next, created), nil
+	return upsertState(done.New, done.Created), nil
 }
 
 // UpsertCategoryText implements gen.ToolHandlers.
