@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bytedance/sonic"
-
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -290,9 +288,9 @@ func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: MCP-Protocol-Version "+quoteHeader(version)+" does not match the version this session negotiated, "+sess.mcp.Version())
 		return
 	}
-	c := sess.track(ctx, m.ID)
-	defer sess.untrack(c)
-	s.answer(c, w, sess.mcp, req)
+	running := sess.requests.Start(ctx, m.ID)
+	defer sess.requests.Finish(running)
+	s.answer(running.Context(), w, sess.mcp, req)
 }
 
 // answer runs the request and writes its response. A request cancelled
@@ -340,9 +338,7 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 				return
 			}
 		} else if m.Method == "notifications/cancelled" {
-			if requestID, ok := cancelledID(m.Params); ok {
-				sess.cancel(requestID)
-			}
+			sess.requests.Cancelled(m.Params)
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -379,17 +375,6 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 		logInfo(w).session = id[:min(8, len(id))]
 		w.WriteHeader(http.StatusNoContent)
 	}
-}
-
-// cancelledID is the requestId of notifications/cancelled, as raw JSON.
-func cancelledID(params []byte) (string, bool) {
-	var p struct {
-		RequestID sonic.NoCopyRawMessage `json:"requestId"`
-	}
-	if params == nil || jsonrpc.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return "", false
-	}
-	return string(p.RequestID), true
 }
 
 // isJSON reports whether a Content-Type is application/json (in UTF-8,
