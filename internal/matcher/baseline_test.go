@@ -57,7 +57,6 @@ func TestBestSimilarityEqualsExhaustive(t *testing.T) {
 	}
 }
 
-
 func TestBaselineFindsParaphrases(t *testing.T) {
 	b, _ := baseline(t)
 	for query, want := range map[string]string{
