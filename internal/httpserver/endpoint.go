@@ -54,8 +54,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body := getBuffer()
-	defer putBuffer(body)
+	body := new(bytes.Buffer)
 	var held int64 // bytes of the body budget this request holds
 	defer func() { s.bodyBytes.Add(-held) }()
 	if !s.read(w, r, body, &held) {
@@ -438,22 +437,13 @@ func writeRPCError(w http.ResponseWriter, status int, id []byte, code int, msg s
 	writeJSON(w, status, jsonrpc.AppendError(nil, id, &jsonrpc.Error{Code: code, Message: msg}))
 }
 
-// Request bodies and responses are recycled: under load they would
-// otherwise be most of the garbage.
-var (
-	bodies    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	responses = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-)
+// Responses are recycled: under load they would otherwise be most of the
+// garbage. The pool pays: BenchmarkGetSourcesHTTP (client included)
+// allocates 14,460 B/op with it and 18,580 without (+28%). A pool of
+// request bodies saved 4% (15,050 B/op without) and went.
+var responses = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 const maxPooled = 64 << 10
-
-func getBuffer() *bytes.Buffer { b := bodies.Get().(*bytes.Buffer); b.Reset(); return b }
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() <= maxPooled {
-		bodies.Put(b)
-	}
-}
 
 func getResponse() []byte { return (*responses.Get().(*[]byte))[:0] }
 
