@@ -1,7 +1,8 @@
 // Package bounded runs one function over many items with a limit on how
 // many run at once (Each), and background work in rounds that a nudge can
-// bring forward (Rounds): the peer refresh, the identity checker and
-// doctor's peer fetches share it.
+// bring forward (Rounds), with one retry schedule for what fails there
+// (Backoff, Jitter): the peer refresh, the identity checker and doctor's
+// peer fetches share it.
 package bounded
 
 import "sync"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/bounded"
 	"github.com/three-good-sources/3gs/internal/safefile"
 )
 
@@ -60,9 +61,9 @@ func (c *Checker) loadCache() {
 			}
 		}
 		if e.Status == Verified {
-			e.next = at.Add(jitter(c.cfg.Refresh))
+			e.next = at.Add(bounded.Jitter(c.cfg.Refresh))
 		} else {
-			e.next = at.Add(jitter(Backoff(c.cfg.Refresh, max(e.failures, 1))))
+			e.next = at.Add(retries(c.cfg.Refresh).Retry(max(e.failures, 1)))
 		}
 		c.links[linkKey{ch.Pubkey, ch.URL}] = e
 	}

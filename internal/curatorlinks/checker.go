@@ -3,7 +3,6 @@ package curatorlinks
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -125,20 +124,10 @@ func (c *Checker) Wake() { c.wake.Nudge() }
 // each failure, never more than refresh. A page published after the
 // registry named it is found within the hour (at the 24h default); one
 // that stays down is asked about once a refresh interval.
-func Backoff(refresh time.Duration, k int) time.Duration {
-	d := refresh / 16
-	for i := 1; i < k && d < refresh; i++ {
-		d *= 2
-	}
-	return min(d, refresh)
-}
+func Backoff(refresh time.Duration, k int) time.Duration { return retries(refresh).Wait(k) }
 
-// jitter moves d by up to a tenth either way.
-func jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	return d + time.Duration((rand.Float64()*2-1)*float64(d)/10)
+func retries(refresh time.Duration) bounded.Backoff {
+	return bounded.Backoff{First: refresh / 16, Max: refresh}
 }
 
 // Run reads the cache, then checks every link that is due, and again
@@ -146,14 +135,15 @@ func jitter(d time.Duration) time.Duration {
 // never holds up the caller.
 func (c *Checker) Run(ctx context.Context) {
 	c.loadCache()
-	poll := min(time.Minute, max(c.cfg.Refresh/8, time.Second))
+	poll := min(bounded.MaxRoundWait, max(c.cfg.Refresh/8, time.Second))
 	bounded.Rounds(ctx, c.wake, func() time.Duration {
 		c.Round(ctx)
 		return min(poll, c.untilNext())
 	})
 }
 
-// untilNext is the time until the next link is due, at least 10ms.
+// untilNext is the time until the next link is due, at least
+// bounded.MinRoundWait.
 func (c *Checker) untilNext() time.Duration {
 	now := c.cfg.Now()
 	c.mu.Lock()
@@ -164,7 +154,7 @@ func (c *Checker) untilNext() time.Duration {
 			wait = min(wait, e.next.Sub(now))
 		}
 	}
-	return max(wait, 10*time.Millisecond)
+	return max(wait, bounded.MinRoundWait)
 }
 
 // Round checks the links of the subjects that are due, at most Parallel
@@ -265,11 +255,11 @@ func (c *Checker) check(ctx context.Context, k linkKey) {
 			c.cfg.Log.Info("identity link verified", "curator", k.pubkey, "link", k.url)
 		}
 		e.Status, e.Reason, e.VerifiedAt, e.failures = Verified, "", now, 0
-		e.next = now.Add(jitter(c.cfg.Refresh))
+		e.next = now.Add(bounded.Jitter(c.cfg.Refresh))
 		return
 	}
 	e.failures++
 	e.Status, e.Reason = Failed, PublicReason(err)
-	e.next = now.Add(jitter(Backoff(c.cfg.Refresh, e.failures)))
+	e.next = now.Add(retries(c.cfg.Refresh).Retry(e.failures))
 	c.cfg.Log.Warn("identity link not verified", "curator", k.pubkey, "link", k.url, "reason", e.Reason, "detail", err.Error(), "retry_in", e.next.Sub(now).Round(time.Second))
 }

@@ -75,3 +75,28 @@ func Sets(root string) []Set {
 	probe.Registry = filepath.Join(root, "registry.json")
 	return []Set{set("dev", true), set("dev2", true), set("dev3", true), set("heldout", false), set("heldout2", false), probe}
 }
+
+// MixV1 is the benchmark mix, version 1, with paths under root: 152
+// questions over the dev registry, drawn from the dev set (typos, long
+// questions, near misses, off-topic ones and a sample of the rest) plus
+// nonsense, of which more than a third are no confident answer. The
+// benchmarks of the request path measure on it, so a device kept for
+// speed is kept for what agents ask rather than for one lucky question.
+// It is frozen: a changed mix is a new version beside it.
+func MixV1(root string) Set {
+	td := filepath.Join(root, "internal", "matcher", "testdata")
+	return Set{"mix-v1", filepath.Join(td, "dev", "registry.json"), filepath.Join(td, "mix-v1", "queries.tsv"), true}
+}
+
+// Questions reads the questions of s alone, in order.
+func (s Set) Questions() ([]string, error) {
+	cases, err := Read(s.Queries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(cases))
+	for i, c := range cases {
+		out[i] = c.Query
+	}
+	return out, nil
+}

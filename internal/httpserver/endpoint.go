@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bytedance/sonic"
-
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
@@ -56,8 +54,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body := getBuffer()
-	defer putBuffer(body)
+	body := new(bytes.Buffer)
 	var held int64 // bytes of the body budget this request holds
 	defer func() { s.bodyBytes.Add(-held) }()
 	if !s.read(w, r, body, &held) {
@@ -290,9 +287,9 @@ func (s *Server) legacy(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		writeRPCError(w, http.StatusBadRequest, m.ID, codeInvalidRequest, "Bad Request: MCP-Protocol-Version "+quoteHeader(version)+" does not match the version this session negotiated, "+sess.mcp.Version())
 		return
 	}
-	c := sess.track(ctx, m.ID)
-	defer sess.untrack(c)
-	s.answer(c, w, sess.mcp, req)
+	running := sess.requests.Start(ctx, m.ID)
+	defer sess.requests.Finish(running)
+	s.answer(running.Context(), w, sess.mcp, req)
 }
 
 // answer runs the request and writes its response. A request cancelled
@@ -340,9 +337,7 @@ func (s *Server) notification(w http.ResponseWriter, r *http.Request, m *jsonrpc
 				return
 			}
 		} else if m.Method == "notifications/cancelled" {
-			if requestID, ok := cancelledID(m.Params); ok {
-				sess.cancel(requestID)
-			}
+			sess.requests.Cancelled(m.Params)
 		}
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -379,17 +374,6 @@ func (s *Server) endSession(w http.ResponseWriter, r *http.Request) {
 		logInfo(w).session = id[:min(8, len(id))]
 		w.WriteHeader(http.StatusNoContent)
 	}
-}
-
-// cancelledID is the requestId of notifications/cancelled, as raw JSON.
-func cancelledID(params []byte) (string, bool) {
-	var p struct {
-		RequestID sonic.NoCopyRawMessage `json:"requestId"`
-	}
-	if params == nil || jsonrpc.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return "", false
-	}
-	return string(p.RequestID), true
 }
 
 // isJSON reports whether a Content-Type is application/json (in UTF-8,
@@ -453,22 +437,13 @@ func writeRPCError(w http.ResponseWriter, status int, id []byte, code int, msg s
 	writeJSON(w, status, jsonrpc.AppendError(nil, id, &jsonrpc.Error{Code: code, Message: msg}))
 }
 
-// Request bodies and responses are recycled: under load they would
-// otherwise be most of the garbage.
-var (
-	bodies    = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	responses = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-)
+// Responses are recycled: under load they would otherwise be most of the
+// garbage. The pool pays: BenchmarkGetSourcesHTTP (client included)
+// allocates 14,460 B/op with it and 18,580 without (+28%). A pool of
+// request bodies saved 4% (15,050 B/op without) and went.
+var responses = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 const maxPooled = 64 << 10
-
-func getBuffer() *bytes.Buffer { b := bodies.Get().(*bytes.Buffer); b.Reset(); return b }
-
-func putBuffer(b *bytes.Buffer) {
-	if b.Cap() <= maxPooled {
-		bodies.Put(b)
-	}
-}
 
 func getResponse() []byte { return (*responses.Get().(*[]byte))[:0] }
 

@@ -4,9 +4,9 @@ import (
 	"container/list"
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/inflight"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
 )
@@ -27,101 +27,9 @@ type session struct {
 
 	mu       sync.Mutex
 	lastUsed time.Time
-	calls    []*call // running requests; few, so a cancellation searches them
-}
-
-// track registers a running request with id and returns its context, a
-// child of ctx that cancel also ends; untrack removes it when it is done.
-// The context is the call itself: a context.WithCancel, a closure and a
-// map entry keyed by the id's text per request were most of what a
-// session's bookkeeping allocated, and a request is almost never
-// cancelled.
-func (sess *session) track(ctx context.Context, id []byte) *call {
-	c := &call{Context: ctx, id: id}
-	sess.mu.Lock()
-	c.slot = len(sess.calls)
-	sess.calls = append(sess.calls, c)
-	sess.mu.Unlock()
-	return c
-}
-
-// untrack removes c, ended, from the running requests.
-func (sess *session) untrack(c *call) {
-	sess.mu.Lock()
-	last := len(sess.calls) - 1
-	moved := sess.calls[last]
-	sess.calls[c.slot], moved.slot = moved, c.slot
-	sess.calls[last] = nil
-	sess.calls = sess.calls[:last]
-	sess.mu.Unlock()
-	c.end()
-}
-
-// call is one running request, and its context: Err and Done report its
-// own cancellation as well as its parent's end. Done's channel is made
-// only for a handler that asks for it.
-type call struct {
-	context.Context // the parent, for values, deadline and its own end
-	id              []byte
-	slot            int // index in session.calls, under session.mu
-
-	cancelled atomic.Bool
-	mu        sync.Mutex
-	done      chan struct{}
-	stop      func() bool // undoes the AfterFunc that links done to the parent
-}
-
-func (c *call) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.cancelled.Load() {
-			close(c.done)
-		} else if c.Context.Done() != nil {
-			c.stop = context.AfterFunc(c.Context, c.cancel)
-		}
-	}
-	return c.done
-}
-
-func (c *call) Err() error {
-	if c.cancelled.Load() {
-		return context.Canceled
-	}
-	return c.Context.Err()
-}
-
-// cancel stops the request.
-func (c *call) cancel() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.cancelled.Swap(true) && c.done != nil {
-		close(c.done)
-	}
-}
-
-// end releases what Done set up, once the request is over; whatever the
-// handler started on the context stops with it.
-func (c *call) end() {
-	c.mu.Lock()
-	stop := c.stop
-	c.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
-	c.cancel()
-}
-
-// cancel stops every running request with id; unknown ids are ignored.
-func (sess *session) cancel(id string) {
-	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	for _, c := range sess.calls {
-		if string(c.id) == id {
-			c.cancel()
-		}
-	}
+	// requests are the ones it has running, for notifications/cancelled
+	// and for its end.
+	requests inflight.Requests
 }
 
 // sessionTable holds the open sessions, at most max and at most perClient
@@ -235,10 +143,7 @@ func (t *sessionTable) leastRecentlyUsedLocked(match func(*session) bool) *sessi
 		if !match(s) {
 			continue
 		}
-		s.mu.Lock()
-		running := len(s.calls) > 0
-		s.mu.Unlock()
-		if !running {
+		if s.requests.Len() == 0 {
 			return s
 		}
 	}
@@ -252,11 +157,7 @@ func (t *sessionTable) dropLocked(s *session) {
 	if t.byClient[s.client]--; t.byClient[s.client] <= 0 {
 		delete(t.byClient, s.client)
 	}
-	s.mu.Lock()
-	for _, c := range s.calls {
-		c.cancel()
-	}
-	s.mu.Unlock()
+	s.requests.CancelAll()
 }
 
 // get returns the session id names if this table holds it, and marks it

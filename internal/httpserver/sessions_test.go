@@ -37,7 +37,7 @@ func TestSessionTableEviction(t *testing.T) {
 
 	// The table is full. honest[0] runs a request: a newcomer takes the
 	// least recently used of the others, never it.
-	running := honest[0].track(context.Background(), []byte("1"))
+	running := honest[0].requests.Start(context.Background(), []byte("1"))
 	for _, s := range honest[1:] {
 		tab.get(s.id) // used after honest[0]
 	}
@@ -45,12 +45,12 @@ func TestSessionTableEviction(t *testing.T) {
 	if tab.get(honest[0].id) == nil {
 		t.Fatal("a session running a request was evicted")
 	}
-	honest[0].untrack(running)
+	honest[0].requests.Finish(running)
 
 	// Every session of a client at its bound runs a request: refused.
 	busy := newSessionTable(10, 2, time.Hour, tick)
 	for range 2 {
-		busy.add(nil, "a").track(context.Background(), []byte("1"))
+		busy.add(nil, "a").requests.Start(context.Background(), []byte("1"))
 	}
 	if busy.add(nil, "a") != nil {
 		t.Error("a client whose sessions all run requests got another")

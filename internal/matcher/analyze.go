@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/kljensen/snowball/english"
 
@@ -78,13 +77,15 @@ func store2[T any](first, second *atomic.Pointer[T], e *T) {
 // several words ("self-hosted" → "selfhosted", "mail-in-a-box" →
 // "mailinabox"): names are written both ways, and a query that joins them
 // must still meet the split form. Raw words are substrings of lower, so
-// scanning allocates only for compounds.
+// scanning allocates only for compounds and words with capitals.
 //
 // With fold, lower may also hold ASCII capitals (and only those: text with
 // other capitals must be lowercased first): a word with capitals is
-// lowercased into *fold, valid until the next word, and compounds are
+// lowercased through *fold into a string of its own, and compounds are
 // lowercased too, so the words are those of strings.ToLower(lower) without
-// a lowercase copy of all of it.
+// a lowercase copy of all of it. (An unsafe view of *fold instead of the
+// word's string saved 0.2% of the bytes of building the dev registry's
+// index and nothing per query, so it went.)
 func scan(lower string, fold *[]byte, word func(raw string), compound func(joined string)) {
 	chunkStart, parts, start := -1, 0, -1
 	capitals := false // the current word has ASCII capitals
@@ -115,7 +116,7 @@ func scan(lower string, fold *[]byte, word func(raw string), compound func(joine
 					(*fold)[k] = c + 'a' - 'A'
 				}
 			}
-			w = unsafe.String(unsafe.SliceData(*fold), len(*fold))
+			w = string(*fold)
 		}
 		capitals = false
 		parts++

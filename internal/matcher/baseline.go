@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/textnorm"
 )
@@ -73,8 +74,8 @@ func (b *Baseline) Match(query string, limit int) ([]Scored, error) {
 	if len(tokens) == 0 {
 		return nil, ErrOnlyStopWords
 	}
-	var q pattern
-	q.init([]rune(strings.Join(tokens, " ")))
+	var q typo.Pattern
+	q.Init([]rune(strings.Join(tokens, " ")))
 	out := make([]Scored, 0, len(b.cats))
 	for _, c := range b.cats {
 		best := bestSimilarity(&q, c.candidates)
@@ -114,9 +115,9 @@ func (c *baselineCategory) shares(tokens []string) bool {
 // 1 − d / max(qlen, len). On each side of qlen that bound falls as d grows,
 // so each side is walked outward from qlen and abandoned once its bound
 // cannot beat the best found. The result equals trying every candidate.
-func bestSimilarity(q *pattern, cands []candidate) float64 {
+func bestSimilarity(q *typo.Pattern, cands []candidate) float64 {
 	best := 0.0
-	qlen := len(q.runes)
+	qlen := q.Len()
 	split, _ := slices.BinarySearchFunc(cands, qlen, func(c candidate, n int) int { return c.length - n })
 	try := func(c candidate) bool {
 		longest := max(qlen, c.length)
@@ -127,7 +128,7 @@ func bestSimilarity(q *pattern, cands []candidate) float64 {
 		if 1-float64(abs(qlen-c.length))/float64(longest) <= best {
 			return false
 		}
-		best = max(best, 1-float64(q.distance(c.runes))/float64(longest))
+		best = max(best, 1-float64(q.Distance(c.runes))/float64(longest))
 		return true
 	}
 	for i := split; i < len(cands) && try(cands[i]); i++ {

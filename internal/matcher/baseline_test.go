@@ -50,30 +50,9 @@ func TestBestSimilarityEqualsExhaustive(t *testing.T) {
 				longest := max(qlen, cand.length)
 				want = max(want, 1-float64(typo.Levenshtein([]rune(query), []rune(cand.text)))/float64(longest))
 			}
-			if got := bestSimilarity(newPattern([]rune(query)), c.candidates); got != want {
+			if got := bestSimilarity(typo.NewPattern([]rune(query)), c.candidates); got != want {
 				t.Fatalf("%q vs %s: pruned %v, exhaustive %v", query, c.slug, got, want)
 			}
-		}
-	}
-}
-
-// The bit-parallel distance equals the plain table's on every pair,
-// including non-ASCII text and empty strings (patterns past 64 characters
-// are computed by the table itself).
-func TestPatternDistance(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	alphabet := []rune("abcde é世 ")
-	word := func(n int) string {
-		r := make([]rune, n)
-		for i := range r {
-			r[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		return string(r)
-	}
-	for range 20000 {
-		a, b := word(rng.IntN(70)), word(rng.IntN(70))
-		if got, want := newPattern([]rune(a)).distance([]rune(b)), typo.Levenshtein([]rune(a), []rune(b)); got != want {
-			t.Fatalf("%q vs %q: got %d, want %d", a, b, got, want)
 		}
 	}
 }

@@ -168,7 +168,11 @@ type Index struct {
 	tune     tuning
 	strength [1 << numFields]float32 // strengthTable(&tune)
 
-	scratch sync.Pool // *scratch sized for this index
+	// scratch holds *scratch sized for this index: per-category arrays
+	// a match would otherwise allocate. It pays: BenchmarkMatch/mix-v1
+	// allocates 227 B/op with it and 7,476 without, BenchmarkMatch/10000
+	// 380 B/op and 350,500.
+	scratch sync.Pool
 }
 
 // elemMark tags the entry that opens a short element in Index.elems; the

@@ -10,6 +10,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/testserver"
 
+	"github.com/three-good-sources/3gs/internal/evalset"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
@@ -28,6 +29,11 @@ func benchSession(b *testing.B) *mcp.Session {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return sessionOn(b, data)
+}
+
+// sessionOn is an initialized session serving the registry document data.
+func sessionOn(b *testing.B, data []byte) *mcp.Session {
 	srv := testserver.New(b, testserver.Options{Registry: data})
 	sess := srv.NewSession()
 	m, _, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
@@ -35,9 +41,26 @@ func benchSession(b *testing.B) *mcp.Session {
 	return sess
 }
 
-// BenchmarkHandle measures parse + handle of one request, without transport.
+// BenchmarkHandle measures parse + handle of one request, without
+// transport. mix-v1 is get_sources over the benchmark mix (evalset.MixV1)
+// on its registry: the figure the request path's devices (pools, unsafe
+// conversions) are kept or dropped on.
 func BenchmarkHandle(b *testing.B) {
 	sess := benchSession(b)
+	mix := evalset.MixV1("../..")
+	mixData, err := os.ReadFile(mix.Registry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	questions, err := mix.Questions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mixLines [][]byte
+	for i, q := range questions {
+		arg, _ := json.Marshal(q)
+		mixLines = append(mixLines, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%s}}}`, i, arg))
+	}
 	var lines [][]byte
 	for i, q := range benchQueries {
 		lines = append(lines, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%q}}}`, i, q))
@@ -47,8 +70,14 @@ func BenchmarkHandle(b *testing.B) {
 		"get_sources": lines,
 		// By slug: no matching, so what remains is the protocol around it.
 		"get_sources_slug": {[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_sources","arguments":{"slug":"rust-learning"}}}`)},
+		"mix-v1":           mixLines,
 	}
+	mixSess := sessionOn(b, mixData)
 	for name, in := range cases {
+		sess := sess
+		if name == "mix-v1" {
+			sess = mixSess
+		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			buf := make([]byte, 0, 16<<10) // the transport reuses buffers too

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -295,19 +294,20 @@ func (n *Network) Run(ctx context.Context) {
 	})
 }
 
-// untilNext is the time until the next peer is due, at most a minute so
-// a changed clock or endorsement list is noticed.
+// untilNext is the time until the next peer is due, within the bounds of
+// bounded.MinRoundWait and MaxRoundWait (so a changed clock or
+// endorsement list is noticed).
 func (n *Network) untilNext() time.Duration {
 	now := n.cfg.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	wait := time.Minute
+	wait := bounded.MaxRoundWait
 	for _, st := range n.peers {
 		if st.key != nil && !st.running {
 			wait = min(wait, st.next.Sub(now))
 		}
 	}
-	return max(wait, 10*time.Millisecond)
+	return max(wait, bounded.MinRoundWait)
 }
 
 // Refresh fetches the peers that are due, or all of them with all set,
@@ -392,7 +392,7 @@ func (n *Network) fetch(ctx context.Context, st *state) {
 	}
 	st.Copy, st.Status, st.Reason, st.Public, st.failures = c, Fresh, "", "", 0
 	st.Health = health
-	st.next = now.Add(n.jitter(n.cfg.Refresh))
+	st.next = now.Add(bounded.Jitter(n.cfg.Refresh))
 }
 
 // fetchHealth reads the health file of the peer whose registry c was
@@ -418,19 +418,7 @@ func (n *Network) fetchHealth(ctx context.Context, pubkey string, key ed25519.Pu
 
 // backoff is the wait before fetching a peer again after its k-th
 // failure in a row: a quarter of the refresh interval, doubling, at most
-// four intervals.
+// four intervals, jittered.
 func (n *Network) backoff(k int) time.Duration {
-	d := n.cfg.Refresh / 4
-	for i := 1; i < k && d < 4*n.cfg.Refresh; i++ {
-		d *= 2
-	}
-	return n.jitter(min(d, 4*n.cfg.Refresh))
-}
-
-// jitter moves d by up to a tenth either way.
-func (n *Network) jitter(d time.Duration) time.Duration {
-	if d <= 0 {
-		return d
-	}
-	return d + time.Duration((rand.Float64()*2-1)*float64(d)/10)
+	return bounded.Backoff{First: n.cfg.Refresh / 4, Max: 4 * n.cfg.Refresh}.Retry(k)
 }

@@ -3,9 +3,12 @@ package stdio
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/evalset"
 
 	"github.com/three-good-sources/3gs/internal/testserver"
 
@@ -14,14 +17,33 @@ import (
 
 // BenchmarkServePipelined drives Serve through OS pipes with 64 requests in
 // flight, like the stdio load benchmark in bench/ but in one process, so a
-// CPU profile shows the transport's own cost.
+// CPU profile shows the transport's own cost. mix-v1 cycles through the
+// benchmark mix (evalset.MixV1) on its registry: the per-request figures
+// the transport's devices are judged on.
 func BenchmarkServePipelined(b *testing.B) {
 	data, err := os.ReadFile(testkit.SharedRegistry(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := testserver.New(b, testserver.Options{Registry: data})
-	for _, method := range []string{"tools/list", "get_sources"} {
+	mix := evalset.MixV1("../..")
+	questions, err := mix.Questions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mixArgs []string // the questions as JSON strings, made before timing
+	for _, q := range questions {
+		j, _ := json.Marshal(q)
+		mixArgs = append(mixArgs, string(j))
+	}
+	mixData, err := os.ReadFile(mix.Registry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, method := range []string{"tools/list", "get_sources", "mix-v1"} {
+		srv := testserver.New(b, testserver.Options{Registry: data})
+		if method == "mix-v1" {
+			srv = testserver.New(b, testserver.Options{Registry: mixData})
+		}
 		b.Run(method, func(b *testing.B) {
 			inR, inW, _ := os.Pipe()
 			outR, outW, _ := os.Pipe()
@@ -51,9 +73,12 @@ func BenchmarkServePipelined(b *testing.B) {
 			b.ResetTimer()
 			for i := range n {
 				tokens <- struct{}{}
-				if method == "tools/list" {
+				switch method {
+				case "tools/list":
 					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`+"\n", i)
-				} else {
+				case "mix-v1":
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%s}}}`+"\n", i, mixArgs[i%len(mixArgs)])
+				default:
 					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":"how do I run a bitcoin full node"}}}`+"\n", i)
 				}
 				if len(tokens) == cap(tokens) || i == n-1 {

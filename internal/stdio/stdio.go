@@ -25,11 +25,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"time"
 
-	"github.com/bytedance/sonic"
-
+	"github.com/three-good-sources/3gs/internal/inflight"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
 )
@@ -62,7 +59,8 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{})}
+	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{}),
+		values: context.WithoutCancel(ctx)}
 	go c.w.loop()
 	c.workers.Add(opt.MaxInFlight)
 	for range opt.MaxInFlight {
@@ -99,62 +97,18 @@ type conn struct {
 	jobs    chan *job // unbuffered: a send waits for a free worker; nil stops one
 	quit    chan struct{}
 	workers sync.WaitGroup
-
-	mu sync.Mutex
-	// inflight are the requests started and not finished, each knowing its
-	// place; at most MaxInFlight plus the one being handed over, so the
-	// linear search a cancellation makes is short, and starting a request
-	// costs no map entry or key string.
-	inflight []*job
+	// inflight are the requests started and not finished, for
+	// notifications/cancelled.
+	inflight inflight.Requests
+	// values is Serve's ctx for its values alone: Serve's ctx ending does
+	// not cancel a request, which finishes and is answered.
+	values context.Context
 }
 
-// job is one request handed to a worker. It is the request's context too:
-// cancellation is rare, so rather than a context.WithCancel per request
-// (three allocations) the job answers Err itself and makes a Done channel
-// only for a handler that asks for one.
+// job is one request handed to a worker.
 type job struct {
-	m      *jsonrpc.Message
-	parent context.Context // for values only: Serve's ctx ending does not cancel a request
-	slot   int             // index in conn.inflight, under conn.mu
-
-	cancelled atomic.Bool
-	mu        sync.Mutex
-	done      chan struct{} // made on first Done
-}
-
-func (j *job) Deadline() (time.Time, bool) { return time.Time{}, false }
-
-func (j *job) Done() <-chan struct{} {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.done == nil {
-		j.done = make(chan struct{})
-		if j.cancelled.Load() {
-			close(j.done)
-		}
-	}
-	return j.done
-}
-
-func (j *job) Err() error {
-	if j.cancelled.Load() {
-		return context.Canceled
-	}
-	return nil
-}
-
-func (j *job) Value(key any) any { return j.parent.Value(key) }
-
-// cancel stops the request; its answer is then not sent.
-func (j *job) cancel() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.cancelled.Swap(true) {
-		return
-	}
-	if j.done != nil {
-		close(j.done)
-	}
+	m   *jsonrpc.Message
+	req *inflight.Request
 }
 
 // read is the single reader: it frames lines, parses them, and starts
@@ -219,7 +173,8 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		return // nothing of ours awaits a client's reply
 	case jsonrpc.KindNotification:
 		if m.Method == "notifications/cancelled" {
-			c.cancel(m.Params)
+			// The named request stops and its answer is not sent.
+			c.inflight.Cancelled(m.Params)
 		}
 		return
 	}
@@ -230,28 +185,12 @@ func (c *conn) dispatch(ctx context.Context, line []byte) {
 		c.w.send(c.handle(ctx, m, getBuffer()))
 		return
 	}
-	j := &job{m: m, parent: ctx}
-	c.mu.Lock()
-	j.slot = len(c.inflight)
-	c.inflight = append(c.inflight, j)
-	c.mu.Unlock()
+	j := &job{m: m, req: c.inflight.Start(c.values, m.ID)}
 	select {
 	case c.jobs <- j:
 	case <-c.quit:
-		c.finish(j)
-		j.cancel()
+		c.inflight.Finish(j.req)
 	}
-}
-
-// finish takes j off the requests in flight.
-func (c *conn) finish(j *job) {
-	c.mu.Lock()
-	last := len(c.inflight) - 1
-	moved := c.inflight[last]
-	c.inflight[j.slot], moved.slot = moved, j.slot
-	c.inflight[last] = nil
-	c.inflight = c.inflight[:last]
-	c.mu.Unlock()
 }
 
 // work runs requests until Serve stops it with a nil job. A plain
@@ -267,14 +206,15 @@ func (c *conn) work() {
 }
 
 func (c *conn) run(j *job) {
-	resp := c.handle(j, j.m, getBuffer())
-	c.finish(j)
-	if j.Err() == nil && resp != nil {
+	ctx := j.req.Context()
+	resp := c.handle(ctx, j.m, getBuffer())
+	cancelled := ctx.Err() != nil
+	c.inflight.Finish(j.req) // whatever the handler started on ctx stops with it
+	if !cancelled && resp != nil {
 		c.w.send(resp)
 	} else {
 		putBuffer(resp)
 	}
-	j.cancel() // whatever the handler started on its context stops with it
 }
 
 // handle runs one request; a panic becomes an internal error for that
@@ -287,25 +227,6 @@ func (c *conn) handle(ctx context.Context, m *jsonrpc.Message, buf []byte) (resp
 		}
 	}()
 	return c.sess.Handle(ctx, m, buf)
-}
-
-// cancel honours notifications/cancelled: the named request stops and its
-// answer is not sent. Unknown or finished ids are ignored, as the
-// specification allows.
-func (c *conn) cancel(params []byte) {
-	var p struct {
-		RequestID sonic.NoCopyRawMessage `json:"requestId"`
-	}
-	if params == nil || jsonrpc.Unmarshal(params, &p) != nil || p.RequestID == nil {
-		return
-	}
-	c.mu.Lock()
-	for _, j := range c.inflight {
-		if bytes.Equal(j.m.ID, p.RequestID) {
-			j.cancel()
-		}
-	}
-	c.mu.Unlock()
 }
 
 // writer serializes output lines.

@@ -12,24 +12,47 @@ import "unicode/utf8"
 // Levenshtein (insertions, deletions, substitutions), plus the swap of two
 // neighbouring characters as one edit, since "teh" is the commonest typo
 // of all. Characters are runes. ASCII words of up to maxStackLen bytes are
-// compared on the stack, allocating nothing; anything else goes through
-// runeDistance.
+// compared as bytes with the table on the stack, allocating nothing: the
+// matcher's typo tolerance compares every query word with its candidates.
 func Distance(a, b string) int {
-	n, m := len(a), len(b)
-	if n > maxStackLen || m > maxStackLen || !isASCII(a) || !isASCII(b) {
-		return runeDistance([]rune(a), []rune(b))
+	if a == b {
+		return 0
 	}
+	if len(a) <= maxStackLen && len(b) <= maxStackLen && isASCII(a) && isASCII(b) {
+		var ab, bb [maxStackLen]byte
+		var rows [3 * (maxStackLen + 1)]int32
+		return table(ab[:copy(ab[:], a)], bb[:copy(bb[:], b)], true, rows[:])
+	}
+	return table([]rune(a), []rune(b), true, nil)
+}
+
+// maxStackLen is the longest word Distance compares on the stack.
+const maxStackLen = 64
+
+// Levenshtein is the Levenshtein distance between a and b: insertions,
+// deletions and substitutions, no swaps. Pattern computes it faster for
+// patterns of up to 64 characters; this is what it falls back on past
+// them, and what tests check it against.
+func Levenshtein(a, b []rune) int { return table(a, b, false, nil) }
+
+// table is the one edit-distance table of the package, computed a row at
+// a time: the Levenshtein distance between a and b, and with swaps the
+// optimal string alignment distance (a swap of neighbours is one edit).
+// rows is room for three rows of len(b)+1, or nil to allocate them.
+func table[E byte | rune](a, b []E, swaps bool, rows []int32) int {
+	n, m := len(a), len(b)
 	if n == 0 {
 		return m
 	}
 	if m == 0 {
 		return n
 	}
-	if a == b {
-		return 0
+	if len(rows) < 3*(m+1) {
+		rows = make([]int32, 3*(m+1))
 	}
-	var r0, r1, r2 [maxStackLen + 1]int32 // rows i-2, i-1 and i
-	for j := range m + 1 {
+	// Rows i-2, i-1 and i.
+	r0, r1, r2 := rows[:m+1], rows[m+1:2*(m+1)], rows[2*(m+1):3*(m+1)]
+	for j := range r1 {
 		r1[j] = int32(j)
 	}
 	for i := 1; i <= n; i++ {
@@ -40,80 +63,14 @@ func Distance(a, b string) int {
 				cost = 0
 			}
 			v := min(r1[j]+1, r2[j-1]+1, r1[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				v = min(v, r0[j-2]+1)
-			}
-			r2[j] = v
-		}
-		r0, r1 = r1, r2
-	}
-	return int(r1[m])
-}
-
-// maxStackLen is the longest word Distance compares on the stack.
-const maxStackLen = 64
-
-// runeDistance is Distance over runes, with the table's three live rows
-// on the heap: for words too long for the stack, or not ASCII.
-func runeDistance(a, b []rune) int {
-	n, m := len(a), len(b)
-	if n == 0 {
-		return m
-	}
-	if m == 0 {
-		return n
-	}
-	r0, r1, r2 := make([]int, m+1), make([]int, m+1), make([]int, m+1)
-	for j := range r1 {
-		r1[j] = j
-	}
-	for i := 1; i <= n; i++ {
-		r2[0] = i
-		for j := 1; j <= m; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			v := min(r1[j]+1, r2[j-1]+1, r1[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+			if swaps && i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
 				v = min(v, r0[j-2]+1)
 			}
 			r2[j] = v
 		}
 		r0, r1, r2 = r1, r2, r0
 	}
-	return r1[m]
-}
-
-// Levenshtein is the Levenshtein distance between a and b: insertions,
-// deletions and substitutions, no swaps. It is the plain
-// dynamic-programming table, one row at a time: what the matcher's
-// bit-parallel form (for words of up to 64 characters) falls back on, and
-// what tests check that form against.
-func Levenshtein(a, b []rune) int {
-	n, m := len(a), len(b)
-	if n == 0 {
-		return m
-	}
-	if m == 0 {
-		return n
-	}
-	prev, cur := make([]int, m+1), make([]int, m+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= n; i++ {
-		cur[0] = i
-		for j := 1; j <= m; j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[m]
+	return int(r1[m])
 }
 
 func isASCII(s string) bool {

@@ -51,7 +51,7 @@ func TestDistanceProperties(t *testing.T) {
 	for range 20000 {
 		a, b, c := word(), word(), word()
 		d := Distance(a, b)
-		if r := runeDistance([]rune(a), []rune(b)); r != d {
+		if r := table([]rune(a), []rune(b), true, nil); r != d {
 			t.Fatalf("Distance(%q, %q) = %d on the stack, %d by runes", a, b, d, r)
 		}
 		if back := Distance(b, a); back != d {
@@ -124,4 +124,12 @@ func FuzzDistance(f *testing.F) {
 			t.Fatalf("Distance(%q, %q) = %d, Levenshtein %d", a, b, d, l)
 		}
 	})
+}
+
+// Short ASCII words are compared on the stack: the matcher's typo
+// tolerance calls Distance for every candidate term.
+func TestDistanceShortASCIIAllocatesNothing(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { Distance("kubernetes", "kuberentes") }); n != 0 {
+		t.Errorf("Distance of two ASCII words allocated %v times, want 0", n)
+	}
 }
