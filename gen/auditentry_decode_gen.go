@@ -53,7 +53,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumAuditEntryAction)
-				out.Action = AuditEntryAction(v)
+				out.Action = AuditAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -177,10 +177,10 @@ func DecodeAuditEntryInPlace(data []byte) (*AuditEntry, error) {
 	return strictjson.DecodeInPlace(data, decodeAuditEntry)
 }
 
-// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
+// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/$defs/auditAction.
 var enumAuditEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 
-// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/properties/action, in schema order.
+// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/$defs/auditAction, in schema order.
 func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }

@@ -96,10 +96,10 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			{
-				var opt0 IdentityCheckReason
+				var opt0 IdentityReason
 				if v, ok := d.String(&fp); ok {
 					d.Enum(&fp, v, enumIdentityCheckReason)
-					opt0 = IdentityCheckReason(v)
+					opt0 = IdentityReason(v)
 				}
 				out.Reason = &opt0
 			}
@@ -163,10 +163,10 @@ func EnumIdentityCheckStatus() []string {
 	return slices.Clone(enumIdentityCheckStatus)
 }
 
-// enumIdentityCheckReason holds the values allowed at schema/identitycache.schema.json#/$defs/identityCheck/properties/reason.
+// enumIdentityCheckReason holds the values allowed at schema/identitycache.schema.json#/$defs/identityReason.
 var enumIdentityCheckReason = []string{"unreachable", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "key not found"}
 
-// EnumIdentityCheckReason returns the values allowed at schema/identitycache.schema.json#/$defs/identityCheck/properties/reason, in schema order.
+// EnumIdentityCheckReason returns the values allowed at schema/identitycache.schema.json#/$defs/identityReason, in schema order.
 func EnumIdentityCheckReason() []string {
 	return slices.Clone(enumIdentityCheckReason)
 }

@@ -24,7 +24,7 @@ type IdentityCheck struct {
 	Pubkey string `json:"pubkey"`
 
 	// For failed: the coarse reason, as get_identity shows it.
-	Reason *IdentityCheckReason `json:"reason,omitempty,omitzero"`
+	Reason *IdentityReason `json:"reason,omitempty,omitzero"`
 
 	// verified: the page (or the origin's /.well-known/3gs.json) held the exact key;
 	// failed: it did not, or could not be read (see reason).
@@ -37,16 +37,16 @@ type IdentityCheck struct {
 	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
 }
 
-type IdentityCheckReason string
-
-const IdentityCheckReasonKeyNotFound IdentityCheckReason = "key not found"
-const IdentityCheckReasonRefusedAddressNotAllowed IdentityCheckReason = "refused: address not allowed"
-const IdentityCheckReasonRefusedEncoding IdentityCheckReason = "refused: encoding"
-const IdentityCheckReasonRefusedRedirect IdentityCheckReason = "refused: redirect"
-const IdentityCheckReasonRefusedTooLarge IdentityCheckReason = "refused: too large"
-const IdentityCheckReasonUnreachable IdentityCheckReason = "unreachable"
-
 type IdentityCheckStatus string
 
 const IdentityCheckStatusFailed IdentityCheckStatus = "failed"
 const IdentityCheckStatusVerified IdentityCheckStatus = "verified"
+
+type IdentityReason string
+
+const IdentityReasonKeyNotFound IdentityReason = "key not found"
+const IdentityReasonRefusedAddressNotAllowed IdentityReason = "refused: address not allowed"
+const IdentityReasonRefusedEncoding IdentityReason = "refused: encoding"
+const IdentityReasonRefusedRedirect IdentityReason = "refused: redirect"
+const IdentityReasonRefusedTooLarge IdentityReason = "refused: too large"
+const IdentityReasonUnreachable IdentityReason = "unreachable"

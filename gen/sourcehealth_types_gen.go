@@ -2,6 +2,14 @@
 
 package gen
 
+type CheckStatus string
+
+const CheckStatusChanged CheckStatus = "changed"
+const CheckStatusError CheckStatus = "error"
+const CheckStatusGone CheckStatus = "gone"
+const CheckStatusOk CheckStatus = "ok"
+const CheckStatusRedirected CheckStatus = "redirected"
+
 type CheckedSource struct {
 	// The category's slug.
 	Category string `json:"category"`
@@ -30,7 +38,7 @@ type CheckedSource struct {
 	Size *int `json:"size,omitempty,omitzero"`
 
 	// ok, redirected, gone, error or changed; see summary.
-	Status CheckedSourceStatus `json:"status"`
+	Status CheckStatus `json:"status"`
 
 	// The page's title, when a GET read one (first 200 characters).
 	Title *string `json:"title,omitempty,omitzero"`
@@ -38,14 +46,6 @@ type CheckedSource struct {
 	// The URL as the registry names it.
 	URL string `json:"url"`
 }
-
-type CheckedSourceStatus string
-
-const CheckedSourceStatusChanged CheckedSourceStatus = "changed"
-const CheckedSourceStatusError CheckedSourceStatus = "error"
-const CheckedSourceStatusGone CheckedSourceStatus = "gone"
-const CheckedSourceStatusOk CheckedSourceStatus = "ok"
-const CheckedSourceStatusRedirected CheckedSourceStatus = "redirected"
 
 // What the server's last check of the source's URL found (serve --check-sources,
 // or 3gs check on the registry file); absent when it was never checked. Warn the
@@ -59,16 +59,8 @@ type SourceHealth struct {
 	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
 	// longer resolves; error: a server error, TLS failure, timeout, or redirects that
 	// loop or lead to a refused address.
-	Status SourceHealthStatus `json:"status"`
+	Status CheckStatus `json:"status"`
 }
-
-type SourceHealthStatus string
-
-const SourceHealthStatusChanged SourceHealthStatus = "changed"
-const SourceHealthStatusError SourceHealthStatus = "error"
-const SourceHealthStatusGone SourceHealthStatus = "gone"
-const SourceHealthStatusOk SourceHealthStatus = "ok"
-const SourceHealthStatusRedirected SourceHealthStatus = "redirected"
 
 // The outcome of checking every source URL of a registry: what `3gs check --json`
 // prints, and what the health file beside the registry (REGISTRY.health.json)

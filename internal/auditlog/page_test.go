@@ -28,11 +28,11 @@ func pageLog(t *testing.T, slugs ...string) (string, [][]byte, Head) {
 	path := filepath.Join(t.TempDir(), "registry.json.audit.jsonl")
 	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
 	l := Open(path, &Report{})
-	entries := []*gen.AuditEntry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditEntryActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
+	entries := []*gen.AuditEntry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
 	for i, s := range slugs {
-		action := gen.AuditEntryActionUpsert
+		action := gen.AuditActionUpsert
 		if rest, ok := strings.CutPrefix(s, "-"); ok {
-			action, s = gen.AuditEntryActionRemove, rest
+			action, s = gen.AuditActionRemove, rest
 		}
 		before := pageDigest(i)
 		entries = append(entries, &gen.AuditEntry{Time: "2026-11-02T10:00:00Z", Action: action, Slug: &s, Actor: "root", Version: fmt.Sprintf("1.0.%d", i+1), Before: &before, After: pageDigest(i + 1)})

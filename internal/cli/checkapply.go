@@ -222,7 +222,7 @@ func (a *applier) each(file store.File, reg *registry.Registry, by map[string][]
 		// The entry names each redirect: a registry change a source's
 		// server asked for is told apart from the curator's own.
 		file.Detail = detail(moved)
-		changed, err := file.ChangeCategory(reg, gen.AuditEntryActionUpsert, slug, false, func(doc *gen.Registry) error {
+		changed, err := file.ChangeCategory(reg, gen.AuditActionUpsert, slug, false, func(doc *gen.Registry) error {
 			moveSources(doc, slug, moved)
 			return nil
 		})

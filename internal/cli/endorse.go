@@ -104,7 +104,7 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	// its entry first, then the registry signed with the new head. Without
 	// the key the registry is written alone, to be signed later.
 	logPath := auditLogPath(o.auditLog, path)
-	changed, err := e.signer.file(env, "endorse", path, logPath).Change(reg, gen.AuditEntryActionEndorse, o.keepVersion, e.edit)
+	changed, err := e.signer.file(env, "endorse", path, logPath).Change(reg, gen.AuditActionEndorse, o.keepVersion, e.edit)
 	if code, done := e.changeFailed(err, logPath); done {
 		return code
 	}

@@ -132,7 +132,7 @@ func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	page, _ := proposals.ListAll(ps, proposals.Filter{Status: options[proposalsOptions](f).status, Limit: len(ps) + 1})
+	page, _ := proposals.ListAll(ps, proposals.Filter{Status: gen.ProposalStatus(options[proposalsOptions](f).status), Limit: len(ps) + 1})
 	if len(page) == 0 {
 		fmt.Fprintf(env.Stdout, "No proposals in %s.\n", proposals.PathFor(reg))
 		return ExitOK
@@ -287,7 +287,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 	defer lock.Unlock()
 	defer s.Close()
 	p, err := s.Get(id)
-	if err == nil && p.Status != proposals.Pending {
+	if err == nil && p.Status != gen.ProposalStatusPending {
 		err = proposals.ErrDecided
 	}
 	if err != nil {
@@ -338,7 +338,7 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 		dec.Version = changed.Next.Version()
 		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", id, reg, r.Version(), dec.Version, changed.Head.Seq, file.Actor)
 	}
-	if _, err := s.Decide(id, proposals.Accepted, dec); err != nil {
+	if _, err := s.Decide(id, gen.ProposalStatusAccepted, dec); err != nil {
 		return fail("the decision on %s could not be recorded: %v", id, err)
 	}
 	fmt.Fprintf(env.Stdout, "Accepted proposal %s.\n", id)
@@ -354,7 +354,7 @@ func pendingProposals(reg string) string {
 	}
 	n := 0
 	for _, p := range ps {
-		if p.Status == proposals.Pending {
+		if p.Status == gen.ProposalStatusPending {
 			n++
 		}
 	}

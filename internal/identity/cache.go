@@ -92,7 +92,7 @@ func (c *Checker) snapshot() *gen.IdentityCache {
 		}
 		ch := gen.IdentityCheck{Pubkey: k.pubkey, URL: k.url, Status: gen.IdentityCheckStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339), Failures: min(e.failures, 1000000)}
 		if e.Reason != "" {
-			r := gen.IdentityCheckReason(e.Reason)
+			r := gen.IdentityReason(e.Reason)
 			ch.Reason = &r
 		}
 		if !e.VerifiedAt.IsZero() {

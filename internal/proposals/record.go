@@ -24,8 +24,8 @@ func parseTime(what, s string) (time.Time, error) {
 
 // record is p as a line of the file.
 func record(p *Proposal) *gen.ProposalRecord {
-	r := &gen.ProposalRecord{ID: p.ID, Created: stamp(p.Created), Action: gen.ProposalRecordAction(p.Action), Slug: p.Slug,
-		Category: p.Category, Source: p.Source, Reason: p.Reason, Status: gen.ProposalRecordStatus(p.Status)}
+	r := &gen.ProposalRecord{ID: p.ID, Created: stamp(p.Created), Action: p.Action, Slug: p.Slug,
+		Category: p.Category, Source: p.Source, Reason: p.Reason, Status: p.Status}
 	if p.Rank != 0 {
 		rank := p.Rank
 		r.Rank = &rank
@@ -43,7 +43,7 @@ func record(p *Proposal) *gen.ProposalRecord {
 		r.Digest = &digest
 	}
 	for _, v := range p.Votes {
-		r.Votes = append(r.Votes, gen.ProposalVote{Pubkey: v.Pubkey, Vote: gen.ProposalVoteVote(v.Vote), Time: stamp(v.Time), Signature: v.Signature})
+		r.Votes = append(r.Votes, gen.ProposalVote{Pubkey: v.Pubkey, Vote: v.Vote, Time: stamp(v.Time), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
 		r.Decision = &gen.ProposalDecision{Time: stamp(d.Time), Actor: d.Actor}
@@ -59,7 +59,7 @@ func record(p *Proposal) *gen.ProposalRecord {
 
 // fromRecord is the Proposal a line of the file holds.
 func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
-	p := &Proposal{ID: r.ID, Action: string(r.Action), Slug: r.Slug, Category: r.Category, Source: r.Source, Reason: r.Reason, Status: string(r.Status)}
+	p := &Proposal{ID: r.ID, Action: r.Action, Slug: r.Slug, Category: r.Category, Source: r.Source, Reason: r.Reason, Status: r.Status}
 	var err error
 	if p.Created, err = parseTime("created", r.Created); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Votes = append(p.Votes, Vote{Pubkey: v.Pubkey, Vote: string(v.Vote), Time: t, Signature: v.Signature})
+		p.Votes = append(p.Votes, Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: t, Signature: v.Signature})
 	}
 	if d := r.Decision; d != nil {
 		t, err := parseTime("decision.time", d.Time)

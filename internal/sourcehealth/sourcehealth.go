@@ -71,7 +71,7 @@ func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen
 		doc.Curator = &c
 	}
 	for _, r := range results {
-		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckedSourceStatus(r.Status), CheckedAt: r.CheckedAt.UTC().Format(time.RFC3339)}
+		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckStatus(r.Status), CheckedAt: r.CheckedAt.UTC().Format(time.RFC3339)}
 		// The reason may quote, and the location and title are, what the
 		// source's server sent: kept and published without the
 		// characters that hide or reorder text (registry.Visible, as
@@ -107,15 +107,15 @@ func Count(doc *gen.Sourcehealth) {
 	doc.Summary = gen.SourcehealthSummary{}
 	for _, c := range doc.Sources {
 		switch c.Status {
-		case gen.CheckedSourceStatusOk:
+		case gen.CheckStatusOk:
 			doc.Summary.Ok++
-		case gen.CheckedSourceStatusRedirected:
+		case gen.CheckStatusRedirected:
 			doc.Summary.Redirected++
-		case gen.CheckedSourceStatusGone:
+		case gen.CheckStatusGone:
 			doc.Summary.Gone++
-		case gen.CheckedSourceStatusError:
+		case gen.CheckStatusError:
 			doc.Summary.Error++
-		case gen.CheckedSourceStatusChanged:
+		case gen.CheckStatusChanged:
 			doc.Summary.Changed++
 		}
 	}
@@ -186,7 +186,7 @@ func Previous(doc *gen.Sourcehealth) map[string]linkcheck.Previous {
 	}
 	out := make(map[string]linkcheck.Previous, len(doc.Sources))
 	for _, c := range doc.Sources {
-		if c.Status != gen.CheckedSourceStatusOk && c.Status != gen.CheckedSourceStatusChanged {
+		if c.Status != gen.CheckStatusOk && c.Status != gen.CheckStatusChanged {
 			continue
 		}
 		p := linkcheck.Previous{Size: -1}

@@ -163,12 +163,12 @@ func registryOfLog(path string) string {
 // has a key) and returns it as the caller is to serve it: with the
 // signature written, modified now. Any failure leaves the file, its
 // signature and the log as they were.
-func (e *Editor) Change(cur Served, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (Served, error) {
+func (e *Editor) Change(cur Served, caller string, action gen.AuditAction, slug string, edit func(doc *gen.Registry) error) (Served, error) {
 	reg, st, now, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
 	return Served{Registry: reg, Signature: st, Modified: now}, err
 }
 
-func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
+func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditAction, slug string, edit func(doc *gen.Registry) error) (*registry.Registry, signature.Status, time.Time, error) {
 	var now time.Time
 	if e.ReadOnly != "" {
 		return nil, st, now, errors.New(e.ReadOnly)
@@ -260,7 +260,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 	if e.log.Signed() && e.Key == nil {
 		return nil, nil, fmt.Errorf("the audit log %s is signed by the curator key, and this server does not hold it, so it could not record the change. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here", e.AuditLog)
 	}
-	return e.log.Log, CatchUp(e.log.Last(), gen.AuditEntryActionReload, now, old), nil
+	return e.log.Log, CatchUp(e.log.Last(), gen.AuditActionReload, now, old), nil
 }
 
 // Renew signs cur, the registry served, again when its signature has
@@ -334,7 +334,7 @@ func (e *Editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 	if caller == "" {
 		caller = Actor
 	}
-	entries := CatchUp(l.Last(), gen.AuditEntryActionReload, now, reg)
+	entries := CatchUp(l.Last(), gen.AuditActionReload, now, reg)
 	entries[len(entries)-1].Actor = caller
 	c := Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
 	switch {

@@ -118,13 +118,13 @@ func stamp(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
 // CatchUp returns the entries that bring the log whose last entry is last
 // to the registry reg (see auditlog.CatchUp), made by 3gs itself: a
 // change found outside the log is recorded as action.
-func CatchUp(last *gen.AuditEntry, action gen.AuditEntryAction, now time.Time, reg *registry.Registry) []*gen.AuditEntry {
+func CatchUp(last *gen.AuditEntry, action gen.AuditAction, now time.Time, reg *registry.Registry) []*gen.AuditEntry {
 	return auditlog.CatchUp(last, action, stamp(now), Actor, reg.Version(), reg.SHA256())
 }
 
 // Entry is the entry of a change from old to next made by actor (Actor
 // when empty) through action, to the category slug when not empty.
-func Entry(now time.Time, action gen.AuditEntryAction, actor, slug string, old, next *registry.Registry) *gen.AuditEntry {
+func Entry(now time.Time, action gen.AuditAction, actor, slug string, old, next *registry.Registry) *gen.AuditEntry {
 	if actor == "" {
 		actor = Actor
 	}

@@ -18,7 +18,7 @@ import (
 // curator tools make theirs (Handlers.change, through internal/store),
 // and only once it is written is the decision recorded.
 func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInput) (*gen.AcceptProposalOutput, error) {
-	out := &gen.AcceptProposalOutput{ID: in.ID, Status: gen.AcceptProposalOutputStatusPending}
+	out := &gen.AcceptProposalOutput{ID: in.ID, Status: gen.ProposalStatusPending}
 	d := h.props
 	if d == nil {
 		return nil, editFailure(h.noProposals(), out)
@@ -26,7 +26,7 @@ func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInp
 	d.decide.Lock()
 	defer d.decide.Unlock()
 	p, err := d.store.Get(in.ID)
-	if err == nil && p.Status != proposals.Pending {
+	if err == nil && p.Status != gen.ProposalStatusPending {
 		err = proposals.ErrDecided
 	}
 	if err != nil {
@@ -43,13 +43,13 @@ func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInp
 		}
 		dec.Version = deref(out.RegistryVersion)
 	}
-	if _, err := d.store.Decide(p.ID, proposals.Accepted, dec); err != nil {
+	if _, err := d.store.Decide(p.ID, gen.ProposalStatusAccepted, dec); err != nil {
 		if out.Changed {
 			return nil, &gen.ToolError{Text: fmt.Sprintf("The change was applied (registry version %s, recorded in the audit log as %s), but recording the decision failed: %v. The proposal still reads pending; accept it again to record the decision: the audit log shows the change made, so it is not applied twice.", dec.Version, proposals.Actor(p.ID, who), err), Structured: out}
 		}
 		return nil, editFailure("Cannot record the decision: "+err.Error(), out)
 	}
-	out.Status = gen.AcceptProposalOutputStatusAccepted
+	out.Status = gen.ProposalStatusAccepted
 	return out, nil
 }
 
@@ -93,7 +93,7 @@ func (h *Handlers) AcceptProposalText(out *gen.AcceptProposalOutput) string {
 // RejectProposal implements gen.ToolHandlers: one proposal by id, or
 // many by a list or a filter, through the store's one bulk decision.
 func (h *Handlers) RejectProposal(ctx context.Context, in *gen.RejectProposalInput) (*gen.RejectProposalOutput, error) {
-	out := &gen.RejectProposalOutput{ID: deref(in.ID), Status: gen.RejectProposalOutputStatusPending, Rejected: []string{}}
+	out := &gen.RejectProposalOutput{ID: deref(in.ID), Status: gen.ProposalStatusPending, Rejected: []string{}}
 	d := h.props
 	if d == nil {
 		return nil, editFailure(h.noProposals(), out)
@@ -117,7 +117,7 @@ func (h *Handlers) RejectProposal(ctx context.Context, in *gen.RejectProposalInp
 	}
 	out.Rejected, out.Count = append(out.Rejected, ids...), len(ids)
 	if len(ids) > 0 {
-		out.Status = gen.RejectProposalOutputStatusRejected
+		out.Status = gen.ProposalStatusRejected
 	}
 	return out, nil
 }

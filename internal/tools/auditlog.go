@@ -34,8 +34,8 @@ func (h *Handlers) OpenAuditLog() (LogNotes, error) {
 }
 
 // actions maps the tools that change the registry to their log action.
-var actions = map[string]gen.AuditEntryAction{
-	gen.ToolUpsertCategory: gen.AuditEntryActionUpsert,
-	gen.ToolRemoveCategory: gen.AuditEntryActionRemove,
-	gen.ToolReloadRegistry: gen.AuditEntryActionReload,
+var actions = map[string]gen.AuditAction{
+	gen.ToolUpsertCategory: gen.AuditActionUpsert,
+	gen.ToolRemoveCategory: gen.AuditActionRemove,
+	gen.ToolReloadRegistry: gen.AuditActionReload,
 }

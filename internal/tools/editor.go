@@ -48,7 +48,7 @@ func (h *Handlers) change(caller, tool, slug string, edit func(doc *gen.Registry
 }
 
 // changeAs is change recorded in the audit log as action.
-func (h *Handlers) changeAs(caller string, action gen.AuditEntryAction, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
+func (h *Handlers) changeAs(caller string, action gen.AuditAction, slug string, edit func(doc *gen.Registry) error) (*snapshot, error) {
 	e := h.edit
 	e.Lock()
 	defer e.Unlock()

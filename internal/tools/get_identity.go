@@ -97,7 +97,7 @@ func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
 		r := c.Result(pubkey, l)
 		il := gen.IdentityLink{URL: registry.Visible(l), Status: gen.IdentityLinkStatus(r.Status)}
 		if r.Status == identity.Failed && r.Reason != "" {
-			il.Reason = ptr(gen.IdentityLinkReason(r.Reason))
+			il.Reason = ptr(gen.IdentityReason(r.Reason))
 		}
 		// A link this server refuses to fetch gets no command to fetch it
 		// by hand: a reader should not be sent, on our word, where we

@@ -60,7 +60,7 @@ func healthOf(ix *sourcehealth.Index, url string) *gen.SourceHealth {
 	if !ok {
 		return nil
 	}
-	return &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
+	return &gen.SourceHealth{Status: gen.CheckStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
 }
 
 // SetSourceHealth makes ix what get_sources says of each source's last
@@ -84,7 +84,7 @@ func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
 // get_federated_sources' sources are types of their own).
 func allGone[S any](sources []S, health func(*S) *gen.SourceHealth) bool {
 	for i := range sources {
-		if h := health(&sources[i]); h == nil || h.Status != gen.SourceHealthStatusGone {
+		if h := health(&sources[i]); h == nil || h.Status != gen.CheckStatusGone {
 			return false
 		}
 	}

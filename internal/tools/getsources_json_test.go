@@ -131,7 +131,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			for range r.IntN(4) + 1 {
 				src := gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()}
 				if maybe() {
-					src.Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(str()), CheckedAt: str()}
+					src.Health = &gen.SourceHealth{Status: gen.CheckStatus(str()), CheckedAt: str()}
 				}
 				v.Sources = append(v.Sources, src)
 			}

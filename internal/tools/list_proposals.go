@@ -16,7 +16,7 @@ func (h *Handlers) ListProposals(_ context.Context, in *gen.ListProposalsInput) 
 	if d == nil {
 		return nil, &gen.ToolError{Text: h.noProposals(), Structured: out}
 	}
-	f := proposals.Filter{Status: string(deref(in.Status)), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
+	f := proposals.Filter{Status: deref(in.Status), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
 	if f.After != "" {
 		if _, err := d.store.Get(f.After); err != nil {
 			// The page would start over: a client paging would go round.

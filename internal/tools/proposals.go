@@ -58,8 +58,8 @@ func proposalError(id string, err error) string {
 func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	support, oppose := p.Tally()
 	out := &gen.Proposal{
-		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: gen.ProposalAction(p.Action), Slug: p.Slug,
-		Status: gen.ProposalStatus(p.Status), Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
+		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: p.Action, Slug: p.Slug,
+		Status: p.Status, Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
 		Category: p.Category, Source: p.Source, Votes: []gen.Vote{},
 	}
 	if p.Rank != 0 {
@@ -72,7 +72,7 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 		out.Digest = ptr(p.Digest)
 	}
 	for _, v := range p.Votes {
-		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: gen.VoteVote(v.Vote), Time: v.Time.UTC().Format(time.RFC3339), Signature: v.Signature})
+		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: v.Time.UTC().Format(time.RFC3339), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
 		out.Decision = &gen.Decision{Time: d.Time.UTC().Format(time.RFC3339), Actor: d.Actor}
@@ -90,8 +90,8 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 func summaryOut(p *proposals.Proposal) gen.ProposalSummary {
 	support, oppose := p.Tally()
 	return gen.ProposalSummary{
-		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: gen.ProposalSummaryAction(p.Action), Slug: p.Slug,
-		Status: gen.ProposalSummaryStatus(p.Status), Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
+		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: p.Action, Slug: p.Slug,
+		Status: p.Status, Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
 	}
 }
 

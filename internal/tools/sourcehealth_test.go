@@ -49,7 +49,7 @@ func TestGetSourcesHealth(t *testing.T) {
 	h.SetSourceHealth(sourcehealth.NewIndex(doc))
 
 	out, text = call("c0000")
-	if hs := out.Sources[1].Health; hs == nil || hs.Status != gen.SourceHealthStatusGone || hs.CheckedAt != checked {
+	if hs := out.Sources[1].Health; hs == nil || hs.Status != gen.CheckStatusGone || hs.CheckedAt != checked {
 		t.Errorf("source 2: %+v", hs)
 	}
 	if out.Sources[2].Health != nil {

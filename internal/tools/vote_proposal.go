@@ -16,7 +16,7 @@ import (
 // own signature verifies: an unsigned or tampered file cannot say whose
 // votes count.
 func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*gen.VoteProposalOutput, error) {
-	out := &gen.VoteProposalOutput{ID: in.ID, Vote: gen.VoteProposalOutputVote(in.Vote), Voter: in.Voter}
+	out := &gen.VoteProposalOutput{ID: in.ID, Vote: in.Vote, Voter: in.Voter}
 	refuse := func(text string) error {
 		return &gen.ToolError{Text: "The vote was not recorded: " + text, Structured: out}
 	}
@@ -41,7 +41,7 @@ func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*
 	if err != nil {
 		return nil, refuse("time: " + err.Error())
 	}
-	v := proposals.Vote{Pubkey: voter, Vote: string(in.Vote), Time: at.UTC(), Signature: in.Signature}
+	v := proposals.Vote{Pubkey: voter, Vote: in.Vote, Time: at.UTC(), Signature: in.Signature}
 	if err := proposals.VerifyVote(node, in.ID, v, h.now()); err != nil {
 		return nil, refuse(err.Error() + ".")
 	}
