@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -44,7 +45,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {

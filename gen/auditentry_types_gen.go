@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 type AuditAction string
 
 const AuditActionEndorse AuditAction = "endorse"
@@ -65,7 +67,7 @@ type AuditEntry struct {
 	Slug *string `json:"slug,omitempty,omitzero"`
 
 	// When the change was made (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// The registry's version after the change.
 	Version string `json:"version"`

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -225,10 +226,10 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.Expires = &opt0
 			}
@@ -445,7 +446,7 @@ func decodeHealthSources(d *strictjson.Decoder, p *strictjson.Path, out *HealthS
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		default:
 			d.UnknownKey(p, key, healthSourcesFields)
@@ -583,10 +584,10 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.LastCheck = &opt0
 			}
@@ -596,10 +597,10 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.LastSuccess = &opt0
 			}

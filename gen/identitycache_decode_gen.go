@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -110,7 +111,7 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "verified_at":
 			if !d.Claim(p, key, &seen, 5) {
@@ -118,10 +119,10 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.VerifiedAt = &opt0
 			}

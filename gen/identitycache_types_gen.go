@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // What 3gs serve last found when it checked the links curators claim
 // (curator.links): one entry per key and link, kept beside the registry
 // (REGISTRY.identity.json) or in the peer cache directory, so a restart shows what
@@ -15,7 +17,7 @@ type IdentityCache struct {
 
 type IdentityCheck struct {
 	// When the check ended (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// Failed checks in a row, which set how long the next one waits.
 	Failures int `json:"failures"`
@@ -34,7 +36,7 @@ type IdentityCheck struct {
 	URL string `json:"url"`
 
 	// When the link last verified (RFC 3339, UTC); absent when it never did.
-	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
+	VerifiedAt *time.Time `json:"verified_at,omitempty,omitzero"`
 }
 
 type IdentityCheckStatus string

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"time"
 )
 
 /*
@@ -52,7 +53,7 @@ func decodePeerCache(d *strictjson.Decoder, p *strictjson.Path, out *PeerCache) 
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.FetchedAt = v
+				out.FetchedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "etag":
 			if !d.Claim(p, key, &seen, 3) {

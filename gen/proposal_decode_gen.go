@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -44,7 +45,7 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				out.Created, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -227,7 +228,7 @@ func decodeProposalVote(d *strictjson.Decoder, p *strictjson.Path, out *Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -264,7 +265,7 @@ func decodeProposalDecision(d *strictjson.Decoder, p *strictjson.Path, out *Prop
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {

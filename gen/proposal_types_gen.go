@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 type ProposalAction string
 
 const ProposalActionAddCategory ProposalAction = "add_category"
@@ -19,7 +21,7 @@ type ProposalDecision struct {
 	Reason *string `json:"reason,omitempty,omitzero"`
 
 	// When it was decided (RFC 3339).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// For an accepted change: the registry version it produced.
 	Version *string `json:"version,omitempty,omitzero"`
@@ -47,7 +49,7 @@ type ProposalRecord struct {
 	Contact *string `json:"contact,omitempty,omitzero"`
 
 	// When it was proposed (RFC 3339).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// Decision corresponds to the JSON schema field "decision".
 	Decision *ProposalDecision `json:"decision,omitempty,omitzero"`
@@ -95,7 +97,7 @@ type ProposalVote struct {
 	Signature string `json:"signature"`
 
 	// When the vote was signed (RFC 3339).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
 	Vote VoteChoice `json:"vote"`

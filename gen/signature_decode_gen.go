@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -71,7 +72,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.SignedAt = v
+				out.SignedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "expires":
 			if !d.Claim(p, key, &seen, 5) {
@@ -79,11 +80,11 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
 					d.Pattern(&fp, v, patternSignatureExpires)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.Expires = &opt0
 			}

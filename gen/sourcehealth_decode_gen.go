@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"slices"
+	"time"
 )
 
 /*
@@ -34,7 +35,7 @@ func decodeSourcehealth(d *strictjson.Decoder, p *strictjson.Path, out *Sourcehe
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "registry_version":
 			if !d.Claim(p, key, &seen, 1) {
@@ -273,7 +274,7 @@ func decodeCheckedSource(d *strictjson.Decoder, p *strictjson.Path, out *Checked
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		default:
 			d.UnknownKey(p, key, checkedSourceFields)

@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 type CheckStatus string
 
 const CheckStatusChanged CheckStatus = "changed"
@@ -15,7 +17,7 @@ type CheckedSource struct {
 	Category string `json:"category"`
 
 	// When this source was checked (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// The HTTP status of the last answer, when there was one: that of the page
 	// finally reached through redirects, or of the redirect the check stopped at; for
@@ -52,7 +54,7 @@ type CheckedSource struct {
 // user about a source that is gone or failing, and prefer the others.
 type SourceHealth struct {
 	// When it was checked (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// ok: it answered; redirected: it moved permanently and still answers at the new
 	// URL; changed: it answered, but its title or size moved far since the check
@@ -67,7 +69,7 @@ type SourceHealth struct {
 // holds between checks.
 type Sourcehealth struct {
 	// When the check finished (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// The curator named in the User-Agent of the check.
 	Curator *string `json:"curator,omitempty,omitzero"`

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -96,7 +97,7 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				out.Created, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		default:
 			d.UnknownKey(p, key, tokenFields)

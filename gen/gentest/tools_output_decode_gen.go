@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 )
 
 /*
@@ -644,7 +645,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -1620,7 +1621,7 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		default:
 			d.UnknownKey(p, key, sourceHealthFields)

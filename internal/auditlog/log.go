@@ -1,6 +1,8 @@
 package auditlog
 
 import (
+	"time"
+
 	"bytes"
 	"crypto/ed25519"
 	"errors"
@@ -281,14 +283,14 @@ func Repair(path string, rep *Report, o Options, sha string, covered *Head) (*Re
 // to the registry with digest sha at version: a start entry for an empty
 // log; an entry of action when sha is not the registry the last entry
 // produced (a change made outside the log, found by a reload or recorded
-// by 3gs sign); else none. actor names who records them, stamp when.
-func CatchUp(last *gen.AuditEntry, action gen.AuditAction, stamp, actor, version, sha string) []*gen.AuditEntry {
+// by 3gs sign); else none. actor names who records them, at when.
+func CatchUp(last *gen.AuditEntry, action gen.AuditAction, at time.Time, actor, version, sha string) []*gen.AuditEntry {
 	switch {
 	case last == nil:
-		return []*gen.AuditEntry{{Time: stamp, Action: gen.AuditActionStart, Actor: actor, Version: version, After: sha}}
+		return []*gen.AuditEntry{{Time: at, Action: gen.AuditActionStart, Actor: actor, Version: version, After: sha}}
 	case last.After != sha:
 		before := last.After
-		return []*gen.AuditEntry{{Time: stamp, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
+		return []*gen.AuditEntry{{Time: at, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
 	}
 	return nil
 }

@@ -252,7 +252,7 @@ func TestAuditVerifyTamper(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := rep.Last.After
-			e := &gen.AuditEntry{Time: time.Now().UTC().Format(time.RFC3339Nano), Action: gen.AuditActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}
+			e := &gen.AuditEntry{Time: time.Now().UTC(), Action: gen.AuditActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}
 			if _, err := auditlog.Open(logPath, rep).Append(other, e); err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestAuditVerifyNotesWhatACrashLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, slug := rep.Last.After, "rust-learning"
-	e := &gen.AuditEntry{Time: time.Now().UTC().Format(time.RFC3339Nano), Action: gen.AuditActionRemove, Slug: &slug, Actor: "alice", Version: "1.1.10", Before: &before, After: strings.Repeat("cd", 32)}
+	e := &gen.AuditEntry{Time: time.Now().UTC(), Action: gen.AuditActionRemove, Slug: &slug, Actor: "alice", Version: "1.1.10", Before: &before, After: strings.Repeat("cd", 32)}
 	if _, err := auditlog.Open(logPath, rep).Append(readKey(t, keyPath), e); err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +414,7 @@ func TestAuditLogFilters(t *testing.T) {
 	sha := sha256Hex(mustRead(t, regPath))
 	x, y := strings.Repeat("1", 64), strings.Repeat("2", 64)
 	str := func(s string) *string { return &s }
-	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Format(time.RFC3339Nano)
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	l := auditlog.Open(logPath, rep)
 	head, err := l.Append(key,
 		&gen.AuditEntry{Time: now, Action: gen.AuditActionUpsert, Slug: str("go-learning"), Actor: "alice", Version: "1.1.1", Before: str(sha), After: x},

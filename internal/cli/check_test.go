@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
@@ -82,8 +81,8 @@ func TestCheckJSONOnlyAndFlags(t *testing.T) {
 	if r.Status != gen.CheckStatusRedirected || r.Location == nil || *r.Location != s.URL+"/new" || r.HttpStatus == nil || *r.HttpStatus != 308 {
 		t.Errorf("%+v", r)
 	}
-	if _, err := time.Parse(time.RFC3339, doc.CheckedAt); err != nil {
-		t.Error(err)
+	if doc.CheckedAt.IsZero() {
+		t.Error("the health file says no time of check")
 	}
 
 	for _, c := range []struct {

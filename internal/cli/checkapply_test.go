@@ -83,7 +83,7 @@ func TestApplyRedirectsAuditNamesTheRedirect(t *testing.T) {
 // source moved there: such a move is listed as failing, without it.
 func TestCheckReportNeverAdvisesARefusedURL(t *testing.T) {
 	s, path := checkSite(t)
-	at := time.Now().UTC().Format(time.RFC3339)
+	at := time.Now().UTC().Truncate(time.Second)
 	loc := func(s string) *string { return &s }
 	doc := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0", Sources: []gen.CheckedSource{
 		{Category: "c0000", Rank: 1, URL: s.URL + "/ok", Status: gen.CheckStatusRedirected, Location: loc("file:///etc/passwd"), CheckedAt: at},

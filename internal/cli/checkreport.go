@@ -39,10 +39,7 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 		return ExitFail
 	}
 	refusedMoves(doc)
-	when := doc.CheckedAt
-	if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
-		when = sourcehealth.Ago(at, time.Now())
-	}
+	when := sourcehealth.Ago(doc.CheckedAt, time.Now())
 	fmt.Fprintf(env.Stdout, "To do for %s, from the check of version %s (%s): %s\n", source, doc.RegistryVersion, when, sourcehealth.SummaryLine(doc.Summary))
 	if doc.RegistryVersion != reg.Version() {
 		fmt.Fprintf(env.Stdout, "The registry is version %s now; run 3gs check %s for a fresh list.\n", reg.Version(), q(path))

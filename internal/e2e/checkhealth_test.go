@@ -117,7 +117,7 @@ func TestServeKeepsHealthWhenNetworkDown(t *testing.T) {
 	bin := testkit.Binary(t)
 	urls := closedPorts(t, 6)
 	path := writeRegistry(t, urls, "http://127.0.0.1:1")
-	at := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	doc := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0"}
 	for i, u := range urls {
 		doc.Sources = append(doc.Sources, gen.CheckedSource{Category: fmt.Sprintf("c%04d", i/3), Rank: i%3 + 1, URL: u, Status: gen.CheckStatusOk, CheckedAt: at})

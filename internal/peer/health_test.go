@@ -14,7 +14,7 @@ import (
 // healthDoc says of the peer registry's first source that it is gone,
 // and of a URL the registry does not list that it is ok.
 func healthDoc(checkedAt time.Time) *gen.Sourcehealth {
-	at := checkedAt.UTC().Format(time.RFC3339)
+	at := checkedAt.UTC().Truncate(time.Second)
 	return &gen.Sourcehealth{
 		CheckedAt: at, RegistryVersion: "1.0.0",
 		Summary: gen.SourcehealthSummary{Ok: 1, Gone: 1},

@@ -84,6 +84,9 @@ func (e *encoderEmitter) structFunc(typeName string, n *schema.Node) {
 // value emits statements writing target, of Go type goType, described by n.
 func (e *encoderEmitter) value(n *schema.Node, goType string, target *jen.Statement, depth int) []jen.Code {
 	n = n.Resolved()
+	if goType == timeType || goType == "*"+timeType {
+		return timeValue(target)
+	}
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		return e.value(n, base, jen.Op("*").Add(target), depth)
 	}
@@ -132,6 +135,14 @@ func (e *encoderEmitter) value(n *schema.Node, goType string, target *jen.Statem
 	}
 	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
+}
+
+// timeValue writes a time.Time (or a *time.Time, whose methods are the
+// same) as the decoders read it: RFC 3339 in UTC, with the fraction of a
+// second when there is one, as the logs have always stamped their
+// entries. A time read from such a file is written back byte for byte.
+func timeValue(target *jen.Statement) []jen.Code {
+	return []jen.Code{jen.Id("w").Dot("String").Call(jen.Add(target).Dot("UTC").Call().Dot("Format").Call(jen.Qual("time", "RFC3339Nano")))}
 }
 
 func (e *encoderEmitter) finish() ([]byte, error) {

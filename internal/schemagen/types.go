@@ -25,6 +25,9 @@ type typeRoot struct {
 	output   string // file name under gen/
 	tree     any
 	node     *schema.Node
+	// times is set for a document: its "date-time" strings become
+	// time.Time. A tool's stay strings for now.
+	times bool
 }
 
 // goTypes runs go-jsonschema in models-only mode (json tags, no
@@ -32,7 +35,8 @@ type typeRoot struct {
 // formatted sources by file name.
 //
 // "format" is removed from the copy it sees, so that dates stay plain strings
-// and gen/ does not import go-jsonschema's runtime types, and so is
+// and gen/ does not import go-jsonschema's runtime types, except a
+// document's "date-time", which go-jsonschema makes a time.Time; and so is
 // "oneOf", which on our schemas only says which properties go together and
 // changes no type; the decoders enforce both. "x-go-type" is ours: the
 // root type's name reaches go-jsonschema through the mapping instead.
@@ -58,7 +62,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	for _, r := range roots {
 		var b bytes.Buffer
-		writeTree(&b, r.tree, r.id, false)
+		writeTree(&b, r.tree, r.id, false, r.times)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
@@ -98,8 +102,9 @@ var typeless = []string{"format", "oneOf", schema.GoTypeKeyword}
 // writeTree serializes a schema tree without the keywords in typeless and
 // with the root's "$id" set to id. names is set when v's keys are names
 // (those of "properties" or "$defs") rather than keywords: a property
-// called format is kept.
-func writeTree(b *bytes.Buffer, v any, id string, names bool) {
+// called format is kept. With times set, a "date-time" format is kept too
+// (see timeFormat).
+func writeTree(b *bytes.Buffer, v any, id string, names, times bool) {
 	switch t := v.(type) {
 	case *schema.Object:
 		b.WriteByte('{')
@@ -116,7 +121,7 @@ func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 			b.WriteString(strconv.Quote(id))
 		}
 		for _, k := range t.Keys {
-			if !names && (slices.Contains(typeless, k) || id != "" && k == "$id") {
+			if !names && (slices.Contains(typeless, k) && !(times && timeFormat(t, k)) || id != "" && k == "$id") {
 				continue
 			}
 			comma()
@@ -129,11 +134,11 @@ func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 					if m[2] != "" {
 						target += "#/$defs/" + m[2]
 					}
-					writeTree(b, target, "", false)
+					writeTree(b, target, "", false, times)
 					continue
 				}
 			}
-			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"))
+			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"), times)
 		}
 		b.WriteByte('}')
 	case []any:
@@ -142,13 +147,19 @@ func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeTree(b, e, "", false)
+			writeTree(b, e, "", false, times)
 		}
 		b.WriteByte(']')
 	default:
 		vb, _ := json.Marshal(t)
 		b.Write(vb)
 	}
+}
+
+// timeFormat reports whether key k of schema o is a "format" that makes
+// the field a time.Time: "date-time".
+func timeFormat(o *schema.Object, k string) bool {
+	return k == "format" && o.Vals[k] == "date-time"
 }
 
 // field is one struct field go-jsonschema declared.

@@ -112,8 +112,10 @@ func CoveredHead(path string, reg *registry.Registry, pub ed25519.PublicKey) *au
 	return nil
 }
 
-// stamp is the time an entry made at now carries.
-func stamp(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
+// stamp is the time an entry made at now carries: in UTC, without the
+// monotonic reading, so it equals the entry read back (the encoder writes
+// it as RFC 3339 in UTC, to the nanosecond).
+func stamp(now time.Time) time.Time { return now.UTC() }
 
 // CatchUp returns the entries that bring the log whose last entry is last
 // to the registry reg (see auditlog.CatchUp), made by 3gs itself: a

@@ -193,7 +193,7 @@ func TestReloadRefusesAnOlderSignature(t *testing.T) {
 	key := curatorKey(t)
 	h, path := editable(t, key)
 	data, _ := os.ReadFile(path)
-	held, _ := time.Parse(time.RFC3339, h.cur.Load().signature.SignedAt)
+	held := h.cur.Load().signature.SignedAt
 	served := h.cur.Load().signature.Document
 	older := signature.SignWith(data, key, held.Add(-time.Hour), signature.Options{Expires: held.Add(24 * time.Hour)})
 	os.WriteFile(path+signature.Suffix, older, 0o644)

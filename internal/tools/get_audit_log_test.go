@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"errors"
@@ -123,7 +125,7 @@ func TestGetAuditLogStopsAtServedHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := rep.Last.After
-	pending := &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditActionReload, Actor: "cli", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
+	pending := &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionReload, Actor: "cli", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
 	if _, err := auditlog.Open(h.edit.AuditLog, rep).Append(key, pending); err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 	}
 	if h.qlog != nil {
 		if e := logEntry(s, in, threshold, out, err); e != nil {
-			e.Time = h.now().UTC().Format(time.RFC3339)
+			e.Time = h.now().Truncate(time.Second)
 			h.qlog.Record(e)
 		}
 	}
@@ -60,7 +60,7 @@ func healthOf(ix *sourcehealth.Index, url string) *gen.SourceHealth {
 	if !ok {
 		return nil
 	}
-	return &gen.SourceHealth{Status: gen.CheckStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
+	return &gen.SourceHealth{Status: e.Status, CheckedAt: e.CheckedAt.UTC().Truncate(time.Second)}
 }
 
 // SetSourceHealth makes ix what get_sources says of each source's last
@@ -70,11 +70,7 @@ func (h *Handlers) SetSourceHealth(ix *sourcehealth.Index) { h.health.Store(ix) 
 // appendHealthLine appends "last checked 3 days ago: gone".
 func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
 	b = append(b, "last checked "...)
-	if at, err := time.Parse(time.RFC3339, sh.CheckedAt); err == nil {
-		b = append(b, sourcehealth.Ago(at, now)...)
-	} else {
-		b = append(b, registry.Visible(sh.CheckedAt)...)
-	}
+	b = append(b, sourcehealth.Ago(sh.CheckedAt, now)...)
 	b = append(b, ": "...)
 	return append(b, sh.Status...)
 }

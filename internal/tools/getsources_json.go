@@ -10,6 +10,8 @@ package tools
 // field added to the schema and not here fails there.
 
 import (
+	"time"
+
 	"errors"
 	"math"
 	"strconv"
@@ -180,7 +182,7 @@ func appendSources(dst []byte, ss []gen.RankedSource) []byte {
 		s := &ss[i]
 		if s.Health != nil {
 			dst = append(dst, `{"health":{"checked_at":`...)
-			dst = jsonrpc.AppendString(dst, s.Health.CheckedAt)
+			dst = jsonrpc.AppendString(dst, s.Health.CheckedAt.Format(time.RFC3339Nano)) // as encoding/json writes a time.Time
 			dst = append(dst, `,"status":`...)
 			dst = jsonrpc.AppendString(dst, string(s.Health.Status))
 			dst = append(dst, `},"name":`...)

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -131,7 +133,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			for range r.IntN(4) + 1 {
 				src := gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()}
 				if maybe() {
-					src.Health = &gen.SourceHealth{Status: gen.CheckStatus(str()), CheckedAt: str()}
+					src.Health = &gen.SourceHealth{Status: gen.CheckStatus(str()), CheckedAt: time.Unix(r.Int64N(1<<34), r.Int64N(1e9)).In(time.FixedZone("", (r.IntN(48)-24)*1800))}
 				}
 				v.Sources = append(v.Sources, src)
 			}
