@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -968,7 +969,7 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 4) {

@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 type AcceptProposalInput struct {
 	// The proposal's id, as propose_change returned it ("p" and 16 hex digits).
 	ID string `json:"id"`
@@ -162,7 +164,7 @@ type Decision struct {
 	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
 
 	// When the curator decided (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 }
 
 type EndorsedPeer struct {
@@ -174,7 +176,7 @@ type EndorsedPeer struct {
 	Endorses []string `json:"endorses,omitempty,omitzero"`
 
 	// When a verified copy was last fetched or confirmed unchanged (RFC 3339).
-	LastSuccess *string `json:"last_success,omitempty,omitzero"`
+	LastSuccess *time.Time `json:"last_success,omitempty,omitzero"`
 
 	// The name the endorsement gives.
 	Name *string `json:"name,omitempty,omitzero"`
@@ -337,7 +339,7 @@ type FederatedResult struct {
 
 	// For an endorsed curator: when its registry was last fetched and verified (RFC
 	// 3339).
-	FetchedAt *string `json:"fetched_at,omitempty,omitzero"`
+	FetchedAt *time.Time `json:"fetched_at,omitempty,omitzero"`
 
 	// The category's name.
 	Name string `json:"name"`
@@ -556,7 +558,7 @@ type GetProvenanceOutput struct {
 
 	// When the signature stops vouching for the registry (RFC 3339, UTC), for a
 	// signature that verified or has expired; absent when it never expires.
-	Expires *string `json:"expires,omitempty,omitzero"`
+	Expires *time.Time `json:"expires,omitempty,omitzero"`
 
 	// False while the registry's curator key is pk:placeholder: such a registry
 	// cannot be signed.
@@ -676,7 +678,7 @@ type IdentityLink struct {
 	Check string `json:"check"`
 
 	// When it was last checked (RFC 3339); absent while pending.
-	CheckedAt *string `json:"checked_at,omitempty,omitzero"`
+	CheckedAt *time.Time `json:"checked_at,omitempty,omitzero"`
 
 	// For failed, coarsely, never anything the page sent (the server's log has the
 	// detail): unreachable: no connection, no complete answer in time, or an HTTP
@@ -697,7 +699,7 @@ type IdentityLink struct {
 	URL string `json:"url"`
 
 	// When it last verified (RFC 3339); absent when it never did.
-	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
+	VerifiedAt *time.Time `json:"verified_at,omitempty,omitzero"`
 }
 
 type IdentityLinkStatus string
@@ -814,7 +816,7 @@ type Proposal struct {
 	Contact *string `json:"contact,omitempty,omitzero"`
 
 	// When it was proposed (RFC 3339, UTC).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// The curator's decision; absent while pending.
 	Decision *Decision `json:"decision,omitempty,omitzero"`
@@ -860,7 +862,7 @@ type ProposalSummary struct {
 	Action ProposalAction `json:"action"`
 
 	// When it was proposed (RFC 3339, UTC).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// The proposal's id.
 	ID string `json:"id"`
@@ -1115,7 +1117,7 @@ type Vote struct {
 	Signature string `json:"signature"`
 
 	// When the vote was signed (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
 	Vote VoteChoice `json:"vote"`
@@ -1129,7 +1131,7 @@ type VoteProposalInput struct {
 	Signature string `json:"signature"`
 
 	// When the statement was signed (RFC 3339, UTC), as it reads in the statement.
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
 	Vote VoteChoice `json:"vote"`

@@ -935,10 +935,10 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.LastSuccess = &opt0
 			}
@@ -1180,10 +1180,10 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.FetchedAt = &opt0
 			}
@@ -1755,10 +1755,10 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.CheckedAt = &opt0
 			}
@@ -1768,10 +1768,10 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.VerifiedAt = &opt0
 			}
@@ -1874,7 +1874,7 @@ func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				out.Created, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -2202,7 +2202,7 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -2239,7 +2239,7 @@ func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				out.Time, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {
@@ -2414,10 +2414,10 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					opt0, _ = time.Parse(time.RFC3339Nano, v)
 				}
 				out.Expires = &opt0
 			}
@@ -3241,7 +3241,7 @@ func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.P
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				out.Created, _ = time.Parse(time.RFC3339Nano, v)
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {

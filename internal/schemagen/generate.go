@@ -110,7 +110,7 @@ func checkToolExamples(tools []*schema.Tool) error {
 func typeFiles(pkg string, surface *schema.Surface) (map[string][]byte, structs, error) {
 	var roots []typeRoot
 	for _, d := range surface.Docs.InOrder() {
-		roots = append(roots, typeRoot{id: "urn:3gs:" + d.Name, rootType: d.RootType, output: DocumentTypesFile(d.Name), tree: d.Tree, node: d.Node, times: true})
+		roots = append(roots, typeRoot{id: "urn:3gs:" + d.Name, rootType: d.RootType, output: DocumentTypesFile(d.Name), tree: d.Tree, node: d.Node})
 	}
 	for _, t := range surface.Tools {
 		for _, io := range []struct {

@@ -25,9 +25,6 @@ type typeRoot struct {
 	output   string // file name under gen/
 	tree     any
 	node     *schema.Node
-	// times is set for a document: its "date-time" strings become
-	// time.Time. A tool's stay strings for now.
-	times bool
 }
 
 // goTypes runs go-jsonschema in models-only mode (json tags, no
@@ -35,8 +32,8 @@ type typeRoot struct {
 // formatted sources by file name.
 //
 // "format" is removed from the copy it sees, so that dates stay plain strings
-// and gen/ does not import go-jsonschema's runtime types, except a
-// document's "date-time", which go-jsonschema makes a time.Time; and so is
+// and gen/ does not import go-jsonschema's runtime types, except
+// "date-time", which go-jsonschema makes a time.Time; and so is
 // "oneOf", which on our schemas only says which properties go together and
 // changes no type; the decoders enforce both. "x-go-type" is ours: the
 // root type's name reaches go-jsonschema through the mapping instead.
@@ -62,7 +59,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	for _, r := range roots {
 		var b bytes.Buffer
-		writeTree(&b, r.tree, r.id, false, r.times)
+		writeTree(&b, r.tree, r.id, false)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
@@ -102,9 +99,8 @@ var typeless = []string{"format", "oneOf", schema.GoTypeKeyword}
 // writeTree serializes a schema tree without the keywords in typeless and
 // with the root's "$id" set to id. names is set when v's keys are names
 // (those of "properties" or "$defs") rather than keywords: a property
-// called format is kept. With times set, a "date-time" format is kept too
-// (see timeFormat).
-func writeTree(b *bytes.Buffer, v any, id string, names, times bool) {
+// called format is kept, and so is a "date-time" format (see timeFormat).
+func writeTree(b *bytes.Buffer, v any, id string, names bool) {
 	switch t := v.(type) {
 	case *schema.Object:
 		b.WriteByte('{')
@@ -121,7 +117,7 @@ func writeTree(b *bytes.Buffer, v any, id string, names, times bool) {
 			b.WriteString(strconv.Quote(id))
 		}
 		for _, k := range t.Keys {
-			if !names && (slices.Contains(typeless, k) && !(times && timeFormat(t, k)) || id != "" && k == "$id") {
+			if !names && (slices.Contains(typeless, k) && !timeFormat(t, k) || id != "" && k == "$id") {
 				continue
 			}
 			comma()
@@ -134,11 +130,11 @@ func writeTree(b *bytes.Buffer, v any, id string, names, times bool) {
 					if m[2] != "" {
 						target += "#/$defs/" + m[2]
 					}
-					writeTree(b, target, "", false, times)
+					writeTree(b, target, "", false)
 					continue
 				}
 			}
-			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"), times)
+			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"))
 		}
 		b.WriteByte('}')
 	case []any:
@@ -147,7 +143,7 @@ func writeTree(b *bytes.Buffer, v any, id string, names, times bool) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeTree(b, e, "", false, times)
+			writeTree(b, e, "", false)
 		}
 		b.WriteByte(']')
 	default:

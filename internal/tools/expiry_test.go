@@ -80,7 +80,7 @@ func TestExpiredRegistryIsWithheld(t *testing.T) {
 			t.Fatalf("in force: %s %s: %v", c.tool, c.args, err)
 		}
 	}
-	if out := provenance(t, h); !out.Verified || out.Expired != nil || out.Expires == nil || *out.Expires != "2026-11-20T12:00:00Z" {
+	if out := provenance(t, h); !out.Verified || out.Expired != nil || out.Expires == nil || !out.Expires.Equal(time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("in force: provenance %+v", out)
 	}
 

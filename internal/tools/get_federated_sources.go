@@ -89,7 +89,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 			continue
 		}
 		r := visibleResult(federated(sh.reg, sh.ranked[0], gen.TrustEndorsed, copies[i-1].health))
-		r.FetchedAt = ptr(copies[i-1].fetched.UTC().Format(time.RFC3339))
+		r.FetchedAt = ptr(second(copies[i-1].fetched))
 		r.Stale = copies[i-1].stale
 		out.Results = append(out.Results, r)
 	}

@@ -106,10 +106,10 @@ func (h *Handlers) identityLinks(s identity.Subject) []gen.IdentityLink {
 			il.Check = identity.CheckCommand(registry.Visible(l), pubkey)
 		}
 		if !r.CheckedAt.IsZero() {
-			il.CheckedAt = ptr(r.CheckedAt.UTC().Format(time.RFC3339))
+			il.CheckedAt = ptr(second(r.CheckedAt))
 		}
 		if !r.VerifiedAt.IsZero() {
-			il.VerifiedAt = ptr(r.VerifiedAt.UTC().Format(time.RFC3339))
+			il.VerifiedAt = ptr(second(r.VerifiedAt))
 		}
 		out = append(out, il)
 	}
@@ -159,10 +159,10 @@ func (h *Handlers) GetIdentityText(out *gen.GetIdentityOutput) string {
 			b.WriteString(" (" + string(*l.Reason) + ")")
 		}
 		if l.CheckedAt != nil {
-			b.WriteString(", checked " + *l.CheckedAt)
+			b.WriteString(", checked " + l.CheckedAt.Format(time.RFC3339))
 		}
 		if l.VerifiedAt != nil && l.Status != gen.IdentityLinkStatusVerified {
-			b.WriteString(", last verified " + *l.VerifiedAt)
+			b.WriteString(", last verified " + l.VerifiedAt.Format(time.RFC3339))
 		}
 		if l.Check != "" {
 			b.WriteString("\n  check by hand: " + oneLine(l.Check, 1200))

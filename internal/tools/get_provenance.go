@@ -42,7 +42,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 		out.SignedAt = ptr(signedAt)
 	}
 	if (st.Verified || st.Expired) && !st.Expires.IsZero() {
-		out.Expires = ptr(st.Expires.UTC().Format(time.RFC3339))
+		out.Expires = ptr(second(st.Expires))
 	}
 	if st.Expired {
 		out.Expired = ptr(true)
@@ -54,7 +54,7 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 		files.Statement = !st.Expires.IsZero()
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Expired:
-		out.SignatureDetail = "EXPIRED: signed by the curator's key " + cur.Pubkey + " at " + signedAt + ", but the signature stopped vouching for the registry at " + *out.Expires + ", so it is not verified and the registry's content is not served (an expired copy is what a freeze or rollback replays). The curator signs it again with 3gs sign."
+		out.SignatureDetail = "EXPIRED: signed by the curator's key " + cur.Pubkey + " at " + signedAt + ", but the signature stopped vouching for the registry at " + out.Expires.Format(time.RFC3339) + ", so it is not verified and the registry's content is not served (an expired copy is what a freeze or rollback replays). The curator signs it again with 3gs sign."
 		files.Statement = true
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Signed():

@@ -46,7 +46,7 @@ func (h *Handlers) ListProposalsText(out *gen.ListProposalsOutput) string {
 	b.WriteString("\n")
 	for _, p := range out.Proposals {
 		b.WriteString(proposalOpen + "\n")
-		fmt.Fprintf(&b, "Proposal: %s (%s %s), %s, proposed %s, votes %d for, %d against\n", p.ID, p.Action, p.Slug, p.Status, p.Created, p.Support, p.Oppose)
+		fmt.Fprintf(&b, "Proposal: %s (%s %s), %s, proposed %s, votes %d for, %d against\n", p.ID, p.Action, p.Slug, p.Status, timeText(&p.Created), p.Support, p.Oppose)
 		b.WriteString("Reason: " + theirs(p.Reason, 1000) + "\n")
 		b.WriteString(proposalClose + "\n")
 	}

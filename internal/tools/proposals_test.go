@@ -149,7 +149,7 @@ func TestProposalBounds(t *testing.T) {
 func vote(t *testing.T, h *Handlers, voter ed25519.PrivateKey, id string, v gen.VoteChoice, at time.Time) (*gen.VoteProposalOutput, error) {
 	node := h.cur.Load().reg.Curator().Pubkey
 	pk, sig := proposals.SignVote(voter, node, id, v, at)
-	return h.VoteProposal(context.Background(), &gen.VoteProposalInput{ID: id, Vote: v, Voter: pk, Time: at.UTC().Format(time.RFC3339), Signature: sig})
+	return h.VoteProposal(context.Background(), &gen.VoteProposalInput{ID: id, Vote: v, Voter: pk, Time: at.UTC(), Signature: sig})
 }
 
 func TestVotesCountOnlyFromEndorsedKeys(t *testing.T) {
