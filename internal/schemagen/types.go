@@ -2,7 +2,6 @@ package schemagen
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -59,7 +58,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	for _, r := range roots {
 		var b bytes.Buffer
-		writeTree(&b, r.tree, r.id, false)
+		goTypesView(r.id).WriteJSON(&b, r.tree)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
@@ -96,59 +95,24 @@ func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + do
 // typeless are the keywords go-jsonschema is not shown (see goTypes).
 var typeless = []string{"format", "oneOf", schema.GoTypeKeyword}
 
-// writeTree serializes a schema tree without the keywords in typeless and
-// with the root's "$id" set to id. names is set when v's keys are names
-// (those of "properties" or "$defs") rather than keywords: a property
-// called format is kept, and so is a "date-time" format (see timeFormat).
-func writeTree(b *bytes.Buffer, v any, id string, names bool) {
-	switch t := v.(type) {
-	case *schema.Object:
-		b.WriteByte('{')
-		first := true
-		comma := func() {
-			if !first {
-				b.WriteByte(',')
+// goTypesView is what go-jsonschema is shown of a schema whose root is
+// id: the schema without the keywords in typeless (a "date-time" format
+// kept, see timeFormat), and with references into document schemas made
+// absolute (docURL).
+func goTypesView(id string) *schema.Rewrite {
+	return &schema.Rewrite{
+		ID:   id,
+		Drop: func(o *schema.Object, k string) bool { return slices.Contains(typeless, k) && !timeFormat(o, k) },
+		Ref: func(ref string) string {
+			m := schema.ExternalRef.FindStringSubmatch(ref)
+			if m == nil {
+				return ref
 			}
-			first = false
-		}
-		if id != "" {
-			comma()
-			b.WriteString(`"$id":`)
-			b.WriteString(strconv.Quote(id))
-		}
-		for _, k := range t.Keys {
-			if !names && (slices.Contains(typeless, k) && !timeFormat(t, k) || id != "" && k == "$id") {
-				continue
+			if m[2] != "" {
+				return docURL(m[1]) + "#/$defs/" + m[2]
 			}
-			comma()
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
-			b.WriteByte(':')
-			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
-				if m := schema.ExternalRef.FindStringSubmatch(ref); m != nil {
-					target := docURL(m[1])
-					if m[2] != "" {
-						target += "#/$defs/" + m[2]
-					}
-					writeTree(b, target, "", false)
-					continue
-				}
-			}
-			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"))
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeTree(b, e, "", false)
-		}
-		b.WriteByte(']')
-	default:
-		vb, _ := json.Marshal(t)
-		b.Write(vb)
+			return docURL(m[1])
+		},
 	}
 }
 
