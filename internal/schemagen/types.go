@@ -3,13 +3,7 @@ package schemagen
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/atombender/go-jsonschema/pkg/generator"
@@ -120,53 +114,4 @@ func goTypesView(id string) *schema.Rewrite {
 // the field a time.Time: "date-time".
 func timeFormat(o *schema.Object, k string) bool {
 	return k == "format" && o.Vals[k] == "date-time"
-}
-
-// field is one struct field go-jsonschema declared.
-type field struct {
-	GoName string
-	Type   string // Go type expression, e.g. *string, []Source, map[string]Category
-}
-
-// structs maps type name to its fields by JSON name.
-type structs map[string]map[string]field
-
-// readStructs parses generated type sources and records every struct's
-// fields, so the decoders use exactly the names go-jsonschema chose instead
-// of guessing its naming rules.
-func readStructs(srcs map[string][]byte, into structs) error {
-	fset := token.NewFileSet()
-	for name, src := range srcs {
-		f, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			return fmt.Errorf("parsing go-jsonschema output %s: %w", name, err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				ts := spec.(*ast.TypeSpec)
-				if _, dup := into[ts.Name.Name]; dup {
-					return fmt.Errorf("type %s is declared twice in gen/; give one of the schemas a different name", ts.Name.Name)
-				}
-				fields := map[string]field{}
-				into[ts.Name.Name] = fields
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok {
-					continue
-				}
-				for _, fd := range st.Fields.List {
-					if fd.Tag == nil || len(fd.Names) != 1 {
-						return fmt.Errorf("%s: unexpected field shape in type %s", name, ts.Name.Name)
-					}
-					tag, _ := strconv.Unquote(fd.Tag.Value)
-					jsonName, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-					fields[jsonName] = field{GoName: fd.Names[0].Name, Type: types.ExprString(fd.Type)}
-				}
-			}
-		}
-	}
-	return nil
 }
