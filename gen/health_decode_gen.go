@@ -229,7 +229,9 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}
@@ -446,7 +448,9 @@ func decodeHealthSources(d *strictjson.Decoder, p *strictjson.Path, out *HealthS
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, healthSourcesFields)
@@ -587,7 +591,9 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastCheck = &opt0
 			}
@@ -600,7 +606,9 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastSuccess = &opt0
 			}

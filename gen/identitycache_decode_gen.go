@@ -111,7 +111,9 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		case "verified_at":
 			if !d.Claim(p, key, &seen, 5) {
@@ -122,7 +124,9 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.VerifiedAt = &opt0
 			}

@@ -45,7 +45,9 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -228,7 +230,9 @@ func decodeProposalVote(d *strictjson.Decoder, p *strictjson.Path, out *Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -265,7 +269,9 @@ func decodeProposalDecision(d *strictjson.Decoder, p *strictjson.Path, out *Prop
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {

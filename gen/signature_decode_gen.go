@@ -72,7 +72,9 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.SignedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.SignedAt = t.UTC()
+				}
 			}
 		case "expires":
 			if !d.Claim(p, key, &seen, 5) {
@@ -84,7 +86,9 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
 					d.Pattern(&fp, v, patternSignatureExpires)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}

@@ -35,7 +35,9 @@ func decodeSourcehealth(d *strictjson.Decoder, p *strictjson.Path, out *Sourcehe
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		case "registry_version":
 			if !d.Claim(p, key, &seen, 1) {
@@ -274,7 +276,9 @@ func decodeCheckedSource(d *strictjson.Decoder, p *strictjson.Path, out *Checked
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, checkedSourceFields)

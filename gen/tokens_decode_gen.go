@@ -97,7 +97,9 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, tokenFields)

@@ -969,7 +969,9 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 4) {

@@ -645,7 +645,9 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -938,7 +940,9 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastSuccess = &opt0
 			}
@@ -1183,7 +1187,9 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.FetchedAt = &opt0
 			}
@@ -1621,7 +1627,9 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, sourceHealthFields)
@@ -1758,7 +1766,9 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.CheckedAt = &opt0
 			}
@@ -1771,7 +1781,9 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.VerifiedAt = &opt0
 			}
@@ -1874,7 +1886,9 @@ func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -2202,7 +2216,9 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -2239,7 +2255,9 @@ func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {
@@ -2417,7 +2435,9 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0, _ = time.Parse(time.RFC3339Nano, v)
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}
@@ -3241,7 +3261,9 @@ func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.P
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created, _ = time.Parse(time.RFC3339Nano, v)
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {

@@ -294,14 +294,17 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 const timeType = "time.Time"
 
 // timeValue is value for a "date-time" string held as a time.Time: the
-// string's checks (the format among them) and then its time, parsed.
+// string's checks (the format among them) and then its time, parsed and
+// in UTC, as the encoders write it, so a value decoded, encoded and
+// decoded again is the value first decoded.
 func (e *decoderEmitter) timeValue(n *schema.Node, path pathRef, target *jen.Statement, hint string) []jen.Code {
 	if n.Type != "string" || n.Format != "date-time" {
 		e.fail("%s: go-jsonschema declared a time.Time for a schema that is no date-time string", n.Where())
 		return nil
 	}
 	body := append(e.stringChecks(n, path, hint),
-		jen.List(jen.Add(target), jen.Id("_")).Op("=").Qual("time", "Parse").Call(jen.Qual("time", "RFC3339Nano"), jen.Id("v")))
+		jen.If(jen.List(jen.Id("t"), jen.Err()).Op(":=").Qual("time", "Parse").Call(jen.Qual("time", "RFC3339Nano"), jen.Id("v")), jen.Err().Op("==").Nil()).Block(
+			jen.Add(target).Op("=").Id("t").Dot("UTC").Call()))
 	return []jen.Code{jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("d").Dot("String").Call(path.arg()), jen.Id("ok")).Block(body...)}
 }
 
