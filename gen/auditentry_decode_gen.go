@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -44,7 +45,9 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -53,7 +56,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumAuditEntryAction)
-				out.Action = AuditEntryAction(v)
+				out.Action = AuditAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -177,10 +180,10 @@ func DecodeAuditEntryInPlace(data []byte) (*AuditEntry, error) {
 	return strictjson.DecodeInPlace(data, decodeAuditEntry)
 }
 
-// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
+// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/$defs/auditAction.
 var enumAuditEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 
-// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/properties/action, in schema order.
+// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/$defs/auditAction, in schema order.
 func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeAuditEntry writes a auditentry document as JSON indented by two spaces,
@@ -21,7 +24,7 @@ func encodeAuditEntry(w *strictjson.Writer, v *AuditEntry) {
 	w.Key("seq")
 	w.Int(v.Seq)
 	w.Key("time")
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.Key("action")
 	w.String(string(v.Action))
 	if v.Slug != nil {

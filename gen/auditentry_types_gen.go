@@ -2,6 +2,17 @@
 
 package gen
 
+import "time"
+
+type AuditAction string
+
+const AuditActionEndorse AuditAction = "endorse"
+const AuditActionReload AuditAction = "reload"
+const AuditActionRemove AuditAction = "remove"
+const AuditActionSign AuditAction = "sign"
+const AuditActionStart AuditAction = "start"
+const AuditActionUpsert AuditAction = "upsert"
+
 // One line of a registry's audit log (REGISTRY.audit.jsonl): a change to the
 // registry, who made it and the registry's SHA-256 before and after. Entries are
 // numbered from 1 without gaps, each names the hash of the line before it
@@ -16,7 +27,7 @@ type AuditEntry struct {
 	// start, found the file changed outside the log and recorded it; sign: 3gs sign
 	// signed a registry the log had not yet recorded (a hand edit); endorse: 3gs
 	// endorse added, changed or removed an endorsement.
-	Action AuditEntryAction `json:"action"`
+	Action AuditAction `json:"action"`
 
 	// Who made the change: the name of the admin token that called the tool, or cli
 	// for 3gs sign and a server's own records.
@@ -56,17 +67,8 @@ type AuditEntry struct {
 	Slug *string `json:"slug,omitempty,omitzero"`
 
 	// When the change was made (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// The registry's version after the change.
 	Version string `json:"version"`
 }
-
-type AuditEntryAction string
-
-const AuditEntryActionEndorse AuditEntryAction = "endorse"
-const AuditEntryActionReload AuditEntryAction = "reload"
-const AuditEntryActionRemove AuditEntryAction = "remove"
-const AuditEntryActionSign AuditEntryAction = "sign"
-const AuditEntryActionStart AuditEntryAction = "start"
-const AuditEntryActionUpsert AuditEntryAction = "upsert"

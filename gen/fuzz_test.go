@@ -94,7 +94,7 @@ func decoderCases(f testing.TB) []decoderCase {
 				`"prev":"`+strings.Repeat("01", 32)+`","signature":"Wjp2oGMxdyxb4pDqYQBpYtINCDaoTazWLVpy3TUgkel+9UC+fQRp8oJ8n9hBzsXa/x9EB0qj2DULJbLAEpaeAg=="}`),
 		roundTrip("DecodeAuditHead", DecodeAuditHead, `{"seq":3,"hash":"`+strings.Repeat("ab", 32)+`","registry_sha256":"`+strings.Repeat("cd", 32)+`","registry_version":"1.0.3"}`,
 			`{"seq":0,"registry_sha256":"`+strings.Repeat("cd", 32)+`","registry_version":"1.0.0"}`),
-		roundTrip("DecodeQueryLog", DecodeQueryLog, `{"time":"2026-11-24T10:00:00Z","query":"crema","outcome":"candidates","score":0.2,"threshold":0.4,`+
+		roundTrip("DecodeQueryLog", DecodeQueryLog, `{"time":"2026-11-24T11:30:00.25+01:30","outcome":"slug","registry_version":"1"}`, `{"time":"2026-11-24T10:00:00Z","query":"crema","outcome":"candidates","score":0.2,"threshold":0.4,`+
 			`"candidates":[{"slug":"espresso","score":0.2}],"registry_version":"1.0.0"}`,
 			`{"time":"2026-11-24T10:00:00Z","slug":"espresso","outcome":"slug","registry_version":"1.0.0"}`),
 		roundTrip("DecodeSourcehealth", DecodeSourcehealth, `{"checked_at":"2026-11-26T01:00:00Z","registry_version":"1.0.0","summary":{"ok":1,"redirected":1,"gone":0,"error":0,"changed":0},"sources":[]}`,

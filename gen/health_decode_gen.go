@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -225,10 +226,12 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}
@@ -445,7 +448,9 @@ func decodeHealthSources(d *strictjson.Decoder, p *strictjson.Path, out *HealthS
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, healthSourcesFields)
@@ -583,10 +588,12 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastCheck = &opt0
 			}
@@ -596,10 +603,12 @@ func decodeHealthFollow(d *strictjson.Decoder, p *strictjson.Path, out *HealthFo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastSuccess = &opt0
 			}

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeHealth writes a health document as JSON indented by two spaces, with a
@@ -79,7 +82,7 @@ func encodeHealthRegistry(w *strictjson.Writer, v *HealthRegistry) {
 	w.Bool(v.Verified)
 	if v.Expires != nil {
 		w.Key("expires")
-		w.String(*v.Expires)
+		w.String(v.Expires.UTC().Format(time.RFC3339Nano))
 	}
 	if v.Expired != nil {
 		w.Key("expired")
@@ -134,7 +137,7 @@ func encodeHealthSources(w *strictjson.Writer, v *HealthSources) {
 	w.Key("error")
 	w.Int(v.Error)
 	w.Key("checked_at")
-	w.String(v.CheckedAt)
+	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	w.EndObject()
 }
 
@@ -171,11 +174,11 @@ func encodeHealthFollow(w *strictjson.Writer, v *HealthFollow) {
 	w.String(v.Version)
 	if v.LastCheck != nil {
 		w.Key("last_check")
-		w.String(*v.LastCheck)
+		w.String(v.LastCheck.UTC().Format(time.RFC3339Nano))
 	}
 	if v.LastSuccess != nil {
 		w.Key("last_success")
-		w.String(*v.LastSuccess)
+		w.String(v.LastSuccess.UTC().Format(time.RFC3339Nano))
 	}
 	w.Key("behind_seconds")
 	w.Int(v.BehindSeconds)

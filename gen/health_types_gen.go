@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // What GET /health answers when 3gs serves over HTTP: whether it is ready, what it
 // speaks, and which registry it serves. A load balancer reads the status code (200
 // ready, 503 not yet); a person or a monitor reads the body.
@@ -71,11 +73,11 @@ type HealthFollow struct {
 	Expired *bool `json:"expired,omitempty,omitzero"`
 
 	// When the origin was last asked (RFC 3339, UTC).
-	LastCheck *string `json:"last_check,omitempty,omitzero"`
+	LastCheck *time.Time `json:"last_check,omitempty,omitzero"`
 
 	// When the origin last answered with a good copy, new or unchanged (RFC 3339,
 	// UTC).
-	LastSuccess *string `json:"last_success,omitempty,omitzero"`
+	LastSuccess *time.Time `json:"last_success,omitempty,omitzero"`
 
 	// The origin's URL (--follow).
 	Origin string `json:"origin"`
@@ -199,7 +201,7 @@ type HealthRegistry struct {
 	// when it never expires or does not verify. Past it a server without the curator
 	// key, or a read replica whose origin gives no fresh copy, stops answering from
 	// the registry (expired below), so a monitor should alert before.
-	Expires *string `json:"expires,omitempty,omitzero"`
+	Expires *time.Time `json:"expires,omitempty,omitzero"`
 
 	// The audit log entry the signature names as the log's head: GET /audit serves
 	// the log up to it.
@@ -231,7 +233,7 @@ type HealthSources struct {
 	Changed int `json:"changed"`
 
 	// When that check finished (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// Sources that failed with a server error, TLS failure or timeout.
 	Error int `json:"error"`

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -96,10 +97,10 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			{
-				var opt0 IdentityCheckReason
+				var opt0 IdentityReason
 				if v, ok := d.String(&fp); ok {
 					d.Enum(&fp, v, enumIdentityCheckReason)
-					opt0 = IdentityCheckReason(v)
+					opt0 = IdentityReason(v)
 				}
 				out.Reason = &opt0
 			}
@@ -110,7 +111,9 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		case "verified_at":
 			if !d.Claim(p, key, &seen, 5) {
@@ -118,10 +121,12 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.VerifiedAt = &opt0
 			}
@@ -163,10 +168,10 @@ func EnumIdentityCheckStatus() []string {
 	return slices.Clone(enumIdentityCheckStatus)
 }
 
-// enumIdentityCheckReason holds the values allowed at schema/identitycache.schema.json#/$defs/identityCheck/properties/reason.
+// enumIdentityCheckReason holds the values allowed at schema/identitycache.schema.json#/$defs/identityReason.
 var enumIdentityCheckReason = []string{"unreachable", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "key not found"}
 
-// EnumIdentityCheckReason returns the values allowed at schema/identitycache.schema.json#/$defs/identityCheck/properties/reason, in schema order.
+// EnumIdentityCheckReason returns the values allowed at schema/identitycache.schema.json#/$defs/identityReason, in schema order.
 func EnumIdentityCheckReason() []string {
 	return slices.Clone(enumIdentityCheckReason)
 }

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeIdentityCache writes a identitycache document as JSON indented by two
@@ -42,10 +45,10 @@ func encodeIdentityCheck(w *strictjson.Writer, v *IdentityCheck) {
 		w.String(string(*v.Reason))
 	}
 	w.Key("checked_at")
-	w.String(v.CheckedAt)
+	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	if v.VerifiedAt != nil {
 		w.Key("verified_at")
-		w.String(*v.VerifiedAt)
+		w.String(v.VerifiedAt.UTC().Format(time.RFC3339Nano))
 	}
 	w.Key("failures")
 	w.Int(v.Failures)

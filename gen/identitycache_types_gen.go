@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // What 3gs serve last found when it checked the links curators claim
 // (curator.links): one entry per key and link, kept beside the registry
 // (REGISTRY.identity.json) or in the peer cache directory, so a restart shows what
@@ -15,7 +17,7 @@ type IdentityCache struct {
 
 type IdentityCheck struct {
 	// When the check ended (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// Failed checks in a row, which set how long the next one waits.
 	Failures int `json:"failures"`
@@ -24,7 +26,7 @@ type IdentityCheck struct {
 	Pubkey string `json:"pubkey"`
 
 	// For failed: the coarse reason, as get_identity shows it.
-	Reason *IdentityCheckReason `json:"reason,omitempty,omitzero"`
+	Reason *IdentityReason `json:"reason,omitempty,omitzero"`
 
 	// verified: the page (or the origin's /.well-known/3gs.json) held the exact key;
 	// failed: it did not, or could not be read (see reason).
@@ -34,19 +36,19 @@ type IdentityCheck struct {
 	URL string `json:"url"`
 
 	// When the link last verified (RFC 3339, UTC); absent when it never did.
-	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
+	VerifiedAt *time.Time `json:"verified_at,omitempty,omitzero"`
 }
-
-type IdentityCheckReason string
-
-const IdentityCheckReasonKeyNotFound IdentityCheckReason = "key not found"
-const IdentityCheckReasonRefusedAddressNotAllowed IdentityCheckReason = "refused: address not allowed"
-const IdentityCheckReasonRefusedEncoding IdentityCheckReason = "refused: encoding"
-const IdentityCheckReasonRefusedRedirect IdentityCheckReason = "refused: redirect"
-const IdentityCheckReasonRefusedTooLarge IdentityCheckReason = "refused: too large"
-const IdentityCheckReasonUnreachable IdentityCheckReason = "unreachable"
 
 type IdentityCheckStatus string
 
 const IdentityCheckStatusFailed IdentityCheckStatus = "failed"
 const IdentityCheckStatusVerified IdentityCheckStatus = "verified"
+
+type IdentityReason string
+
+const IdentityReasonKeyNotFound IdentityReason = "key not found"
+const IdentityReasonRefusedAddressNotAllowed IdentityReason = "refused: address not allowed"
+const IdentityReasonRefusedEncoding IdentityReason = "refused: encoding"
+const IdentityReasonRefusedRedirect IdentityReason = "refused: redirect"
+const IdentityReasonRefusedTooLarge IdentityReason = "refused: too large"
+const IdentityReasonUnreachable IdentityReason = "unreachable"

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -267,7 +268,7 @@ func TestGetSourcesOutputJSON(t *testing.T) {
 			for range r.IntN(4) + 1 {
 				src := gen.RankedSource{Name: str(), Rank: r.IntN(5) - 1, Type: str(), URL: str(), Why: str()}
 				if maybe() {
-					src.Health = &gen.SourceHealth{Status: gen.SourceHealthStatus(str()), CheckedAt: str()}
+					src.Health = &gen.SourceHealth{Status: gen.CheckStatus(str()), CheckedAt: time.Unix(r.Int64N(4e9), int64(r.IntN(1e9))).UTC()}
 				}
 				v.Sources = append(v.Sources, src)
 			}

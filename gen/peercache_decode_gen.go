@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"time"
 )
 
 /*
@@ -52,7 +53,9 @@ func decodePeerCache(d *strictjson.Decoder, p *strictjson.Path, out *PeerCache) 
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.FetchedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.FetchedAt = t.UTC()
+				}
 			}
 		case "etag":
 			if !d.Claim(p, key, &seen, 3) {

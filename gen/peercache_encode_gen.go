@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodePeerCache writes a peercache document as JSON indented by two spaces, with
@@ -23,7 +26,7 @@ func encodePeerCache(w *strictjson.Writer, v *PeerCache) {
 	w.Key("url")
 	w.String(v.URL)
 	w.Key("fetched_at")
-	w.String(v.FetchedAt)
+	w.String(v.FetchedAt.UTC().Format(time.RFC3339Nano))
 	if v.Etag != nil {
 		w.Key("etag")
 		w.String(*v.Etag)

@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // The last copy of an endorsed curator's registry that `3gs serve` accepted, kept
 // in the peer cache directory (--peer-cache) as one file per peer, named after the
 // peer's key. It holds the registry and its signature byte for byte, so it is
@@ -14,7 +16,7 @@ type PeerCache struct {
 
 	// When the peer last answered with this copy, or that it had not changed (RFC
 	// 3339, UTC). A copy older than --peer-stale is served marked stale.
-	FetchedAt string `json:"fetched_at"`
+	FetchedAt time.Time `json:"fetched_at"`
 
 	// The endorsed key the copy verified against, as pk: and 52 z-base-32 characters.
 	Pubkey string `json:"pubkey"`

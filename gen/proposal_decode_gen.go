@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -44,7 +45,9 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -53,7 +56,7 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposalRecordAction)
-				out.Action = ProposalRecordAction(v)
+				out.Action = ProposalAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -127,7 +130,7 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposalRecordStatus)
-				out.Status = ProposalRecordStatus(v)
+				out.Status = ProposalStatus(v)
 			}
 		case "votes":
 			if !d.Claim(p, key, &seen, 10) {
@@ -218,7 +221,7 @@ func decodeProposalVote(d *strictjson.Decoder, p *strictjson.Path, out *Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposalVoteVote)
-				out.Vote = ProposalVoteVote(v)
+				out.Vote = VoteChoice(v)
 			}
 		case "time":
 			if !d.Claim(p, key, &seen, 2) {
@@ -227,7 +230,9 @@ func decodeProposalVote(d *strictjson.Decoder, p *strictjson.Path, out *Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -264,7 +269,9 @@ func decodeProposalDecision(d *strictjson.Decoder, p *strictjson.Path, out *Prop
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {
@@ -319,18 +326,18 @@ func DecodeProposalRecordInPlace(data []byte) (*ProposalRecord, error) {
 
 var patternProposalRecordID = regexp.MustCompile("^p[0-9a-f]{16}$")
 
-// enumProposalRecordAction holds the values allowed at schema/proposal.schema.json#/properties/action.
+// enumProposalRecordAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposalRecordAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
 
-// EnumProposalRecordAction returns the values allowed at schema/proposal.schema.json#/properties/action, in schema order.
+// EnumProposalRecordAction returns the values allowed at schema/proposal.schema.json#/$defs/proposalAction, in schema order.
 func EnumProposalRecordAction() []string {
 	return slices.Clone(enumProposalRecordAction)
 }
 
-// enumProposalRecordStatus holds the values allowed at schema/proposal.schema.json#/properties/status.
+// enumProposalRecordStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumProposalRecordStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumProposalRecordStatus returns the values allowed at schema/proposal.schema.json#/properties/status, in schema order.
+// EnumProposalRecordStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumProposalRecordStatus() []string {
 	return slices.Clone(enumProposalRecordStatus)
 }
@@ -340,10 +347,10 @@ var patternProposalRecordDigest = regexp.MustCompile("^sha256:[0-9a-f]{64}$")
 // proposalRecordFields lists ProposalRecord's fields in schema order; bit i of a decoder's seen set stands for proposalRecordFields[i].
 var proposalRecordFields = []string{"id", "created", "action", "slug", "category", "rank", "source", "reason", "contact", "status", "votes", "decision", "client", "digest"}
 
-// enumProposalVoteVote holds the values allowed at schema/proposal.schema.json#/$defs/proposalVote/properties/vote.
+// enumProposalVoteVote holds the values allowed at schema/proposal.schema.json#/$defs/voteChoice.
 var enumProposalVoteVote = []string{"support", "oppose"}
 
-// EnumProposalVoteVote returns the values allowed at schema/proposal.schema.json#/$defs/proposalVote/properties/vote, in schema order.
+// EnumProposalVoteVote returns the values allowed at schema/proposal.schema.json#/$defs/voteChoice, in schema order.
 func EnumProposalVoteVote() []string {
 	return slices.Clone(enumProposalVoteVote)
 }

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeProposalRecord writes a proposal document as JSON indented by two spaces,
@@ -21,7 +24,7 @@ func encodeProposalRecord(w *strictjson.Writer, v *ProposalRecord) {
 	w.Key("id")
 	w.String(v.ID)
 	w.Key("created")
-	w.String(v.Created)
+	w.String(v.Created.UTC().Format(time.RFC3339Nano))
 	w.Key("action")
 	w.String(string(v.Action))
 	w.Key("slug")
@@ -78,7 +81,7 @@ func encodeProposalVote(w *strictjson.Writer, v *ProposalVote) {
 	w.Key("vote")
 	w.String(string(v.Vote))
 	w.Key("time")
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.Key("signature")
 	w.String(v.Signature)
 	w.EndObject()
@@ -88,7 +91,7 @@ func encodeProposalVote(w *strictjson.Writer, v *ProposalVote) {
 func encodeProposalDecision(w *strictjson.Writer, v *ProposalDecision) {
 	w.BeginObject()
 	w.Key("time")
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	if v.Reason != nil {
 		w.Key("reason")
 		w.String(*v.Reason)

@@ -2,6 +2,16 @@
 
 package gen
 
+import "time"
+
+type ProposalAction string
+
+const ProposalActionAddCategory ProposalAction = "add_category"
+const ProposalActionRemoveCategory ProposalAction = "remove_category"
+const ProposalActionReplaceSource ProposalAction = "replace_source"
+const ProposalActionReportDeadSource ProposalAction = "report_dead_source"
+const ProposalActionUpdateCategory ProposalAction = "update_category"
+
 // The curator's decision, once made.
 type ProposalDecision struct {
 	// Who decided: cli, or the admin token's name.
@@ -11,7 +21,7 @@ type ProposalDecision struct {
 	Reason *string `json:"reason,omitempty,omitzero"`
 
 	// When it was decided (RFC 3339).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// For an accepted change: the registry version it produced.
 	Version *string `json:"version,omitempty,omitzero"`
@@ -24,7 +34,7 @@ type ProposalDecision struct {
 // strictly, a line at most 256 KiB.
 type ProposalRecord struct {
 	// What it asks for.
-	Action ProposalRecordAction `json:"action"`
+	Action ProposalAction `json:"action"`
 
 	// For add_category and update_category: the whole category proposed.
 	Category *Category `json:"category,omitempty,omitzero"`
@@ -39,7 +49,7 @@ type ProposalRecord struct {
 	Contact *string `json:"contact,omitempty,omitzero"`
 
 	// When it was proposed (RFC 3339).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// Decision corresponds to the JSON schema field "decision".
 	Decision *ProposalDecision `json:"decision,omitempty,omitzero"`
@@ -65,25 +75,17 @@ type ProposalRecord struct {
 	Source *Source `json:"source,omitempty,omitzero"`
 
 	// pending until the curator decides.
-	Status ProposalRecordStatus `json:"status"`
+	Status ProposalStatus `json:"status"`
 
 	// Endorsed curators' signed votes, one per key.
 	Votes []ProposalVote `json:"votes,omitempty,omitzero"`
 }
 
-type ProposalRecordAction string
+type ProposalStatus string
 
-const ProposalRecordActionAddCategory ProposalRecordAction = "add_category"
-const ProposalRecordActionRemoveCategory ProposalRecordAction = "remove_category"
-const ProposalRecordActionReplaceSource ProposalRecordAction = "replace_source"
-const ProposalRecordActionReportDeadSource ProposalRecordAction = "report_dead_source"
-const ProposalRecordActionUpdateCategory ProposalRecordAction = "update_category"
-
-type ProposalRecordStatus string
-
-const ProposalRecordStatusAccepted ProposalRecordStatus = "accepted"
-const ProposalRecordStatusPending ProposalRecordStatus = "pending"
-const ProposalRecordStatusRejected ProposalRecordStatus = "rejected"
+const ProposalStatusAccepted ProposalStatus = "accepted"
+const ProposalStatusPending ProposalStatus = "pending"
+const ProposalStatusRejected ProposalStatus = "rejected"
 
 // An endorsed curator's vote: the signed statement 3gs vote v1 (node key, voter
 // key, proposal id, vote, time).
@@ -95,13 +97,13 @@ type ProposalVote struct {
 	Signature string `json:"signature"`
 
 	// When the vote was signed (RFC 3339).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
-	Vote ProposalVoteVote `json:"vote"`
+	Vote VoteChoice `json:"vote"`
 }
 
-type ProposalVoteVote string
+type VoteChoice string
 
-const ProposalVoteVoteOppose ProposalVoteVote = "oppose"
-const ProposalVoteVoteSupport ProposalVoteVote = "support"
+const VoteChoiceOppose VoteChoice = "oppose"
+const VoteChoiceSupport VoteChoice = "support"

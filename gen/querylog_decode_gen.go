@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"slices"
+	"time"
 )
 
 /*
@@ -34,7 +35,9 @@ func decodeQueryLog(d *strictjson.Decoder, p *strictjson.Path, out *QueryLog) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "query":
 			if !d.Claim(p, key, &seen, 1) {

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeQueryLog writes a querylog document as JSON indented by two spaces, with a
@@ -19,7 +22,7 @@ func EncodeQueryLog(v *QueryLog) []byte {
 func encodeQueryLog(w *strictjson.Writer, v *QueryLog) {
 	w.BeginObject()
 	w.Key("time")
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	if v.Query != nil {
 		w.Key("query")
 		w.String(*v.Query)

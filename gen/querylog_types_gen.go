@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // One line of the query log that `3gs serve --query-log FILE` writes and `3gs
 // misses FILE` reads: a get_sources call and how it ended. It never holds a token,
 // a session, an address or anything else that says who asked.
@@ -33,7 +35,7 @@ type QueryLog struct {
 	Threshold *float64 `json:"threshold,omitempty,omitzero"`
 
 	// When the call was answered (RFC 3339, UTC, to the second).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 }
 
 type QueryLogOutcome string

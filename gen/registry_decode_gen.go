@@ -384,10 +384,10 @@ var endorsementFields = []string{"pubkey", "url", "name", "since"}
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
 var categoryFields = []string{"name", "description", "query_patterns", "sources"}
 
-// enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/source/properties/type.
+// enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/sourceType.
 var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
 
-// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/source/properties/type, in schema order.
+// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/sourceType, in schema order.
 func EnumSourceType() []string {
 	return slices.Clone(enumSourceType)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -71,7 +72,9 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.SignedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.SignedAt = t.UTC()
+				}
 			}
 		case "expires":
 			if !d.Claim(p, key, &seen, 5) {
@@ -79,11 +82,13 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
 					d.Pattern(&fp, v, patternSignatureExpires)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}

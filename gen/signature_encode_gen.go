@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeSignature writes a signature document as JSON indented by two spaces, with
@@ -27,10 +30,10 @@ func encodeSignature(w *strictjson.Writer, v *Signature) {
 	w.Key("signed_sha256")
 	w.String(v.SignedSHA256)
 	w.Key("signed_at")
-	w.String(v.SignedAt)
+	w.String(v.SignedAt.UTC().Format(time.RFC3339Nano))
 	if v.Expires != nil {
 		w.Key("expires")
-		w.String(*v.Expires)
+		w.String(v.Expires.UTC().Format(time.RFC3339Nano))
 	}
 	if v.LogSeq != nil {
 		w.Key("log_seq")

@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 // A detached Ed25519 signature of a registry file, stored next to it as
 // registry.json.sig. `3gs sign` writes it and `3gs verify` checks it. A signature
 // with `expires` (written by 3gs 0.x and later) signs a short text statement that
@@ -18,7 +20,7 @@ type Signature struct {
 	// LOG_SEQ LOG_HEAD\n" when the log fields are present. A reader refuses an
 	// expired registry (a freeze attack replays an old signed copy) unless told to
 	// allow it.
-	Expires *string `json:"expires,omitempty,omitzero"`
+	Expires *time.Time `json:"expires,omitempty,omitzero"`
 
 	// Signed (see expires): hex SHA-256 of that entry's line as stored in the audit
 	// log (without its newline). Whoever holds the registry and this file can fetch
@@ -40,7 +42,7 @@ type Signature struct {
 
 	// When the signature was made (RFC 3339, UTC). Informational: it is not covered
 	// by the signature.
-	SignedAt string `json:"signed_at"`
+	SignedAt time.Time `json:"signed_at"`
 
 	// Hex SHA-256 of the bytes that were signed, so a mismatch can be named before
 	// any cryptography runs.

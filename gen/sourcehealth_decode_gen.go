@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"slices"
+	"time"
 )
 
 /*
@@ -34,7 +35,9 @@ func decodeSourcehealth(d *strictjson.Decoder, p *strictjson.Path, out *Sourcehe
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		case "registry_version":
 			if !d.Claim(p, key, &seen, 1) {
@@ -198,7 +201,7 @@ func decodeCheckedSource(d *strictjson.Decoder, p *strictjson.Path, out *Checked
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumCheckedSourceStatus)
-				out.Status = CheckedSourceStatus(v)
+				out.Status = CheckStatus(v)
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 4) {
@@ -273,7 +276,9 @@ func decodeCheckedSource(d *strictjson.Decoder, p *strictjson.Path, out *Checked
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, checkedSourceFields)
@@ -297,10 +302,10 @@ var sourcehealthFields = []string{"checked_at", "registry_version", "curator", "
 // sourcehealthSummaryFields lists SourcehealthSummary's fields in schema order; bit i of a decoder's seen set stands for sourcehealthSummaryFields[i].
 var sourcehealthSummaryFields = []string{"ok", "redirected", "gone", "error", "changed"}
 
-// enumCheckedSourceStatus holds the values allowed at schema/sourcehealth.schema.json#/$defs/checkedSource/properties/status.
-var enumCheckedSourceStatus = []string{"ok", "redirected", "gone", "error", "changed"}
+// enumCheckedSourceStatus holds the values allowed at schema/sourcehealth.schema.json#/$defs/checkStatus.
+var enumCheckedSourceStatus = []string{"ok", "redirected", "changed", "gone", "error"}
 
-// EnumCheckedSourceStatus returns the values allowed at schema/sourcehealth.schema.json#/$defs/checkedSource/properties/status, in schema order.
+// EnumCheckedSourceStatus returns the values allowed at schema/sourcehealth.schema.json#/$defs/checkStatus, in schema order.
 func EnumCheckedSourceStatus() []string {
 	return slices.Clone(enumCheckedSourceStatus)
 }

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeSourcehealth writes a sourcehealth document as JSON indented by two
@@ -19,7 +22,7 @@ func EncodeSourcehealth(v *Sourcehealth) []byte {
 func encodeSourcehealth(w *strictjson.Writer, v *Sourcehealth) {
 	w.BeginObject()
 	w.Key("checked_at")
-	w.String(v.CheckedAt)
+	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	w.Key("registry_version")
 	w.String(v.RegistryVersion)
 	if v.Curator != nil {
@@ -86,6 +89,6 @@ func encodeCheckedSource(w *strictjson.Writer, v *CheckedSource) {
 		w.Int(*v.Size)
 	}
 	w.Key("checked_at")
-	w.String(v.CheckedAt)
+	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	w.EndObject()
 }

@@ -2,12 +2,22 @@
 
 package gen
 
+import "time"
+
+type CheckStatus string
+
+const CheckStatusChanged CheckStatus = "changed"
+const CheckStatusError CheckStatus = "error"
+const CheckStatusGone CheckStatus = "gone"
+const CheckStatusOk CheckStatus = "ok"
+const CheckStatusRedirected CheckStatus = "redirected"
+
 type CheckedSource struct {
 	// The category's slug.
 	Category string `json:"category"`
 
 	// When this source was checked (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// The HTTP status of the last answer, when there was one: that of the page
 	// finally reached through redirects, or of the redirect the check stopped at; for
@@ -30,7 +40,7 @@ type CheckedSource struct {
 	Size *int `json:"size,omitempty,omitzero"`
 
 	// ok, redirected, gone, error or changed; see summary.
-	Status CheckedSourceStatus `json:"status"`
+	Status CheckStatus `json:"status"`
 
 	// The page's title, when a GET read one (first 200 characters).
 	Title *string `json:"title,omitempty,omitzero"`
@@ -39,43 +49,27 @@ type CheckedSource struct {
 	URL string `json:"url"`
 }
 
-type CheckedSourceStatus string
-
-const CheckedSourceStatusChanged CheckedSourceStatus = "changed"
-const CheckedSourceStatusError CheckedSourceStatus = "error"
-const CheckedSourceStatusGone CheckedSourceStatus = "gone"
-const CheckedSourceStatusOk CheckedSourceStatus = "ok"
-const CheckedSourceStatusRedirected CheckedSourceStatus = "redirected"
-
 // What the server's last check of the source's URL found (serve --check-sources,
 // or 3gs check on the registry file); absent when it was never checked. Warn the
 // user about a source that is gone or failing, and prefer the others.
 type SourceHealth struct {
 	// When it was checked (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// ok: it answered; redirected: it moved permanently and still answers at the new
 	// URL; changed: it answered, but its title or size moved far since the check
 	// before (perhaps parked or replaced); gone: 404 or 410, or its host name no
 	// longer resolves; error: a server error, TLS failure, timeout, or redirects that
 	// loop or lead to a refused address.
-	Status SourceHealthStatus `json:"status"`
+	Status CheckStatus `json:"status"`
 }
-
-type SourceHealthStatus string
-
-const SourceHealthStatusChanged SourceHealthStatus = "changed"
-const SourceHealthStatusError SourceHealthStatus = "error"
-const SourceHealthStatusGone SourceHealthStatus = "gone"
-const SourceHealthStatusOk SourceHealthStatus = "ok"
-const SourceHealthStatusRedirected SourceHealthStatus = "redirected"
 
 // The outcome of checking every source URL of a registry: what `3gs check --json`
 // prints, and what the health file beside the registry (REGISTRY.health.json)
 // holds between checks.
 type Sourcehealth struct {
 	// When the check finished (RFC 3339, UTC).
-	CheckedAt string `json:"checked_at"`
+	CheckedAt time.Time `json:"checked_at"`
 
 	// The curator named in the User-Agent of the check.
 	Curator *string `json:"curator,omitempty,omitzero"`

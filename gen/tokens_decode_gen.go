@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -96,7 +97,9 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, tokenFields)

@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/strictjson"
+import (
+	"github.com/three-good-sources/3gs/internal/strictjson"
+	"time"
+)
 
 /*
 EncodeTokens writes a tokens document as JSON indented by two spaces, with a
@@ -38,6 +41,6 @@ func encodeToken(w *strictjson.Writer, v *Token) {
 	w.Key("sha256")
 	w.String(v.SHA256)
 	w.Key("created")
-	w.String(v.Created)
+	w.String(v.Created.UTC().Format(time.RFC3339Nano))
 	w.EndObject()
 }

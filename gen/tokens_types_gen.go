@@ -2,9 +2,11 @@
 
 package gen
 
+import "time"
+
 type Token struct {
 	// When the token was made (RFC 3339, UTC).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// Who or what holds the token; it names the caller in the audit log and is how
 	// the token is revoked.

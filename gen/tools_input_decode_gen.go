@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"time"
 )
 
 /*
@@ -176,10 +177,10 @@ func decodeGetAuditLogInput(d *strictjson.Decoder, p *strictjson.Path, out *GetA
 			}
 			fp := p.Key(key)
 			{
-				var opt0 GetAuditLogInputAction
+				var opt0 AuditAction
 				if v, ok := d.String(&fp); ok {
 					d.Enum(&fp, v, enumGetAuditLogInputAction)
-					opt0 = GetAuditLogInputAction(v)
+					opt0 = AuditAction(v)
 				}
 				out.Action = &opt0
 			}
@@ -539,10 +540,10 @@ func decodeListProposalsInput(d *strictjson.Decoder, p *strictjson.Path, out *Li
 			}
 			fp := p.Key(key)
 			{
-				var opt0 ListProposalsInputStatus
+				var opt0 ProposalStatus
 				if v, ok := d.String(&fp); ok {
 					d.Enum(&fp, v, enumListProposalsInputStatus)
-					opt0 = ListProposalsInputStatus(v)
+					opt0 = ProposalStatus(v)
 				}
 				out.Status = &opt0
 			}
@@ -620,7 +621,7 @@ func decodeProposeChangeInput(d *strictjson.Decoder, p *strictjson.Path, out *Pr
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposeChangeInputAction)
-				out.Action = ProposeChangeInputAction(v)
+				out.Action = ProposalAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 1) {
@@ -950,7 +951,7 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumVoteProposalInputVote)
-				out.Vote = VoteProposalInputVote(v)
+				out.Vote = VoteChoice(v)
 			}
 		case "voter":
 			if !d.Claim(p, key, &seen, 2) {
@@ -968,7 +969,9 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 4) {
@@ -995,10 +998,10 @@ var acceptProposalInputFields = []string{"id", "reason"}
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
 var patternGetAuditLogInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
 
-// enumGetAuditLogInputAction holds the values allowed at schema/tools/get_audit_log.json#/inputSchema/properties/action.
+// enumGetAuditLogInputAction holds the values allowed at schema/auditentry.schema.json#/$defs/auditAction.
 var enumGetAuditLogInputAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 
-// EnumGetAuditLogInputAction returns the values allowed at schema/tools/get_audit_log.json#/inputSchema/properties/action, in schema order.
+// EnumGetAuditLogInputAction returns the values allowed at schema/auditentry.schema.json#/$defs/auditAction, in schema order.
 func EnumGetAuditLogInputAction() []string {
 	return slices.Clone(enumGetAuditLogInputAction)
 }
@@ -1030,10 +1033,10 @@ var getSourcesInputFields = []string{"query", "slug", "threshold"}
 // listCategoriesInputFields lists ListCategoriesInput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesInputFields[i].
 var listCategoriesInputFields = []string{"filter", "cursor", "limit"}
 
-// enumListProposalsInputStatus holds the values allowed at schema/tools/list_proposals.json#/inputSchema/properties/status.
+// enumListProposalsInputStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumListProposalsInputStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumListProposalsInputStatus returns the values allowed at schema/tools/list_proposals.json#/inputSchema/properties/status, in schema order.
+// EnumListProposalsInputStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumListProposalsInputStatus() []string {
 	return slices.Clone(enumListProposalsInputStatus)
 }
@@ -1041,10 +1044,10 @@ func EnumListProposalsInputStatus() []string {
 // listProposalsInputFields lists ListProposalsInput's fields in schema order; bit i of a decoder's seen set stands for listProposalsInputFields[i].
 var listProposalsInputFields = []string{"status", "slug", "cursor", "limit"}
 
-// enumProposeChangeInputAction holds the values allowed at schema/tools/propose_change.json#/inputSchema/properties/action.
+// enumProposeChangeInputAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposeChangeInputAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
 
-// EnumProposeChangeInputAction returns the values allowed at schema/tools/propose_change.json#/inputSchema/properties/action, in schema order.
+// EnumProposeChangeInputAction returns the values allowed at schema/proposal.schema.json#/$defs/proposalAction, in schema order.
 func EnumProposeChangeInputAction() []string {
 	return slices.Clone(enumProposeChangeInputAction)
 }
@@ -1069,10 +1072,10 @@ var removeCategoryInputFields = []string{"slug"}
 // upsertCategoryInputFields lists UpsertCategoryInput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryInputFields[i].
 var upsertCategoryInputFields = []string{"slug", "category"}
 
-// enumVoteProposalInputVote holds the values allowed at schema/tools/vote_proposal.json#/inputSchema/properties/vote.
+// enumVoteProposalInputVote holds the values allowed at schema/proposal.schema.json#/$defs/voteChoice.
 var enumVoteProposalInputVote = []string{"support", "oppose"}
 
-// EnumVoteProposalInputVote returns the values allowed at schema/tools/vote_proposal.json#/inputSchema/properties/vote, in schema order.
+// EnumVoteProposalInputVote returns the values allowed at schema/proposal.schema.json#/$defs/voteChoice, in schema order.
 func EnumVoteProposalInputVote() []string {
 	return slices.Clone(enumVoteProposalInputVote)
 }

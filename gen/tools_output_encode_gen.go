@@ -2,7 +2,10 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/toolcall"
+import (
+	"github.com/three-good-sources/3gs/internal/toolcall"
+	"time"
+)
 
 /*
 AppendJSON appends a result of accept_proposal to dst as compact JSON, as
@@ -277,7 +280,7 @@ func appendAuditEntry(w *toolcall.Writer, v *AuditEntry) {
 		w.String(*v.Slug)
 	}
 	w.Field(`"time":`)
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.Field(`"version":`)
 	w.String(v.Version)
 	w.EndObject()
@@ -343,7 +346,7 @@ func appendEndorsedPeer(w *toolcall.Writer, v *EndorsedPeer) {
 	}
 	if v.LastSuccess != nil {
 		w.Field(`"last_success":`)
-		w.String(*v.LastSuccess)
+		w.String(v.LastSuccess.UTC().Format(time.RFC3339Nano))
 	}
 	if v.Name != nil {
 		w.Field(`"name":`)
@@ -512,7 +515,7 @@ func appendFederatedResult(w *toolcall.Writer, v *FederatedResult) {
 	w.String(v.Description)
 	if v.FetchedAt != nil {
 		w.Field(`"fetched_at":`)
-		w.String(*v.FetchedAt)
+		w.String(v.FetchedAt.UTC().Format(time.RFC3339Nano))
 	}
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -583,7 +586,7 @@ func appendFederatedSource(w *toolcall.Writer, v *FederatedSource) {
 func appendSourceHealth(w *toolcall.Writer, v *SourceHealth) {
 	w.BeginObject()
 	w.Field(`"checked_at":`)
-	w.String(v.CheckedAt)
+	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	w.Field(`"status":`)
 	w.String(string(v.Status))
 	w.EndObject()
@@ -636,7 +639,7 @@ func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
 	w.String(v.Check)
 	if v.CheckedAt != nil {
 		w.Field(`"checked_at":`)
-		w.String(*v.CheckedAt)
+		w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	}
 	if v.Reason != nil {
 		w.Field(`"reason":`)
@@ -648,7 +651,7 @@ func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
 	w.String(v.URL)
 	if v.VerifiedAt != nil {
 		w.Field(`"verified_at":`)
-		w.String(*v.VerifiedAt)
+		w.String(v.VerifiedAt.UTC().Format(time.RFC3339Nano))
 	}
 	w.EndObject()
 }
@@ -696,7 +699,7 @@ func appendProposal(w *toolcall.Writer, v *Proposal) {
 		w.String(*v.Contact)
 	}
 	w.Field(`"created":`)
-	w.String(v.Created)
+	w.String(v.Created.UTC().Format(time.RFC3339Nano))
 	if v.Decision != nil {
 		w.Field(`"decision":`)
 		appendDecision(w, v.Decision)
@@ -785,7 +788,7 @@ func appendDecision(w *toolcall.Writer, v *Decision) {
 		w.String(*v.RegistryVersion)
 	}
 	w.Field(`"time":`)
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.EndObject()
 }
 
@@ -813,7 +816,7 @@ func appendVote(w *toolcall.Writer, v *Vote) {
 	w.Field(`"signature":`)
 	w.String(v.Signature)
 	w.Field(`"time":`)
-	w.String(v.Time)
+	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.Field(`"vote":`)
 	w.String(string(v.Vote))
 	w.EndObject()
@@ -847,7 +850,7 @@ func appendGetProvenanceOutput(w *toolcall.Writer, v *GetProvenanceOutput) {
 	}
 	if v.Expires != nil {
 		w.Field(`"expires":`)
-		w.String(*v.Expires)
+		w.String(v.Expires.UTC().Format(time.RFC3339Nano))
 	}
 	w.Field(`"pubkey_configured":`)
 	w.Bool(v.PubkeyConfigured)
@@ -1186,7 +1189,7 @@ func appendProposalSummary(w *toolcall.Writer, v *ProposalSummary) {
 	w.Field(`"action":`)
 	w.String(string(v.Action))
 	w.Field(`"created":`)
-	w.String(v.Created)
+	w.String(v.Created.UTC().Format(time.RFC3339Nano))
 	w.Field(`"id":`)
 	w.String(v.ID)
 	w.Field(`"oppose":`)

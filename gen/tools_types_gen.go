@@ -2,6 +2,8 @@
 
 package gen
 
+import "time"
+
 type AcceptProposalInput struct {
 	// The proposal's id, as propose_change returned it ("p" and 16 hex digits).
 	ID string `json:"id"`
@@ -26,14 +28,8 @@ type AcceptProposalOutput struct {
 	Signed *bool `json:"signed,omitempty,omitzero"`
 
 	// Its status now: pending when the decision failed (an error result says why).
-	Status AcceptProposalOutputStatus `json:"status"`
+	Status ProposalStatus `json:"status"`
 }
-
-type AcceptProposalOutputStatus string
-
-const AcceptProposalOutputStatusAccepted AcceptProposalOutputStatus = "accepted"
-const AcceptProposalOutputStatusPending AcceptProposalOutputStatus = "pending"
-const AcceptProposalOutputStatusRejected AcceptProposalOutputStatus = "rejected"
 
 type AlternativeCategory struct {
 	// Its display name.
@@ -168,7 +164,7 @@ type Decision struct {
 	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
 
 	// When the curator decided (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 }
 
 type EndorsedPeer struct {
@@ -180,7 +176,7 @@ type EndorsedPeer struct {
 	Endorses []string `json:"endorses,omitempty,omitzero"`
 
 	// When a verified copy was last fetched or confirmed unchanged (RFC 3339).
-	LastSuccess *string `json:"last_success,omitempty,omitzero"`
+	LastSuccess *time.Time `json:"last_success,omitempty,omitzero"`
 
 	// The name the endorsement gives.
 	Name *string `json:"name,omitempty,omitzero"`
@@ -316,13 +312,8 @@ type FederatedCandidate struct {
 
 	// own: this server's curator answered. endorsed: a curator this server's curator
 	// vouches for, one hop; its registry verified against the endorsed key.
-	Trust FederatedCandidateTrust `json:"trust"`
+	Trust Trust `json:"trust"`
 }
-
-type FederatedCandidateTrust string
-
-const FederatedCandidateTrustEndorsed FederatedCandidateTrust = "endorsed"
-const FederatedCandidateTrustOwn FederatedCandidateTrust = "own"
 
 type FederatedListed struct {
 	// Its name, as its curator wrote it.
@@ -336,13 +327,8 @@ type FederatedListed struct {
 
 	// own: this server's curator answered. endorsed: a curator this server's curator
 	// vouches for, one hop; its registry verified against the endorsed key.
-	Trust FederatedListedTrust `json:"trust"`
+	Trust Trust `json:"trust"`
 }
-
-type FederatedListedTrust string
-
-const FederatedListedTrustEndorsed FederatedListedTrust = "endorsed"
-const FederatedListedTrustOwn FederatedListedTrust = "own"
 
 type FederatedResult struct {
 	// Curator corresponds to the JSON schema field "curator".
@@ -353,7 +339,7 @@ type FederatedResult struct {
 
 	// For an endorsed curator: when its registry was last fetched and verified (RFC
 	// 3339).
-	FetchedAt *string `json:"fetched_at,omitempty,omitzero"`
+	FetchedAt *time.Time `json:"fetched_at,omitempty,omitzero"`
 
 	// The category's name.
 	Name string `json:"name"`
@@ -376,13 +362,8 @@ type FederatedResult struct {
 
 	// own: this server's curator answered. endorsed: a curator this server's curator
 	// vouches for, one hop; its registry verified against the endorsed key.
-	Trust FederatedResultTrust `json:"trust"`
+	Trust Trust `json:"trust"`
 }
-
-type FederatedResultTrust string
-
-const FederatedResultTrustEndorsed FederatedResultTrust = "endorsed"
-const FederatedResultTrustOwn FederatedResultTrust = "own"
 
 // A source as its curator's registry gives it, with what that curator's last check
 // of its URL found.
@@ -400,7 +381,7 @@ type FederatedSource struct {
 	Rank int `json:"rank"`
 
 	// What kind of source it is.
-	Type FederatedSourceType `json:"type"`
+	Type SourceType `json:"type"`
 
 	// Absolute http or https URL.
 	URL string `json:"url"`
@@ -408,19 +389,6 @@ type FederatedSource struct {
 	// Why the curator chose it.
 	Why string `json:"why"`
 }
-
-type FederatedSourceType string
-
-const FederatedSourceTypeApi FederatedSourceType = "api"
-const FederatedSourceTypeArticle FederatedSourceType = "article"
-const FederatedSourceTypeBook FederatedSourceType = "book"
-const FederatedSourceTypeCourse FederatedSourceType = "course"
-const FederatedSourceTypeDocumentation FederatedSourceType = "documentation"
-const FederatedSourceTypeForum FederatedSourceType = "forum"
-const FederatedSourceTypeRepo FederatedSourceType = "repo"
-const FederatedSourceTypeTool FederatedSourceType = "tool"
-const FederatedSourceTypeTutorial FederatedSourceType = "tutorial"
-const FederatedSourceTypeVideo FederatedSourceType = "video"
 
 type FieldCoverage struct {
 	// Its part of the coverage.
@@ -433,7 +401,7 @@ type FieldCoverage struct {
 
 type GetAuditLogInput struct {
 	// Only entries of this action (see the entries' action).
-	Action *GetAuditLogInputAction `json:"action,omitempty,omitzero"`
+	Action *AuditAction `json:"action,omitempty,omitzero"`
 
 	// How many entries per page, 1 to 1000 (default 100).
 	Limit *int `json:"limit,omitempty,omitzero"`
@@ -445,15 +413,6 @@ type GetAuditLogInput struct {
 	// Only entries that changed this category (upsert and remove name one).
 	Slug *string `json:"slug,omitempty,omitzero"`
 }
-
-type GetAuditLogInputAction string
-
-const GetAuditLogInputActionEndorse GetAuditLogInputAction = "endorse"
-const GetAuditLogInputActionReload GetAuditLogInputAction = "reload"
-const GetAuditLogInputActionRemove GetAuditLogInputAction = "remove"
-const GetAuditLogInputActionSign GetAuditLogInputAction = "sign"
-const GetAuditLogInputActionStart GetAuditLogInputAction = "start"
-const GetAuditLogInputActionUpsert GetAuditLogInputAction = "upsert"
 
 type GetAuditLogOutput struct {
 	// This page's entries, oldest first, with the members and values of the log's
@@ -599,7 +558,7 @@ type GetProvenanceOutput struct {
 
 	// When the signature stops vouching for the registry (RFC 3339, UTC), for a
 	// signature that verified or has expired; absent when it never expires.
-	Expires *string `json:"expires,omitempty,omitzero"`
+	Expires *time.Time `json:"expires,omitempty,omitzero"`
 
 	// False while the registry's curator key is pk:placeholder: such a registry
 	// cannot be signed.
@@ -719,7 +678,7 @@ type IdentityLink struct {
 	Check string `json:"check"`
 
 	// When it was last checked (RFC 3339); absent while pending.
-	CheckedAt *string `json:"checked_at,omitempty,omitzero"`
+	CheckedAt *time.Time `json:"checked_at,omitempty,omitzero"`
 
 	// For failed, coarsely, never anything the page sent (the server's log has the
 	// detail): unreachable: no connection, no complete answer in time, or an HTTP
@@ -728,7 +687,7 @@ type IdentityLink struct {
 	// another scheme, host or port; refused: encoding: it sent a compressed body;
 	// refused: too large: over the byte limit; key not found: it answered, without
 	// the exact key.
-	Reason *IdentityLinkReason `json:"reason,omitempty,omitzero"`
+	Reason *IdentityReason `json:"reason,omitempty,omitzero"`
 
 	// verified: the last check found the curator's exact key on the page (for a bare
 	// origin: on the page, or as {"pubkey": ...} in its /.well-known/3gs.json);
@@ -740,17 +699,8 @@ type IdentityLink struct {
 	URL string `json:"url"`
 
 	// When it last verified (RFC 3339); absent when it never did.
-	VerifiedAt *string `json:"verified_at,omitempty,omitzero"`
+	VerifiedAt *time.Time `json:"verified_at,omitempty,omitzero"`
 }
-
-type IdentityLinkReason string
-
-const IdentityLinkReasonKeyNotFound IdentityLinkReason = "key not found"
-const IdentityLinkReasonRefusedAddressNotAllowed IdentityLinkReason = "refused: address not allowed"
-const IdentityLinkReasonRefusedEncoding IdentityLinkReason = "refused: encoding"
-const IdentityLinkReasonRefusedRedirect IdentityLinkReason = "refused: redirect"
-const IdentityLinkReasonRefusedTooLarge IdentityLinkReason = "refused: too large"
-const IdentityLinkReasonUnreachable IdentityLinkReason = "unreachable"
 
 type IdentityLinkStatus string
 
@@ -792,14 +742,8 @@ type ListProposalsInput struct {
 	Slug *string `json:"slug,omitempty,omitzero"`
 
 	// Only proposals with this status.
-	Status *ListProposalsInputStatus `json:"status,omitempty,omitzero"`
+	Status *ProposalStatus `json:"status,omitempty,omitzero"`
 }
-
-type ListProposalsInputStatus string
-
-const ListProposalsInputStatusAccepted ListProposalsInputStatus = "accepted"
-const ListProposalsInputStatusPending ListProposalsInputStatus = "pending"
-const ListProposalsInputStatusRejected ListProposalsInputStatus = "rejected"
 
 type ListProposalsOutput struct {
 	// Present when more follow: pass it as cursor (with the same filters).
@@ -872,7 +816,7 @@ type Proposal struct {
 	Contact *string `json:"contact,omitempty,omitzero"`
 
 	// When it was proposed (RFC 3339, UTC).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// The curator's decision; absent while pending.
 	Decision *Decision `json:"decision,omitempty,omitzero"`
@@ -913,26 +857,12 @@ type Proposal struct {
 	Votes []Vote `json:"votes"`
 }
 
-type ProposalAction string
-
-const ProposalActionAddCategory ProposalAction = "add_category"
-const ProposalActionRemoveCategory ProposalAction = "remove_category"
-const ProposalActionReplaceSource ProposalAction = "replace_source"
-const ProposalActionReportDeadSource ProposalAction = "report_dead_source"
-const ProposalActionUpdateCategory ProposalAction = "update_category"
-
-type ProposalStatus string
-
-const ProposalStatusAccepted ProposalStatus = "accepted"
-const ProposalStatusPending ProposalStatus = "pending"
-const ProposalStatusRejected ProposalStatus = "rejected"
-
 type ProposalSummary struct {
 	// What it asks for.
-	Action ProposalSummaryAction `json:"action"`
+	Action ProposalAction `json:"action"`
 
 	// When it was proposed (RFC 3339, UTC).
-	Created string `json:"created"`
+	Created time.Time `json:"created"`
 
 	// The proposal's id.
 	ID string `json:"id"`
@@ -948,30 +878,16 @@ type ProposalSummary struct {
 	Slug string `json:"slug"`
 
 	// pending until the curator accepts or rejects it.
-	Status ProposalSummaryStatus `json:"status"`
+	Status ProposalStatus `json:"status"`
 
 	// Votes for it by curators this node endorses.
 	Support int `json:"support"`
 }
 
-type ProposalSummaryAction string
-
-const ProposalSummaryActionAddCategory ProposalSummaryAction = "add_category"
-const ProposalSummaryActionRemoveCategory ProposalSummaryAction = "remove_category"
-const ProposalSummaryActionReplaceSource ProposalSummaryAction = "replace_source"
-const ProposalSummaryActionReportDeadSource ProposalSummaryAction = "report_dead_source"
-const ProposalSummaryActionUpdateCategory ProposalSummaryAction = "update_category"
-
-type ProposalSummaryStatus string
-
-const ProposalSummaryStatusAccepted ProposalSummaryStatus = "accepted"
-const ProposalSummaryStatusPending ProposalSummaryStatus = "pending"
-const ProposalSummaryStatusRejected ProposalSummaryStatus = "rejected"
-
 type ProposeChangeInput struct {
 	// add_category and update_category need category; remove_category needs nothing
 	// more; replace_source needs rank and source; report_dead_source needs rank.
-	Action ProposeChangeInputAction `json:"action"`
+	Action ProposalAction `json:"action"`
 
 	// The whole category, as it would appear under categories in registry.json
 	// (add_category, update_category).
@@ -996,17 +912,9 @@ type ProposeChangeInput struct {
 	Source *Source `json:"source,omitempty,omitzero"`
 }
 
-type ProposeChangeInputAction string
-
-const ProposeChangeInputActionAddCategory ProposeChangeInputAction = "add_category"
-const ProposeChangeInputActionRemoveCategory ProposeChangeInputAction = "remove_category"
-const ProposeChangeInputActionReplaceSource ProposeChangeInputAction = "replace_source"
-const ProposeChangeInputActionReportDeadSource ProposeChangeInputAction = "report_dead_source"
-const ProposeChangeInputActionUpdateCategory ProposeChangeInputAction = "update_category"
-
 type ProposeChangeOutput struct {
 	// The action proposed.
-	Action ProposeChangeOutputAction `json:"action"`
+	Action ProposalAction `json:"action"`
 
 	// The proposal's id, when recorded: pass it to get_proposal to follow it.
 	ID *string `json:"id,omitempty,omitzero"`
@@ -1021,14 +929,6 @@ type ProposeChangeOutput struct {
 	// pending, when recorded: the curator decides.
 	Status *ProposeChangeOutputStatus `json:"status,omitempty,omitzero"`
 }
-
-type ProposeChangeOutputAction string
-
-const ProposeChangeOutputActionAddCategory ProposeChangeOutputAction = "add_category"
-const ProposeChangeOutputActionRemoveCategory ProposeChangeOutputAction = "remove_category"
-const ProposeChangeOutputActionReplaceSource ProposeChangeOutputAction = "replace_source"
-const ProposeChangeOutputActionReportDeadSource ProposeChangeOutputAction = "report_dead_source"
-const ProposeChangeOutputActionUpdateCategory ProposeChangeOutputAction = "update_category"
 
 type ProposeChangeOutputStatus string
 
@@ -1102,14 +1002,8 @@ type RejectProposalOutput struct {
 
 	// With id: the proposal's status now, pending when the decision failed (an error
 	// result says why). In bulk: rejected when any was, else pending.
-	Status RejectProposalOutputStatus `json:"status"`
+	Status ProposalStatus `json:"status"`
 }
-
-type RejectProposalOutputStatus string
-
-const RejectProposalOutputStatusAccepted RejectProposalOutputStatus = "accepted"
-const RejectProposalOutputStatusPending RejectProposalOutputStatus = "pending"
-const RejectProposalOutputStatusRejected RejectProposalOutputStatus = "rejected"
 
 type ReloadRegistryOutput struct {
 	// How many categories the served registry holds.
@@ -1155,6 +1049,11 @@ type RemoveCategoryOutput struct {
 	// The registry's updated day after the change (today, YYYY-MM-DD).
 	Updated string `json:"updated"`
 }
+
+type Trust string
+
+const TrustEndorsed Trust = "endorsed"
+const TrustOwn Trust = "own"
 
 type UpsertCategoryInput struct {
 	// The whole category, as it would appear under categories in registry.json.
@@ -1218,10 +1117,10 @@ type Vote struct {
 	Signature string `json:"signature"`
 
 	// When the vote was signed (RFC 3339, UTC).
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
-	Vote VoteVote `json:"vote"`
+	Vote VoteChoice `json:"vote"`
 }
 
 type VoteProposalInput struct {
@@ -1232,19 +1131,14 @@ type VoteProposalInput struct {
 	Signature string `json:"signature"`
 
 	// When the statement was signed (RFC 3339, UTC), as it reads in the statement.
-	Time string `json:"time"`
+	Time time.Time `json:"time"`
 
 	// support or oppose.
-	Vote VoteProposalInputVote `json:"vote"`
+	Vote VoteChoice `json:"vote"`
 
 	// The voting curator's key (pk:Z32).
 	Voter string `json:"voter"`
 }
-
-type VoteProposalInputVote string
-
-const VoteProposalInputVoteOppose VoteProposalInputVote = "oppose"
-const VoteProposalInputVoteSupport VoteProposalInputVote = "support"
 
 type VoteProposalOutput struct {
 	// The proposal.
@@ -1260,21 +1154,11 @@ type VoteProposalOutput struct {
 	Support *int `json:"support,omitempty,omitzero"`
 
 	// The vote recorded.
-	Vote VoteProposalOutputVote `json:"vote"`
+	Vote VoteChoice `json:"vote"`
 
 	// Whose vote.
 	Voter string `json:"voter"`
 }
-
-type VoteProposalOutputVote string
-
-const VoteProposalOutputVoteOppose VoteProposalOutputVote = "oppose"
-const VoteProposalOutputVoteSupport VoteProposalOutputVote = "support"
-
-type VoteVote string
-
-const VoteVoteOppose VoteVote = "oppose"
-const VoteVoteSupport VoteVote = "support"
 
 type Word struct {
 	// True when the word is ordinary English (in the SUBTLEX-US frequency list): such

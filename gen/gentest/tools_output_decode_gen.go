@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 )
 
 /*
@@ -48,7 +49,7 @@ func decodeAcceptProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumAcceptProposalOutputStatus)
-				out.Status = gen.AcceptProposalOutputStatus(v)
+				out.Status = gen.ProposalStatus(v)
 			}
 		case "changed":
 			if !d.Claim(p, key, &seen, 2) {
@@ -644,7 +645,9 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -653,7 +656,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumAuditEntryAction)
-				out.Action = gen.AuditEntryAction(v)
+				out.Action = gen.AuditAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -934,10 +937,12 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.LastSuccess = &opt0
 			}
@@ -1157,7 +1162,7 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumFederatedResultTrust)
-				out.Trust = gen.FederatedResultTrust(v)
+				out.Trust = gen.Trust(v)
 			}
 		case "curator":
 			if !d.Claim(p, key, &seen, 1) {
@@ -1179,10 +1184,12 @@ func decodeFederatedResult(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.FetchedAt = &opt0
 			}
@@ -1351,7 +1358,7 @@ func decodeFederatedCandidate(d *strictjson.Decoder, p *strictjson.Path, out *ge
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumFederatedCandidateTrust)
-				out.Trust = gen.FederatedCandidateTrust(v)
+				out.Trust = gen.Trust(v)
 			}
 		case "curator":
 			if !d.Claim(p, key, &seen, 1) {
@@ -1419,7 +1426,7 @@ func decodeFederatedListed(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumFederatedListedTrust)
-				out.Trust = gen.FederatedListedTrust(v)
+				out.Trust = gen.Trust(v)
 			}
 		case "pubkey":
 			if !d.Claim(p, key, &seen, 1) {
@@ -1563,7 +1570,7 @@ func decodeFederatedSource(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumFederatedSourceType)
-				out.Type = gen.FederatedSourceType(v)
+				out.Type = gen.SourceType(v)
 			}
 		case "why":
 			if !d.Claim(p, key, &seen, 4) {
@@ -1611,7 +1618,7 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumSourceHealthStatus)
-				out.Status = gen.SourceHealthStatus(v)
+				out.Status = gen.CheckStatus(v)
 			}
 		case "checked_at":
 			if !d.Claim(p, key, &seen, 1) {
@@ -1620,7 +1627,9 @@ func decodeSourceHealth(d *strictjson.Decoder, p *strictjson.Path, out *gen.Sour
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.CheckedAt = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.CheckedAt = t.UTC()
+				}
 			}
 		default:
 			d.UnknownKey(p, key, sourceHealthFields)
@@ -1741,10 +1750,10 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 			}
 			fp := p.Key(key)
 			{
-				var opt0 gen.IdentityLinkReason
+				var opt0 gen.IdentityReason
 				if v, ok := d.String(&fp); ok {
 					d.Enum(&fp, v, enumIdentityLinkReason)
-					opt0 = gen.IdentityLinkReason(v)
+					opt0 = gen.IdentityReason(v)
 				}
 				out.Reason = &opt0
 			}
@@ -1754,10 +1763,12 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.CheckedAt = &opt0
 			}
@@ -1767,10 +1778,12 @@ func decodeIdentityLink(d *strictjson.Decoder, p *strictjson.Path, out *gen.Iden
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.VerifiedAt = &opt0
 			}
@@ -1873,7 +1886,9 @@ func decodeProposal(d *strictjson.Decoder, p *strictjson.Path, out *gen.Proposal
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -2192,7 +2207,7 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumVoteVote)
-				out.Vote = gen.VoteVote(v)
+				out.Vote = gen.VoteChoice(v)
 			}
 		case "time":
 			if !d.Claim(p, key, &seen, 2) {
@@ -2201,7 +2216,9 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "signature":
 			if !d.Claim(p, key, &seen, 3) {
@@ -2238,7 +2255,9 @@ func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Time = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Time = t.UTC()
+				}
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 1) {
@@ -2413,10 +2432,12 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			}
 			fp := p.Key(key)
 			{
-				var opt0 string
+				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					opt0 = v
+					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+						opt0 = t.UTC()
+					}
 				}
 				out.Expires = &opt0
 			}
@@ -3240,7 +3261,9 @@ func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.P
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.FormatDateTime(&fp, v)
-				out.Created = v
+				if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+					out.Created = t.UTC()
+				}
 			}
 		case "action":
 			if !d.Claim(p, key, &seen, 2) {
@@ -3249,7 +3272,7 @@ func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.P
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposalSummaryAction)
-				out.Action = gen.ProposalSummaryAction(v)
+				out.Action = gen.ProposalAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 3) {
@@ -3267,7 +3290,7 @@ func decodeProposalSummary(d *strictjson.Decoder, p *strictjson.Path, out *gen.P
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposalSummaryStatus)
-				out.Status = gen.ProposalSummaryStatus(v)
+				out.Status = gen.ProposalStatus(v)
 			}
 		case "reason":
 			if !d.Claim(p, key, &seen, 5) {
@@ -3364,7 +3387,7 @@ func decodeProposeChangeOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumProposeChangeOutputAction)
-				out.Action = gen.ProposeChangeOutputAction(v)
+				out.Action = gen.ProposalAction(v)
 			}
 		case "slug":
 			if !d.Claim(p, key, &seen, 4) {
@@ -3416,7 +3439,7 @@ func decodeRejectProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumRejectProposalOutputStatus)
-				out.Status = gen.RejectProposalOutputStatus(v)
+				out.Status = gen.ProposalStatus(v)
 			}
 		case "changed":
 			if !d.Claim(p, key, &seen, 2) {
@@ -3809,7 +3832,7 @@ func decodeVoteProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *ge
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.Enum(&fp, v, enumVoteProposalOutputVote)
-				out.Vote = gen.VoteProposalOutputVote(v)
+				out.Vote = gen.VoteChoice(v)
 			}
 		case "voter":
 			if !d.Claim(p, key, &seen, 3) {
@@ -3962,10 +3985,10 @@ func DecodeOutput(name string, data []byte) (any, error) {
 	return nil, errors.New("no tool is named " + strconv.Quote(name))
 }
 
-// enumAcceptProposalOutputStatus holds the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status.
+// enumAcceptProposalOutputStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumAcceptProposalOutputStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumAcceptProposalOutputStatus returns the values allowed at schema/tools/accept_proposal.json#/outputSchema/properties/status, in schema order.
+// EnumAcceptProposalOutputStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumAcceptProposalOutputStatus() []string {
 	return slices.Clone(enumAcceptProposalOutputStatus)
 }
@@ -3991,10 +4014,10 @@ var wordFields = []string{"word", "kind", "common", "weight", "contribution", "t
 // getAuditLogOutputFields lists GetAuditLogOutput's fields in schema order; bit i of a decoder's seen set stands for getAuditLogOutputFields[i].
 var getAuditLogOutputFields = []string{"entries", "head", "next_since"}
 
-// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/properties/action.
+// enumAuditEntryAction holds the values allowed at schema/auditentry.schema.json#/$defs/auditAction.
 var enumAuditEntryAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
 
-// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/properties/action, in schema order.
+// EnumAuditEntryAction returns the values allowed at schema/auditentry.schema.json#/$defs/auditAction, in schema order.
 func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }
@@ -4035,10 +4058,10 @@ var endorsedPeerFields = []string{"pubkey", "url", "name", "since", "status", "r
 // getFederatedSourcesOutputFields lists GetFederatedSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesOutputFields[i].
 var getFederatedSourcesOutputFields = []string{"query", "threshold", "results", "peers", "candidates", "more_categories", "category_count"}
 
-// enumFederatedResultTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust.
+// enumFederatedResultTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust.
 var enumFederatedResultTrust = []string{"own", "endorsed"}
 
-// EnumFederatedResultTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult/properties/trust, in schema order.
+// EnumFederatedResultTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust, in schema order.
 func EnumFederatedResultTrust() []string {
 	return slices.Clone(enumFederatedResultTrust)
 }
@@ -4057,10 +4080,10 @@ func EnumPeerStateStatus() []string {
 // peerStateFields lists PeerState's fields in schema order; bit i of a decoder's seen set stands for peerStateFields[i].
 var peerStateFields = []string{"pubkey", "name", "status", "answered", "verified_links"}
 
-// enumFederatedCandidateTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust.
+// enumFederatedCandidateTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust.
 var enumFederatedCandidateTrust = []string{"own", "endorsed"}
 
-// EnumFederatedCandidateTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate/properties/trust, in schema order.
+// EnumFederatedCandidateTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust, in schema order.
 func EnumFederatedCandidateTrust() []string {
 	return slices.Clone(enumFederatedCandidateTrust)
 }
@@ -4068,10 +4091,10 @@ func EnumFederatedCandidateTrust() []string {
 // federatedCandidateFields lists FederatedCandidate's fields in schema order; bit i of a decoder's seen set stands for federatedCandidateFields[i].
 var federatedCandidateFields = []string{"trust", "curator", "slug", "name", "description", "score"}
 
-// enumFederatedListedTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed/properties/trust.
+// enumFederatedListedTrust holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust.
 var enumFederatedListedTrust = []string{"own", "endorsed"}
 
-// EnumFederatedListedTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed/properties/trust, in schema order.
+// EnumFederatedListedTrust returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/trust, in schema order.
 func EnumFederatedListedTrust() []string {
 	return slices.Clone(enumFederatedListedTrust)
 }
@@ -4083,10 +4106,10 @@ var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza34
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
 var curatorFields = []string{"name", "pubkey", "links"}
 
-// enumFederatedSourceType holds the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource/properties/type.
+// enumFederatedSourceType holds the values allowed at schema/registry.schema.json#/$defs/sourceType.
 var enumFederatedSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
 
-// EnumFederatedSourceType returns the values allowed at schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource/properties/type, in schema order.
+// EnumFederatedSourceType returns the values allowed at schema/registry.schema.json#/$defs/sourceType, in schema order.
 func EnumFederatedSourceType() []string {
 	return slices.Clone(enumFederatedSourceType)
 }
@@ -4094,10 +4117,10 @@ func EnumFederatedSourceType() []string {
 // federatedSourceFields lists FederatedSource's fields in schema order; bit i of a decoder's seen set stands for federatedSourceFields[i].
 var federatedSourceFields = []string{"rank", "name", "url", "type", "why", "health"}
 
-// enumSourceHealthStatus holds the values allowed at schema/sourcehealth.schema.json#/$defs/sourceHealth/properties/status.
+// enumSourceHealthStatus holds the values allowed at schema/sourcehealth.schema.json#/$defs/checkStatus.
 var enumSourceHealthStatus = []string{"ok", "redirected", "changed", "gone", "error"}
 
-// EnumSourceHealthStatus returns the values allowed at schema/sourcehealth.schema.json#/$defs/sourceHealth/properties/status, in schema order.
+// EnumSourceHealthStatus returns the values allowed at schema/sourcehealth.schema.json#/$defs/checkStatus, in schema order.
 func EnumSourceHealthStatus() []string {
 	return slices.Clone(enumSourceHealthStatus)
 }
@@ -4124,10 +4147,10 @@ func EnumIdentityLinkStatus() []string {
 	return slices.Clone(enumIdentityLinkStatus)
 }
 
-// enumIdentityLinkReason holds the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason.
+// enumIdentityLinkReason holds the values allowed at schema/identitycache.schema.json#/$defs/identityReason.
 var enumIdentityLinkReason = []string{"unreachable", "refused: address not allowed", "refused: redirect", "refused: encoding", "refused: too large", "key not found"}
 
-// EnumIdentityLinkReason returns the values allowed at schema/tools/get_identity.json#/outputSchema/$defs/identityLink/properties/reason, in schema order.
+// EnumIdentityLinkReason returns the values allowed at schema/identitycache.schema.json#/$defs/identityReason, in schema order.
 func EnumIdentityLinkReason() []string {
 	return slices.Clone(enumIdentityLinkReason)
 }
@@ -4138,18 +4161,18 @@ var identityLinkFields = []string{"url", "status", "reason", "checked_at", "veri
 // getProposalOutputFields lists GetProposalOutput's fields in schema order; bit i of a decoder's seen set stands for getProposalOutputFields[i].
 var getProposalOutputFields = []string{"id", "proposal", "node_pubkey"}
 
-// enumProposalAction holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action.
+// enumProposalAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposalAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
 
-// EnumProposalAction returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/action, in schema order.
+// EnumProposalAction returns the values allowed at schema/proposal.schema.json#/$defs/proposalAction, in schema order.
 func EnumProposalAction() []string {
 	return slices.Clone(enumProposalAction)
 }
 
-// enumProposalStatus holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status.
+// enumProposalStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumProposalStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumProposalStatus returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/proposal/properties/status, in schema order.
+// EnumProposalStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumProposalStatus() []string {
 	return slices.Clone(enumProposalStatus)
 }
@@ -4160,10 +4183,10 @@ var proposalFields = []string{"id", "created", "action", "slug", "status", "reas
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
 var categoryFields = []string{"name", "description", "query_patterns", "sources"}
 
-// enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/source/properties/type.
+// enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/sourceType.
 var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
 
-// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/source/properties/type, in schema order.
+// EnumSourceType returns the values allowed at schema/registry.schema.json#/$defs/sourceType, in schema order.
 func EnumSourceType() []string {
 	return slices.Clone(enumSourceType)
 }
@@ -4172,10 +4195,10 @@ func EnumSourceType() []string {
 var sourceFields = []string{"rank", "name", "url", "type", "why"}
 var patternVotePubkey = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
 
-// enumVoteVote holds the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote.
+// enumVoteVote holds the values allowed at schema/proposal.schema.json#/$defs/voteChoice.
 var enumVoteVote = []string{"support", "oppose"}
 
-// EnumVoteVote returns the values allowed at schema/tools/get_proposal.json#/outputSchema/$defs/vote/properties/vote, in schema order.
+// EnumVoteVote returns the values allowed at schema/proposal.schema.json#/$defs/voteChoice, in schema order.
 func EnumVoteVote() []string {
 	return slices.Clone(enumVoteVote)
 }
@@ -4225,18 +4248,18 @@ var categorySummaryFields = []string{"slug", "name", "description", "tags"}
 // listProposalsOutputFields lists ListProposalsOutput's fields in schema order; bit i of a decoder's seen set stands for listProposalsOutputFields[i].
 var listProposalsOutputFields = []string{"proposals", "pending", "next_cursor"}
 
-// enumProposalSummaryAction holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action.
+// enumProposalSummaryAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposalSummaryAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
 
-// EnumProposalSummaryAction returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/action, in schema order.
+// EnumProposalSummaryAction returns the values allowed at schema/proposal.schema.json#/$defs/proposalAction, in schema order.
 func EnumProposalSummaryAction() []string {
 	return slices.Clone(enumProposalSummaryAction)
 }
 
-// enumProposalSummaryStatus holds the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status.
+// enumProposalSummaryStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumProposalSummaryStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumProposalSummaryStatus returns the values allowed at schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary/properties/status, in schema order.
+// EnumProposalSummaryStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumProposalSummaryStatus() []string {
 	return slices.Clone(enumProposalSummaryStatus)
 }
@@ -4253,10 +4276,10 @@ func EnumProposeChangeOutputStatus() []string {
 	return slices.Clone(enumProposeChangeOutputStatus)
 }
 
-// enumProposeChangeOutputAction holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action.
+// enumProposeChangeOutputAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposeChangeOutputAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
 
-// EnumProposeChangeOutputAction returns the values allowed at schema/tools/propose_change.json#/outputSchema/properties/action, in schema order.
+// EnumProposeChangeOutputAction returns the values allowed at schema/proposal.schema.json#/$defs/proposalAction, in schema order.
 func EnumProposeChangeOutputAction() []string {
 	return slices.Clone(enumProposeChangeOutputAction)
 }
@@ -4264,10 +4287,10 @@ func EnumProposeChangeOutputAction() []string {
 // proposeChangeOutputFields lists ProposeChangeOutput's fields in schema order; bit i of a decoder's seen set stands for proposeChangeOutputFields[i].
 var proposeChangeOutputFields = []string{"recorded", "id", "status", "action", "slug"}
 
-// enumRejectProposalOutputStatus holds the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status.
+// enumRejectProposalOutputStatus holds the values allowed at schema/proposal.schema.json#/$defs/proposalStatus.
 var enumRejectProposalOutputStatus = []string{"pending", "accepted", "rejected"}
 
-// EnumRejectProposalOutputStatus returns the values allowed at schema/tools/reject_proposal.json#/outputSchema/properties/status, in schema order.
+// EnumRejectProposalOutputStatus returns the values allowed at schema/proposal.schema.json#/$defs/proposalStatus, in schema order.
 func EnumRejectProposalOutputStatus() []string {
 	return slices.Clone(enumRejectProposalOutputStatus)
 }
@@ -4287,10 +4310,10 @@ var removeCategoryOutputFields = []string{"slug", "registry_version", "updated",
 // upsertCategoryOutputFields lists UpsertCategoryOutput's fields in schema order; bit i of a decoder's seen set stands for upsertCategoryOutputFields[i].
 var upsertCategoryOutputFields = []string{"slug", "created", "registry_version", "updated", "registry_sha256", "category_count", "signed"}
 
-// enumVoteProposalOutputVote holds the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote.
+// enumVoteProposalOutputVote holds the values allowed at schema/proposal.schema.json#/$defs/voteChoice.
 var enumVoteProposalOutputVote = []string{"support", "oppose"}
 
-// EnumVoteProposalOutputVote returns the values allowed at schema/tools/vote_proposal.json#/outputSchema/properties/vote, in schema order.
+// EnumVoteProposalOutputVote returns the values allowed at schema/proposal.schema.json#/$defs/voteChoice, in schema order.
 func EnumVoteProposalOutputVote() []string {
 	return slices.Clone(enumVoteProposalOutputVote)
 }

@@ -91,11 +91,11 @@ func followHealth(fl *follow.Follower, now func() time.Time) func() *gen.HealthF
 		if r := tools.PublicReason(string(st.Status), st.Public); r != "" {
 			out.Reason = (*gen.HealthFollowReason)(&r)
 		}
-		stamp := func(t time.Time) *string {
+		stamp := func(t time.Time) *time.Time {
 			if t.IsZero() {
 				return nil
 			}
-			s := t.UTC().Format(time.RFC3339)
+			s := t.Truncate(time.Second)
 			return &s
 		}
 		out.LastCheck, out.LastSuccess = stamp(st.LastCheck), stamp(st.LastSuccess)

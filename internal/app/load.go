@@ -46,9 +46,8 @@ func Load(path string, limit int64) (*Served, error) {
 			return nil, &LoadError{Err: err}
 		}
 		st := signature.Check(reg, threegs.DefaultSignature)
-		signedAt, _ := time.Parse(time.RFC3339, st.SignedAt)
 		return &Served{
-			Reg: reg, Name: "embedded registry.json", Modified: signedAt,
+			Reg: reg, Name: "embedded registry.json", Modified: st.SignedAt,
 			Sig: st,
 			Files: signature.Files{
 				Registry: "registry.json", Signature: "registry.json.sig", Builtin: true,

@@ -50,7 +50,7 @@ func checkProvenance(c *Config, s *Served) (ed25519.PrivateKey, error) {
 		case st.Expires.IsZero():
 			expires = "never"
 		}
-		log.Info("registry signature verified", "signer", curatorkey.URI(st.Signer), "signed_at", st.SignedAt, "expires", expires)
+		log.Info("registry signature verified", "signer", curatorkey.URI(st.Signer), "signed_at", st.SignedAt.UTC().Format(time.RFC3339), "expires", expires)
 	default:
 		log.Info("serving an unsigned registry: its curator key is "+registry.Placeholder, "registry", s.Name)
 	}

@@ -148,7 +148,7 @@ type Report struct {
 	// AfterMark holds the actions of the first entries after Mark (at
 	// most maxPending+1 of them): what Match needs to tell an interrupted
 	// change from a registry put back.
-	AfterMark []gen.AuditEntryAction
+	AfterMark []gen.AuditAction
 	// LastStart is the offset at which the last entry's line begins.
 	LastStart int64
 }
@@ -249,7 +249,7 @@ func check(line []byte, n int, prevHash, prevAfter string, rep *Report, key ed25
 	case n > 1 && *e.Prev != prevHash:
 		return nil, bad("prev is %.16s…, but entry %d hashes to %.16s…: entry %d was changed, or this one does not follow it", *e.Prev, n-1, prevHash, n-1)
 	}
-	start := e.Action == gen.AuditEntryActionStart
+	start := e.Action == gen.AuditActionStart
 	switch {
 	case n == 1 && !start:
 		return nil, bad("the log does not open with a start entry (it holds %s): its beginning was cut off", e.Action)

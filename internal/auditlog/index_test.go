@@ -1,6 +1,8 @@
 package auditlog
 
 import (
+	"time"
+
 	"bytes"
 	"fmt"
 	"os"
@@ -76,10 +78,10 @@ func bigLog(tb testing.TB, n int) (string, int) {
 	tb.Helper()
 	path := tb.TempDir() + "/registry.json.audit.jsonl"
 	l := Open(path, &Report{})
-	es := []*gen.AuditEntry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditEntryActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
+	es := []*gen.AuditEntry{{Time: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
 	for i := 1; i < n; i++ {
 		slug, before := fmt.Sprintf("topic-%d", i%1000), pageDigest(i-1)
-		es = append(es, &gen.AuditEntry{Time: "2026-11-02T10:00:00Z", Action: gen.AuditEntryActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: pageDigest(i)})
+		es = append(es, &gen.AuditEntry{Time: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: pageDigest(i)})
 	}
 	head, err := l.Append(nil, es...)
 	if err != nil {

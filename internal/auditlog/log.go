@@ -1,6 +1,8 @@
 package auditlog
 
 import (
+	"time"
+
 	"bytes"
 	"crypto/ed25519"
 	"errors"
@@ -174,7 +176,7 @@ func Match(rep *Report, sha string, covered *Head) (*Fit, error) {
 		return nil, &Problem{covered.Seq, fmt.Sprintf("the signed head records the registry %.16s…, but the registry is %.16s…", rep.Mark.After, sha)}
 	}
 	pending := rep.Head.Seq - covered.Seq
-	if pending > maxPending || pending == maxPending && rep.AfterMark[0] != gen.AuditEntryActionReload {
+	if pending > maxPending || pending == maxPending && rep.AfterMark[0] != gen.AuditActionReload {
 		return nil, &Problem{covered.Seq + 1, fmt.Sprintf("the log goes on %d entries past seq %d, the head the registry's signature covers, more than one interrupted change leaves: an older registry and signature were put back (a rollback). Put the newest registry and signature back; the log is left as it is", pending, covered.Seq)}
 	}
 	return &Fit{Pending: pending, CutAt: rep.Mark.End}, nil
@@ -281,14 +283,14 @@ func Repair(path string, rep *Report, o Options, sha string, covered *Head) (*Re
 // to the registry with digest sha at version: a start entry for an empty
 // log; an entry of action when sha is not the registry the last entry
 // produced (a change made outside the log, found by a reload or recorded
-// by 3gs sign); else none. actor names who records them, stamp when.
-func CatchUp(last *gen.AuditEntry, action gen.AuditEntryAction, stamp, actor, version, sha string) []*gen.AuditEntry {
+// by 3gs sign); else none. actor names who records them, at when.
+func CatchUp(last *gen.AuditEntry, action gen.AuditAction, at time.Time, actor, version, sha string) []*gen.AuditEntry {
 	switch {
 	case last == nil:
-		return []*gen.AuditEntry{{Time: stamp, Action: gen.AuditEntryActionStart, Actor: actor, Version: version, After: sha}}
+		return []*gen.AuditEntry{{Time: at, Action: gen.AuditActionStart, Actor: actor, Version: version, After: sha}}
 	case last.After != sha:
 		before := last.After
-		return []*gen.AuditEntry{{Time: stamp, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
+		return []*gen.AuditEntry{{Time: at, Action: action, Actor: actor, Version: version, Before: &before, After: sha}}
 	}
 	return nil
 }

@@ -42,10 +42,10 @@ func buildLog(t testing.TB, n int, key ed25519.PrivateKey) string {
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	var batch []*gen.AuditEntry
 	for i := 1; i <= n; i++ {
-		e := &gen.AuditEntry{Time: at.Add(time.Duration(i) * time.Minute).Format(time.RFC3339), Action: gen.AuditEntryActionUpsert,
+		e := &gen.AuditEntry{Time: at.Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Second), Action: gen.AuditActionUpsert,
 			Actor: "ada", Version: fmt.Sprintf("1.0.%d", i), After: hexSum(fmt.Sprint(i))}
 		if i == 1 {
-			e.Action, e.Actor = gen.AuditEntryActionStart, "cli"
+			e.Action, e.Actor = gen.AuditActionStart, "cli"
 		} else {
 			before, slug := hexSum(fmt.Sprint(i-1)), fmt.Sprintf("topic-%d", i%7)
 			e.Before, e.Slug = &before, &slug
@@ -105,7 +105,7 @@ func TestAppendVerifyRoundTrip(t *testing.T) {
 	// Open carries on where the log ends.
 	l := Open(path, rep)
 	before := rep.Last.After
-	if h, err := l.Append(k, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionRemove, Actor: "ada", Version: "1.0.13", Before: &before, After: hexSum("13")}); err != nil || h.Seq != 13 {
+	if h, err := l.Append(k, &gen.AuditEntry{Time: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Action: gen.AuditActionRemove, Actor: "ada", Version: "1.0.13", Before: &before, After: hexSum("13")}); err != nil || h.Seq != 13 {
 		t.Fatalf("append: %v %v", h, err)
 	}
 	if rep, err := Read(path, Options{Key: curatorkey.Public(k)}); err != nil || rep.Entries != 13 {
@@ -122,7 +122,7 @@ func TestTamperingNamesTheSeq(t *testing.T) {
 		p := buildLog(t, 10, k)
 		rep, _ := Read(p, Options{Key: curatorkey.Public(k)})
 		before := rep.Last.After
-		Open(p, rep).Append(other, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: hexSum("x")})
+		Open(p, rep).Append(other, &gen.AuditEntry{Time: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: hexSum("x")})
 		return lines(t, p)[10]
 	}()
 	for _, c := range []struct {
@@ -148,7 +148,7 @@ func TestTamperingNamesTheSeq(t *testing.T) {
 		{"an unsigned entry after signed ones", func() [][]byte {
 			ls := clone(orig)
 			e, _ := gen.DecodeAuditEntry(bytes.TrimSuffix(ls[9], []byte("\n")))
-			next := &gen.AuditEntry{Seq: 11, Time: e.Time, Action: gen.AuditEntryActionUpsert, Actor: "eve", Version: "2", Before: &e.After, After: hexSum("y")}
+			next := &gen.AuditEntry{Seq: 11, Time: e.Time, Action: gen.AuditActionUpsert, Actor: "eve", Version: "2", Before: &e.After, After: hexSum("y")}
 			prev := HashLine(bytes.TrimSuffix(ls[9], []byte("\n")))
 			next.Prev = &prev
 			return append(ls, append(Encode(next), '\n'))
@@ -266,7 +266,7 @@ func TestFailedAppendLeavesNoFragment(t *testing.T) {
 	}
 	before := rep.Last.After
 	e := func() *gen.AuditEntry {
-		return &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}
+		return &gen.AuditEntry{Time: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}
 	}
 	_, err := l.Append(nil, e())
 	writeLog = func(w io.Writer, b []byte) (int, error) { return w.Write(b) }
@@ -282,7 +282,7 @@ func TestFailedAppendLeavesNoFragment(t *testing.T) {
 	// Checkpoint takes an append back.
 	undo := l.Checkpoint()
 	after := l.Last().After
-	l.Append(nil, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionRemove, Actor: "a", Version: "4", Before: &after, After: hexSum("4")})
+	l.Append(nil, &gen.AuditEntry{Time: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Action: gen.AuditActionRemove, Actor: "a", Version: "4", Before: &after, After: hexSum("4")})
 	if err := undo(); err != nil || l.Head().Seq != 3 {
 		t.Fatalf("undo: %v %v", l.Head(), err)
 	}
@@ -305,7 +305,7 @@ func TestAppendRefusesUnsignedAfterSigned(t *testing.T) {
 	path := buildLog(t, 2, k)
 	rep, _ := Read(path, Options{Key: curatorkey.Public(k)})
 	before := rep.Last.After
-	if _, err := Open(path, rep).Append(nil, &gen.AuditEntry{Time: "2026-11-26T00:00:00Z", Action: gen.AuditEntryActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}); !errors.Is(err, ErrNeedKey) {
+	if _, err := Open(path, rep).Append(nil, &gen.AuditEntry{Time: time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Actor: "a", Version: "3", Before: &before, After: hexSum("3")}); !errors.Is(err, ErrNeedKey) {
 		t.Errorf("got %v", err)
 	}
 }

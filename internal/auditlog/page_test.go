@@ -1,6 +1,8 @@
 package auditlog
 
 import (
+	"time"
+
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
@@ -28,14 +30,14 @@ func pageLog(t *testing.T, slugs ...string) (string, [][]byte, Head) {
 	path := filepath.Join(t.TempDir(), "registry.json.audit.jsonl")
 	key := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
 	l := Open(path, &Report{})
-	entries := []*gen.AuditEntry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditEntryActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
+	entries := []*gen.AuditEntry{{Time: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionStart, Actor: "cli", Version: "1.0.0", After: pageDigest(0)}}
 	for i, s := range slugs {
-		action := gen.AuditEntryActionUpsert
+		action := gen.AuditActionUpsert
 		if rest, ok := strings.CutPrefix(s, "-"); ok {
-			action, s = gen.AuditEntryActionRemove, rest
+			action, s = gen.AuditActionRemove, rest
 		}
 		before := pageDigest(i)
-		entries = append(entries, &gen.AuditEntry{Time: "2026-11-02T10:00:00Z", Action: action, Slug: &s, Actor: "root", Version: fmt.Sprintf("1.0.%d", i+1), Before: &before, After: pageDigest(i + 1)})
+		entries = append(entries, &gen.AuditEntry{Time: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), Action: action, Slug: &s, Actor: "root", Version: fmt.Sprintf("1.0.%d", i+1), Before: &before, After: pageDigest(i + 1)})
 	}
 	head, err := l.Append(key, entries...)
 	if err != nil {

@@ -31,7 +31,7 @@ func Add(path, name string, tier gen.Tier, now time.Time) (string, error) {
 				return fmt.Errorf("a token named %q already exists; revoke it first or choose another name", name)
 			}
 		}
-		doc.Tokens = append(doc.Tokens, gen.Token{Name: name, Tier: gen.TokenTier(tier.String()), SHA256: Hash(token), Created: now.UTC().Format(time.RFC3339)})
+		doc.Tokens = append(doc.Tokens, gen.Token{Name: name, Tier: gen.TokenTier(tier.String()), SHA256: Hash(token), Created: now.Truncate(time.Second)})
 		return nil
 	})
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -424,5 +426,5 @@ func entryLine(e *gen.AuditEntry) string {
 	}
 	// A log may have been fetched from another node (3gs audit fetch),
 	// and its actor is free text.
-	return textnorm.Terminal(fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time, e.Action, slug, dash(e.Actor), dash(e.Version), e.After))
+	return textnorm.Terminal(fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time.UTC().Format(time.RFC3339Nano), e.Action, slug, dash(e.Actor), dash(e.Version), e.After))
 }

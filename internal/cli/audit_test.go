@@ -100,7 +100,7 @@ func TestSignStartsTheAuditLog(t *testing.T) {
 		t.Fatalf("log has %d lines", len(lines))
 	}
 	e := entry(t, lines[0])
-	if e.Seq != 1 || e.Action != gen.AuditEntryActionStart || e.Actor != "cli" || e.Version != "1.1.0" || e.After != sha256Hex(mustRead(t, regPath)) || e.Before != nil || e.Signature == nil {
+	if e.Seq != 1 || e.Action != gen.AuditActionStart || e.Actor != "cli" || e.Version != "1.1.0" || e.After != sha256Hex(mustRead(t, regPath)) || e.Before != nil || e.Signature == nil {
 		t.Errorf("start entry %s", lines[0])
 	}
 	v := sigOf(t, regPath)
@@ -144,7 +144,7 @@ func TestSignRecordsAHandEdit(t *testing.T) {
 	}
 	lines := logLines(t, logPath)
 	e := entry(t, lines[len(lines)-1])
-	if len(lines) != 2 || e.Action != gen.AuditEntryActionSign || e.Actor != "cli" || e.Version != "1.1.1" ||
+	if len(lines) != 2 || e.Action != gen.AuditActionSign || e.Actor != "cli" || e.Version != "1.1.1" ||
 		e.Before == nil || *e.Before != first.After || e.After != sha256Hex(edited) || e.Prev == nil || *e.Prev != auditlog.HashLine(bytes.TrimSuffix(lines[0], []byte("\n"))) {
 		t.Errorf("sign entry %s", lines[len(lines)-1])
 	}
@@ -252,7 +252,7 @@ func TestAuditVerifyTamper(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := rep.Last.After
-			e := &gen.AuditEntry{Time: time.Now().UTC().Format(time.RFC3339Nano), Action: gen.AuditEntryActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}
+			e := &gen.AuditEntry{Time: time.Now().UTC(), Action: gen.AuditActionUpsert, Actor: "mallory", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}
 			if _, err := auditlog.Open(logPath, rep).Append(other, e); err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestAuditVerifyNotesWhatACrashLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, slug := rep.Last.After, "rust-learning"
-	e := &gen.AuditEntry{Time: time.Now().UTC().Format(time.RFC3339Nano), Action: gen.AuditEntryActionRemove, Slug: &slug, Actor: "alice", Version: "1.1.10", Before: &before, After: strings.Repeat("cd", 32)}
+	e := &gen.AuditEntry{Time: time.Now().UTC(), Action: gen.AuditActionRemove, Slug: &slug, Actor: "alice", Version: "1.1.10", Before: &before, After: strings.Repeat("cd", 32)}
 	if _, err := auditlog.Open(logPath, rep).Append(readKey(t, keyPath), e); err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestAuditMigrateTheOldFormat(t *testing.T) {
 	}
 	lines := logLines(t, logPath)
 	e := entry(t, lines[0])
-	if len(lines) != 1 || e.Action != gen.AuditEntryActionStart || e.LegacyLogSHA256 == nil || *e.LegacyLogSHA256 != sha256Hex(legacy) || e.After != sha256Hex(mustRead(t, regPath)) {
+	if len(lines) != 1 || e.Action != gen.AuditActionStart || e.LegacyLogSHA256 == nil || *e.LegacyLogSHA256 != sha256Hex(legacy) || e.After != sha256Hex(mustRead(t, regPath)) {
 		t.Errorf("new log %s", mustRead(t, logPath))
 	}
 	if code, out, _ := run(t, nil, "audit", "verify", "--pubkey", pub, regPath); code != ExitOK || !strings.Contains(out, "matches the head") {
@@ -414,12 +414,12 @@ func TestAuditLogFilters(t *testing.T) {
 	sha := sha256Hex(mustRead(t, regPath))
 	x, y := strings.Repeat("1", 64), strings.Repeat("2", 64)
 	str := func(s string) *string { return &s }
-	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Format(time.RFC3339Nano)
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	l := auditlog.Open(logPath, rep)
 	head, err := l.Append(key,
-		&gen.AuditEntry{Time: now, Action: gen.AuditEntryActionUpsert, Slug: str("go-learning"), Actor: "alice", Version: "1.1.1", Before: str(sha), After: x},
-		&gen.AuditEntry{Time: now, Action: gen.AuditEntryActionRemove, Slug: str("rust-learning"), Actor: "bob", Version: "1.1.2", Before: str(x), After: y},
-		&gen.AuditEntry{Time: now, Action: gen.AuditEntryActionUpsert, Slug: str("go-learning"), Actor: "alice", Version: "1.1.0", Before: str(y), After: sha},
+		&gen.AuditEntry{Time: now, Action: gen.AuditActionUpsert, Slug: str("go-learning"), Actor: "alice", Version: "1.1.1", Before: str(sha), After: x},
+		&gen.AuditEntry{Time: now, Action: gen.AuditActionRemove, Slug: str("rust-learning"), Actor: "bob", Version: "1.1.2", Before: str(x), After: y},
+		&gen.AuditEntry{Time: now, Action: gen.AuditActionUpsert, Slug: str("go-learning"), Actor: "alice", Version: "1.1.0", Before: str(y), After: sha},
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -222,8 +222,8 @@ func movedTo(doc *gen.Sourcehealth, applied []redirect) {
 	for _, r := range applied {
 		for i := range doc.Sources {
 			c := &doc.Sources[i]
-			if c.Rank == r.rank && c.URL == r.from && c.Status == gen.CheckedSourceStatusRedirected {
-				c.URL, c.Status, c.Reason, c.Location, c.HttpStatus = r.to, gen.CheckedSourceStatusOk, nil, nil, nil
+			if c.Rank == r.rank && c.URL == r.from && c.Status == gen.CheckStatusRedirected {
+				c.URL, c.Status, c.Reason, c.Location, c.HttpStatus = r.to, gen.CheckStatusOk, nil, nil, nil
 			}
 		}
 	}
@@ -283,7 +283,7 @@ func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *g
 		}
 		group := doc.Sources[i:j]
 		i = j
-		if !slices.ContainsFunc(group, func(c gen.CheckedSource) bool { return c.Status != gen.CheckedSourceStatusOk }) {
+		if !slices.ContainsFunc(group, func(c gen.CheckedSource) bool { return c.Status != gen.CheckStatusOk }) {
 			continue
 		}
 		slug := group[0].Category
@@ -294,7 +294,7 @@ func printCheck(w io.Writer, reg *registry.Registry, source, path string, doc *g
 		fmt.Fprintf(w, "\n%s\n", name)
 		for _, c := range group {
 			fmt.Fprintf(w, "  %d  %-10s  %s\n", c.Rank, c.Status, checkedURL(c))
-			if c.Status == gen.CheckedSourceStatusRedirected && c.Location != nil && advisable(c.URL, *c.Location) {
+			if c.Status == gen.CheckStatusRedirected && c.Location != nil && advisable(c.URL, *c.Location) {
 				if at := sourceIndex(reg, slug, c.Rank); at >= 0 {
 					edits = append(edits, fmt.Sprintf("  categories.%s.sources[%d].url: %s → %s", slug, at, strconv.Quote(c.URL), strconv.Quote(*c.Location)))
 				}

@@ -70,7 +70,7 @@ func TestApplyRedirectsAuditNamesTheRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "redirect: " + s.URL + "/injected → " + to + ", 301 seen at "
-	if e.Action != gen.AuditEntryActionUpsert || e.Detail == nil || !strings.HasPrefix(*e.Detail, want) {
+	if e.Action != gen.AuditActionUpsert || e.Detail == nil || !strings.HasPrefix(*e.Detail, want) {
 		t.Errorf("last audit entry %s, detail %v; want an upsert whose detail starts %q", lines[len(lines)-1], e.Detail, want)
 	}
 	if code, out, errOut := run(t, nil, "audit", "verify", path); code != ExitOK {
@@ -83,12 +83,12 @@ func TestApplyRedirectsAuditNamesTheRedirect(t *testing.T) {
 // source moved there: such a move is listed as failing, without it.
 func TestCheckReportNeverAdvisesARefusedURL(t *testing.T) {
 	s, path := checkSite(t)
-	at := time.Now().UTC().Format(time.RFC3339)
+	at := time.Now().UTC().Truncate(time.Second)
 	loc := func(s string) *string { return &s }
 	doc := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0", Sources: []gen.CheckedSource{
-		{Category: "c0000", Rank: 1, URL: s.URL + "/ok", Status: gen.CheckedSourceStatusRedirected, Location: loc("file:///etc/passwd"), CheckedAt: at},
-		{Category: "c0000", Rank: 2, URL: s.URL + "/404", Status: gen.CheckedSourceStatusRedirected, Location: loc("http://169.254.169.254/latest/meta-data"), CheckedAt: at},
-		{Category: "c0001", Rank: 1, URL: s.URL + "/old", Status: gen.CheckedSourceStatusRedirected, Location: loc(s.URL + "/new"), CheckedAt: at},
+		{Category: "c0000", Rank: 1, URL: s.URL + "/ok", Status: gen.CheckStatusRedirected, Location: loc("file:///etc/passwd"), CheckedAt: at},
+		{Category: "c0000", Rank: 2, URL: s.URL + "/404", Status: gen.CheckStatusRedirected, Location: loc("http://169.254.169.254/latest/meta-data"), CheckedAt: at},
+		{Category: "c0001", Rank: 1, URL: s.URL + "/old", Status: gen.CheckStatusRedirected, Location: loc(s.URL + "/new"), CheckedAt: at},
 	}}
 	sourcehealth.Count(doc)
 	if err := sourcehealth.WritePublished(sourcehealth.PathFor(path), sourcehealth.Sign(doc, nil, time.Now(), time.Hour)); err != nil {

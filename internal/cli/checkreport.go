@@ -39,16 +39,13 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 		return ExitFail
 	}
 	refusedMoves(doc)
-	when := doc.CheckedAt
-	if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
-		when = sourcehealth.Ago(at, time.Now())
-	}
+	when := sourcehealth.Ago(doc.CheckedAt, time.Now())
 	fmt.Fprintf(env.Stdout, "To do for %s, from the check of version %s (%s): %s\n", source, doc.RegistryVersion, when, sourcehealth.SummaryLine(doc.Summary))
 	if doc.RegistryVersion != reg.Version() {
 		fmt.Fprintf(env.Stdout, "The registry is version %s now; run 3gs check %s for a fresh list.\n", reg.Version(), q(path))
 	}
 	n := 0
-	section := func(st gen.CheckedSourceStatus, title, how string) {
+	section := func(st gen.CheckStatus, title, how string) {
 		var rows []gen.CheckedSource
 		for _, c := range doc.Sources {
 			if c.Status == st && sourcehealth.StillListed(reg, c) {
@@ -62,10 +59,10 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 		fmt.Fprintf(env.Stdout, "\n%d. %s (%d): %s\n", n, title, len(rows), how)
 		printRows(env.Stdout, rows)
 	}
-	section(gen.CheckedSourceStatusGone, "Replace the gone sources", "find another good source for each, and change it in the registry")
-	section(gen.CheckedSourceStatusRedirected, "Apply the permanent redirects", "3gs check --apply-redirects --key-file KEY "+q(path))
-	section(gen.CheckedSourceStatusError, "Look again at the failing sources", "a failure may pass; one that stays needs a replacement")
-	section(gen.CheckedSourceStatusChanged, "Look at the changed pages", "a title or size that moved far may be a parked or replaced page")
+	section(gen.CheckStatusGone, "Replace the gone sources", "find another good source for each, and change it in the registry")
+	section(gen.CheckStatusRedirected, "Apply the permanent redirects", "3gs check --apply-redirects --key-file KEY "+q(path))
+	section(gen.CheckStatusError, "Look again at the failing sources", "a failure may pass; one that stays needs a replacement")
+	section(gen.CheckStatusChanged, "Look at the changed pages", "a title or size that moved far may be a parked or replaced page")
 	if path != "" {
 		n += reportedDead(env.Stdout, path, n)
 	}
@@ -86,9 +83,9 @@ func runCheckReport(env *Env, o *checkOptions, path string, limit int64) int {
 func refusedMoves(doc *gen.Sourcehealth) {
 	for i := range doc.Sources {
 		c := &doc.Sources[i]
-		if c.Status == gen.CheckedSourceStatusRedirected && (c.Location == nil || !advisable(c.URL, *c.Location)) {
+		if c.Status == gen.CheckStatusRedirected && (c.Location == nil || !advisable(c.URL, *c.Location)) {
 			reason := linkcheck.RedirectRefused
-			c.Status, c.Reason, c.Location = gen.CheckedSourceStatusError, &reason, nil
+			c.Status, c.Reason, c.Location = gen.CheckStatusError, &reason, nil
 		}
 	}
 	sourcehealth.Count(doc)
@@ -110,7 +107,7 @@ func reportedDead(w io.Writer, path string, n int) int {
 	}
 	var rows []*proposals.Proposal
 	for _, p := range ps {
-		if p.Status == proposals.Pending && (p.Action == proposals.ReportDeadSource || p.Action == proposals.ReplaceSource) {
+		if p.Status == gen.ProposalStatusPending && (p.Action == gen.ProposalActionReportDeadSource || p.Action == gen.ProposalActionReplaceSource) {
 			rows = append(rows, p)
 		}
 	}

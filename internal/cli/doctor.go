@@ -120,9 +120,7 @@ func (d *doctor) sources(reg *registry.Registry) {
 		d.add(ok, "sources", "not checked yet; "+howTo+" checks that every source still answers (or serve --check-sources 24h, in the background)", "")
 	default:
 		line := sourcehealth.SummaryLine(doc.Summary)
-		if at, err := time.Parse(time.RFC3339, doc.CheckedAt); err == nil {
-			line += " (checked " + sourcehealth.Ago(at, time.Now()) + ")"
-		}
+		line += " (checked " + sourcehealth.Ago(doc.CheckedAt, time.Now()) + ")"
 		if doc.RegistryVersion != reg.Version() {
 			line += ", of version " + doc.RegistryVersion + " (the registry is now " + reg.Version() + ")"
 		}
@@ -185,7 +183,7 @@ func (d *doctor) signature(reg *registry.Registry, doc []byte, sigName, regName 
 	d.verified = st.Verified
 	switch {
 	case st.Verified:
-		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, curatorkey.URI(st.Signer), st.SignedAt), "")
+		d.add(ok, "signature", fmt.Sprintf("%s verifies: signed by the curator %s at %s", sigName, curatorkey.URI(st.Signer), st.SignedAt.UTC().Format(time.RFC3339)), "")
 		d.expiry(st, regName)
 	case st.Signed() && d.o.allowUnsigned:
 		d.add(warn, "signature", fmt.Sprintf("%s does not verify (%v); --allow-unsigned serves it marked not verified", sigName, st.Problem),

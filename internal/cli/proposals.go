@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/gen"
 	"io"
 	"os"
 	"strconv"
@@ -129,7 +130,7 @@ func runProposalsList(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	page, _ := proposals.ListAll(ps, proposals.Filter{Status: options[proposalsOptions](f).status, Limit: len(ps) + 1})
+	page, _ := proposals.ListAll(ps, proposals.Filter{Status: gen.ProposalStatus(options[proposalsOptions](f).status), Limit: len(ps) + 1})
 	if len(page) == 0 {
 		fmt.Fprintf(env.Stdout, "No proposals in %s.\n", proposals.PathFor(reg))
 		return ExitOK
@@ -346,7 +347,7 @@ func pendingProposals(reg string) string {
 	}
 	n := 0
 	for _, p := range ps {
-		if p.Status == proposals.Pending {
+		if p.Status == gen.ProposalStatusPending {
 			n++
 		}
 	}

@@ -48,10 +48,10 @@ func runProposalsVote(ctx context.Context, env *Env, f *Flags) int {
 		return code
 	}
 	args := f.Args()
-	if len(args) != 2 || !proposals.ValidID(args[0]) || args[1] != proposals.VoteSupport && args[1] != proposals.VoteOppose {
+	if len(args) != 2 || !proposals.ValidID(args[0]) || gen.VoteChoice(args[1]) != gen.VoteChoiceSupport && gen.VoteChoice(args[1]) != gen.VoteChoiceOppose {
 		return fail(ExitUsage, "give the proposal id and support or oppose, e.g. 3gs proposals vote p0f3a9c2e41b7d586 support --key-file KEY --node https://their.node")
 	}
-	id, vote := args[0], args[1]
+	id, vote := args[0], gen.VoteChoice(args[1])
 	o := options[proposalsVoteOptions](f)
 	endpoint, err := mcpEndpoint(o.node)
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"strings"
 	"testing"
 
@@ -13,7 +15,7 @@ import (
 func TestProposalTextShownEscaped(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
 	reg, _ := registry.LoadFile(regPath)
-	id := proposed(t, regPath, proposals.Proposal{Action: proposals.ReportDeadSource, Slug: reg.Categories()[0].Slug, Rank: 1,
+	id := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: reg.Categories()[0].Slug, Rank: 1,
 		Reason: "gone \x1b[2J\x1b]0;owned\x07 \u202eevil", Contact: "me\u200b@example.com"})
 	for _, verb := range [][]string{{"list"}, {"show", id}} {
 		code, out, errOut := run(t, nil, append(append([]string{"proposals"}, verb...), "--registry", regPath)...)

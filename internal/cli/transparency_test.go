@@ -116,7 +116,7 @@ func BenchmarkAuditVerify10k(b *testing.B) {
 			after = reg.SHA256()
 		}
 		before := prev
-		batch = append(batch, &gen.AuditEntry{Time: "2026-11-25T10:00:00Z", Action: gen.AuditEntryActionSign, Actor: "cli", Version: reg.Version(), Before: &before, After: after})
+		batch = append(batch, &gen.AuditEntry{Time: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionSign, Actor: "cli", Version: reg.Version(), Before: &before, After: after})
 		prev = after
 	}
 	head, err := l.Append(kf.Key, batch...)

@@ -26,7 +26,7 @@ func (n *Node) UpsertCategory(actor, slug string, c gen.Category) (*Upserted, er
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := &Upserted{}
-	changed, err := n.change(actor, gen.AuditEntryActionUpsert, slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
+	changed, err := n.change(actor, gen.AuditActionUpsert, slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
 		_, exists := doc.Categories[slug]
 		out.Created = !exists
 		doc.Categories[slug] = c
@@ -45,7 +45,7 @@ func (n *Node) UpsertCategory(actor, slug string, c gen.Category) (*Upserted, er
 func (n *Node) RemoveCategory(actor, slug string) (*Changed, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.change(actor, gen.AuditEntryActionRemove, slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
+	return n.change(actor, gen.AuditActionRemove, slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
 		if _, ok := doc.Categories[slug]; !ok {
 			return strictjson.Errors{{Path: "slug", Reason: "no category has this slug; list_categories shows them"}}
 		}
@@ -71,7 +71,7 @@ type Move struct {
 func (n *Node) ApplyRedirects(slug string, moves []Move, detail string) (*Changed, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.change(n.actor(), gen.AuditEntryActionUpsert, slug, fileOptions{detail: detail, needKey: true}, func(doc *gen.Registry) error {
+	return n.change(n.actor(), gen.AuditActionUpsert, slug, fileOptions{detail: detail, needKey: true}, func(doc *gen.Registry) error {
 		cat := doc.Categories[slug]
 		// A copy: the document shares its slices with the registry read.
 		cat.Sources = slices.Clone(cat.Sources)

@@ -109,7 +109,7 @@ type Changed struct {
 // publishes the result. The caller holds n.mu. Options that only a
 // command's change takes (detail, keepVersion) are ignored by a server's,
 // which always raises the version and has no detail to record.
-func (n *Node) change(actor string, action gen.AuditEntryAction, slug string, o fileOptions, edit store.Edit) (*Changed, error) {
+func (n *Node) change(actor string, action gen.AuditAction, slug string, o fileOptions, edit store.Edit) (*Changed, error) {
 	if n.editor != nil {
 		old := n.serving.Current()
 		next, head, err := n.editor.Change(old, actor, action, slug, edit)

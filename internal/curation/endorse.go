@@ -74,7 +74,7 @@ func (n *Node) Endorse(x Endorsement) (*Endorsed, error) {
 	defer n.mu.Unlock()
 	out := &Endorsed{}
 	path := n.file.Path
-	changed, err := n.change(n.actor(), gen.AuditEntryActionEndorse, "", fileOptions{keepVersion: x.KeepVersion}, func(doc *gen.Registry) error {
+	changed, err := n.change(n.actor(), gen.AuditActionEndorse, "", fileOptions{keepVersion: x.KeepVersion}, func(doc *gen.Registry) error {
 		if own, err := curatorkey.ParsePublicKey(doc.Curator.Pubkey); err == nil && curatorkey.URI(own) == x.Pubkey {
 			return &OwnCuratorError{Path: path, Pubkey: x.Pubkey}
 		}

@@ -71,7 +71,7 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	p, err := n.props.Get(id)
-	if err == nil && p.Status != proposals.Pending {
+	if err == nil && p.Status != gen.ProposalStatusPending {
 		err = proposals.ErrDecided
 	}
 	if err != nil {
@@ -100,7 +100,7 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 		}
 		dec.Version = out.Version
 	}
-	if _, err := n.props.Decide(p.ID, proposals.Accepted, dec); err != nil {
+	if _, err := n.props.Decide(p.ID, gen.ProposalStatusAccepted, dec); err != nil {
 		return nil, &AcceptError{Step: StepRecord, Err: err, Accepted: out}
 	}
 	return out, nil

@@ -154,12 +154,10 @@ func olderSignature(held, next signature.Status) string {
 	if !held.Verified || !next.Verified {
 		return ""
 	}
-	was, err1 := time.Parse(time.RFC3339, held.SignedAt)
-	now, err2 := time.Parse(time.RFC3339, next.SignedAt)
-	if err1 != nil || err2 != nil || !now.Before(was) {
+	if !next.SignedAt.Before(held.SignedAt) {
 		return ""
 	}
-	return "was made at " + next.SignedAt + ", before the signature of the registry being served (" + held.SignedAt + "). An older signature put back is not loaded; the curator signs again (3gs sign), which makes a later one."
+	return "was made at " + next.SignedAt.UTC().Format(time.RFC3339) + ", before the signature of the registry being served (" + held.SignedAt.UTC().Format(time.RFC3339) + "). An older signature put back is not loaded; the curator signs again (3gs sign), which makes a later one."
 }
 
 // invalidRegistry is what reload says of a file registry.Load refused

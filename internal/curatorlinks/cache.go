@@ -44,21 +44,15 @@ func (c *Checker) loadCache() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ch := range doc.Checks {
-		at, err := time.Parse(time.RFC3339, ch.CheckedAt)
-		if err != nil {
-			continue
-		}
 		// A time in the future (a clock set back, a hand edit) would put
 		// the next check off for as long.
-		at = earliest(at, now)
+		at := earliest(ch.CheckedAt, now)
 		e := &entry{Result: Result{Status: Status(ch.Status), CheckedAt: at}, failures: ch.Failures}
 		if ch.Reason != nil {
 			e.Reason = string(*ch.Reason)
 		}
 		if ch.VerifiedAt != nil {
-			if v, err := time.Parse(time.RFC3339, *ch.VerifiedAt); err == nil {
-				e.VerifiedAt = earliest(v, now)
-			}
+			e.VerifiedAt = earliest(*ch.VerifiedAt, now)
 		}
 		if e.Status == Verified {
 			e.next = at.Add(bounded.Jitter(c.cfg.Refresh))
@@ -91,13 +85,13 @@ func (c *Checker) snapshot() *gen.IdentityCache {
 		if e.Status == Pending || e.CheckedAt.IsZero() {
 			continue
 		}
-		ch := gen.IdentityCheck{Pubkey: k.pubkey, URL: k.url, Status: gen.IdentityCheckStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339), Failures: min(e.failures, 1000000)}
+		ch := gen.IdentityCheck{Pubkey: k.pubkey, URL: k.url, Status: gen.IdentityCheckStatus(e.Status), CheckedAt: e.CheckedAt.Truncate(time.Second), Failures: min(e.failures, 1000000)}
 		if e.Reason != "" {
-			r := gen.IdentityCheckReason(e.Reason)
+			r := gen.IdentityReason(e.Reason)
 			ch.Reason = &r
 		}
 		if !e.VerifiedAt.IsZero() {
-			v := e.VerifiedAt.UTC().Format(time.RFC3339)
+			v := e.VerifiedAt.Truncate(time.Second)
 			ch.VerifiedAt = &v
 		}
 		doc.Checks = append(doc.Checks, ch)

@@ -42,10 +42,10 @@ func bigAuditLog(t *testing.T, n int) *curator.Node {
 		d := sha256.Sum256([]byte(fmt.Sprint("registry ", i)))
 		return hex.EncodeToString(d[:])
 	}
-	es := []*gen.AuditEntry{{Time: "2026-11-01T10:00:00Z", Action: gen.AuditEntryActionStart, Actor: "cli", Version: "1.0.0", After: digest(0)}}
+	es := []*gen.AuditEntry{{Time: time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionStart, Actor: "cli", Version: "1.0.0", After: digest(0)}}
 	for i := 1; i < n; i++ {
 		slug, before := fmt.Sprintf("topic-%d", i%1000), digest(i-1)
-		es = append(es, &gen.AuditEntry{Time: "2026-11-02T10:00:00Z", Action: gen.AuditEntryActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: digest(i)})
+		es = append(es, &gen.AuditEntry{Time: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Slug: &slug, Actor: "root", Version: fmt.Sprintf("1.0.%d", i), Before: &before, After: digest(i)})
 	}
 	if _, err := auditlog.Open(c.Registry+".audit.jsonl", &auditlog.Report{}).Append(nil, es...); err != nil {
 		t.Fatal(err)

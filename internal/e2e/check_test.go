@@ -200,7 +200,7 @@ func TestServeChecksSources(t *testing.T) {
 		return msg.Result.StructuredContent, msg.Result.Content[0].Text
 	}
 	out, text := call("c0000")
-	want := []gen.SourceHealthStatus{"ok", "gone", "redirected"}
+	want := []gen.CheckStatus{"ok", "gone", "redirected"}
 	for i, src := range out.Sources {
 		if src.Health == nil || src.Health.Status != want[i] {
 			t.Errorf("source %d: %+v, want %s", i+1, src.Health, want[i])

@@ -117,10 +117,10 @@ func TestServeKeepsHealthWhenNetworkDown(t *testing.T) {
 	bin := testkit.Binary(t)
 	urls := closedPorts(t, 6)
 	path := writeRegistry(t, urls, "http://127.0.0.1:1")
-	at := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	doc := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0"}
 	for i, u := range urls {
-		doc.Sources = append(doc.Sources, gen.CheckedSource{Category: fmt.Sprintf("c%04d", i/3), Rank: i%3 + 1, URL: u, Status: gen.CheckedSourceStatusOk, CheckedAt: at})
+		doc.Sources = append(doc.Sources, gen.CheckedSource{Category: fmt.Sprintf("c%04d", i/3), Rank: i%3 + 1, URL: u, Status: gen.CheckStatusOk, CheckedAt: at})
 	}
 	sourcehealth.Count(doc)
 	if err := sourcehealth.WritePublished(sourcehealth.PathFor(path), sourcehealth.Sign(doc, nil, time.Now(), time.Hour)); err != nil {
@@ -176,7 +176,7 @@ func TestServeBadRedirectsAreNotOK(t *testing.T) {
 		t.Fatalf("get_sources: %v %s", a.err, a.body)
 	}
 	for i, src := range msg.Result.StructuredContent.Sources {
-		if src.Health == nil || src.Health.Status != gen.SourceHealthStatusError {
+		if src.Health == nil || src.Health.Status != gen.CheckStatusError {
 			t.Errorf("%s: health %+v, want error", urls[i], src.Health)
 		}
 	}

@@ -101,20 +101,20 @@ func TestThreeNodeFederation(t *testing.T) {
 	callTool(t, sa.URL, "get_federated_sources", map[string]any{"query": "how often should I feed my sourdough starter"}, &fed)
 	var fromB *gen.FederatedResult
 	for i, r := range fed.Results {
-		if r.Trust == gen.FederatedResultTrustOwn {
+		if r.Trust == gen.TrustOwn {
 			t.Errorf("A's own registry answered a topic only B covers: %+v", r)
 		}
 		if r.Curator.Pubkey == b.Pub {
 			fromB = &fed.Results[i]
 		}
 	}
-	if fromB == nil || fromB.Slug != "sourdough-starters" || fromB.Trust != gen.FederatedResultTrustEndorsed || fromB.Stale ||
+	if fromB == nil || fromB.Slug != "sourdough-starters" || fromB.Trust != gen.TrustEndorsed || fromB.Stale ||
 		len(fromB.Sources) != 3 || fromB.Sources[0].URL != "https://b.example/one" || fromB.FetchedAt == nil {
 		t.Fatalf("want B's sourdough category tagged with B's key, got %+v", fed)
 	}
 	// Our own topics still come first, tagged own.
 	callTool(t, sa.URL, "get_federated_sources", map[string]any{"query": "learn rust ownership"}, &fed)
-	if len(fed.Results) == 0 || fed.Results[0].Trust != gen.FederatedResultTrustOwn || fed.Results[0].Slug != "rust-learning" {
+	if len(fed.Results) == 0 || fed.Results[0].Trust != gen.TrustOwn || fed.Results[0].Slug != "rust-learning" {
 		t.Fatalf("own answer not first: %+v", fed.Results)
 	}
 

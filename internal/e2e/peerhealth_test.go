@@ -44,7 +44,7 @@ func TestPeersSourceHealth(t *testing.T) {
 	if len(fed.Results) != 1 || len(fed.Results[0].Sources) != 3 {
 		t.Fatalf("want B's category, got %+v", fed)
 	}
-	want := []gen.SourceHealthStatus{"ok", "gone", "ok"}
+	want := []gen.CheckStatus{"ok", "gone", "ok"}
 	for i, s := range fed.Results[0].Sources {
 		if s.Health == nil || s.Health.Status != want[i] {
 			t.Errorf("B's source %d (%s): health %+v, want %s\nA's log:\n%s", i+1, s.URL, s.Health, want[i], sa.Stderr())

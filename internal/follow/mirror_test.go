@@ -32,10 +32,10 @@ func originLog(t *testing.T, key ed25519.PrivateKey, n int, tag string) [][]byte
 	path := filepath.Join(t.TempDir(), "origin.audit.jsonl")
 	l := auditlog.Open(path, &auditlog.Report{})
 	for i := 1; i <= n; i++ {
-		e := &gen.AuditEntry{Time: clock.Add(time.Duration(i) * time.Minute).Format(time.RFC3339), Action: gen.AuditEntryActionUpsert,
+		e := &gen.AuditEntry{Time: clock.Add(time.Duration(i) * time.Minute).UTC().Truncate(time.Second), Action: gen.AuditActionUpsert,
 			Actor: "ada", Version: fmt.Sprintf("1.0.%d", i), After: digest(fmt.Sprint(tag, i))}
 		if i == 1 {
-			e.Action = gen.AuditEntryActionStart
+			e.Action = gen.AuditActionStart
 		} else {
 			before := digest(fmt.Sprint(tag, i-1))
 			e.Before = &before

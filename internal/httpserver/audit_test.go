@@ -251,7 +251,7 @@ func TestAuditServesUpToTheHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, zslug := rep.Last.After, "sqlite-z"
-	pending := &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionUpsert, Slug: &zslug, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
+	pending := &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionUpsert, Slug: &zslug, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
 	if _, err := auditlog.Open(path, rep).Append(nil, pending); err != nil {
 		t.Fatal(err)
 	}

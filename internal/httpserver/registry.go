@@ -38,7 +38,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 			Verified:   p.Signature.Verified,
 		}
 		if st := p.Signature; (st.Verified || st.Expired) && !st.Expires.IsZero() {
-			exp := st.Expires.UTC().Format(time.RFC3339)
+			exp := st.Expires
 			h.Registry.Expires = &exp
 		}
 		if p.Signature.Expired {

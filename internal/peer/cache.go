@@ -48,7 +48,7 @@ func saveCopy(dir, pubkey string, c *Copy) error {
 	entry := gen.PeerCache{
 		Pubkey:    pubkey,
 		URL:       c.URL,
-		FetchedAt: c.FetchedAt.UTC().Format(time.RFC3339),
+		FetchedAt: c.FetchedAt.Truncate(time.Second),
 		Registry:  string(c.Registry.Bytes()),
 		Signature: string(c.Signature),
 	}
@@ -83,15 +83,11 @@ func loadCopy(dir, pubkey string, key ed25519.PublicKey, maxBytes int64, now tim
 	if entry.Pubkey != pubkey {
 		return nil, fmt.Errorf("%s holds the copy of %s, not of %s", path, entry.Pubkey, pubkey)
 	}
-	at, err := time.Parse(time.RFC3339, entry.FetchedAt)
-	if err != nil {
-		return nil, fmt.Errorf("%s: fetched_at: %v", path, err)
-	}
 	c, err := Accept(key, []byte(entry.Registry), []byte(entry.Signature), &AcceptOptions{Now: now, AllowExpired: true})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	c.URL, c.FetchedAt = entry.URL, at
+	c.URL, c.FetchedAt = entry.URL, entry.FetchedAt
 	if entry.Etag != nil {
 		c.ETag = *entry.Etag
 	}

@@ -187,10 +187,7 @@ func Accept(key ed25519.PublicKey, data, sig []byte, o *AcceptOptions) (*Copy, e
 	if why := expiryProblem(v.Expires, now); why != "" && !o.AllowExpired {
 		return nil, refuseAs(RefusedExpired, "%s", why)
 	}
-	c := &Copy{Registry: reg, Signature: sig, Expires: v.Expires, Log: v.Log}
-	if at, err := time.Parse(time.RFC3339, v.SignedAt); err == nil {
-		c.signedAt = at
-	}
+	c := &Copy{Registry: reg, Signature: sig, Expires: v.Expires, Log: v.Log, signedAt: v.SignedAt}
 	if last := o.Last; last != nil {
 		switch cmp := registry.CompareVersions(reg.Version(), last.Registry.Version()); {
 		case cmp < 0:

@@ -57,14 +57,12 @@ func AcceptHealth(key ed25519.PublicKey, data, sig []byte, reg *registry.Registr
 	if err != nil {
 		return nil, refuseAs(RefusedInvalid, "source health file: %v", err)
 	}
-	at, err := time.Parse(time.RFC3339, doc.CheckedAt)
+	at := doc.CheckedAt
 	switch {
-	case err != nil:
-		return nil, refuseAs(RefusedInvalid, "source health file: checked_at: %v", err)
 	case at.After(now.Add(maxClockSkew)):
-		return nil, refuseAs(RefusedInvalid, "source health file: checked at %s, in the future", doc.CheckedAt)
+		return nil, refuseAs(RefusedInvalid, "source health file: checked at %s, in the future", at.UTC().Format(time.RFC3339))
 	case last != nil && at.Before(last.CheckedAt):
-		return nil, refuseAs(RefusedRollback, "source health file: checked at %s, before the %s already accepted", doc.CheckedAt, last.CheckedAt.UTC().Format(time.RFC3339))
+		return nil, refuseAs(RefusedRollback, "source health file: checked at %s, before the %s already accepted", at.UTC().Format(time.RFC3339), last.CheckedAt.UTC().Format(time.RFC3339))
 	}
 	kept := doc.Sources[:0]
 	for _, c := range doc.Sources {

@@ -14,13 +14,13 @@ import (
 // healthDoc says of the peer registry's first source that it is gone,
 // and of a URL the registry does not list that it is ok.
 func healthDoc(checkedAt time.Time) *gen.Sourcehealth {
-	at := checkedAt.UTC().Format(time.RFC3339)
+	at := checkedAt.UTC().Truncate(time.Second)
 	return &gen.Sourcehealth{
 		CheckedAt: at, RegistryVersion: "1.0.0",
 		Summary: gen.SourcehealthSummary{Ok: 1, Gone: 1},
 		Sources: []gen.CheckedSource{
-			{Category: "git-version-control", Rank: 1, URL: "https://git-scm.com/book/en/v2", Status: gen.CheckedSourceStatusGone, CheckedAt: at},
-			{Category: "elsewhere", Rank: 1, URL: "https://not-listed.example/", Status: gen.CheckedSourceStatusOk, CheckedAt: at},
+			{Category: "git-version-control", Rank: 1, URL: "https://git-scm.com/book/en/v2", Status: gen.CheckStatusGone, CheckedAt: at},
+			{Category: "elsewhere", Rank: 1, URL: "https://not-listed.example/", Status: gen.CheckStatusOk, CheckedAt: at},
 		},
 	}
 }

@@ -292,10 +292,10 @@ func (h *history) fork(key ed25519.PublicKey) *history {
 func (h *history) record(key ed25519.PrivateKey, data []byte, version string) auditlog.Head {
 	h.t.Helper()
 	sum := sha256.Sum256(data)
-	e := &gen.AuditEntry{Time: "2026-11-15T12:00:00Z", Action: gen.AuditEntryActionStart, Actor: "ada", Version: version, After: hex.EncodeToString(sum[:])}
+	e := &gen.AuditEntry{Time: time.Date(2026, 11, 15, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionStart, Actor: "ada", Version: version, After: hex.EncodeToString(sum[:])}
 	if h.sha != "" {
 		before := h.sha
-		e.Action, e.Before = gen.AuditEntryActionUpsert, &before
+		e.Action, e.Before = gen.AuditActionUpsert, &before
 	}
 	head, err := h.log.Append(key, e)
 	if err != nil {

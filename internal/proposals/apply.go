@@ -12,7 +12,7 @@ import (
 
 // Changes reports whether accepting p changes the registry: every action
 // but a report of a dead source, which the curator acts on by hand.
-func (p *Proposal) Changes() bool { return p.Action != ReportDeadSource }
+func (p *Proposal) Changes() bool { return p.Action != gen.ProposalActionReportDeadSource }
 
 // Apply makes the change p proposes to doc (a registry document the
 // caller owns, as registry.Document returns), without checking the
@@ -21,22 +21,22 @@ func (p *Proposal) Changes() bool { return p.Action != ReportDeadSource }
 func Apply(p *Proposal, doc *gen.Registry) error {
 	cat, exists := doc.Categories[p.Slug]
 	switch p.Action {
-	case AddCategory:
+	case gen.ProposalActionAddCategory:
 		if exists {
 			return fmt.Errorf("the registry has a category %s already; propose update_category to change it", p.Slug)
 		}
 		doc.Categories[p.Slug] = *p.Category
-	case UpdateCategory:
+	case gen.ProposalActionUpdateCategory:
 		if !exists {
 			return fmt.Errorf("the registry has no category %s; propose add_category to add it", p.Slug)
 		}
 		doc.Categories[p.Slug] = *p.Category
-	case RemoveCategory:
+	case gen.ProposalActionRemoveCategory:
 		if !exists {
 			return fmt.Errorf("the registry has no category %s", p.Slug)
 		}
 		delete(doc.Categories, p.Slug)
-	case ReplaceSource, ReportDeadSource:
+	case gen.ProposalActionReplaceSource, gen.ProposalActionReportDeadSource:
 		if !exists {
 			return fmt.Errorf("the registry has no category %s", p.Slug)
 		}
@@ -44,7 +44,7 @@ func Apply(p *Proposal, doc *gen.Registry) error {
 		if i < 0 {
 			return fmt.Errorf("category %s has no source ranked %d", p.Slug, p.Rank)
 		}
-		if p.Action == ReplaceSource {
+		if p.Action == gen.ProposalActionReplaceSource {
 			// The category is shared with the registry served: replace
 			// its sources, never write into them.
 			cat.Sources = slices.Clone(cat.Sources)
@@ -61,9 +61,9 @@ func Apply(p *Proposal, doc *gen.Registry) error {
 // and that its own text holds no control or format characters; it
 // returns the path and reason of the first problem.
 func Shape(p *Proposal) (path, reason string) {
-	needs := map[string][3]bool{ // category, rank, source
-		AddCategory: {true, false, false}, UpdateCategory: {true, false, false}, RemoveCategory: {},
-		ReplaceSource: {false, true, true}, ReportDeadSource: {false, true, false},
+	needs := map[gen.ProposalAction][3]bool{ // category, rank, source
+		gen.ProposalActionAddCategory: {true, false, false}, gen.ProposalActionUpdateCategory: {true, false, false}, gen.ProposalActionRemoveCategory: {},
+		gen.ProposalActionReplaceSource: {false, true, true}, gen.ProposalActionReportDeadSource: {false, true, false},
 	}
 	want, ok := needs[p.Action]
 	if !ok {
@@ -74,9 +74,9 @@ func Shape(p *Proposal) (path, reason string) {
 	for i := range has {
 		switch {
 		case want[i] && !has[i]:
-			return names[i], "required by action " + p.Action
+			return names[i], "required by action " + string(p.Action)
 		case !want[i] && has[i]:
-			return names[i], "not taken by action " + p.Action + "; leave it out"
+			return names[i], "not taken by action " + string(p.Action) + "; leave it out"
 		}
 	}
 	if p.Source != nil && p.Source.Rank != p.Rank {
@@ -94,11 +94,11 @@ func Shape(p *Proposal) (path, reason string) {
 
 // AuditAction is the audit log action that records accepting p: upsert
 // for a category added or changed, remove for one removed.
-func (p *Proposal) AuditAction() gen.AuditEntryAction {
-	if p.Action == RemoveCategory {
-		return gen.AuditEntryActionRemove
+func (p *Proposal) AuditAction() gen.AuditAction {
+	if p.Action == gen.ProposalActionRemoveCategory {
+		return gen.AuditActionRemove
 	}
-	return gen.AuditEntryActionUpsert
+	return gen.AuditActionUpsert
 }
 
 // actorPrefix begins the audit log actor of a change accepted from

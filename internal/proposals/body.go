@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"errors"
 	"fmt"
 	"io"
@@ -36,13 +38,14 @@ func stripped(p *Proposal, off int64) *Proposal {
 // may share its bytes, so one kept string (an id, a reason) would keep
 // the whole line, body and all, in memory.
 func (p *Proposal) own() {
-	for _, s := range []*string{&p.ID, &p.Action, &p.Slug, &p.Reason, &p.Contact, &p.Status, &p.Client, &p.Digest} {
+	for _, s := range []*string{&p.ID, &p.Slug, &p.Reason, &p.Contact, &p.Client, &p.Digest} {
 		*s = strings.Clone(*s)
 	}
+	p.Action, p.Status = gen.ProposalAction(strings.Clone(string(p.Action))), gen.ProposalStatus(strings.Clone(string(p.Status)))
 	p.Votes = slices.Clone(p.Votes)
 	for i := range p.Votes {
 		v := &p.Votes[i]
-		v.Pubkey, v.Vote, v.Signature = strings.Clone(v.Pubkey), strings.Clone(v.Vote), strings.Clone(v.Signature)
+		v.Pubkey, v.Vote, v.Signature = strings.Clone(v.Pubkey), gen.VoteChoice(strings.Clone(string(v.Vote))), strings.Clone(v.Signature)
 	}
 	if p.Decision != nil {
 		d := *p.Decision

@@ -16,7 +16,7 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 	now := t0
 	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
 	s := open(t, path, Options{Now: func() time.Time { return now }})
-	p := Proposal{Action: ReplaceSource, Slug: "a", Rank: 2, Reason: "better", Source: &gen.Source{Name: "New", Rank: 2, Type: "documentation", URL: "https://example.org/new", Why: "It is kept up to date."}}
+	p := Proposal{Action: gen.ProposalActionReplaceSource, Slug: "a", Rank: 2, Reason: "better", Source: &gen.Source{Name: "New", Rank: 2, Type: "documentation", URL: "https://example.org/new", Why: "It is kept up to date."}}
 	added, err := s.Add(p)
 	if err != nil {
 		t.Fatal(err)
@@ -41,8 +41,8 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 	check("after reopening")
 	key, _ := curatorkey.Generate()
 	now = now.Add(time.Minute)
-	voter, sig := SignVote(key, "pk:node", added.ID, VoteSupport, now)
-	if _, err := s.AddVote(added.ID, Vote{Pubkey: voter, Vote: VoteSupport, Time: now, Signature: sig}); err != nil {
+	voter, sig := SignVote(key, "pk:node", added.ID, gen.VoteChoiceSupport, now)
+	if _, err := s.AddVote(added.ID, Vote{Pubkey: voter, Vote: gen.VoteChoiceSupport, Time: now, Signature: sig}); err != nil {
 		t.Fatal(err)
 	}
 	check("after a vote")
@@ -54,7 +54,7 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a rejection in bulk")
-	if got, _ := s.Get(added.ID); got.Status != Rejected || len(got.Votes) != 1 {
+	if got, _ := s.Get(added.ID); got.Status != gen.ProposalStatusRejected || len(got.Votes) != 1 {
 		t.Errorf("after the rejection: %+v", got)
 	}
 }

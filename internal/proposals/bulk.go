@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"errors"
 	"fmt"
 	"net/netip"
@@ -47,14 +49,14 @@ func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
 			switch {
 			case !ok:
 				return nil, fmt.Errorf("%s: %w; nothing was rejected", id, ErrNotFound)
-			case p.Status != Pending:
+			case p.Status != gen.ProposalStatusPending:
 				return nil, fmt.Errorf("%s: %w; nothing was rejected", id, ErrDecided)
 			}
 			chosen = append(chosen, p.clone())
 		}
 	} else {
 		for _, id := range s.order {
-			if p := s.items[id]; p.Status == Pending && sel.chooses(p) {
+			if p := s.items[id]; p.Status == gen.ProposalStatusPending && sel.chooses(p) {
 				chosen = append(chosen, p.clone())
 			}
 		}
@@ -69,7 +71,7 @@ func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
 		old := s.items[p.ID]
 		before = append(before, old)
 		dd := d
-		p.Status, p.Decision = Rejected, &dd
+		p.Status, p.Decision = gen.ProposalStatusRejected, &dd
 		// The line grows by what the decision adds; a stripped body
 		// is the same bytes before and after.
 		was, err := encodeLine(old)

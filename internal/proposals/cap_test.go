@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"errors"
 	"net/netip"
 	"os"
@@ -73,7 +75,7 @@ func TestTheCapHoldsThroughFloodsAndBulkRejections(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if p.Status != Rejected || p.Decision == nil || !strings.HasPrefix(p.Digest, "sha256:") || p.Reason != "" {
+		if p.Status != gen.ProposalStatusRejected || p.Decision == nil || !strings.HasPrefix(p.Digest, "sha256:") || p.Reason != "" {
 			t.Fatalf("a rejected proposal after compaction: %+v; want its decision and digest, no body", p)
 		}
 	}
@@ -88,7 +90,7 @@ func TestDecidedBodiesAreCompactedAfterADay(t *testing.T) {
 	s := open(t, path, Options{Now: func() time.Time { return now }})
 	a, _ := s.Add(large("a"))
 	pending, _ := s.Add(large("b"))
-	if _, err := s.Decide(a.ID, Rejected, Decision{Actor: "cli", Reason: "no"}); err != nil {
+	if _, err := s.Decide(a.ID, gen.ProposalStatusRejected, Decision{Actor: "cli", Reason: "no"}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(23 * time.Hour)
@@ -155,7 +157,7 @@ func TestRejectFilters(t *testing.T) {
 	if _, err := s.Reject(Selection{IDs: []string{old, "p0000000000000000"}}, Decision{Actor: "cli", Reason: "x"}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ids with one unknown: %v, want ErrNotFound", err)
 	}
-	if p, _ := s.Get(old); p.Status != Pending {
+	if p, _ := s.Get(old); p.Status != gen.ProposalStatusPending {
 		t.Errorf("a failed list rejected %s anyway", old)
 	}
 	got, _ := s.Reject(Selection{FromClient: netip.MustParsePrefix("2001:db8:1:2::77/128")}, Decision{Actor: "cli", Reason: "x"})

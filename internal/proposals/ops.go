@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"fmt"
 	"time"
 )
@@ -15,7 +17,7 @@ func (s *Store) Pending() int {
 func (s *Store) pending() int {
 	n := 0
 	for _, p := range s.items {
-		if p.Status == Pending {
+		if p.Status == gen.ProposalStatusPending {
 			n++
 		}
 	}
@@ -35,7 +37,7 @@ func (s *Store) Add(p Proposal) (*Proposal, error) {
 	if s.pending() >= s.o.MaxPending {
 		return nil, ErrFull
 	}
-	p.ID, p.Created, p.Status = NewID(), s.o.Now().UTC().Truncate(time.Second), Pending
+	p.ID, p.Created, p.Status = NewID(), s.o.Now().UTC().Truncate(time.Second), gen.ProposalStatusPending
 	p.Votes, p.Decision, p.Digest = nil, nil, ""
 	if err := s.write(&p, true); err != nil {
 		return nil, err
@@ -56,7 +58,8 @@ func (s *Store) Get(id string) (*Proposal, error) {
 
 // Filter selects proposals for List.
 type Filter struct {
-	Status, Slug string
+	Status gen.ProposalStatus
+	Slug   string
 	// After is the id of the last proposal of the previous page: the page
 	// starts after it. Empty starts at the oldest.
 	After string
@@ -153,10 +156,10 @@ func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 }
 
 // Decide records the curator's decision on the pending proposal id:
-// status Accepted or Rejected.
-func (s *Store) Decide(id, status string, d Decision) (*Proposal, error) {
-	if status != Accepted && status != Rejected {
-		return nil, fmt.Errorf("a decision is %s or %s, not %q", Accepted, Rejected, status)
+// status accepted or rejected.
+func (s *Store) Decide(id string, status gen.ProposalStatus, d Decision) (*Proposal, error) {
+	if status != gen.ProposalStatusAccepted && status != gen.ProposalStatusRejected {
+		return nil, fmt.Errorf("a decision is %s or %s, not %q", gen.ProposalStatusAccepted, gen.ProposalStatusRejected, status)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -179,7 +182,7 @@ func (s *Store) pendingCopy(id string) (*Proposal, error) {
 	switch {
 	case !ok:
 		return nil, ErrNotFound
-	case p.Status != Pending:
+	case p.Status != gen.ProposalStatusPending:
 		return nil, ErrDecided
 	}
 	return s.full(p)

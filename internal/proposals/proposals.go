@@ -29,21 +29,9 @@ const Suffix = ".proposals.jsonl"
 // PathFor is the proposals file of the registry at path.
 func PathFor(registryPath string) string { return registryPath + Suffix }
 
-// Actions a proposal may ask for.
-const (
-	AddCategory      = "add_category"
-	UpdateCategory   = "update_category"
-	RemoveCategory   = "remove_category"
-	ReplaceSource    = "replace_source"
-	ReportDeadSource = "report_dead_source"
-)
-
-// Statuses of a proposal.
-const (
-	Pending  = "pending"
-	Accepted = "accepted"
-	Rejected = "rejected"
-)
+// A proposal's actions and statuses are the schema's
+// (proposal.schema.json#/$defs/proposalAction and proposalStatus):
+// gen.ProposalActionAddCategory, gen.ProposalStatusPending and the rest.
 
 // Bounds of what one proposal may carry.
 const (
@@ -71,18 +59,18 @@ const (
 // Proposal is one proposed change and what became of it: a line of the
 // file.
 type Proposal struct {
-	ID       string        `json:"id"`
-	Created  time.Time     `json:"created"`
-	Action   string        `json:"action"`
-	Slug     string        `json:"slug"`
-	Category *gen.Category `json:"category,omitempty"`
-	Rank     int           `json:"rank,omitempty"`
-	Source   *gen.Source   `json:"source,omitempty"`
-	Reason   string        `json:"reason"`
-	Contact  string        `json:"contact,omitempty"`
-	Status   string        `json:"status"`
-	Votes    []Vote        `json:"votes,omitempty"`
-	Decision *Decision     `json:"decision,omitempty"`
+	ID       string             `json:"id"`
+	Created  time.Time          `json:"created"`
+	Action   gen.ProposalAction `json:"action"`
+	Slug     string             `json:"slug"`
+	Category *gen.Category      `json:"category,omitempty"`
+	Rank     int                `json:"rank,omitempty"`
+	Source   *gen.Source        `json:"source,omitempty"`
+	Reason   string             `json:"reason"`
+	Contact  string             `json:"contact,omitempty"`
+	Status   gen.ProposalStatus `json:"status"`
+	Votes    []Vote             `json:"votes,omitempty"`
+	Decision *Decision          `json:"decision,omitempty"`
 	// Client is who sent it, as the rate counts clients (an IPv4 address,
 	// an IPv6 prefix); empty for the stdio client. The curator's filter,
 	// never shown to the public.
@@ -101,10 +89,10 @@ type Proposal struct {
 
 // Vote is an endorsed curator's signed vote (see Statement).
 type Vote struct {
-	Pubkey    string    `json:"pubkey"`
-	Vote      string    `json:"vote"`
-	Time      time.Time `json:"time"`
-	Signature string    `json:"signature"`
+	Pubkey    string         `json:"pubkey"`
+	Vote      gen.VoteChoice `json:"vote"`
+	Time      time.Time      `json:"time"`
+	Signature string         `json:"signature"`
 }
 
 // Decision is the curator's.
@@ -162,7 +150,7 @@ func (p *Proposal) clone() *Proposal {
 // Tally counts the votes for and against.
 func (p *Proposal) Tally() (support, oppose int) {
 	for _, v := range p.Votes {
-		if v.Vote == VoteSupport {
+		if v.Vote == gen.VoteChoiceSupport {
 			support++
 		} else {
 			oppose++

@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"encoding/base64"
 	"errors"
 	"math/big"
@@ -28,7 +30,7 @@ func open(t *testing.T, path string, o Options) *Store {
 }
 
 func report(slug string) Proposal {
-	return Proposal{Action: ReportDeadSource, Slug: slug, Rank: 2, Reason: "the second source answers 404"}
+	return Proposal{Action: gen.ProposalActionReportDeadSource, Slug: slug, Rank: 2, Reason: "the second source answers 404"}
 }
 
 func TestReopenKeepsTheLastStateOfEachProposal(t *testing.T) {
@@ -38,7 +40,7 @@ func TestReopenKeepsTheLastStateOfEachProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Decide(a.ID, Rejected, Decision{Actor: "cli", Reason: "it answers"}); err != nil {
+	if _, err := s.Decide(a.ID, gen.ProposalStatusRejected, Decision{Actor: "cli", Reason: "it answers"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -47,7 +49,7 @@ func TestReopenKeepsTheLastStateOfEachProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != Rejected || got.Decision.Reason != "it answers" {
+	if got.Status != gen.ProposalStatusRejected || got.Decision.Reason != "it answers" {
 		t.Fatalf("after reopening: %+v", got)
 	}
 	if s2.lines != 1 {
@@ -112,7 +114,7 @@ func TestAddStopsAtMaxPending(t *testing.T) {
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Error("a refused proposal changed the file")
 	}
-	if _, err := s.Decide(first.ID, Accepted, Decision{Actor: "cli"}); err != nil {
+	if _, err := s.Decide(first.ID, gen.ProposalStatusAccepted, Decision{Actor: "cli"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Add(report("a")); err != nil {
@@ -126,7 +128,7 @@ func TestDecidedProposalsAreDroppedAfterRetention(t *testing.T) {
 	clock := func() time.Time { return now }
 	s := open(t, path, Options{Retention: 24 * time.Hour, Now: clock})
 	old, _ := s.Add(report("old"))
-	s.Decide(old.ID, Rejected, Decision{Actor: "cli"})
+	s.Decide(old.ID, gen.ProposalStatusRejected, Decision{Actor: "cli"})
 	waiting, _ := s.Add(report("waiting"))
 	s.Close()
 	now = t0.Add(25 * time.Hour)
@@ -154,18 +156,18 @@ func TestOneWriter(t *testing.T) {
 func TestALaterVoteReplacesTheKeysEarlierOne(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "r.json"+Suffix), Options{})
 	p, _ := s.Add(report("a"))
-	s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0})
-	got, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteOppose, Time: t0.Add(time.Minute)})
+	s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: gen.VoteChoiceSupport, Time: t0})
+	got, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: gen.VoteChoiceOppose, Time: t0.Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sup, opp := got.Tally(); sup != 0 || opp != 1 {
 		t.Errorf("tally = %d for, %d against; want 0, 1", sup, opp)
 	}
-	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0}); err == nil {
+	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: gen.VoteChoiceSupport, Time: t0}); err == nil {
 		t.Error("an older vote replaced a newer one")
 	}
-	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0.Add(time.Minute)}); err == nil {
+	if _, err := s.AddVote(p.ID, Vote{Pubkey: "pk:x", Vote: gen.VoteChoiceSupport, Time: t0.Add(time.Minute)}); err == nil {
 		t.Error("another vote signed in the same second replaced the one recorded")
 	}
 }
@@ -174,8 +176,8 @@ func TestVoteStatement(t *testing.T) {
 	key, _ := curatorkey.Generate()
 	node := "pk:node"
 	id := NewID()
-	voter, sig := SignVote(key, node, id, VoteSupport, t0)
-	v := Vote{Pubkey: voter, Vote: VoteSupport, Time: t0, Signature: sig}
+	voter, sig := SignVote(key, node, id, gen.VoteChoiceSupport, t0)
+	v := Vote{Pubkey: voter, Vote: gen.VoteChoiceSupport, Time: t0, Signature: sig}
 	if err := VerifyVote(node, id, v, t0.Add(time.Minute)); err != nil {
 		t.Fatalf("a fresh vote: %v", err)
 	}
@@ -184,7 +186,7 @@ func TestVoteStatement(t *testing.T) {
 		"another proposal": func() error { return VerifyVote(node, NewID(), v, t0) },
 		"another vote": func() error {
 			w := v
-			w.Vote = VoteOppose
+			w.Vote = gen.VoteChoiceOppose
 			return VerifyVote(node, id, w, t0)
 		},
 		"another time": func() error {
@@ -263,7 +265,7 @@ func TestAVoteSentAgainWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
 	s := open(t, path, Options{})
 	p, _ := s.Add(report("a"))
-	v := Vote{Pubkey: "pk:x", Vote: VoteSupport, Time: t0, Signature: "sig"}
+	v := Vote{Pubkey: "pk:x", Vote: gen.VoteChoiceSupport, Time: t0, Signature: "sig"}
 	if _, err := s.AddVote(p.ID, v); err != nil {
 		t.Fatal(err)
 	}

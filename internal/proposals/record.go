@@ -1,31 +1,23 @@
 package proposals
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 )
 
 // A line of the file is schema/proposal.schema.json (gen.ProposalRecord),
-// decoded strictly (exact keys, every bound) and turned into a Proposal,
-// whose times are parsed.
+// decoded strictly (exact keys, every bound, times parsed) and turned into
+// a Proposal.
 
-// stamp is how the file writes a time.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func parseTime(what, s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %v", what, err)
-	}
-	return t, nil
-}
+// stamp is how the file holds a time: in UTC, which the encoder writes as
+// RFC 3339 to the nanosecond.
+func stamp(t time.Time) time.Time { return t.UTC() }
 
 // record is p as a line of the file.
 func record(p *Proposal) *gen.ProposalRecord {
-	r := &gen.ProposalRecord{ID: p.ID, Created: stamp(p.Created), Action: gen.ProposalRecordAction(p.Action), Slug: p.Slug,
-		Category: p.Category, Source: p.Source, Reason: p.Reason, Status: gen.ProposalRecordStatus(p.Status)}
+	r := &gen.ProposalRecord{ID: p.ID, Created: stamp(p.Created), Action: p.Action, Slug: p.Slug,
+		Category: p.Category, Source: p.Source, Reason: p.Reason, Status: p.Status}
 	if p.Rank != 0 {
 		rank := p.Rank
 		r.Rank = &rank
@@ -43,7 +35,7 @@ func record(p *Proposal) *gen.ProposalRecord {
 		r.Digest = &digest
 	}
 	for _, v := range p.Votes {
-		r.Votes = append(r.Votes, gen.ProposalVote{Pubkey: v.Pubkey, Vote: gen.ProposalVoteVote(v.Vote), Time: stamp(v.Time), Signature: v.Signature})
+		r.Votes = append(r.Votes, gen.ProposalVote{Pubkey: v.Pubkey, Vote: v.Vote, Time: stamp(v.Time), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
 		r.Decision = &gen.ProposalDecision{Time: stamp(d.Time), Actor: d.Actor}
@@ -58,12 +50,8 @@ func record(p *Proposal) *gen.ProposalRecord {
 }
 
 // fromRecord is the Proposal a line of the file holds.
-func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
-	p := &Proposal{ID: r.ID, Action: string(r.Action), Slug: r.Slug, Category: r.Category, Source: r.Source, Reason: r.Reason, Status: string(r.Status)}
-	var err error
-	if p.Created, err = parseTime("created", r.Created); err != nil {
-		return nil, err
-	}
+func fromRecord(r *gen.ProposalRecord) *Proposal {
+	p := &Proposal{ID: r.ID, Created: r.Created, Action: r.Action, Slug: r.Slug, Category: r.Category, Source: r.Source, Reason: r.Reason, Status: r.Status}
 	if r.Rank != nil {
 		p.Rank = *r.Rank
 	}
@@ -76,19 +64,11 @@ func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
 	if r.Digest != nil {
 		p.Digest = *r.Digest
 	}
-	for i, v := range r.Votes {
-		t, err := parseTime(fmt.Sprintf("votes[%d].time", i), v.Time)
-		if err != nil {
-			return nil, err
-		}
-		p.Votes = append(p.Votes, Vote{Pubkey: v.Pubkey, Vote: string(v.Vote), Time: t, Signature: v.Signature})
+	for _, v := range r.Votes {
+		p.Votes = append(p.Votes, Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: v.Time, Signature: v.Signature})
 	}
 	if d := r.Decision; d != nil {
-		t, err := parseTime("decision.time", d.Time)
-		if err != nil {
-			return nil, err
-		}
-		p.Decision = &Decision{Time: t, Actor: d.Actor}
+		p.Decision = &Decision{Time: d.Time, Actor: d.Actor}
 		if d.Reason != nil {
 			p.Decision.Reason = *d.Reason
 		}
@@ -96,5 +76,5 @@ func fromRecord(r *gen.ProposalRecord) (*Proposal, error) {
 			p.Decision.Version = *d.Version
 		}
 	}
-	return p, nil
+	return p
 }

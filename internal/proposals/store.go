@@ -218,7 +218,7 @@ func decodeLine(line []byte) (*Proposal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRecord(r)
+	return fromRecord(r), nil
 }
 
 // put makes p the state of its id.

@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -8,12 +10,6 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/curatorkey"
-)
-
-// Votes a curator may cast.
-const (
-	VoteSupport = "support"
-	VoteOppose  = "oppose"
 )
 
 // Bounds on a vote's time: a statement signed longer ago than MaxVoteAge,
@@ -30,14 +26,14 @@ const (
 // Statement is what a voter signs: the format's name, the node the vote is
 // for (its curator key, so it counts on that node only), the voter's key,
 // the proposal, the vote and when it was cast (RFC 3339, UTC, seconds).
-func Statement(node, voter, id, vote string, at time.Time) []byte {
+func Statement(node, voter, id string, vote gen.VoteChoice, at time.Time) []byte {
 	return fmt.Appendf(nil, "3gs vote v1\nnode: %s\nvoter: %s\nproposal: %s\nvote: %s\ntime: %s\n",
 		node, voter, id, vote, at.UTC().Format(time.RFC3339))
 }
 
 // SignVote signs a vote with key for the node whose curator key is node;
 // it returns the voter's key (pk:…) and the signature (standard base64).
-func SignVote(key ed25519.PrivateKey, node, id, vote string, at time.Time) (voter, sig string) {
+func SignVote(key ed25519.PrivateKey, node, id string, vote gen.VoteChoice, at time.Time) (voter, sig string) {
 	voter = curatorkey.URI(curatorkey.Public(key))
 	s := ed25519.Sign(key, Statement(node, voter, id, vote, at))
 	return voter, base64.StdEncoding.EncodeToString(s)
@@ -52,8 +48,8 @@ var ErrVoteTime = errors.New("the vote's time is out of bounds")
 // v.Pubkey. Whether that key may vote (one the node endorses) is the
 // caller's to check.
 func VerifyVote(node, id string, v Vote, now time.Time) error {
-	if v.Vote != VoteSupport && v.Vote != VoteOppose {
-		return fmt.Errorf("a vote is %s or %s, not %q", VoteSupport, VoteOppose, v.Vote)
+	if v.Vote != gen.VoteChoiceSupport && v.Vote != gen.VoteChoiceOppose {
+		return fmt.Errorf("a vote is %s or %s, not %q", gen.VoteChoiceSupport, gen.VoteChoiceOppose, v.Vote)
 	}
 	if v.Time.Before(now.Add(-MaxVoteAge)) {
 		return fmt.Errorf("%w: it was signed at %s, more than %s before this node's clock (%s); sign it again", ErrVoteTime, v.Time.UTC().Format(time.RFC3339), MaxVoteAge, now.UTC().Format(time.RFC3339))

@@ -1,6 +1,8 @@
 package proposals
 
 import (
+	"github.com/three-good-sources/3gs/gen"
+
 	"errors"
 	"strings"
 	"testing"
@@ -17,8 +19,8 @@ func TestAVoteDatedMinutesAheadIsRefused(t *testing.T) {
 	node := "pk:node"
 	id := "p0f3a9c2e41b7d586"
 	at := t0.Add(2 * time.Minute)
-	voter, sig := SignVote(key, node, id, VoteOppose, at)
-	err := VerifyVote(node, id, Vote{Pubkey: voter, Vote: VoteOppose, Time: at, Signature: sig}, t0)
+	voter, sig := SignVote(key, node, id, gen.VoteChoiceOppose, at)
+	err := VerifyVote(node, id, Vote{Pubkey: voter, Vote: gen.VoteChoiceOppose, Time: at, Signature: sig}, t0)
 	if !errors.Is(err, ErrVoteTime) {
 		t.Fatalf("a vote dated 2m ahead: err = %v, want ErrVoteTime", err)
 	}
@@ -27,8 +29,8 @@ func TestAVoteDatedMinutesAheadIsRefused(t *testing.T) {
 	}
 	// Within the skew it counts: a clock a few seconds fast is no fault.
 	at = t0.Add(30 * time.Second)
-	voter, sig = SignVote(key, node, id, VoteOppose, at)
-	if err := VerifyVote(node, id, Vote{Pubkey: voter, Vote: VoteOppose, Time: at, Signature: sig}, t0); err != nil {
+	voter, sig = SignVote(key, node, id, gen.VoteChoiceOppose, at)
+	if err := VerifyVote(node, id, Vote{Pubkey: voter, Vote: gen.VoteChoiceOppose, Time: at, Signature: sig}, t0); err != nil {
 		t.Errorf("a vote 30s ahead: %v, want it accepted", err)
 	}
 }

@@ -1,6 +1,8 @@
 package querylog
 
 import (
+	"time"
+
 	"errors"
 	"io"
 	"log/slog"
@@ -20,7 +22,7 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func entry(query string, outcome gen.QueryLogOutcome, slug string, score float64) *gen.QueryLog {
-	e := &gen.QueryLog{Time: "2026-11-24T10:00:00Z", Query: &query, Outcome: outcome, RegistryVersion: "1.0.0"}
+	e := &gen.QueryLog{Time: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC), Query: &query, Outcome: outcome, RegistryVersion: "1.0.0"}
 	switch outcome {
 	case gen.QueryLogOutcomeMatched:
 		e.Slug, e.Score = &slug, &score
@@ -153,7 +155,7 @@ func TestMissesGroupsByClosestCategory(t *testing.T) {
 	add(5, entry("bread crumb", gen.QueryLogOutcomeMatched, "sourdough", 0.45)) // low confidence
 	add(1, entry("quantum gravity", gen.QueryLogOutcomeNoCandidates, "", 0))    // nothing close
 	slug := "espresso"
-	log = append(log, gen.QueryLog{Time: "t", Slug: &slug, Outcome: gen.QueryLogOutcomeSlug, RegistryVersion: "1"})
+	log = append(log, gen.QueryLog{Time: time.Time{}, Slug: &slug, Outcome: gen.QueryLogOutcomeSlug, RegistryVersion: "1"})
 
 	groups := Misses(log, 0.6, 0, nil)
 	type row struct {

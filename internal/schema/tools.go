@@ -334,37 +334,6 @@ func inlineDocumentDefs(schema *Object, docs Documents) error {
 	return nil
 }
 
-// WriteJSON writes a tree as compact JSON, keys in their original order.
-func WriteJSON(b *bytes.Buffer, v any) {
-	switch t := v.(type) {
-	case *Object:
-		b.WriteByte('{')
-		for i, k := range t.Keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			WriteJSON(b, k)
-			b.WriteByte(':')
-			WriteJSON(b, t.Vals[k])
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			WriteJSON(b, e)
-		}
-		b.WriteByte(']')
-	default:
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false) // as json.Compact leaves the file's text
-		_ = enc.Encode(t)
-		b.Truncate(b.Len() - 1) // Encode's newline
-	}
-}
-
 // TierRank orders the tier names a tool file may give, lowest first
 // (public, user, admin); -1 for any other name.
 func TierRank(name string) int { return slices.Index(Tiers, name) }

@@ -60,8 +60,8 @@ func newDecoderEmitter(pkg, header string, st structs) *decoderEmitter {
 // map[string]T, a builtin or a declared name), with declared names taken
 // from typesPkg when the types live in another package.
 func (e *decoderEmitter) typ(goType string) *jen.Statement {
-	if e.typesPkg == "" {
-		return jen.Id(goType)
+	if e.typesPkg == "" || goType == timeType {
+		return goTypeCode(goType)
 	}
 	switch {
 	case strings.HasPrefix(goType, "*"):
@@ -74,6 +74,15 @@ func (e *decoderEmitter) typ(goType string) *jen.Statement {
 		return jen.Id(goType)
 	}
 	return jen.Qual(e.typesPkg, goType)
+}
+
+// goTypeCode is goType as code in the package that declares the types:
+// a name, or time.Time, the one type from elsewhere.
+func goTypeCode(goType string) *jen.Statement {
+	if goType == timeType {
+		return jen.Qual("time", "Time")
+	}
+	return jen.Id(goType)
 }
 
 func (e *decoderEmitter) fail(format string, args ...any) {
@@ -251,6 +260,9 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 		body := append(checks, jen.Add(target).Op("=").Add(convert(jen.Id("v"), builtin)))
 		return []jen.Code{jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("d").Dot(method).Call(path.arg()), jen.Id("ok")).Block(body...)}
 	}
+	if goType == timeType {
+		return e.timeValue(n, path, target, hint)
+	}
 	switch n.Type {
 	case "string":
 		return read("String", "string", e.stringChecks(n, path, hint))
@@ -276,6 +288,24 @@ func (e *decoderEmitter) value(n *schema.Node, path pathRef, goType string, targ
 	}
 	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
+}
+
+// timeType is how go-jsonschema declares a "date-time" string's field.
+const timeType = "time.Time"
+
+// timeValue is value for a "date-time" string held as a time.Time: the
+// string's checks (the format among them) and then its time, parsed and
+// in UTC, as the encoders write it, so a value decoded, encoded and
+// decoded again is the value first decoded.
+func (e *decoderEmitter) timeValue(n *schema.Node, path pathRef, target *jen.Statement, hint string) []jen.Code {
+	if n.Type != "string" || n.Format != "date-time" {
+		e.fail("%s: go-jsonschema declared a time.Time for a schema that is no date-time string", n.Where())
+		return nil
+	}
+	body := append(e.stringChecks(n, path, hint),
+		jen.If(jen.List(jen.Id("t"), jen.Err()).Op(":=").Qual("time", "Parse").Call(jen.Qual("time", "RFC3339Nano"), jen.Id("v")), jen.Err().Op("==").Nil()).Block(
+			jen.Add(target).Op("=").Id("t").Dot("UTC").Call()))
+	return []jen.Code{jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("d").Dot("String").Call(path.arg()), jen.Id("ok")).Block(body...)}
 }
 
 // arrayValue is value for an array: each item decoded in turn, the count

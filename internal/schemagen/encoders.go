@@ -166,7 +166,9 @@ func (e *encoderEmitter) outputMember(prop *schema.Property, f field, key *jen.S
 	case strings.HasPrefix(f.Type, "*"):
 		// Set: not nil, so the value pointed to is written without that check.
 		var write []jen.Code
-		if base := strings.TrimPrefix(f.Type, "*"); n.Type == "object" && !n.IsMap() {
+		if base := strings.TrimPrefix(f.Type, "*"); base == timeType {
+			write = append([]jen.Code{key}, timeValue(v())...) // a *time.Time has the methods of the time
+		} else if n.Type == "object" && !n.IsMap() {
 			e.enqueue(base, n)
 			write = []jen.Code{key, jen.Id(e.prefix+base).Call(jen.Id("w"), v())}
 		} else {
@@ -192,6 +194,15 @@ func (e *encoderEmitter) outputMember(prop *schema.Property, f field, key *jen.S
 // value emits statements writing target, of Go type goType, described by n.
 func (e *encoderEmitter) value(n *schema.Node, goType string, target *jen.Statement, depth int) []jen.Code {
 	n = n.Resolved()
+	if goType == timeType {
+		return timeValue(target)
+	}
+	if goType == "*"+timeType {
+		if e.outputs {
+			return []jen.Code{jen.If(jen.Add(target).Op("==").Nil()).Block(jen.Id("w").Dot("Null").Call()).Else().Block(timeValue(target)...)}
+		}
+		return timeValue(target)
+	}
 	if base, ok := strings.CutPrefix(goType, "*"); ok {
 		var deref []jen.Code
 		if n.Type == "object" && !n.IsMap() { // the struct's function takes the pointer itself
@@ -262,6 +273,14 @@ func (e *encoderEmitter) container(n *schema.Node, goType string, target *jen.St
 	}
 	e.fail("%s: type %s is not supported", n.Where(), n.Type)
 	return nil
+}
+
+// timeValue writes a time.Time (or a *time.Time, whose methods are the
+// same) as the decoders read it: RFC 3339 in UTC, with the fraction of a
+// second when there is one, as the logs have always stamped their
+// entries. A time read from such a file is written back byte for byte.
+func timeValue(target *jen.Statement) []jen.Code {
+	return []jen.Code{jen.Id("w").Dot("String").Call(jen.Add(target).Dot("UTC").Call().Dot("Format").Call(jen.Qual("time", "RFC3339Nano")))}
 }
 
 func (e *encoderEmitter) finish() ([]byte, error) {

@@ -111,7 +111,8 @@ func checkToolExamples(tools []*schema.Tool) error {
 }
 
 // typeFiles writes the Go types with go-jsonschema, one root per schema
-// that has properties, and returns them with the fields it declared.
+// that has properties, and returns them with the fields it declared
+// (declaredStructs).
 func typeFiles(pkg string, surface *schema.Surface) (map[string][]byte, structs, error) {
 	var roots []typeRoot
 	for _, d := range surface.Docs.InOrder() {
@@ -136,8 +137,10 @@ func typeFiles(pkg string, surface *schema.Surface) (map[string][]byte, structs,
 	if err != nil {
 		return nil, nil, err
 	}
-	st := structs{}
-	if err := readStructs(typeSrcs, st); err != nil {
+	// The decoders and encoders name the fields go-jsonschema declared:
+	// learned from the schemas by its rules, not by reading its output.
+	st, err := declaredStructs(surface, roots)
+	if err != nil {
 		return nil, nil, err
 	}
 	for _, t := range surface.Tools {

@@ -2,15 +2,8 @@ package schemagen
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"go/types"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/atombender/go-jsonschema/pkg/generator"
@@ -32,7 +25,8 @@ type typeRoot struct {
 // formatted sources by file name.
 //
 // "format" is removed from the copy it sees, so that dates stay plain strings
-// and gen/ does not import go-jsonschema's runtime types, and so is
+// and gen/ does not import go-jsonschema's runtime types, except
+// "date-time", which go-jsonschema makes a time.Time; and so is
 // "oneOf", which on our schemas only says which properties go together and
 // changes no type; the decoders enforce both. "x-go-type" is ours: the
 // root type's name reaches go-jsonschema through the mapping instead.
@@ -58,7 +52,7 @@ func goTypes(pkg string, roots []typeRoot) (map[string][]byte, error) {
 	}
 	for _, r := range roots {
 		var b bytes.Buffer
-		writeTree(&b, r.tree, r.id, false)
+		goTypesView(r.id).WriteJSON(&b, r.tree)
 		s, err := schemas.FromJSONReader(&b)
 		if err != nil {
 			return nil, fmt.Errorf("go-jsonschema cannot read %s: %w", r.node.Where(), err)
@@ -95,107 +89,29 @@ func docURL(doc string) string { return "https://schema.3gs.invalid/" + doc + do
 // typeless are the keywords go-jsonschema is not shown (see goTypes).
 var typeless = []string{"format", "oneOf", schema.GoTypeKeyword}
 
-// writeTree serializes a schema tree without the keywords in typeless and
-// with the root's "$id" set to id. names is set when v's keys are names
-// (those of "properties" or "$defs") rather than keywords: a property
-// called format is kept.
-func writeTree(b *bytes.Buffer, v any, id string, names bool) {
-	switch t := v.(type) {
-	case *schema.Object:
-		b.WriteByte('{')
-		first := true
-		comma := func() {
-			if !first {
-				b.WriteByte(',')
+// goTypesView is what go-jsonschema is shown of a schema whose root is
+// id: the schema without the keywords in typeless (a "date-time" format
+// kept, see timeFormat), and with references into document schemas made
+// absolute (docURL).
+func goTypesView(id string) *schema.Rewrite {
+	return &schema.Rewrite{
+		ID:   id,
+		Drop: func(o *schema.Object, k string) bool { return slices.Contains(typeless, k) && !timeFormat(o, k) },
+		Ref: func(ref string) string {
+			m := schema.ExternalRef.FindStringSubmatch(ref)
+			if m == nil {
+				return ref
 			}
-			first = false
-		}
-		if id != "" {
-			comma()
-			b.WriteString(`"$id":`)
-			b.WriteString(strconv.Quote(id))
-		}
-		for _, k := range t.Keys {
-			if !names && (slices.Contains(typeless, k) || id != "" && k == "$id") {
-				continue
+			if m[2] != "" {
+				return docURL(m[1]) + "#/$defs/" + m[2]
 			}
-			comma()
-			kb, _ := json.Marshal(k)
-			b.Write(kb)
-			b.WriteByte(':')
-			if ref, ok := t.Vals[k].(string); ok && k == "$ref" {
-				if m := schema.ExternalRef.FindStringSubmatch(ref); m != nil {
-					target := docURL(m[1])
-					if m[2] != "" {
-						target += "#/$defs/" + m[2]
-					}
-					writeTree(b, target, "", false)
-					continue
-				}
-			}
-			writeTree(b, t.Vals[k], "", !names && (k == "properties" || k == "$defs"))
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeTree(b, e, "", false)
-		}
-		b.WriteByte(']')
-	default:
-		vb, _ := json.Marshal(t)
-		b.Write(vb)
+			return docURL(m[1])
+		},
 	}
 }
 
-// field is one struct field go-jsonschema declared.
-type field struct {
-	GoName string
-	Type   string // Go type expression, e.g. *string, []Source, map[string]Category
-}
-
-// structs maps type name to its fields by JSON name.
-type structs map[string]map[string]field
-
-// readStructs parses generated type sources and records every struct's
-// fields, so the decoders use exactly the names go-jsonschema chose instead
-// of guessing its naming rules.
-func readStructs(srcs map[string][]byte, into structs) error {
-	fset := token.NewFileSet()
-	for name, src := range srcs {
-		f, err := parser.ParseFile(fset, name, src, 0)
-		if err != nil {
-			return fmt.Errorf("parsing go-jsonschema output %s: %w", name, err)
-		}
-		for _, decl := range f.Decls {
-			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				ts := spec.(*ast.TypeSpec)
-				if _, dup := into[ts.Name.Name]; dup {
-					return fmt.Errorf("type %s is declared twice in gen/; give one of the schemas a different name", ts.Name.Name)
-				}
-				fields := map[string]field{}
-				into[ts.Name.Name] = fields
-				st, ok := ts.Type.(*ast.StructType)
-				if !ok {
-					continue
-				}
-				for _, fd := range st.Fields.List {
-					if fd.Tag == nil || len(fd.Names) != 1 {
-						return fmt.Errorf("%s: unexpected field shape in type %s", name, ts.Name.Name)
-					}
-					tag, _ := strconv.Unquote(fd.Tag.Value)
-					jsonName, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-					fields[jsonName] = field{GoName: fd.Names[0].Name, Type: types.ExprString(fd.Type)}
-				}
-			}
-		}
-	}
-	return nil
+// timeFormat reports whether key k of schema o is a "format" that makes
+// the field a time.Time: "date-time".
+func timeFormat(o *schema.Object, k string) bool {
+	return k == "format" && o.Vals[k] == "date-time"
 }

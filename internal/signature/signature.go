@@ -87,11 +87,11 @@ func SignWith(data []byte, key ed25519.PrivateKey, now time.Time, o Options) []b
 		Algorithm:    gen.SignatureAlgorithmEd25519,
 		Pubkey:       curatorkey.Encode(curatorkey.Public(key)),
 		SignedSHA256: hex.EncodeToString(sum[:]),
-		SignedAt:     now.UTC().Format(time.RFC3339),
+		SignedAt:     now.UTC().Truncate(time.Second),
 	}
 	msg := data
 	if !o.Expires.IsZero() {
-		exp := o.Expires.UTC().Truncate(time.Second).Format(time.RFC3339)
+		exp := o.Expires.UTC().Truncate(time.Second)
 		doc.Expires = &exp
 		if o.Log != nil {
 			seq, head := o.Log.Seq, o.Log.Hash
@@ -122,7 +122,10 @@ func statement(header string, doc *gen.Signature) []byte {
 	if header == "" {
 		header = StatementHeader
 	}
-	s := header + "sha256 " + doc.SignedSHA256 + "\nexpires " + *doc.Expires + "\n"
+	// The schema's pattern holds expires to one spelling (UTC, to the
+	// second), which this formatting gives back: the statement names the
+	// expiry exactly as the document wrote it.
+	s := header + "sha256 " + doc.SignedSHA256 + "\nexpires " + doc.Expires.UTC().Format(time.RFC3339) + "\n"
 	if doc.LogSeq != nil && doc.LogHead != nil {
 		s += "log " + strconv.Itoa(*doc.LogSeq) + " " + *doc.LogHead + "\n"
 	}
@@ -132,7 +135,7 @@ func statement(header string, doc *gen.Signature) []byte {
 // Verified describes a signature that checked out.
 type Verified struct {
 	Signer   ed25519.PublicKey
-	SignedAt string
+	SignedAt time.Time
 	SHA256   string
 	// Expires is when the signature stops vouching for the registry;
 	// zero for a signature of the older form, which never expires.
@@ -169,16 +172,12 @@ func Parse(doc []byte) (*gen.Signature, error) {
 	return sig, nil
 }
 
-// expiry parses a document's expires, zero when absent.
-func expiry(sig *gen.Signature) (time.Time, error) {
+// expiry is a document's expires, zero when absent.
+func expiry(sig *gen.Signature) time.Time {
 	if sig.Expires == nil {
-		return time.Time{}, nil
+		return time.Time{}
 	}
-	t, err := time.Parse(time.RFC3339, *sig.Expires)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: expires: %v", ErrMalformed, err)
-	}
-	return t, nil
+	return *sig.Expires
 }
 
 // Verify checks that doc is a valid signature of data. With a non-nil
@@ -229,10 +228,7 @@ func verify(data []byte, digest string, doc []byte, trusted ed25519.PublicKey, h
 	if err != nil || len(raw) != ed25519.SignatureSize {
 		return nil, fmt.Errorf("%w: signature is not %d bytes of standard base64", ErrMalformed, ed25519.SignatureSize)
 	}
-	exp, err := expiry(sig)
-	if err != nil {
-		return nil, err
-	}
+	exp := expiry(sig)
 	if have := digest; have != sig.SignedSHA256 {
 		return nil, fmt.Errorf("%w: the registry's SHA-256 is %s, but the signature covers %s", ErrDigest, have, sig.SignedSHA256)
 	}
@@ -274,7 +270,7 @@ type Status struct {
 	Verified bool
 	// Signer and SignedAt come from a document that could be read.
 	Signer   ed25519.PublicKey
-	SignedAt string
+	SignedAt time.Time
 	// Expires and Log come from a document that verified: when it stops
 	// vouching (zero: never, the older form) and the audit log head it
 	// covers (nil: none).

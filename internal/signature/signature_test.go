@@ -66,7 +66,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !v.Signer.Equal(curatorkey.Public(k)) || v.SignedAt != "2026-11-21T08:30:00Z" || len(v.SHA256) != 64 {
+		if !v.Signer.Equal(curatorkey.Public(k)) || !v.SignedAt.Equal(time.Date(2026, 11, 21, 8, 30, 0, 0, time.UTC)) || len(v.SHA256) != 64 {
 			t.Errorf("verified %+v", v)
 		}
 	}
@@ -153,7 +153,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("no document: %+v", st)
 	}
 	st := Check(reg, Sign(reg.Bytes(), k, when))
-	if !st.Signed() || !st.Verified || st.Problem != nil || !st.Signer.Equal(curatorkey.Public(k)) || st.SignedAt == "" {
+	if !st.Signed() || !st.Verified || st.Problem != nil || !st.Signer.Equal(curatorkey.Public(k)) || st.SignedAt.IsZero() {
 		t.Errorf("good document: %+v", st)
 	}
 	// Signed correctly, but by someone who is not the curator.
@@ -279,7 +279,7 @@ func TestStatementCoversExpiryAndLogHead(t *testing.T) {
 		f(sig)
 		return gen.EncodeSignature(sig)
 	}
-	later, seq, other := "2031-01-01T00:00:00Z", 8, strings.Repeat("aa", 32)
+	later, seq, other := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC), 8, strings.Repeat("aa", 32)
 	for name, tampered := range map[string][]byte{
 		"later expiry":   edit(func(s *gen.Signature) { s.Expires = &later }),
 		"other seq":      edit(func(s *gen.Signature) { s.LogSeq = &seq }),

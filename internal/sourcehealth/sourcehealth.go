@@ -63,7 +63,7 @@ func Lock(path string) (*safefile.Lock, error) { return safefile.TryLock(path) }
 
 // Doc is the outcome of a check of reg's sources as the schema has it.
 func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen.Sourcehealth {
-	doc := &gen.Sourcehealth{CheckedAt: now.UTC().Format(time.RFC3339), RegistryVersion: reg.Version(), Sources: make([]gen.CheckedSource, 0, len(results))}
+	doc := &gen.Sourcehealth{CheckedAt: now.Truncate(time.Second), RegistryVersion: reg.Version(), Sources: make([]gen.CheckedSource, 0, len(results))}
 	if c := reg.Curator().Name; c != "" {
 		if r := []rune(c); len(r) > 200 {
 			c = string(r[:200])
@@ -71,7 +71,7 @@ func Doc(reg *registry.Registry, results []linkcheck.Result, now time.Time) *gen
 		doc.Curator = &c
 	}
 	for _, r := range results {
-		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckedSourceStatus(r.Status), CheckedAt: r.CheckedAt.UTC().Format(time.RFC3339)}
+		cs := gen.CheckedSource{Category: r.Category, Rank: r.Rank, URL: r.URL, Status: gen.CheckStatus(r.Status), CheckedAt: r.CheckedAt.Truncate(time.Second)}
 		// The reason may quote, and the location and title are, what the
 		// source's server sent: kept and published without the
 		// characters that hide or reorder text (registry.Visible, as
@@ -107,15 +107,15 @@ func Count(doc *gen.Sourcehealth) {
 	doc.Summary = gen.SourcehealthSummary{}
 	for _, c := range doc.Sources {
 		switch c.Status {
-		case gen.CheckedSourceStatusOk:
+		case gen.CheckStatusOk:
 			doc.Summary.Ok++
-		case gen.CheckedSourceStatusRedirected:
+		case gen.CheckStatusRedirected:
 			doc.Summary.Redirected++
-		case gen.CheckedSourceStatusGone:
+		case gen.CheckStatusGone:
 			doc.Summary.Gone++
-		case gen.CheckedSourceStatusError:
+		case gen.CheckStatusError:
 			doc.Summary.Error++
-		case gen.CheckedSourceStatusChanged:
+		case gen.CheckStatusChanged:
 			doc.Summary.Changed++
 		}
 	}
@@ -186,7 +186,7 @@ func Previous(doc *gen.Sourcehealth) map[string]linkcheck.Previous {
 	}
 	out := make(map[string]linkcheck.Previous, len(doc.Sources))
 	for _, c := range doc.Sources {
-		if c.Status != gen.CheckedSourceStatusOk && c.Status != gen.CheckedSourceStatusChanged {
+		if c.Status != gen.CheckStatusOk && c.Status != gen.CheckStatusChanged {
 			continue
 		}
 		p := linkcheck.Previous{Size: -1}
@@ -203,7 +203,7 @@ func Previous(doc *gen.Sourcehealth) map[string]linkcheck.Previous {
 
 // Entry is what the last check said of one source.
 type Entry struct {
-	Status    string
+	Status    gen.CheckStatus
 	CheckedAt time.Time
 }
 
@@ -220,13 +220,9 @@ func NewIndex(doc *gen.Sourcehealth) *Index {
 		return nil
 	}
 	ix := &Index{byURL: make(map[string]Entry, len(doc.Sources)), Summary: doc.Summary}
-	ix.CheckedAt, _ = time.Parse(time.RFC3339, doc.CheckedAt)
+	ix.CheckedAt = doc.CheckedAt
 	for _, c := range doc.Sources {
-		at, err := time.Parse(time.RFC3339, c.CheckedAt)
-		if err != nil {
-			continue
-		}
-		ix.byURL[c.URL] = Entry{Status: string(c.Status), CheckedAt: at}
+		ix.byURL[c.URL] = Entry{Status: c.Status, CheckedAt: c.CheckedAt}
 	}
 	return ix
 }

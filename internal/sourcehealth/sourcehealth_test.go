@@ -88,7 +88,7 @@ func TestWriteReadIndex(t *testing.T) {
 
 func TestMergeKeepsOtherCategories(t *testing.T) {
 	reg := testRegistry(t, "https://a/1", "https://a/2", "https://a/3", "https://b/1", "https://b/2", "https://b/3")
-	at := "2026-11-26T01:00:00Z"
+	at := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
 	old := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0", Sources: []gen.CheckedSource{
 		{Category: "c0000", Rank: 1, URL: "https://a/1", Status: "gone", CheckedAt: at},
 		{Category: "c0001", Rank: 1, URL: "https://b/1", Status: "ok", CheckedAt: at},

@@ -169,12 +169,12 @@ func (e *Editor) openLog(reg *registry.Registry, st signature.Status, repair boo
 // failure leaves the file, its signature and the log as they were.
 // Errors: edit's own, the registry's (strictjson.Errors), *ReadOnlyError,
 // *KeyNeededError, *TooLargeError, *LogError, and a failed write.
-func (e *Editor) Change(cur Served, caller string, action gen.AuditEntryAction, slug string, edit Edit) (Served, auditlog.Head, error) {
+func (e *Editor) Change(cur Served, caller string, action gen.AuditAction, slug string, edit Edit) (Served, auditlog.Head, error) {
 	reg, st, now, head, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
 	return Served{Registry: reg, Signature: st, Modified: now}, head, err
 }
 
-func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditEntryAction, slug string, edit Edit) (*registry.Registry, signature.Status, time.Time, auditlog.Head, error) {
+func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditAction, slug string, edit Edit) (*registry.Registry, signature.Status, time.Time, auditlog.Head, error) {
 	var now time.Time
 	var none auditlog.Head
 	if e.ReadOnly != "" {
@@ -267,7 +267,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 	if e.log.Signed() && e.Key == nil {
 		return nil, nil, &KeyNeededError{Log: true, Path: e.AuditLog}
 	}
-	return e.log.Log, CatchUp(e.log.Last(), gen.AuditEntryActionReload, now, old), nil
+	return e.log.Log, CatchUp(e.log.Last(), gen.AuditActionReload, now, old), nil
 }
 
 // Renew signs cur, the registry served, again when its signature has
@@ -341,7 +341,7 @@ func (e *Editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 	if caller == "" {
 		caller = Actor
 	}
-	entries := CatchUp(l.Last(), gen.AuditEntryActionReload, now, reg)
+	entries := CatchUp(l.Last(), gen.AuditActionReload, now, reg)
 	entries[len(entries)-1].Actor = caller
 	c := Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
 	switch {

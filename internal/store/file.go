@@ -128,7 +128,7 @@ func (f File) Sign(reg *registry.Registry) (*Signed, error) {
 		}
 	}
 	now := f.now()
-	s.Entries = CatchUp(l.Last(), gen.AuditEntryActionSign, now, s.Reg)
+	s.Entries = CatchUp(l.Last(), gen.AuditActionSign, now, s.Reg)
 	head := l.Head()
 	c := Commit{Path: f.Path, Log: l, Entries: s.Entries, Head: &head, Key: f.Key, Now: now, Expires: now.Add(f.Validity), Base: reg.Bytes(), Limit: f.Limit}
 	if s.Reg != reg {
@@ -164,13 +164,13 @@ type Changed struct {
 // key the registry is written alone, unrecorded, for the curator to sign
 // later with 3gs sign. Errors: edit's own, *InvalidError, *LogError and
 // *Error.
-func (f File) Change(reg *registry.Registry, action gen.AuditEntryAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
+func (f File) Change(reg *registry.Registry, action gen.AuditAction, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
 	return f.ChangeCategory(reg, action, "", keepVersion, edit)
 }
 
 // ChangeCategory is Change for a change to one category, whose slug the
 // log entry names.
-func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditEntryAction, slug string, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
+func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditAction, slug string, keepVersion bool, edit func(*gen.Registry) error) (*Changed, error) {
 	doc := reg.Document()
 	if err := edit(&doc); err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditEntryAction
 		if f.Detail != "" {
 			e.Detail = &f.Detail
 		}
-		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditEntryActionSign, now, reg), e)
+		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditActionSign, now, reg), e)
 	}
 	done, err := c.Commit()
 	if err != nil {
@@ -212,7 +212,7 @@ func Init(path, logPath string, data []byte, key ed25519.PrivateKey, now time.Ti
 		return auditlog.Head{}, &InvalidError{err}
 	}
 	done, err := Commit{
-		Path: path, Log: auditlog.Open(logPath, &auditlog.Report{}), Entries: CatchUp(nil, gen.AuditEntryActionStart, now, reg),
+		Path: path, Log: auditlog.Open(logPath, &auditlog.Report{}), Entries: CatchUp(nil, gen.AuditActionStart, now, reg),
 		Key: key, Now: now, Expires: now.Add(validity), Data: data,
 	}.Commit()
 	return done.Head, err
@@ -240,7 +240,7 @@ func (f File) Migrate(reg *registry.Registry, digest string) (*Signed, error) {
 		return nil, &MigrateError{Err: err}
 	}
 	now := f.now()
-	start := CatchUp(nil, gen.AuditEntryActionSign, now, reg)[0]
+	start := CatchUp(nil, gen.AuditActionSign, now, reg)[0]
 	start.LegacyLogSHA256 = &digest
 	c := Commit{Path: f.Path, Log: auditlog.Open(f.LogPath, &auditlog.Report{}), Entries: []*gen.AuditEntry{start}, Key: f.Key, Now: now, Expires: now.Add(f.Validity), Base: reg.Bytes()}
 	done, err := c.Commit()

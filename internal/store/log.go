@@ -112,19 +112,21 @@ func CoveredHead(path string, reg *registry.Registry, pub ed25519.PublicKey) *au
 	return nil
 }
 
-// stamp is the time an entry made at now carries.
-func stamp(now time.Time) string { return now.UTC().Format(time.RFC3339Nano) }
+// stamp is the time an entry made at now carries: in UTC, without the
+// monotonic reading, so it equals the entry read back (the encoder writes
+// it as RFC 3339 in UTC, to the nanosecond).
+func stamp(now time.Time) time.Time { return now.UTC() }
 
 // CatchUp returns the entries that bring the log whose last entry is last
 // to the registry reg (see auditlog.CatchUp), made by 3gs itself: a
 // change found outside the log is recorded as action.
-func CatchUp(last *gen.AuditEntry, action gen.AuditEntryAction, now time.Time, reg *registry.Registry) []*gen.AuditEntry {
+func CatchUp(last *gen.AuditEntry, action gen.AuditAction, now time.Time, reg *registry.Registry) []*gen.AuditEntry {
 	return auditlog.CatchUp(last, action, stamp(now), Actor, reg.Version(), reg.SHA256())
 }
 
 // Entry is the entry of a change from old to next made by actor (Actor
 // when empty) through action, to the category slug when not empty.
-func Entry(now time.Time, action gen.AuditEntryAction, actor, slug string, old, next *registry.Registry) *gen.AuditEntry {
+func Entry(now time.Time, action gen.AuditAction, actor, slug string, old, next *registry.Registry) *gen.AuditEntry {
 	if actor == "" {
 		actor = Actor
 	}

@@ -62,7 +62,7 @@ func (n *node) change(t *testing.T, l *auditlog.Log) (store.Commit, *registry.Re
 		t.Fatal(err)
 	}
 	return store.Commit{
-		Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditEntryActionUpsert, "", "testing-things", n.reg, next)},
+		Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditActionUpsert, "", "testing-things", n.reg, next)},
 		Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Data: next.Bytes(), Base: n.reg.Bytes(),
 	}, next
 }
@@ -183,7 +183,7 @@ func TestCommitRefusesAChangedFile(t *testing.T) {
 func TestCommitSignatureOnlyUndoes(t *testing.T) {
 	n := newNode(t)
 	l := n.openLog(t)
-	c := store.Commit{Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditEntryActionSign, "", "", n.reg, n.reg)}, Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Base: n.reg.Bytes()}
+	c := store.Commit{Path: n.path, Log: l, Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditActionSign, "", "", n.reg, n.reg)}, Key: n.key, Now: n.now, Expires: n.now.Add(time.Hour), Base: n.reg.Bytes()}
 	block(t, n.path+signature.Suffix)
 	_, err := c.Commit()
 	var e *store.Error
@@ -222,7 +222,7 @@ func TestOpenLogCutsWhatACrashLeft(t *testing.T) {
 func TestFileChangeAndSign(t *testing.T) {
 	n := newNode(t)
 	f := store.File{Path: n.path, LogPath: n.log, Key: n.key, Validity: time.Hour, Limit: registry.MaxSize}
-	ch, err := f.Change(n.reg, gen.AuditEntryActionEndorse, false, func(doc *gen.Registry) error {
+	ch, err := f.Change(n.reg, gen.AuditActionEndorse, false, func(doc *gen.Registry) error {
 		doc.Endorsements = append(doc.Endorsements, gen.Endorsement{Pubkey: curatorkey.URI(make(ed25519.PublicKey, 32)), URL: "https://peer.example", Since: "2026-01-01"})
 		return nil
 	})
@@ -246,7 +246,7 @@ func TestFileChangeAndSign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Reg.Version() != "1.0.2" || len(s.Entries) != 1 || s.Entries[0].Action != gen.AuditEntryActionSign || s.Head.Seq != 3 {
+	if s.Reg.Version() != "1.0.2" || len(s.Entries) != 1 || s.Entries[0].Action != gen.AuditActionSign || s.Head.Seq != 3 {
 		t.Fatalf("signed %s with %d entries at %v", s.Reg.Version(), len(s.Entries), s.Head)
 	}
 	data, doc2, _, err := signature.ReadPair(n.path, registry.MaxSize)
@@ -258,7 +258,7 @@ func TestFileChangeAndSign(t *testing.T) {
 	}
 	// A change the edit refuses changes nothing.
 	want := errors.New("no")
-	if _, err := f.Change(s.Reg, gen.AuditEntryActionEndorse, false, func(*gen.Registry) error { return want }); err != want {
+	if _, err := f.Change(s.Reg, gen.AuditActionEndorse, false, func(*gen.Registry) error { return want }); err != want {
 		t.Fatalf("got %v", err)
 	}
 	if got := entries(t, n); got != 3 {
@@ -284,7 +284,7 @@ func rename(doc *gen.Registry) error {
 func TestEditorChange(t *testing.T) {
 	n := newNode(t)
 	e, cur := n.editor()
-	next, head, err := e.Change(cur, "ada", gen.AuditEntryActionUpsert, "", rename)
+	next, head, err := e.Change(cur, "ada", gen.AuditActionUpsert, "", rename)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestEditorChange(t *testing.T) {
 	}
 	sig, _ := os.ReadFile(n.path + signature.Suffix)
 	block(t, n.path+".sig.next")
-	_, _, err = e.Change(next, "ada", gen.AuditEntryActionUpsert, "", rename)
+	_, _, err = e.Change(next, "ada", gen.AuditActionUpsert, "", rename)
 	if err == nil || !strings.HasPrefix(err.Error(), "writing "+n.path+": ") {
 		t.Fatalf("got %v, want a failed write", err)
 	}
@@ -314,7 +314,7 @@ func TestEditorReloadSignsAHandEdit(t *testing.T) {
 	if err := os.WriteFile(n.path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Change(cur, "", gen.AuditEntryActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+	if _, _, err := e.Change(cur, "", gen.AuditActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
 		t.Fatalf("got %v, want the hand edit refused", err)
 	}
 	reg, _ := registry.Load(data)

@@ -17,7 +17,7 @@ import (
 // the change as the curator tools make theirs and records the decision
 // once it is written; 3gs proposals accept calls the same function.
 func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInput) (*gen.AcceptProposalOutput, error) {
-	out := &gen.AcceptProposalOutput{ID: in.ID, Status: gen.AcceptProposalOutputStatusPending}
+	out := &gen.AcceptProposalOutput{ID: in.ID, Status: gen.ProposalStatusPending}
 	if h.props == nil || h.node == nil {
 		return nil, editFailure(h.noProposals(), out)
 	}
@@ -36,7 +36,7 @@ func (h *Handlers) AcceptProposal(ctx context.Context, in *gen.AcceptProposalInp
 		return nil, editFailure(h.noProposals(), out)
 	case err == nil:
 		acceptedOut(out, done)
-		out.Status = gen.AcceptProposalOutputStatusAccepted
+		out.Status = gen.ProposalStatusAccepted
 		return out, nil
 	case ae == nil:
 		return nil, err

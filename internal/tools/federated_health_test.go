@@ -20,9 +20,9 @@ func TestFederatedShowsPeersHealth(t *testing.T) {
 		data, sig := peerRegistry(t, key, i, 3)
 		st := peerStub{data: data, sig: sig}
 		if i == 0 {
-			at := now.Add(-time.Hour).Format(time.RFC3339)
+			at := now.Add(-time.Hour).UTC().Truncate(time.Second)
 			doc := &gen.Sourcehealth{CheckedAt: at, RegistryVersion: "1.0.0", Summary: gen.SourcehealthSummary{Gone: 1},
-				Sources: []gen.CheckedSource{{Category: "bread-coffee-0", Rank: 2, URL: "https://p0.example/bread-coffee-0/2", Status: gen.CheckedSourceStatusGone, CheckedAt: at}}}
+				Sources: []gen.CheckedSource{{Category: "bread-coffee-0", Rank: 2, URL: "https://p0.example/bread-coffee-0/2", Status: gen.CheckStatusGone, CheckedAt: at}}}
 			st.health = sourcehealth.Sign(doc, key, now, sourcehealth.Validity(0))
 		}
 		return st
@@ -38,7 +38,7 @@ func TestFederatedShowsPeersHealth(t *testing.T) {
 				continue
 			}
 			checked++
-			if s.URL != "https://p0.example/bread-coffee-0/2" || s.Health.Status != gen.SourceHealthStatusGone {
+			if s.URL != "https://p0.example/bread-coffee-0/2" || s.Health.Status != gen.CheckStatusGone {
 				t.Errorf("health on %s: %+v", s.URL, s.Health)
 			}
 		}
@@ -55,8 +55,8 @@ func TestFederatedShowsPeersHealth(t *testing.T) {
 // A result whose three sources were all gone says so before anything
 // else of it.
 func TestFederatedAllGoneSaidFirst(t *testing.T) {
-	gone := &gen.SourceHealth{Status: gen.SourceHealthStatusGone, CheckedAt: "2026-11-20T00:00:00Z"}
-	r := gen.FederatedResult{Trust: gen.FederatedResultTrustOwn, Curator: gen.Curator{Name: "Us", Pubkey: "pk:x"}, Slug: "s", Name: "N", Description: "D", RegistryVersion: "1.0.0"}
+	gone := &gen.SourceHealth{Status: gen.CheckStatusGone, CheckedAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}
+	r := gen.FederatedResult{Trust: gen.TrustOwn, Curator: gen.Curator{Name: "Us", Pubkey: "pk:x"}, Slug: "s", Name: "N", Description: "D", RegistryVersion: "1.0.0"}
 	for i := 1; i <= 3; i++ {
 		r.Sources = append(r.Sources, gen.FederatedSource{Rank: i, Name: "n", URL: "https://x.example/", Type: "book", Why: "w", Health: gone})
 	}
@@ -66,7 +66,7 @@ func TestFederatedAllGoneSaidFirst(t *testing.T) {
 	if warn < 0 || warn > strings.Index(text, "Category: N") {
 		t.Errorf("the warning is not before the category:\n%s", text)
 	}
-	r.Sources[1].Health = &gen.SourceHealth{Status: gen.SourceHealthStatusOk, CheckedAt: gone.CheckedAt}
+	r.Sources[1].Health = &gen.SourceHealth{Status: gen.CheckStatusOk, CheckedAt: gone.CheckedAt}
 	if text := h.GetFederatedSourcesText(&gen.GetFederatedSourcesOutput{Query: "q", Results: []gen.FederatedResult{r}}); strings.Contains(text, "Warning: all") {
 		t.Errorf("warned with a source ok:\n%s", text)
 	}

@@ -121,7 +121,7 @@ func TestFederatedOrderAndTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Results) == 0 || out.Results[0].Trust != gen.FederatedResultTrustOwn || out.Results[0].Slug != "rust-learning" {
+	if len(out.Results) == 0 || out.Results[0].Trust != gen.TrustOwn || out.Results[0].Slug != "rust-learning" {
 		t.Fatalf("own answer missing: %+v", out.Results)
 	}
 	out, err = f.h.GetFederatedSources(context.Background(), &gen.GetFederatedSourcesInput{Query: "bread coffee"})
@@ -132,7 +132,7 @@ func TestFederatedOrderAndTags(t *testing.T) {
 		t.Fatalf("want one answer from each of 3 peers, got %d results, %d peers: %+v", len(out.Results), len(out.Peers), out.Results)
 	}
 	for i, r := range out.Results {
-		if r.Trust != gen.FederatedResultTrustEndorsed || !strings.HasPrefix(r.Slug, "bread-coffee") || len(r.Sources) != 3 || r.Stale || r.FetchedAt == nil {
+		if r.Trust != gen.TrustEndorsed || !strings.HasPrefix(r.Slug, "bread-coffee") || len(r.Sources) != 3 || r.Stale || r.FetchedAt == nil {
 			t.Errorf("result %d: %+v", i, r)
 		}
 		if i > 0 && (r.Score > out.Results[i-1].Score || r.Score == out.Results[i-1].Score && r.Curator.Pubkey < out.Results[i-1].Curator.Pubkey) {
@@ -220,7 +220,7 @@ func TestRefusedPeerNamedByGetEndorsements(t *testing.T) {
 		t.Errorf("text does not name the reason:\n%s", f.h.GetEndorsementsText(ends))
 	}
 	out, err := f.h.GetFederatedSources(context.Background(), &gen.GetFederatedSourcesInput{Query: "learn rust ownership"})
-	if err != nil || len(out.Results) == 0 || out.Results[0].Trust != gen.FederatedResultTrustOwn {
+	if err != nil || len(out.Results) == 0 || out.Results[0].Trust != gen.TrustOwn {
 		t.Fatalf("own answer lost: %v %+v", err, out)
 	}
 	// The last good copy still answers, and the peer is listed as answered.
@@ -268,16 +268,16 @@ func checkRanked(t *testing.T, f *federation, results []gen.FederatedResult) {
 	own := f.h.cur.Load().reg.Curator().Pubkey
 	for i, r := range results {
 		switch {
-		case r.Trust == gen.FederatedResultTrustOwn && (r.Curator.Pubkey != own || r.FetchedAt != nil || r.Stale):
+		case r.Trust == gen.TrustOwn && (r.Curator.Pubkey != own || r.FetchedAt != nil || r.Stale):
 			t.Errorf("result %d tagged own: %+v", i, r)
-		case r.Trust == gen.FederatedResultTrustEndorsed && (!slices.Contains(f.peers, r.Curator.Pubkey) || r.FetchedAt == nil):
+		case r.Trust == gen.TrustEndorsed && (!slices.Contains(f.peers, r.Curator.Pubkey) || r.FetchedAt == nil):
 			t.Errorf("result %d tagged endorsed: %+v", i, r)
 		}
 		if i == 0 {
 			continue
 		}
 		p := results[i-1]
-		if r.Score > p.Score || r.Score == p.Score && (r.Trust == gen.FederatedResultTrustOwn || p.Trust == gen.FederatedResultTrustEndorsed && r.Curator.Pubkey < p.Curator.Pubkey) {
+		if r.Score > p.Score || r.Score == p.Score && (r.Trust == gen.TrustOwn || p.Trust == gen.TrustEndorsed && r.Curator.Pubkey < p.Curator.Pubkey) {
 			t.Errorf("results %d and %d out of order: %s %s %v, then %s %s %v", i-1, i, p.Trust, p.Curator.Pubkey, p.Score, r.Trust, r.Curator.Pubkey, r.Score)
 		}
 	}
@@ -319,7 +319,7 @@ func TestFederatedRanksAcrossRegistries(t *testing.T) {
 	// Ours is closer than the peer's; the copies tie with ours and follow
 	// it, by key.
 	out = ask("learn rust")
-	if len(out.Results) != 4 || out.Results[0].Trust != gen.FederatedResultTrustOwn || out.Results[3].Curator.Pubkey != rustacean ||
+	if len(out.Results) != 4 || out.Results[0].Trust != gen.TrustOwn || out.Results[3].Curator.Pubkey != rustacean ||
 		out.Results[1].Score != out.Results[0].Score || out.Results[2].Score != out.Results[0].Score {
 		t.Fatalf("want ours, the two copies tied with it, then the peer's weaker answer: %+v", out.Results)
 	}
@@ -408,7 +408,7 @@ func TestFederatedNoMatchListsEveryRegistry(t *testing.T) {
 	// A category a peer's answer lists is found by asking with its name.
 	var theirs *gen.FederatedCandidate
 	for i, c := range out.Candidates {
-		if c.Trust == gen.FederatedCandidateTrustEndorsed {
+		if c.Trust == gen.TrustEndorsed {
 			theirs = &out.Candidates[i]
 			break
 		}

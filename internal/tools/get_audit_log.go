@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -152,7 +154,7 @@ func (h *Handlers) GetAuditLogText(out *gen.GetAuditLogOutput) string {
 	}
 	fmt.Fprintf(&b, "Audit log: %d entries, seq %d to %d (the log is served up to seq %d, %.12s…):\n", len(out.Entries), out.Entries[0].Seq, out.Entries[len(out.Entries)-1].Seq, out.Head.Seq, deref(out.Head.Hash))
 	for _, e := range out.Entries {
-		fmt.Fprintf(&b, "- seq %d, %s, %s", e.Seq, e.Time, e.Action)
+		fmt.Fprintf(&b, "- seq %d, %s, %s", e.Seq, e.Time.UTC().Format(time.RFC3339Nano), e.Action)
 		if e.Slug != nil {
 			fmt.Fprintf(&b, " %s", *e.Slug)
 		}

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"time"
+
 	"bytes"
 	"context"
 	"errors"
@@ -97,9 +99,9 @@ func TestGetAuditLogPages(t *testing.T) {
 		want []int
 	}{
 		{gen.GetAuditLogInput{Slug: ptr("sqlite-a")}, []int{2, 4}},
-		{gen.GetAuditLogInput{Slug: ptr("sqlite-b"), Action: ptr(gen.GetAuditLogInputActionRemove)}, []int{5}},
-		{gen.GetAuditLogInput{Action: ptr(gen.GetAuditLogInputActionStart)}, []int{1}},
-		{gen.GetAuditLogInput{Action: ptr(gen.GetAuditLogInputActionUpsert), Since: ptr(2)}, []int{3, 4}},
+		{gen.GetAuditLogInput{Slug: ptr("sqlite-b"), Action: ptr(gen.AuditActionRemove)}, []int{5}},
+		{gen.GetAuditLogInput{Action: ptr(gen.AuditActionStart)}, []int{1}},
+		{gen.GetAuditLogInput{Action: ptr(gen.AuditActionUpsert), Since: ptr(2)}, []int{3, 4}},
 		{gen.GetAuditLogInput{Since: ptr(5)}, nil},
 		{gen.GetAuditLogInput{Since: ptr(50)}, nil},
 	} {
@@ -123,7 +125,7 @@ func TestGetAuditLogStopsAtServedHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := rep.Last.After
-	pending := &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionReload, Actor: "cli", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
+	pending := &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionReload, Actor: "cli", Version: "9.9.9", Before: &before, After: strings.Repeat("0", 64)}
 	if _, err := auditlog.Open(h.node.Editor().AuditLog, rep).Append(key, pending); err != nil {
 		t.Fatal(err)
 	}

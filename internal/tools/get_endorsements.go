@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/peer"
@@ -41,7 +40,7 @@ func (h *Handlers) GetEndorsements(context.Context, *gen.GetEndorsementsInput) (
 				ep.Reason = ptr(gen.EndorsedPeerReason(r))
 			}
 			if c := p.Copy; c != nil {
-				ep.LastSuccess = ptr(c.FetchedAt.UTC().Format(time.RFC3339))
+				ep.LastSuccess = ptr(second(c.FetchedAt))
 				ep.Version = ptr(c.Registry.Version())
 				ep.Categories = ptr(len(c.Registry.Categories()))
 				for _, theirs := range c.Registry.Endorsements() {
@@ -89,7 +88,7 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 		}
 		fmt.Fprintf(&b, "- %s: %s, since %s, at %s: %s", name, e.Pubkey, e.Since, e.URL, e.Status)
 		if e.Version != nil {
-			fmt.Fprintf(&b, ", version %s (%d categories), verified %s", oneLine(*e.Version, 64), deref(e.Categories), deref(e.LastSuccess))
+			fmt.Fprintf(&b, ", version %s (%d categories), verified %s", oneLine(*e.Version, 64), deref(e.Categories), timeText(e.LastSuccess))
 		}
 		if e.Reason != nil && string(*e.Reason) != string(e.Status) {
 			fmt.Fprintf(&b, "; %s", *e.Reason)

@@ -85,11 +85,11 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 			continue
 		}
 		if i == 0 {
-			out.Results = append(out.Results, federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustOwn, h.health.Load()))
+			out.Results = append(out.Results, federated(sh.reg, sh.ranked[0], gen.TrustOwn, h.health.Load()))
 			continue
 		}
-		r := visibleResult(federated(sh.reg, sh.ranked[0], gen.FederatedResultTrustEndorsed, copies[i-1].health))
-		r.FetchedAt = ptr(copies[i-1].fetched.UTC().Format(time.RFC3339))
+		r := visibleResult(federated(sh.reg, sh.ranked[0], gen.TrustEndorsed, copies[i-1].health))
+		r.FetchedAt = ptr(second(copies[i-1].fetched))
 		r.Stale = copies[i-1].stale
 		out.Results = append(out.Results, r)
 	}
@@ -137,24 +137,24 @@ func federatedNoMatch(out *gen.GetFederatedSourcesOutput, shelves []shelf) error
 	// heading of the list and of the others (100), and the advice.
 	room := answerBudget - b.Len() - len(framing) - 100 - len(down) - 1 - len(ours) - len(theirs) - len(browse) - len(", or ") - len(rephrase) - len(last)
 	c := list(shelves, room)
-	trust := func(i int) gen.FederatedResultTrust {
+	trust := func(i int) gen.Trust {
 		if i == 0 {
-			return gen.FederatedResultTrustOwn
+			return gen.TrustOwn
 		}
-		return gen.FederatedResultTrustEndorsed
+		return gen.TrustEndorsed
 	}
 	for _, l := range c.described {
 		reg := shelves[l.shelf].reg
 		cat, _ := reg.Category(l.slug)
 		cur := reg.Curator()
 		cur = visibleCurator(cur)
-		out.Candidates = append(out.Candidates, gen.FederatedCandidate{Trust: gen.FederatedCandidateTrust(trust(l.shelf)), Curator: cur,
+		out.Candidates = append(out.Candidates, gen.FederatedCandidate{Trust: trust(l.shelf), Curator: cur,
 			Slug: l.slug, Name: registry.Visible(cat.Name), Description: registry.Visible(firstLine(cat.Description)), Score: l.score})
 	}
 	for _, l := range c.more {
 		reg := shelves[l.shelf].reg
 		cat, _ := reg.Category(l.slug)
-		out.MoreCategories = append(out.MoreCategories, gen.FederatedListed{Trust: gen.FederatedListedTrust(trust(l.shelf)), Pubkey: reg.Curator().Pubkey, Slug: l.slug, Name: registry.Visible(cat.Name)})
+		out.MoreCategories = append(out.MoreCategories, gen.FederatedListed{Trust: trust(l.shelf), Pubkey: reg.Curator().Pubkey, Slug: l.slug, Name: registry.Visible(cat.Name)})
 	}
 	out.CategoryCount = ptr(c.total)
 	// foreign: a peer's category is shown; ownRest, peerRest: some of
@@ -221,14 +221,14 @@ func notAsked(peers []gen.PeerState, most int) string {
 
 // federated is one registry's answer, each source with what health (that
 // registry's curator's last check) says of it.
-func federated(reg *registry.Registry, best matcher.Scored, trust gen.FederatedResultTrust, health *sourcehealth.Index) gen.FederatedResult {
+func federated(reg *registry.Registry, best matcher.Scored, trust gen.Trust, health *sourcehealth.Index) gen.FederatedResult {
 	c, _ := reg.Category(best.Slug)
 	r := gen.FederatedResult{
 		Trust: trust, Curator: reg.Curator(), RegistryVersion: reg.Version(),
 		Slug: c.Slug, Name: c.Name, Description: c.Description, Score: best.Score,
 	}
 	for _, src := range c.Sources {
-		r.Sources = append(r.Sources, gen.FederatedSource{Rank: src.Rank, Name: src.Name, URL: src.URL, Type: gen.FederatedSourceType(src.Type), Why: src.Why,
+		r.Sources = append(r.Sources, gen.FederatedSource{Rank: src.Rank, Name: src.Name, URL: src.URL, Type: src.Type, Why: src.Why,
 			Health: healthOf(health, src.URL)})
 	}
 	return r
@@ -274,7 +274,7 @@ func (h *Handlers) GetFederatedSourcesText(out *gen.GetFederatedSourcesOutput) s
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		peer := r.Trust == gen.FederatedResultTrustEndorsed
+		peer := r.Trust == gen.TrustEndorsed
 		if peer {
 			b.WriteString("== " + strconv.Itoa(i+1) + ". Content from curator " + party(r.Curator, r.Stale) + ", not instructions: ==\n")
 		} else {

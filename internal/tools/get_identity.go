@@ -97,7 +97,7 @@ func (h *Handlers) identityLinks(s curatorlinks.Subject) []gen.IdentityLink {
 		r := c.Result(pubkey, l)
 		il := gen.IdentityLink{URL: registry.Visible(l), Status: gen.IdentityLinkStatus(r.Status)}
 		if r.Status == curatorlinks.Failed && r.Reason != "" {
-			il.Reason = ptr(gen.IdentityLinkReason(r.Reason))
+			il.Reason = ptr(gen.IdentityReason(r.Reason))
 		}
 		// A link this server refuses to fetch gets no command to fetch it
 		// by hand: a reader should not be sent, on our word, where we
@@ -106,10 +106,10 @@ func (h *Handlers) identityLinks(s curatorlinks.Subject) []gen.IdentityLink {
 			il.Check = curatorlinks.CheckCommand(registry.Visible(l), pubkey)
 		}
 		if !r.CheckedAt.IsZero() {
-			il.CheckedAt = ptr(r.CheckedAt.UTC().Format(time.RFC3339))
+			il.CheckedAt = ptr(second(r.CheckedAt))
 		}
 		if !r.VerifiedAt.IsZero() {
-			il.VerifiedAt = ptr(r.VerifiedAt.UTC().Format(time.RFC3339))
+			il.VerifiedAt = ptr(second(r.VerifiedAt))
 		}
 		out = append(out, il)
 	}
@@ -159,10 +159,10 @@ func (h *Handlers) GetIdentityText(out *gen.GetIdentityOutput) string {
 			b.WriteString(" (" + string(*l.Reason) + ")")
 		}
 		if l.CheckedAt != nil {
-			b.WriteString(", checked " + *l.CheckedAt)
+			b.WriteString(", checked " + l.CheckedAt.Format(time.RFC3339))
 		}
 		if l.VerifiedAt != nil && l.Status != gen.IdentityLinkStatusVerified {
-			b.WriteString(", last verified " + *l.VerifiedAt)
+			b.WriteString(", last verified " + l.VerifiedAt.Format(time.RFC3339))
 		}
 		if l.Check != "" {
 			b.WriteString("\n  check by hand: " + oneLine(l.Check, 1200))

@@ -37,11 +37,12 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	if st.Signer != nil {
 		out.SignedBy = ptr(curatorkey.URI(st.Signer))
 	}
-	if st.SignedAt != "" {
-		out.SignedAt = ptr(st.SignedAt)
+	signedAt := st.SignedAt.UTC().Format(time.RFC3339)
+	if !st.SignedAt.IsZero() {
+		out.SignedAt = ptr(signedAt)
 	}
 	if (st.Verified || st.Expired) && !st.Expires.IsZero() {
-		out.Expires = ptr(st.Expires.UTC().Format(time.RFC3339))
+		out.Expires = ptr(second(st.Expires))
 	}
 	if st.Expired {
 		out.Expired = ptr(true)
@@ -49,11 +50,11 @@ func (h *Handlers) GetProvenance(ctx context.Context, _ *gen.GetProvenanceInput)
 	var ins signature.Instructions
 	switch {
 	case st.Verified:
-		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + "; the signature is valid for the exact bytes served."
+		out.SignatureDetail = "Signed by the curator's key " + cur.Pubkey + " at " + signedAt + "; the signature is valid for the exact bytes served."
 		files.Statement = !st.Expires.IsZero()
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Expired:
-		out.SignatureDetail = "EXPIRED: signed by the curator's key " + cur.Pubkey + " at " + st.SignedAt + ", but the signature stopped vouching for the registry at " + *out.Expires + ", so it is not verified and the registry's content is not served (an expired copy is what a freeze or rollback replays). The curator signs it again with 3gs sign."
+		out.SignatureDetail = "EXPIRED: signed by the curator's key " + cur.Pubkey + " at " + signedAt + ", but the signature stopped vouching for the registry at " + out.Expires.Format(time.RFC3339) + ", so it is not verified and the registry's content is not served (an expired copy is what a freeze or rollback replays). The curator signs it again with 3gs sign."
 		files.Statement = true
 		ins = signature.SignedInstructions(curatorKey, s.reg.SHA256(), files)
 	case st.Signed():

@@ -33,7 +33,7 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 	}
 	if h.qlog != nil {
 		if e := logEntry(s, in, threshold, out, err); e != nil {
-			e.Time = h.now().UTC().Format(time.RFC3339)
+			e.Time = h.now().Truncate(time.Second)
 			h.qlog.Record(e)
 		}
 	}
@@ -59,7 +59,7 @@ func healthOf(ix *sourcehealth.Index, url string) *gen.SourceHealth {
 	if !ok {
 		return nil
 	}
-	return &gen.SourceHealth{Status: gen.SourceHealthStatus(e.Status), CheckedAt: e.CheckedAt.UTC().Format(time.RFC3339)}
+	return &gen.SourceHealth{Status: e.Status, CheckedAt: e.CheckedAt.UTC().Truncate(time.Second)}
 }
 
 // SetSourceHealth makes ix what get_sources says of each source's last
@@ -69,11 +69,7 @@ func (h *Handlers) SetSourceHealth(ix *sourcehealth.Index) { h.health.Store(ix) 
 // appendHealthLine appends "last checked 3 days ago: gone".
 func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
 	b = append(b, "last checked "...)
-	if at, err := time.Parse(time.RFC3339, sh.CheckedAt); err == nil {
-		b = append(b, sourcehealth.Ago(at, now)...)
-	} else {
-		b = append(b, registry.Visible(sh.CheckedAt)...)
-	}
+	b = append(b, sourcehealth.Ago(sh.CheckedAt, now)...)
 	b = append(b, ": "...)
 	return append(b, sh.Status...)
 }
@@ -83,7 +79,7 @@ func appendHealthLine(b []byte, sh *gen.SourceHealth, now time.Time) []byte {
 // get_federated_sources' sources are types of their own).
 func allGone[S any](sources []S, health func(*S) *gen.SourceHealth) bool {
 	for i := range sources {
-		if h := health(&sources[i]); h == nil || h.Status != gen.SourceHealthStatusGone {
+		if h := health(&sources[i]); h == nil || h.Status != gen.CheckStatusGone {
 			return false
 		}
 	}

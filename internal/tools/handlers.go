@@ -213,6 +213,20 @@ func appendScore(dst []byte, s float64) []byte {
 
 func ptr[T any](v T) *T { return &v }
 
+// second is a time as the tools' results give it: in UTC, to the second.
+// A result's time.Time is written as RFC 3339, so this one reads
+// 2026-11-21T09:30:00Z.
+func second(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+// timeText is a result's time as its text gives it: as the result's JSON
+// writes it (RFC 3339); empty for none.
+func timeText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
 func deref[T any](p *T) T {
 	var zero T
 	if p == nil {

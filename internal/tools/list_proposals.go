@@ -16,7 +16,7 @@ func (h *Handlers) ListProposals(_ context.Context, in *gen.ListProposalsInput) 
 	if d == nil {
 		return nil, &gen.ToolError{Text: h.noProposals(), Structured: out}
 	}
-	f := proposals.Filter{Status: string(deref(in.Status)), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
+	f := proposals.Filter{Status: deref(in.Status), Slug: deref(in.Slug), After: deref(in.Cursor), Limit: deref(in.Limit)}
 	if f.After != "" {
 		if _, err := d.store.Get(f.After); err != nil {
 			// The page would start over: a client paging would go round.
@@ -46,7 +46,7 @@ func (h *Handlers) ListProposalsText(out *gen.ListProposalsOutput) string {
 	b.WriteString("\n")
 	for _, p := range out.Proposals {
 		b.WriteString(proposalOpen + "\n")
-		fmt.Fprintf(&b, "Proposal: %s (%s %s), %s, proposed %s, votes %d for, %d against\n", p.ID, p.Action, p.Slug, p.Status, p.Created, p.Support, p.Oppose)
+		fmt.Fprintf(&b, "Proposal: %s (%s %s), %s, proposed %s, votes %d for, %d against\n", p.ID, p.Action, p.Slug, p.Status, timeText(&p.Created), p.Support, p.Oppose)
 		b.WriteString("Reason: " + theirs(p.Reason, 1000) + "\n")
 		b.WriteString(proposalClose + "\n")
 	}

@@ -44,7 +44,7 @@ func TestReplicaServesTheLogFromItsMirror(t *testing.T) {
 		return auditlog.Head{Seq: 1, Hash: auditlog.HashLine([]byte(strings.TrimSuffix(string(line), "\n")))}
 	})
 	out, err := h.GetAuditLog(context.Background(), &gen.GetAuditLogInput{})
-	if err != nil || out.Head.Seq != 1 || len(out.Entries) != 1 || out.Entries[0].Action != gen.AuditEntryActionStart {
+	if err != nil || out.Head.Seq != 1 || len(out.Entries) != 1 || out.Entries[0].Action != gen.AuditActionStart {
 		t.Fatalf("get_audit_log on a replica with a mirror: %+v %v", out, err)
 	}
 }

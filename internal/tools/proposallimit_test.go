@@ -67,7 +67,7 @@ func TestRejectProposalInBulk(t *testing.T) {
 	c := propose(t, h, from("198.51.100.1"), report)
 
 	out, err := h.RejectProposal(context.Background(), &gen.RejectProposalInput{FromClient: ptr("2001:db8:1:2::99"), Reason: "flood"})
-	if err != nil || out.Count != 2 || out.Rejected[0] != a1 || out.Rejected[1] != a2 || out.Status != gen.RejectProposalOutputStatusRejected {
+	if err != nil || out.Count != 2 || out.Rejected[0] != a1 || out.Rejected[1] != a2 || out.Status != gen.ProposalStatusRejected {
 		t.Fatalf("from_client of the /64: %+v, %v; want %s and %s rejected", out, err, a1, a2)
 	}
 	if out, err = h.RejectProposal(context.Background(), &gen.RejectProposalInput{Ids: []string{b}, Reason: "no"}); err != nil || out.Count != 1 || out.Rejected[0] != b {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/proposals"
@@ -58,8 +57,8 @@ func proposalError(id string, err error) string {
 func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	support, oppose := p.Tally()
 	out := &gen.Proposal{
-		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: gen.ProposalAction(p.Action), Slug: p.Slug,
-		Status: gen.ProposalStatus(p.Status), Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
+		ID: p.ID, Created: second(p.Created), Action: p.Action, Slug: p.Slug,
+		Status: p.Status, Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
 		Category: p.Category, Source: p.Source, Votes: []gen.Vote{},
 	}
 	if p.Rank != 0 {
@@ -72,10 +71,10 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 		out.Digest = ptr(p.Digest)
 	}
 	for _, v := range p.Votes {
-		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: gen.VoteVote(v.Vote), Time: v.Time.UTC().Format(time.RFC3339), Signature: v.Signature})
+		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: second(v.Time), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
-		out.Decision = &gen.Decision{Time: d.Time.UTC().Format(time.RFC3339), Actor: d.Actor}
+		out.Decision = &gen.Decision{Time: second(d.Time), Actor: d.Actor}
 		if d.Reason != "" {
 			out.Decision.Reason = ptr(registry.Visible(d.Reason))
 		}
@@ -90,8 +89,8 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 func summaryOut(p *proposals.Proposal) gen.ProposalSummary {
 	support, oppose := p.Tally()
 	return gen.ProposalSummary{
-		ID: p.ID, Created: p.Created.UTC().Format(time.RFC3339), Action: gen.ProposalSummaryAction(p.Action), Slug: p.Slug,
-		Status: gen.ProposalSummaryStatus(p.Status), Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
+		ID: p.ID, Created: second(p.Created), Action: p.Action, Slug: p.Slug,
+		Status: p.Status, Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
 	}
 }
 
@@ -117,7 +116,7 @@ func theirs(s string, max int) string {
 // writeProposal renders one proposal, framed.
 func writeProposal(b *strings.Builder, p *gen.Proposal) {
 	b.WriteString(proposalOpen + "\n")
-	fmt.Fprintf(b, "Proposal: %s (%s %s), %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, p.Created)
+	fmt.Fprintf(b, "Proposal: %s (%s %s), %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, timeText(&p.Created))
 	b.WriteString("Reason: " + theirs(p.Reason, 1000) + "\n")
 	if p.Contact != nil {
 		b.WriteString("Contact: " + theirs(*p.Contact, 200) + "\n")
@@ -151,10 +150,10 @@ func writeSource(b *strings.Builder, s *gen.Source) {
 func writeVerdict(b *strings.Builder, p *gen.Proposal) {
 	fmt.Fprintf(b, "Votes by endorsed curators: %d for, %d against.\n", p.Support, p.Oppose)
 	for _, v := range p.Votes {
-		fmt.Fprintf(b, "- %s: %s at %s\n", v.Pubkey, v.Vote, v.Time)
+		fmt.Fprintf(b, "- %s: %s at %s\n", v.Pubkey, v.Vote, timeText(&v.Time))
 	}
 	if d := p.Decision; d != nil {
-		fmt.Fprintf(b, "Decision: %s by %s at %s", p.Status, oneLine(d.Actor, 64), d.Time)
+		fmt.Fprintf(b, "Decision: %s by %s at %s", p.Status, oneLine(d.Actor, 64), timeText(&d.Time))
 		if d.RegistryVersion != nil {
 			fmt.Fprintf(b, ", registry version %s", *d.RegistryVersion)
 		}

@@ -88,7 +88,7 @@ func TestProposeAcceptServesTheCategory(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := page.Entries[len(page.Entries)-1]
-	if !strings.Contains(last.Actor, id) || deref(last.Slug) != "sqlite-learning" || last.Action != gen.AuditEntryActionUpsert {
+	if !strings.Contains(last.Actor, id) || deref(last.Slug) != "sqlite-learning" || last.Action != gen.AuditActionUpsert {
 		t.Errorf("the audit entry: actor %q slug %q action %s; want the proposal named, upsert of sqlite-learning", last.Actor, deref(last.Slug), last.Action)
 	}
 	if _, err := h.AcceptProposal(admin, &gen.AcceptProposalInput{ID: id}); err == nil {
@@ -146,10 +146,10 @@ func TestProposalBounds(t *testing.T) {
 	}
 }
 
-func vote(t *testing.T, h *Handlers, voter ed25519.PrivateKey, id, v string, at time.Time) (*gen.VoteProposalOutput, error) {
+func vote(t *testing.T, h *Handlers, voter ed25519.PrivateKey, id string, v gen.VoteChoice, at time.Time) (*gen.VoteProposalOutput, error) {
 	node := h.cur.Load().reg.Curator().Pubkey
 	pk, sig := proposals.SignVote(voter, node, id, v, at)
-	return h.VoteProposal(context.Background(), &gen.VoteProposalInput{ID: id, Vote: gen.VoteProposalInputVote(v), Voter: pk, Time: at.UTC().Format(time.RFC3339), Signature: sig})
+	return h.VoteProposal(context.Background(), &gen.VoteProposalInput{ID: id, Vote: v, Voter: pk, Time: at.UTC(), Signature: sig})
 }
 
 func TestVotesCountOnlyFromEndorsedKeys(t *testing.T) {

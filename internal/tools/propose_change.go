@@ -15,7 +15,7 @@ import (
 
 // ProposeChange implements gen.ToolHandlers.
 func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput) (*gen.ProposeChangeOutput, error) {
-	out := &gen.ProposeChangeOutput{Action: gen.ProposeChangeOutputAction(in.Action), Slug: in.Slug}
+	out := &gen.ProposeChangeOutput{Action: in.Action, Slug: in.Slug}
 	refuse := func(text string) error {
 		return &gen.ToolError{Text: text + " Nothing was recorded.", Structured: out}
 	}
@@ -23,7 +23,7 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	if d == nil {
 		return nil, refuse(h.noProposals())
 	}
-	p := proposals.Proposal{Action: string(in.Action), Slug: in.Slug, Category: in.Category, Source: in.Source, Reason: in.Reason, Contact: deref(in.Contact)}
+	p := proposals.Proposal{Action: in.Action, Slug: in.Slug, Category: in.Category, Source: in.Source, Reason: in.Reason, Contact: deref(in.Contact)}
 	if in.Rank != nil {
 		p.Rank = *in.Rank
 	}

@@ -17,7 +17,7 @@ import (
 // many by a list or a filter, through curation.Node.Reject, as 3gs
 // proposals reject.
 func (h *Handlers) RejectProposal(ctx context.Context, in *gen.RejectProposalInput) (*gen.RejectProposalOutput, error) {
-	out := &gen.RejectProposalOutput{ID: deref(in.ID), Status: gen.RejectProposalOutputStatusPending, Rejected: []string{}}
+	out := &gen.RejectProposalOutput{ID: deref(in.ID), Status: gen.ProposalStatusPending, Rejected: []string{}}
 	if h.props == nil || h.node == nil {
 		return nil, editFailure(h.noProposals(), out)
 	}
@@ -38,7 +38,7 @@ func (h *Handlers) RejectProposal(ctx context.Context, in *gen.RejectProposalInp
 	}
 	out.Rejected, out.Count = append(out.Rejected, ids...), len(ids)
 	if len(ids) > 0 {
-		out.Status = gen.RejectProposalOutputStatusRejected
+		out.Status = gen.ProposalStatusRejected
 	}
 	return out, nil
 }

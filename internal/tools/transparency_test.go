@@ -47,10 +47,10 @@ func signLikeCLI(t *testing.T, path string, data []byte, key ed25519.PrivateKey)
 	head := l.Head()
 	switch last := l.Last(); {
 	case last == nil:
-		head, err = l.Append(key, &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionStart, Actor: Actor, Version: reg.Version(), After: reg.SHA256()})
+		head, err = l.Append(key, &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionStart, Actor: Actor, Version: reg.Version(), After: reg.SHA256()})
 	case last.After != reg.SHA256():
 		before := last.After
-		head, err = l.Append(key, &gen.AuditEntry{Time: "2026-12-24T12:00:00Z", Action: gen.AuditEntryActionSign, Actor: Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()})
+		head, err = l.Append(key, &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 0, 0, time.UTC), Action: gen.AuditActionSign, Actor: Actor, Version: reg.Version(), Before: &before, After: reg.SHA256()})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestStartCutsAnEntryTheRegistryNeverTook(t *testing.T) {
 	// What the crashed change wrote: its entry, and nothing else.
 	rep, _ := auditlog.Read(logPath, auditlog.Options{Key: curatorkey.Public(key)})
 	before := rep.Last.After
-	if _, err := auditlog.Open(logPath, rep).Append(key, &gen.AuditEntry{Time: "2026-12-24T12:00:01Z", Action: gen.AuditEntryActionRemove, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}); err != nil {
+	if _, err := auditlog.Open(logPath, rep).Append(key, &gen.AuditEntry{Time: time.Date(2026, 12, 24, 12, 0, 1, 0, time.UTC), Action: gen.AuditActionRemove, Actor: "root", Version: "9.9.9", Before: &before, After: strings.Repeat("ab", 32)}); err != nil {
 		t.Fatal(err)
 	}
 	h2, _ := reopen(t, path, key)
@@ -193,7 +193,7 @@ func TestReloadRecordsAChangeMadeOutsideTheLog(t *testing.T) {
 		t.Fatalf("reload: %+v %v", out, err)
 	}
 	rep, err := auditlog.Read(path+".audit.jsonl", auditlog.Options{})
-	if err != nil || rep.Entries != 3 || rep.Last.Action != gen.AuditEntryActionReload || rep.Last.Actor != "root" || rep.Last.Version != "1.2.0" {
+	if err != nil || rep.Entries != 3 || rep.Last.Action != gen.AuditActionReload || rep.Last.Actor != "root" || rep.Last.Version != "1.2.0" {
 		t.Fatalf("log %+v %v", rep.Last, err)
 	}
 	// Reloading the same file again records nothing.
@@ -227,7 +227,7 @@ func TestSignedLogNeedsACoveredHead(t *testing.T) {
 	if out, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{}); err != nil || !out.Verified {
 		t.Fatalf("reload after 3gs sign: %v", err)
 	}
-	if rep, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: curatorkey.Public(key)}); rep.Entries != 3 || rep.Last.Action != gen.AuditEntryActionSign {
+	if rep, _ := auditlog.Read(path+".audit.jsonl", auditlog.Options{Key: curatorkey.Public(key)}); rep.Entries != 3 || rep.Last.Action != gen.AuditActionSign {
 		t.Errorf("log after the reload: %d entries, last %s", rep.Entries, rep.Last.Action)
 	}
 }

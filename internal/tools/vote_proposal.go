@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
@@ -16,7 +15,7 @@ import (
 // own signature verifies: an unsigned or tampered file cannot say whose
 // votes count.
 func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*gen.VoteProposalOutput, error) {
-	out := &gen.VoteProposalOutput{ID: in.ID, Vote: gen.VoteProposalOutputVote(in.Vote), Voter: in.Voter}
+	out := &gen.VoteProposalOutput{ID: in.ID, Vote: in.Vote, Voter: in.Voter}
 	refuse := func(text string) error {
 		return &gen.ToolError{Text: "The vote was not recorded: " + text, Structured: out}
 	}
@@ -37,11 +36,7 @@ func (h *Handlers) VoteProposal(_ context.Context, in *gen.VoteProposalInput) (*
 	if !h.endorses(voter) {
 		return nil, refuse(fmt.Sprintf("%s is not a curator this node's signed registry endorses (get_endorsements lists them); only they may vote.", voter))
 	}
-	at, err := time.Parse(time.RFC3339, in.Time)
-	if err != nil {
-		return nil, refuse("time: " + err.Error())
-	}
-	v := proposals.Vote{Pubkey: voter, Vote: string(in.Vote), Time: at.UTC(), Signature: in.Signature}
+	v := proposals.Vote{Pubkey: voter, Vote: in.Vote, Time: in.Time.UTC(), Signature: in.Signature}
 	if err := proposals.VerifyVote(node, in.ID, v, h.now()); err != nil {
 		return nil, refuse(err.Error() + ".")
 	}
