@@ -344,7 +344,7 @@ func appendEndorsedPeer(w *toolcall.Writer, v *EndorsedPeer) {
 		}
 		w.EndArray()
 	}
-	if v.LastSuccess != nil {
+	if v.LastSuccess != nil && !v.LastSuccess.IsZero() {
 		w.Field(`"last_success":`)
 		w.String(v.LastSuccess.UTC().Format(time.RFC3339Nano))
 	}
@@ -513,7 +513,7 @@ func appendFederatedResult(w *toolcall.Writer, v *FederatedResult) {
 	appendCurator(w, &v.Curator)
 	w.Field(`"description":`)
 	w.String(v.Description)
-	if v.FetchedAt != nil {
+	if v.FetchedAt != nil && !v.FetchedAt.IsZero() {
 		w.Field(`"fetched_at":`)
 		w.String(v.FetchedAt.UTC().Format(time.RFC3339Nano))
 	}
@@ -637,7 +637,7 @@ func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
 	w.BeginObject()
 	w.Field(`"check":`)
 	w.String(v.Check)
-	if v.CheckedAt != nil {
+	if v.CheckedAt != nil && !v.CheckedAt.IsZero() {
 		w.Field(`"checked_at":`)
 		w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
 	}
@@ -649,7 +649,7 @@ func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
 	w.String(string(v.Status))
 	w.Field(`"url":`)
 	w.String(v.URL)
-	if v.VerifiedAt != nil {
+	if v.VerifiedAt != nil && !v.VerifiedAt.IsZero() {
 		w.Field(`"verified_at":`)
 		w.String(v.VerifiedAt.UTC().Format(time.RFC3339Nano))
 	}
@@ -848,7 +848,7 @@ func appendGetProvenanceOutput(w *toolcall.Writer, v *GetProvenanceOutput) {
 		w.Field(`"expired":`)
 		w.Bool(*v.Expired)
 	}
-	if v.Expires != nil {
+	if v.Expires != nil && !v.Expires.IsZero() {
 		w.Field(`"expires":`)
 		w.String(v.Expires.UTC().Format(time.RFC3339Nano))
 	}

@@ -163,12 +163,18 @@ func (e *encoderEmitter) outputMember(prop *schema.Property, f field, key *jen.S
 	}
 	var set *jen.Statement
 	switch n := prop.Schema.Resolved(); {
+	case f.Type == timeType:
+		// omitzero, as encoding/json reads go-jsonschema's tag: a zero time
+		// is left out.
+		set = jen.Op("!").Add(v()).Dot("IsZero").Call()
+	case f.Type == "*"+timeType:
+		// omitzero calls IsZero through the pointer: nil or a zero time is
+		// left out.
+		return []jen.Code{jen.If(v().Op("!=").Nil().Op("&&").Op("!").Add(v()).Dot("IsZero").Call()).Block(append([]jen.Code{key}, timeValue(v())...)...)}
 	case strings.HasPrefix(f.Type, "*"):
 		// Set: not nil, so the value pointed to is written without that check.
 		var write []jen.Code
-		if base := strings.TrimPrefix(f.Type, "*"); base == timeType {
-			write = append([]jen.Code{key}, timeValue(v())...) // a *time.Time has the methods of the time
-		} else if n.Type == "object" && !n.IsMap() {
+		if base := strings.TrimPrefix(f.Type, "*"); n.Type == "object" && !n.IsMap() {
 			e.enqueue(base, n)
 			write = []jen.Code{key, jen.Id(e.prefix+base).Call(jen.Id("w"), v())}
 		} else {
