@@ -2,29 +2,29 @@
 
 package gen
 
-import "github.com/three-good-sources/3gs/internal/toolcall"
+import "github.com/three-good-sources/3gs/internal/tooltable"
 
-// Tool is one entry of Tools (see toolcall.Tool).
-type Tool = toolcall.Tool[ToolHandlers, Tier]
+// Tool is one entry of Tools (see tooltable.Tool).
+type Tool = tooltable.Tool[ToolHandlers, Tier]
 
-// ToolError is a failure a tool reports to the model (see toolcall.Error).
-type ToolError = toolcall.Error
+// ToolError is a failure a tool reports to the model (see tooltable.Error).
+type ToolError = tooltable.Error
 
 // ToolOutput is what every tool's output type is: it appends itself as JSON (see
-// toolcall.Output), by its AppendJSON in tools_output_encode_gen.go.
-type ToolOutput = toolcall.Output
+// tooltable.Output), by its AppendJSON in tools_output_encode_gen.go.
+type ToolOutput = tooltable.Output
 
-// Result is a successful tool call (see toolcall.Result).
-type Result = toolcall.Result
+// Result is a successful tool call (see tooltable.Result).
+type Result = tooltable.Result
 
-// ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).
-type ToolExamples = toolcall.Examples
+// ToolExamples are a tool's examples, as compact JSON (see tooltable.Examples).
+type ToolExamples = tooltable.Examples
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{
-	toolcall.New(toolcall.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"id":"p0f3a9c2e41b7d586"}`,
 				`{"id":"p0f3a9c2e41b7d586","reason":"Good catch."}`,
@@ -35,10 +35,10 @@ var Tools = []Tool{
 		Manifest: manifestAcceptProposal,
 		Name:     "accept_proposal",
 		Tier:     TierAdmin,
-	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, toolcall.TextString(ToolHandlers.AcceptProposalText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, tooltable.TextString(ToolHandlers.AcceptProposalText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: true,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"query":"learn rust ownership"}`,
 				`{"query":"postgres slow queries","limit":3,"threshold":0.2}`,
@@ -49,10 +49,10 @@ var Tools = []Tool{
 		Manifest: manifestExplainMatch,
 		Name:     "explain_match",
 		Tier:     TierUser,
-	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, toolcall.TextString(ToolHandlers.ExplainMatchText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, tooltable.TextString(ToolHandlers.ExplainMatchText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 				`{"slug":"rust-learning"}`,
@@ -64,10 +64,10 @@ var Tools = []Tool{
 		Manifest: manifestGetAuditLog,
 		Name:     "get_audit_log",
 		Tier:     TierPublic,
-	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, toolcall.TextString(ToolHandlers.GetAuditLogText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, tooltable.TextString(ToolHandlers.GetAuditLogText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 			},
@@ -77,10 +77,10 @@ var Tools = []Tool{
 		Manifest: manifestGetEndorsements,
 		Name:     "get_endorsements",
 		Tier:     TierPublic,
-	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, toolcall.TextString(ToolHandlers.GetEndorsementsText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, tooltable.TextString(ToolHandlers.GetEndorsementsText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"query":"learn rust ownership"}`,
 				`{"query":"sourdough starter","threshold":0.5}`,
@@ -91,10 +91,10 @@ var Tools = []Tool{
 		Manifest: manifestGetFederatedSources,
 		Name:     "get_federated_sources",
 		Tier:     TierPublic,
-	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, toolcall.TextString(ToolHandlers.GetFederatedSourcesText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, tooltable.TextString(ToolHandlers.GetFederatedSourcesText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 				`{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
@@ -105,10 +105,10 @@ var Tools = []Tool{
 		Manifest: manifestGetIdentity,
 		Name:     "get_identity",
 		Tier:     TierPublic,
-	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, toolcall.TextString(ToolHandlers.GetIdentityText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, tooltable.TextString(ToolHandlers.GetIdentityText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"id":"p0f3a9c2e41b7d586"}`,
 			},
@@ -118,10 +118,10 @@ var Tools = []Tool{
 		Manifest: manifestGetProposal,
 		Name:     "get_proposal",
 		Tier:     TierPublic,
-	}, DecodeGetProposalInput, ToolHandlers.GetProposal, toolcall.TextString(ToolHandlers.GetProposalText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetProposalInput, ToolHandlers.GetProposal, tooltable.TextString(ToolHandlers.GetProposalText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 			},
@@ -131,10 +131,10 @@ var Tools = []Tool{
 		Manifest: manifestGetProvenance,
 		Name:     "get_provenance",
 		Tier:     TierPublic,
-	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, toolcall.TextString(ToolHandlers.GetProvenanceText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, tooltable.TextString(ToolHandlers.GetProvenanceText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"query":"learn rust ownership"}`,
 				`{"slug":"rust-learning"}`,
@@ -147,9 +147,9 @@ var Tools = []Tool{
 		Name:     "get_sources",
 		Tier:     TierPublic,
 	}, DecodeGetSourcesInput, ToolHandlers.GetSources, ToolHandlers.AppendGetSourcesText),
-	toolcall.New(toolcall.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 				`{"filter":"rust"}`,
@@ -161,10 +161,10 @@ var Tools = []Tool{
 		Manifest: manifestListCategories,
 		Name:     "list_categories",
 		Tier:     TierPublic,
-	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, toolcall.TextString(ToolHandlers.ListCategoriesText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, tooltable.TextString(ToolHandlers.ListCategoriesText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 				`{"status":"pending"}`,
@@ -176,10 +176,10 @@ var Tools = []Tool{
 		Manifest: manifestListProposals,
 		Name:     "list_proposals",
 		Tier:     TierPublic,
-	}, DecodeListProposalsInput, ToolHandlers.ListProposals, toolcall.TextString(ToolHandlers.ListProposalsText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeListProposalsInput, ToolHandlers.ListProposals, tooltable.TextString(ToolHandlers.ListProposalsText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"action":"report_dead_source","slug":"rust-learning","rank":2,"reason":"The second source answers 404 since November."}`,
 				`{"action":"add_category","slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]},"reason":"No category covers SQLite."}`,
@@ -190,10 +190,10 @@ var Tools = []Tool{
 		Manifest: manifestProposeChange,
 		Name:     "propose_change",
 		Tier:     TierPublic,
-	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, toolcall.TextString(ToolHandlers.ProposeChangeText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, tooltable.TextString(ToolHandlers.ProposeChangeText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"id":"p0f3a9c2e41b7d586","reason":"The source still answers."}`,
 				`{"older_than":"24h","reason":"A flood of proposals, none about a real source."}`,
@@ -204,10 +204,10 @@ var Tools = []Tool{
 		Manifest: manifestRejectProposal,
 		Name:     "reject_proposal",
 		Tier:     TierAdmin,
-	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, toolcall.TextString(ToolHandlers.RejectProposalText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, tooltable.TextString(ToolHandlers.RejectProposalText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: true,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{}`,
 			},
@@ -217,10 +217,10 @@ var Tools = []Tool{
 		Manifest: manifestReloadRegistry,
 		Name:     "reload_registry",
 		Tier:     TierAdmin,
-	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, toolcall.TextString(ToolHandlers.ReloadRegistryText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, tooltable.TextString(ToolHandlers.ReloadRegistryText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"slug":"regular-expressions"}`,
 			},
@@ -230,10 +230,10 @@ var Tools = []Tool{
 		Manifest: manifestRemoveCategory,
 		Name:     "remove_category",
 		Tier:     TierAdmin,
-	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, toolcall.TextString(ToolHandlers.RemoveCategoryText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, tooltable.TextString(ToolHandlers.RemoveCategoryText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"slug":"sqlite-learning","category":{"name":"Learning SQLite","description":"Using SQLite, the embedded SQL database.","query_patterns":["learn sqlite","sqlite tutorial","embedded sql database"],"sources":[{"rank":1,"name":"SQLite documentation","url":"https://sqlite.org/docs.html","type":"documentation","why":"Its authors explain every feature."},{"rank":2,"name":"SQLite Tutorial","url":"https://www.sqlitetutorial.net/","type":"tutorial","why":"Works through SQL with SQLite step by step."},{"rank":3,"name":"SQLite Forum","url":"https://sqlite.org/forum/","type":"forum","why":"Where the developers answer questions."}]}}`,
 			},
@@ -243,10 +243,10 @@ var Tools = []Tool{
 		Manifest: manifestUpsertCategory,
 		Name:     "upsert_category",
 		Tier:     TierAdmin,
-	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, toolcall.TextString(ToolHandlers.UpsertCategoryText)),
-	toolcall.New(toolcall.Spec[Tier]{
+	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, tooltable.TextString(ToolHandlers.UpsertCategoryText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: false,
-		Examples: toolcall.Examples{
+		Examples: tooltable.Examples{
 			Arguments: []string{
 				`{"id":"p0f3a9c2e41b7d586","vote":"support","voter":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","time":"2026-11-20T10:00:00Z","signature":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}`,
 			},
@@ -256,7 +256,7 @@ var Tools = []Tool{
 		Manifest: manifestVoteProposal,
 		Name:     "vote_proposal",
 		Tier:     TierPublic,
-	}, DecodeVoteProposalInput, ToolHandlers.VoteProposal, toolcall.TextString(ToolHandlers.VoteProposalText)),
+	}, DecodeVoteProposalInput, ToolHandlers.VoteProposal, tooltable.TextString(ToolHandlers.VoteProposalText)),
 }
 
 // LookupTool returns the tool with exactly this name (names are case-sensitive), or nil.

@@ -3,25 +3,25 @@
 package gen
 
 import (
-	"github.com/three-good-sources/3gs/internal/toolcall"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 	"time"
 )
 
 /*
 AppendJSON appends a result of accept_proposal to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *AcceptProposalOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendAcceptProposalOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendAcceptProposalOutput appends v (schema/tools/accept_proposal.json#/outputSchema).
-func appendAcceptProposalOutput(w *toolcall.Writer, v *AcceptProposalOutput) {
+func appendAcceptProposalOutput(w *tooltable.Writer, v *AcceptProposalOutput) {
 	w.BeginObject()
 	w.Field(`"changed":`)
 	w.Bool(v.Changed)
@@ -42,19 +42,19 @@ func appendAcceptProposalOutput(w *toolcall.Writer, v *AcceptProposalOutput) {
 
 /*
 AppendJSON appends a result of explain_match to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *ExplainMatchOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendExplainMatchOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendExplainMatchOutput appends v (schema/tools/explain_match.json#/outputSchema).
-func appendExplainMatchOutput(w *toolcall.Writer, v *ExplainMatchOutput) {
+func appendExplainMatchOutput(w *tooltable.Writer, v *ExplainMatchOutput) {
 	w.BeginObject()
 	w.Field(`"candidates":`)
 	if v.Candidates == nil {
@@ -79,7 +79,7 @@ func appendExplainMatchOutput(w *toolcall.Writer, v *ExplainMatchOutput) {
 }
 
 // appendCandidate appends v (schema/tools/explain_match.json#/outputSchema/$defs/candidate).
-func appendCandidate(w *toolcall.Writer, v *Candidate) {
+func appendCandidate(w *tooltable.Writer, v *Candidate) {
 	w.BeginObject()
 	w.Field(`"adjacency":`)
 	w.Float(v.Adjacency)
@@ -152,7 +152,7 @@ func appendCandidate(w *toolcall.Writer, v *Candidate) {
 }
 
 // appendFactor appends v (schema/tools/explain_match.json#/outputSchema/$defs/factor).
-func appendFactor(w *toolcall.Writer, v *Factor) {
+func appendFactor(w *tooltable.Writer, v *Factor) {
 	w.BeginObject()
 	w.Field(`"effect":`)
 	w.Float(v.Effect)
@@ -164,7 +164,7 @@ func appendFactor(w *toolcall.Writer, v *Factor) {
 }
 
 // appendFieldCoverage appends v (schema/tools/explain_match.json#/outputSchema/$defs/fieldCoverage).
-func appendFieldCoverage(w *toolcall.Writer, v *FieldCoverage) {
+func appendFieldCoverage(w *tooltable.Writer, v *FieldCoverage) {
 	w.BeginObject()
 	w.Field(`"coverage":`)
 	w.Float(v.Coverage)
@@ -174,7 +174,7 @@ func appendFieldCoverage(w *toolcall.Writer, v *FieldCoverage) {
 }
 
 // appendWord appends v (schema/tools/explain_match.json#/outputSchema/$defs/word).
-func appendWord(w *toolcall.Writer, v *Word) {
+func appendWord(w *tooltable.Writer, v *Word) {
 	w.BeginObject()
 	if v.Common != nil {
 		w.Field(`"common":`)
@@ -210,19 +210,19 @@ func appendWord(w *toolcall.Writer, v *Word) {
 
 /*
 AppendJSON appends a result of get_audit_log to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetAuditLogOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetAuditLogOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetAuditLogOutput appends v (schema/tools/get_audit_log.json#/outputSchema).
-func appendGetAuditLogOutput(w *toolcall.Writer, v *GetAuditLogOutput) {
+func appendGetAuditLogOutput(w *tooltable.Writer, v *GetAuditLogOutput) {
 	w.BeginObject()
 	w.Field(`"entries":`)
 	if v.Entries == nil {
@@ -245,7 +245,7 @@ func appendGetAuditLogOutput(w *toolcall.Writer, v *GetAuditLogOutput) {
 }
 
 // appendAuditEntry appends v (schema/auditentry.schema.json#).
-func appendAuditEntry(w *toolcall.Writer, v *AuditEntry) {
+func appendAuditEntry(w *tooltable.Writer, v *AuditEntry) {
 	w.BeginObject()
 	w.Field(`"action":`)
 	w.String(string(v.Action))
@@ -287,7 +287,7 @@ func appendAuditEntry(w *toolcall.Writer, v *AuditEntry) {
 }
 
 // appendGetAuditLogOutputHead appends v (schema/tools/get_audit_log.json#/outputSchema/properties/head).
-func appendGetAuditLogOutputHead(w *toolcall.Writer, v *GetAuditLogOutputHead) {
+func appendGetAuditLogOutputHead(w *tooltable.Writer, v *GetAuditLogOutputHead) {
 	w.BeginObject()
 	if v.Hash != nil {
 		w.Field(`"hash":`)
@@ -300,19 +300,19 @@ func appendGetAuditLogOutputHead(w *toolcall.Writer, v *GetAuditLogOutputHead) {
 
 /*
 AppendJSON appends a result of get_endorsements to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetEndorsementsOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetEndorsementsOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetEndorsementsOutput appends v (schema/tools/get_endorsements.json#/outputSchema).
-func appendGetEndorsementsOutput(w *toolcall.Writer, v *GetEndorsementsOutput) {
+func appendGetEndorsementsOutput(w *tooltable.Writer, v *GetEndorsementsOutput) {
 	w.BeginObject()
 	w.Field(`"endorsements":`)
 	if v.Endorsements == nil {
@@ -329,7 +329,7 @@ func appendGetEndorsementsOutput(w *toolcall.Writer, v *GetEndorsementsOutput) {
 }
 
 // appendEndorsedPeer appends v (schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer).
-func appendEndorsedPeer(w *toolcall.Writer, v *EndorsedPeer) {
+func appendEndorsedPeer(w *tooltable.Writer, v *EndorsedPeer) {
 	w.BeginObject()
 	if v.Categories != nil {
 		w.Field(`"categories":`)
@@ -382,19 +382,19 @@ func appendEndorsedPeer(w *toolcall.Writer, v *EndorsedPeer) {
 
 /*
 AppendJSON appends a result of get_federated_sources to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetFederatedSourcesOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetFederatedSourcesOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetFederatedSourcesOutput appends v (schema/tools/get_federated_sources.json#/outputSchema).
-func appendGetFederatedSourcesOutput(w *toolcall.Writer, v *GetFederatedSourcesOutput) {
+func appendGetFederatedSourcesOutput(w *tooltable.Writer, v *GetFederatedSourcesOutput) {
 	w.BeginObject()
 	if len(v.Candidates) > 0 {
 		w.Field(`"candidates":`)
@@ -448,7 +448,7 @@ func appendGetFederatedSourcesOutput(w *toolcall.Writer, v *GetFederatedSourcesO
 }
 
 // appendFederatedCandidate appends v (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedCandidate).
-func appendFederatedCandidate(w *toolcall.Writer, v *FederatedCandidate) {
+func appendFederatedCandidate(w *tooltable.Writer, v *FederatedCandidate) {
 	w.BeginObject()
 	w.Field(`"curator":`)
 	appendCurator(w, &v.Curator)
@@ -466,7 +466,7 @@ func appendFederatedCandidate(w *toolcall.Writer, v *FederatedCandidate) {
 }
 
 // appendFederatedListed appends v (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedListed).
-func appendFederatedListed(w *toolcall.Writer, v *FederatedListed) {
+func appendFederatedListed(w *tooltable.Writer, v *FederatedListed) {
 	w.BeginObject()
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -480,7 +480,7 @@ func appendFederatedListed(w *toolcall.Writer, v *FederatedListed) {
 }
 
 // appendPeerState appends v (schema/tools/get_federated_sources.json#/outputSchema/$defs/peerState).
-func appendPeerState(w *toolcall.Writer, v *PeerState) {
+func appendPeerState(w *tooltable.Writer, v *PeerState) {
 	w.BeginObject()
 	if v.Answered != nil {
 		w.Field(`"answered":`)
@@ -507,7 +507,7 @@ func appendPeerState(w *toolcall.Writer, v *PeerState) {
 }
 
 // appendFederatedResult appends v (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedResult).
-func appendFederatedResult(w *toolcall.Writer, v *FederatedResult) {
+func appendFederatedResult(w *tooltable.Writer, v *FederatedResult) {
 	w.BeginObject()
 	w.Field(`"curator":`)
 	appendCurator(w, &v.Curator)
@@ -544,7 +544,7 @@ func appendFederatedResult(w *toolcall.Writer, v *FederatedResult) {
 }
 
 // appendCurator appends v (schema/registry.schema.json#/$defs/curator).
-func appendCurator(w *toolcall.Writer, v *Curator) {
+func appendCurator(w *tooltable.Writer, v *Curator) {
 	w.BeginObject()
 	if len(v.Links) > 0 {
 		w.Field(`"links":`)
@@ -563,7 +563,7 @@ func appendCurator(w *toolcall.Writer, v *Curator) {
 }
 
 // appendFederatedSource appends v (schema/tools/get_federated_sources.json#/outputSchema/$defs/federatedSource).
-func appendFederatedSource(w *toolcall.Writer, v *FederatedSource) {
+func appendFederatedSource(w *tooltable.Writer, v *FederatedSource) {
 	w.BeginObject()
 	if v.Health != nil {
 		w.Field(`"health":`)
@@ -583,7 +583,7 @@ func appendFederatedSource(w *toolcall.Writer, v *FederatedSource) {
 }
 
 // appendSourceHealth appends v (schema/sourcehealth.schema.json#/$defs/sourceHealth).
-func appendSourceHealth(w *toolcall.Writer, v *SourceHealth) {
+func appendSourceHealth(w *tooltable.Writer, v *SourceHealth) {
 	w.BeginObject()
 	w.Field(`"checked_at":`)
 	w.String(v.CheckedAt.UTC().Format(time.RFC3339Nano))
@@ -594,19 +594,19 @@ func appendSourceHealth(w *toolcall.Writer, v *SourceHealth) {
 
 /*
 AppendJSON appends a result of get_identity to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetIdentityOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetIdentityOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetIdentityOutput appends v (schema/tools/get_identity.json#/outputSchema).
-func appendGetIdentityOutput(w *toolcall.Writer, v *GetIdentityOutput) {
+func appendGetIdentityOutput(w *tooltable.Writer, v *GetIdentityOutput) {
 	w.BeginObject()
 	w.Field(`"links":`)
 	if v.Links == nil {
@@ -633,7 +633,7 @@ func appendGetIdentityOutput(w *toolcall.Writer, v *GetIdentityOutput) {
 }
 
 // appendIdentityLink appends v (schema/tools/get_identity.json#/outputSchema/$defs/identityLink).
-func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
+func appendIdentityLink(w *tooltable.Writer, v *IdentityLink) {
 	w.BeginObject()
 	w.Field(`"check":`)
 	w.String(v.Check)
@@ -658,19 +658,19 @@ func appendIdentityLink(w *toolcall.Writer, v *IdentityLink) {
 
 /*
 AppendJSON appends a result of get_proposal to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetProposalOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetProposalOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetProposalOutput appends v (schema/tools/get_proposal.json#/outputSchema).
-func appendGetProposalOutput(w *toolcall.Writer, v *GetProposalOutput) {
+func appendGetProposalOutput(w *tooltable.Writer, v *GetProposalOutput) {
 	w.BeginObject()
 	w.Field(`"id":`)
 	w.String(v.ID)
@@ -686,7 +686,7 @@ func appendGetProposalOutput(w *toolcall.Writer, v *GetProposalOutput) {
 }
 
 // appendProposal appends v (schema/tools/get_proposal.json#/outputSchema/$defs/proposal).
-func appendProposal(w *toolcall.Writer, v *Proposal) {
+func appendProposal(w *tooltable.Writer, v *Proposal) {
 	w.BeginObject()
 	w.Field(`"action":`)
 	w.String(string(v.Action))
@@ -743,7 +743,7 @@ func appendProposal(w *toolcall.Writer, v *Proposal) {
 }
 
 // appendCategory appends v (schema/registry.schema.json#/$defs/category).
-func appendCategory(w *toolcall.Writer, v *Category) {
+func appendCategory(w *tooltable.Writer, v *Category) {
 	w.BeginObject()
 	w.Field(`"description":`)
 	w.String(v.Description)
@@ -775,7 +775,7 @@ func appendCategory(w *toolcall.Writer, v *Category) {
 }
 
 // appendDecision appends v (schema/tools/get_proposal.json#/outputSchema/$defs/decision).
-func appendDecision(w *toolcall.Writer, v *Decision) {
+func appendDecision(w *tooltable.Writer, v *Decision) {
 	w.BeginObject()
 	w.Field(`"actor":`)
 	w.String(v.Actor)
@@ -793,7 +793,7 @@ func appendDecision(w *toolcall.Writer, v *Decision) {
 }
 
 // appendSource appends v (schema/registry.schema.json#/$defs/source).
-func appendSource(w *toolcall.Writer, v *Source) {
+func appendSource(w *tooltable.Writer, v *Source) {
 	w.BeginObject()
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -809,7 +809,7 @@ func appendSource(w *toolcall.Writer, v *Source) {
 }
 
 // appendVote appends v (schema/tools/get_proposal.json#/outputSchema/$defs/vote).
-func appendVote(w *toolcall.Writer, v *Vote) {
+func appendVote(w *tooltable.Writer, v *Vote) {
 	w.BeginObject()
 	w.Field(`"pubkey":`)
 	w.String(v.Pubkey)
@@ -824,19 +824,19 @@ func appendVote(w *toolcall.Writer, v *Vote) {
 
 /*
 AppendJSON appends a result of get_provenance to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetProvenanceOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetProvenanceOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetProvenanceOutput appends v (schema/tools/get_provenance.json#/outputSchema).
-func appendGetProvenanceOutput(w *toolcall.Writer, v *GetProvenanceOutput) {
+func appendGetProvenanceOutput(w *tooltable.Writer, v *GetProvenanceOutput) {
 	w.BeginObject()
 	w.Field(`"category_count":`)
 	w.Int(v.CategoryCount)
@@ -880,7 +880,7 @@ func appendGetProvenanceOutput(w *toolcall.Writer, v *GetProvenanceOutput) {
 }
 
 // appendVerification appends v (schema/tools/get_provenance.json#/outputSchema/$defs/verification).
-func appendVerification(w *toolcall.Writer, v *Verification) {
+func appendVerification(w *tooltable.Writer, v *Verification) {
 	w.BeginObject()
 	if v.Command != nil {
 		w.Field(`"command":`)
@@ -903,7 +903,7 @@ func appendVerification(w *toolcall.Writer, v *Verification) {
 }
 
 // appendVerificationStep appends v (schema/tools/get_provenance.json#/outputSchema/$defs/verificationStep).
-func appendVerificationStep(w *toolcall.Writer, v *VerificationStep) {
+func appendVerificationStep(w *tooltable.Writer, v *VerificationStep) {
 	w.BeginObject()
 	w.Field(`"expect":`)
 	w.String(v.Expect)
@@ -916,19 +916,19 @@ func appendVerificationStep(w *toolcall.Writer, v *VerificationStep) {
 
 /*
 AppendJSON appends a result of get_sources to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *GetSourcesOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendGetSourcesOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendGetSourcesOutput appends v (schema/tools/get_sources.json#/outputSchema).
-func appendGetSourcesOutput(w *toolcall.Writer, v *GetSourcesOutput) {
+func appendGetSourcesOutput(w *tooltable.Writer, v *GetSourcesOutput) {
 	w.BeginObject()
 	if len(v.Alternatives) > 0 {
 		w.Field(`"alternatives":`)
@@ -1015,7 +1015,7 @@ func appendGetSourcesOutput(w *toolcall.Writer, v *GetSourcesOutput) {
 }
 
 // appendAlternativeCategory appends v (schema/tools/get_sources.json#/outputSchema/$defs/alternativeCategory).
-func appendAlternativeCategory(w *toolcall.Writer, v *AlternativeCategory) {
+func appendAlternativeCategory(w *tooltable.Writer, v *AlternativeCategory) {
 	w.BeginObject()
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -1027,7 +1027,7 @@ func appendAlternativeCategory(w *toolcall.Writer, v *AlternativeCategory) {
 }
 
 // appendCandidateCategory appends v (schema/tools/get_sources.json#/outputSchema/$defs/candidateCategory).
-func appendCandidateCategory(w *toolcall.Writer, v *CandidateCategory) {
+func appendCandidateCategory(w *tooltable.Writer, v *CandidateCategory) {
 	w.BeginObject()
 	w.Field(`"description":`)
 	w.String(v.Description)
@@ -1041,7 +1041,7 @@ func appendCandidateCategory(w *toolcall.Writer, v *CandidateCategory) {
 }
 
 // appendClosestCategory appends v (schema/tools/get_sources.json#/outputSchema/$defs/closestCategory).
-func appendClosestCategory(w *toolcall.Writer, v *ClosestCategory) {
+func appendClosestCategory(w *tooltable.Writer, v *ClosestCategory) {
 	w.BeginObject()
 	w.Field(`"score":`)
 	w.Float(v.Score)
@@ -1051,7 +1051,7 @@ func appendClosestCategory(w *toolcall.Writer, v *ClosestCategory) {
 }
 
 // appendAnsweringCurator appends v (schema/tools/get_sources.json#/outputSchema/$defs/answeringCurator).
-func appendAnsweringCurator(w *toolcall.Writer, v *AnsweringCurator) {
+func appendAnsweringCurator(w *tooltable.Writer, v *AnsweringCurator) {
 	w.BeginObject()
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -1061,7 +1061,7 @@ func appendAnsweringCurator(w *toolcall.Writer, v *AnsweringCurator) {
 }
 
 // appendListedCategory appends v (schema/tools/get_sources.json#/outputSchema/$defs/listedCategory).
-func appendListedCategory(w *toolcall.Writer, v *ListedCategory) {
+func appendListedCategory(w *tooltable.Writer, v *ListedCategory) {
 	w.BeginObject()
 	w.Field(`"name":`)
 	w.String(v.Name)
@@ -1071,7 +1071,7 @@ func appendListedCategory(w *toolcall.Writer, v *ListedCategory) {
 }
 
 // appendRankedSource appends v (schema/tools/get_sources.json#/outputSchema/$defs/rankedSource).
-func appendRankedSource(w *toolcall.Writer, v *RankedSource) {
+func appendRankedSource(w *tooltable.Writer, v *RankedSource) {
 	w.BeginObject()
 	if v.Health != nil {
 		w.Field(`"health":`)
@@ -1092,19 +1092,19 @@ func appendRankedSource(w *toolcall.Writer, v *RankedSource) {
 
 /*
 AppendJSON appends a result of list_categories to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *ListCategoriesOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendListCategoriesOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendListCategoriesOutput appends v (schema/tools/list_categories.json#/outputSchema).
-func appendListCategoriesOutput(w *toolcall.Writer, v *ListCategoriesOutput) {
+func appendListCategoriesOutput(w *tooltable.Writer, v *ListCategoriesOutput) {
 	w.BeginObject()
 	w.Field(`"categories":`)
 	if v.Categories == nil {
@@ -1125,7 +1125,7 @@ func appendListCategoriesOutput(w *toolcall.Writer, v *ListCategoriesOutput) {
 }
 
 // appendCategorySummary appends v (schema/tools/list_categories.json#/outputSchema/$defs/categorySummary).
-func appendCategorySummary(w *toolcall.Writer, v *CategorySummary) {
+func appendCategorySummary(w *tooltable.Writer, v *CategorySummary) {
 	w.BeginObject()
 	w.Field(`"description":`)
 	w.String(v.Description)
@@ -1149,19 +1149,19 @@ func appendCategorySummary(w *toolcall.Writer, v *CategorySummary) {
 
 /*
 AppendJSON appends a result of list_proposals to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *ListProposalsOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendListProposalsOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendListProposalsOutput appends v (schema/tools/list_proposals.json#/outputSchema).
-func appendListProposalsOutput(w *toolcall.Writer, v *ListProposalsOutput) {
+func appendListProposalsOutput(w *tooltable.Writer, v *ListProposalsOutput) {
 	w.BeginObject()
 	if v.NextCursor != nil {
 		w.Field(`"next_cursor":`)
@@ -1184,7 +1184,7 @@ func appendListProposalsOutput(w *toolcall.Writer, v *ListProposalsOutput) {
 }
 
 // appendProposalSummary appends v (schema/tools/list_proposals.json#/outputSchema/$defs/proposalSummary).
-func appendProposalSummary(w *toolcall.Writer, v *ProposalSummary) {
+func appendProposalSummary(w *tooltable.Writer, v *ProposalSummary) {
 	w.BeginObject()
 	w.Field(`"action":`)
 	w.String(string(v.Action))
@@ -1207,19 +1207,19 @@ func appendProposalSummary(w *toolcall.Writer, v *ProposalSummary) {
 
 /*
 AppendJSON appends a result of propose_change to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *ProposeChangeOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendProposeChangeOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendProposeChangeOutput appends v (schema/tools/propose_change.json#/outputSchema).
-func appendProposeChangeOutput(w *toolcall.Writer, v *ProposeChangeOutput) {
+func appendProposeChangeOutput(w *tooltable.Writer, v *ProposeChangeOutput) {
 	w.BeginObject()
 	w.Field(`"action":`)
 	w.String(string(v.Action))
@@ -1240,19 +1240,19 @@ func appendProposeChangeOutput(w *toolcall.Writer, v *ProposeChangeOutput) {
 
 /*
 AppendJSON appends a result of reject_proposal to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *RejectProposalOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendRejectProposalOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendRejectProposalOutput appends v (schema/tools/reject_proposal.json#/outputSchema).
-func appendRejectProposalOutput(w *toolcall.Writer, v *RejectProposalOutput) {
+func appendRejectProposalOutput(w *tooltable.Writer, v *RejectProposalOutput) {
 	w.BeginObject()
 	w.Field(`"changed":`)
 	w.Bool(v.Changed)
@@ -1286,19 +1286,19 @@ func appendRejectProposalOutput(w *toolcall.Writer, v *RejectProposalOutput) {
 
 /*
 AppendJSON appends a result of reload_registry to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *ReloadRegistryOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendReloadRegistryOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendReloadRegistryOutput appends v (schema/tools/reload_registry.json#/outputSchema).
-func appendReloadRegistryOutput(w *toolcall.Writer, v *ReloadRegistryOutput) {
+func appendReloadRegistryOutput(w *tooltable.Writer, v *ReloadRegistryOutput) {
 	w.BeginObject()
 	w.Field(`"category_count":`)
 	w.Int(v.CategoryCount)
@@ -1323,7 +1323,7 @@ func appendReloadRegistryOutput(w *toolcall.Writer, v *ReloadRegistryOutput) {
 }
 
 // appendProblem appends v (schema/tools/reload_registry.json#/outputSchema/$defs/problem).
-func appendProblem(w *toolcall.Writer, v *Problem) {
+func appendProblem(w *tooltable.Writer, v *Problem) {
 	w.BeginObject()
 	w.Field(`"path":`)
 	w.String(v.Path)
@@ -1334,19 +1334,19 @@ func appendProblem(w *toolcall.Writer, v *Problem) {
 
 /*
 AppendJSON appends a result of remove_category to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *RemoveCategoryOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendRemoveCategoryOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendRemoveCategoryOutput appends v (schema/tools/remove_category.json#/outputSchema).
-func appendRemoveCategoryOutput(w *toolcall.Writer, v *RemoveCategoryOutput) {
+func appendRemoveCategoryOutput(w *tooltable.Writer, v *RemoveCategoryOutput) {
 	w.BeginObject()
 	w.Field(`"category_count":`)
 	w.Int(v.CategoryCount)
@@ -1365,19 +1365,19 @@ func appendRemoveCategoryOutput(w *toolcall.Writer, v *RemoveCategoryOutput) {
 
 /*
 AppendJSON appends a result of upsert_category to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *UpsertCategoryOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendUpsertCategoryOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendUpsertCategoryOutput appends v (schema/tools/upsert_category.json#/outputSchema).
-func appendUpsertCategoryOutput(w *toolcall.Writer, v *UpsertCategoryOutput) {
+func appendUpsertCategoryOutput(w *tooltable.Writer, v *UpsertCategoryOutput) {
 	w.BeginObject()
 	w.Field(`"category_count":`)
 	w.Int(v.CategoryCount)
@@ -1398,19 +1398,19 @@ func appendUpsertCategoryOutput(w *toolcall.Writer, v *UpsertCategoryOutput) {
 
 /*
 AppendJSON appends a result of vote_proposal to dst as compact JSON, as
-encoding/json would write it (see toolcall.Output); nil is null.
+encoding/json would write it (see tooltable.Output); nil is null.
 */
 func (v *VoteProposalOutput) AppendJSON(dst []byte) ([]byte, error) {
 	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	w := toolcall.Writer{Buf: dst}
+	w := tooltable.Writer{Buf: dst}
 	appendVoteProposalOutput(&w, v)
 	return w.Finish(len(dst))
 }
 
 // appendVoteProposalOutput appends v (schema/tools/vote_proposal.json#/outputSchema).
-func appendVoteProposalOutput(w *toolcall.Writer, v *VoteProposalOutput) {
+func appendVoteProposalOutput(w *tooltable.Writer, v *VoteProposalOutput) {
 	w.BeginObject()
 	w.Field(`"id":`)
 	w.String(v.ID)

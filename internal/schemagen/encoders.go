@@ -18,8 +18,8 @@ import (
 // indented, so a file 3gs writes back reads like the one its curator wrote.
 //
 // A tool output's (newOutputEncoderEmitter): an AppendJSON method on the
-// root (toolcall.Output) and an unexported appendT per struct type, writing
-// compact JSON through toolcall.Writer exactly as encoding/json's rules
+// root (tooltable.Output) and an unexported appendT per struct type, writing
+// compact JSON through tooltable.Writer exactly as encoding/json's rules
 // write the struct go-jsonschema declared: members in field order (by JSON
 // name, as go-jsonschema sorts them), those it tags omitempty (the
 // optional ones) left out when empty, nil pointers and lists as null, map
@@ -48,9 +48,9 @@ func newEncoderEmitter(pkg, header string, st structs) *encoderEmitter {
 func newOutputEncoderEmitter(pkg, header string, st structs) *encoderEmitter {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
-	f.ImportName(toolcallPkg, "toolcall")
+	f.ImportName(tooltablePkg, "tooltable")
 	f.ImportName(strictjsonPkg, "strictjson")
-	return &encoderEmitter{f: f, structs: st, emitted: map[string]bool{}, outputs: true, writer: jen.Qual(toolcallPkg, "Writer"), prefix: "append"}
+	return &encoderEmitter{f: f, structs: st, emitted: map[string]bool{}, outputs: true, writer: jen.Qual(tooltablePkg, "Writer"), prefix: "append"}
 }
 
 func (e *encoderEmitter) fail(format string, args ...any) {
@@ -72,7 +72,7 @@ func (e *encoderEmitter) root(typeName string, n *schema.Node, what string) {
 
 // outputRoot writes the AppendJSON method of a tool's output type.
 func (e *encoderEmitter) outputRoot(typeName string, n *schema.Node, what string) {
-	e.f.Comment(wrap(fmt.Sprintf("AppendJSON appends %s to dst as compact JSON, as encoding/json would write it (see toolcall.Output); nil is null.", what)))
+	e.f.Comment(wrap(fmt.Sprintf("AppendJSON appends %s to dst as compact JSON, as encoding/json would write it (see tooltable.Output); nil is null.", what)))
 	e.f.Func().Params(jen.Id("v").Op("*").Id(typeName)).Id("AppendJSON").Params(jen.Id("dst").Index().Byte()).Params(jen.Index().Byte(), jen.Error()).Block(
 		jen.If(jen.Id("v").Op("==").Nil()).Block(jen.Return(jen.Append(jen.Id("dst"), jen.Lit("null").Op("...")), jen.Nil())),
 		jen.Id("w").Op(":=").Add(e.writer).Values(jen.Dict{jen.Id("Buf"): jen.Id("dst")}),

@@ -217,7 +217,7 @@ func toolDecoderFiles(pkg, pkgPath string, tools []*schema.Tool, st structs, doc
 
 // toolEncoderFile writes the encoders of the tools' outputs, which every
 // call's structured content is written with: the generated dispatch table
-// requires each output type to have one (toolcall.New).
+// requires each output type to have one (tooltable.New).
 func toolEncoderFile(pkg string, tools []*schema.Tool, st structs) ([]byte, error) {
 	e := newOutputEncoderEmitter(pkg, toolsHeader, st)
 	for _, t := range tools {

@@ -125,7 +125,7 @@ func TestGenIsFresh(t *testing.T) {
 		}
 	}
 	// gen/ holds generated files and their tests only; plumbing written
-	// by hand lives in internal/toolcall and internal/strictjson.
+	// by hand lives in internal/tooltable and internal/strictjson.
 	all, _ := filepath.Glob(filepath.Join(root, "gen", "*.go"))
 	for _, path := range all {
 		if name := filepath.Base(path); !strings.HasSuffix(name, "_gen.go") && !strings.HasSuffix(name, "_test.go") {

@@ -76,35 +76,35 @@ func handlersFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	return render(f)
 }
 
-// toolcallPkg is the runtime the dispatch table is built on.
-const toolcallPkg = "github.com/three-good-sources/3gs/internal/toolcall"
+// tooltablePkg is the runtime the dispatch table is built on.
+const tooltablePkg = "github.com/three-good-sources/3gs/internal/tooltable"
 
 // dispatchFile writes the dispatch table: for each tool its name, tier,
 // manifest, examples and the functions that decode its arguments, run it
-// and render its text; toolcall.New requires its output type's generated
+// and render its text; tooltable.New requires its output type's generated
 // AppendJSON, which encodes its results. The plumbing they share (Tool, Call, the call itself) is the
-// hand-written internal/toolcall, since it does not depend on any schema;
+// hand-written internal/tooltable, since it does not depend on any schema;
 // this file names its types for the package's ToolHandlers and Tier.
 func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f := jen.NewFile(pkg)
 	f.HeaderComment(header)
-	f.ImportName(toolcallPkg, "toolcall")
-	f.Comment("Tool is one entry of Tools (see toolcall.Tool).")
-	f.Type().Id("Tool").Op("=").Qual(toolcallPkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"))
-	f.Comment("ToolError is a failure a tool reports to the model (see toolcall.Error).")
-	f.Type().Id("ToolError").Op("=").Qual(toolcallPkg, "Error")
+	f.ImportName(tooltablePkg, "tooltable")
+	f.Comment("Tool is one entry of Tools (see tooltable.Tool).")
+	f.Type().Id("Tool").Op("=").Qual(tooltablePkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"))
+	f.Comment("ToolError is a failure a tool reports to the model (see tooltable.Error).")
+	f.Type().Id("ToolError").Op("=").Qual(tooltablePkg, "Error")
 	f.Comment("ToolOutput is what every tool's output type is: it appends itself as JSON (see")
-	f.Comment("toolcall.Output), by its AppendJSON in " + ToolsOutputEncodeFile + ".")
-	f.Type().Id("ToolOutput").Op("=").Qual(toolcallPkg, "Output")
-	f.Comment("Result is a successful tool call (see toolcall.Result).")
-	f.Type().Id("Result").Op("=").Qual(toolcallPkg, "Result")
-	f.Comment("ToolExamples are a tool's examples, as compact JSON (see toolcall.Examples).")
-	f.Type().Id("ToolExamples").Op("=").Qual(toolcallPkg, "Examples")
+	f.Comment("tooltable.Output), by its AppendJSON in " + ToolsOutputEncodeFile + ".")
+	f.Type().Id("ToolOutput").Op("=").Qual(tooltablePkg, "Output")
+	f.Comment("Result is a successful tool call (see tooltable.Result).")
+	f.Type().Id("Result").Op("=").Qual(tooltablePkg, "Result")
+	f.Comment("ToolExamples are a tool's examples, as compact JSON (see tooltable.Examples).")
+	f.Type().Id("ToolExamples").Op("=").Qual(tooltablePkg, "Examples")
 
 	var entries []jen.Code
 	for _, t := range tools {
-		entries = append(entries, jen.Line().Qual(toolcallPkg, "New").Call(
-			jen.Qual(toolcallPkg, "Spec").Types(jen.Id("Tier")).Values(toolSpec(t)),
+		entries = append(entries, jen.Line().Qual(tooltablePkg, "New").Call(
+			jen.Qual(tooltablePkg, "Spec").Types(jen.Id("Tier")).Values(toolSpec(t)),
 			jen.Id("Decode"+t.Method+"Input"),
 			jen.Id("ToolHandlers").Dot(t.Method),
 			textArg(t),
@@ -138,15 +138,15 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 }
 
 // textArg is the text method New gets for t: ToolHandlers' own when it
-// appends, else adapted by toolcall.TextString.
+// appends, else adapted by tooltable.TextString.
 func textArg(t *schema.Tool) jen.Code {
 	if appendsText[t.Name] {
 		return jen.Id("ToolHandlers").Dot(textMethod(t))
 	}
-	return jen.Qual(toolcallPkg, "TextString").Call(jen.Id("ToolHandlers").Dot(textMethod(t)))
+	return jen.Qual(tooltablePkg, "TextString").Call(jen.Id("ToolHandlers").Dot(textMethod(t)))
 }
 
-// toolSpec is the toolcall.Spec of t: what its schema says of it.
+// toolSpec is the tooltable.Spec of t: what its schema says of it.
 func toolSpec(t *schema.Tool) jen.Dict {
 	var args []jen.Code
 	for _, a := range t.Examples.Arguments {
@@ -164,7 +164,7 @@ func toolSpec(t *schema.Tool) jen.Dict {
 		jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
 		jen.Id("Discoverable"): jen.Lit(t.Discoverable),
 		jen.Id("Manifest"):     jen.Id(manifestVar(t)),
-		jen.Id("Examples"):     jen.Qual(toolcallPkg, "Examples").Values(examples),
+		jen.Id("Examples"):     jen.Qual(tooltablePkg, "Examples").Values(examples),
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package toolcall is the plumbing every tool shares, which depends on no
+// Package tooltable is the plumbing every tool shares, which depends on no
 // schema: a tool's entry in the table (Tool, built by New), calling it
 // (Call, Run), its result (Result) and the failure it reports to the model
 // (Error), and what its result is written with (Output, Writer). The
@@ -11,7 +11,7 @@
 //
 // A tool's result decoder is not here: results are decoded only by tests,
 // through gen/gentest, so the binary does not carry those decoders.
-package toolcall
+package tooltable
 
 import (
 	"context"

@@ -13,7 +13,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/strictjson"
-	"github.com/three-good-sources/3gs/internal/toolcall"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
 // MaxArgumentBytes bounds a tool call's arguments, checked before they are
@@ -92,7 +92,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	}
 	if toolErr := (*gen.ToolError)(nil); errors.As(err, &toolErr) {
 		start := len(dst)
-		dst, err = appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return toolcall.AppendOutput(dst, toolErr.Structured) }, true)
+		dst, err = appendToolResult(dst, modern, toolErr.Text, func(dst []byte) ([]byte, error) { return tooltable.AppendOutput(dst, toolErr.Structured) }, true)
 		if err != nil {
 			return dst[:start], sess.internal(name, err)
 		}
