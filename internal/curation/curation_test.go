@@ -459,6 +459,38 @@ func TestReloadServesTheCuratorsSignedFile(t *testing.T) {
 	}
 }
 
+// A file whose signature expired is refused with the remedy left to the
+// adapter (FixSignOrAllowExpired), which words it with its own flags; the
+// text from curation names none.
+func TestReloadRefusesAnExpiredSignatureNamingTheFix(t *testing.T) {
+	n, s, c := server(t)
+	doc := curator.Doc()
+	doc.Curator.Pubkey, doc.Version = c.Pub, "1.1.0"
+	if err := os.WriteFile(c.Registry, gen.EncodeRegistry(&doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edited, err := registry.LoadFile(c.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := curation.NewFile(fileOf(c)).Sign(edited); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(5 * 365 * 24 * time.Hour)
+	n.Editor().Now = func() time.Time { return later }
+	_, err = n.Reload("root", false)
+	var re *curation.ReloadError
+	if !errors.As(err, &re) || re.Fix != curation.FixSignOrAllowExpired || re.Path != c.Registry {
+		t.Fatalf("got %#v, want a *curation.ReloadError with FixSignOrAllowExpired for %s", err, c.Registry)
+	}
+	if strings.Contains(re.Text, "--") {
+		t.Errorf("curation's text names a flag, which is the adapter's to word: %q", re.Text)
+	}
+	if s.published != 0 {
+		t.Error("a refused reload was published")
+	}
+}
+
 func TestReloadRefusesARollback(t *testing.T) {
 	n, s, c := server(t)
 	if _, err := n.UpsertCategory("ada", "new-topic", category("New topic", "new.example")); err != nil {
@@ -474,6 +506,9 @@ func TestReloadRefusesARollback(t *testing.T) {
 	var re *curation.ReloadError
 	if !errors.As(err, &re) || re.Version != "1.0.1" || len(re.Problems) == 0 {
 		t.Fatalf("got %v, want a *curation.ReloadError keeping 1.0.1", err)
+	}
+	if re.Fix != curation.FixNone {
+		t.Errorf("a rollback's remedy is in its text, yet Fix is %d", re.Fix)
 	}
 	if s.published != published {
 		t.Error("a refused reload was published")

@@ -57,14 +57,34 @@ func (n *Node) Renew() (bool, error) {
 	return true, nil
 }
 
-// ReloadError is a reload refused: Text says why and what to do,
-// Problems lists what was found, each with its path in the file; Version
-// is the version still served.
+// ReloadError is a reload refused: Text says why, Fix which remedy the
+// adapter words with its own flags and commands (FixNone when Text says
+// it all), Problems lists what was found, each with its path in the file;
+// Version is the version still served; Path is the registry file.
 type ReloadError struct {
 	Text     string
+	Fix      ReloadFix
 	Problems strictjson.Errors
 	Version  string
+	Path     string
 }
+
+// ReloadFix is the remedy for a refused reload that lies outside this
+// server's tools: a setting of the server or a command of the curator.
+type ReloadFix int
+
+const (
+	FixNone ReloadFix = iota
+	// FixSignOrAllowExpired: the signature expired; the curator signs
+	// again, or the operator lets expired registries load.
+	FixSignOrAllowExpired
+	// FixSignWhileStopped: the server could not sign the curator's edit;
+	// the curator signs it with the key while the server is stopped.
+	FixSignWhileStopped
+	// FixRestartWithKey: the file is signed by another curator key, which
+	// only a restart trusting that key accepts.
+	FixRestartWithKey
+)
 
 func (e *ReloadError) Error() string { return e.Text }
 
@@ -82,7 +102,10 @@ func (n *Node) Reload(caller string, signEdit bool) (store.Served, error) {
 	e := n.editor
 	old := n.serving.Current()
 	refuse := func(text string, problems strictjson.Errors) (store.Served, error) {
-		return old, &ReloadError{Text: text, Problems: problems, Version: old.Registry.Version()}
+		return old, &ReloadError{Text: text, Problems: problems, Version: old.Registry.Version(), Path: e.Path}
+	}
+	refuseFix := func(text string, fix ReloadFix, problems strictjson.Errors) (store.Served, error) {
+		return old, &ReloadError{Text: text, Fix: fix, Problems: problems, Version: old.Registry.Version(), Path: e.Path}
 	}
 	data, doc, err := signature.ReadSigned(e.Path, e.MaxRegistryBytes)
 	if err != nil {
@@ -115,13 +138,13 @@ func (n *Node) Reload(caller string, signEdit bool) (store.Served, error) {
 		}
 		orig, reg, data = data, bumped, bumped.Bytes()
 	}
-	if text, problems := admit(e, old, reg, st, signEdit, handEdit); text != "" {
-		return refuse(text, problems)
+	if text, fix, problems := admit(e, old, reg, st, signEdit, handEdit); text != "" {
+		return refuseFix(text, fix, problems)
 	}
 	now := e.Now()
 	if err := st.Stale(now); err != nil && !e.AllowExpired && !handEdit {
-		msg := fmt.Sprintf("Refusing %s: %v. The curator signs it again with 3gs sign; --allow-expired loads it anyway.", e.Path, err)
-		return refuse(msg, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
+		msg := fmt.Sprintf("Refusing %s: %v.", e.Path, err)
+		return refuseFix(msg, FixSignOrAllowExpired, strictjson.Errors{{Path: "signature.expires", Reason: err.Error()}})
 	}
 	st, err = e.Reload(now, caller, reg, data, orig, st)
 	if err != nil {
@@ -130,7 +153,7 @@ func (n *Node) Reload(caller string, signEdit bool) (store.Served, error) {
 	if handEdit && !st.Verified {
 		// Nothing was signed: never report a hand edit as signed and
 		// serve it unverified.
-		return refuse("The edit of "+e.Path+" was not signed (the audit log may already record it). Stop the server, run 3gs sign --key-file KEY "+signature.ShellQuote(e.Path)+", and start it again.", strictjson.Errors{{Path: "signature", Reason: "not signed"}})
+		return refuseFix("The edit of "+e.Path+" was not signed (the audit log may already record it).", FixSignWhileStopped, strictjson.Errors{{Path: "signature", Reason: "not signed"}})
 	}
 	modified := now
 	if fi, err := os.Stat(e.Path); err == nil {
@@ -178,28 +201,28 @@ func invalidRegistry(path string, err error) (string, strictjson.Errors) {
 // served registry old, and the problems to report, or "" when it may: the
 // anchor (checkAnchor), the signature and the curator key this server
 // holds. signEdit and handEdit are reload's.
-func admit(e *store.Editor, old store.Served, reg *registry.Registry, st signature.Status, signEdit, handEdit bool) (string, strictjson.Errors) {
+func admit(e *store.Editor, old store.Served, reg *registry.Registry, st signature.Status, signEdit, handEdit bool) (string, ReloadFix, strictjson.Errors) {
 	// On the server that could sign the curator's hand edit, say how.
 	signHint := ""
 	if e.Key != nil && e.ReadOnly == "" && !signEdit && !st.Verified && signature.CheckCurator(reg, curatorkey.Public(e.Key)) == nil {
 		signHint = " After a hand edit, run 3gs sign " + signature.ShellQuote(e.Path) + " on this server's machine, as the user it runs as: with this server running, sign asks it to record, sign and serve the edit."
 	}
-	if msg, path := checkAnchor(e, old, reg, st, handEdit); msg != "" {
-		return msg + " The registry served before stays." + signHint, strictjson.Errors{{Path: path, Reason: msg}}
+	if msg, path, fix := checkAnchor(e, old, reg, st, handEdit); msg != "" {
+		return msg + " The registry served before stays." + signHint, fix, strictjson.Errors{{Path: path, Reason: msg}}
 	}
 	if err := st.Refuse(reg); err != nil && !e.AllowUnsigned && !handEdit {
 		msg := "The signature of " + e.Path + " does not verify: " + err.Error() + "."
 		if errors.Is(err, signature.ErrMissing) {
 			msg = e.Path + " names the curator key " + reg.Curator().Pubkey + " but has no signature file " + e.Path + signature.Suffix + "; the curator signs it with 3gs sign."
 		}
-		return msg + " The registry served before stays." + signHint, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}}
+		return msg + " The registry served before stays." + signHint, FixNone, strictjson.Errors{{Path: "", Reason: "signature: " + err.Error()}}
 	}
 	if e.Key != nil {
 		if err := signature.CheckCurator(reg, curatorkey.Public(e.Key)); err != nil {
-			return "The file names another curator than the key this server holds: " + err.Error() + ".", strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}}
+			return "The file names another curator than the key this server holds: " + err.Error() + ".", FixNone, strictjson.Errors{{Path: "curator.pubkey", Reason: err.Error()}}
 		}
 	}
-	return "", nil
+	return "", FixNone, nil
 }
 
 // checkAnchor says why reg may not replace the served registry old, and
@@ -214,26 +237,26 @@ func admit(e *store.Editor, old store.Served, reg *registry.Registry, st signatu
 //
 // handEdit: the server signs reg with the trusted key itself (see
 // SignHandEdit), so its signature file is not what vouches for it.
-func checkAnchor(e *store.Editor, old store.Served, reg *registry.Registry, st signature.Status, handEdit bool) (msg, path string) {
+func checkAnchor(e *store.Editor, old store.Served, reg *registry.Registry, st signature.Status, handEdit bool) (msg, path string, fix ReloadFix) {
 	if e.Anchor != nil && !handEdit {
 		trusted := curatorkey.URI(e.Anchor) + " (" + e.AnchorFrom + ")"
 		switch {
 		case !st.Verified && !st.Signed():
-			return "Refusing a downgrade to an unsigned registry: " + e.Path + " has no valid signature file, and this server trusts only registries signed by " + trusted + ".", "signature"
+			return "Refusing a downgrade to an unsigned registry: " + e.Path + " has no valid signature file, and this server trusts only registries signed by " + trusted + ".", "signature", FixNone
 		case !st.Verified:
-			return "Refusing " + e.Path + ": its signature does not verify (" + st.Problem.Error() + "), and this server trusts only registries signed by " + trusted + ".", "signature"
+			return "Refusing " + e.Path + ": its signature does not verify (" + st.Problem.Error() + "), and this server trusts only registries signed by " + trusted + ".", "signature", FixNone
 		case !st.Signer.Equal(e.Anchor):
-			return "Refusing a change of curator key: " + e.Path + " is signed by " + curatorkey.URI(st.Signer) + ", but this server trusts " + trusted + ". A new curator key takes a restart with --pubkey set to it.", "curator.pubkey"
+			return "Refusing a change of curator key: " + e.Path + " is signed by " + curatorkey.URI(st.Signer) + ", but this server trusts " + trusted + ".", "curator.pubkey", FixRestartWithKey
 		}
 	}
 	if was, now := old.Signature.Log, st.Log; was != nil && now != nil && st.Verified && now.Seq < was.Seq {
-		return fmt.Sprintf("Refusing a rollback: the signature of %s covers the audit log up to seq %d, before seq %d, which the registry being served covers. An older registry and signature were put back.", e.Path, now.Seq, was.Seq), "signature.log_seq"
+		return fmt.Sprintf("Refusing a rollback: the signature of %s covers the audit log up to seq %d, before seq %d, which the registry being served covers. An older registry and signature were put back.", e.Path, now.Seq, was.Seq), "signature.log_seq", FixNone
 	}
 	if msg := olderSignature(old.Signature, st); msg != "" && reg.SHA256() == old.Registry.SHA256() {
-		return "Refusing a rollback: the signature of " + e.Path + " " + msg, "signature.signed_at"
+		return "Refusing a rollback: the signature of " + e.Path + " " + msg, "signature.signed_at", FixNone
 	}
 	if registry.CompareVersions(reg.Version(), old.Registry.Version()) < 0 {
-		return "Refusing a rollback: " + e.Path + " is version " + reg.Version() + ", lower than the version " + old.Registry.Version() + " being served. An older copy put back, even one its curator signed, is not loaded; publish the content again under a higher version.", "version"
+		return "Refusing a rollback: " + e.Path + " is version " + reg.Version() + ", lower than the version " + old.Registry.Version() + " being served. An older copy put back, even one its curator signed, is not loaded; publish the content again under a higher version.", "version", FixNone
 	}
-	return "", ""
+	return "", "", FixNone
 }

@@ -205,3 +205,25 @@ func TestReloadRefusesAnOlderSignature(t *testing.T) {
 		t.Fatal("the older signature replaced the one served")
 	}
 }
+
+// reload_registry words a refusal whose remedy is a setting of the server
+// (curation leaves it to the adapter): an expired signature names serve's
+// --allow-expired and its environment twin, and the text still says the
+// registry served is unchanged.
+func TestReloadOfAnExpiredSignatureNamesServesSetting(t *testing.T) {
+	key := curatorKey(t)
+	h, path := editable(t, key)
+	data, _ := os.ReadFile(path)
+	// Other bytes than those served (a higher version), so that it is no
+	// rollback but an expired signature that refuses it.
+	v := h.cur.Load().reg.Version()
+	data = bytes.Replace(data, []byte(`"`+v+`"`), []byte(`"9.0.0"`), 1)
+	os.WriteFile(path, data, 0o644)
+	signedAt := time.Now().Add(-48 * time.Hour)
+	expired := signature.SignWith(data, key, signedAt, signature.Options{Expires: signedAt.Add(24 * time.Hour)})
+	os.WriteFile(path+signature.Suffix, expired, 0o644)
+	_, err := h.ReloadRegistry(admin, &gen.ReloadRegistryInput{})
+	if err == nil || !strings.Contains(err.Error(), "a server started with --allow-expired (THREEGS_ALLOW_EXPIRED) loads it anyway") || !strings.Contains(err.Error(), "The registry served is unchanged") {
+		t.Fatalf("an expired signature: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/three-good-sources/3gs/internal/signature"
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
@@ -48,7 +49,7 @@ func (h *Handlers) reload(ctx context.Context, signEdit bool) (*gen.ReloadRegist
 		for _, p := range re.Problems {
 			out.Errors = append(out.Errors, gen.Problem{Path: p.Path, Reason: p.Reason})
 		}
-		return nil, &gen.ToolError{Text: re.Text + " The registry served is unchanged (version " + re.Version + ").", Structured: out}
+		return nil, &gen.ToolError{Text: re.Text + reloadFix(re) + " The registry served is unchanged (version " + re.Version + ").", Structured: out}
 	case err != nil:
 		return nil, err
 	}
@@ -62,4 +63,18 @@ func (h *Handlers) ReloadRegistryText(out *gen.ReloadRegistryOutput) string {
 		verified = "verified by its curator's signature"
 	}
 	return fmt.Sprintf("Reloaded: now serving registry version %s, %s, SHA-256 %s, %s.", out.RegistryVersion, categories(out.CategoryCount), out.RegistrySHA256, verified)
+}
+
+// reloadFix words the remedy of a refused reload for the admin calling
+// reload_registry, with the commands and serve's settings that apply.
+func reloadFix(re *curation.ReloadError) string {
+	switch re.Fix {
+	case curation.FixSignOrAllowExpired:
+		return " The curator signs it again with 3gs sign; a server started with --allow-expired (THREEGS_ALLOW_EXPIRED) loads it anyway."
+	case curation.FixSignWhileStopped:
+		return " Stop the server, run 3gs sign --key-file KEY " + signature.ShellQuote(re.Path) + ", and start it again."
+	case curation.FixRestartWithKey:
+		return " A new curator key takes a restart with --pubkey (THREEGS_PUBKEY) set to it."
+	}
+	return ""
 }
