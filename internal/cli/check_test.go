@@ -299,7 +299,7 @@ func TestCheckReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ps.Add(proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: "c0001", Rank: 3, Reason: "It answers 500 for weeks."})
+	p, err := ps.Add(gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: "c0001", Rank: ptr(3), Reason: "It answers 500 for weeks."})
 	ps.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -116,7 +116,7 @@ func reportedDead(w io.Writer, path string, n int) int {
 	}
 	fmt.Fprintf(w, "\n%d. Decide the proposals about sources (%d): 3gs proposals show ID --registry %s, then accept or reject\n", n+1, len(rows), signature.ShellQuote(path))
 	for _, p := range rows {
-		fmt.Fprintf(w, "   %s  %s #%d  %s (proposer's words: %s)\n", p.ID, p.Slug, p.Rank, p.Action, plainText(p.Reason, 120))
+		fmt.Fprintf(w, "   %s  %s #%d  %s (proposer's words: %s)\n", p.ID, p.Slug, p.SourceRank(), p.Action, plainText(p.Reason, 120))
 	}
 	return 1
 }

@@ -14,7 +14,7 @@ import (
 func TestProposalsRejectInBulk(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
 	from := func(client string) string {
-		return proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: "any", Rank: 1, Reason: "gone", Client: client})
+		return proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: "any", Rank: ptr(1), Reason: "gone", Client: proposals.Optional(client)})
 	}
 	v6 := from("2001:db8:1:2::/64")
 	a := from("192.0.2.1")

@@ -178,19 +178,19 @@ func plainText(s string, max int) string {
 
 func showProposal(w io.Writer, p *proposals.Proposal) {
 	fmt.Fprintf(w, "Proposal %s: %s %s, %s, proposed %s\n", p.ID, p.Action, p.Slug, p.Status, p.Created.Format(time.RFC3339))
-	if p.Client != "" {
-		fmt.Fprintf(w, "Sent from: %s (3gs proposals reject --client %s rejects all it has pending)\n", p.Client, p.Client)
+	if p.Client != nil {
+		fmt.Fprintf(w, "Sent from: %s (3gs proposals reject --client %s rejects all it has pending)\n", *p.Client, *p.Client)
 	}
-	if p.Digest != "" {
-		fmt.Fprintf(w, "Compacted after its decision: its body was dropped, %s of the line that held it kept\n", p.Digest)
+	if p.Digest != nil {
+		fmt.Fprintf(w, "Compacted after its decision: its body was dropped, %s of the line that held it kept\n", *p.Digest)
 	}
 	fmt.Fprintln(w, "-- proposed by an unknown party, not instructions --")
 	fmt.Fprintf(w, "Reason: %s\n", plainText(p.Reason, proposals.MaxReason))
-	if p.Contact != "" {
-		fmt.Fprintf(w, "Contact: %s\n", plainText(p.Contact, proposals.MaxContact))
+	if p.Contact != nil {
+		fmt.Fprintf(w, "Contact: %s\n", plainText(*p.Contact, proposals.MaxContact))
 	}
-	if p.Rank != 0 {
-		fmt.Fprintf(w, "Rank: %d\n", p.Rank)
+	if p.Rank != nil {
+		fmt.Fprintf(w, "Rank: %d\n", *p.Rank)
 	}
 	if c := p.Category; c != nil {
 		fmt.Fprintf(w, "Category: %s\nDescription: %s\nQuery patterns: %s\n", plainText(c.Name, 200), plainText(c.Description, 2000), plainText(strings.Join(c.QueryPatterns, "; "), 2000))
@@ -209,11 +209,11 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 	}
 	if d := p.Decision; d != nil {
 		fmt.Fprintf(w, "Decision: %s by %s at %s", p.Status, d.Actor, d.Time.Format(time.RFC3339))
-		if d.Version != "" {
-			fmt.Fprintf(w, ", registry version %s", d.Version)
+		if d.Version != nil {
+			fmt.Fprintf(w, ", registry version %s", *d.Version)
 		}
-		if d.Reason != "" {
-			fmt.Fprintf(w, "; reason: %s", plainText(d.Reason, proposals.MaxReason))
+		if d.Reason != nil {
+			fmt.Fprintf(w, "; reason: %s", plainText(*d.Reason, proposals.MaxReason))
 		}
 		fmt.Fprintln(w)
 	}

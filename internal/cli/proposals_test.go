@@ -14,7 +14,7 @@ import (
 
 // proposed records a proposal beside the registry at regPath, as a server
 // would, and returns its id.
-func proposed(t *testing.T, regPath string, p proposals.Proposal) string {
+func proposed(t *testing.T, regPath string, p gen.ProposalRecord) string {
 	t.Helper()
 	s, _, err := proposals.Open(proposals.PathFor(regPath), proposals.Options{})
 	if err != nil {
@@ -28,6 +28,8 @@ func proposed(t *testing.T, regPath string, p proposals.Proposal) string {
 	return rec.ID
 }
 
+func ptr[T any](v T) *T { return &v }
+
 func TestProposalsAcceptAndReject(t *testing.T) {
 	_, keyPath, _, regPath := curatorSetup(t)
 	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
@@ -35,8 +37,8 @@ func TestProposalsAcceptAndReject(t *testing.T) {
 	}
 	reg, _ := registry.LoadFile(regPath)
 	slug := reg.Categories()[0].Slug
-	remove := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionRemoveCategory, Slug: slug, Reason: "duplicate"})
-	report := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: slug, Rank: 1, Reason: "gone"})
+	remove := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionRemoveCategory, Slug: slug, Reason: "duplicate"})
+	report := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: slug, Rank: ptr(1), Reason: "gone"})
 
 	if code, _, errOut := run(t, nil, "proposals", "reject", report, "--registry", regPath); code != ExitUsage || !strings.Contains(errOut, "--reason") {
 		t.Errorf("reject without a reason: exit %d, %s", code, errOut)
@@ -67,7 +69,7 @@ func TestProposalsAcceptAndReject(t *testing.T) {
 // says how to: through the server's admin tools.
 func TestProposalsDecideNothingBehindAServer(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
-	id := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: "rust-learning", Rank: 1, Reason: "gone"})
+	id := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: "rust-learning", Rank: ptr(1), Reason: "gone"})
 	lock, err := safefile.TryLock(regPath)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestProposalsAcceptRefusesToBlessATamperedFile(t *testing.T) {
 	if code, _, errOut := run(t, nil, "endorse", regPath, "--pubkey", peerKey(t), "--url", "https://slipped.example"); code != ExitOK {
 		t.Fatalf("unsigned endorse: %s", errOut)
 	}
-	id := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionRemoveCategory, Slug: "rust-learning", Reason: "r"})
+	id := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionRemoveCategory, Slug: "rust-learning", Reason: "r"})
 	before, _ := os.ReadFile(regPath)
 	code, _, errOut := run(t, nil, "proposals", "accept", id, "--registry", regPath, "--key-file", keyPath)
 	if code != ExitFail || !strings.Contains(errOut, "does not verify") {
@@ -107,7 +109,7 @@ func TestProposalsAcceptAfterACrashRecordsTheChangeMadeAlready(t *testing.T) {
 	_, keyPath, _, regPath := curatorSetup(t)
 	run(t, nil, "sign", "--key-file", keyPath, regPath)
 	reg, _ := registry.LoadFile(regPath)
-	id := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionRemoveCategory, Slug: reg.Categories()[0].Slug, Reason: "duplicate"})
+	id := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionRemoveCategory, Slug: reg.Categories()[0].Slug, Reason: "duplicate"})
 	pending, _ := os.ReadFile(proposals.PathFor(regPath))
 	if code, out, errOut := run(t, nil, "proposals", "accept", id, "--registry", regPath, "--key-file", keyPath); code != ExitOK {
 		t.Fatalf("accept: exit %d\n%s%s", code, out, errOut)
@@ -123,7 +125,7 @@ func TestProposalsAcceptAfterACrashRecordsTheChangeMadeAlready(t *testing.T) {
 		t.Error("the change was applied twice")
 	}
 	ps, _ := proposals.Read(proposals.PathFor(regPath))
-	if len(ps) != 1 || ps[0].Status != gen.ProposalStatusAccepted || ps[0].Decision.Version == "" {
+	if len(ps) != 1 || ps[0].Status != gen.ProposalStatusAccepted || ps[0].Decision.Version == nil || *ps[0].Decision.Version == "" {
 		t.Errorf("the proposal after accepting again: %+v", ps[0])
 	}
 }

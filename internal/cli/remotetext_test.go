@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -15,8 +14,8 @@ import (
 func TestProposalTextShownEscaped(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
 	reg, _ := registry.LoadFile(regPath)
-	id := proposed(t, regPath, proposals.Proposal{Action: gen.ProposalActionReportDeadSource, Slug: reg.Categories()[0].Slug, Rank: 1,
-		Reason: "gone \x1b[2J\x1b]0;owned\x07 \u202eevil", Contact: "me\u200b@example.com"})
+	id := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: reg.Categories()[0].Slug, Rank: ptr(1),
+		Reason: "gone \x1b[2J\x1b]0;owned\x07 \u202eevil", Contact: ptr("me\u200b@example.com")})
 	for _, verb := range [][]string{{"list"}, {"show", id}} {
 		code, out, errOut := run(t, nil, append(append([]string{"proposals"}, verb...), "--registry", regPath)...)
 		if code != ExitOK {

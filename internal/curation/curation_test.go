@@ -95,7 +95,7 @@ func category(name, host string) gen.Category {
 func propose(t *testing.T, s *proposals.Store, slug string) string {
 	t.Helper()
 	c := category("Proposed "+slug, slug+".example")
-	p, err := s.Add(proposals.Proposal{Action: gen.ProposalActionAddCategory, Slug: slug, Category: &c, Reason: "No category covers it."})
+	p, err := s.Add(gen.ProposalRecord{Action: gen.ProposalActionAddCategory, Slug: slug, Category: &c, Reason: "No category covers it."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestAcceptAppliesAndRecords(t *testing.T) {
 		t.Errorf("the log's last entry: actor %q, slug %v", e.Actor, e.Slug)
 	}
 	p, _ := props.Get(id)
-	if p.Status != gen.ProposalStatusAccepted || p.Decision.Version != reg.Version() || p.Decision.Reason != "useful" {
+	if p.Status != gen.ProposalStatusAccepted || text(p.Decision.Version) != reg.Version() || text(p.Decision.Reason) != "useful" {
 		t.Errorf("the proposal: %s, %+v", p.Status, p.Decision)
 	}
 }
@@ -281,7 +281,7 @@ func TestAcceptAfterACrashRecordsOnly(t *testing.T) {
 		t.Fatalf("accept = %+v, want the change found in the log at %s", done, applied.Version())
 	}
 	unchanged(t, c, reg, sig, log)
-	if p, _ := props.Get(id); p.Status != gen.ProposalStatusAccepted || p.Decision.Version != applied.Version() {
+	if p, _ := props.Get(id); p.Status != gen.ProposalStatusAccepted || text(p.Decision.Version) != applied.Version() {
 		t.Errorf("the proposal: %s, %+v", p.Status, p.Decision)
 	}
 }
@@ -322,7 +322,7 @@ func TestRejectBySelection(t *testing.T) {
 		t.Fatalf("rejected %v, want %s and %s", ids, a, b)
 	}
 	for _, id := range ids {
-		if p, _ := props.Get(id); p.Status != gen.ProposalStatusRejected || p.Decision.Reason != "out of scope" {
+		if p, _ := props.Get(id); p.Status != gen.ProposalStatusRejected || text(p.Decision.Reason) != "out of scope" {
 			t.Errorf("%s: %s, %+v", id, p.Status, p.Decision)
 		}
 	}
@@ -539,23 +539,24 @@ func TestCheckProposalNamesTheProposalsOwnFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	two := 2
 	dup := gen.Source{Rank: 2, Name: "Again", URL: "https://one.example/", Type: gen.SourceTypeDocumentation, Why: "A test source that explains the topic well enough for this test to use it."}
-	err = curation.CheckProposal(reg, &proposals.Proposal{Action: gen.ProposalActionReplaceSource, Slug: "testing-things", Rank: 2, Source: &dup}, registry.MaxSize)
+	err = curation.CheckProposal(reg, &proposals.Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionReplaceSource, Slug: "testing-things", Rank: &two, Source: &dup}}, registry.MaxSize)
 	var errs strictjson.Errors
 	if !errors.As(err, &errs) || errs[0].Path != "source.url" {
 		t.Fatalf("a duplicate source: %v, want it at source.url", err)
 	}
 	private := category("Private", "example")
 	private.Sources[0].URL = "http://10.0.0.1/"
-	err = curation.CheckProposal(reg, &proposals.Proposal{Action: gen.ProposalActionAddCategory, Slug: "private", Category: &private}, registry.MaxSize)
+	err = curation.CheckProposal(reg, &proposals.Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionAddCategory, Slug: "private", Category: &private}}, registry.MaxSize)
 	if !errors.As(err, &errs) || errs[0].Path != "category.sources[0].url" || !strings.Contains(errs[0].Reason, "a proposal may not name such a host") {
 		t.Fatalf("a private host: %v", err)
 	}
 	fine := category("Fine", "fine.example")
-	if err := curation.CheckProposal(reg, &proposals.Proposal{Action: gen.ProposalActionAddCategory, Slug: "fine", Category: &fine}, registry.MaxSize); err != nil {
+	if err := curation.CheckProposal(reg, &proposals.Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionAddCategory, Slug: "fine", Category: &fine}}, registry.MaxSize); err != nil {
 		t.Fatalf("a fine category: %v", err)
 	}
-	if err := curation.CheckProposal(reg, &proposals.Proposal{Action: gen.ProposalActionAddCategory, Slug: "fine", Category: &fine}, int64(reg.Size())); err == nil {
+	if err := curation.CheckProposal(reg, &proposals.Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionAddCategory, Slug: "fine", Category: &fine}}, int64(reg.Size())); err == nil {
 		t.Fatal("a category past the size limit passed")
 	}
 }
@@ -574,4 +575,12 @@ func TestInitWritesARegistryItsLogRecords(t *testing.T) {
 	if e := lastEntry(t, c); e.Action != gen.AuditActionStart {
 		t.Errorf("the first entry is a %s", e.Action)
 	}
+}
+
+// text is the optional string s, empty when absent.
+func text(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -78,7 +78,7 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 		return nil, &AcceptError{Step: StepFind, Err: err}
 	}
 	out := &Accepted{Proposal: p}
-	dec := proposals.Decision{Actor: who, Reason: reason}
+	dec := proposals.Decision{Actor: who, Reason: proposals.Optional(reason)}
 	if p.Changes() {
 		version, done, err := proposals.AppliedIn(n.LogPath(), p.ID)
 		if err != nil {
@@ -98,7 +98,7 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 			}
 			out.Changed, out.Change, out.Version, out.Signed = true, changed, changed.New.Registry.Version(), changed.New.Signature.Verified
 		}
-		dec.Version = out.Version
+		dec.Version = proposals.Optional(out.Version)
 	}
 	if _, err := n.props.Decide(p.ID, gen.ProposalStatusAccepted, dec); err != nil {
 		return nil, &AcceptError{Step: StepRecord, Err: err, Accepted: out}
@@ -115,7 +115,7 @@ func (n *Node) Reject(who string, sel proposals.Selection, reason string) ([]str
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.props.Reject(sel, proposals.Decision{Actor: who, Reason: reason})
+	return n.props.Reject(sel, proposals.Decision{Actor: who, Reason: proposals.Optional(reason)})
 }
 
 // CheckProposal checks that p's change would apply to reg now and leave a
@@ -154,7 +154,7 @@ func CheckProposal(reg *registry.Registry, p *proposals.Proposal, limit int64) e
 	}
 	prefix := "category."
 	if p.Source != nil {
-		prefix = fmt.Sprintf("category.sources[%d].", p.Rank-1)
+		prefix = fmt.Sprintf("category.sources[%d].", p.SourceRank()-1)
 	}
 	for _, w := range warnings {
 		if strings.HasPrefix(w.Path+".", prefix) {
@@ -167,7 +167,7 @@ func CheckProposal(reg *registry.Registry, p *proposals.Proposal, limit int64) e
 	if p.Source != nil {
 		// The proposed source stands at sources[rank-1] of the category:
 		// its problems are the source argument's.
-		at := fmt.Sprintf("category.sources[%d]", p.Rank-1)
+		at := fmt.Sprintf("category.sources[%d]", p.SourceRank()-1)
 		for _, e := range errs {
 			if rest, ok := strings.CutPrefix(e.Path, at); ok {
 				e.Path = "source" + rest

@@ -18,7 +18,7 @@ func TestAcceptingChecksTheHostsAgain(t *testing.T) {
 	}
 	for _, u := range []string{"http://[64:ff9b::7f00:1]/", "http://100.64.0.1/", "http://127.0.0.\uff11/", "http://intranet/"} {
 		d := doc()
-		p := &Proposal{Action: gen.ProposalActionReplaceSource, Slug: "topic", Rank: 2, Source: &gen.Source{Rank: 2, URL: u}}
+		p := &Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionReplaceSource, Slug: "topic", Rank: ptr(2), Source: &gen.Source{Rank: 2, URL: u}}}
 		err := ApplyAccepted(p, d)
 		if err == nil || !strings.Contains(err.Error(), "may not name such a host") {
 			t.Errorf("accepting a source at %s: %v, want refused", u, err)
@@ -28,7 +28,7 @@ func TestAcceptingChecksTheHostsAgain(t *testing.T) {
 		}
 	}
 	d := doc()
-	if err := ApplyAccepted(&Proposal{Action: gen.ProposalActionReplaceSource, Slug: "topic", Rank: 2, Source: &gen.Source{Rank: 2, URL: "https://new.example/"}}, d); err != nil || d.Categories["topic"].Sources[1].URL != "https://new.example/" {
+	if err := ApplyAccepted(&Proposal{ProposalRecord: gen.ProposalRecord{Action: gen.ProposalActionReplaceSource, Slug: "topic", Rank: ptr(2), Source: &gen.Source{Rank: 2, URL: "https://new.example/"}}}, d); err != nil || d.Categories["topic"].Sources[1].URL != "https://new.example/" {
 		t.Errorf("accepting a public source: %v, source 2 %s", err, d.Categories["topic"].Sources[1].URL)
 	}
 }

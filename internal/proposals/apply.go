@@ -14,6 +14,15 @@ import (
 // but a report of a dead source, which the curator acts on by hand.
 func (p *Proposal) Changes() bool { return p.Action != gen.ProposalActionReportDeadSource }
 
+// SourceRank is the rank of the source p is about (replace_source,
+// report_dead_source); 0 when it names none.
+func (p *Proposal) SourceRank() int {
+	if p.Rank == nil {
+		return 0
+	}
+	return *p.Rank
+}
+
 // Apply makes the change p proposes to doc (a registry document the
 // caller owns, as registry.Document returns), without checking the
 // result: the registry's loader does that. It fails when the change no
@@ -40,9 +49,9 @@ func Apply(p *Proposal, doc *gen.Registry) error {
 		if !exists {
 			return fmt.Errorf("the registry has no category %s", p.Slug)
 		}
-		i := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == p.Rank })
+		i := slices.IndexFunc(cat.Sources, func(s gen.Source) bool { return s.Rank == p.SourceRank() })
 		if i < 0 {
-			return fmt.Errorf("category %s has no source ranked %d", p.Slug, p.Rank)
+			return fmt.Errorf("category %s has no source ranked %d", p.Slug, p.SourceRank())
 		}
 		if p.Action == gen.ProposalActionReplaceSource {
 			// The category is shared with the registry served: replace
@@ -69,7 +78,7 @@ func Shape(p *Proposal) (path, reason string) {
 	if !ok {
 		return "action", "unknown action"
 	}
-	has := [3]bool{p.Category != nil, p.Rank != 0, p.Source != nil}
+	has := [3]bool{p.Category != nil, p.Rank != nil, p.Source != nil}
 	names := [3]string{"category", "rank", "source"}
 	for i := range has {
 		switch {
@@ -79,10 +88,14 @@ func Shape(p *Proposal) (path, reason string) {
 			return names[i], "not taken by action " + string(p.Action) + "; leave it out"
 		}
 	}
-	if p.Source != nil && p.Source.Rank != p.Rank {
-		return "source.rank", fmt.Sprintf("must equal rank (%d)", p.Rank)
+	if p.Source != nil && p.Source.Rank != p.SourceRank() {
+		return "source.rank", fmt.Sprintf("must equal rank (%d)", p.SourceRank())
 	}
-	for _, f := range []struct{ path, text string }{{"reason", p.Reason}, {"contact", p.Contact}} {
+	contact := ""
+	if p.Contact != nil {
+		contact = *p.Contact
+	}
+	for _, f := range []struct{ path, text string }{{"reason", p.Reason}, {"contact", contact}} {
 		for _, r := range f.text {
 			if registry.Hidden(r) {
 				return f.path, fmt.Sprintf("holds the character %U, a control or invisible format character; write plain text", r)

@@ -38,9 +38,10 @@ func stripped(p *Proposal, off int64) *Proposal {
 // may share its bytes, so one kept string (an id, a reason) would keep
 // the whole line, body and all, in memory.
 func (p *Proposal) own() {
-	for _, s := range []*string{&p.ID, &p.Slug, &p.Reason, &p.Contact, &p.Client, &p.Digest} {
+	for _, s := range []*string{&p.ID, &p.Slug, &p.Reason} {
 		*s = strings.Clone(*s)
 	}
+	p.Contact, p.Client, p.Digest = cloned(p.Contact), cloned(p.Client), cloned(p.Digest)
 	p.Action, p.Status = gen.ProposalAction(strings.Clone(string(p.Action))), gen.ProposalStatus(strings.Clone(string(p.Status)))
 	p.Votes = slices.Clone(p.Votes)
 	for i := range p.Votes {
@@ -49,9 +50,18 @@ func (p *Proposal) own() {
 	}
 	if p.Decision != nil {
 		d := *p.Decision
-		d.Reason, d.Actor, d.Version = strings.Clone(d.Reason), strings.Clone(d.Actor), strings.Clone(d.Version)
+		d.Reason, d.Actor, d.Version = cloned(d.Reason), strings.Clone(d.Actor), cloned(d.Version)
 		p.Decision = &d
 	}
+}
+
+// cloned is a copy of the optional string s with memory of its own.
+func cloned(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	c := strings.Clone(*s)
+	return &c
 }
 
 // full is a copy of p with its body, read back from the file when it was

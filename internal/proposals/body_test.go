@@ -16,7 +16,7 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 	now := t0
 	path := filepath.Join(t.TempDir(), "r.json"+Suffix)
 	s := open(t, path, Options{Now: func() time.Time { return now }})
-	p := Proposal{Action: gen.ProposalActionReplaceSource, Slug: "a", Rank: 2, Reason: "better", Source: &gen.Source{Name: "New", Rank: 2, Type: "documentation", URL: "https://example.org/new", Why: "It is kept up to date."}}
+	p := gen.ProposalRecord{Action: gen.ProposalActionReplaceSource, Slug: "a", Rank: ptr(2), Reason: "better", Source: &gen.Source{Name: "New", Rank: 2, Type: "documentation", URL: "https://example.org/new", Why: "It is kept up to date."}}
 	added, err := s.Add(p)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestBodiesAreReadBackFromTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a compaction")
-	if _, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: "no"}); err != nil {
+	if _, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: Optional("no")}); err != nil {
 		t.Fatal(err)
 	}
 	check("after a rejection in bulk")

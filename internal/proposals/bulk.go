@@ -111,7 +111,7 @@ func (sel Selection) chooses(p *Proposal) bool {
 	case !sel.OlderThan.IsZero():
 		return p.Created.Before(sel.OlderThan)
 	case sel.FromClient.IsValid():
-		return clientWithin(p.Client, sel.FromClient)
+		return p.Client != nil && clientWithin(*p.Client, sel.FromClient)
 	}
 	return false
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // large is a proposal whose line takes about 3.6 KB.
-func large(slug string) Proposal {
+func large(slug string) gen.ProposalRecord {
 	p := report(slug)
 	p.Reason = strings.Repeat("a flood of text ", 220)
 	return p
@@ -61,7 +61,7 @@ func TestTheCapHoldsThroughFloodsAndBulkRejections(t *testing.T) {
 			t.Errorf("round %d: only %d proposals fitted after the bulk rejection, %d the first time: the rejected ones still take the room", round, n, first)
 		}
 		now = now.Add(time.Minute)
-		ids, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: "flood"})
+		ids, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: Optional("flood")})
 		if err != nil || len(ids) != n {
 			t.Fatalf("round %d: rejecting all pending: %d rejected, %v; want %d", round, len(ids), err, n)
 		}
@@ -75,7 +75,7 @@ func TestTheCapHoldsThroughFloodsAndBulkRejections(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range ps {
-		if p.Status != gen.ProposalStatusRejected || p.Decision == nil || !strings.HasPrefix(p.Digest, "sha256:") || p.Reason != "" {
+		if p.Status != gen.ProposalStatusRejected || p.Decision == nil || !strings.HasPrefix(text(p.Digest), "sha256:") || p.Reason != "" {
 			t.Fatalf("a rejected proposal after compaction: %+v; want its decision and digest, no body", p)
 		}
 	}
@@ -90,12 +90,12 @@ func TestDecidedBodiesAreCompactedAfterADay(t *testing.T) {
 	s := open(t, path, Options{Now: func() time.Time { return now }})
 	a, _ := s.Add(large("a"))
 	pending, _ := s.Add(large("b"))
-	if _, err := s.Decide(a.ID, gen.ProposalStatusRejected, Decision{Actor: "cli", Reason: "no"}); err != nil {
+	if _, err := s.Decide(a.ID, gen.ProposalStatusRejected, Decision{Actor: "cli", Reason: Optional("no")}); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(23 * time.Hour)
 	s.Tidy()
-	if p, _ := s.Get(a.ID); p.Digest != "" || p.Reason == "" {
+	if p, _ := s.Get(a.ID); p.Digest != nil || p.Reason == "" {
 		t.Fatalf("compacted within the day: %+v", p)
 	}
 	now = now.Add(2 * time.Hour)
@@ -104,13 +104,13 @@ func TestDecidedBodiesAreCompactedAfterADay(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := s.Get(a.ID)
-	if p.Reason != "" || !strings.HasPrefix(p.Digest, "sha256:") || p.Decision == nil || p.Decision.Reason != "no" {
+	if p.Reason != "" || !strings.HasPrefix(text(p.Digest), "sha256:") || p.Decision == nil || text(p.Decision.Reason) != "no" {
 		t.Errorf("a day after its decision: %+v; want no body, a digest, the decision kept", p)
 	}
 	if after := fileSize(t, path); after >= before-3000 {
 		t.Errorf("the file went from %d to %d bytes: the body is still in it", before, after)
 	}
-	if q, _ := s.Get(pending.ID); q.Reason == "" || q.Digest != "" {
+	if q, _ := s.Get(pending.ID); q.Reason == "" || q.Digest != nil {
 		t.Errorf("a pending proposal lost its body: %+v", q)
 	}
 }
@@ -125,7 +125,7 @@ func TestOpenCompactsAFileOverItsCap(t *testing.T) {
 		p, _ := s.Add(large("a"))
 		ids = append(ids, p.ID)
 	}
-	s.Reject(Selection{IDs: ids[:30]}, Decision{Actor: "cli", Reason: "flood"})
+	s.Reject(Selection{IDs: ids[:30]}, Decision{Actor: "cli", Reason: Optional("flood")})
 	s.Close()
 	s2 := open(t, path, Options{MaxBytes: 64 << 10})
 	if size := fileSize(t, path); size > 64<<10 {
@@ -142,7 +142,7 @@ func TestRejectFilters(t *testing.T) {
 	s := open(t, path, Options{Now: func() time.Time { return now }})
 	add := func(client string) string {
 		p := report("a")
-		p.Client = client
+		p.Client = Optional(client)
 		rec, err := s.Add(p)
 		if err != nil {
 			t.Fatal(err)
@@ -154,21 +154,21 @@ func TestRejectFilters(t *testing.T) {
 	v6 := add("2001:db8:1:2::/64")
 	other := add("198.51.100.7")
 	fresh := add("")
-	if _, err := s.Reject(Selection{IDs: []string{old, "p0000000000000000"}}, Decision{Actor: "cli", Reason: "x"}); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Reject(Selection{IDs: []string{old, "p0000000000000000"}}, Decision{Actor: "cli", Reason: Optional("x")}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("ids with one unknown: %v, want ErrNotFound", err)
 	}
 	if p, _ := s.Get(old); p.Status != gen.ProposalStatusPending {
 		t.Errorf("a failed list rejected %s anyway", old)
 	}
-	got, _ := s.Reject(Selection{FromClient: netip.MustParsePrefix("2001:db8:1:2::77/128")}, Decision{Actor: "cli", Reason: "x"})
+	got, _ := s.Reject(Selection{FromClient: netip.MustParsePrefix("2001:db8:1:2::77/128")}, Decision{Actor: "cli", Reason: Optional("x")})
 	if len(got) != 1 || got[0] != v6 {
 		t.Errorf("from an address of the /64: rejected %v, want [%s]", got, v6)
 	}
-	got, _ = s.Reject(Selection{OlderThan: t0.Add(90 * time.Minute)}, Decision{Actor: "cli", Reason: "x"})
+	got, _ = s.Reject(Selection{OlderThan: t0.Add(90 * time.Minute)}, Decision{Actor: "cli", Reason: Optional("x")})
 	if len(got) != 1 || got[0] != old {
 		t.Errorf("older than 1h30 after the first: rejected %v, want [%s]", got, old)
 	}
-	got, _ = s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: "x"})
+	got, _ = s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: Optional("x")})
 	if len(got) != 2 || got[0] != other || got[1] != fresh {
 		t.Errorf("all pending: rejected %v, want [%s %s]", got, other, fresh)
 	}
@@ -212,7 +212,7 @@ func TestDecidedPastAQuarterAreCompactedNotDropped(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
-	got, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: "flood"})
+	got, err := s.Reject(Selection{AllPending: true}, Decision{Actor: "cli", Reason: Optional("flood")})
 	if err != nil || len(got) != 8 {
 		t.Fatalf("rejected %d, %v", len(got), err)
 	}
@@ -221,7 +221,7 @@ func TestDecidedPastAQuarterAreCompactedNotDropped(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s was dropped: %v", id, err)
 		}
-		if p.Digest == "" {
+		if p.Digest == nil {
 			t.Errorf("%s kept its body past a quarter of the cap", id)
 		}
 	}

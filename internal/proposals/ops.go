@@ -27,18 +27,19 @@ func (s *Store) pending() int {
 // MaxPending is the bound Add keeps.
 func (s *Store) MaxPending() int { return s.o.MaxPending }
 
-// Add records p, a new proposal (its ID, Created and Status are set
+// Add records r, a new proposal (its ID, Created and Status are set
 // here), unless MaxPending proposals wait already (ErrFull) or the file
 // has no room for it even with every decided proposal compacted
 // (ErrCapped).
-func (s *Store) Add(p Proposal) (*Proposal, error) {
+func (s *Store) Add(r gen.ProposalRecord) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending() >= s.o.MaxPending {
 		return nil, ErrFull
 	}
+	p := Proposal{ProposalRecord: r}
 	p.ID, p.Created, p.Status = NewID(), s.o.Now().UTC().Truncate(time.Second), gen.ProposalStatusPending
-	p.Votes, p.Decision, p.Digest = nil, nil, ""
+	p.Votes, p.Decision, p.Digest = nil, nil, nil
 	if err := s.write(&p, true); err != nil {
 		return nil, err
 	}

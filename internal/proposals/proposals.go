@@ -57,27 +57,12 @@ const (
 )
 
 // Proposal is one proposed change and what became of it: a line of the
-// file.
+// file (gen.ProposalRecord, schema/proposal.schema.json), and where that
+// line is. Its Client is the curator's filter, never shown to the
+// public: the tools show a proposal as gen.Proposal, which has none, and
+// nothing encodes a Proposal but the file's encoder.
 type Proposal struct {
-	ID       string             `json:"id"`
-	Created  time.Time          `json:"created"`
-	Action   gen.ProposalAction `json:"action"`
-	Slug     string             `json:"slug"`
-	Category *gen.Category      `json:"category,omitempty"`
-	Rank     int                `json:"rank,omitempty"`
-	Source   *gen.Source        `json:"source,omitempty"`
-	Reason   string             `json:"reason"`
-	Contact  string             `json:"contact,omitempty"`
-	Status   gen.ProposalStatus `json:"status"`
-	Votes    []Vote             `json:"votes,omitempty"`
-	Decision *Decision          `json:"decision,omitempty"`
-	// Client is who sent it, as the rate counts clients (an IPv4 address,
-	// an IPv6 prefix); empty for the stdio client. The curator's filter,
-	// never shown to the public.
-	Client string `json:"-"`
-	// Digest is set when a decided proposal was compacted: the SHA-256 of
-	// the line that last held its body, which was then dropped.
-	Digest string `json:"digest,omitempty"`
+	gen.ProposalRecord
 	// line is the length of the line holding this state, newline
 	// included: what a compaction writes for it. When stripped, the body
 	// (Category, Source) is not in memory but in the line at off, bodyLine
@@ -88,21 +73,20 @@ type Proposal struct {
 }
 
 // Vote is an endorsed curator's signed vote (see Statement).
-type Vote struct {
-	Pubkey    string         `json:"pubkey"`
-	Vote      gen.VoteChoice `json:"vote"`
-	Time      time.Time      `json:"time"`
-	Signature string         `json:"signature"`
-}
+type Vote = gen.ProposalVote
 
-// Decision is the curator's.
-type Decision struct {
-	Time   time.Time `json:"time"`
-	Reason string    `json:"reason,omitempty"`
-	Actor  string    `json:"actor"`
-	// Version is the registry version the accepted change produced; empty
-	// for a rejection or an accepted report, which change nothing.
-	Version string `json:"version,omitempty"`
+// Decision is the curator's. Its Version is the registry version an
+// accepted change produced; absent for a rejection or an accepted
+// report, which change nothing.
+type Decision = gen.ProposalDecision
+
+// Optional is s as the file holds an optional string: absent (nil) when
+// empty.
+func Optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // Errors a Store returns.

@@ -218,7 +218,7 @@ func decodeLine(line []byte) (*Proposal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRecord(r), nil
+	return &Proposal{ProposalRecord: *r}, nil
 }
 
 // put makes p the state of its id.
@@ -302,7 +302,7 @@ func (s *Store) decidedBytes() int64 {
 // keep: decided longer than BodyRetention ago, or at all when force is
 // set.
 func (s *Store) stale(p *Proposal, force bool) bool {
-	if p.Decision == nil || p.Digest != "" {
+	if p.Decision == nil || p.Digest != nil {
 		return false
 	}
 	return force || p.Decision.Time.Before(s.o.Now().Add(-s.o.BodyRetention))
@@ -321,8 +321,8 @@ func (s *Store) slim(p *Proposal) error {
 	}
 	sum := sha256.Sum256(full[:len(full)-1])
 	c := *whole
-	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", "", nil
-	c.Digest = "sha256:" + hex.EncodeToString(sum[:])
+	c.Category, c.Source, c.Reason, c.Contact, c.Votes = nil, nil, "", nil, nil
+	c.Digest = Optional("sha256:" + hex.EncodeToString(sum[:]))
 	c.own()
 	line, err := encodeLine(&c)
 	if err != nil {
@@ -390,7 +390,7 @@ func encodeLine(p *Proposal) ([]byte, error) {
 	// The generated encoder writes the schema's order, indented; a line
 	// of the file is that, compacted.
 	var b bytes.Buffer
-	if err := json.Compact(&b, gen.EncodeProposalRecord(record(p))); err != nil {
+	if err := json.Compact(&b, gen.EncodeProposalRecord(&p.ProposalRecord)); err != nil {
 		return nil, err
 	}
 	line := b.Bytes()

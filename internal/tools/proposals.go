@@ -59,27 +59,18 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 	out := &gen.Proposal{
 		ID: p.ID, Created: second(p.Created), Action: p.Action, Slug: p.Slug,
 		Status: p.Status, Reason: registry.Visible(p.Reason), Support: support, Oppose: oppose,
-		Category: p.Category, Source: p.Source, Votes: []gen.Vote{},
+		Category: p.Category, Rank: p.Rank, Source: p.Source, Digest: p.Digest, Votes: []gen.Vote{},
 	}
-	if p.Rank != 0 {
-		out.Rank = ptr(p.Rank)
-	}
-	if p.Contact != "" {
-		out.Contact = ptr(registry.Visible(p.Contact))
-	}
-	if p.Digest != "" {
-		out.Digest = ptr(p.Digest)
+	if p.Contact != nil {
+		out.Contact = ptr(registry.Visible(*p.Contact))
 	}
 	for _, v := range p.Votes {
 		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: second(v.Time), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
-		out.Decision = &gen.Decision{Time: second(d.Time), Actor: d.Actor}
-		if d.Reason != "" {
-			out.Decision.Reason = ptr(registry.Visible(d.Reason))
-		}
-		if d.Version != "" {
-			out.Decision.RegistryVersion = ptr(d.Version)
+		out.Decision = &gen.Decision{Time: second(d.Time), Actor: d.Actor, RegistryVersion: d.Version}
+		if d.Reason != nil {
+			out.Decision.Reason = ptr(registry.Visible(*d.Reason))
 		}
 	}
 	return out

@@ -23,10 +23,7 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	if d == nil {
 		return nil, refuse(h.noProposals())
 	}
-	p := proposals.Proposal{Action: in.Action, Slug: in.Slug, Category: in.Category, Source: in.Source, Reason: in.Reason, Contact: deref(in.Contact)}
-	if in.Rank != nil {
-		p.Rank = *in.Rank
-	}
+	p := proposals.Proposal{ProposalRecord: gen.ProposalRecord{Action: in.Action, Slug: in.Slug, Category: in.Category, Rank: in.Rank, Source: in.Source, Reason: in.Reason, Contact: in.Contact}}
 	if path, reason := proposals.Shape(&p); path != "" {
 		return nil, strictjson.Errors{{Path: path, Reason: reason}}
 	}
@@ -57,8 +54,8 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 		return nil, err
 	}
 	checked.Refund()
-	p.Client = d.rate.ClientOf(client)
-	rec, err := d.store.Add(p)
+	p.Client = proposals.Optional(d.rate.ClientOf(client))
+	rec, err := d.store.Add(p.ProposalRecord)
 	if err != nil {
 		charge.Refund()
 	}
