@@ -234,14 +234,14 @@ func AppendFloat(dst []byte, f float64) []byte {
 	return dst
 }
 
-// AppendString appends s as a JSON string, byte for byte as sonic's
+// AppendString appends s, a string or the bytes of one, as a JSON string, byte for byte as sonic's
 // default encoder writes it (quote, backslash, \t \n \r, other control
 // characters as \u00XX, everything else as is). Long text is scanned
 // eight bytes at a time for a byte that needs escaping; it used to go
 // through sonic's encoder, whose JIT then compiled a program for strings
 // at the first answer: code, memory and a compiler the server otherwise
 // need not touch.
-func AppendString(dst []byte, s string) []byte {
+func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	if len(s) < 64 {
 		return appendShortString(dst, s)
 	}
@@ -251,7 +251,7 @@ func AppendString(dst []byte, s string) []byte {
 // appendLongString is appendShortString reading eight bytes at a time:
 // a word with no byte to escape is skipped whole, and in one that has,
 // the first such byte is found from the word's mask.
-func appendLongString(dst []byte, s string) []byte {
+func appendLongString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = slices.Grow(dst, len(s)+2)
 	dst = append(dst, '"')
 	start, i := 0, 0
@@ -281,7 +281,7 @@ func appendLongString(dst []byte, s string) []byte {
 // load8 is the eight bytes of s from i, little-endian. The compiler
 // combines the eight byte loads into one where the architecture allows
 // (a MOVQ on amd64), as an unsafe view of the string did.
-func load8(s string, i int) uint64 {
+func load8[S ~string | ~[]byte](s S, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
@@ -300,7 +300,7 @@ func escapes8(x uint64) uint64 {
 	return (less | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
-func appendShortString(dst []byte, s string) []byte {
+func appendShortString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
