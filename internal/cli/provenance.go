@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/three-good-sources/3gs/internal/app"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -172,6 +173,10 @@ func onePath(env *Env, cmd string, args []string, registry string) (string, bool
 // loadProblem shortens a registry load error to its first problem.
 func loadProblem(err error) error {
 	var errs strictjson.Errors
+	var big *registry.TooLargeError
+	if errors.As(err, &big) {
+		return fmt.Errorf("%v (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES)", big)
+	}
 	if errors.As(err, &errs) && len(errs) > 1 {
 		return fmt.Errorf("%v (and %d more problems)", errs[0], len(errs)-1)
 	}

@@ -7,6 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -446,5 +448,14 @@ func TestServePinsThePubkey(t *testing.T) {
 	}
 	if code, _, errOut := serveOnce(t, nil, "--registry", regPath, "--pubkey", "pk:nonsense"); code != ExitUsage || !strings.Contains(errOut, "--pubkey (THREEGS_PUBKEY)") {
 		t.Errorf("a malformed --pubkey: %d %s", code, errOut)
+	}
+}
+
+// A change that would make the registry too large is worded with the
+// setting that raises the limit: the registry package says only sizes.
+func TestLoadProblemNamesTheRegistryLimit(t *testing.T) {
+	got := loadProblem(fmt.Errorf("wrapped: %w", &registry.TooLargeError{Size: 2000, Limit: 1000})).Error()
+	if !strings.Contains(got, "registry is 2000 bytes, more than the 1000-byte limit (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES)") {
+		t.Errorf("loadProblem: %q", got)
 	}
 }

@@ -115,15 +115,23 @@ type Refusal struct {
 	Invalid bool
 }
 
+// Error says what was refused without naming the server's settings: the
+// tools word a Refusal for the caller (internal/tools, rateRefusal).
 func (r *Refusal) Error() string {
-	if r.Invalid {
-		return fmt.Sprintf("This client (%s) has sent %d invalid proposals in the last %s, the most this server checks from one client (%d times --proposal-rate); correct the proposal from the messages it was given, then try again in %s.", r.Who, r.Count, hours(r.Window), InvalidFactor, wait(r.Retry))
+	switch {
+	case r.Invalid:
+		return fmt.Sprintf("%s sent %d invalid proposals in the last %s, the most checked from one client; retry in %s", r.Who, r.Count, hours(r.Window), wait(r.Retry))
+	case r.Who == "":
+		return fmt.Sprintf("%d proposals recorded from all clients in the last %s, the most taken; retry in %s", r.Count, hours(r.Window), wait(r.Retry))
 	}
-	if r.Who == "" {
-		return fmt.Sprintf("This server has recorded %d proposals from all clients in the last %s, the most it takes (--proposal-rate-total) so that the curator can read them; try again in %s.", r.Count, hours(r.Window), wait(r.Retry))
-	}
-	return fmt.Sprintf("This client (%s) has recorded %d proposals in the last %s, the most this server takes from one client (--proposal-rate); try again in %s.", r.Who, r.Count, hours(r.Window), wait(r.Retry))
+	return fmt.Sprintf("%s recorded %d proposals in the last %s, the most taken from one client; retry in %s", r.Who, r.Count, hours(r.Window), wait(r.Retry))
 }
+
+// Hours is how a window is said in a message: "hour", or its length.
+func Hours(d time.Duration) string { return hours(d) }
+
+// Wait is how a time to wait is said in a message.
+func Wait(d time.Duration) string { return wait(d) }
 
 func hours(d time.Duration) string {
 	if d == time.Hour {

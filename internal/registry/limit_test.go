@@ -24,8 +24,9 @@ func TestSizeLimit(t *testing.T) {
 	if _, err := LoadLimit(data, int64(len(data))); err != nil {
 		t.Errorf("a registry exactly at the limit: %v", err)
 	}
-	if _, err := LoadLimit(data, int64(len(data))-1); err == nil || !strings.Contains(err.Error(), "--max-registry-bytes") {
-		t.Errorf("a registry one byte over the limit: %v", err)
+	var big *TooLargeError
+	if _, err := LoadLimit(data, int64(len(data))-1); !errors.As(err, &big) || big.Size != int64(len(data)) || big.Limit != int64(len(data))-1 {
+		t.Errorf("a registry one byte over the limit: %v, want a *TooLargeError with its size and the limit", err)
 	}
 	path := filepath.Join(t.TempDir(), "registry.json")
 	if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -115,11 +115,20 @@ func Load(data []byte) (*Registry, error) {
 // LoadLimit is Load for bytes that must also fit the limit max: a registry
 // a curator tool or 3gs endorse is about to write, which the next start
 // has to be able to read.
+// A registry over the limit is a *TooLargeError.
 func LoadLimit(data []byte, max int64) (*Registry, error) {
 	if int64(len(data)) > max {
-		return nil, strictjson.Errors{{Reason: fmt.Sprintf("registry is %d bytes, more than the %d-byte limit (--max-registry-bytes)", len(data), max)}}
+		return nil, &TooLargeError{Size: int64(len(data)), Limit: max}
 	}
 	return Load(data)
+}
+
+// TooLargeError is a registry of Size bytes, more than Limit, the most
+// the next start reads. The adapters name the setting that raises it.
+type TooLargeError struct{ Size, Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("registry is %d bytes, more than the %d-byte limit", e.Size, e.Limit)
 }
 
 // LoadFile reads and loads the registry at path, of at most MaxSize bytes.

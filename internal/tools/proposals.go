@@ -156,3 +156,15 @@ func writeVerdict(b *strings.Builder, p *gen.Proposal) {
 		b.WriteString("The curator has not decided yet.\n")
 	}
 }
+
+// rateRefusal words a proposal the rate refused for the caller, naming the
+// server's setting that bounds it.
+func rateRefusal(r *proposals.Refusal) string {
+	switch {
+	case r.Invalid:
+		return fmt.Sprintf("This client (%s) has sent %d invalid proposals in the last %s, the most this server checks from one client (%d times --proposal-rate); correct the proposal from the messages it was given, then try again in %s.", r.Who, r.Count, proposals.Hours(r.Window), proposals.InvalidFactor, proposals.Wait(r.Retry))
+	case r.Who == "":
+		return fmt.Sprintf("This server has recorded %d proposals from all clients in the last %s, the most it takes (--proposal-rate-total) so that the curator can read them; try again in %s.", r.Count, proposals.Hours(r.Window), proposals.Wait(r.Retry))
+	}
+	return fmt.Sprintf("This client (%s) has recorded %d proposals in the last %s, the most this server takes from one client (--proposal-rate); try again in %s.", r.Who, r.Count, proposals.Hours(r.Window), proposals.Wait(r.Retry))
+}

@@ -395,3 +395,24 @@ func TestProposalClientIsNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// The rate's refusals reach the caller worded by the tools, naming the
+// setting that bounds each: the per-client rate, its invalid allowance,
+// and the server-wide total.
+func TestRateRefusalsNameTheirSetting(t *testing.T) {
+	for _, c := range []struct {
+		r    proposals.Refusal
+		want string
+	}{
+		{proposals.Refusal{Who: "address 192.0.2.1", Count: 10, Window: time.Hour, Retry: 37 * time.Minute}, "This client (address 192.0.2.1) has recorded 10 proposals in the last hour, the most this server takes from one client (--proposal-rate); try again in 37m"},
+		{proposals.Refusal{Who: "address 192.0.2.1", Count: 30, Window: time.Hour, Retry: time.Minute, Invalid: true}, "has sent 30 invalid proposals in the last hour, the most this server checks from one client (3 times --proposal-rate)"},
+		{proposals.Refusal{Count: 5, Window: time.Hour, Retry: time.Hour}, "This server has recorded 5 proposals from all clients in the last hour, the most it takes (--proposal-rate-total)"},
+	} {
+		if got := rateRefusal(&c.r); !strings.Contains(got, c.want) {
+			t.Errorf("%+v worded %q, want it to contain %q", c.r, got, c.want)
+		}
+		if strings.Contains(c.r.Error(), "--") {
+			t.Errorf("the limiter's own text names a flag: %q", c.r.Error())
+		}
+	}
+}

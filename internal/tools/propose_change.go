@@ -42,12 +42,12 @@ func (h *Handlers) ProposeChange(ctx context.Context, in *gen.ProposeChangeInput
 	now := h.now()
 	charge, refused := d.rate.Take(now, client)
 	if refused != nil {
-		return nil, refuse(refused.Error())
+		return nil, refuse(rateRefusal(refused))
 	}
 	checked, refused := d.rate.Invalid.Take(now, client)
 	if refused != nil {
 		charge.Refund()
-		return nil, refuse(refused.Error())
+		return nil, refuse(rateRefusal(refused))
 	}
 	if err := h.checkProposal(&p); err != nil {
 		charge.Refund()
