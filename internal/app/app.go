@@ -158,7 +158,7 @@ type Server struct {
 	healthFile func() sourcehealth.Published
 	// proposals is the proposals file this server writes; nil when it
 	// takes none.
-	proposals *proposals.Store
+	proposals *proposals.File
 }
 
 // Close stops fetching peers and gives up the registry's lock: serve

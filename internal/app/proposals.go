@@ -23,7 +23,7 @@ type Proposals struct {
 // (it holds the registry's lock) and hands it to the tools. A failure is
 // logged, and the server runs without taking proposals: they are not worth
 // refusing to serve for.
-func openProposals(c Proposals, h *tools.Handlers, regPath string, log *slog.Logger) *proposals.Store {
+func openProposals(c Proposals, h *tools.Handlers, regPath string, log *slog.Logger) *proposals.File {
 	path := proposals.PathFor(regPath)
 	s, notes, err := proposals.Open(path, c.Options)
 	if err != nil {
@@ -47,7 +47,7 @@ func openProposals(c Proposals, h *tools.Handlers, regPath string, log *slog.Log
 const tidyEvery = time.Hour
 
 // tidyProposals compacts s every tidyEvery until ctx ends.
-func tidyProposals(ctx context.Context, s *proposals.Store, log *slog.Logger) {
+func tidyProposals(ctx context.Context, s *proposals.File, log *slog.Logger) {
 	t := time.NewTicker(tidyEvery)
 	defer t.Stop()
 	for {

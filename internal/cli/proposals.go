@@ -237,7 +237,7 @@ func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
 // openForDecision takes the registry's lock and opens its proposals file,
 // as the one writer of both. A server holding the lock must not be
 // written behind: the curator decides through it instead.
-func openForDecision(env *Env, verb, reg string) (*safefile.Lock, *proposals.Store, bool) {
+func openForDecision(env *Env, verb, reg string) (*safefile.Lock, *proposals.File, bool) {
 	if _, err := os.Stat(reg); err != nil {
 		problem, fix := registryProblem(reg, err, "")
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\nFix: %s.\n", verb, problem, fix)

@@ -44,7 +44,7 @@ type Node struct {
 	editor  *store.Editor // a server's; nil for a command
 	serving Serving
 	file    *store.File // a command's; nil for a server
-	props   *proposals.Store
+	props   *proposals.File
 }
 
 // NewServer is the node of a server that serves, and may change, the
@@ -62,10 +62,10 @@ func NewFile(f store.File) *Node {
 
 // SetProposals makes p the proposals the node decides. Call it before
 // serving.
-func (n *Node) SetProposals(p *proposals.Store) { n.props = p }
+func (n *Node) SetProposals(p *proposals.File) { n.props = p }
 
 // Proposals is the proposals store, nil when the node takes none.
-func (n *Node) Proposals() *proposals.Store { return n.props }
+func (n *Node) Proposals() *proposals.File { return n.props }
 
 // ReadOnly is why a server node may not change its file (another
 // process holds its lock), or "" when it may; "" for a command's node.

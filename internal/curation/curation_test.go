@@ -68,7 +68,7 @@ func fileOf(c *curator.Node) store.File {
 }
 
 // withProposals opens the proposals file beside the registry at path for n.
-func withProposals(t *testing.T, n *curation.Node, path string) *proposals.Store {
+func withProposals(t *testing.T, n *curation.Node, path string) *proposals.File {
 	t.Helper()
 	s, _, err := proposals.Open(proposals.PathFor(path), proposals.Options{})
 	if err != nil {
@@ -92,7 +92,7 @@ func category(name, host string) gen.Category {
 }
 
 // propose records a proposal to add the category slug.
-func propose(t *testing.T, s *proposals.Store, slug string) string {
+func propose(t *testing.T, s *proposals.File, slug string) string {
 	t.Helper()
 	c := category("Proposed "+slug, slug+".example")
 	p, err := s.Add(gen.ProposalRecord{Action: gen.ProposalActionAddCategory, Slug: slug, Category: &c, Reason: "No category covers it."})

@@ -14,7 +14,7 @@ import (
 )
 
 // A proposal's body, the category or source it proposes (up to 256 KiB),
-// stays in the file, not in memory: a Store holds every other field, and
+// stays in the file, not in memory: a File holds every other field, and
 // reads the body back when a proposal is shown or changed. A server
 // whose file is at its cap (64 MiB) thus starts and runs in a few MiB
 // for its proposals, not the whole file again.
@@ -66,7 +66,7 @@ func cloned(s *string) *string {
 
 // full is a copy of p with its body, read back from the file when it was
 // stripped. The caller holds s.mu.
-func (s *Store) full(p *Proposal) (*Proposal, error) {
+func (s *File) full(p *Proposal) (*Proposal, error) {
 	c := p.clone()
 	if !p.stripped {
 		return c, nil
@@ -80,7 +80,7 @@ func (s *Store) full(p *Proposal) (*Proposal, error) {
 }
 
 // openBody opens the file to read bodies from, refusing a link.
-func (s *Store) openBody() (*os.File, error) {
+func (s *File) openBody() (*os.File, error) {
 	f, err := safefile.OpenNoFollow(s.path, what, os.O_RDONLY|safefile.OpenFlags, 0)
 	if errors.Is(err, safefile.ErrSymlink) {
 		return nil, err

@@ -32,7 +32,7 @@ type Selection struct {
 // ErrDecided and names it) and nothing is decided. The file is rewritten
 // once, not appended to per proposal, and then compacted as usual, so
 // rejecting a flood also frees its room.
-func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
+func (s *File) Reject(sel Selection, d Decision) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var chosen []*Proposal
@@ -97,7 +97,7 @@ func (s *Store) Reject(sel Selection, d Decision) ([]string, error) {
 }
 
 // restore puts back the states ps, taken before a change that failed.
-func (s *Store) restore(ps []*Proposal) {
+func (s *File) restore(ps []*Proposal) {
 	for _, p := range ps {
 		s.put(p)
 	}

@@ -8,13 +8,13 @@ import (
 )
 
 // Pending is how many proposals wait for the curator.
-func (s *Store) Pending() int {
+func (s *File) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pending()
 }
 
-func (s *Store) pending() int {
+func (s *File) pending() int {
 	n := 0
 	for _, p := range s.items {
 		if p.Status == gen.ProposalStatusPending {
@@ -25,13 +25,13 @@ func (s *Store) pending() int {
 }
 
 // MaxPending is the bound Add keeps.
-func (s *Store) MaxPending() int { return s.o.MaxPending }
+func (s *File) MaxPending() int { return s.o.MaxPending }
 
 // Add records r, a new proposal (its ID, Created and Status are set
 // here), unless MaxPending proposals wait already (ErrFull) or the file
 // has no room for it even with every decided proposal compacted
 // (ErrCapped).
-func (s *Store) Add(r gen.ProposalRecord) (*Proposal, error) {
+func (s *File) Add(r gen.ProposalRecord) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending() >= s.o.MaxPending {
@@ -47,7 +47,7 @@ func (s *Store) Add(r gen.ProposalRecord) (*Proposal, error) {
 }
 
 // Get returns a copy of the proposal id.
-func (s *Store) Get(id string) (*Proposal, error) {
+func (s *File) Get(id string) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.items[id]
@@ -70,7 +70,7 @@ type Filter struct {
 
 // List returns the proposals f selects, oldest first, and whether more
 // follow the page.
-func (s *Store) List(f Filter) ([]*Proposal, bool) {
+func (s *File) List(f Filter) ([]*Proposal, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	page, more := list(s.order, s.items, f)
@@ -126,7 +126,7 @@ func list(order []string, items map[string]*Proposal, f Filter) ([]*Proposal, bo
 // by the same key. The same vote again (same key, vote and time) writes
 // nothing: votes are public, and one sent again must not grow the file.
 // The caller has verified v (VerifyVote).
-func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
+func (s *File) AddVote(id string, v Vote) (*Proposal, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next, err := s.pendingCopy(id)
@@ -158,7 +158,7 @@ func (s *Store) AddVote(id string, v Vote) (*Proposal, error) {
 
 // Decide records the curator's decision on the pending proposal id:
 // status accepted or rejected.
-func (s *Store) Decide(id string, status gen.ProposalStatus, d Decision) (*Proposal, error) {
+func (s *File) Decide(id string, status gen.ProposalStatus, d Decision) (*Proposal, error) {
 	if status != gen.ProposalStatusAccepted && status != gen.ProposalStatusRejected {
 		return nil, fmt.Errorf("a decision is %s or %s, not %q", gen.ProposalStatusAccepted, gen.ProposalStatusRejected, status)
 	}
@@ -178,7 +178,7 @@ func (s *Store) Decide(id string, status gen.ProposalStatus, d Decision) (*Propo
 
 // pendingCopy returns a copy of the pending proposal id to change, or
 // ErrNotFound or ErrDecided. The caller holds s.mu.
-func (s *Store) pendingCopy(id string) (*Proposal, error) {
+func (s *File) pendingCopy(id string) (*Proposal, error) {
 	p, ok := s.items[id]
 	switch {
 	case !ok:

@@ -89,7 +89,7 @@ func Optional(s string) *string {
 	return &s
 }
 
-// Errors a Store returns.
+// Errors a File returns.
 var (
 	// ErrFull: MaxPending proposals are waiting already.
 	ErrFull = errors.New("too many proposals are waiting for the curator")

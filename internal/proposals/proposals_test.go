@@ -19,7 +19,7 @@ import (
 
 var t0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 
-func open(t *testing.T, path string, o Options) *Store {
+func open(t *testing.T, path string, o Options) *File {
 	t.Helper()
 	s, _, err := Open(path, o)
 	if err != nil {

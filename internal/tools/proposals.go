@@ -15,14 +15,14 @@ import (
 // this server writes (it holds its lock), and the per-client rate. The
 // decisions go through the curation node, which holds the same store.
 type proposalDesk struct {
-	store *proposals.Store
+	store *proposals.File
 	rate  *proposals.Limiter
 }
 
 // SetProposals makes the proposal tools answer from s, with rate bounding
 // each client's proposals. Call it before serving; without it the tools
 // answer that this server takes no proposals.
-func (h *Handlers) SetProposals(s *proposals.Store, rate *proposals.Limiter) {
+func (h *Handlers) SetProposals(s *proposals.File, rate *proposals.Limiter) {
 	h.props = &proposalDesk{store: s, rate: rate}
 	if h.node != nil {
 		h.node.SetProposals(s)

@@ -40,8 +40,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is the proposals file, open for writing by this process alone.
-type Store struct {
+// File is the proposals file, open for writing by this process alone.
+type File struct {
 	path string
 	o    Options
 	lock *safefile.Lock
@@ -60,7 +60,7 @@ type Store struct {
 // holding it is an error wrapping safefile.ErrHeld), reads it, cuts a torn
 // last line, drops decided proposals past retention, and returns it ready
 // for changes. notes says what was repaired.
-func Open(path string, o Options) (*Store, []string, error) {
+func Open(path string, o Options) (*File, []string, error) {
 	if o.MaxPending <= 0 {
 		o.MaxPending = DefaultMaxPending
 	}
@@ -80,7 +80,7 @@ func Open(path string, o Options) (*Store, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &Store{path: path, o: o, lock: lock}
+	s := &File{path: path, o: o, lock: lock}
 	notes, err := s.load()
 	if err != nil {
 		lock.Unlock()
@@ -96,7 +96,7 @@ func Open(path string, o Options) (*Store, []string, error) {
 }
 
 // Close gives up the lock.
-func (s *Store) Close() error {
+func (s *File) Close() error {
 	if s == nil {
 		return nil
 	}
@@ -107,7 +107,7 @@ func (s *Store) Close() error {
 // taking its lock: for a command while a server writes it. A torn last
 // line is skipped, not cut.
 func Read(path string) ([]*Proposal, error) {
-	s := &Store{path: path}
+	s := &File{path: path}
 	if _, err := s.read(false); err != nil {
 		return nil, err
 	}
@@ -118,10 +118,10 @@ func Read(path string) ([]*Proposal, error) {
 	return out, nil
 }
 
-func (s *Store) load() ([]string, error) { return s.read(true) }
+func (s *File) load() ([]string, error) { return s.read(true) }
 
 // read replays the file; with repair it cuts a torn last line.
-func (s *Store) read(repair bool) ([]string, error) {
+func (s *File) read(repair bool) ([]string, error) {
 	s.items, s.order, s.lines, s.size, s.live = map[string]*Proposal{}, nil, 0, 0, 0
 	// The file is 3gs's own: a symbolic link there is refused on every
 	// open (read, cut, append, rewrite), never followed.
@@ -222,7 +222,7 @@ func decodeLine(line []byte) (*Proposal, error) {
 }
 
 // put makes p the state of its id.
-func (s *Store) put(p *Proposal) {
+func (s *File) put(p *Proposal) {
 	if old, ok := s.items[p.ID]; !ok {
 		// The id is kept as the map's key and in order: a copy of its
 		// own, not one sharing a decoded line's bytes (see own).
@@ -242,7 +242,7 @@ func (s *Store) put(p *Proposal) {
 // the cap or the decided ones more than a quarter; when decided
 // proposals still take more than a quarter, it drops the oldest of them.
 // It reports whether anything changed; the file is not rewritten.
-func (s *Store) tidy(force bool) bool {
+func (s *File) tidy(force bool) bool {
 	drop := s.o.Now().Add(-s.o.Retention)
 	n := len(s.order)
 	s.order = slices.DeleteFunc(s.order, func(id string) bool {
@@ -288,7 +288,7 @@ func (s *Store) tidy(force bool) bool {
 }
 
 // decidedBytes is what the decided proposals' lines take.
-func (s *Store) decidedBytes() int64 {
+func (s *File) decidedBytes() int64 {
 	var n int64
 	for _, p := range s.items {
 		if p.Decision != nil {
@@ -301,7 +301,7 @@ func (s *Store) decidedBytes() int64 {
 // stale reports whether p is decided and keeps a body it need no longer
 // keep: decided longer than BodyRetention ago, or at all when force is
 // set.
-func (s *Store) stale(p *Proposal, force bool) bool {
+func (s *File) stale(p *Proposal, force bool) bool {
 	if p.Decision == nil || p.Digest != nil {
 		return false
 	}
@@ -310,7 +310,7 @@ func (s *Store) stale(p *Proposal, force bool) bool {
 
 // slim replaces the decided proposal p by its compacted state: the body
 // dropped, a digest of the line that held it kept.
-func (s *Store) slim(p *Proposal) error {
+func (s *File) slim(p *Proposal) error {
 	whole, err := s.full(p)
 	if err != nil {
 		return err
@@ -337,7 +337,7 @@ func (s *Store) slim(p *Proposal) error {
 // stripped ones' bodies read from the file as it was, one at a time and
 // written straight to the new file, and strips every body once its line
 // is written: a compaction of a full file holds one body, not the file.
-func (s *Store) compact() error {
+func (s *File) compact() error {
 	var f *os.File
 	defer func() {
 		if f != nil {
@@ -406,7 +406,7 @@ func encodeLine(p *Proposal) ([]byte, error) {
 // still has no room is refused (ErrCapped). A vote or a decision is
 // written even then, so the curator can always decide: the file is at
 // most one line past the cap, until the next compaction.
-func (s *Store) write(p *Proposal, isNew bool) error {
+func (s *File) write(p *Proposal, isNew bool) error {
 	line, err := encodeLine(p)
 	if err != nil {
 		return err
@@ -437,7 +437,7 @@ func (s *Store) write(p *Proposal, isNew bool) error {
 // Tidy drops what tidy drops and rewrites the file without it and
 // without superseded lines: the server calls it now and then, so that
 // bodies are dropped on time on a node that takes no new proposals.
-func (s *Store) Tidy() error {
+func (s *File) Tidy() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.tidyFile(false)
@@ -447,7 +447,7 @@ func (s *Store) Tidy() error {
 // that, or lines superseded since the last rewrite, left it longer than
 // its live proposals: only when the rewrite frees room, so a file at the
 // cap with pending proposals alone is not rewritten at every refusal.
-func (s *Store) tidyFile(force bool) error {
+func (s *File) tidyFile(force bool) error {
 	if s.tidy(force) || s.size != s.live {
 		return s.compact()
 	}
@@ -455,7 +455,7 @@ func (s *Store) tidyFile(force bool) error {
 }
 
 // Size is the file's length in bytes, and the cap it is kept within.
-func (s *Store) Size() (size, max int64) {
+func (s *File) Size() (size, max int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.size, s.o.MaxBytes
