@@ -297,7 +297,6 @@ func TestPagesPaginate(t *testing.T) {
 	}
 }
 
-
 // TestPagesAdmission: pages take places of their own, --max-concurrent
 // of them; past that, 503 while the others run.
 func TestPagesAdmission(t *testing.T) {

@@ -168,7 +168,7 @@ type Server struct {
 	auditSlots chan struct{}
 	// pageSlots: one per page being rendered, apart from both.
 	pageSlots chan struct{}
-	conns      atomic.Pointer[connLimiter] // set by Serve
+	conns     atomic.Pointer[connLimiter] // set by Serve
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
 	bodyBytes   atomic.Int64
 	bodyBudget  int64

@@ -45,7 +45,7 @@ type homeBody struct {
 func groupOf(name string) string {
 	r, _ := utf8.DecodeRuneInString(name)
 	if !unicode.IsLetter(r) {
-		return "#"
+		return "Other"
 	}
 	return string(unicode.ToUpper(r))
 }

@@ -73,7 +73,7 @@ const PageSize = 200
 // tools take longer ones, but no person types them.
 const MaxQuery = 500
 
-//go:embed templates/*.html templates/*.md
+//go:embed templates/*.html
 var templateFiles embed.FS
 
 //go:embed static/style.css static/favicon.svg
