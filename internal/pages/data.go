@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -40,10 +39,11 @@ type homeBody struct {
 }
 
 // groupOf is the heading a category is listed under: the first letter of
-// its name (the registry has no field for a domain; its names sort
-// people's way, by what they start with).
-func groupOf(name string) string {
-	r, _ := utf8.DecodeRuneInString(name)
+// its slug. The registry has no field for a domain, and its categories are
+// kept in slug order, so a page of them is a run of that order, split
+// where the letter changes, with no sorting per request.
+func groupOf(slug string) string {
+	r, _ := utf8.DecodeRuneInString(slug)
 	if !unicode.IsLetter(r) {
 		return "Other"
 	}
@@ -66,20 +66,13 @@ func (s *Site) homeBody(ctx context.Context, n int, base string) (*homeBody, err
 	if s.c.Sources != nil {
 		b.Health = s.c.Sources()
 	}
-	// Sorted by name within a page, grouped by first letter.
-	page := cats[(n-1)*PageSize : min(n*PageSize, len(cats))]
-	byName := make([]listed, 0, len(page))
-	for _, c := range page {
-		byName = append(byName, listed{Slug: c.Slug, Name: c.Name, Line: firstLine(c.Description)})
-	}
-	sortListed(byName)
-	for _, c := range byName {
-		h := groupOf(c.Name)
+	for _, c := range cats[(n-1)*PageSize : min(n*PageSize, len(cats))] {
+		h := groupOf(c.Slug)
 		if len(b.Groups) == 0 || b.Groups[len(b.Groups)-1].Heading != h {
 			b.Groups = append(b.Groups, group{Heading: h})
 		}
 		g := &b.Groups[len(b.Groups)-1]
-		g.Cats = append(g.Cats, c)
+		g.Cats = append(g.Cats, listed{Slug: c.Slug, Name: c.Name, Line: firstLine(c.Description)})
 	}
 	b.Stdio = "{\n  \"mcpServers\": {\n    \"3gs\": { \"command\": \"3gs\", \"args\": [\"serve\"] }\n  }\n}"
 	if base != "" {
@@ -87,23 +80,6 @@ func (s *Site) homeBody(ctx context.Context, n int, base string) (*homeBody, err
 		b.HTTP = "{\n  \"servers\": {\n    \"3gs\": { \"type\": \"http\", \"url\": \"" + b.MCPURL + "\" }\n  }\n}"
 	}
 	return b, nil
-}
-
-func sortListed(l []listed) {
-	// Insertion into order by folded name, then slug: a page holds at
-	// most PageSize.
-	less := func(a, b listed) bool {
-		fa, fb := strings.ToLower(a.Name), strings.ToLower(b.Name)
-		if fa != fb {
-			return fa < fb
-		}
-		return a.Slug < b.Slug
-	}
-	for i := 1; i < len(l); i++ {
-		for j := i; j > 0 && less(l[j], l[j-1]); j-- {
-			l[j], l[j-1] = l[j-1], l[j]
-		}
-	}
 }
 
 type searchBody struct {
