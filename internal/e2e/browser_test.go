@@ -25,12 +25,9 @@ type browser struct {
 	profile string
 }
 
-// run runs Chromium on url with args and returns its stdout and stderr.
-func (b *browser) run(url string, args ...string) (stdout, stderr string) {
-	b.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	base := []string{
+// flags are Chromium's flags for every run.
+func (b *browser) flags() []string {
+	return []string{
 		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--user-data-dir=" + b.profile,
 		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
@@ -39,7 +36,14 @@ func (b *browser) run(url string, args ...string) (stdout, stderr string) {
 		"--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication",
 		"--enable-logging=stderr", "--v=0",
 	}
-	cmd := exec.CommandContext(ctx, b.bin, append(append(base, args...), url)...)
+}
+
+// run runs Chromium on url with args and returns its stdout and stderr.
+func (b *browser) run(url string, args ...string) (stdout, stderr string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.bin, append(append(b.flags(), args...), url)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -144,4 +148,55 @@ func TestBrowserPages(t *testing.T) {
 		b.screenshot(base+shot.path, filepath.Join(out, shot.name+"-desktop.png"), 1280, 900)
 		b.screenshot(base+shot.path, filepath.Join(out, shot.name+"-375.png"), 375, 800)
 	}
+
+	// Under the DevTools protocol: at 375 px no page is wider than the
+	// screen, and axe-core finds no serious or critical violation, in
+	// the light scheme and in the dark.
+	paths := []string{"/", "/?q=learn+rust", "/?q=zzzz+qqqq", "/c/rust-learning", "/c/nope", "/provenance", "/network", "/proposals"}
+	t.Run("phone", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		c := (&browser{t: t, bin: chromium, profile: filepath.Join(dir, "profile-phone")}).startCDP(ctx)
+		phone := c.page(375, 800, true)
+		for _, p := range paths {
+			c.navigate(phone, base+p)
+			var width int
+			c.evaluate(phone, "document.documentElement.scrollWidth", &width)
+			if width > 375 {
+				t.Errorf("%s at 375 px is %d px wide: it scrolls sideways", p, width)
+			}
+		}
+	})
+	t.Run("axe", func(t *testing.T) {
+		testkit.NeedNodePackage(t, "testdata", "axe-core", "npm ci --prefix internal/e2e/testdata")
+		axe, err := os.ReadFile(filepath.Join("testdata", "node_modules", "axe-core", "axe.min.js"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		c := (&browser{t: t, bin: chromium, profile: filepath.Join(dir, "profile-axe")}).startCDP(ctx)
+		s := c.page(1280, 900, false)
+		c.call(s, "Page.setBypassCSP", map[string]any{"enabled": true}, nil) // to load axe itself
+		for _, scheme := range []string{"light", "dark"} {
+			c.call(s, "Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
+			for _, p := range paths {
+				c.navigate(s, base+p)
+				var loaded bool
+				c.evaluate(s, string(axe)+";typeof axe === 'object'", &loaded)
+				var violations []struct {
+					ID, Impact, Help string
+					Nodes            int
+				}
+				c.evaluate(s, `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations.map(v => ({id: v.id, impact: v.impact || "", help: v.help, nodes: v.nodes.length})))`, &violations)
+				for _, v := range violations {
+					if v.Impact == "serious" || v.Impact == "critical" {
+						t.Errorf("%s (%s): axe-core %s violation %s on %d elements: %s", p, scheme, v.Impact, v.ID, v.Nodes, v.Help)
+					} else {
+						t.Logf("%s (%s): axe-core %s finding %s on %d elements: %s", p, scheme, v.Impact, v.ID, v.Nodes, v.Help)
+					}
+				}
+			}
+		}
+	})
 }
