@@ -8,7 +8,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/pages"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
@@ -67,7 +66,7 @@ func runExport(ctx context.Context, env *Env, f *Flags) int {
 			env.Stdout.Write(md)
 			return ExitOK
 		}
-		if err := safefile.Write(o.out, md, 0o644); err != nil {
+		if err := os.WriteFile(o.out, md, 0o644); err != nil {
 			fmt.Fprintf(env.Stderr, "3gs export: %v\n", err)
 			return ExitFail
 		}
