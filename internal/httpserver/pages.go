@@ -157,9 +157,12 @@ func (s *Server) serveStatic(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// wantsHTML: the client (a browser) asks for HTML and does not name JSON,
-// so /registry may answer with the home page.
+// wantsHTML: a browser navigating to the URL (Sec-Fetch-Dest: document,
+// which only browsers send) that asks for HTML and does not name JSON, so
+// /registry may answer with the home page. Any other client, including
+// 3gs's own fetchers that accept text/html from curators' pages, gets the
+// registry's bytes.
 func wantsHTML(r *http.Request) bool {
 	a := r.Header.Get("Accept")
-	return strings.Contains(a, "text/html") && !strings.Contains(a, "json")
+	return r.Header.Get("Sec-Fetch-Dest") == "document" && strings.Contains(a, "text/html") && !strings.Contains(a, "json")
 }

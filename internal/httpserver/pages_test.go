@@ -249,9 +249,16 @@ func TestPageStaticFiles(t *testing.T) {
 
 func TestRegistryAsPageForBrowsers(t *testing.T) {
 	ts := basicPages(t)
-	_, h, body := getPage(t, ts, "/registry", "Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+	browser := "text/html,application/xhtml+xml,*/*;q=0.8"
+	_, h, body := getPage(t, ts, "/registry", "Accept", browser, "Sec-Fetch-Dest", "document")
 	if !strings.HasPrefix(h.Get("Content-Type"), "text/html") || !strings.Contains(body, "Learning Rust") {
 		t.Errorf("a browser asking for /registry gets %q", h.Get("Content-Type"))
+	}
+	// A fetcher that accepts HTML (3gs checking a curator's link) is no
+	// browser navigating: it gets the bytes.
+	_, h, _ = getPage(t, ts, "/registry", "Accept", browser)
+	if h.Get("Content-Type") != "application/json" {
+		t.Errorf("a client accepting HTML without navigating gets %q, not the registry", h.Get("Content-Type"))
 	}
 	_, h, body = getPage(t, ts, "/registry")
 	if h.Get("Content-Type") != "application/json" || !bytes.Equal([]byte(body), frozen.Registry(frozen.Basic)) {

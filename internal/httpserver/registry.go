@@ -195,7 +195,7 @@ var (
 	noStore   = []string{"no-store"}
 	noCache   = []string{"no-cache"}
 	allowRead = []string{"GET, HEAD"}
-	vary      = []string{"Accept"}
+	vary      = []string{"Accept, Sec-Fetch-Dest"}
 )
 
 // writeProblem answers a non-MCP endpoint with {"error": why}.
