@@ -167,6 +167,10 @@ func TestPageUnknownSlug(t *testing.T) {
 	if !strings.Contains(body, `href="/c/rust-learning"`) {
 		t.Errorf("the 404 page does not offer the slug spelled alike:\n%s", body)
 	}
+	status, _, body = getPage(t, ts, "/c/"+url.PathEscape("<b>x</b>"))
+	if status != http.StatusNotFound || strings.Contains(body, "<b>x") || !strings.Contains(body, "&lt;b&gt;x&lt;/b&gt;") {
+		t.Errorf("a slug written as markup: %d, not shown as text:\n%s", status, body)
+	}
 	if status, _, _ := getPage(t, ts, "/nowhere"); status != http.StatusNotFound {
 		t.Errorf("GET /nowhere: %d, want 404", status)
 	}

@@ -18,6 +18,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/url"
@@ -187,12 +188,32 @@ var funcs = template.FuncMap{
 	},
 }
 
-// when shows an RFC 3339 time as a day and time in UTC; a value that is
-// not one is shown as it is. The one place pages read dates.
-func when(s string) string {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		return s
+// when shows a time as a day and time in UTC. It takes the generated
+// types' date-times as they are, an RFC 3339 string (or a pointer to one)
+// or a time.Time, so the pages read every date in this one place; a string
+// that is not RFC 3339 is shown as it is, a nil pointer as nothing.
+func when(v any) string {
+	var t time.Time
+	switch v := v.(type) {
+	case time.Time:
+		t = v
+	case *time.Time:
+		if v == nil {
+			return ""
+		}
+		t = *v
+	case *string:
+		if v == nil {
+			return ""
+		}
+		return when(*v)
+	case string:
+		var err error
+		if t, err = time.Parse(time.RFC3339, v); err != nil {
+			return v
+		}
+	default:
+		return fmt.Sprint(v)
 	}
 	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
