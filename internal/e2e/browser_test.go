@@ -141,7 +141,20 @@ func TestBrowserPages(t *testing.T) {
 		}
 	}
 
+	// The static export of the same registry, read from files.
+	site := filepath.Join(dir, "site")
+	if out, err := exec.Command(bin, "export", "--format", "html", "--out", site, "--registry", reg).CombinedOutput(); err != nil {
+		t.Fatalf("3gs export: %v\n%s", err, out)
+	}
+	static := b.dom("file://" + filepath.Join(site, "c", "rust-learning.html"))
+	for _, want := range []string{"<h1>Learning Rust</h1>", `href="../static/style.css"`, `href="../provenance.html"`, `href="https://doc.rust-lang.org/book/"`} {
+		if !strings.Contains(static, want) {
+			t.Errorf("the exported c/rust-learning.html as rendered lacks %q", want)
+		}
+	}
+
 	out := artifacts(t)
+	b.screenshot("file://"+filepath.Join(site, "index.html"), filepath.Join(out, "export-index-375.png"), 375, 800)
 	for _, shot := range []struct {
 		path, name string
 	}{{"/", "home"}, {"/?q=learn+rust", "search"}, {"/c/rust-learning", "category"}, {"/provenance", "provenance"}} {
