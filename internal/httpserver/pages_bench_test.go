@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,7 +13,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/pages"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
-	"log/slog"
 )
 
 // BenchmarkPages renders /, a search (/?q=) and a category (/c/{slug})
