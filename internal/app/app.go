@@ -24,6 +24,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/httpserver"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/pages"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/querylog"
@@ -128,7 +129,8 @@ func runHTTP(ctx context.Context, c *Config) error {
 		return err
 	}
 	defer srv.Close()
-	hs.SetBackend(httpserver.Backend{MCP: srv.MCP, Published: srv.Tools.Published, Peers: srv.peers.Peers, Audit: srv.Tools, Follow: srv.follow, Sources: srv.sources, HealthFile: srv.healthFile})
+	hs.SetBackend(httpserver.Backend{MCP: srv.MCP, Published: srv.Tools.Published, Peers: srv.peers.Peers, Audit: srv.Tools, Follow: srv.follow, Sources: srv.sources, HealthFile: srv.healthFile,
+		Pages: pages.New(pages.Config{Tools: srv.Tools, Sources: srv.sources})})
 	c.Log.Info("serving MCP over HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "health", "http://"+ln.Addr().String()+"/health")
 	if err := <-served; err != nil {
 		c.Log.Error("HTTP server stopped", "err", err)

@@ -65,6 +65,7 @@ func commands() []command {
 		{"misses", "FILE", "list the queries a query log (serve --query-log) shows got no confident answer, grouped by their closest category: the curator's to-do list", missesFlags, runMisses},
 		{"proposals", "list|show|accept|reject|vote ...", "read and decide the changes the public proposed to a registry (propose_change), or vote on another node's as a curator it endorses", nil, nil},
 		{"audit", "verify|log|migrate ...", "check, list and migrate a registry's audit log, the signed record of every change", nil, nil},
+		{"export", "", "write the registry for people without a server: the pages of serve --http as a static site (--format html --out DIR), or one README-style Markdown file (--format markdown)", exportFlags, runExport},
 		{"verify", "[PATH [SIGNATURE]]", "check a registry against its signature (the embedded one when no PATH is given)", verifyFlags, runVerify},
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"health", "", "ask a running HTTP server's /health and exit 0 when it answers ok (the container image's health check: the image has no curl)", healthFlags, runHealth},

@@ -108,6 +108,11 @@ func (s *Server) load(sessions int) *gen.HealthLoad {
 // in base64, so the pair is read in one request and cannot straddle a
 // change.
 func (s *Server) serveRegistry(w http.ResponseWriter, r *http.Request) {
+	w.Header()["Vary"] = vary
+	if b := s.backend.Load(); b != nil && b.Pages != nil && wantsHTML(r) {
+		s.servePage(w, r) // a browser: the home page
+		return
+	}
 	p, ok := s.published(w, r)
 	if !ok {
 		return
@@ -190,6 +195,7 @@ var (
 	noStore   = []string{"no-store"}
 	noCache   = []string{"no-cache"}
 	allowRead = []string{"GET, HEAD"}
+	vary      = []string{"Accept, Sec-Fetch-Dest"}
 )
 
 // writeProblem answers a non-MCP endpoint with {"error": why}.

@@ -3,7 +3,8 @@
 // GET /registry with /registry.sig, the exact bytes being served and their
 // detached signature, so anyone can check the data without trusting the
 // server; and GET /audit with /audit/head, the registry's audit log as
-// stored, so anyone can check how it came to be.
+// stored, so anyone can check how it came to be; and pages for people at /
+// (internal/pages), which read the same tools.
 //
 // Every request passes the same gate first: its Host (when the server is
 // bound to loopback) and its Origin must be allowed, which is what stops a
@@ -23,6 +24,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/mcp"
+	"github.com/three-good-sources/3gs/internal/pages"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -34,7 +36,8 @@ type Options struct {
 	// MaxMessageBytes is the largest accepted POST body; larger ones get 413.
 	MaxMessageBytes int64
 	// MaxConcurrent is how many /mcp requests run at once, and, apart
-	// from them, how many /audit and /audit/head requests; more get 503.
+	// from them, how many /audit and /audit/head requests, and apart
+	// again how many pages; more get 503.
 	MaxConcurrent int
 	// BodyTimeout is how long a /mcp body may take to arrive once the
 	// headers are in; zero means the default BodyTimeout.
@@ -143,6 +146,9 @@ type Backend struct {
 	// (signed with the curator's key when the server holds it), for
 	// /registry.health.json and its .sig; Data nil when there is none.
 	HealthFile func() sourcehealth.Published
+	// Pages, when set, renders the pages for people: /, /c/{slug},
+	// /provenance, /network and /proposals.
+	Pages *pages.Site
 }
 
 type backend struct {
@@ -160,7 +166,9 @@ type Server struct {
 	// as slots but apart from them, so that readers of the log, however
 	// many, never take the places of agents' requests.
 	auditSlots chan struct{}
-	conns      atomic.Pointer[connLimiter] // set by Serve
+	// pageSlots: one per page being rendered, apart from both.
+	pageSlots chan struct{}
+	conns     atomic.Pointer[connLimiter] // set by Serve
 	// bodyBytes is how much of bodyBudget the bodies being read hold.
 	bodyBytes   atomic.Int64
 	bodyBudget  int64
@@ -203,6 +211,7 @@ func New(opt Options) *Server {
 		sessions:   newSessionTable(opt.MaxSessions, opt.MaxSessionsPerClient, opt.SessionIdle, opt.Now),
 		slots:      make(chan struct{}, opt.MaxConcurrent),
 		auditSlots: make(chan struct{}, opt.MaxConcurrent),
+		pageSlots:  make(chan struct{}, opt.MaxConcurrent),
 		origins:    map[string]bool{},
 		hosts:      map[string]bool{},
 	}
@@ -225,8 +234,9 @@ func New(opt Options) *Server {
 	mux.HandleFunc("/registry"+sourcehealth.Suffix+sourcehealth.SigSuffix, s.serveHealthSignature)
 	mux.HandleFunc("/audit", s.serveAudit)
 	mux.HandleFunc("/audit/head", s.serveAuditHead)
+	s.routePages(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry, /registry.sig, /registry.health.json(.sig), /audit and /audit/head")
+		writeProblem(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path+"; 3gs serves /mcp, /health, /registry, /registry.sig, /registry.health.json(.sig), /audit and /audit/head, and pages for people at /")
 	})
 	s.handler = s.accessLog(s.gate(mux))
 	return s
