@@ -327,6 +327,9 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 		}
 	})
 	goRun(func() { s.peers.Run(peersCtx) })
+	// A signature close to expiring is renewed before the server answers,
+	// so /health and the tools never report the old one.
+	renew(h, log)
 	goRun(func() { renewLoop(peersCtx, h, log) })
 	goRun(func() {
 		if s.proposals != nil {
