@@ -60,6 +60,9 @@ func TestFollowFlagRules(t *testing.T) {
 		{[]string{"--follow", "http://127.0.0.1:1/mcp", "--follow-pubkey", pub}, "name the node itself: http://127.0.0.1:1"},
 		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--follow-refresh", "100ms"}, "at least 1s"},
 		{[]string{"--follow-pubkey", pub}, "applies with --follow only"},
+		{[]string{"--follow", "http://localhost:8601", "--follow-pubkey", pub}, "only when the URL you give names it as a literal IP"},
+		{[]string{"--follow", "http://localhost:8601", "--follow-pubkey", pub}, "\nFix: write the address itself: http://127.0.0.1:8601"},
+		{[]string{"--follow", "http://origin.lan:8601", "--follow-pubkey", pub}, "\nFix: write the IP address origin.lan has on your network in its place"},
 	} {
 		code, _, errOut := serveLines(t, nil, c.args)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
