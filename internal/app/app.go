@@ -272,7 +272,7 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 			log.Warn(n)
 		}
 	}
-	srv := &Server{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring}), Tools: h, lock: lock, peers: cfg.Peers}
+	srv := &Server{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c)}), Tools: h, lock: lock, peers: cfg.Peers}
 	if lock != nil {
 		srv.proposals = openProposals(c.Proposals, h, srvd.Path, log)
 	}
@@ -327,6 +327,9 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 		}
 	})
 	goRun(func() { s.peers.Run(peersCtx) })
+	// A signature close to expiring is renewed before the server answers,
+	// so /health and the tools never report the old one.
+	renew(h, log)
 	goRun(func() { renewLoop(peersCtx, h, log) })
 	goRun(func() {
 		if s.proposals != nil {
@@ -352,4 +355,12 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	if fl != nil {
 		s.follow = followHealth(fl, time.Now)
 	}
+}
+
+// replicaOf is the origin a read replica follows, "" for any other server.
+func replicaOf(c *Config) string {
+	if c.Follow == nil {
+		return ""
+	}
+	return c.Follow.URL
 }

@@ -16,21 +16,28 @@ import (
 const renewEvery = 5 * time.Minute
 
 // renewLoop keeps the served registry's signature from expiring while
-// the server runs, until ctx ends.
+// the server runs, until ctx ends. start runs renew once before the
+// server answers, so the loop first waits.
 func renewLoop(ctx context.Context, h *tools.Handlers, log *slog.Logger) {
 	t := time.NewTicker(renewEvery)
 	defer t.Stop()
 	for {
-		if signed, err := h.Renew(); err != nil {
-			log.Warn("could not sign the registry again before its signature expires; it will be retried", "err", err)
-		} else if signed {
-			log.Info("signed the registry again before its signature expires", "version", h.Published().Registry.Version(), "expires", h.Published().Signature.Expires)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		renew(h, log)
+	}
+}
+
+// renew signs the served registry again when its signature has less than
+// half the span its curator chose left (Handlers.Renew), for that span.
+func renew(h *tools.Handlers, log *slog.Logger) {
+	if signed, err := h.Renew(); err != nil {
+		log.Warn("could not sign the registry again before its signature expires; it will be retried", "err", err)
+	} else if signed {
+		log.Info("signed the registry again before its signature expires", "version", h.Published().Registry.Version(), "expires", h.Published().Signature.Expires)
 	}
 }
 

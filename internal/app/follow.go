@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/follow"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/signature"
@@ -38,6 +39,9 @@ func startFollowing(ctx context.Context, c *Config) (*Served, *follow.Follower, 
 		Mirror: openMirror(c), Fix: PeerFix,
 	})
 	first, err := fl.Start(ctx)
+	if err != nil && fl.State().Public == fetch.RefusedAddress {
+		return nil, nil, fmt.Errorf("%v\nFix: an origin outside the public Internet (loopback, private) is reached only when --follow names its address as a literal IP: write the IP address of %s in place of its name (localhost is 127.0.0.1).", err, fc.URL)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%v\nFix: check that %s answers (its /registry and /registry.sig for a node URL) and that --follow-pubkey is its curator's key; a replica that once served a copy keeps it in --follow-cache and starts from it when the origin is down.", err, fc.URL)
 	}

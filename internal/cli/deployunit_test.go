@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/signature"
 )
 
 // A registry and its signature copied without the audit log they name,
@@ -55,8 +58,8 @@ func TestDeployInstructionsCopyTheLog(t *testing.T) {
 	}
 }
 
-// verify, which says what a reader can check, fails as serve would on a
-// registry copied without its audit log.
+// verify --audit-log, which says what a node serving the file needs,
+// fails as serve would on a registry copied without its audit log.
 func TestVerifyFailsWithoutTheLog(t *testing.T) {
 	_, regPath, _, _ := initNode(t, "Tester")
 	dir := t.TempDir()
@@ -65,8 +68,11 @@ func TestVerifyFailsWithoutTheLog(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), data, 0o644)
 	}
 	deployed := filepath.Join(dir, "registry.json")
-	if code, out, _ := run(t, nil, "verify", deployed); code != ExitFail || !strings.HasPrefix(out, "FAIL") || !strings.Contains(out, "the log is empty or missing") {
-		t.Errorf("verify without the log: exit %d\n%s", code, out)
+	if code, out, _ := run(t, nil, "verify", "--audit-log", deployed+".audit.jsonl", deployed); code != ExitFail || !strings.HasPrefix(out, "FAIL") || !strings.Contains(out, "the log is empty or missing") {
+		t.Errorf("verify --audit-log without the log: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := run(t, nil, "verify", "--audit-log", deployed+".audit.jsonl", "--signature-only", deployed); code != ExitUsage || !strings.Contains(errOut, "contradict") {
+		t.Errorf("verify --audit-log --signature-only: exit %d\n%s", code, errOut)
 	}
 	if code, out, _ := run(t, nil, "verify", "--signature-only", deployed); code != ExitOK || !strings.HasPrefix(out, "OK") {
 		t.Errorf("verify --signature-only without the log: exit %d\n%s", code, out)
@@ -91,5 +97,37 @@ func TestDoctorChecksWhatReplicasCheck(t *testing.T) {
 	code, out, _ := run(t, nil, "doctor", "--registry", regPath, "--key-file", keyPath)
 	if code != ExitFail || !strings.Contains(lines(out)["publish"], "recorded version 0.1.0 with other content at seq 1") {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+// verify on a registry alone, as downloaded from a node's /registry,
+// checks the signature, says the audit log was skipped and how to check
+// one, and succeeds; a log that does lie beside it is checked, and a bad
+// one fails.
+func TestVerifyALoneRegistry(t *testing.T) {
+	_, regPath, _, _ := initNode(t, "Tester")
+	dir := t.TempDir()
+	for _, name := range []string{"registry.json", "registry.json.sig"} {
+		data, _ := os.ReadFile(filepath.Join(filepath.Dir(regPath), name))
+		os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	lone := filepath.Join(dir, "registry.json")
+	_, doc, _ := signature.ReadSigned(lone, 1<<20)
+	sig, err := signature.Parse(doc)
+	if err != nil || sig.LogSeq == nil {
+		t.Fatalf("the signature names no log head: %+v %v", sig, err)
+	}
+	code, out, _ := run(t, nil, "verify", "--pubkey", sig.Pubkey, lone)
+	if code != ExitOK || !strings.HasPrefix(out, "OK: signed by "+sig.Pubkey) ||
+		!strings.Contains(out, "\naudit log: none beside the registry; skipped (pass --audit-log PATH to check one)") ||
+		!strings.Contains(out, fmt.Sprintf("entry %d", *sig.LogSeq)) || !strings.Contains(out, "3gs audit fetch") {
+		t.Errorf("verify --pubkey on a lone registry: exit %d\n%s", code, out)
+	}
+	if code, out, _ := run(t, nil, "verify", "--audit-log", regPath+".audit.jsonl", lone); code != ExitOK || !strings.HasPrefix(out, "OK") || strings.Contains(out, "skipped") {
+		t.Errorf("verify --audit-log naming the curator's log: exit %d\n%s", code, out)
+	}
+	os.WriteFile(lone+".audit.jsonl", []byte("not a log\n"), 0o644)
+	if code, out, _ := run(t, nil, "verify", lone); code != ExitFail || !strings.HasPrefix(out, "FAIL") {
+		t.Errorf("verify with a bad log beside: exit %d\n%s", code, out)
 	}
 }

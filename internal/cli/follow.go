@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/internal/curatorkey"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/peer"
 )
 
@@ -53,6 +54,9 @@ func parseFollow(o *serveOptions) (*app.Follow, error) {
 		return nil, fmt.Errorf("a read replica holds no curator key: edits go to the origin; drop --key-file (THREEGS_KEY_FILE)")
 	}
 	if _, _, err := peer.Locate(url); err != nil {
+		return nil, fmt.Errorf("--follow (THREEGS_FOLLOW): %v", err)
+	}
+	if err := fetch.CheckOperatorURL(url); err != nil {
 		return nil, fmt.Errorf("--follow (THREEGS_FOLLOW): %v", err)
 	}
 	c := &app.Follow{URL: url, Cache: o.follow.cache}

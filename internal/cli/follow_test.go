@@ -60,6 +60,9 @@ func TestFollowFlagRules(t *testing.T) {
 		{[]string{"--follow", "http://127.0.0.1:1/mcp", "--follow-pubkey", pub}, "name the node itself: http://127.0.0.1:1"},
 		{[]string{"--follow", "http://127.0.0.1:1", "--follow-pubkey", pub, "--follow-refresh", "100ms"}, "at least 1s"},
 		{[]string{"--follow-pubkey", pub}, "applies with --follow only"},
+		{[]string{"--follow", "http://localhost:8601", "--follow-pubkey", pub}, "only when the URL you give names it as a literal IP"},
+		{[]string{"--follow", "http://localhost:8601", "--follow-pubkey", pub}, "\nFix: write the address itself: http://127.0.0.1:8601"},
+		{[]string{"--follow", "http://origin.lan:8601", "--follow-pubkey", pub}, "\nFix: write the IP address origin.lan has on your network in its place"},
 	} {
 		code, _, errOut := serveLines(t, nil, c.args)
 		if code != ExitUsage || !strings.Contains(errOut, c.want) {
@@ -76,4 +79,36 @@ func mustKey(t *testing.T) (ed25519.PrivateKey, string) {
 		t.Fatal(err)
 	}
 	return k, curatorkey.URI(curatorkey.Public(k))
+}
+
+// An admin token of the origin, which a replica does not hold, calling
+// upsert_category on the replica hears where edits go, not only that the
+// tool is not found; an unknown tool answers the same, so the answer
+// reveals nothing more.
+func TestReplicaSendsEditsToTheOrigin(t *testing.T) {
+	_, regPath, pub, _ := initNode(t, "Ada")
+	data, _ := os.ReadFile(regPath)
+	sig, _ := os.ReadFile(regPath + ".sig")
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		testkit.ServeRegistry(w, r, data, sig)
+	}))
+	defer origin.Close()
+	dir := t.TempDir()
+	originTokens, replicaTokens := filepath.Join(dir, "origin-tokens.json"), filepath.Join(dir, "tokens.json")
+	_, tok, _ := run(t, nil, "token", "new", "--tokens", originTokens, "--tier", "admin", "--name", "root")
+	run(t, nil, "token", "new", "--tokens", replicaTokens, "--tier", "user", "--name", "reader")
+	env := map[string]string{"THREEGS_TOKEN": strings.TrimSpace(tok), "THREEGS_TOKENS": replicaTokens, "THREEGS_FOLLOW_CACHE": filepath.Join(dir, "cache")}
+	upsert := `{"jsonrpc":"2.0","id":"up","method":"tools/call","params":{"name":"upsert_category","arguments":{"category":{}}}}`
+	unknown := `{"jsonrpc":"2.0","id":"nope","method":"tools/call","params":{"name":"nope","arguments":{}}}`
+	code, res, errOut := serveLines(t, env, []string{"--follow", origin.URL, "--follow-pubkey", pub}, upsert, unknown)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for id, name := range map[string]string{"up": "upsert_category", "nope": "nope"} {
+		e, _ := res[id]["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if !strings.HasPrefix(msg, "Tool not found: "+name+". This node is a read replica of "+origin.URL) || !strings.Contains(msg, "called there, with an admin token of that node") {
+			t.Errorf("%s with the origin's admin token on a replica: %v\nwant the origin named as where edits go", name, res[id])
+		}
+	}
 }

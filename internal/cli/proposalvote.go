@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -104,6 +105,11 @@ func mcpEndpoint(node string) (string, error) {
 	u, err := url.Parse(node)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return "", fmt.Errorf("%q is not an http(s) URL", node)
+	}
+	// The same rule as serve --follow: a name only a local network
+	// resolves is refused; its address may be written as a literal IP.
+	if err := fetch.CheckOperatorURL(node); err != nil {
+		return "", err
 	}
 	if !strings.HasSuffix(u.Path, "/mcp") {
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/mcp"

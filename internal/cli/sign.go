@@ -86,7 +86,7 @@ func signThroughServer(env *Env, path string, locked error, ignored bool) int {
 		}
 		fmt.Fprintf(env.Stdout, "The 3gs server editing %s recorded the edit in its audit log, signed it and serves it. %s\n", path, text)
 		if ignored {
-			fmt.Fprintln(env.Stderr, "Note: the server signed with its own curator key and --expires; the --key-file and --expires given here were not used.")
+			fmt.Fprintln(env.Stderr, "Note: the server signed with its own curator key, for the span of the signature it served (the one its curator last chose); the --key-file and --expires given here were not used. To choose another span, stop the server, run 3gs sign --expires, and start it again.")
 		}
 		return ExitOK
 	}

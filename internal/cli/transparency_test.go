@@ -27,13 +27,14 @@ func TestServeRefusesAnExpiredRegistry(t *testing.T) {
 	data, _ := os.ReadFile(regPath)
 	resign := func(expires time.Time) {
 		// The head init's signature covers is kept, so only the expiry
-		// differs from what a server would accept.
+		// differs from what a server would accept; signed for 30 days, the
+		// span a server with the key keeps when it renews.
 		_, doc, _ := signature.ReadSigned(regPath, 1<<20)
 		v, err := signature.Verify(data, doc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(regPath+signature.Suffix, signature.SignWith(data, key, expires.Add(-time.Hour), signature.Options{Expires: expires, Log: v.Log}), 0o644)
+		os.WriteFile(regPath+signature.Suffix, signature.SignWith(data, key, expires.Add(-signature.DefaultValidity), signature.Options{Expires: expires, Log: v.Log}), 0o644)
 	}
 	past := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
 	resign(past)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -21,13 +22,15 @@ type verifyOptions struct {
 	pubkey string
 	registryFile
 	signatureOnly bool
+	auditLog      string
 }
 
 func verifyFlags(f *Flags) {
 	o := options[verifyOptions](f)
 	f.StringVar(&o.pubkey, "pubkey", "THREEGS_PUBKEY", "", "the curator key you trust (pk:Z32 or Z32); without it the key named in the registry is used, which proves integrity but not identity")
 	o.registryFile.flags(f, "registry file to verify when no PATH is given; none means the embedded registry.json")
-	f.BoolVar(&o.signatureOnly, "signature-only", "THREEGS_VERIFY_SIGNATURE_ONLY", "check the signature alone, not the audit log beside the registry that serve also needs: for a copy you read but will not serve, such as one downloaded from a node's /registry")
+	f.BoolVar(&o.signatureOnly, "signature-only", "THREEGS_VERIFY_SIGNATURE_ONLY", "check the signature alone, even when an audit log lies beside the registry")
+	f.StringVar(&o.auditLog, "audit-log", "THREEGS_VERIFY_AUDIT_LOG", "", "the audit log to check against the head the signature names, failing when it is missing, as serve does; without it the log beside the registry (REGISTRY.audit.jsonl) is checked when there is one, and skipped when there is none, as for a copy downloaded from a node's /registry")
 }
 
 // verifyPair is the registry and signature verify checks, read.
@@ -64,6 +67,14 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 	if len(args) == 0 && o.registry != "" {
 		args = []string{o.registry}
 	}
+	if o.signatureOnly && o.auditLog != "" {
+		fmt.Fprintln(env.Stderr, "3gs verify: --signature-only and --audit-log contradict each other; give one")
+		return ExitUsage
+	}
+	if o.auditLog != "" && len(args) == 0 {
+		fmt.Fprintln(env.Stderr, "3gs verify: --audit-log needs a registry file: the embedded registry has no audit log")
+		return ExitUsage
+	}
 	p, ok := readVerifyPair(env, args, limit)
 	if !ok {
 		return ExitFail
@@ -72,16 +83,31 @@ func runVerify(_ context.Context, env *Env, f *Flags) int {
 	if !ok {
 		return ExitFail
 	}
-	// serve also needs the audit log the signature names, beside the file:
-	// a registry copied without it verifies, but no server starts on it.
-	if v.Log != nil && len(args) == 1 && !o.signatureOnly && !verifyLogBeside(env, p.regName, reg, v) {
-		return ExitFail
+	// The audit log the signature names: checked when asked for
+	// (--audit-log, failing when missing, as serve does) or when one lies
+	// beside the file; a registry alone, as downloaded from a node's
+	// /registry, is checked by its signature and the log is skipped.
+	skipped := false
+	if v.Log != nil && p.file && !o.signatureOnly && (len(args) == 1 || o.auditLog != "") {
+		logPath, strict := o.auditLog, true
+		if logPath == "" {
+			logPath, strict = p.regName+".audit.jsonl", false
+		}
+		if _, err := os.Stat(logPath); !strict && errors.Is(err, fs.ErrNotExist) {
+			skipped = true
+		} else if !verifyLog(env, p.regName, logPath, reg, v) {
+			return ExitFail
+		}
 	}
 	until := ""
 	if !v.Expires.IsZero() {
 		until = ", in force until " + v.Expires.UTC().Format(time.RFC3339)
 	}
 	fmt.Fprintf(env.Stdout, "OK: signed by %s (curator %s)%s\n", curatorkey.Encode(v.Signer), reg.Curator().Name, until)
+	if skipped {
+		fmt.Fprintf(env.Stdout, "audit log: none beside the registry; skipped (pass --audit-log PATH to check one). The signature names its entry %d (%s): a node serving this file needs that log beside it; 3gs audit fetch --from NODE_URL --registry %s gets it and checks it.\n",
+			v.Log.Seq, v.Log.Hash, signature.ShellQuote(p.regName))
+	}
 	if trusted == nil {
 		fmt.Fprintf(env.Stderr, "Note: checked against the key the files name themselves. To prove who signed, pass the curator key you trust: 3gs verify --pubkey %s ...\n", curatorkey.Encode(v.Signer))
 	}
@@ -157,11 +183,10 @@ func verifyPairSigned(env *Env, p verifyPair, trusted ed25519.PublicKey) (*signa
 	return v, reg, true
 }
 
-// verifyLogBeside checks the audit log beside the registry file regName
-// against the head its signature names, printing the FAIL line when it
-// does not match.
-func verifyLogBeside(env *Env, regName string, reg *registry.Registry, v *signature.Verified) bool {
-	logPath := regName + ".audit.jsonl"
+// verifyLog checks the audit log at logPath against the head the
+// signature of the registry file regName names, printing the FAIL line
+// when it does not match.
+func verifyLog(env *Env, regName, logPath string, reg *registry.Registry, v *signature.Verified) bool {
 	rep, err := auditlog.Read(logPath, auditlog.Options{Key: v.Signer, Mark: v.Log.Seq})
 	if err == nil {
 		_, err = auditlog.Match(rep, reg.SHA256(), v.Log)

@@ -101,3 +101,24 @@ func TestVoteRefusesANodeAnsweringWithAnotherKey(t *testing.T) {
 		}
 	}
 }
+
+// --node follows the rule --follow does (fetch.CheckOperatorURL): a name
+// only a local network resolves is refused before the node is asked, with
+// the address to write; the literal address itself is taken.
+func TestVoteNodeFollowsTheFollowRule(t *testing.T) {
+	_, keyPath, _, _ := curatorSetup(t)
+	node, tools := stubNode(t, peerKey(t))
+	local := strings.Replace(node, "127.0.0.1", "localhost", 1)
+	code, _, errOut := run(t, nil, "proposals", "vote", "p0f3a9c2e41b7d586", "support", "--key-file", keyPath, "--node", local, "--node-pubkey", peerKey(t))
+	if code != ExitUsage || !strings.Contains(errOut, "literal IP") || !strings.Contains(errOut, "\nFix: write the address itself: "+node) {
+		t.Errorf("--node %s: exit %d\n%s\nwant a refusal naming the literal-IP rule and %s", local, code, errOut, node)
+	}
+	if len(tools()) != 0 {
+		t.Errorf("the node was asked %v", tools())
+	}
+	want := peerKey(t)
+	code, _, errOut = run(t, nil, "proposals", "vote", "p0f3a9c2e41b7d586", "support", "--key-file", keyPath, "--node", node, "--node-pubkey", want)
+	if strings.Contains(errOut, "literal IP") || len(tools()) == 0 {
+		t.Errorf("--node %s (a literal address): exit %d\n%s\nwant the node asked", node, code, errOut)
+	}
+}

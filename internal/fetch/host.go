@@ -1,7 +1,11 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -317,4 +321,66 @@ func addrConcern(a netip.Addr) string {
 		return "outside global unicast (2000::/3), space IANA keeps reserved"
 	}
 	return ""
+}
+
+// OperatorHostError is a URL the operator typed (a flag such as --follow
+// or --node) whose host is a name only a local network resolves: its
+// address could be reached only if the URL named it as a literal IP.
+type OperatorHostError struct {
+	URL, Host, Reason string
+	// Instead is the URL to write, when the name's address is known
+	// (localhost is 127.0.0.1); otherwise "".
+	Instead string
+}
+
+func (e *OperatorHostError) Error() string {
+	fix := "write the IP address " + e.Host + " has on your network in its place"
+	if e.Instead != "" {
+		fix = "write the address itself: " + e.Instead
+	}
+	return fmt.Sprintf("%s names %s, %s: an address outside the public Internet (loopback, private) is reached only when the URL you give names it as a literal IP, never through a name, which anything that answers for the name could point anywhere\nFix: %s", e.URL, e.Host, e.Reason, fix)
+}
+
+// CheckOperatorURL is the one rule for a node URL the operator types
+// (serve --follow, proposals vote --node): a public host passes, and so
+// does any address written as a literal IP, private or loopback
+// included (the operator's choice, Request.Operator); a name CheckHost
+// refuses (localhost, .local, a single label) is refused with an
+// *OperatorHostError naming the rule and the URL to write instead, since
+// the connection to the address it resolves to would be refused anyway.
+func CheckOperatorURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return nil // the caller's own parsing says what is wrong
+	}
+	host := u.Hostname()
+	if _, ok := literalIP(host); ok {
+		return nil
+	}
+	canon, err := CheckHost(host)
+	var he *HostError
+	if !errors.As(err, &he) {
+		return nil
+	}
+	e := &OperatorHostError{URL: raw, Host: host, Reason: he.Reason}
+	// Another spelling of an address (127.1, 0x7f000001) is that address;
+	// localhost is loopback.
+	instead := ""
+	if a, ok := literalIP(canon); ok {
+		instead = a.String()
+	} else if canon == "localhost" || strings.HasSuffix(canon, ".localhost") {
+		instead = "127.0.0.1"
+	}
+	if instead != "" {
+		v := *u
+		v.Host = instead
+		if strings.Contains(instead, ":") {
+			v.Host = "[" + instead + "]"
+		}
+		if p := u.Port(); p != "" {
+			v.Host = net.JoinHostPort(instead, p)
+		}
+		e.Instead = v.String()
+	}
+	return e
 }

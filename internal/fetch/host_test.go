@@ -212,3 +212,29 @@ func TestOperatorExemptionOnlyForASCIILiterals(t *testing.T) {
 		t.Fatalf("the server was reached %d times through hosts that are not ASCII", n)
 	}
 }
+
+// An operator's node URL may name any address as a literal IP, and a
+// public name; a local name is refused with the rule and, when its
+// address is known, the URL to write.
+func TestCheckOperatorURL(t *testing.T) {
+	for _, ok := range []string{"http://127.0.0.1:8601", "http://10.0.0.5", "http://[::1]:8601/", "https://node.example"} {
+		if err := CheckOperatorURL(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for raw, instead := range map[string]string{
+		"http://localhost:8601":     "http://127.0.0.1:8601",
+		"http://LocalHost./x":       "http://127.0.0.1/x",
+		"http://127.1:8601":         "http://127.0.0.1:8601",
+		"http://0x7f000001":         "http://127.0.0.1",
+		"http://origin.lan:8601":    "",
+		"http://printer.local:8601": "",
+		"http://origin:8601":        "",
+	} {
+		var oe *OperatorHostError
+		err := CheckOperatorURL(raw)
+		if !errors.As(err, &oe) || oe.Instead != instead || !strings.Contains(err.Error(), "literal IP") || !strings.Contains(err.Error(), "\nFix: ") {
+			t.Errorf("%s: %v, want an *OperatorHostError with Instead %q", raw, err, instead)
+		}
+	}
+}

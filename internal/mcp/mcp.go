@@ -73,6 +73,8 @@ type Server struct {
 	version  string
 	log      *slog.Logger
 	keyring  *auth.Keyring
+	// replicaOf is Config.ReplicaOf.
+	replicaOf string
 
 	discover   []byte
 	serverInfo []byte
@@ -87,11 +89,16 @@ type Config struct {
 	// Keyring holds the tokens that unlock user and admin tools; nil
 	// means every caller is public.
 	Keyring *auth.Keyring
+	// ReplicaOf, for a read replica, is the origin it follows: a tool the
+	// caller cannot call here (above their tier, or unknown) answers that
+	// edits go there, since an admin token of the origin is not one of
+	// this node's.
+	ReplicaOf string
 }
 
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
-	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring}
+	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring, replicaOf: c.ReplicaOf}
 	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
 	s.discover = appendDiscover(nil, s.serverInfo)
 	return s

@@ -41,7 +41,7 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	// A tool the caller may not even see answers as if it did not exist,
 	// so probing names reveals nothing.
 	if tool == nil || tool.Tier > c.Tier && !tool.Discoverable {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name) + sess.srv.replicaNote()}
 	}
 	if tool.Tier > c.Tier {
 		switch {
@@ -147,4 +147,15 @@ func appendToolResult[S ~string | ~[]byte](dst []byte, modern bool, text S, stru
 	dst = append(dst, `,"isError":`...)
 	dst = strconv.AppendBool(dst, isError)
 	return append(dst, '}'), nil
+}
+
+// replicaNote follows "Tool not found" on a read replica, for an unknown
+// tool and a hidden one alike (so it reveals no more than before): the
+// curator's tools, which change the registry, are the origin's, and so
+// are its tokens.
+func (s *Server) replicaNote() string {
+	if s.replicaOf == "" {
+		return ""
+	}
+	return ". This node is a read replica of " + s.replicaOf + " and cannot change the registry: the curator's tools (upsert_category, remove_category, accept_proposal and the like) are called there, with an admin token of that node; this node serves the change after its next refresh"
 }

@@ -23,7 +23,8 @@ type EditorConfig struct {
 	// AuditLog is the audit log each change is appended to.
 	AuditLog string
 	// Validity is how long the signatures the server writes vouch for the
-	// registry; zero means signature.DefaultValidity.
+	// registry when the signature it serves records no span of its own
+	// (validity); zero means signature.DefaultValidity.
 	Validity time.Duration
 	// AllowExpired lets reload_registry load a registry whose signature
 	// has expired, as --allow-expired does at start.
@@ -106,8 +107,18 @@ func NewEditor(c EditorConfig) *Editor {
 	return &Editor{EditorConfig: c}
 }
 
-// validity is how long a signature written now vouches for the registry.
-func (e *Editor) validity() time.Duration {
+// validity is how long a signature written now vouches for the registry
+// whose signature status is st: the span the curator chose when signing it
+// (its signed_at to its expiry, as 3gs sign --expires wrote it), so that a
+// server renewing or re-signing after a change never shortens or lengthens
+// that choice; Validity (or signature.DefaultValidity) only when st records
+// no span (unsigned, or a signature that never expires).
+func (e *Editor) validity(st signature.Status) time.Duration {
+	if st.Verified && !st.SignedAt.IsZero() && !st.Expires.IsZero() {
+		if d := st.Expires.Sub(st.SignedAt); d > 0 {
+			return d
+		}
+	}
 	if e.Validity > 0 {
 		return e.Validity
 	}
@@ -214,7 +225,7 @@ func (e *Editor) change(old *registry.Registry, st signature.Status, caller stri
 	entries = append(entries, Entry(now, action, caller, slug, old, reg))
 	head := l.Head()
 	done, err := Commit{
-		Path: e.Path, Log: l, Entries: entries, Head: &head, Key: e.Key, Now: now, Expires: now.Add(e.validity()),
+		Path: e.Path, Log: l, Entries: entries, Head: &head, Key: e.Key, Now: now, Expires: now.Add(e.validity(st)),
 		Data: data, Base: old.Bytes(), Limit: e.MaxRegistryBytes,
 	}.Commit()
 	if err != nil {
@@ -271,7 +282,7 @@ func (e *Editor) record(now time.Time, old *registry.Registry, st signature.Stat
 }
 
 // Renew signs cur, the registry served, again when its signature has
-// less than half its validity left, so that a server holding the curator
+// less than half its validity left, for that same span, so that a server holding the curator
 // key keeps its registry, and what peers and followers read from it, from
 // expiring between changes. The bytes do not change, so neither does the
 // log: the new signature covers the same head. It returns cur with the new
@@ -292,7 +303,7 @@ func (e *Editor) renew(reg *registry.Registry, st signature.Status) (signature.S
 	// server serving one was told to (--allow-expired), and signing it
 	// again would vouch afresh for what may be an old copy put back. The
 	// curator signs it with 3gs sign.
-	if !st.Verified || st.Stale(now) != nil || st.Expires.Sub(now) > e.validity()/2 {
+	if !st.Verified || st.Stale(now) != nil || st.Expires.Sub(now) > e.validity(st)/2 {
 		return st, false, nil
 	}
 	if err := e.CheckBase(reg); err != nil {
@@ -305,7 +316,7 @@ func (e *Editor) renew(reg *registry.Registry, st signature.Status) (signature.S
 	}
 	// Only the signature changes, so only it is written: rewriting the
 	// registry too could undo a hand edit made since CheckBase.
-	done, err := Commit{Path: e.Path, Head: head, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Base: reg.Bytes()}.Commit()
+	done, err := Commit{Path: e.Path, Head: head, Key: e.Key, Now: now, Expires: now.Add(e.validity(st)), Base: reg.Bytes()}.Commit()
 	if err != nil {
 		return st, false, fmt.Errorf("signing %s again before it expires: %w", e.Path, err)
 	}
@@ -343,7 +354,7 @@ func (e *Editor) reloadLog(now time.Time, caller string, reg *registry.Registry,
 	}
 	entries := CatchUp(l.Last(), gen.AuditActionReload, now, reg)
 	entries[len(entries)-1].Actor = caller
-	c := Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity()), Limit: e.MaxRegistryBytes}
+	c := Commit{Path: e.Path, Log: l.Log, Entries: entries, Key: e.Key, Now: now, Expires: now.Add(e.validity(st)), Limit: e.MaxRegistryBytes}
 	switch {
 	case e.Key == nil:
 		// Recorded only: there is nothing to sign with.

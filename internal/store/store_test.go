@@ -348,3 +348,41 @@ func TestEditorRenew(t *testing.T) {
 	}
 	mustHold(t, n.path, cur.Registry.Bytes())
 }
+
+// A server keeps the span its curator chose (3gs sign --expires 72h),
+// whatever its own --expires: a 72-hour signature is not renewed while more
+// than 36 hours are left, and when renewed, or re-signed after a change,
+// the new signature vouches for 72 hours again, not the server's 30 days.
+func TestEditorKeepsTheCuratorsSpan(t *testing.T) {
+	const span = 72 * time.Hour
+	n := newNode(t)
+	c := store.Commit{Path: n.path, Log: n.openLog(t), Entries: []*gen.AuditEntry{store.Entry(n.now, gen.AuditActionSign, "", "", n.reg, n.reg)}, Key: n.key, Now: n.now, Expires: n.now.Add(span), Base: n.reg.Bytes()}
+	if _, err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	e, cur := n.editor()
+	e.Validity = 0 // the server's default, signature.DefaultValidity
+	if got := cur.Signature.Expires.Sub(cur.Signature.SignedAt); got != span {
+		t.Fatalf("the curator's signature spans %v, want %v", got, span)
+	}
+	sig, _ := os.ReadFile(n.path + signature.Suffix)
+	if _, signed, err := e.Renew(cur); err != nil || signed {
+		t.Fatalf("a 72-hour signature with 72 hours left was renewed (signed %v, %v)", signed, err)
+	}
+	mustHold(t, n.path+signature.Suffix, sig)
+	n.now = n.now.Add(40 * time.Hour)
+	next, signed, err := e.Renew(cur)
+	if err != nil || !signed {
+		t.Fatalf("not renewed with 32 of 72 hours left: %v", err)
+	}
+	if got := next.Signature.Expires.Sub(next.Signature.SignedAt); !next.Signature.Verified || got != span {
+		t.Fatalf("the renewed signature spans %v, want the curator's %v", got, span)
+	}
+	changed, _, err := e.Change(next, "ada", gen.AuditActionUpsert, "", rename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changed.Signature.Expires.Sub(changed.Signature.SignedAt); got != span {
+		t.Fatalf("the signature after a change spans %v, want the curator's %v", got, span)
+	}
+}

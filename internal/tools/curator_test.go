@@ -31,13 +31,21 @@ import (
 // --registry` does, with an optional curator key.
 func editable(t testing.TB, key []byte) (*Handlers, string) {
 	t.Helper()
+	return editableFor(t, key, signature.DefaultValidity)
+}
+
+// editableFor is editable with the curator's signature made for span (as
+// 3gs sign --expires), the span a server keeps when it signs again.
+func editableFor(t testing.TB, key []byte, span time.Duration) (*Handlers, string) {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "registry.json")
 	data := frozen.Registry(frozen.Basic)
 	var doc []byte
 	if key != nil {
 		data = testkit.WithCurator(data, curatorkey.URI(curatorkey.Public(key)))
-		doc = signature.Sign(data, key, time.Now())
+		now := time.Now()
+		doc = signature.SignWith(data, key, now, signature.Options{Expires: now.Add(span)})
 		os.WriteFile(path+signature.Suffix, doc, 0o644)
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {

@@ -76,11 +76,12 @@ func signedHead(t *testing.T, path string) *signature.Verified {
 
 // A change by a server with the curator key starts the log, records the
 // change, and signs the registry with an expiry and the new head; a
-// server that starts on the result finds everything in order.
+// server that starts on the result finds everything in order. The expiry
+// keeps the span the curator chose (72 hours), not the server's own
+// validity (its default, 30 days).
 func TestSignedChangeCoversTheLogHead(t *testing.T) {
 	key := curatorKey(t)
-	h, path := editable(t, key)
-	h.node.Editor().Validity = 72 * time.Hour
+	h, path := editableFor(t, key, 72*time.Hour)
 	upsertSQLite(t, h, "Learning SQLite")
 	v := signedHead(t, path)
 	now := h.node.Editor().Now()
@@ -300,12 +301,13 @@ func TestReloadRefusesAnExpiredRegistry(t *testing.T) {
 }
 
 // A server holding the key signs again when less than half the validity
-// is left, covering the same log head; before that it leaves the
-// signature alone.
+// the curator chose (ten days) is left, for that span, covering the same
+// log head; before that it leaves the signature alone. Its own validity
+// (one day here) plays no part.
 func TestRenewBeforeExpiry(t *testing.T) {
 	key := curatorKey(t)
-	h, path := editable(t, key)
-	h.node.Editor().Validity = 10 * 24 * time.Hour
+	h, path := editableFor(t, key, 10*24*time.Hour)
+	h.node.Editor().Validity = 24 * time.Hour
 	upsertSQLite(t, h, "Learning SQLite")
 	first := signedHead(t, path)
 	start := h.node.Editor().Now()
