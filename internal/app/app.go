@@ -272,7 +272,7 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 			log.Warn(n)
 		}
 	}
-	srv := &Server{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c)}), Tools: h, lock: lock, peers: cfg.Peers}
+	srv := &Server{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c), Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0}), Tools: h, lock: lock, peers: cfg.Peers}
 	if lock != nil {
 		srv.proposals = openProposals(c.Proposals, h, srvd.Path, log)
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -16,13 +17,28 @@ func TestInstructionsNameRealTools(t *testing.T) {
 	for _, tool := range gen.Tools {
 		names = append(names, tool.Name)
 	}
-	words := regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`).FindAllString(Instructions, -1)
+	words := regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`).FindAllString(Instructions+FederationInstructions, -1)
 	if len(words) == 0 {
 		t.Fatal("the instructions name no tool")
 	}
 	for _, w := range words {
 		if !slices.Contains(names, w) {
 			t.Errorf("the instructions name %q, which is not a tool (tools: %v)", w, names)
+		}
+	}
+}
+
+// A node that follows endorsed curators says so in its instructions,
+// naming get_federated_sources (issue 47, row 5); one that does not, does
+// not. Both initialize and server/discover carry them.
+func TestInstructionsNameTheFederationOnlyWhenThereIsOne(t *testing.T) {
+	for _, federated := range []bool{false, true} {
+		s := NewServer(Config{Federated: federated})
+		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, s.instructions)
+		for name, got := range map[string][]byte{"initialize": init, "server/discover": s.discover} {
+			if named := strings.Contains(string(got), "get_federated_sources"); named != federated {
+				t.Errorf("federated %v: %s names get_federated_sources: %v\n%s", federated, name, named, got)
+			}
 		}
 	}
 }

@@ -55,6 +55,11 @@ const Instructions = "3gs answers 'where should I read about X?' with three huma
 	"get_provenance and get_endorsements tell who curated the registry and who vouches for it. " +
 	"With a token (params._meta[\"io.3gs/token\"]), explain_match shows why a query matches, and a curator can edit the registry."
 
+// FederationInstructions end the instructions of a node that follows the
+// curators its registry endorses (Config.Federated): their registries may
+// cover what this one does not, and only get_federated_sources asks them.
+const FederationInstructions = " This node also follows the curators its curator endorses: when get_sources finds nothing that fits, get_federated_sources asks their registries too."
+
 // toolsListTTLMs is how long modern clients may cache tools/list and
 // server/discover: the tool set changes only with a new binary.
 const toolsListTTLMs = 3600000
@@ -75,6 +80,9 @@ type Server struct {
 	keyring  *auth.Keyring
 	// replicaOf is Config.ReplicaOf.
 	replicaOf string
+	// instructions are Instructions, and FederationInstructions when
+	// Config.Federated.
+	instructions string
 
 	discover   []byte
 	serverInfo []byte
@@ -94,13 +102,19 @@ type Config struct {
 	// edits go there, since an admin token of the origin is not one of
 	// this node's.
 	ReplicaOf string
+	// Federated: this node follows the curators its registry endorses, so
+	// the instructions name get_federated_sources.
+	Federated bool
 }
 
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
-	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring, replicaOf: c.ReplicaOf}
+	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring, replicaOf: c.ReplicaOf, instructions: Instructions}
+	if c.Federated {
+		s.instructions += FederationInstructions
+	}
 	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
-	s.discover = appendDiscover(nil, s.serverInfo)
+	s.discover = appendDiscover(nil, s.serverInfo, s.instructions)
 	return s
 }
 
@@ -123,7 +137,7 @@ func appendImplementation(dst []byte, v implementation) []byte {
 // capabilitiesJSON is serverCapabilities encoded.
 const capabilitiesJSON = `{"tools":{"listChanged":false}}`
 
-func appendDiscover(dst, serverInfo []byte) []byte {
+func appendDiscover(dst, serverInfo []byte, instructions string) []byte {
 	dst = append(dst, `{"resultType":"complete","supportedVersions":[`...)
 	for i, v := range SupportedVersions {
 		if i > 0 {
@@ -132,7 +146,7 @@ func appendDiscover(dst, serverInfo []byte) []byte {
 		dst = jsonrpc.AppendString(dst, v)
 	}
 	dst = append(dst, `],"capabilities":`+capabilitiesJSON+`,"instructions":`...)
-	dst = jsonrpc.AppendString(dst, Instructions)
+	dst = jsonrpc.AppendString(dst, instructions)
 	dst = append(dst, `,"_meta":{"io.modelcontextprotocol/serverInfo":`...)
 	dst = append(dst, serverInfo...)
 	dst = append(dst, `},"ttlMs":`...)
@@ -140,13 +154,13 @@ func appendDiscover(dst, serverInfo []byte) []byte {
 	return append(dst, `,"cacheScope":"public"}`...)
 }
 
-func appendInitializeResult(dst []byte, version string, serverInfo []byte) []byte {
+func appendInitializeResult(dst []byte, version string, serverInfo []byte, instructions string) []byte {
 	dst = append(dst, `{"protocolVersion":`...)
 	dst = jsonrpc.AppendString(dst, version)
 	dst = append(dst, `,"capabilities":`+capabilitiesJSON+`,"serverInfo":`...)
 	dst = append(dst, serverInfo...)
 	dst = append(dst, `,"instructions":`...)
-	dst = jsonrpc.AppendString(dst, Instructions)
+	dst = jsonrpc.AppendString(dst, instructions)
 	return append(dst, '}')
 }
 
@@ -488,5 +502,5 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	}
 	sess.version.Store(&version)
 	sess.initialized.Store(true)
-	return appendInitializeResult(nil, version, sess.srv.serverInfo), nil
+	return appendInitializeResult(nil, version, sess.srv.serverInfo, sess.srv.instructions), nil
 }

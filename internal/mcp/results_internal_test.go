@@ -17,7 +17,7 @@ func TestHandWrittenResults(t *testing.T) {
 		if want := mustJSON(impl); string(info) != string(want) {
 			t.Errorf("serverInfo:\n%s\nsonic:\n%s", info, want)
 		}
-		disc := appendDiscover(nil, info)
+		disc := appendDiscover(nil, info, Instructions)
 		want := mustJSON(discoverResult{
 			ResultType:        "complete",
 			SupportedVersions: SupportedVersions,
@@ -31,7 +31,7 @@ func TestHandWrittenResults(t *testing.T) {
 			t.Errorf("server/discover:\n%s\nsonic:\n%s", disc, want)
 		}
 		for _, pv := range LegacyVersions {
-			got := appendInitializeResult(nil, pv, info)
+			got := appendInitializeResult(nil, pv, info, Instructions)
 			want := mustJSON(initializeResult{ProtocolVersion: pv, Capabilities: serverCapabilities, ServerInfo: sonic.NoCopyRawMessage(info), Instructions: Instructions})
 			if string(got) != string(want) {
 				t.Errorf("initialize:\n%s\nsonic:\n%s", got, want)

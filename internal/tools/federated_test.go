@@ -506,3 +506,20 @@ func TestFederatedPeerDownOrRefused(t *testing.T) {
 		t.Errorf("want ours and the good peer's categories, and the others named as not asked: %v\n%s", count, text)
 	}
 }
+
+// A node that follows endorsed curators says so when its own registry
+// has no confident answer: get_federated_sources may find one there
+// (issue 47, row 5). A node without peers does not mention the tool.
+func TestNoMatchPointsToTheFederationWhenThereIsOne(t *testing.T) {
+	f := newFederation(t, 2, 5)
+	q := &gen.GetSourcesInput{Query: ptr("quantum chromodynamics of programming bread")}
+	_, err := f.h.GetSources(context.Background(), q)
+	if te := toolError(t, err); !strings.Contains(te.Text, "get_federated_sources asks their registries too") {
+		t.Errorf("with peers, the no-match text does not point to get_federated_sources:\n%s", te.Text)
+	}
+	alone := handlers(t, frozen.Registry(frozen.Basic))
+	_, err = alone.GetSources(context.Background(), q)
+	if te := toolError(t, err); strings.Contains(te.Text, "get_federated_sources") {
+		t.Errorf("without peers, the no-match text names get_federated_sources:\n%s", te.Text)
+	}
+}

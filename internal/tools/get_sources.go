@@ -144,7 +144,11 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return nil, err
 	}
 	if !confident {
-		return nil, s.noMatch(query, ranked, threshold)
+		err := s.noMatch(query, ranked, threshold)
+		if te := (*gen.ToolError)(nil); h.federates(s) && errors.As(err, &te) {
+			te.Text += federationAdvice
+		}
+		return nil, err
 	}
 	best := ranked[0]
 	out := s.answer(query, best.Slug, best.Score)
@@ -385,6 +389,17 @@ const (
 	wholeAdvice   = "If none does, this registry does not cover the topic: say so rather than pick the nearest."
 	partialAdvice = "If none does, call list_categories with filter set to a word of the topic to look through the rest; if nothing fits there either, this registry does not cover it."
 )
+
+// federationAdvice ends a no-match answer of a node that follows the
+// curators its registry endorses: their registries may cover what this
+// one does not, and only get_federated_sources asks them.
+const federationAdvice = "\nCurators this registry's curator endorses may cover it: get_federated_sources asks their registries too, with the same query."
+
+// federates reports whether this node asks the curators s's registry
+// endorses (get_federated_sources has someone to ask).
+func (h *Handlers) federates(s *snapshot) bool {
+	return h.peers != nil && len(s.reg.Endorsements()) > 0
+}
 
 // headingRoom is the most bytes a listing's heading (catalog.heading)
 // takes for the registry's, at any count below a million.
