@@ -101,11 +101,11 @@ func (n *Node) Reload(caller string, signEdit bool) (store.Served, error) {
 	defer n.mu.Unlock()
 	e := n.editor
 	old := n.serving.Current()
-	refuse := func(text string, problems strictjson.Errors) (store.Served, error) {
-		return old, &ReloadError{Text: text, Problems: problems, Version: old.Registry.Version(), Path: e.Path}
-	}
 	refuseFix := func(text string, fix ReloadFix, problems strictjson.Errors) (store.Served, error) {
 		return old, &ReloadError{Text: text, Fix: fix, Problems: problems, Version: old.Registry.Version(), Path: e.Path}
+	}
+	refuse := func(text string, problems strictjson.Errors) (store.Served, error) {
+		return refuseFix(text, FixNone, problems)
 	}
 	data, doc, err := signature.ReadSigned(e.Path, e.MaxRegistryBytes)
 	if err != nil {

@@ -88,14 +88,6 @@ func (e *KeyNeededError) Error() string {
 	return "the registry is signed by its curator and no curator key is held here, so a change would break the signature"
 }
 
-// TooLargeError is a change refused because the registry would be Size
-// bytes, more than Limit, the most the next start reads.
-type TooLargeError struct{ Size, Limit int64 }
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("with this change the registry would be %d bytes, more than the %d-byte limit, so nothing was written", e.Size, e.Limit)
-}
-
 // NewEditor returns the editor c describes.
 func NewEditor(c EditorConfig) *Editor {
 	if c.Now == nil {
@@ -179,7 +171,7 @@ func (e *Editor) openLog(reg *registry.Registry, st signature.Status, repair boo
 // signature written, modified now, and the log head that records it. Any
 // failure leaves the file, its signature and the log as they were.
 // Errors: edit's own, the registry's (strictjson.Errors), *ReadOnlyError,
-// *KeyNeededError, *TooLargeError, *LogError, and a failed write.
+// *KeyNeededError, *registry.TooLargeError, *LogError, and a failed write.
 func (e *Editor) Change(cur Served, caller string, action gen.AuditAction, slug string, edit Edit) (Served, auditlog.Head, error) {
 	reg, st, now, head, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
 	return Served{Registry: reg, Signature: st, Modified: now}, head, err
@@ -206,7 +198,7 @@ func (e *Editor) change(old *registry.Registry, st signature.Status, caller stri
 	// That is the server's limit, not a fault in the caller's arguments, so
 	// it is refused as a failed change rather than as invalid params.
 	if int64(len(data)) > e.MaxRegistryBytes {
-		return nil, st, now, none, &TooLargeError{Size: int64(len(data)), Limit: e.MaxRegistryBytes}
+		return nil, st, now, none, &registry.TooLargeError{Size: int64(len(data)), Limit: e.MaxRegistryBytes}
 	}
 	reg, err := registry.Load(data)
 	if err != nil {

@@ -32,12 +32,11 @@ func (h *Handlers) noFile() string {
 // operator sets it.
 func storeProblem(err error) string {
 	var (
-		ro   *store.ReadOnlyError
-		key  *store.KeyNeededError
-		big  *store.TooLargeError
-		rbig *registry.TooLargeError
-		le   *store.LogError
-		p    *auditlog.Problem
+		ro  *store.ReadOnlyError
+		key *store.KeyNeededError
+		big *registry.TooLargeError
+		le  *store.LogError
+		p   *auditlog.Problem
 	)
 	switch {
 	case errors.As(err, &ro):
@@ -47,9 +46,7 @@ func storeProblem(err error) string {
 	case errors.As(err, &key):
 		return "the registry is signed by its curator and this server has no curator key, so a change would break the signature. Start the server with --key-file (or PKARR_SECRET_KEY) to edit here, or edit the file and run 3gs sign"
 	case errors.As(err, &big):
-		return tooLarge(big.Size, big.Limit)
-	case errors.As(err, &rbig):
-		return tooLarge(rbig.Size, rbig.Limit)
+		return fmt.Sprintf("with this change the registry would be %d bytes, more than the %d-byte limit this server reads (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES), so nothing was written. Restart the server with a higher limit, or remove categories first", big.Size, big.Limit)
 	case errors.As(err, &le) && errors.Is(le.Err, auditlog.ErrLegacy):
 		return fmt.Sprintf("the audit log %s is %v. Run 3gs audit migrate --key-file KEY %s to keep it as %s.v1 and start a signed log that records its digest, or name a new file with --audit-log", le.Path, le.Err, store.RegistryOf(le.Path), le.Path)
 	case errors.As(err, &le) && errors.Is(le.Err, auditlog.ErrMissing):
@@ -60,11 +57,6 @@ func storeProblem(err error) string {
 		return fmt.Sprintf("the audit log %s cannot be read: %v", le.Path, le.Err)
 	}
 	return err.Error()
-}
-
-// tooLarge words a change refused for the registry's size limit.
-func tooLarge(size, limit int64) string {
-	return fmt.Sprintf("with this change the registry would be %d bytes, more than the %d-byte limit this server reads (--max-registry-bytes, THREEGS_MAX_REGISTRY_BYTES), so nothing was written. Restart the server with a higher limit, or remove categories first", size, limit)
 }
 
 // wordedError is err worded by storeProblem, still wrapping err.
