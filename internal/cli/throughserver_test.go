@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/app"
+	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
+)
+
+// lockedBuffer is a buffer a running server writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveInProcess runs 3gs serve on regPath with the curator key, on
+// 127.0.0.1, until the test ends, and waits for its local channel.
+func serveInProcess(t *testing.T, regPath, keyPath string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := &lockedBuffer{}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: logs, Getenv: func(string) string { return "" }}
+	done := make(chan struct{})
+	code := 0
+	go func() {
+		defer close(done)
+		code = Run(ctx, []string{"serve", "--registry", regPath, "--key-file", keyPath, "--http", "127.0.0.1:0"}, env)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	testkit.WaitFor(t, "the server's local channel", 20*time.Second, func() bool {
+		select {
+		case <-done:
+			t.Fatalf("serve exited %d:\n%s", code, logs.String())
+		default:
+		}
+		_, err := os.Stat(app.LocalSocket(regPath))
+		return err == nil
+	})
+}
+
+// auditEntries reads the audit log beside regPath.
+func auditEntries(t *testing.T, regPath string) []*gen.AuditEntry {
+	t.Helper()
+	data, err := os.ReadFile(regPath + ".audit.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*gen.AuditEntry
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		e, err := gen.DecodeAuditEntry(line)
+		if err != nil {
+			t.Fatalf("audit entry %s: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// decisionOf is the decision recorded on proposal id beside regPath.
+func decisionOf(t *testing.T, regPath, id string) *proposals.Proposal {
+	t.Helper()
+	ps, err := proposals.Read(proposals.PathFor(regPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("no proposal %s", id)
+	return nil
+}
+
+// With a server holding the registry, proposals accept and reject decide
+// through it (its admin tools, over the local channel) instead of
+// refusing: the change is served, signed and recorded with what it was,
+// and the decisions name the local user, as they do without a server.
+// Before: "decide through it: call accept_proposal with an admin token".
+func TestCuratorActsThroughRunningServer(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	reg, _ := registry.LoadFile(regPath)
+	slug := reg.Categories()[0].Slug
+	remove := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionRemoveCategory, Slug: slug, Reason: "duplicate"})
+	report := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: slug, Rank: ptr(1), Reason: "gone"})
+	serveInProcess(t, regPath, keyPath)
+
+	code, out, errOut := run(t, nil, "proposals", "accept", remove, "--registry", regPath, "--reason", "a duplicate indeed")
+	if code != ExitOK || !strings.Contains(out, "Done by the 3gs server editing") || !strings.Contains(out, "Accepted proposal "+remove) {
+		t.Fatalf("accept through the server: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, nil, "proposals", "reject", report, "--registry", regPath, "--reason", "it answers")
+	if code != ExitOK || !strings.Contains(out, "Rejected proposal "+report) {
+		t.Fatalf("reject through the server: exit %d\n%s%s", code, out, errOut)
+	}
+	// A refusal of the tool comes back as the command's failure.
+	code, _, errOut = run(t, nil, "proposals", "accept", remove, "--registry", regPath)
+	if code != ExitFail || !strings.Contains(errOut, "answered") || !strings.Contains(errOut, "decided") {
+		t.Errorf("accepting a decided proposal: exit %d, %s", code, errOut)
+	}
+
+	after, _ := registry.LoadFile(regPath)
+	if _, still := after.Category(slug); still || after.Version() == reg.Version() {
+		t.Errorf("the accepted removal is not in the file: version %s", after.Version())
+	}
+	if code, out, errOut := run(t, nil, "verify", regPath); code != ExitOK || !strings.HasPrefix(out, "OK") {
+		t.Errorf("verify: %s%s", out, errOut)
+	}
+	if code, _, errOut := run(t, nil, "audit", "verify", regPath); code != ExitOK {
+		t.Errorf("audit verify: %s", errOut)
+	}
+	es := auditEntries(t, regPath)
+	last := es[len(es)-1]
+	if last.Action != gen.AuditActionRemove || last.Actor != proposals.Actor(remove, app.LocalActor()) || last.Detail == nil || *last.Detail != "accept proposal "+remove+": a duplicate indeed" {
+		t.Errorf("the accept's audit entry: %+v", last)
+	}
+	if p := decisionOf(t, regPath, report); p.Status != gen.ProposalStatusRejected || p.Decision.Actor != app.LocalActor() || p.Decision.Reason == nil || *p.Decision.Reason != "it answers" {
+		t.Errorf("the rejection: %+v %+v", p, p.Decision)
+	}
+	if p := decisionOf(t, regPath, remove); p.Status != gen.ProposalStatusAccepted || p.Decision.Actor != app.LocalActor() {
+		t.Errorf("the acceptance: %+v %+v", p, p.Decision)
+	}
+}
