@@ -103,9 +103,11 @@ func decisionOf(t *testing.T, regPath, id string) *proposals.Proposal {
 
 // With a server holding the registry, proposals accept and reject decide
 // through it (its admin tools, over the local channel) instead of
-// refusing: the change is served, signed and recorded with what it was,
-// and the decisions name the local user, as they do without a server.
-// Before: "decide through it: call accept_proposal with an admin token".
+// refusing, and endorse adds and removes endorsements through it: the
+// change is served, signed and recorded with what it was, and the
+// decisions name the local user, as they do without a server. Before:
+// "decide through it: call accept_proposal with an admin token", and
+// endorse said "Stop that server".
 func TestCuratorActsThroughRunningServer(t *testing.T) {
 	_, keyPath, _, regPath := curatorSetup(t)
 	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
@@ -151,5 +153,38 @@ func TestCuratorActsThroughRunningServer(t *testing.T) {
 	}
 	if p := decisionOf(t, regPath, remove); p.Status != gen.ProposalStatusAccepted || p.Decision.Actor != app.LocalActor() {
 		t.Errorf("the acceptance: %+v %+v", p, p.Decision)
+	}
+
+	other := peerKey(t)
+	code, out, errOut = run(t, nil, "endorse", regPath, "--pubkey", other, "--url", "https://coffee.example", "--name", "Coffee")
+	if code != ExitOK || !strings.Contains(out, "Endorsed Coffee ("+other+") at https://coffee.example") {
+		t.Fatalf("endorse through the server: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, xs := endorsements(t, regPath); len(xs) != 1 || xs[0].Pubkey != other || xs[0].URL != "https://coffee.example" {
+		t.Errorf("endorsements in the file: %+v", xs)
+	}
+	es = auditEntries(t, regPath)
+	if last := es[len(es)-1]; last.Action != gen.AuditActionEndorse || last.Actor != app.LocalActor() || last.Detail == nil || *last.Detail != "endorse add "+other+" https://coffee.example" || last.Signature == nil {
+		t.Errorf("the endorsement's audit entry: %+v", last)
+	}
+	if code, _, errOut := run(t, nil, "endorse", regPath, "--pubkey", other, "--url", "https://coffee.example"); code != ExitOK {
+		t.Errorf("the same endorsement again: exit %d %s", code, errOut)
+	}
+	if n := len(auditEntries(t, regPath)); n != len(es) {
+		t.Errorf("an unchanged endorsement was recorded: %d entries, was %d", n, len(es))
+	}
+	code, out, errOut = run(t, nil, "endorse", regPath, "--remove", other)
+	if code != ExitOK || !strings.Contains(out, "Removed the endorsement of Coffee") {
+		t.Fatalf("endorse --remove through the server: exit %d\n%s%s", code, out, errOut)
+	}
+	es = auditEntries(t, regPath)
+	if last := es[len(es)-1]; last.Detail == nil || *last.Detail != "endorse remove "+other {
+		t.Errorf("the removal's audit entry: %+v", last)
+	}
+	if code, _, errOut := run(t, nil, "endorse", regPath, "--remove", other); code != ExitFail || !strings.Contains(errOut, "does not endorse") {
+		t.Errorf("removing an endorsement twice: exit %d %s", code, errOut)
+	}
+	if code, out, errOut := run(t, nil, "verify", regPath); code != ExitOK || !strings.HasPrefix(out, "OK") {
+		t.Errorf("verify after the endorsements: %s%s", out, errOut)
 	}
 }

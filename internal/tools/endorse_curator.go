@@ -57,7 +57,9 @@ func (h *Handlers) EndorseCurator(ctx context.Context, in *gen.EndorseCuratorInp
 	}
 	action := map[curation.EndorseKind]gen.EndorseCuratorOutputAction{curation.Added: gen.EndorseCuratorOutputActionAdded, curation.Updated: gen.EndorseCuratorOutputActionUpdated, curation.Removed: gen.EndorseCuratorOutputActionRemoved}[done.Kind]
 	out := state(done.New, action)
-	if done.Kind != curation.Removed {
+	if done.Kind == curation.Removed {
+		out.Name = done.Endorsement.Name
+	} else {
 		endorsementOut(out, done.Endorsement)
 	}
 	return out, nil
