@@ -365,6 +365,6 @@ func (d *doctor) proposals(f *Flags) {
 		return // reported with the flags
 	}
 	if line := pendingProposals(reg); line != "" {
-		d.add(warn, "proposals", line, "accept or reject them (3gs proposals accept|reject ID, or the admin tools accept_proposal and reject_proposal while the server runs)")
+		d.add(warn, "proposals", line, "accept or reject them with 3gs proposals accept|reject ID, which decide through the running server when one holds the registry (or the admin tools accept_proposal and reject_proposal over MCP)")
 	}
 }

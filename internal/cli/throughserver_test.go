@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/app"
+	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/testkit"
@@ -186,5 +188,19 @@ func TestCuratorActsThroughRunningServer(t *testing.T) {
 	}
 	if code, out, errOut := run(t, nil, "verify", regPath); code != ExitOK || !strings.HasPrefix(out, "OK") {
 		t.Errorf("verify after the endorsements: %s%s", out, errOut)
+	}
+
+	// The channel answers as an MCP server would: a tool it does not
+	// have, and arguments the tool's schema refuses, each with its path.
+	var ce *app.CallError
+	if _, err := app.CallTool(regPath, "no_such_tool", map[string]any{}); !errors.As(err, &ce) || ce.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("an unknown tool: %v", err)
+	}
+	if _, err := app.CallTool(regPath, "remove_category", map[string]any{"slug": "Not A Slug"}); !errors.As(err, &ce) || ce.Code != jsonrpc.CodeInvalidParams || len(ce.Problems) == 0 || ce.Problems[0].Path != "slug" {
+		t.Errorf("arguments the schema refuses: %v", err)
+	}
+	// And the sign line still works: the file as served is reloaded.
+	if answered, ok, text := app.AskToSign(regPath); !answered || !ok || !strings.Contains(text, "verified by its curator's signature") {
+		t.Errorf("sign with nothing edited: answered %v, ok %v, %q", answered, ok, text)
 	}
 }
