@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -37,8 +38,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// serveInProcess runs 3gs serve on regPath with the curator key, on
-// 127.0.0.1, until the test ends, and waits for its local channel.
+// serveInProcess runs 3gs serve on regPath with the curator key (none
+// when keyPath is ""), on 127.0.0.1, until the test ends, and waits for
+// its local channel.
 func serveInProcess(t *testing.T, regPath, keyPath string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -48,7 +50,11 @@ func serveInProcess(t *testing.T, regPath, keyPath string) {
 	code := 0
 	go func() {
 		defer close(done)
-		code = Run(ctx, []string{"serve", "--registry", regPath, "--key-file", keyPath, "--http", "127.0.0.1:0"}, env)
+		args := []string{"serve", "--registry", regPath, "--http", "127.0.0.1:0"}
+		if keyPath != "" {
+			args = append(args, "--key-file", keyPath)
+		}
+		code = Run(ctx, args, env)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -202,5 +208,35 @@ func TestCuratorActsThroughRunningServer(t *testing.T) {
 	// And the sign line still works: the file as served is reloaded.
 	if answered, ok, text := app.AskToSign(regPath); !answered || !ok || !strings.Contains(text, "verified by its curator's signature") {
 		t.Errorf("sign with nothing edited: answered %v, ok %v, %q", answered, ok, text)
+	}
+}
+
+// A server without the curator key holds the registry too, and opens
+// the channel: a decision that changes nothing is made through it, while
+// a change the registry's signature would need the key for, and a hand
+// edit to sign, are refused with why and what to do.
+func TestKeylessServerChannel(t *testing.T) {
+	dir, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	reg, _ := registry.LoadFile(regPath)
+	report := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: reg.Categories()[0].Slug, Rank: ptr(1), Reason: "gone"})
+	serveInProcess(t, regPath, "")
+
+	if code, out, errOut := run(t, nil, "proposals", "reject", report, "--registry", regPath, "--reason", "it answers"); code != ExitOK || !strings.Contains(out, "Rejected proposal "+report) {
+		t.Errorf("reject through a keyless server: exit %d\n%s%s", code, out, errOut)
+	}
+	file := filepath.Join(dir, "cat.json")
+	os.WriteFile(file, newCategory(t, regPath, "Zig"), 0o644)
+	before, _ := os.ReadFile(regPath)
+	if code, _, errOut := run(t, nil, "category", "add", "zig-learning", "--registry", regPath, "--file", file); code != ExitFail || !strings.Contains(errOut, "--key-file") {
+		t.Errorf("a change through a keyless server: exit %d %s", code, errOut)
+	}
+	if after, _ := os.ReadFile(regPath); !bytes.Equal(before, after) {
+		t.Error("a refused change wrote the file")
+	}
+	if answered, ok, text := app.AskToSign(regPath); !answered || ok || !strings.Contains(text, "no curator key") {
+		t.Errorf("sign through a keyless server: answered %v, ok %v, %q", answered, ok, text)
 	}
 }
