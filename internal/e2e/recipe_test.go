@@ -383,3 +383,60 @@ func parseUnit(t *testing.T, text string) (settings [][2]string) {
 	}
 	return settings
 }
+
+// TestTeamRecipe runs "Run it for your team" in docs/operating.md as
+// written, in an empty folder, with the built binary as 3gs and the
+// address 127.0.0.1:3000 moved to a free loopback port: every command
+// must succeed, doctor with nothing to warn about, and the server it
+// ends with must answer /health with the node's registry, verified.
+func TestTeamRecipe(t *testing.T) {
+	bin := testkit.Binary(t)
+	dir := t.TempDir()
+	addr := testkit.FreeAddr(t)
+	blocks := docShellBlocks(t, "## Run it for your team")
+	served := false
+	for _, line := range strings.Split(strings.TrimSpace(strings.Join(blocks, "\n")), "\n") {
+		w := shellWords(line)
+		if len(w) < 2 || w[0] != "3gs" || served {
+			t.Fatalf("a line the test does not know how to run (a 3gs command, the server last): %s", line)
+		}
+		args := slices.Clone(w[1:])
+		for i := range args {
+			if args[i] == "127.0.0.1:3000" {
+				args[i] = addr
+			}
+		}
+		if args[0] == "serve" {
+			// From the folder the other commands ran in (env --chdir:
+			// testkit.Start runs from the test's own).
+			testkit.Start(t, dir, "3gs", "env", append([]string{"--chdir=" + dir, bin}, args...)...)
+			var h struct {
+				Status   string `json:"status"`
+				Registry struct {
+					Verified bool `json:"verified"`
+				} `json:"registry"`
+			}
+			testkit.WaitFor(t, "/health of the team's server", 30*time.Second, func() bool {
+				status, _, err := getJSON(http.DefaultClient, "http://"+addr+"/health", &h)
+				return err == nil && status == http.StatusOK && h.Status == "ok"
+			})
+			if !h.Registry.Verified {
+				t.Errorf("/health: %+v, want the node's registry, verified", h)
+			}
+			served = true
+			continue
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		if args[0] == "doctor" && regexp.MustCompile(`(?m)^(WARN|FAIL) `).Match(out) {
+			t.Errorf("%s warns:\n%s", line, out)
+		}
+	}
+	if !served {
+		t.Error("the recipe does not end with 3gs serve")
+	}
+}
