@@ -27,6 +27,10 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Environ lists the environment as KEY=VALUE (os.Environ), so that
+	// serve and doctor can name a THREEGS_ variable no command reads (a
+	// misspelling); nil skips that check.
+	Environ func() []string
 }
 
 // Exit codes.

@@ -145,6 +145,9 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
 		return ExitUsage
 	}
+	for _, v := range unknownEnv(env) {
+		c.log.Warn(v.String()+" It is ignored; 3gs help all lists every variable.", "variable", v.name, "closest", v.closest)
+	}
 	if c.follow == nil {
 		limitMemoryFor(env, c.registry)
 	}
