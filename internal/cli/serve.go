@@ -145,6 +145,12 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
 		return ExitUsage
 	}
+	if c.http == nil && isTerminal(env.Stdin) {
+		// Someone typed 3gs (or go run ./cmd/3gs) and would otherwise
+		// see nothing: stdout is the protocol's, so the hint goes to
+		// stderr, once.
+		fmt.Fprintln(env.Stderr, terminalHint)
+	}
 	for _, v := range unknownEnv(env) {
 		c.log.Warn(v.String()+" It is ignored; 3gs help all lists every variable.", "variable", v.name, "closest", v.closest)
 	}
@@ -163,6 +169,11 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	}
 	return ExitFail
 }
+
+// terminalHint is what serve says when a person, not an MCP host, is on
+// its stdin.
+const terminalHint = `3gs serve speaks MCP (JSON-RPC, one message a line) on stdin and stdout, for an MCP host to start; it is waiting for one now (Ctrl-D ends it).
+To try it by hand: 3gs query "how do I harden a linux server" (add --explain for why), 3gs serve --http 127.0.0.1:8080 for a browser, or 3gs help.`
 
 // app is the configuration internal/app runs.
 func (c *serveConfig) app(env *Env) *app.Config {
