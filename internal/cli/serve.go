@@ -411,12 +411,22 @@ func parseCheckSources(v durationFlag) (time.Duration, error) {
 	return d, nil
 }
 
+// durationText writes a duration as Go writes it ("5m0s"), as the flags
+// take it, in both formats: slog's JSON handler would write nanoseconds
+// ("refresh":300000000000).
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}
+
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level (THREEGS_LOG_LEVEL) must be debug, info, warn or error, got %q", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationText}
 	switch strings.ToLower(format) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
