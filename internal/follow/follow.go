@@ -123,6 +123,10 @@ type Follower struct {
 	// the file and signature it came in; nil when there is none.
 	health *peer.Health
 	held   peer.HeldHealth
+	// healthWhy is why the origin's health was last not taken, logged
+	// when it changes rather than at every check (an origin without a key
+	// publishes its file unsigned, for good).
+	healthWhy string
 }
 
 // New returns a follower; call Start, then Run.
@@ -248,14 +252,16 @@ func (f *Follower) syncHealth(ctx context.Context, c *peer.Copy, now time.Time) 
 	last, held := f.health, f.held
 	f.mu.Unlock()
 	h, held, err := f.cfg.Fetcher.FetchPublishedHealth(ctx, f.cfg.Key, f.cfg.URL, c, last, held, now)
-	switch {
-	case err == nil:
-	case errors.Is(err, peer.ErrNoHealth):
-	default:
-		f.cfg.Log.Warn("the origin's source health was not taken", "origin", f.cfg.URL, "why", f.cfg.reason(err))
-		if last != nil && !signature.Expired(last.Expires, now) {
-			return
-		}
+	why := ""
+	if err != nil && !errors.Is(err, peer.ErrNoHealth) {
+		why = f.cfg.reason(err)
+	}
+	if why != f.healthWhy && why != "" {
+		f.cfg.Log.Warn("the origin's source health was not taken; get_sources here shows the last one taken while its signature is in force, else none", "origin", f.cfg.URL, "why", why)
+	}
+	f.healthWhy = why
+	if why != "" && last != nil && !signature.Expired(last.Expires, now) {
+		return
 	}
 	if h == nil && last == nil {
 		return

@@ -1,7 +1,10 @@
 package follow
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +110,32 @@ func TestFollowerTakesTheOriginsSourceHealth(t *testing.T) {
 	h.f.check(context.Background())
 	if now, pub := h.f.Health(); now != nil || pub.Data != nil || len(got) != 2 || got[1] != nil {
 		t.Errorf("the origin publishes none: %+v, %d published", now, len(got))
+	}
+}
+
+// An origin whose health file is unsigned (it holds no key) has it
+// refused at every check; the follower says so once, not every
+// --follow-refresh.
+func TestFollowerLogsARefusedHealthOnce(t *testing.T) {
+	key, _ := curatorkey.Generate()
+	o := newOrigin(t)
+	v := version(t, key, "4.1.0")
+	o.set(v, signed(key, v, clock))
+	o.health = sourcehealth.Sign(healthOf(t, v, clock), nil, clock, time.Hour).Data
+	var logged bytes.Buffer
+	h := newHarness(t, o, curatorkey.Public(key), t.TempDir())
+	h.f.cfg.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	if _, err := h.f.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		h.now = h.now.Add(time.Minute)
+		h.f.check(context.Background())
+	}
+	if hh, _ := h.f.Health(); hh != nil {
+		t.Error("an unsigned health file was taken")
+	}
+	if n := strings.Count(logged.String(), "source health was not taken"); n != 1 {
+		t.Errorf("logged %d times:\n%s", n, logged.String())
 	}
 }
