@@ -71,6 +71,9 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	} else {
 		d.add(ok, "flags", "every flag and environment variable serve reads is valid", "")
 	}
+	for _, v := range unknownEnv(env) {
+		d.add(warn, "environment", v.name+" is set, but no 3gs command reads it; the nearest one that is read is "+v.closest, "rename it "+v.closest+" if that is what it was meant to set, or unset it (3gs help all lists every variable)")
+	}
 	reg := d.registry()
 	key := d.key(reg)
 	d.tokens()
