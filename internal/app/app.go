@@ -338,6 +338,12 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	})
 	identities := newIdentityChecker(h, c.Identity, c.Version, srvd.Path, peerDir, log)
 	goRun(func() { identities.Run(peersCtx) })
+	if fl != nil && c.CheckSources == 0 && c.HealthFile == "" {
+		// A replica that neither checks its sources nor reads a health
+		// file says of them what the origin does.
+		checker.followed(fl.Health())
+		fl.SetPublishHealth(checker.followed)
+	}
 	goRun(func() {
 		if fl != nil {
 			fl.SetPublish(followPublisher(h, c))

@@ -15,6 +15,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/fetch"
 	"github.com/three-good-sources/3gs/internal/linkcheck"
+	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
 	"github.com/three-good-sources/3gs/internal/tools"
@@ -50,6 +51,9 @@ type sourceChecker struct {
 	pub  sourcehealth.Published
 	// signedAt is when pub was signed; zero when it is not.
 	signedAt time.Time
+	// origin is a read replica's origin's source health (followed),
+	// what it says when the replica neither checks nor reads a file.
+	origin *peer.Health
 }
 
 type fileStamp struct {
@@ -114,6 +118,23 @@ func (c *sourceChecker) set(doc *gen.Sourcehealth, p sourcehealth.Published, st 
 	c.h.SetSourceHealth(sourcehealth.NewIndex(doc))
 }
 
+// followed makes the source health a read replica's origin publishes
+// (follow.Follower.Health, as accepted: signed by the origin's curator,
+// of the sources its registry lists) what get_sources and /health say
+// of the sources, and publishes its file and signature as they came, so
+// that the replica answers as the origin does. nil: the origin publishes
+// none.
+func (c *sourceChecker) followed(h *peer.Health, p sourcehealth.Published) {
+	c.mu.Lock()
+	c.origin, c.pub = h, p
+	c.mu.Unlock()
+	var ix *sourcehealth.Index
+	if h != nil {
+		ix = h.Index
+	}
+	c.h.SetSourceHealth(ix)
+}
+
 // sign signs c.doc as published, at now; c.mu is held.
 func (c *sourceChecker) sign(now time.Time) {
 	c.pub, c.signedAt = sourcehealth.Sign(c.doc, c.key, now, sourcehealth.Validity(c.interval)), now
@@ -136,11 +157,17 @@ func (c *sourceChecker) published() sourcehealth.Published {
 func (c *sourceChecker) health() *gen.HealthSources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.doc == nil {
+	var s gen.SourcehealthSummary
+	var at time.Time
+	switch {
+	case c.doc != nil:
+		s, at = c.doc.Summary, c.doc.CheckedAt
+	case c.origin != nil:
+		s, at = c.origin.Summary, c.origin.CheckedAt
+	default:
 		return nil
 	}
-	s := c.doc.Summary
-	return &gen.HealthSources{Ok: s.Ok, Redirected: s.Redirected, Changed: s.Changed, Gone: s.Gone, Error: s.Error, CheckedAt: c.doc.CheckedAt}
+	return &gen.HealthSources{Ok: s.Ok, Redirected: s.Redirected, Changed: s.Changed, Gone: s.Gone, Error: s.Error, CheckedAt: at}
 }
 
 // run checks the sources every interval, or, without one, watches the

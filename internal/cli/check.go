@@ -368,9 +368,9 @@ func (p *progress) end() {
 	}
 }
 
-// isTerminal reports whether w is a terminal: a character device other
-// than the null device.
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w, a reader or writer, is a terminal: a
+// character device other than the null device.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -27,6 +27,10 @@ type Env struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Environ lists the environment as KEY=VALUE (os.Environ), so that
+	// serve and doctor can name a THREEGS_ variable no command reads (a
+	// misspelling); nil skips that check.
+	Environ func() []string
 }
 
 // Exit codes.
@@ -71,7 +75,7 @@ func commands() []command {
 		{"doctor", "", "check a deployment with serve's flags and environment: registry, signature, key, tokens, editing, HTTP address; one line per check with the fix", serveFlags, runDoctor},
 		{"health", "", "ask a running HTTP server's /health and exit 0 when it answers ok (the container image's health check: the image has no curl)", healthFlags, runHealth},
 		{"version", "", "print the version, commit and Go version", nil, runVersion},
-		{"help", "[COMMAND]", "show help for 3gs or for one command", nil, runHelp},
+		{"help", "[COMMAND | all]", "show help for 3gs, for one command (its flags, their environment variables and defaults), or for all of them", nil, runHelp},
 	}
 }
 
@@ -274,6 +278,10 @@ func help(w io.Writer, env *Env, words []string) bool {
 		usage(w)
 		return true
 	}
+	if len(words) == 1 && words[0] == "all" {
+		helpAll(w, env)
+		return true
+	}
 	c, ok := find(words)
 	if !ok {
 		return false
@@ -293,7 +301,42 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print a shell completion script: 3gs completion bash|zsh|fish|powershell")
 	fmt.Fprintln(w, "\nFlags go before or after the arguments; after a lone -- everything is an argument.")
-	fmt.Fprintln(w, "Run '3gs help COMMAND' for a command's flags and their environment variables.")
+	fmt.Fprintln(w, "Run '3gs help COMMAND' for a command's flags, their environment variables and defaults,")
+	fmt.Fprintln(w, "or '3gs help all' for every command's.")
+}
+
+// helpAll is the command list, then each command's help in the table's
+// order, a group's verbs each in turn: every command, flag and
+// environment variable on one page. A command whose flags are another's
+// (doctor takes serve's) says so rather than listing them again.
+func helpAll(w io.Writer, env *Env) {
+	usage(w)
+	seen := map[string]string{} // the flags, as listed, → the first command listing them
+	one := func(c command) {
+		fmt.Fprintf(w, "\n%s\n\n", strings.Repeat("-", 72))
+		f := newFlags(c, env)
+		var sig strings.Builder
+		f.fs.VisitAll(func(fl *pflag.Flag) { sig.WriteString(fl.Name + "=" + f.twins[fl.Name] + "=" + fl.Usage + "\n") })
+		if first, ok := seen[sig.String()]; ok && sig.Len() > 0 {
+			fmt.Fprintf(w, "Usage: 3gs %s %s\n\n%s.\n\nFlags: those of 3gs %s, above.\n", c.name, strings.TrimSpace("[flags] "+c.args), capitalize(c.summary), first)
+			return
+		}
+		seen[sig.String()] = c.name
+		f.usage(w, c)
+	}
+	for _, c := range commands() {
+		if c.name == "help" {
+			continue
+		}
+		if verbs, group := verbGroups()[c.name]; group {
+			for _, v := range verbs {
+				v.name = c.name + " " + v.name
+				one(v)
+			}
+			continue
+		}
+		one(c)
+	}
 }
 
 func runHelp(_ context.Context, env *Env, f *Flags) int {

@@ -60,3 +60,26 @@ func TestNewcomerWordings(t *testing.T) {
 		t.Errorf("token new: exit %d\n%s", code, errOut)
 	}
 }
+
+// docs/curating.md links the field reference of registry.json, the
+// registry.json section of schema/CONTRACT.md, at an anchor that heading
+// gives: a curator editing the file learns each field's type and bounds
+// there. Before, the page named no reference.
+func TestCuratingDocLinksTheFieldReference(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "curating.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const link = "](../schema/CONTRACT.md#registryjson)"
+	if !strings.Contains(string(doc), link) {
+		t.Errorf("docs/curating.md does not link the field reference (%s)", link)
+	}
+	contract, err := os.ReadFile(filepath.Join("..", "..", "schema", "CONTRACT.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// GitHub's anchor for "## registry.json" drops the dot.
+	if !strings.Contains(string(contract), "\n## registry.json\n") {
+		t.Error("schema/CONTRACT.md has no '## registry.json' section for #registryjson")
+	}
+}

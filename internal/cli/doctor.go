@@ -71,6 +71,9 @@ func runDoctor(ctx context.Context, env *Env, f *Flags) int {
 	} else {
 		d.add(ok, "flags", "every flag and environment variable serve reads is valid", "")
 	}
+	for _, v := range unknownEnv(env) {
+		d.add(warn, "environment", v.name+" is set, but no 3gs command reads it; the nearest one that is read is "+v.closest, "rename it "+v.closest+" if that is what it was meant to set, or unset it (3gs help all lists every variable)")
+	}
 	reg := d.registry()
 	key := d.key(reg)
 	d.tokens()
@@ -223,9 +226,33 @@ func (d *doctor) expiry(st signature.Status, regName string) {
 		d.add(fail, "expiry", st.Stale(now).Error()+"; serve refuses it", resign+", or serve it anyway with --allow-expired")
 	case left < expiryWarning:
 		d.add(warn, "expiry", fmt.Sprintf("the signature expires on %s, in %s; after that serve and peers refuse the registry", st.Expires.UTC().Format(time.RFC3339), left.Round(time.Minute)), resign)
+	case regName != "" && !d.holdsKey():
+		// A server with the key signs again before the signature runs
+		// out; one without it serves the registry until that moment and
+		// then refuses it, and nothing on this machine renews it.
+		d.add(warn, "expiry", fmt.Sprintf("the signature expires on %s, in %s, and this server has no curator key (--key-file, THREEGS_KEY_FILE or %s) to sign it again: from then on it refuses to serve the registry", st.Expires.UTC().Format(time.RFC3339), days(left), secretKeyEnv),
+			"give the server the curator key (--key-file; under systemd, LoadCredential= as deploy/systemd/3gs.service does), or sign again before then where the key is ("+resign+" --expires SPAN) and bring the registry, its signature and its audit log here, or run this server as a read replica of a node that holds the key (--follow URL --follow-pubkey KEY)")
 	default:
 		d.add(ok, "expiry", "the signature is valid until "+st.Expires.UTC().Format(time.RFC3339), "")
 	}
+}
+
+// holdsKey is whether serve, started with these settings, has a curator
+// key to sign with: a key file or the key in the environment. Whether it
+// is the right key is the key check's business.
+func (d *doctor) holdsKey() bool {
+	return d.o.key.file != "" || d.env.Getenv(secretKeyEnv) != ""
+}
+
+// days says a span of a day or more in days and hours, and a shorter one
+// in hours and minutes.
+func days(left time.Duration) string {
+	if left < 24*time.Hour {
+		return left.Round(time.Minute).String()
+	}
+	d := int(left / (24 * time.Hour))
+	h := int((left % (24 * time.Hour)) / time.Hour)
+	return fmt.Sprintf("%d %s %d %s", d, plural(d, "day", "days"), h, plural(h, "hour", "hours"))
 }
 
 // key checks the curator key, when one is configured.

@@ -164,3 +164,29 @@ func TestDoctorAllowUnsigned(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 }
+
+// A server started without the curator key serves a registry whose
+// signature runs out, and nothing renews it: doctor warns, says when, and
+// names the three ways out. Given the key, the same registry is OK.
+func TestDoctorWarnsAKeylessServerOfExpiry(t *testing.T) {
+	keyPath, regPath, _, _ := initNode(t, "Tester")
+	code, out, errOut := run(t, nil, "doctor", "--registry", regPath)
+	l := lines(out)["expiry"]
+	if code != ExitOK || !strings.HasPrefix(l, "WARN  expiry: ") {
+		t.Fatalf("doctor without a key: exit %d, expiry line %q\n%s%s", code, l, out, errOut)
+	}
+	for _, want := range []string{"expires on ", "in 29 days", "no curator key", "--key-file", "LoadCredential=", "3gs sign --key-file KEY " + regPath + " --expires SPAN", "--follow URL --follow-pubkey KEY"} {
+		if !strings.Contains(l, want) {
+			t.Errorf("the expiry line lacks %q: %s", want, l)
+		}
+	}
+	code, out, _ = run(t, nil, "doctor", "--registry", regPath, "--key-file", keyPath)
+	if l := lines(out)["expiry"]; code != ExitOK || !strings.HasPrefix(l, "OK    expiry: the signature is valid until ") {
+		t.Errorf("doctor with the key: exit %d\n%s", code, out)
+	}
+	data, _ := os.ReadFile(keyPath)
+	code, out, _ = run(t, map[string]string{"PKARR_SECRET_KEY": strings.TrimSpace(string(data))}, "doctor", "--registry", regPath)
+	if l := lines(out)["expiry"]; code != ExitOK || !strings.HasPrefix(l, "OK    expiry: ") {
+		t.Errorf("doctor with PKARR_SECRET_KEY: exit %d\n%s", code, out)
+	}
+}

@@ -58,3 +58,46 @@ func TestHelp(t *testing.T) {
 		t.Errorf("serve --help: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// `3gs help all` is what the README promises of help: every command and
+// verb, each flag with its environment variable and default; and the
+// command list says where it is. Before, help listed commands only and
+// `help all` was "no command".
+func TestHelpAll(t *testing.T) {
+	code, out, errOut := run(t, nil, "help", "all")
+	if code != ExitOK {
+		t.Fatalf("help all: exit %d\n%s", code, errOut)
+	}
+	for _, c := range commands() {
+		words := [][]string{{c.name}}
+		if verbs, group := verbGroups()[c.name]; group {
+			words = nil
+			for _, v := range verbs {
+				words = append(words, []string{c.name, v.name})
+			}
+		}
+		for _, w := range words {
+			name := strings.Join(w, " ")
+			if c.name != "help" && !strings.Contains(out, "Usage: 3gs "+name+" ") {
+				t.Errorf("help all has no usage of %s", name)
+			}
+			cmd, _ := find(w)
+			f := newFlags(cmd, &Env{Getenv: func(string) string { return "" }})
+			for flag, twin := range f.twins {
+				def := f.defs[flag]
+				if def == "" {
+					def = "none"
+				}
+				if want := "--" + flag + " (env " + twin + "; default " + def + ")"; !strings.Contains(out, want) {
+					t.Errorf("help all lacks %s's %q", name, want)
+				}
+			}
+		}
+	}
+	if !strings.Contains(out, "Flags: those of 3gs serve, above.") {
+		t.Error("help all lists doctor's flags, serve's, twice")
+	}
+	if _, list, _ := run(t, nil, "help"); !strings.Contains(list, "'3gs help all'") {
+		t.Errorf("the command list does not say where every flag is:\n%s", list)
+	}
+}

@@ -107,7 +107,9 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(w, "\nAfter editing the registry, check and sign it:\n  3gs validate %s\n  3gs sign --key-file %s %s\n", q(regPath), q(keyPath), q(regPath))
 	fmt.Fprintf(w, "Serve it:\n  3gs serve --registry %s --key-file %s --http 127.0.0.1:8080\n", q(regPath), q(keyPath))
 	fmt.Fprintf(w, "Verify it, as a reader would:\n  3gs verify --pubkey %s %s\n", pub, q(regPath))
-	fmt.Fprintf(w, "To be endorsed, send another curator this command, with the address others reach your server at:\n  3gs endorse --registry THEIR/registry.json --pubkey %s --url https://YOUR-HOST:PORT --name %s\n", pub, q(name))
+	// With their key: without it endorse leaves their registry unsigned,
+	// which their server then refuses.
+	fmt.Fprintf(w, "To be endorsed, send another curator this command, with the address others reach your server at (they run it with their own registry and key):\n  3gs endorse --registry THEIR/registry.json --key-file THEIR/curator.key --pubkey %s --url https://YOUR-HOST:PORT --name %s\n", pub, q(name))
 	return ExitOK
 }
 

@@ -83,7 +83,7 @@ func TestInitCreatesSignedNode(t *testing.T) {
 	for _, s := range []string{
 		"3gs serve --registry " + regPath + " --key-file " + keyPath + " --http 127.0.0.1:8080",
 		"3gs verify --pubkey " + pub + " " + regPath,
-		"3gs endorse --registry THEIR/registry.json --pubkey " + pub + " --url https://YOUR-HOST:PORT --name 'Ada'\\''s picks'",
+		"3gs endorse --registry THEIR/registry.json --key-file THEIR/curator.key --pubkey " + pub + " --url https://YOUR-HOST:PORT --name 'Ada'\\''s picks'",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("init output lacks %q:\n%s", s, out)
@@ -149,11 +149,14 @@ func TestInitThenEndorse(t *testing.T) {
 		switch w {
 		case "THEIR/registry.json":
 			cmd[i] = bReg
+		case "THEIR/curator.key":
+			cmd[i] = bKey
 		case "https://YOUR-HOST:PORT":
 			cmd[i] = "https://ada.example:8443"
 		}
 	}
-	cmd = append(cmd, "--key-file", bKey)
+	// The command as printed, with B's paths: it names B's key, so B's
+	// registry is signed again (without it, it would be left unsigned).
 	code, out, errOut := run(t, nil, cmd...)
 	if code != ExitOK || !strings.Contains(out, "Endorsed Ada Lovelace ("+aPub+") at https://ada.example:8443") || !strings.Contains(out, "re-signed") || !strings.Contains(out, "version 0.1.0 → 0.1.1") {
 		t.Fatalf("%v: exit %d\n%s%s", cmd, code, out, errOut)

@@ -6,7 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -120,6 +120,17 @@ func mcpEndpoint(node string) (string, error) {
 // maxAnswer bounds a node's answer.
 const maxAnswer = 1 << 20
 
+// nodeResolver resolves the names of the nodes callTool calls; nil is the
+// system's. Tests set one, to show a name is judged by the address it
+// resolves to.
+var nodeResolver *net.Resolver
+
+// nodeClient is the guarded client (internal/fetch) callTool calls a node
+// with.
+func nodeClient() *fetch.Client {
+	return fetch.New(fetch.Options{Resolver: nodeResolver, UserAgent: "3gs/" + buildVersion()})
+}
+
 // callTool calls one tool at endpoint in the session-less protocol
 // version and decodes its structured result into out. A tool error comes
 // back as an error, with the tool's text as the string. The node wrote
@@ -130,25 +141,21 @@ func callTool(ctx context.Context, endpoint, tool string, args map[string]any, o
 		"name": tool, "arguments": args,
 		"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": mcp.ModernVersion, "io.modelcontextprotocol/clientCapabilities": map[string]any{}},
 	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	h := http.Header{}
+	h.Set("Mcp-Protocol-Version", mcp.ModernVersion)
+	h.Set("Mcp-Method", "tools/call")
+	h.Set("Mcp-Name", tool)
+	// Through the one guarded client: the node is the operator's (--node,
+	// checked by fetch.CheckOperatorURL), so it may be a literal private
+	// address, but a name that resolves to one is refused when dialling,
+	// no redirect is followed, and the answer is read within maxAnswer.
+	resp, err := nodeClient().Get(ctx, fetch.Request{URL: endpoint, Method: http.MethodPost, Body: body, ContentType: "application/json",
+		Accept: "application/json, text/event-stream", Header: h, What: "the node's MCP endpoint", Limit: maxAnswer, Operator: true})
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", mcp.ModernVersion)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return "", err
-	}
+	defer resp.Release()
+	data := resp.Body
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		data = lastEvent(data)
 	}
@@ -165,13 +172,13 @@ func callTool(ctx context.Context, endpoint, tool string, args map[string]any, o
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return "", fmt.Errorf("the node answered HTTP %d with no MCP answer", resp.StatusCode)
+		return "", fmt.Errorf("the node answered HTTP %d with no MCP answer", resp.Status)
 	}
 	switch {
 	case msg.Error != nil:
 		return "", fmt.Errorf("the node refused the call: %s", textnorm.Terminal(oneLine(msg.Error.Message)))
 	case msg.Result == nil:
-		return "", fmt.Errorf("the node answered HTTP %d with no result", resp.StatusCode)
+		return "", fmt.Errorf("the node answered HTTP %d with no result", resp.Status)
 	}
 	var text strings.Builder
 	for _, c := range msg.Result.Content {

@@ -145,6 +145,15 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs serve: %v\n", err)
 		return ExitUsage
 	}
+	if c.http == nil && isTerminal(env.Stdin) {
+		// Someone typed 3gs (or go run ./cmd/3gs) and would otherwise
+		// see nothing: stdout is the protocol's, so the hint goes to
+		// stderr, once.
+		fmt.Fprintln(env.Stderr, terminalHint)
+	}
+	for _, v := range unknownEnv(env) {
+		c.log.Warn(v.String()+" It is ignored; 3gs help all lists every variable.", "variable", v.name, "closest", v.closest)
+	}
 	if c.follow == nil {
 		limitMemoryFor(env, c.registry)
 	}
@@ -160,6 +169,11 @@ func runServe(ctx context.Context, env *Env, f *Flags) int {
 	}
 	return ExitFail
 }
+
+// terminalHint is what serve says when a person, not an MCP host, is on
+// its stdin.
+const terminalHint = `3gs serve speaks MCP (JSON-RPC, one message a line) on stdin and stdout, for an MCP host to start; it is waiting for one now (Ctrl-D ends it).
+To try it by hand: 3gs query "how do I harden a linux server" (add --explain for why), 3gs serve --http 127.0.0.1:8080 for a browser, or 3gs help.`
 
 // app is the configuration internal/app runs.
 func (c *serveConfig) app(env *Env) *app.Config {
@@ -397,12 +411,22 @@ func parseCheckSources(v durationFlag) (time.Duration, error) {
 	return d, nil
 }
 
+// durationText writes a duration as Go writes it ("5m0s"), as the flags
+// take it, in both formats: slog's JSON handler would write nanoseconds
+// ("refresh":300000000000).
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}
+
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level (THREEGS_LOG_LEVEL) must be debug, info, warn or error, got %q", level)
 	}
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationText}
 	switch strings.ToLower(format) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil

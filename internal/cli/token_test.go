@@ -57,7 +57,7 @@ func serveLines(t *testing.T, environ map[string]string, args []string, requests
 	t.Helper()
 	in := `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" + strings.Join(requests, "\n") + "\n"
 	var out, errOut bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	env := &Env{Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }, Environ: environOf(environ)}
 	code := Run(context.Background(), append([]string{"serve"}, args...), env)
 	byID := map[string]map[string]any{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {

@@ -19,9 +19,20 @@ import (
 func run(t *testing.T, environ map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return environ[k] }, Environ: environOf(environ)}
 	code = Run(context.Background(), args, env)
 	return code, out.String(), errOut.String()
+}
+
+// environOf is Env.Environ for the variables in environ.
+func environOf(environ map[string]string) func() []string {
+	return func() []string {
+		var kv []string
+		for k, v := range environ {
+			kv = append(kv, k+"="+v)
+		}
+		return kv
+	}
 }
 
 func TestValidateEmbeddedAndFiles(t *testing.T) {

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 func TestCanonicalNodeURL(t *testing.T) {
@@ -120,5 +125,47 @@ func TestVoteNodeFollowsTheFollowRule(t *testing.T) {
 	code, _, errOut = run(t, nil, "proposals", "vote", "p0f3a9c2e41b7d586", "support", "--key-file", keyPath, "--node", node, "--node-pubkey", want)
 	if strings.Contains(errOut, "literal IP") || len(tools()) == 0 {
 		t.Errorf("--node %s (a literal address): exit %d\n%s\nwant the node asked", node, code, errOut)
+	}
+}
+
+// proposals vote calls the node through the one guarded client
+// (internal/fetch), not a plain http.Client: a public-looking name whose
+// address is a loopback one is refused when dialling, before a byte goes
+// to the node, though --node passed fetch.CheckOperatorURL; the node's
+// literal address, the operator's, is called; and an answer over
+// maxAnswer is refused, not read. Before, the plain client connected to
+// whatever the name resolved to.
+func TestVoteCallsThroughTheGuardedClient(t *testing.T) {
+	_, keyPath, _, _ := curatorSetup(t)
+	node, tools := stubNode(t, peerKey(t))
+	u, err := url.Parse(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// node.example.net resolves, through this resolver only, to the stub
+	// on 127.0.0.1.
+	nodeResolver = testkit.DNSA(t, net.ParseIP("127.0.0.1"))
+	t.Cleanup(func() { nodeResolver = nil })
+	named := "http://node.example.net:" + u.Port()
+	code, _, errOut := run(t, nil, "proposals", "vote", "p0f3a9c2e41b7d586", "support", "--key-file", keyPath, "--node", named, "--node-pubkey", peerKey(t))
+	if code != ExitFail || !strings.Contains(errOut, "node.example.net resolves to 127.0.0.1") || !strings.Contains(errOut, "not a public address") {
+		t.Errorf("--node %s: exit %d\n%s\nwant the dial refused by the address policy", named, code, errOut)
+	}
+	if len(tools()) != 0 {
+		t.Errorf("the node was asked %v through a name resolving to loopback", tools())
+	}
+
+	// The answer is bounded: a node that sends more than maxAnswer is
+	// refused, whatever it says.
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"`))
+		w.Write(bytes.Repeat([]byte("a"), maxAnswer))
+		w.Write([]byte(`"}]}}`))
+	}))
+	t.Cleanup(big.Close)
+	code, _, errOut = run(t, nil, "proposals", "vote", "p0f3a9c2e41b7d586", "support", "--key-file", keyPath, "--node", big.URL, "--node-pubkey", peerKey(t))
+	if code != ExitFail || !strings.Contains(errOut, "over the 1048576-byte limit") {
+		t.Errorf("a node answering over %d bytes: exit %d\n%s", maxAnswer, code, errOut)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,22 +45,7 @@ func unitFile(t *testing.T) (text string, settings [][2]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
-			section = strings.Trim(line, "[]")
-		default:
-			k, v, ok := strings.Cut(line, "=")
-			if !ok {
-				t.Fatalf("3gs.service: %q is not KEY=VALUE", line)
-			}
-			settings = append(settings, [2]string{section + "." + k, v})
-		}
-	}
-	return string(data), settings
+	return string(data), parseUnit(t, string(data))
 }
 
 // unitExecStart is the unit's ExecStart, split into words, and the
@@ -127,24 +114,34 @@ func TestSystemdUnit(t *testing.T) {
 	if env["REGISTRY_PATH"] != "%S/3gs/registry.json" {
 		t.Errorf("REGISTRY_PATH=%s is not in the state directory", env["REGISTRY_PATH"])
 	}
+	// The node holds the curator key, so it signs again before the
+	// signature expires, and the tokens file; both as credentials from
+	// /etc/3gs, which stays root's.
+	for name, variable := range map[string]string{"curator.key": "THREEGS_KEY_FILE", "tokens.json": "THREEGS_TOKENS"} {
+		if !slices.Contains(has["Service.LoadCredential"], name+":/etc/3gs/"+name) || env[variable] != "%d/"+name {
+			t.Errorf("3gs.service does not hand %s over as a credential (LoadCredential=%s:/etc/3gs/%s, Environment=%s=%%d/%s): %v, %s=%q", name, name, name, variable, name, has["Service.LoadCredential"], variable, env[variable])
+		}
+	}
 
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		t.Skip("systemd-analyze is not installed (it comes with systemd); the unit was checked by the rules above only")
 	}
 	// verify needs the executable to exist; the copy names the binary just
-	// built instead, and nothing else changes. The second copy is a
-	// curator node: the commented-out credential lines taken in.
+	// built instead, and nothing else changes. The second copy is the
+	// keyless read replica docs/operating.md describes ("Without the
+	// key"): no credentials, no registry file, --follow on the command.
 	dir := t.TempDir()
-	plain := strings.Replace(text, "\nExecStart=/usr/local/bin/3gs ", "\nExecStart="+bin+" ", 1)
-	if plain == text {
+	curator := strings.Replace(text, "\nExecStart=/usr/local/bin/3gs ", "\nExecStart="+bin+" ", 1)
+	if curator == text {
 		t.Fatal("3gs.service has no line ExecStart=/usr/local/bin/3gs ...")
 	}
-	curator := regexp.MustCompile(`(?m)^#((LoadCredential|Environment)=)`).ReplaceAllString(plain, "$1")
-	if curator == plain {
-		t.Fatal("3gs.service has no commented-out LoadCredential lines for a curator node")
+	replica := regexp.MustCompile(`(?m)^(LoadCredential=.*|Environment=(THREEGS_KEY_FILE|THREEGS_TOKENS|REGISTRY_PATH)=.*)\n`).ReplaceAllString(curator, "")
+	replica = strings.Replace(replica, " serve --http ", " serve --follow https://origin.example.org --follow-pubkey pk:CURATORKEY --follow-cache %S/3gs/follow --http ", 1)
+	if strings.Count(curator, "\nLoadCredential=")-strings.Count(replica, "\nLoadCredential=") != 2 || !strings.Contains(replica, "--follow ") {
+		t.Fatal("3gs.service does not have the two LoadCredential lines of a curator node, or the replica's edit did not apply")
 	}
-	for name, unit := range map[string]string{"3gs.service": plain, "3gs-curator.service": curator} {
+	for name, unit := range map[string]string{"3gs.service": curator, "3gs-replica.service": replica} {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
 			t.Fatal(err)
@@ -181,7 +178,7 @@ func TestTLSReverseProxy(t *testing.T) {
 	nginx := testkit.NeedDebianPackage(t, "nginx")
 	bin := testkit.Binary(t)
 	dir := t.TempDir()
-	ca := writeTestCertificates(t, dir)
+	ca := writeTestCertificates(t, dir, publicName)
 
 	// 3gs as the unit runs it, on a loopback port the system picks,
 	// serving the embedded registry (the unit's REGISTRY_PATH names a file
@@ -282,15 +279,8 @@ func TestTLSReverseProxy(t *testing.T) {
 		}
 	}
 
-	// Plain HTTP is only a redirect to HTTPS.
-	if resp, err := client.Get("http://" + publicName + "/mcp"); err != nil {
-		t.Error(err)
-	} else {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != base+"/mcp" {
-			t.Errorf("plain HTTP: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
-		}
-	}
+	// Plain HTTP is only a redirect to HTTPS, and the ACME challenges.
+	checkPlainHTTP(t, client, publicName, filepath.Join(dir, "webroot"))
 	if n := proxyErrors(t, filepath.Join(dir, "error.log")); n != "" {
 		t.Errorf("nginx logged errors:\n%s", n)
 	}
@@ -304,39 +294,61 @@ func TestTLSReverseProxy(t *testing.T) {
 }
 
 // nginxConfig writes the test's nginx.conf: the few top-level settings a
-// server needs to run from dir as any user, and deploy/nginx/3gs.conf
-// with the test's addresses and certificate in place of the example's.
-// Each replaced text must be found, so an edit of the example that the
-// test no longer follows fails here rather than testing something else.
+// server needs to run from dir as any user, and deploy/nginx/3gs-http.conf
+// and deploy/nginx/3gs.conf with the test's addresses, certificate and
+// ACME webroot (dir/webroot) in place of the example's.
 func nginxConfig(t *testing.T, dir, backend, httpsAddr, httpAddr string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testkit.Root(), "deploy", "nginx", "3gs.conf"))
-	if err != nil {
+	var site string
+	for _, name := range []string{"3gs-http.conf", "3gs.conf"} {
+		data, err := os.ReadFile(filepath.Join(testkit.Root(), "deploy", "nginx", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		site += string(data) + "\n"
+	}
+	site = rewriteSite(t, site, publicName, "/var/www/letsencrypt", dir, backend, httpsAddr, httpAddr)
+	sitePath := filepath.Join(dir, "3gs.conf")
+	if err := os.WriteFile(sitePath, []byte(site), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	site := string(data)
+	return nginxMain(t, dir, sitePath)
+}
+
+// rewriteSite puts the test's addresses, certificate (in dir) and ACME
+// webroot (dir/webroot) in place of an nginx site's for host, whose
+// webroot is webroot. Each replaced text must be found, so an edit of the
+// example that the test no longer follows fails here rather than testing
+// something else.
+func rewriteSite(t *testing.T, site, host, webroot, dir, backend, httpsAddr, httpAddr string) string {
+	t.Helper()
 	for _, r := range []struct{ old, new string }{
 		{"server 127.0.0.1:8080;", "server " + backend + ";"},
 		{"listen 80;", "listen " + httpAddr + ";"},
 		{"listen [::]:80;\n", ""},
 		{"listen 443 ssl;", "listen " + httpsAddr + " ssl;"},
 		{"listen [::]:443 ssl;\n", ""},
-		{"/etc/letsencrypt/live/3gs.example.org/fullchain.pem", filepath.Join(dir, "fullchain.pem")},
-		{"/etc/letsencrypt/live/3gs.example.org/privkey.pem", filepath.Join(dir, "privkey.pem")},
+		{"root " + webroot + ";", "root " + filepath.Join(dir, "webroot") + ";"},
+		{"/etc/letsencrypt/live/" + host + "/fullchain.pem", filepath.Join(dir, "fullchain.pem")},
+		{"/etc/letsencrypt/live/" + host + "/privkey.pem", filepath.Join(dir, "privkey.pem")},
 	} {
 		if strings.Count(site, r.old) != 1 {
-			t.Fatalf("deploy/nginx/3gs.conf holds %q %d times, not once", r.old, strings.Count(site, r.old))
+			t.Fatalf("the nginx site holds %q %d times, not once:\n%s", r.old, strings.Count(site, r.old), site)
 		}
 		site = strings.Replace(site, r.old, r.new, 1)
 	}
-	sitePath := filepath.Join(dir, "3gs.conf")
-	if err := os.WriteFile(sitePath, []byte(site), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return site
+}
+
+// nginxMain writes dir/nginx.conf, which runs nginx from dir as any user
+// and includes sitePath.
+func nginxMain(t *testing.T, dir, sitePath string) string {
+	t.Helper()
 	// As root, nginx runs its workers as nobody, who must reach the temp
-	// directories under dir (a request body too large for memory goes
-	// there): dir and its parent, both 0700 from t.TempDir, are opened for
-	// traversal. The key stays readable by root alone; the master reads it.
+	// directories and the webroot under dir (a request body too large for
+	// memory goes there): dir and its parent, both 0700 from t.TempDir, are
+	// opened for traversal. The key stays readable by root alone; the
+	// master reads it.
 	if os.Geteuid() == 0 {
 		for _, d := range []string{dir, filepath.Dir(dir)} {
 			if err := os.Chmod(d, 0o711); err != nil {
@@ -365,6 +377,44 @@ http {
 	return path
 }
 
+// checkPlainHTTP checks port 80 of the nginx site for host: a request is
+// sent to HTTPS, and an ACME HTTP-01 challenge written in webroot, as
+// certbot --webroot writes it, is answered as it is.
+func checkPlainHTTP(t *testing.T, client *http.Client, host, webroot string) {
+	t.Helper()
+	if resp, err := client.Get("http://" + host + "/mcp"); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != "https://"+host+"/mcp" {
+			t.Errorf("plain HTTP: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	challenge := filepath.Join(webroot, ".well-known", "acme-challenge")
+	if err := os.MkdirAll(challenge, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const token, keyAuth = "Yq3gsChallengeToken_x-1", "Yq3gsChallengeToken_x-1.thumbprint"
+	if err := os.WriteFile(filepath.Join(challenge, token), []byte(keyAuth), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Get("http://" + host + "/.well-known/acme-challenge/" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != keyAuth {
+		t.Errorf("the ACME challenge over plain HTTP: %d %q (Location %q), want 200 %q", resp.StatusCode, body, resp.Header.Get("Location"), keyAuth)
+	}
+	if resp, err := client.Get("http://" + host + "/.well-known/acme-challenge/missing"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("a challenge that does not exist: %d, want 404", resp.StatusCode)
+		}
+	}
+}
+
 // proxyErrors is what nginx logged at [error] or worse.
 func proxyErrors(t *testing.T, path string) string {
 	t.Helper()
@@ -384,9 +434,9 @@ func proxyErrors(t *testing.T, path string) string {
 }
 
 // writeTestCertificates makes a CA and a certificate it signs for
-// publicName, writes the certificate chain and key where nginxConfig
+// name, writes the certificate chain and key where nginxConfig
 // points, and returns the pool a client trusting only that CA uses.
-func writeTestCertificates(t *testing.T, dir string) *x509.CertPool {
+func writeTestCertificates(t *testing.T, dir, name string) *x509.CertPool {
 	t.Helper()
 	newKey := func() *ecdsa.PrivateKey {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -414,8 +464,8 @@ func writeTestCertificates(t *testing.T, dir string) *x509.CertPool {
 	leafKey := newKey()
 	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
 		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: publicName},
-		DNSNames:     []string{publicName},
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,

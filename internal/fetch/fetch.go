@@ -1,6 +1,7 @@
 // Package fetch is the one way 3gs reads anything from another machine:
 // endorsed peers' registries, signatures and audit logs (internal/peer),
-// and a read replica's origin (internal/follow). Whatever fetches later
+// a read replica's origin (internal/follow), and the node 3gs proposals
+// vote calls (a POST, the one kind it sends). Whatever fetches later
 // (identity proofs, link checks) goes through it too, so that one policy
 // guards the way out:
 //
@@ -46,6 +47,7 @@
 package fetch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -227,11 +229,21 @@ func Port(u *url.URL) string {
 	return "80"
 }
 
-// Request is one GET (or HEAD).
+// Request is one GET (or HEAD, or POST).
 type Request struct {
 	URL string
-	// Method is GET when empty, or HEAD (no body is read).
+	// Method is GET when empty, HEAD (no body is read), or POST: Body is
+	// sent, with ContentType, a redirect comes back as it came (as with
+	// NoRedirect), and the answer's body is read whatever its status,
+	// since a call's refusal comes in it (3gs proposals vote's MCP calls).
 	Method string
+	// Body and ContentType are a POST's, which needs both, and is sent
+	// only when Operator (or Options.Operator) is set.
+	Body        []byte
+	ContentType string
+	// Header holds more request headers to send (a POST's protocol
+	// headers); those the policy sets (Accept-Encoding) are not taken.
+	Header http.Header
 	// NoRedirect returns a redirect's answer, with its status and its
 	// Location header, instead of following it.
 	NoRedirect bool
@@ -273,8 +285,8 @@ func (r *Response) Release() {
 }
 
 // Get fetches req.URL. An error is always an *Error. For a status other
-// than 200 the Response has no body, and the caller decides what the
-// status means.
+// than 200 the Response has no body (but a POST's), and the caller
+// decides what the status means.
 func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
 	resp, err := c.open(ctx, req)
 	if err != nil {
@@ -282,7 +294,7 @@ func (c *Client) Get(ctx context.Context, req Request) (*Response, error) {
 	}
 	defer resp.Body.Close()
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, b: c.budget}
-	if resp.StatusCode != http.StatusOK || req.Method == http.MethodHead {
+	if resp.StatusCode != http.StatusOK && req.Method != http.MethodPost || req.Method == http.MethodHead {
 		return out, nil
 	}
 	if err := encodingRefused(req, resp); err != nil {
@@ -357,12 +369,23 @@ func (c *Client) Open(ctx context.Context, req Request) (*Stream, error) {
 // open sends req and returns the answer's headers.
 func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) {
 	method := http.MethodGet
-	if req.Method == http.MethodHead {
+	var body io.Reader
+	switch req.Method {
+	case "", http.MethodGet:
+	case http.MethodHead:
 		method = http.MethodHead
-	} else if req.Method != "" && req.Method != http.MethodGet {
-		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: method %q: only GET and HEAD are sent", req.What, req.URL, req.Method)}
+	case http.MethodPost:
+		// Only what the operator asked for is posted to, and only a body
+		// said to be something: a link check or a peer's fetch never
+		// posts, whatever it is given.
+		if !req.Operator && !c.allOperator || req.Body == nil || req.ContentType == "" {
+			return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: a POST is sent only to the operator's URL (Request.Operator), with a Body and its ContentType", req.What, req.URL)}
+		}
+		method, body = http.MethodPost, bytes.NewReader(req.Body)
+	default:
+		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: method %q: only GET, HEAD and POST are sent", req.What, req.URL, req.Method)}
 	}
-	hr, err := http.NewRequestWithContext(ctx, method, req.URL, nil)
+	hr, err := http.NewRequestWithContext(ctx, method, req.URL, body)
 	if err != nil {
 		return nil, &Error{Public: Unreachable, Detail: fmt.Sprintf("%s URL %s: %v", req.What, req.URL, err), Err: err}
 	}
@@ -380,6 +403,14 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 	} else if _, err := CheckHost(hr.URL.Hostname()); err != nil {
 		return nil, &Error{Public: RefusedAddress, Refused: true, Detail: fmt.Sprintf("%s URL %s: %v; only a URL the operator gave (a flag, or the registry of the node that is its origin) may name such a host", req.What, hr.URL.Redacted(), err), Err: err}
 	}
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			hr.Header.Add(k, v)
+		}
+	}
+	if req.ContentType != "" {
+		hr.Header.Set("Content-Type", req.ContentType)
+	}
 	if req.Accept != "" {
 		hr.Header.Set("Accept", req.Accept)
 	}
@@ -391,7 +422,7 @@ func (c *Client) open(ctx context.Context, req Request) (*http.Response, error) 
 		hr.Header.Set("If-None-Match", req.IfNoneMatch)
 	}
 	hc := t.hc
-	if req.NoRedirect {
+	if req.NoRedirect || method == http.MethodPost {
 		hc = t.noFollow
 	}
 	resp, err := hc.Do(hr)

@@ -27,6 +27,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/signature"
+	"github.com/three-good-sources/3gs/internal/sourcehealth"
 )
 
 // Status is the state of the follower, for /health.
@@ -63,7 +64,12 @@ type Config struct {
 	// Publish serves a newly accepted copy; it is called from one
 	// goroutine at a time, never concurrently with itself.
 	Publish func(*peer.Copy)
-	Log     *slog.Logger
+	// PublishHealth, when set, serves the origin's source health as
+	// accepted at each check (nil: the origin publishes none now), so
+	// that get_sources answers here as at the origin. The same goroutine
+	// calls it as Publish.
+	PublishHealth func(*peer.Health, sourcehealth.Published)
+	Log           *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Fix, when set, says what this node's operator can do about a copy
@@ -113,6 +119,14 @@ type Follower struct {
 	// expiredLogged is the served copy whose expiry was last logged, so
 	// that it is logged once, not at every check.
 	expiredLogged *peer.Copy
+	// health is the origin's source health as last accepted, and pub
+	// the file and signature it came in; nil when there is none.
+	health *peer.Health
+	held   peer.HeldHealth
+	// healthWhy is why the origin's health was last not taken, logged
+	// when it changes rather than at every check (an origin without a key
+	// publishes its file unsigned, for good).
+	healthWhy string
 }
 
 // New returns a follower; call Start, then Run.
@@ -197,6 +211,7 @@ func (f *Follower) check(ctx context.Context) bool {
 		}
 	}
 	f.syncMirror(ctx, c)
+	f.syncHealth(ctx, c, now)
 	if changed && served != nil {
 		f.publish(c)
 	}
@@ -222,6 +237,57 @@ func (f *Follower) syncMirror(ctx context.Context, c *peer.Copy) {
 	case restarted:
 		f.cfg.Log.Warn("the mirror of the origin's audit log did not lead to the origin's head, and was built again from the origin's log", "origin", f.cfg.URL, "head", c.Log.Seq)
 	}
+}
+
+// syncHealth reads the source health file the origin publishes beside
+// its registry (/registry.health.json and its .sig) through the same
+// bounded fetcher, and takes it only as peer.AcceptHealth does an
+// endorsed curator's: signed for a health file by the origin's key,
+// unexpired, not older than the last one taken, and only of the sources
+// c lists. A file that cannot be read or is refused leaves the last one
+// while its signature is in force; an origin that publishes none has
+// none here either.
+func (f *Follower) syncHealth(ctx context.Context, c *peer.Copy, now time.Time) {
+	f.mu.Lock()
+	last, held := f.health, f.held
+	f.mu.Unlock()
+	h, held, err := f.cfg.Fetcher.FetchPublishedHealth(ctx, f.cfg.Key, f.cfg.URL, c, last, held, now)
+	why := ""
+	if err != nil && !errors.Is(err, peer.ErrNoHealth) {
+		why = f.cfg.reason(err)
+	}
+	if why != f.healthWhy && why != "" {
+		f.cfg.Log.Warn("the origin's source health was not taken; get_sources here shows the last one taken while its signature is in force, else none", "origin", f.cfg.URL, "why", why)
+	}
+	f.healthWhy = why
+	if why != "" && last != nil && !signature.Expired(last.Expires, now) {
+		return
+	}
+	if h == nil && last == nil {
+		return
+	}
+	f.mu.Lock()
+	f.health, f.held = h, held
+	publish := f.cfg.PublishHealth
+	f.mu.Unlock()
+	if publish != nil {
+		publish(h, held.Published)
+	}
+}
+
+// Health is the origin's source health as last accepted and the file it
+// came in; nil when there is none.
+func (f *Follower) Health() (*peer.Health, sourcehealth.Published) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.health, f.held.Published
+}
+
+// SetPublishHealth sets Config.PublishHealth; call it before Run.
+func (f *Follower) SetPublishHealth(fn func(*peer.Health, sourcehealth.Published)) {
+	f.mu.Lock()
+	f.cfg.PublishHealth = fn
+	f.mu.Unlock()
 }
 
 // Mirror is the follower's mirror of the origin's audit log; nil when it

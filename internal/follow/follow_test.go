@@ -27,8 +27,11 @@ var clock = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 type origin struct {
 	mu        sync.Mutex
 	data, sig []byte
-	down      bool
-	srv       *httptest.Server
+	// health and healthSig are the source health file it publishes and
+	// its signature; nil: none (404).
+	health, healthSig []byte
+	down              bool
+	srv               *httptest.Server
 }
 
 func newOrigin(t *testing.T) *origin {
@@ -43,6 +46,10 @@ func newOrigin(t *testing.T) *origin {
 			w.Write(o.data)
 		case r.URL.Path == "/registry.sig":
 			w.Write(o.sig)
+		case r.URL.Path == "/registry.health.json" && o.health != nil:
+			w.Write(o.health)
+		case r.URL.Path == "/registry.health.json.sig" && o.healthSig != nil:
+			w.Write(o.healthSig)
 		default:
 			http.NotFound(w, r)
 		}

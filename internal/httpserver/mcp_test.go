@@ -483,7 +483,7 @@ func TestUnknownBearerToken(t *testing.T) {
 	}
 	c, ch := call(1, "explain_match", `{"query":"rust"}`)
 	none := h.post(c, ch...)
-	if code, msg := none.rpcError(); code != -31001 || msg != "Authentication required" {
+	if code, msg := none.rpcError(); code != -31001 || !strings.HasPrefix(msg, "Authentication required: explain_match needs a token of tier user") || !strings.Contains(msg, "3gs token new --tier user") {
 		t.Errorf("no token: %d %s", none.status, none.body)
 	}
 	if strings.Contains(h.logs.String(), "not recognised") {

@@ -15,6 +15,19 @@ import (
 // server does not accept: mistyped, revoked, or meant for another server.
 const tokenNotRecognised = "Token not recognised: the token sent is not one this server accepts (mistyped, revoked, or for another server)"
 
+// tokenHowTo is, in the error's message, how the operator of a server
+// makes a token of tier and gives it to the server: a local user is its
+// own operator.
+func tokenHowTo(tier string) string {
+	return "the server's operator makes one with 3gs token new --tier " + tier + " --name NAME --tokens FILE and starts the server with --tokens FILE"
+}
+
+// tokenHint is the error data's hint: how a token of tier is made, given
+// to the server and sent with a call.
+func tokenHint(tier string) string {
+	return "Make a token with 3gs token new --tier " + tier + " --name NAME --tokens FILE (it prints the token once), start the server with 3gs serve --tokens FILE (THREEGS_TOKENS; or send it SIGHUP to read the file again), and send the token as the HTTP header Authorization: Bearer TOKEN, in params._meta[\"io.3gs/token\"], or, to a stdio server, in THREEGS_TOKEN."
+}
+
 // metaToken is the _meta key of a caller's token.
 const metaToken = "io.3gs/token"
 

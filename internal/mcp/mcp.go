@@ -209,6 +209,8 @@ type (
 	}
 	tierProblem struct {
 		RequiredTier string `json:"required_tier"`
+		// Hint says how a token of that tier is made and given.
+		Hint string `json:"hint"`
 	}
 )
 

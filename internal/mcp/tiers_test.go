@@ -191,15 +191,26 @@ func TestTierMatrix(t *testing.T) {
 					switch got {
 					case authReq, forbidden:
 						data, _ := e["data"].(map[string]any)
-						if want := gen.LookupTool(name).Tier.String(); data["required_tier"] != want {
+						want := gen.LookupTool(name).Tier.String()
+						if data["required_tier"] != want {
 							t.Errorf("%s: data %v, want required_tier %s", name, data, want)
 						}
+						// Every refusal says how a token of the tier is made
+						// and given to the server.
+						newToken := "3gs token new --tier " + want
+						if hint, _ := data["hint"].(string); !strings.Contains(hint, newToken) || !strings.Contains(hint, "serve --tokens FILE") {
+							t.Errorf("%s: data %v, want a hint naming %q and serve --tokens", name, data, newToken)
+						}
 						// A caller who sent a token learns that the token is
-						// what is wrong; one who sent none, that one is needed.
+						// what is wrong; one who sent none, that one is needed
+						// and how the operator makes one.
 						msg, _ := e["message"].(string)
 						switch {
 						case got == forbidden:
-						case c.token == "" && msg != "Authentication required":
+							if !strings.HasPrefix(msg, "Insufficient permissions: ") || !strings.Contains(msg, newToken) {
+								t.Errorf("%s with too low a tier: message %q", name, msg)
+							}
+						case c.token == "" && (!strings.HasPrefix(msg, "Authentication required: "+name+" needs a token of tier "+want) || !strings.Contains(msg, newToken) || !strings.Contains(msg, "--tokens FILE")):
 							t.Errorf("%s without a token: message %q", name, msg)
 						case c.token != "" && !strings.HasPrefix(msg, "Token not recognised: "):
 							t.Errorf("%s with an unknown token: message %q, want it to say the token is not recognised", name, msg)

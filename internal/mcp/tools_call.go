@@ -44,15 +44,17 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(name) + sess.srv.replicaNote()}
 	}
 	if tool.Tier > c.Tier {
+		tier := tool.Tier.String()
+		data := tierProblem{RequiredTier: tier, Hint: tokenHint(tier)}
 		switch {
 		case c.Presented && !c.Authenticated():
 			// Not "Authentication required": the caller did send a token,
 			// and needs to hear that it is the token that is wrong.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: tokenNotRecognised, Data: tierProblem{RequiredTier: tool.Tier.String()}}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: tokenNotRecognised, Data: data}
 		case !c.Authenticated():
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required", Data: tierProblem{RequiredTier: tool.Tier.String()}}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeAuthRequired, Message: "Authentication required: " + jsonrpc.Brief(name) + " needs a token of tier " + tier + "; " + tokenHowTo(tier), Data: data}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions", Data: tierProblem{RequiredTier: tool.Tier.String()}}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeForbidden, Message: "Insufficient permissions: " + jsonrpc.Brief(name) + " needs a token of tier " + tier + "; " + tokenHowTo(tier), Data: data}
 	}
 	// A public caller is what a context without one means, so the common
 	// anonymous call costs no context (unless an outer one must be hidden).

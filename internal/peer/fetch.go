@@ -388,7 +388,7 @@ func (f *Fetcher) get(ctx context.Context, u string, limit int64, etag, what str
 		// unsigned, which no retry changes.
 		return nil, "", false, nil, release, refuseAs(RefusedSignature, "signature %s: HTTP 404: the peer publishes no signature, and a peer's registry is accepted only signed; ask its curator to sign it (3gs sign)", u)
 	case resp.Status == http.StatusNotFound && what == healthWhat:
-		return nil, "", false, nil, release, errNoHealth
+		return nil, "", false, nil, release, ErrNoHealth
 	case resp.Status != http.StatusOK:
 		// Whatever the status, it says only that the document was not
 		// there for us: publicly as unreachable as a closed port.

@@ -71,38 +71,70 @@ func AcceptHealth(key ed25519.PublicKey, data, sig []byte, reg *registry.Registr
 		}
 	}
 	doc.Sources = kept
+	// The counts are the origin's word as well: they are made again from
+	// what was kept, so that they say no more than the sources listed.
+	sourcehealth.Count(doc)
 	return &Health{Index: sourcehealth.NewIndex(doc), CheckedAt: at, Expires: v.Expires, Summary: doc.Summary}, nil
 }
 
-// errNoHealth is a peer that publishes no health file: nothing to show,
+// ErrNoHealth is a peer that publishes no health file: nothing to show,
 // and nothing wrong.
-var errNoHealth = errors.New("the peer publishes no source health file")
+var ErrNoHealth = errors.New("the peer publishes no source health file")
 
 // FetchHealth reads the health file published beside the registry at
 // rawURL and accepts it (AcceptHealth) for c, the copy of the registry
-// just accepted. A peer that publishes none returns errNoHealth. It
+// just accepted. A peer that publishes none returns ErrNoHealth. It
 // shares the fetcher's client, byte budget and limits, within its own
 // timeout.
 func (f *Fetcher) FetchHealth(ctx context.Context, key ed25519.PublicKey, rawURL string, c *Copy, last *Health, now time.Time) (*Health, error) {
+	h, _, err := f.FetchPublishedHealth(ctx, key, rawURL, c, last, HeldHealth{}, now)
+	return h, err
+}
+
+// HeldHealth is a health file as last taken from a node, to publish in
+// turn and to ask again for conditionally.
+type HeldHealth struct {
+	sourcehealth.Published
+	// ETag is the file's, as the node sent it; "" asks unconditionally.
+	ETag string
+}
+
+// FetchPublishedHealth is FetchHealth that also returns the file and its
+// signature as the node published them, byte for byte, for a read
+// replica to publish in turn: they verify against the same key. held is
+// what the last call returned: a file unchanged since (304) is not sent
+// again, and held's is checked again with the signature now published.
+func (f *Fetcher) FetchPublishedHealth(ctx context.Context, key ed25519.PublicKey, rawURL string, c *Copy, last *Health, held HeldHealth, now time.Time) (*Health, HeldHealth, error) {
 	hURL, sigURL, err := LocateHealth(rawURL)
 	if err != nil {
-		return nil, refuseAs(RefusedInvalidEndorsement, "%v", err)
+		return nil, HeldHealth{}, refuseAs(RefusedInvalidEndorsement, "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.Timeout)
 	defer cancel()
-	data, _, _, _, release, err := f.get(ctx, hURL, min(f.MaxBytes, sourcehealth.MaxSize), "", healthWhat)
+	etag := held.ETag
+	if held.Data == nil {
+		etag = ""
+	}
+	data, tag, unchanged, _, release, err := f.get(ctx, hURL, min(f.MaxBytes, sourcehealth.MaxSize), etag, healthWhat)
 	defer release()
 	if err != nil {
-		return nil, err
+		return nil, HeldHealth{}, err
+	}
+	if unchanged {
+		data = held.Data
 	}
 	// A health file without its signature is the peer's unsigned word,
 	// which is not shown: any status but 200 fails the same way.
 	sig, _, _, _, releaseSig, err := f.get(ctx, sigURL, signature.MaxSize, "", "source health signature")
 	releaseSig()
 	if err != nil {
-		return nil, err
+		return nil, HeldHealth{}, err
 	}
-	return AcceptHealth(key, data, sig, c.Registry, last, now)
+	h, err := AcceptHealth(key, data, sig, c.Registry, last, now)
+	if err != nil {
+		return nil, HeldHealth{}, err
+	}
+	return h, HeldHealth{Published: sourcehealth.Published{Data: data, Signature: sig}, ETag: tag}, nil
 }
 
 // healthWhat names a health file to the fetch client and to get, which

@@ -406,7 +406,7 @@ func (n *Network) fetchHealth(ctx context.Context, pubkey string, key ed25519.Pu
 	switch {
 	case err == nil:
 		return h
-	case errors.Is(err, errNoHealth):
+	case errors.Is(err, ErrNoHealth):
 		return nil
 	}
 	n.cfg.Log.Warn("peer source health not updated", "peer", pubkey, "reason", err.Error())
