@@ -205,6 +205,19 @@ func TestCuratorActsThroughRunningServer(t *testing.T) {
 	if _, err := app.CallTool(regPath, "remove_category", map[string]any{"slug": "Not A Slug"}); !errors.As(err, &ce) || ce.Code != jsonrpc.CodeInvalidParams || len(ce.Problems) == 0 || ce.Problems[0].Path != "slug" {
 		t.Errorf("arguments the schema refuses: %v", err)
 	}
+	for _, c := range []struct {
+		args map[string]any
+		path string
+	}{
+		{map[string]any{"pubkey": other}, "url"},
+		{map[string]any{"pubkey": other, "url": "https://coffee.example", "remove": true}, "remove"},
+		{map[string]any{"pubkey": other, "remove": false}, "remove"},
+		{map[string]any{"pubkey": other, "url": "ftp://coffee.example"}, "url"},
+	} {
+		if _, err := app.CallTool(regPath, "endorse_curator", c.args); !errors.As(err, &ce) || ce.Code != jsonrpc.CodeInvalidParams || len(ce.Problems) == 0 || ce.Problems[0].Path != c.path {
+			t.Errorf("endorse_curator %v: %v, want a problem at %s", c.args, err, c.path)
+		}
+	}
 	// And the sign line still works: the file as served is reloaded.
 	if answered, ok, text := app.AskToSign(regPath); !answered || !ok || !strings.Contains(text, "verified by its curator's signature") {
 		t.Errorf("sign with nothing edited: answered %v, ok %v, %q", answered, ok, text)
