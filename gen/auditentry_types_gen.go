@@ -26,11 +26,13 @@ type AuditEntry struct {
 	// and remove: a curator tool changed one category; reload: reload_registry, or a
 	// start, found the file changed outside the log and recorded it; sign: 3gs sign
 	// signed a registry the log had not yet recorded (a hand edit); endorse: 3gs
-	// endorse added, changed or removed an endorsement.
+	// endorse (or the endorse_curator tool) added, changed or removed an endorsement.
 	Action AuditAction `json:"action"`
 
-	// Who made the change: the name of the admin token that called the tool, or cli
-	// for 3gs sign and a server's own records.
+	// Who made the change: the name of the admin token that called the tool; cli:USER
+	// for a curator command (3gs category, endorse, proposals accept), whether it
+	// wrote the file or asked the running server; cli for 3gs sign and a server's own
+	// records.
 	Actor string `json:"actor"`
 
 	// Hex SHA-256 of the registry file the change produced.
@@ -40,10 +42,13 @@ type AuditEntry struct {
 	// before. Absent on start.
 	Before *string `json:"before,omitempty,omitzero"`
 
-	// What the change was, in words, when the action alone does not say: for an
-	// upsert 3gs check --apply-redirects made, each source moved, as "redirect:
-	// OLD_URL → NEW_URL, 301 seen at TIME", joined by "; ". Absent on entries that
-	// need none (and on every entry written before 3gs wrote it).
+	// What the change was, in words, when the action alone does not say: "add
+	// category SLUG" or "replace category SLUG" for an upsert; "endorse add KEY URL",
+	// "endorse update KEY URL" or "endorse remove KEY" for an endorse; "accept
+	// proposal ID" (and ": reason" when the curator gave one) for a proposal's
+	// change; for an upsert 3gs check --apply-redirects made, each source moved, as
+	// "redirect: OLD_URL → NEW_URL, 301 seen at TIME", joined by "; ". Absent on
+	// entries that need none (and on entries written before 3gs wrote them).
 	Detail *string `json:"detail,omitempty,omitzero"`
 
 	// On the start entry of a log made by 3gs audit migrate: hex SHA-256 of the

@@ -14,7 +14,8 @@ const ProposalActionUpdateCategory ProposalAction = "update_category"
 
 // The curator's decision, once made.
 type ProposalDecision struct {
-	// Who decided: cli, or the admin token's name.
+	// Who decided: the admin token's name, or cli:USER for 3gs proposals
+	// accept|reject (cli before 3gs named the user).
 	Actor string `json:"actor"`
 
 	// Why, as the curator gave it.

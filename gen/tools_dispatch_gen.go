@@ -37,6 +37,20 @@ var Tools = []Tool{
 		Tier:     TierAdmin,
 	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, tooltable.TextString(ToolHandlers.AcceptProposalText)),
 	tooltable.New(tooltable.Spec[Tier]{
+		Discoverable: false,
+		Examples: tooltable.Examples{
+			Arguments: []string{
+				`{"pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","url":"https://coffee.example.org","name":"Coffee curator"}`,
+				`{"pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","remove":true}`,
+			},
+			Invalid: `{"pubkey":"6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","url":"coffee.example.org"}`,
+			Result:  `{"pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","action":"added","url":"https://coffee.example.org","name":"Coffee curator","since":"2026-12-02","registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
+		},
+		Manifest: manifestEndorseCurator,
+		Name:     "endorse_curator",
+		Tier:     TierAdmin,
+	}, DecodeEndorseCuratorInput, ToolHandlers.EndorseCurator, tooltable.TextString(ToolHandlers.EndorseCuratorText)),
+	tooltable.New(tooltable.Spec[Tier]{
 		Discoverable: true,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -264,38 +278,40 @@ func LookupTool(name string) *Tool {
 	switch name {
 	case "accept_proposal":
 		return &Tools[0]
-	case "explain_match":
+	case "endorse_curator":
 		return &Tools[1]
-	case "get_audit_log":
+	case "explain_match":
 		return &Tools[2]
-	case "get_endorsements":
+	case "get_audit_log":
 		return &Tools[3]
-	case "get_federated_sources":
+	case "get_endorsements":
 		return &Tools[4]
-	case "get_identity":
+	case "get_federated_sources":
 		return &Tools[5]
-	case "get_proposal":
+	case "get_identity":
 		return &Tools[6]
-	case "get_provenance":
+	case "get_proposal":
 		return &Tools[7]
-	case "get_sources":
+	case "get_provenance":
 		return &Tools[8]
-	case "list_categories":
+	case "get_sources":
 		return &Tools[9]
-	case "list_proposals":
+	case "list_categories":
 		return &Tools[10]
-	case "propose_change":
+	case "list_proposals":
 		return &Tools[11]
-	case "reject_proposal":
+	case "propose_change":
 		return &Tools[12]
-	case "reload_registry":
+	case "reject_proposal":
 		return &Tools[13]
-	case "remove_category":
+	case "reload_registry":
 		return &Tools[14]
-	case "upsert_category":
+	case "remove_category":
 		return &Tools[15]
-	case "vote_proposal":
+	case "upsert_category":
 		return &Tools[16]
+	case "vote_proposal":
+		return &Tools[17]
 	}
 	return nil
 }

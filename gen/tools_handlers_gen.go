@@ -15,6 +15,10 @@ type ToolHandlers interface {
 	AcceptProposal(ctx context.Context, in *AcceptProposalInput) (*AcceptProposalOutput, error)
 	// AcceptProposalText renders a accept_proposal result as plain text.
 	AcceptProposalText(out *AcceptProposalOutput) string
+	// EndorseCurator serves endorse_curator: Endorse a curator.
+	EndorseCurator(ctx context.Context, in *EndorseCuratorInput) (*EndorseCuratorOutput, error)
+	// EndorseCuratorText renders a endorse_curator result as plain text.
+	EndorseCuratorText(out *EndorseCuratorOutput) string
 	// ExplainMatch serves explain_match: Explain a match.
 	ExplainMatch(ctx context.Context, in *ExplainMatchInput) (*ExplainMatchOutput, error)
 	// ExplainMatchText renders a explain_match result as plain text.
@@ -84,6 +88,7 @@ type ToolHandlers interface {
 // Tool names as clients send them in tools/call.
 const (
 	ToolAcceptProposal      = "accept_proposal"
+	ToolEndorseCurator      = "endorse_curator"
 	ToolExplainMatch        = "explain_match"
 	ToolGetAuditLog         = "get_audit_log"
 	ToolGetEndorsements     = "get_endorsements"

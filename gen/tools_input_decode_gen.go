@@ -60,6 +60,95 @@ func decodeAcceptProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *A
 }
 
 /*
+DecodeEndorseCuratorInput strictly decodes the arguments of endorse_curator (see
+strictjson.Decode).
+*/
+func DecodeEndorseCuratorInput(data []byte) (*EndorseCuratorInput, error) {
+	return strictjson.Decode(data, decodeEndorseCuratorInput)
+}
+
+// decodeEndorseCuratorInput reads the object at p (schema/tools/endorse_curator.json#/inputSchema) into out.
+func decodeEndorseCuratorInput(d *strictjson.Decoder, p *strictjson.Path, out *EndorseCuratorInput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternEndorseCuratorInputPubkey)
+				out.Pubkey = v
+			}
+		case "url":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MaxLength(&fp, v, 2048)
+					d.Pattern(&fp, v, patternEndorseCuratorInputURL)
+					opt0 = v
+				}
+				out.URL = &opt0
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.MinLength(&fp, v, 1)
+					d.MaxLength(&fp, v, 200)
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "since":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.FormatDate(&fp, v)
+					opt0 = v
+				}
+				out.Since = &opt0
+			}
+		case "remove":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.Remove = &opt0
+			}
+		default:
+			d.UnknownKey(p, key, endorseCuratorInputFields)
+		}
+	}
+	d.Missing(p, seen, 0b1, endorseCuratorInputFields)
+}
+
+/*
 DecodeExplainMatchInput strictly decodes the arguments of explain_match (see
 strictjson.Decode).
 */
@@ -308,7 +397,7 @@ func decodeGetIdentityInput(d *strictjson.Decoder, p *strictjson.Path, out *GetI
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternGetIdentityInputPubkey)
+					d.Pattern(&fp, v, patternEndorseCuratorInputPubkey)
 					opt0 = v
 				}
 				out.Pubkey = &opt0
@@ -993,6 +1082,11 @@ var patternAcceptProposalInputID = regexp.MustCompile("^p[0-9a-f]{16}$")
 
 // acceptProposalInputFields lists AcceptProposalInput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalInputFields[i].
 var acceptProposalInputFields = []string{"id", "reason"}
+var patternEndorseCuratorInputPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternEndorseCuratorInputURL = regexp.MustCompile("^https?://")
+
+// endorseCuratorInputFields lists EndorseCuratorInput's fields in schema order; bit i of a decoder's seen set stands for endorseCuratorInputFields[i].
+var endorseCuratorInputFields = []string{"pubkey", "url", "name", "since", "remove"}
 
 // explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
@@ -1011,7 +1105,6 @@ var getAuditLogInputFields = []string{"since", "slug", "action", "limit"}
 
 // getFederatedSourcesInputFields lists GetFederatedSourcesInput's fields in schema order; bit i of a decoder's seen set stands for getFederatedSourcesInputFields[i].
 var getFederatedSourcesInputFields = []string{"query", "threshold"}
-var patternGetIdentityInputPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
 
 // getIdentityInputFields lists GetIdentityInput's fields in schema order; bit i of a decoder's seen set stands for getIdentityInputFields[i].
 var getIdentityInputFields = []string{"pubkey"}

@@ -9,6 +9,11 @@ import _ "embed"
 //go:embed manifest/accept_proposal.json
 var manifestAcceptProposal string
 
+// manifestEndorseCurator is the tools/list entry of endorse_curator, built from schema/tools/endorse_curator.json.
+//
+//go:embed manifest/endorse_curator.json
+var manifestEndorseCurator string
+
 // manifestExplainMatch is the tools/list entry of explain_match, built from schema/tools/explain_match.json.
 //
 //go:embed manifest/explain_match.json

@@ -41,6 +41,47 @@ func appendAcceptProposalOutput(w *tooltable.Writer, v *AcceptProposalOutput) {
 }
 
 /*
+AppendJSON appends a result of endorse_curator to dst as compact JSON, as
+encoding/json would write it (see tooltable.Output); nil is null.
+*/
+func (v *EndorseCuratorOutput) AppendJSON(dst []byte) ([]byte, error) {
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	w := tooltable.Writer{Buf: dst}
+	appendEndorseCuratorOutput(&w, v)
+	return w.Finish(len(dst))
+}
+
+// appendEndorseCuratorOutput appends v (schema/tools/endorse_curator.json#/outputSchema).
+func appendEndorseCuratorOutput(w *tooltable.Writer, v *EndorseCuratorOutput) {
+	w.BeginObject()
+	w.Field(`"action":`)
+	w.String(string(v.Action))
+	if v.Name != nil {
+		w.Field(`"name":`)
+		w.String(*v.Name)
+	}
+	w.Field(`"pubkey":`)
+	w.String(v.Pubkey)
+	w.Field(`"registry_sha256":`)
+	w.String(v.RegistrySHA256)
+	w.Field(`"registry_version":`)
+	w.String(v.RegistryVersion)
+	w.Field(`"signed":`)
+	w.Bool(v.Signed)
+	if v.Since != nil {
+		w.Field(`"since":`)
+		w.String(*v.Since)
+	}
+	if v.URL != nil {
+		w.Field(`"url":`)
+		w.String(*v.URL)
+	}
+	w.EndObject()
+}
+
+/*
 AppendJSON appends a result of explain_match to dst as compact JSON, as
 encoding/json would write it (see tooltable.Output); nil is null.
 */

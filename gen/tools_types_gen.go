@@ -167,6 +167,61 @@ type Decision struct {
 	Time time.Time `json:"time"`
 }
 
+type EndorseCuratorInput struct {
+	// Their display name; absent keeps the name already listed for this key, if any.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// The endorsed curator's public key, pk: followed by its 52-character z-base-32
+	// encoding, as their 3gs init or 3gs keygen printed it.
+	Pubkey string `json:"pubkey"`
+
+	// true removes the endorsement of this key instead; then give the key alone.
+	Remove *bool `json:"remove,omitempty,omitzero"`
+
+	// Day the curator began vouching for them (YYYY-MM-DD); absent keeps the day
+	// already listed for this key, or is today (UTC) for a new one.
+	Since *string `json:"since,omitempty,omitzero"`
+
+	// Where their registry is: their node as http(s)://host[:port], or the registry
+	// file's own URL with its signature at URL.sig. Required unless remove is true.
+	URL *string `json:"url,omitempty,omitzero"`
+}
+
+type EndorseCuratorOutput struct {
+	// What was done: added, updated or removed; unchanged when the registry already
+	// endorsed the key as asked (nothing was written).
+	Action EndorseCuratorOutputAction `json:"action"`
+
+	// Their display name, as the endorsement lists it.
+	Name *string `json:"name,omitempty,omitzero"`
+
+	// The endorsed curator's key.
+	Pubkey string `json:"pubkey"`
+
+	// Hex SHA-256 of the registry file served now.
+	RegistrySHA256 string `json:"registry_sha256"`
+
+	// The registry's version after the change (its patch number went up), or the one
+	// served when nothing changed.
+	RegistryVersion string `json:"registry_version"`
+
+	// Whether the registry served now carries a verified curator signature.
+	Signed bool `json:"signed"`
+
+	// The day the endorsement began, as it lists it.
+	Since *string `json:"since,omitempty,omitzero"`
+
+	// Where their registry is, as the endorsement lists it (absent for one removed).
+	URL *string `json:"url,omitempty,omitzero"`
+}
+
+type EndorseCuratorOutputAction string
+
+const EndorseCuratorOutputActionAdded EndorseCuratorOutputAction = "added"
+const EndorseCuratorOutputActionRemoved EndorseCuratorOutputAction = "removed"
+const EndorseCuratorOutputActionUnchanged EndorseCuratorOutputAction = "unchanged"
+const EndorseCuratorOutputActionUpdated EndorseCuratorOutputAction = "updated"
+
 type EndorsedPeer struct {
 	// How many categories the verified copy holds.
 	Categories *int `json:"categories,omitempty,omitzero"`

@@ -91,6 +91,111 @@ func decodeAcceptProposalOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 }
 
 /*
+DecodeEndorseCuratorOutput strictly decodes a result of endorse_curator (see
+strictjson.Decode).
+*/
+func DecodeEndorseCuratorOutput(data []byte) (*gen.EndorseCuratorOutput, error) {
+	return strictjson.Decode(data, decodeEndorseCuratorOutput)
+}
+
+// decodeEndorseCuratorOutput reads the object at p (schema/tools/endorse_curator.json#/outputSchema) into out.
+func decodeEndorseCuratorOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.EndorseCuratorOutput) {
+	if !d.Object(p) {
+		return
+	}
+	var seen uint64
+	for {
+		key, more := d.NextKey()
+		if !more {
+			break
+		}
+		switch key {
+		case "pubkey":
+			if !d.Claim(p, key, &seen, 0) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.Pubkey = v
+			}
+		case "action":
+			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Enum(&fp, v, enumEndorseCuratorOutputAction)
+				out.Action = gen.EndorseCuratorOutputAction(v)
+			}
+		case "url":
+			if !d.Claim(p, key, &seen, 2) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.URL = &opt0
+			}
+		case "name":
+			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Name = &opt0
+			}
+		case "since":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.Since = &opt0
+			}
+		case "registry_version":
+			if !d.Claim(p, key, &seen, 5) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				out.RegistryVersion = v
+			}
+		case "registry_sha256":
+			if !d.Claim(p, key, &seen, 6) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.String(&fp); ok {
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				out.RegistrySHA256 = v
+			}
+		case "signed":
+			if !d.Claim(p, key, &seen, 7) {
+				continue
+			}
+			fp := p.Key(key)
+			if v, ok := d.Bool(&fp); ok {
+				out.Signed = v
+			}
+		default:
+			d.UnknownKey(p, key, endorseCuratorOutputFields)
+		}
+	}
+	d.Missing(p, seen, 0b11100011, endorseCuratorOutputFields)
+}
+
+/*
 DecodeExplainMatchOutput strictly decodes a result of explain_match (see
 strictjson.Decode).
 */
@@ -711,7 +816,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 					opt0 = v
 				}
 				out.Before = &opt0
@@ -722,7 +827,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 				out.After = v
 			}
 		case "legacy_log_sha256":
@@ -733,7 +838,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 					opt0 = v
 				}
 				out.LegacyLogSHA256 = &opt0
@@ -746,7 +851,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 					opt0 = v
 				}
 				out.Prev = &opt0
@@ -800,7 +905,7 @@ func decodeGetAuditLogOutputHead(d *strictjson.Decoder, p *strictjson.Path, out 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 					opt0 = v
 				}
 				out.Hash = &opt0
@@ -2375,7 +2480,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 				out.RegistrySHA256 = v
 			}
 		case "signed":
@@ -3548,7 +3653,7 @@ func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -3677,7 +3782,7 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -3762,7 +3867,7 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -3885,6 +3990,12 @@ func DecodeOutput(name string, data []byte) (any, error) {
 			return nil, err
 		}
 		return v, nil
+	case "endorse_curator":
+		v, err := DecodeEndorseCuratorOutput(data)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case "explain_match":
 		v, err := DecodeExplainMatchOutput(data)
 		if err != nil {
@@ -3996,6 +4107,19 @@ func EnumAcceptProposalOutputStatus() []string {
 // acceptProposalOutputFields lists AcceptProposalOutput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalOutputFields[i].
 var acceptProposalOutputFields = []string{"id", "status", "changed", "registry_version", "signed"}
 
+// enumEndorseCuratorOutputAction holds the values allowed at schema/tools/endorse_curator.json#/outputSchema/properties/action.
+var enumEndorseCuratorOutputAction = []string{"added", "updated", "removed", "unchanged"}
+
+// EnumEndorseCuratorOutputAction returns the values allowed at schema/tools/endorse_curator.json#/outputSchema/properties/action, in schema order.
+func EnumEndorseCuratorOutputAction() []string {
+	return slices.Clone(enumEndorseCuratorOutputAction)
+}
+
+var patternEndorseCuratorOutputRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
+
+// endorseCuratorOutputFields lists EndorseCuratorOutput's fields in schema order; bit i of a decoder's seen set stands for endorseCuratorOutputFields[i].
+var endorseCuratorOutputFields = []string{"pubkey", "action", "url", "name", "since", "registry_version", "registry_sha256", "signed"}
+
 // explainMatchOutputFields lists ExplainMatchOutput's fields in schema order; bit i of a decoder's seen set stands for explainMatchOutputFields[i].
 var explainMatchOutputFields = []string{"query", "threshold", "matched", "candidates"}
 
@@ -4022,7 +4146,6 @@ func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }
 
-var patternAuditEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
 var patternAuditEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
 
 // auditEntryFields lists AuditEntry's fields in schema order; bit i of a decoder's seen set stands for auditEntryFields[i].

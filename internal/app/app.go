@@ -322,8 +322,8 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 		}
 	})
 	goRun(func() {
-		if s.lock != nil && og.key != nil {
-			serveSignChannel(peersCtx, h, srvd.Path, log)
+		if s.lock != nil {
+			serveLocalChannel(peersCtx, h, srvd.Path, og.key != nil, log)
 		}
 	})
 	goRun(func() { s.peers.Run(peersCtx) })

@@ -412,7 +412,9 @@ func validAction(a string) bool {
 // entryLine is the readable form of an entry: seq, time, action, slug,
 // actor, version and the first 12 hex digits of the registry digest it
 // produced, space-separated, with - for what it lacks. Every field is
-// free of spaces, so the columns can be cut.
+// free of spaces, so the columns can be cut. What the change was, when
+// the entry says (its detail: "endorse add KEY URL", "accept proposal
+// ID: reason"), follows them, last, on the same line.
 func entryLine(e *gen.AuditEntry) string {
 	dash := func(s string) string {
 		if s == "" {
@@ -426,5 +428,9 @@ func entryLine(e *gen.AuditEntry) string {
 	}
 	// A log may have been fetched from another node (3gs audit fetch),
 	// and its actor is free text.
-	return textnorm.Terminal(fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time.UTC().Format(time.RFC3339Nano), e.Action, slug, dash(e.Actor), dash(e.Version), e.After))
+	line := fmt.Sprintf("%d %s %s %s %s %s %.12s", e.Seq, e.Time.UTC().Format(time.RFC3339Nano), e.Action, slug, dash(e.Actor), dash(e.Version), e.After)
+	if e.Detail != nil {
+		line += " " + oneLine(*e.Detail)
+	}
+	return textnorm.Terminal(line)
 }

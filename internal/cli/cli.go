@@ -63,6 +63,7 @@ func commands() []command {
 		{"sign", "[PATH]", "sign a registry file with the curator key, writing PATH.sig", signFlags, runSign},
 		{"init", "DIR", "create a curator node in DIR: a key, a starter registry naming it, and its signature", initFlags, runInit},
 		{"endorse", "[PATH]", "add or replace an endorsement of another curator (or remove one with --remove), re-signing the registry with --key-file", endorseFlags, runEndorse},
+		{"category", "add|edit|remove SLUG", "add, replace or remove one category from its JSON (--file, stdin or --editor), recorded in the audit log and signed; through the running server when one holds the registry", nil, nil},
 		{"token", "new|list|revoke ...", "manage the tokens that unlock user and admin tools", nil, nil},
 		{"schema", "diff ...", "compare two versions of the tool contract and say which changes break clients", nil, nil},
 		{"check", "[PATH]", "check that every source URL still answers: ok, redirected (with the edit to make), gone, error or changed; exit 1 when any is gone or failing", checkFlags, runCheck},
@@ -80,7 +81,7 @@ func commands() []command {
 
 // verbGroups are the commands made of verbs, each with flags of its own.
 func verbGroups() map[string][]command {
-	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands, "audit": auditSubcommands, "proposals": proposalsSubcommands}
+	return map[string][]command{"token": tokenSubcommands, "schema": schemaSubcommands, "audit": auditSubcommands, "proposals": proposalsSubcommands, "category": categorySubcommands}
 }
 
 // Run executes the command line args (without the program name) and

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 )
@@ -77,20 +77,19 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	if code := e.parse(); code != ExitOK {
 		return code
 	}
-	// The lock file is made beside the registry, so a missing registry is
-	// reported first rather than leaving a stray lock behind.
-	if _, err := os.Stat(path); err != nil {
-		problem, fix := registryProblem(path, err, "")
-		return e.fail(ExitFail, "not changed: %s\nFix: %s.", problem, fix)
+	w, ok := takeWriter(env, "endorse", path)
+	if !ok {
+		return ExitFail
 	}
-	lock, err := safefile.TryLock(path)
-	if err != nil {
-		if errors.Is(err, safefile.ErrHeld) {
-			return e.fail(ExitFail, "not changed: %v.\nA 3gs server is serving this registry and holds its lock, so a change here could be overwritten by it. Stop that server, run this command again, then start the server.", err)
+	defer w.release()
+	if w.server {
+		// The server holding the registry makes the change with the
+		// same workflow (its endorse_curator tool), signed with its key.
+		if o.keepVersion {
+			fmt.Fprintln(env.Stderr, "Note: a running server raises the version with every change; --keep-version applies only when no server holds the registry.")
 		}
-		return e.fail(ExitFail, "not changed: %v", err)
+		return w.callServer(env, "endorse", path, "endorse_curator", endorseArgs{Pubkey: e.pub, URL: o.url, Name: o.name, Since: o.since, Remove: e.remove}, e.key != nil)
 	}
-	defer lock.Unlock()
 	// The registry is read under the lock, so nothing written meanwhile
 	// is lost, and changed through the store like any other change
 	// (curation.Node.Endorse): its entry first, then the registry signed
@@ -98,13 +97,23 @@ func runEndorse(_ context.Context, env *Env, f *Flags) int {
 	// signed later.
 	logPath := auditLogPath(o.auditLog, path)
 	done, err := curation.NewFile(e.signer.file(env, "endorse", path, logPath)).Endorse(curation.Endorsement{
-		Pubkey: e.pub, URL: o.url, Name: o.name, Since: o.since, Remove: e.remove, KeepVersion: o.keepVersion,
+		Pubkey: e.pub, URL: o.url, Name: o.name, Since: o.since, Remove: e.remove, KeepVersion: o.keepVersion, Actor: app.LocalActor(),
 	})
 	if code, failed := e.changeFailed(err, logPath); failed {
 		return code
 	}
 	e.report(done, logPath)
 	return ExitOK
+}
+
+// endorseArgs are endorse_curator's arguments, as 3gs endorse sends them
+// to the server holding the registry.
+type endorseArgs struct {
+	Pubkey string `json:"pubkey"`
+	URL    string `json:"url,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Since  string `json:"since,omitempty"`
+	Remove bool   `json:"remove,omitempty"`
 }
 
 // parse checks the flags: the key to add or remove, the URL, the day,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
 	"github.com/three-good-sources/3gs/internal/store"
@@ -69,6 +70,31 @@ func orNone(s []string) string {
 	return strings.Join(s, " and ")
 }
 
+// rejectArgs are reject_proposal's arguments, as 3gs proposals reject
+// sends them to the server holding the registry.
+type rejectArgs struct {
+	ID         string   `json:"id,omitempty"`
+	IDs        []string `json:"ids,omitempty"`
+	AllPending bool     `json:"all_pending,omitempty"`
+	OlderThan  string   `json:"older_than,omitempty"`
+	FromClient string   `json:"from_client,omitempty"`
+	Reason     string   `json:"reason"`
+}
+
+// rejectArgsOf is what reject's arguments and flags chose (sel), as
+// reject_proposal's arguments: the filters as typed, which the tool reads
+// as this command does.
+func rejectArgsOf(f *Flags, sel proposals.Selection, reason string) rejectArgs {
+	o := options[proposalsRejectOptions](f)
+	a := rejectArgs{AllPending: sel.AllPending, OlderThan: o.olderThan, FromClient: o.client, Reason: reason}
+	if len(sel.IDs) == 1 {
+		a.ID = sel.IDs[0]
+	} else {
+		a.IDs = sel.IDs
+	}
+	return a
+}
+
 func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 	reg, ok := proposalsRegistry(env, "reject", f)
 	if !ok {
@@ -84,16 +110,23 @@ func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintln(env.Stderr, "3gs proposals reject: say why with --reason TEXT; it is shown with the decision")
 		return ExitUsage
 	}
-	lock, s, ok := openForDecision(env, "reject", reg)
+	w, ok := takeWriter(env, "proposals reject", reg)
 	if !ok {
 		return ExitFail
 	}
-	defer lock.Unlock()
+	defer w.release()
+	if w.server {
+		return w.callServer(env, "proposals reject", reg, "reject_proposal", rejectArgsOf(f, sel, reason), false)
+	}
+	s, ok := openProposals(env, "reject", reg)
+	if !ok {
+		return ExitFail
+	}
 	defer s.Close()
 	// The same workflow as the reject_proposal tool's (curation.Node.Reject).
 	node := curation.NewFile(store.File{Path: reg})
 	node.SetProposals(s)
-	ids, err := node.Reject(store.Actor, sel, reason)
+	ids, err := node.Reject(app.LocalActor(), sel, reason)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "3gs proposals reject: %v\n", err)
 		return ExitFail

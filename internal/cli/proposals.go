@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/three-good-sources/3gs/gen"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
-	"github.com/three-good-sources/3gs/internal/safefile"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -234,34 +232,26 @@ func proposalTarget(env *Env, verb string, f *Flags) (reg, id string, ok bool) {
 	return reg, args[0], true
 }
 
-// openForDecision takes the registry's lock and opens its proposals file,
-// as the one writer of both. A server holding the lock must not be
-// written behind: the curator decides through it instead.
-func openForDecision(env *Env, verb, reg string) (*safefile.Lock, *proposals.File, bool) {
-	if _, err := os.Stat(reg); err != nil {
-		problem, fix := registryProblem(reg, err, "")
-		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\nFix: %s.\n", verb, problem, fix)
-		return nil, nil, false
-	}
-	lock, err := safefile.TryLock(reg)
-	if errors.Is(err, safefile.ErrHeld) {
-		fmt.Fprintf(env.Stderr, "3gs proposals %s: nothing decided: %v.\nA 3gs server is serving this registry and holds its lock, so it is the one writer of the registry and its proposals. Decide through it: call %s_proposal with an admin token (3gs token new --tier admin makes one). Or stop the server, run this again, and start it.\n", verb, err, verb)
-		return nil, nil, false
-	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
-		return nil, nil, false
-	}
+// openProposals opens the proposals file of the registry reg, whose lock
+// the command holds (takeWriter): it is then the one writer of both. A
+// server holding the lock is asked instead, through its admin tools.
+func openProposals(env *Env, verb, reg string) (*proposals.File, bool) {
 	s, notes, err := proposals.Open(proposals.PathFor(reg), proposals.Options{Retention: 100 * 365 * 24 * time.Hour})
 	if err != nil {
-		lock.Unlock()
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: %v\n", verb, err)
-		return nil, nil, false
+		return nil, false
 	}
 	for _, n := range notes {
 		fmt.Fprintf(env.Stderr, "3gs proposals %s: %s\n", verb, n)
 	}
-	return lock, s, true
+	return s, true
+}
+
+// acceptArgs are accept_proposal's arguments, as 3gs proposals accept
+// sends them to the server holding the registry.
+type acceptArgs struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
@@ -278,23 +268,31 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	lock, s, ok := openForDecision(env, "accept", reg)
+	w, ok := takeWriter(env, "proposals accept", reg)
 	if !ok {
 		return ExitFail
 	}
-	defer lock.Unlock()
+	defer w.release()
+	if w.server {
+		return w.callServer(env, "proposals accept", reg, "accept_proposal", acceptArgs{ID: id, Reason: o.reason}, sg.key != nil)
+	}
+	s, ok := openProposals(env, "accept", reg)
+	if !ok {
+		return ExitFail
+	}
 	defer s.Close()
 	// The same workflow as the accept_proposal tool's (curation.Node.Accept).
 	node := curation.NewFile(sg.file(env, "proposals accept", reg, auditLogPath(o.auditLog, reg)))
 	node.SetProposals(s)
-	done, err := node.Accept(store.Actor, id, o.reason)
+	actor := app.LocalActor()
+	done, err := node.Accept(actor, id, o.reason)
 	var ae *curation.AcceptError
 	if errors.As(err, &ae) && ae.Accepted != nil {
-		printAccepted(env, reg, ae.Accepted)
+		printAccepted(env, reg, actor, ae.Accepted)
 	}
 	switch {
 	case err == nil:
-		printAccepted(env, reg, done)
+		printAccepted(env, reg, actor, done)
 		fmt.Fprintf(env.Stdout, "Accepted proposal %s.\n", id)
 		return ExitOK
 	case ae == nil:
@@ -329,12 +327,12 @@ func runProposalsAccept(_ context.Context, env *Env, f *Flags) int {
 }
 
 // printAccepted says what an accept did to the registry at reg.
-func printAccepted(env *Env, reg string, a *curation.Accepted) {
+func printAccepted(env *Env, reg, actor string, a *curation.Accepted) {
 	switch {
 	case a.Recovered:
 		fmt.Fprintf(env.Stdout, "Proposal %s was applied already (the audit log records version %s); recording the decision only.\n", a.Proposal.ID, a.Version)
 	case a.Change != nil:
-		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", a.Proposal.ID, reg, a.Change.Old.Registry.Version(), a.Version, a.Change.Head.Seq, proposals.Actor(a.Proposal.ID, store.Actor))
+		fmt.Fprintf(env.Stdout, "Applied proposal %s to %s: version %s → %s, recorded in the audit log as seq %d (actor %q).\n", a.Proposal.ID, reg, a.Change.Old.Registry.Version(), a.Version, a.Change.Head.Seq, proposals.Actor(a.Proposal.ID, actor))
 	}
 }
 
@@ -367,6 +365,6 @@ func (d *doctor) proposals(f *Flags) {
 		return // reported with the flags
 	}
 	if line := pendingProposals(reg); line != "" {
-		d.add(warn, "proposals", line, "accept or reject them (3gs proposals accept|reject ID, or the admin tools accept_proposal and reject_proposal while the server runs)")
+		d.add(warn, "proposals", line, "accept or reject them with 3gs proposals accept|reject ID, which decide through the running server when one holds the registry (or the admin tools accept_proposal and reject_proposal over MCP)")
 	}
 }

@@ -65,8 +65,10 @@ func TestProposalsAcceptAndReject(t *testing.T) {
 	}
 }
 
-// While a server holds the registry's lock the CLI decides nothing and
-// says how to: through the server's admin tools.
+// While something holds the registry's lock and no server answers on its
+// local channel (with one, the CLI decides through it: see
+// TestCuratorActsThroughRunningServer), the CLI decides nothing and says
+// how to: stop the server.
 func TestProposalsDecideNothingBehindAServer(t *testing.T) {
 	_, _, _, regPath := curatorSetup(t)
 	id := proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: "rust-learning", Rank: ptr(1), Reason: "gone"})
@@ -77,7 +79,7 @@ func TestProposalsDecideNothingBehindAServer(t *testing.T) {
 	defer lock.Unlock()
 	before, _ := os.ReadFile(proposals.PathFor(regPath))
 	code, _, errOut := run(t, nil, "proposals", "reject", id, "--registry", regPath, "--reason", "no")
-	if code != ExitFail || !strings.Contains(errOut, "reject_proposal") {
+	if code != ExitFail || !strings.Contains(errOut, "local channel") || !strings.Contains(errOut, "Stop that server") {
 		t.Errorf("reject with the lock held: exit %d, %s", code, errOut)
 	}
 	if after, _ := os.ReadFile(proposals.PathFor(regPath)); string(after) != string(before) {

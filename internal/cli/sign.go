@@ -90,7 +90,7 @@ func signThroughServer(env *Env, path string, locked error, ignored bool) int {
 		}
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local sign channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", locked, app.SignSocket(path))
+	fmt.Fprintf(env.Stderr, "3gs sign: not signed: %v.\nA 3gs server is editing this registry, and its local channel (%s) does not answer. Stop the server, run 3gs sign again, and start it.\n", locked, app.LocalSocket(path))
 	return ExitFail
 }
 

@@ -26,7 +26,8 @@ func (n *Node) UpsertCategory(actor, slug string, c gen.Category) (*Upserted, er
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := &Upserted{}
-	changed, err := n.change(actor, gen.AuditActionUpsert, slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
+	o := fileOptions{needKey: true, describe: func() string { return UpsertDetail(slug, out.Created) }}
+	changed, err := n.change(actor, gen.AuditActionUpsert, slug, o, func(doc *gen.Registry) error {
 		_, exists := doc.Categories[slug]
 		out.Created = !exists
 		doc.Categories[slug] = c
@@ -37,6 +38,15 @@ func (n *Node) UpsertCategory(actor, slug string, c gen.Category) (*Upserted, er
 	}
 	out.Changed = changed
 	return out, nil
+}
+
+// UpsertDetail is what the audit log entry of an upsert says it was:
+// "add category SLUG" for a new one, "replace category SLUG" otherwise.
+func UpsertDetail(slug string, created bool) string {
+	if created {
+		return "add category " + slug
+	}
+	return "replace category " + slug
 }
 
 // RemoveCategory removes the category slug, as actor. A slug the

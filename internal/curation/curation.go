@@ -106,13 +106,19 @@ type Changed struct {
 
 // change is the one path of every change: it reads the registry (the
 // served one, or the file's), applies edit through the store, and
-// publishes the result. The caller holds n.mu. Options that only a
-// command's change takes (detail, keepVersion) are ignored by a server's,
-// which always raises the version and has no detail to record.
+// publishes the result. The caller holds n.mu. The log entry says what
+// the change was (o.detail, or o.describe once edit has run) whichever
+// node makes it; the options only a command's change takes (keepVersion,
+// needKey) are ignored by a server's, which always raises the version
+// and, once signed, refuses any change without the key.
 func (n *Node) change(actor string, action gen.AuditAction, slug string, o fileOptions, edit store.Edit) (*Changed, error) {
+	describe := o.describe
+	if describe == nil && o.detail != "" {
+		describe = func() string { return o.detail }
+	}
 	if n.editor != nil {
 		old := n.serving.Current()
-		next, head, err := n.editor.Change(old, actor, action, slug, edit)
+		next, head, err := n.editor.Change(old, actor, action, slug, describe, edit)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +130,7 @@ func (n *Node) change(actor string, action gen.AuditAction, slug string, o fileO
 		return nil, err
 	}
 	f := *n.file
-	f.Actor, f.Detail = actor, o.detail
+	f.Actor, f.Describe = actor, describe
 	done, err := f.ChangeCategory(reg, action, slug, o.keepVersion, edit)
 	if err != nil {
 		return nil, err
@@ -138,8 +144,10 @@ func (n *Node) change(actor string, action gen.AuditAction, slug string, o fileO
 
 // fileOptions are what a command's change takes beyond a server's.
 type fileOptions struct {
-	// detail says in the log entry what the change was.
-	detail string
+	// detail says in the log entry what the change was; describe, when
+	// set, says it once the edit has run.
+	detail   string
+	describe func() string
 	// keepVersion leaves the version as it is (endorse --keep-version).
 	keepVersion bool
 	// needKey refuses the change without the curator key when the
@@ -154,6 +162,14 @@ var ErrNoProposals = errors.New("this node takes no proposals")
 // limits, clock), which tests and the adapters read; nil for a command's
 // node. Its changes go through the node, never directly.
 func (n *Node) Editor() *store.Editor { return n.editor }
+
+// path is the registry file the node changes.
+func (n *Node) path() string {
+	if n.editor != nil {
+		return n.editor.Path
+	}
+	return n.file.Path
+}
 
 // actor is who a command's change is recorded as: its File's Actor, or
 // the store's default.

@@ -18,8 +18,12 @@ type Endorsement struct {
 	// today, UTC, for a new one).
 	URL, Name, Since string
 	Remove           bool
-	// KeepVersion leaves the registry's version as it is.
+	// KeepVersion leaves the registry's version as it is (a command's
+	// node only: a server raises it with every change).
 	KeepVersion bool
+	// Actor is who endorses, as the audit log records it: an admin
+	// token's name, or the command's (empty: store.Actor).
+	Actor string
 }
 
 // EndorseKind is what Endorse did.
@@ -64,17 +68,24 @@ func (e *UnchangedError) Error() string {
 }
 
 // Endorse adds, changes or removes one endorsement of the registry file
-// (3gs endorse), recorded in the audit log as an endorse and signed when
-// the node holds the curator key; without it the registry is written
-// alone, for the curator to sign. With the key, a registry whose
-// signature no longer verifies is refused (*UnverifiedError): re-signing
-// it would bless whatever changed it, an added endorsement among them.
+// (3gs endorse, and the endorse_curator tool of the server that holds
+// the file), recorded in the audit log as an endorse whose detail says
+// what it did (EndorseDetail) and signed when the node holds the curator
+// key; without it a command's node writes the registry alone, for the
+// curator to sign. With the key, a registry whose signature no longer
+// verifies is refused (*UnverifiedError): re-signing it would bless
+// whatever changed it, an added endorsement among them.
 func (n *Node) Endorse(x Endorsement) (*Endorsed, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := &Endorsed{}
-	path := n.file.Path
-	changed, err := n.change(n.actor(), gen.AuditActionEndorse, "", fileOptions{keepVersion: x.KeepVersion}, func(doc *gen.Registry) error {
+	path := n.path()
+	actor := x.Actor
+	if actor == "" {
+		actor = n.actor()
+	}
+	o := fileOptions{keepVersion: x.KeepVersion, describe: func() string { return EndorseDetail(out.Kind, out.Endorsement) }}
+	changed, err := n.change(actor, gen.AuditActionEndorse, "", o, func(doc *gen.Registry) error {
 		if own, err := curatorkey.ParsePublicKey(doc.Curator.Pubkey); err == nil && curatorkey.URI(own) == x.Pubkey {
 			return &OwnCuratorError{Path: path, Pubkey: x.Pubkey}
 		}
@@ -127,6 +138,19 @@ func (n *Node) Endorse(x Endorsement) (*Endorsed, error) {
 	}
 	out.Changed = changed
 	return out, nil
+}
+
+// EndorseDetail is what the audit log entry of an endorsement says it
+// was: "endorse add KEY URL", "endorse update KEY URL" (another URL, name
+// or day for a key endorsed already) or "endorse remove KEY".
+func EndorseDetail(kind EndorseKind, e gen.Endorsement) string {
+	switch kind {
+	case Removed:
+		return "endorse remove " + e.Pubkey
+	case Updated:
+		return "endorse update " + e.Pubkey + " " + e.URL
+	}
+	return "endorse add " + e.Pubkey + " " + e.URL
 }
 
 func sameEndorsement(a, b gen.Endorsement) bool {

@@ -90,7 +90,7 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 				out.Signed = n.serving.Current().Signature.Verified
 			}
 		} else {
-			changed, err := n.change(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, fileOptions{needKey: true}, func(doc *gen.Registry) error {
+			changed, err := n.change(proposals.Actor(p.ID, who), p.AuditAction(), p.Slug, fileOptions{detail: AcceptDetail(p.ID, reason), needKey: true}, func(doc *gen.Registry) error {
 				return proposals.ApplyAccepted(p, doc)
 			})
 			if err != nil {
@@ -104,6 +104,15 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 		return nil, &AcceptError{Step: StepRecord, Err: err, Accepted: out}
 	}
 	return out, nil
+}
+
+// AcceptDetail is what the audit log entry of proposal id's change says
+// it was: "accept proposal ID", and ": reason" when the curator gave one.
+func AcceptDetail(id, reason string) string {
+	if reason = strings.Join(strings.Fields(reason), " "); reason != "" {
+		return "accept proposal " + id + ": " + reason
+	}
+	return "accept proposal " + id
 }
 
 // Reject rejects the pending proposals sel chooses, as who, with reason,

@@ -166,18 +166,19 @@ func (e *Editor) openLog(reg *registry.Registry, st signature.Status, repair boo
 
 // Change applies edit to a copy of cur, the registry served, then
 // validates the whole registry, records it in the audit log as action by
-// caller (to category slug, when set), writes it (signed when the editor
+// caller (to category slug, when set; with what detail says, when it
+// is set and says something, called once edit has run), writes it (signed when the editor
 // has a key) and returns it as the caller is to serve it: with the
 // signature written, modified now, and the log head that records it. Any
 // failure leaves the file, its signature and the log as they were.
 // Errors: edit's own, the registry's (strictjson.Errors), *ReadOnlyError,
 // *KeyNeededError, *registry.TooLargeError, *LogError, and a failed write.
-func (e *Editor) Change(cur Served, caller string, action gen.AuditAction, slug string, edit Edit) (Served, auditlog.Head, error) {
-	reg, st, now, head, err := e.change(cur.Registry, cur.Signature, caller, action, slug, edit)
+func (e *Editor) Change(cur Served, caller string, action gen.AuditAction, slug string, detail func() string, edit Edit) (Served, auditlog.Head, error) {
+	reg, st, now, head, err := e.change(cur.Registry, cur.Signature, caller, action, slug, detail, edit)
 	return Served{Registry: reg, Signature: st, Modified: now}, head, err
 }
 
-func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditAction, slug string, edit Edit) (*registry.Registry, signature.Status, time.Time, auditlog.Head, error) {
+func (e *Editor) change(old *registry.Registry, st signature.Status, caller string, action gen.AuditAction, slug string, detail func() string, edit Edit) (*registry.Registry, signature.Status, time.Time, auditlog.Head, error) {
 	var now time.Time
 	var none auditlog.Head
 	if e.ReadOnly != "" {
@@ -214,7 +215,13 @@ func (e *Editor) change(old *registry.Registry, st signature.Status, caller stri
 	if err != nil {
 		return nil, st, now, none, err
 	}
-	entries = append(entries, Entry(now, action, caller, slug, old, reg))
+	entry := Entry(now, action, caller, slug, old, reg)
+	if detail != nil {
+		if d := detail(); d != "" {
+			entry.Detail = &d
+		}
+	}
+	entries = append(entries, entry)
 	head := l.Head()
 	done, err := Commit{
 		Path: e.Path, Log: l, Entries: entries, Head: &head, Key: e.Key, Now: now, Expires: now.Add(e.validity(st)),

@@ -40,6 +40,10 @@ type File struct {
 	// Detail, when set, says in the log entry what the change was, where
 	// the action alone does not (the redirects 3gs check applied).
 	Detail string
+	// Describe, when set, is called once the edit has run and says what
+	// it did, in place of Detail (what an endorsement did is known only
+	// once the registry has been read).
+	Describe func() string
 }
 
 // LogError is an audit log that cannot be opened to sign with or to
@@ -191,8 +195,12 @@ func (f File) ChangeCategory(reg *registry.Registry, action gen.AuditAction, slu
 			return nil, err
 		}
 		e := Entry(now, action, f.Actor, slug, reg, next)
-		if f.Detail != "" {
-			e.Detail = &f.Detail
+		detail := f.Detail
+		if f.Describe != nil {
+			detail = f.Describe()
+		}
+		if detail != "" {
+			e.Detail = &detail
 		}
 		c.Entries = append(CatchUp(c.Log.Last(), gen.AuditActionSign, now, reg), e)
 	}

@@ -284,7 +284,7 @@ func rename(doc *gen.Registry) error {
 func TestEditorChange(t *testing.T) {
 	n := newNode(t)
 	e, cur := n.editor()
-	next, head, err := e.Change(cur, "ada", gen.AuditActionUpsert, "", rename)
+	next, head, err := e.Change(cur, "ada", gen.AuditActionUpsert, "", nil, rename)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestEditorChange(t *testing.T) {
 	}
 	sig, _ := os.ReadFile(n.path + signature.Suffix)
 	block(t, n.path+".sig.next")
-	_, _, err = e.Change(next, "ada", gen.AuditActionUpsert, "", rename)
+	_, _, err = e.Change(next, "ada", gen.AuditActionUpsert, "", nil, rename)
 	if err == nil || !strings.HasPrefix(err.Error(), "writing "+n.path+": ") {
 		t.Fatalf("got %v, want a failed write", err)
 	}
@@ -314,7 +314,7 @@ func TestEditorReloadSignsAHandEdit(t *testing.T) {
 	if err := os.WriteFile(n.path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := e.Change(cur, "", gen.AuditActionUpsert, "", rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+	if _, _, err := e.Change(cur, "", gen.AuditActionUpsert, "", nil, rename); err == nil || !strings.Contains(err.Error(), "changed on disk") {
 		t.Fatalf("got %v, want the hand edit refused", err)
 	}
 	reg, _ := registry.Load(data)
@@ -378,7 +378,7 @@ func TestEditorKeepsTheCuratorsSpan(t *testing.T) {
 	if got := next.Signature.Expires.Sub(next.Signature.SignedAt); !next.Signature.Verified || got != span {
 		t.Fatalf("the renewed signature spans %v, want the curator's %v", got, span)
 	}
-	changed, _, err := e.Change(next, "ada", gen.AuditActionUpsert, "", rename)
+	changed, _, err := e.Change(next, "ada", gen.AuditActionUpsert, "", nil, rename)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,4 +106,22 @@ func readString(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// endorse_curator changes the registry: an admin tool, listed to admins
+// only, never to the public or a user token (issue 48 trims the public
+// list further; this one must stay off it).
+func TestEndorseCuratorIsAdminOnly(t *testing.T) {
+	tool := gen.LookupTool(gen.ToolEndorseCurator)
+	if tool == nil || tool.Tier != gen.TierAdmin || tool.Discoverable {
+		t.Fatalf("endorse_curator: %+v", tool)
+	}
+	for _, tier := range []gen.Tier{gen.TierPublic, gen.TierUser} {
+		if slices.Contains(gen.ListedFor(tier), gen.ToolEndorseCurator) {
+			t.Errorf("endorse_curator is listed to %s callers", tier)
+		}
+	}
+	if !slices.Contains(gen.ListedFor(gen.TierAdmin), gen.ToolEndorseCurator) {
+		t.Error("endorse_curator is not listed to admins")
+	}
 }
