@@ -308,6 +308,19 @@ func decodeProposalDecision(d *strictjson.Decoder, p *strictjson.Path, out *Prop
 				}
 				out.Version = &opt0
 			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternProposalDecisionSignature)
+					opt0 = v
+				}
+				out.Signature = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, proposalDecisionFields)
 		}
@@ -357,6 +370,7 @@ func EnumProposalVoteVote() []string {
 
 // proposalVoteFields lists ProposalVote's fields in schema order; bit i of a decoder's seen set stands for proposalVoteFields[i].
 var proposalVoteFields = []string{"pubkey", "vote", "time", "signature"}
+var patternProposalDecisionSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
 
 // proposalDecisionFields lists ProposalDecision's fields in schema order; bit i of a decoder's seen set stands for proposalDecisionFields[i].
-var proposalDecisionFields = []string{"time", "reason", "actor", "version"}
+var proposalDecisionFields = []string{"time", "reason", "actor", "version", "signature"}

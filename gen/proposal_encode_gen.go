@@ -102,5 +102,9 @@ func encodeProposalDecision(w *strictjson.Writer, v *ProposalDecision) {
 		w.Key("version")
 		w.String(*v.Version)
 	}
+	if v.Signature != nil {
+		w.Key("signature")
+		w.String(*v.Signature)
+	}
 	w.EndObject()
 }

@@ -21,6 +21,13 @@ type ProposalDecision struct {
 	// Why, as the curator gave it.
 	Reason *string `json:"reason,omitempty,omitzero"`
 
+	// Ed25519 signature by the node's curator key, standard base64, over the 3gs
+	// decision v1 statement (the node's key, the proposal, its status, and this
+	// decision's time, actor, reason and version; see docs/curating.md), so that
+	// anyone holding the registry's key can check that its curator decided this.
+	// Absent when the node that decided held no key.
+	Signature *string `json:"signature,omitempty,omitzero"`
+
 	// When it was decided (RFC 3339).
 	Time time.Time `json:"time"`
 

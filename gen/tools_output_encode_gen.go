@@ -828,6 +828,10 @@ func appendDecision(w *tooltable.Writer, v *Decision) {
 		w.Field(`"registry_version":`)
 		w.String(*v.RegistryVersion)
 	}
+	if v.Signature != nil {
+		w.Field(`"signature":`)
+		w.String(*v.Signature)
+	}
 	w.Field(`"time":`)
 	w.String(v.Time.UTC().Format(time.RFC3339Nano))
 	w.EndObject()

@@ -153,7 +153,8 @@ type ClosestCategory struct {
 }
 
 type Decision struct {
-	// Who decided: the admin token's name, or cli for 3gs proposals.
+	// Who decided: the admin token's name, or cli:USER for 3gs proposals
+	// accept|reject.
 	Actor string `json:"actor"`
 
 	// The curator's reason, if given.
@@ -162,6 +163,11 @@ type Decision struct {
 	// The registry version the accepted change produced; absent for a rejection and
 	// for an accepted report, which change nothing.
 	RegistryVersion *string `json:"registry_version,omitempty,omitzero"`
+
+	// Ed25519 signature by the node's curator key (get_provenance's pubkey), standard
+	// base64, over the 3gs decision v1 statement; absent when the node decided
+	// without its key.
+	Signature *string `json:"signature,omitempty,omitzero"`
 
 	// When the curator decided (RFC 3339, UTC).
 	Time time.Time `json:"time"`

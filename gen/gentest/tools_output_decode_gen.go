@@ -2399,6 +2399,19 @@ func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision
 				}
 				out.RegistryVersion = &opt0
 			}
+		case "signature":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					d.Pattern(&fp, v, patternAuditEntrySignature)
+					opt0 = v
+				}
+				out.Signature = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, decisionFields)
 		}
@@ -4330,7 +4343,7 @@ func EnumVoteVote() []string {
 var voteFields = []string{"pubkey", "vote", "time", "signature"}
 
 // decisionFields lists Decision's fields in schema order; bit i of a decoder's seen set stands for decisionFields[i].
-var decisionFields = []string{"time", "reason", "actor", "registry_version"}
+var decisionFields = []string{"time", "reason", "actor", "registry_version", "signature"}
 
 // getProvenanceOutputFields lists GetProvenanceOutput's fields in schema order; bit i of a decoder's seen set stands for getProvenanceOutputFields[i].
 var getProvenanceOutputFields = []string{"curator", "pubkey_configured", "version", "updated", "category_count", "endorsement_count", "registry_sha256", "signed", "verified", "signature_detail", "signed_by", "signed_at", "expires", "expired", "verification"}

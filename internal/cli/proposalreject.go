@@ -9,7 +9,6 @@ import (
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/curation"
 	"github.com/three-good-sources/3gs/internal/proposals"
-	"github.com/three-good-sources/3gs/internal/store"
 )
 
 // proposalsRejectOptions are reject's filters: the curator's way out of a
@@ -105,9 +104,16 @@ func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 		fmt.Fprintf(env.Stderr, "3gs proposals reject: %v\n", err)
 		return ExitUsage
 	}
-	reason := options[proposalsOptions](f).reason
+	o := options[proposalsOptions](f)
+	reason := o.reason
 	if reason == "" {
 		fmt.Fprintln(env.Stderr, "3gs proposals reject: say why with --reason TEXT; it is shown with the decision")
+		return ExitUsage
+	}
+	// The key signs the decision (a running server signs with its own).
+	sg, err := o.signer(env, "proposals reject")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "3gs proposals reject: %v\n", err)
 		return ExitUsage
 	}
 	w, ok := takeWriter(env, "proposals reject", reg)
@@ -124,7 +130,7 @@ func runProposalsReject(_ context.Context, env *Env, f *Flags) int {
 	}
 	defer s.Close()
 	// The same workflow as the reject_proposal tool's (curation.Node.Reject).
-	node := curation.NewFile(store.File{Path: reg})
+	node := curation.NewFile(sg.file(env, "proposals reject", reg, auditLogPath(o.auditLog, reg)))
 	node.SetProposals(s)
 	ids, err := node.Reject(app.LocalActor(), sel, reason)
 	if err != nil {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/three-good-sources/3gs/internal/app"
 	"github.com/three-good-sources/3gs/internal/curation"
+	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/proposals"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/signature"
 	"github.com/three-good-sources/3gs/internal/store"
 	"github.com/three-good-sources/3gs/internal/textnorm"
@@ -63,7 +65,7 @@ func proposalsDecideFlags(f *Flags) {
 	o := options[proposalsOptions](f)
 	f.StringVar(&o.reason, "reason", "THREEGS_PROPOSAL_REASON", "", "why, shown with the decision to anyone who reads the proposal (required to reject)")
 	o.flags(f, "the registry file the proposal was made to",
-		"the curator's secret key file, to sign the registry after accepting a change",
+		"the curator's secret key file, to sign the decision, and the registry after accepting a change (a running server signs with its own)",
 		"how long the new signature vouches for the registry",
 		"")
 }
@@ -153,6 +155,14 @@ func runProposalsShow(_ context.Context, env *Env, f *Flags) int {
 	for _, p := range ps {
 		if p.ID == id {
 			showProposal(env.Stdout, p)
+			if p.Decision == nil {
+				return ExitOK
+			}
+			line, ok := decisionCheck(reg, p)
+			fmt.Fprintln(env.Stdout, line)
+			if !ok {
+				return ExitFail
+			}
 			return ExitOK
 		}
 	}
@@ -215,6 +225,28 @@ func showProposal(w io.Writer, p *proposals.Proposal) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// decisionCheck says whether p's decision is signed by the curator key
+// the registry reg names; ok is false when a signature is there and
+// does not verify.
+func decisionCheck(reg string, p *proposals.Proposal) (line string, ok bool) {
+	if p.Decision.Signature == nil {
+		return "Decision signature: none (decided by a node that held no curator key; 3gs proposals accept|reject sign with --key-file)", true
+	}
+	doc, err := registry.LoadFile(reg)
+	if err != nil {
+		return "Decision signature: not checked: " + oneLine(err.Error()), true
+	}
+	key, named := doc.CuratorKey()
+	if !named {
+		return "Decision signature: not checked: " + reg + " names no curator key", true
+	}
+	node := curatorkey.URI(key)
+	if err := proposals.VerifyDecision(node, p); err != nil {
+		return "Decision signature: FAILS: " + err.Error(), false
+	}
+	return "Decision signature: verified with the registry's curator key " + node, true
 }
 
 // proposalTarget is the registry (--registry) and the one argument, a

@@ -253,3 +253,44 @@ func TestKeylessServerChannel(t *testing.T) {
 		t.Errorf("sign through a keyless server: answered %v, ok %v, %q", answered, ok, text)
 	}
 }
+
+// A decision is signed with the curator key whichever way it is made:
+// by the command holding --key-file, or by the running server holding
+// its own; proposals show checks it against the registry's key, and says
+// so of one made without a key. Before, decisions were stored unsigned.
+func TestDecisionsSignedEitherPath(t *testing.T) {
+	_, keyPath, _, regPath := curatorSetup(t)
+	if code, _, errOut := run(t, nil, "sign", "--key-file", keyPath, regPath); code != ExitOK {
+		t.Fatalf("sign: %s", errOut)
+	}
+	reg, _ := registry.LoadFile(regPath)
+	slug := reg.Categories()[0].Slug
+	var ids [3]string
+	for i := range ids {
+		ids[i] = proposed(t, regPath, gen.ProposalRecord{Action: gen.ProposalActionReportDeadSource, Slug: slug, Rank: ptr(i + 1), Reason: "gone"})
+	}
+	show := func(id string) (int, string) {
+		t.Helper()
+		code, out, errOut := run(t, nil, "proposals", "show", id, "--registry", regPath)
+		return code, out + errOut
+	}
+	if code, _, errOut := run(t, nil, "proposals", "reject", ids[0], "--registry", regPath, "--reason", "no key"); code != ExitOK {
+		t.Fatalf("reject without a key: exit %d %s", code, errOut)
+	}
+	if code, out := show(ids[0]); code != ExitOK || !strings.Contains(out, "Decision signature: none") {
+		t.Errorf("show of a decision made without a key: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := run(t, nil, "proposals", "reject", ids[1], "--registry", regPath, "--reason", "it answers", "--key-file", keyPath); code != ExitOK {
+		t.Fatalf("reject with the key: exit %d %s", code, errOut)
+	}
+	if code, out := show(ids[1]); code != ExitOK || !strings.Contains(out, "Decision signature: verified with the registry's curator key") {
+		t.Errorf("show of the command's signed decision: exit %d\n%s", code, out)
+	}
+	serveInProcess(t, regPath, keyPath)
+	if code, _, errOut := run(t, nil, "proposals", "reject", ids[2], "--registry", regPath, "--reason", "it answers"); code != ExitOK {
+		t.Fatalf("reject through the server: exit %d %s", code, errOut)
+	}
+	if code, out := show(ids[2]); code != ExitOK || !strings.Contains(out, "Decision signature: verified with the registry's curator key") {
+		t.Errorf("show of the server's signed decision: exit %d\n%s", code, out)
+	}
+}

@@ -16,6 +16,7 @@
 package curation
 
 import (
+	"crypto/ed25519"
 	"errors"
 	"sync"
 
@@ -60,9 +61,23 @@ func NewFile(f store.File) *Node {
 	return &Node{file: &f}
 }
 
-// SetProposals makes p the proposals the node decides. Call it before
+// SetProposals makes p the proposals the node decides, each decision
+// signed with the node's curator key when it holds one. Call it before
 // serving.
-func (n *Node) SetProposals(p *proposals.File) { n.props = p }
+func (n *Node) SetProposals(p *proposals.File) {
+	n.props = p
+	if p != nil {
+		p.SignDecisions(n.key())
+	}
+}
+
+// key is the curator key the node signs with, nil when it holds none.
+func (n *Node) key() ed25519.PrivateKey {
+	if n.editor != nil {
+		return n.editor.Key
+	}
+	return n.file.Key
+}
 
 // Proposals is the proposals store, nil when the node takes none.
 func (n *Node) Proposals() *proposals.File { return n.props }

@@ -584,3 +584,50 @@ func text(s *string) string {
 	}
 	return *s
 }
+
+// Each decision a node holding the curator key makes is signed with it,
+// on a server's node and a command's alike: a rejection and an accepted
+// change both verify with the registry's curator key.
+func TestDecisionsAreSignedWithTheCuratorKey(t *testing.T) {
+	srv, _, sc := server(t)
+	cmd, cc := command(t)
+	for _, x := range []struct {
+		name string
+		n    *curation.Node
+		c    *curator.Node
+	}{{"server", srv, sc}, {"command", cmd, cc}} {
+		props := withProposals(t, x.n, x.c.Registry)
+		a, b := propose(t, props, "topic-a"), propose(t, props, "topic-b")
+		if _, err := x.n.Accept("alice", a, "good"); err != nil {
+			t.Fatalf("%s: accept: %v", x.name, err)
+		}
+		if _, err := x.n.Reject("alice", proposals.Selection{IDs: []string{b}}, "out of scope"); err != nil {
+			t.Fatalf("%s: reject: %v", x.name, err)
+		}
+		for _, id := range []string{a, b} {
+			p, _ := props.Get(id)
+			if err := proposals.VerifyDecision(x.c.Pub, p); err != nil {
+				t.Errorf("%s: %s (%s): %v", x.name, id, p.Status, err)
+			}
+		}
+	}
+}
+
+// A command given another curator's key rejects nothing: the decision
+// it would sign could not be checked with the registry's key.
+func TestRejectRefusesAnotherCuratorsKey(t *testing.T) {
+	_, c := command(t)
+	f := fileOf(c)
+	f.Key = curator.New(t, "other").Key
+	n := curation.NewFile(f)
+	props := withProposals(t, n, c.Registry)
+	id := propose(t, props, "topic-a")
+	_, err := n.Reject("alice", proposals.Selection{IDs: []string{id}}, "no")
+	var we *curation.WrongKeyError
+	if !errors.As(err, &we) || we.Curator != c.Pub {
+		t.Fatalf("got %v, want *curation.WrongKeyError naming %s", err, c.Pub)
+	}
+	if p, _ := props.Get(id); p.Status != gen.ProposalStatusPending {
+		t.Fatalf("the proposal is %s, want pending", p.Status)
+	}
+}

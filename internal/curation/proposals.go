@@ -99,6 +99,8 @@ func (n *Node) Accept(who, id, reason string) (*Accepted, error) {
 			out.Changed, out.Change, out.Version, out.Signed = true, changed, changed.New.Registry.Version(), changed.New.Signature.Verified
 		}
 		dec.Version = proposals.Optional(out.Version)
+	} else if err := n.checkDecisionKey(); err != nil {
+		return nil, &AcceptError{Step: StepRecord, Err: err}
 	}
 	if _, err := n.props.Decide(p.ID, gen.ProposalStatusAccepted, dec); err != nil {
 		return nil, &AcceptError{Step: StepRecord, Err: err, Accepted: out}
@@ -124,7 +126,22 @@ func (n *Node) Reject(who string, sel proposals.Selection, reason string) ([]str
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if err := n.checkDecisionKey(); err != nil {
+		return nil, err
+	}
 	return n.props.Reject(sel, proposals.Decision{Actor: who, Reason: proposals.Optional(reason)})
+}
+
+// checkDecisionKey checks, on a command's node, that the key that will
+// sign a decision is the registry's curator's, whose signature the
+// registry's readers can check (a server's key was checked when it
+// started, and a change checks it as it reads the file).
+func (n *Node) checkDecisionKey() error {
+	if n.file == nil || n.file.Key == nil {
+		return nil
+	}
+	_, err := n.read(false)
+	return err
 }
 
 // CheckProposal checks that p's change would apply to reg now and leave a

@@ -50,7 +50,7 @@ func (p *Proposal) own() {
 	}
 	if p.Decision != nil {
 		d := *p.Decision
-		d.Reason, d.Actor, d.Version = cloned(d.Reason), strings.Clone(d.Actor), cloned(d.Version)
+		d.Reason, d.Actor, d.Version, d.Signature = cloned(d.Reason), strings.Clone(d.Actor), cloned(d.Version), cloned(d.Signature)
 		p.Decision = &d
 	}
 }

@@ -71,6 +71,9 @@ func (s *File) Reject(sel Selection, d Decision) ([]string, error) {
 		old := s.items[p.ID]
 		before = append(before, old)
 		dd := d
+		if s.key != nil {
+			signDecision(s.key, p.ID, gen.ProposalStatusRejected, &dd)
+		}
 		p.Status, p.Decision = gen.ProposalStatusRejected, &dd
 		// The line grows by what the decision adds; a stripped body
 		// is the same bytes before and after.

@@ -3,6 +3,7 @@ package proposals
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,8 @@ type File struct {
 	o    Options
 	lock *safefile.Lock
 	mu   sync.Mutex
+	// key signs each decision (SignDecisions); nil leaves them unsigned.
+	key ed25519.PrivateKey
 	// items are the live proposals by id; order their ids, oldest first.
 	items map[string]*Proposal
 	order []string

@@ -169,6 +169,9 @@ func (s *File) Decide(id string, status gen.ProposalStatus, d Decision) (*Propos
 		return nil, err
 	}
 	d.Time = s.o.Now().UTC().Truncate(time.Second)
+	if s.key != nil {
+		signDecision(s.key, id, status, &d)
+	}
 	next.Status, next.Decision = status, &d
 	if err := s.write(next, false); err != nil {
 		return nil, err

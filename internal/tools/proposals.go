@@ -68,7 +68,7 @@ func proposalOut(p *proposals.Proposal) *gen.Proposal {
 		out.Votes = append(out.Votes, gen.Vote{Pubkey: v.Pubkey, Vote: v.Vote, Time: second(v.Time), Signature: v.Signature})
 	}
 	if d := p.Decision; d != nil {
-		out.Decision = &gen.Decision{Time: second(d.Time), Actor: d.Actor, RegistryVersion: d.Version}
+		out.Decision = &gen.Decision{Time: second(d.Time), Actor: d.Actor, RegistryVersion: d.Version, Signature: d.Signature}
 		if d.Reason != nil {
 			out.Decision.Reason = ptr(registry.Visible(*d.Reason))
 		}
@@ -150,6 +150,9 @@ func writeVerdict(b *strings.Builder, p *gen.Proposal) {
 		}
 		if d.Reason != nil {
 			b.WriteString("; reason: " + oneLine(*d.Reason, 1000))
+		}
+		if d.Signature != nil {
+			b.WriteString("; signed with this node's curator key")
 		}
 		b.WriteString("\n")
 	} else {
