@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // The first steps of docs/curating.md, run as written in an empty
@@ -29,7 +31,7 @@ func TestCuratingDocFirstStepsWork(t *testing.T) {
 	ran := 0
 	for _, line := range strings.Split(block, "\n") {
 		line, _, _ = strings.Cut(line, "#")
-		w := words(strings.TrimSpace(line))
+		w := testkit.ShellWords(strings.TrimSpace(line))
 		if len(w) == 0 {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/curatorkey"
 	"github.com/three-good-sources/3gs/internal/peer"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
 // initNode runs 3gs init in a new folder under a temporary directory and
@@ -25,7 +26,7 @@ func initNode(t *testing.T, name string) (keyPath, regPath, pub, out string) {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, l := range strings.Split(out, "\n") {
-		if w := words(l); len(w) > 3 && w[0] == "3gs" && w[1] == "verify" && w[2] == "--pubkey" {
+		if w := testkit.ShellWords(l); len(w) > 3 && w[0] == "3gs" && w[1] == "verify" && w[2] == "--pubkey" {
 			pub = w[3]
 		}
 	}
@@ -68,7 +69,7 @@ func TestInitCreatesSignedNode(t *testing.T) {
 	// Every command it prints is a real command with real flags.
 	want := map[string]bool{"validate": false, "sign": false, "serve": false, "verify": false, "endorse": false}
 	for _, l := range strings.Split(out, "\n") {
-		w := words(l)
+		w := testkit.ShellWords(l)
 		if len(w) < 2 || w[0] != "3gs" {
 			continue
 		}
@@ -141,7 +142,7 @@ func TestInitThenEndorse(t *testing.T) {
 
 	var cmd []string
 	for _, l := range strings.Split(aOut, "\n") {
-		if w := words(l); len(w) > 1 && w[0] == "3gs" && w[1] == "endorse" {
+		if w := testkit.ShellWords(l); len(w) > 1 && w[0] == "3gs" && w[1] == "endorse" {
 			cmd = w[1:]
 		}
 	}

@@ -59,39 +59,6 @@ func readmeBlocks(t *testing.T) []codeBlock {
 	return blocks
 }
 
-// words splits a shell line into words, honouring quotes, up to a comment.
-func words(line string) []string {
-	var out []string
-	var w strings.Builder
-	quote, in := byte(0), false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			w.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote, in = c, true
-		case c == ' ' || c == '\t':
-			if in {
-				out = append(out, w.String())
-				w.Reset()
-				in = false
-			}
-		case c == '#' && !in:
-			return out
-		default:
-			w.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, w.String())
-	}
-	return out
-}
-
 // checkArgs fails unless args (after "3gs") name a command, or a verb of a
 // command, whose flags include every flag given. It asks the real command
 // tree, so cobra's own commands (completion) count too.
@@ -129,7 +96,7 @@ func TestReadmeSnippets(t *testing.T) {
 		switch b.lang {
 		case "sh":
 			for _, line := range strings.Split(strings.ReplaceAll(b.text, "\\\n", " "), "\n") {
-				w := words(line)
+				w := testkit.ShellWords(line)
 				switch {
 				case len(w) > 0 && w[0] == "3gs":
 					checkArgs(t, where, w[1:])

@@ -210,7 +210,7 @@ func TestContainerRecipe(t *testing.T) {
 	started := false
 	for _, block := range docShellBlocks(t, "## Run it in a container") {
 		for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
-			w := shellWords(line)
+			w := testkit.ShellWords(line)
 			switch {
 			case strings.HasPrefix(line, prefix+"build"):
 				buildImage(t)
@@ -300,38 +300,4 @@ func lastLine(out []byte, err error) string {
 		return l
 	}
 	return err.Error()
-}
-
-// shellWords splits a shell line into words, honouring single and double
-// quotes, up to a comment.
-func shellWords(line string) []string {
-	var out []string
-	var w strings.Builder
-	quote, in := byte(0), false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			w.WriteByte(c)
-		case c == '"' || c == '\'':
-			quote, in = c, true
-		case c == ' ' || c == '\t':
-			if in {
-				out = append(out, w.String())
-				w.Reset()
-				in = false
-			}
-		case c == '#' && !in:
-			return out
-		default:
-			w.WriteByte(c)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, w.String())
-	}
-	return out
 }

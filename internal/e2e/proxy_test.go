@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -195,31 +194,11 @@ func TestTLSReverseProxy(t *testing.T) {
 
 	httpsAddr, httpAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	conf := nginxConfig(t, dir, backend, httpsAddr, httpAddr)
-	if out, err := exec.Command(nginx, "-t", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf).CombinedOutput(); err != nil {
-		t.Fatalf("nginx -t: %v\n%s", err, out)
-	}
-	proxy := testkit.Start(t, dir, "nginx", nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
+	proxy := startNginx(t, nginx, dir, conf)
 
 	// A client that resolves the public name to the proxy's loopback
 	// ports and trusts only the test's CA.
-	client := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: ca},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				switch addr {
-				case publicName + ":443":
-					addr = httpsAddr
-				case publicName + ":80":
-					addr = httpAddr
-				default:
-					return nil, fmt.Errorf("the test reaches only %s, not %s", publicName, addr)
-				}
-				return (&net.Dialer{}).DialContext(ctx, network, addr)
-			},
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	client := pinnedClient(ca, publicName, httpsAddr, httpAddr)
 	base := "https://" + publicName
 	testkit.WaitFor(t, "/health through nginx", 20*time.Second, func() bool {
 		if proxy.Exited() {

@@ -2,11 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
-	"fmt"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -298,17 +295,7 @@ func TestServiceRecipe(t *testing.T) {
 
 	// nginx with the installed sites, their ports, certificate and webroot
 	// moved into the temporary root.
-	nginxBin, err := exec.LookPath("nginx")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx"} {
-			if _, e := os.Stat(p); e == nil {
-				nginxBin, err = p, nil
-			}
-		}
-	}
-	if err != nil {
-		t.Skip("nginx is not installed (apt install nginx): the installed sites were not run")
-	}
+	nginxBin := testkit.NeedDebianPackage(t, "nginx")
 	dir := filepath.Join(tmp, "nginx")
 	os.Mkdir(dir, 0o700)
 	ca := writeTestCertificates(t, dir, recipeHost)
@@ -327,28 +314,8 @@ func TestServiceRecipe(t *testing.T) {
 		os.Chmod(tmp, 0o711)
 		os.Chmod(filepath.Dir(tmp), 0o711)
 	}
-	if out, err := exec.Command(nginxBin, "-t", "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf).CombinedOutput(); err != nil {
-		t.Fatalf("nginx -t on the installed sites: %v\n%s", err, out)
-	}
-	proxy := testkit.Start(t, dir, "nginx", nginxBin, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf, "-g", "daemon off;")
-	client := &http.Client{
-		Timeout: 10 * time.Second,
-		Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: ca},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				switch addr {
-				case recipeHost + ":443":
-					addr = httpsAddr
-				case recipeHost + ":80":
-					addr = httpAddr
-				default:
-					return nil, fmt.Errorf("the test reaches only %s, not %s", recipeHost, addr)
-				}
-				return (&net.Dialer{}).DialContext(ctx, network, addr)
-			},
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	proxy := startNginx(t, nginxBin, dir, conf)
+	client := pinnedClient(ca, recipeHost, httpsAddr, httpAddr)
 	testkit.WaitFor(t, "/health through nginx over HTTPS", 20*time.Second, func() bool {
 		if proxy.Exited() {
 			t.Fatalf("nginx exited:\n%s", testkit.NotableLines(proxy.Log, 50))
@@ -396,7 +363,7 @@ func TestTeamRecipe(t *testing.T) {
 	blocks := docShellBlocks(t, "## Run it for your team")
 	served := false
 	for _, line := range strings.Split(strings.TrimSpace(strings.Join(blocks, "\n")), "\n") {
-		w := shellWords(line)
+		w := testkit.ShellWords(line)
 		if len(w) < 2 || w[0] != "3gs" || served {
 			t.Fatalf("a line the test does not know how to run (a 3gs command, the server last): %s", line)
 		}
