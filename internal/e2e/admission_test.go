@@ -142,6 +142,7 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 // first at once, then one line per 10 s interval with how many failed.
 func TestWrongTokensLogBounded(t *testing.T) {
 	testkit.Long(t, "it waits for the 10 s interval after which the server logs its count of wrong tokens")
+	t.Parallel() // seconds of waiting for the interval, in which other tests can run
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin)
 	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log
