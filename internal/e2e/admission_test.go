@@ -74,6 +74,7 @@ func medianCall(t *testing.T, mcpURL string, n int) time.Duration {
 // slowdown is logged as a figure, not asserted).
 func TestAuditFloodIsAdmitted(t *testing.T) {
 	testkit.Long(t, "it builds a 100,000-entry audit log and floods a real server with 16 clients")
+	t.Parallel() // its own server on port 0; what it asserts holds however loaded the machine is
 	bin := testkit.Binary(t)
 	c := bigAuditLog(t, 100_000)
 	s := testkit.Serve(t, bin, "--registry", c.Registry, "--max-concurrent", "2")
