@@ -315,6 +315,9 @@ func TestTypoIndexFindsEveryNearTerm(t *testing.T) {
 		found := map[uint32]int{}
 		x.typos.Near(q, maxDist, x.terms, func(t uint32, d int) { found[t] = d })
 		for id, term := range x.terms {
+			if abs(len(term)-len(q)) > maxDist {
+				continue // a length apart by more than maxDist is more than maxDist edits away
+			}
 			d := typo.Distance(q, term)
 			indexed := len(term) >= typo.MinTermLen && len(term) <= typo.MaxTermLen
 			covered := d <= 1 || d == 2 && len(term) >= typo.TwoDeletionLen && len(term) <= typo.MaxTwoDeletionLen
