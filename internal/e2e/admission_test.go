@@ -74,6 +74,7 @@ func medianCall(t *testing.T, mcpURL string, n int) time.Duration {
 // slowdown is logged as a figure, not asserted).
 func TestAuditFloodIsAdmitted(t *testing.T) {
 	testkit.Long(t, "it builds a 100,000-entry audit log and floods a real server with 16 clients")
+	t.Parallel() // its own server on port 0; what it asserts holds however loaded the machine is
 	bin := testkit.Binary(t)
 	c := bigAuditLog(t, 100_000)
 	s := testkit.Serve(t, bin, "--registry", c.Registry, "--max-concurrent", "2")
@@ -142,6 +143,7 @@ func TestAuditFloodIsAdmitted(t *testing.T) {
 // first at once, then one line per 10 s interval with how many failed.
 func TestWrongTokensLogBounded(t *testing.T) {
 	testkit.Long(t, "it waits for the 10 s interval after which the server logs its count of wrong tokens")
+	t.Parallel() // seconds of waiting for the interval, in which other tests can run
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin)
 	const n = 3000 // the access log keeps its line for each; the test keeps 1 MB of log

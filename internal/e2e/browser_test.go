@@ -101,6 +101,7 @@ func artifacts(t *testing.T) string {
 // width and at 375 px, a phone's.
 func TestBrowserPages(t *testing.T) {
 	testkit.Long(t, "it starts headless Chromium once a page")
+	t.Parallel() // half a minute of Chromium on its own server and profiles
 	chromium := testkit.NeedDebianPackage(t, "chromium")
 	bin := testkit.Binary(t)
 	dir := t.TempDir()

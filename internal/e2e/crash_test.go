@@ -39,6 +39,7 @@ const crashUpserts = 100
 // a run.
 func TestSIGKILLDuringUpserts(t *testing.T) {
 	testkit.Long(t, "it restarts the server after each of dozens of SIGKILLs during 100 signed upserts and checks the registry and audit log after each")
+	t.Parallel() // half a minute of its own stdio servers, no port, no shared file
 	bin := testkit.Binary(t)
 	n := curator.New(t, "")
 	n.Write(t, curator.Basic(t))

@@ -35,6 +35,7 @@ func readHealth(base string) (gen.Health, error) {
 // deadlines.
 func TestReplicaWithholdsExpiredCopy(t *testing.T) {
 	testkit.Long(t, "it waits for a signature to expire, 30 s after signing")
+	t.Parallel() // half a minute of waiting, in which other tests can run
 	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	cur := curator.New(t, "origin")
@@ -52,8 +53,11 @@ func TestReplicaWithholdsExpiredCopy(t *testing.T) {
 	if err := os.WriteFile(cur.Registry+signature.Suffix, signature.SignWith(data, cur.Key, signedAt, signature.Options{Expires: expires}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// No curator key: the origin does not renew the signature.
-	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", "127.0.0.1:0", "--registry", cur.Registry)
+	// No curator key: the origin does not renew the signature. Its port
+	// is one no bind of port 0 is given (testkit.FreeAddr), so a server
+	// another test starts meanwhile cannot take it while the stand-in
+	// below waits to listen there.
+	origin := testkit.Start(t, dir, "origin", bin, "serve", "--http", testkit.FreeAddr(t), "--registry", cur.Registry)
 	addr := origin.WaitLog(t, testkit.Serving, 0, 30*time.Second)[1]
 	replica := testkit.Start(t, dir, "replica", bin, "serve", "--http", "127.0.0.1:0", "--follow", "http://"+addr, "--follow-pubkey", cur.Pub,
 		"--follow-refresh", "1s", "--follow-cache", filepath.Join(dir, "follow-cache"))

@@ -259,10 +259,56 @@ func Start(t testing.TB, dir, name, bin string, args ...string) *Proc {
 	return p
 }
 
-// Kill ends the process with SIGKILL and waits for it.
+// Kill ends the process with SIGKILL, and the processes it started
+// (nginx's workers outlive a killed master), and waits for it.
 func (p *Proc) Kill() {
+	children := Descendants(p.Cmd.Process.Pid)
 	p.Cmd.Process.Kill()
+	// Killed after the parent, which would otherwise start new ones.
+	for _, pid := range children {
+		if c, err := os.FindProcess(pid); err == nil {
+			c.Kill()
+		}
+	}
 	<-p.Done
+}
+
+// Descendants is the ids of the processes pid started, and theirs, as
+// /proc lists them now; none where there is no /proc.
+func Descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil {
+			children[ppid] = append(children[ppid], id)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // Exited says whether the process has ended.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -322,14 +323,16 @@ func TestSignedEdits(t *testing.T) {
 	}
 }
 
-// 50 readers run while 20 upserts land (run with -race). Each read sees one
-// whole snapshot: the version and the category count it reports belong
-// together (each upsert adds one category and one patch version). Under
-// -short 4 readers run while 5 upserts land: the same checks, on a 2-core
-// machine a second rather than tens of seconds of readers starving the
-// writer; the full run keeps 50 and 20.
+// Eight readers per core run while 20 upserts land (run with -race). Each
+// read sees one whole snapshot: the version and the category count it
+// reports belong together (each upsert adds one category and one patch
+// version). Eight per core keep every core reading while the writer
+// writes, with the scheduler switching among them, and the writer its
+// share: a fixed 50 on a 2-core machine starved it for half a minute.
+// Under -short 4 readers run while 5 upserts land: the same checks, in a
+// second.
 func TestReadersDuringUpserts(t *testing.T) {
-	readers, upserts := 50, 20
+	readers, upserts := 8*runtime.GOMAXPROCS(0), 20
 	if testing.Short() {
 		readers, upserts = 4, 5
 	}
