@@ -206,6 +206,7 @@ var failuresAttr = regexp.MustCompile(` failures=(\d+)`)
 // the lines that count the rest make up every request (issue 44, row 11:
 // the access log grew a line per request).
 func TestAccessLogCappedUnderFlood(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	s := testkit.Serve(t, bin, "--access-log", "20/s")
 	const n, perSecond = 3000, 20

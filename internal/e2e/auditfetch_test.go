@@ -21,6 +21,7 @@ import (
 // which 3gs audit fetch restores it; the log then verifies and the origin
 // serves again. Real processes on loopback.
 func TestLostLogRestoredFromReplica(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	dir := t.TempDir()
 	cur := curator.Signed(t)

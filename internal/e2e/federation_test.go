@@ -78,6 +78,7 @@ func waitPeers(t *testing.T, s *testkit.Server, want func(gen.HealthPeers) bool)
 // with B's key; get_endorsements and /health report both peers fresh.
 // Restarted with B down, A serves B's copy from its cache, marked stale.
 func TestThreeNodeFederation(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	a, b, c := curator.New(t, "a"), curator.New(t, "b"), curator.New(t, "c")
 	b.Write(t, oneTopic("Baker B", "sourdough-starters", "Sourdough Starters", "sourdough starter feeding",

@@ -51,6 +51,7 @@ func identitySite(t *testing.T, a, b, regB string) *httptest.Server {
 // verifies too and shows in A's get_endorsements and
 // get_federated_sources.
 func TestIdentityLinksVerifyOnLoopback(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	a, b := curator.New(t, "a"), curator.New(t, "b")
 	site := identitySite(t, a.Pub, b.Pub, b.Registry)

@@ -15,6 +15,7 @@ import (
 // file signed with its key; A, which endorses B, shows each of B's
 // sources' health in get_federated_sources once the signature verifies.
 func TestPeersSourceHealth(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	site := linkchecktest.NewSite(t, 0)
 	a, b := curator.New(t, "a"), curator.New(t, "b")

@@ -33,6 +33,7 @@ import (
 // or shown, a closed port reads exactly as an open one, every reason
 // anyone can see is coarse, and the node's memory stays small.
 func TestPerimeter(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	internal, secretHits := secretService(t)
 	internalPort := internal.URL[strings.LastIndex(internal.URL, ":")+1:]
@@ -259,6 +260,7 @@ func notable(logs string) string {
 // last good copy, /health says only which check failed, and nothing of
 // the internal service is asked or shown.
 func TestFollowerPerimeter(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	internal, secretHits := secretService(t)
 	o := curator.New(t, "origin")

@@ -53,6 +53,7 @@ func (h *hitCounter) since(n int) []string {
 // and published verified, ok and fresh: a probe of its network for
 // whoever can publish through the origin.
 func TestReplicaDoesNotFetchTheOriginsLoopbackURLs(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	o, p := curator.New(t, "origin"), curator.New(t, "peer")
 	p.Write(t, oneTopic("Peer", "peer-topic", "Peer topic", "about the peer", [3]string{"https://p.example/1", "https://p.example/2", "https://p.example/3"}))

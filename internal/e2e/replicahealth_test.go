@@ -23,6 +23,7 @@ import (
 // the replica showed no health at all: origin and replica answered the
 // same question differently.
 func TestReplicaServesTheOriginsSourceHealth(t *testing.T) {
+	t.Parallel() // its own processes, ports and files
 	bin := testkit.Binary(t)
 	site := linkchecktest.NewSite(t, 0)
 	o := curator.New(t, "origin")
