@@ -104,21 +104,27 @@ func filtered(s *snapshot, filter string, cursor *string, limit int, out *gen.Li
 		stems[i] = matcher.Stem(w)
 	}
 	type found struct {
-		c    registry.Category
-		tags int
+		c     registry.Category
+		tags  int
+		score float64
 	}
 	var hits []found
+	joined := strings.Join(words, "-")
 	for _, c := range cats {
-		tags := tagsMet(stems, strings.Join(words, "-"), c.Tags)
-		if tags > 0 || scores[c.Slug].Grounded || (len(words) > 0 && matchesFilter(words, c)) {
-			hits = append(hits, found{c, tags})
+		tags := tagsMet(stems, joined, c.Tags)
+		r, ranked := scores[c.Slug]
+		if tags > 0 || r.Grounded || (len(words) > 0 && matchesFilter(words, c)) {
+			if !ranked {
+				r.Score = -1 // below every score the matcher gave
+			}
+			hits = append(hits, found{c, tags, r.Score})
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b found) int { // cats are sorted by slug: ties stay so
 		if a.tags != b.tags {
 			return b.tags - a.tags
 		}
-		return cmp.Compare(scores[b.c.Slug].Score, scores[a.c.Slug].Score)
+		return cmp.Compare(b.score, a.score)
 	})
 	if len(hits) == 0 {
 		for _, r := range ranked[:min(len(ranked), closestShown)] {

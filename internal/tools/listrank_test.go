@@ -11,6 +11,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/frozen"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 )
 
 // filterAnswer is the slugs list_categories answers filter with on h, and the
@@ -195,5 +196,23 @@ func TestListFilterEmptyHint(t *testing.T) {
 	}
 	if _, closest := filterAnswer(t, h, "database"); len(closest) == 0 || closest[0] != "postgresql-performance" {
 		t.Errorf("database: closest %v, want postgresql-performance first", closest)
+	}
+}
+
+// BenchmarkListCategoriesFiltered is a whole filtered call on 10,000
+// generated categories: the matcher's ranking, the tags and the word
+// starts, then a page.
+func BenchmarkListCategoriesFiltered(b *testing.B) {
+	h, _ := serving(b, registrytest.Encode(10000, 1), nil, Config{})
+	for _, filter := range []string{"security", "databse", "nothing-has-this-word"} {
+		b.Run(filter, func(b *testing.B) {
+			in := &gen.ListCategoriesInput{Filter: &filter}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.ListCategories(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
