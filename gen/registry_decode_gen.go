@@ -265,8 +265,31 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 				d.Count(&fp, len(items0), 3, 64)
 				out.QueryPatterns = items0
 			}
-		case "sources":
+		case "tags":
 			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(12))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MinLength(&ip0, v, 1)
+						d.MaxLength(&ip0, v, 32)
+						d.Pattern(&ip0, v, patternRegistryCategoriesKey)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 12)
+				if len(items0) > 0 {
+					out.Tags = items0
+				}
+			}
+		case "sources":
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -285,7 +308,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 			d.UnknownKey(p, key, categoryFields)
 		}
 	}
-	d.Missing(p, seen, 0b1111, categoryFields)
+	d.Missing(p, seen, 0b10111, categoryFields)
 }
 
 // decodeSource reads the object at p (schema/registry.schema.json#/$defs/source) into out.
@@ -382,7 +405,7 @@ var patternEndorsementPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisz
 var endorsementFields = []string{"pubkey", "url", "name", "since"}
 
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
-var categoryFields = []string{"name", "description", "query_patterns", "sources"}
+var categoryFields = []string{"name", "description", "query_patterns", "tags", "sources"}
 
 // enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/sourceType.
 var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}

@@ -91,6 +91,15 @@ func encodeCategory(w *strictjson.Writer, v *Category) {
 		w.String(v.QueryPatterns[i0])
 	}
 	w.EndArray()
+	if len(v.Tags) > 0 {
+		w.Key("tags")
+		w.BeginArray()
+		for i0 := range v.Tags {
+			w.Item()
+			w.String(v.Tags[i0])
+		}
+		w.EndArray()
+	}
 	w.Key("sources")
 	w.BeginArray()
 	for i0 := range v.Sources {

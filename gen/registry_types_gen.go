@@ -16,6 +16,11 @@ type Category struct {
 
 	// Exactly three sources, ranked 1 (best) to 3.
 	Sources []Source `json:"sources"`
+
+	// Optional curator-chosen domain tags (security, database): lower-case words,
+	// hyphens inside. list_categories shows them and its filter ranks a tag match
+	// first; absent, the slug's words serve.
+	Tags []string `json:"tags,omitempty,omitzero"`
 }
 
 // Who answers for the registry's content.

@@ -812,6 +812,15 @@ func appendCategory(w *tooltable.Writer, v *Category) {
 		}
 		w.EndArray()
 	}
+	if len(v.Tags) > 0 {
+		w.Field(`"tags":`)
+		w.BeginArray()
+		for i0 := range v.Tags {
+			w.Item()
+			w.String(v.Tags[i0])
+		}
+		w.EndArray()
+	}
 	w.EndObject()
 }
 
@@ -1159,6 +1168,15 @@ func appendListCategoriesOutput(w *tooltable.Writer, v *ListCategoriesOutput) {
 		for i0 := range v.Categories {
 			w.Item()
 			appendCategorySummary(w, &v.Categories[i0])
+		}
+		w.EndArray()
+	}
+	if len(v.Closest) > 0 {
+		w.Field(`"closest":`)
+		w.BeginArray()
+		for i0 := range v.Closest {
+			w.Item()
+			appendCategorySummary(w, &v.Closest[i0])
 		}
 		w.EndArray()
 	}

@@ -140,7 +140,7 @@ type CategorySummary struct {
 	// Stable category identifier.
 	Slug string `json:"slug"`
 
-	// Domain tags derived from the slug, e.g. rust, learning.
+	// Domain tags: the curator's, else the slug's words, e.g. rust, learning.
 	Tags []string `json:"tags"`
 }
 
@@ -774,9 +774,9 @@ type ListCategoriesInput struct {
 	// same filter with it.
 	Cursor *string `json:"cursor,omitempty,omitzero"`
 
-	// Words that must all appear in a category's slug, name or description
-	// (case-insensitive, a word also matches the start of a longer one: "pass" finds
-	// "password"). Absent or blank: every category.
+	// Topic words, matched as get_sources matches a question (stems, typos, the start
+	// of a word, the categories' example queries) and against tags; the answer lists
+	// matches best first. Absent or blank: every category.
 	Filter *string `json:"filter,omitempty,omitzero"`
 
 	// How many categories per page, 1 to 500 (default 100).
@@ -784,8 +784,11 @@ type ListCategoriesInput struct {
 }
 
 type ListCategoriesOutput struct {
-	// This page's categories, sorted by slug.
+	// This page's categories: sorted by slug, or with filter best match first.
 	Categories []CategorySummary `json:"categories"`
+
+	// Present when filter matched nothing: the categories nearest to it, not matches.
+	Closest []CategorySummary `json:"closest,omitempty,omitzero"`
 
 	// Present when more categories follow: pass it as cursor (with the same filter)
 	// for the next page.

@@ -2192,8 +2192,31 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *gen.Category
 				d.Count(&fp, len(items0), 3, 64)
 				out.QueryPatterns = items0
 			}
-		case "sources":
+		case "tags":
 			if !d.Claim(p, key, &seen, 3) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := make([]string, 0, d.Items(12))
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 string
+					if v, ok := d.String(&ip0); ok {
+						d.MinLength(&ip0, v, 1)
+						d.MaxLength(&ip0, v, 32)
+						d.Pattern(&ip0, v, patternCategoryTagsItem)
+						item0 = v
+					}
+					items0 = append(items0, item0)
+				}
+				d.Count(&fp, len(items0), -1, 12)
+				if len(items0) > 0 {
+					out.Tags = items0
+				}
+			}
+		case "sources":
+			if !d.Claim(p, key, &seen, 4) {
 				continue
 			}
 			fp := p.Key(key)
@@ -2212,7 +2235,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *gen.Category
 			d.UnknownKey(p, key, categoryFields)
 		}
 	}
-	d.Missing(p, seen, 0b1111, categoryFields)
+	d.Missing(p, seen, 0b10111, categoryFields)
 }
 
 // decodeSource reads the object at p (schema/registry.schema.json#/$defs/source) into out.
@@ -3210,8 +3233,25 @@ func decodeListCategoriesOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 				}
 				out.Categories = items0
 			}
-		case "next_cursor":
+		case "closest":
 			if !d.Claim(p, key, &seen, 1) {
+				continue
+			}
+			fp := p.Key(key)
+			if d.Array(&fp) {
+				items0 := []gen.CategorySummary{}
+				for i0 := 0; d.NextItem(); i0++ {
+					ip0 := fp.Index(i0)
+					var item0 gen.CategorySummary
+					decodeCategorySummary(d, &ip0, &item0)
+					items0 = append(items0, item0)
+				}
+				if len(items0) > 0 {
+					out.Closest = items0
+				}
+			}
+		case "next_cursor":
+			if !d.Claim(p, key, &seen, 2) {
 				continue
 			}
 			fp := p.Key(key)
@@ -4315,9 +4355,10 @@ func EnumProposalStatus() []string {
 
 // proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
 var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision", "digest"}
+var patternCategoryTagsItem = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
 
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
-var categoryFields = []string{"name", "description", "query_patterns", "sources"}
+var categoryFields = []string{"name", "description", "query_patterns", "tags", "sources"}
 
 // enumSourceType holds the values allowed at schema/registry.schema.json#/$defs/sourceType.
 var enumSourceType = []string{"documentation", "tutorial", "video", "article", "tool", "repo", "forum", "book", "course", "api"}
@@ -4376,7 +4417,7 @@ var candidateCategoryFields = []string{"slug", "name", "description", "score"}
 var listedCategoryFields = []string{"slug", "name"}
 
 // listCategoriesOutputFields lists ListCategoriesOutput's fields in schema order; bit i of a decoder's seen set stands for listCategoriesOutputFields[i].
-var listCategoriesOutputFields = []string{"categories", "next_cursor"}
+var listCategoriesOutputFields = []string{"categories", "closest", "next_cursor"}
 
 // categorySummaryFields lists CategorySummary's fields in schema order; bit i of a decoder's seen set stands for categorySummaryFields[i].
 var categorySummaryFields = []string{"slug", "name", "description", "tags"}

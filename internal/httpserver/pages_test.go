@@ -195,6 +195,23 @@ func TestPageEscapesCuratorText(t *testing.T) {
 	}
 }
 
+// A category page shows the curator's tags, and no tags line for a
+// category without them.
+func TestPageShowsTags(t *testing.T) {
+	data := bytes.Replace(frozen.Registry(frozen.Basic), []byte(`"name": "Learning Rust"`), []byte(`"name": "Learning Rust", "tags": ["systems", "memory-safety"]`), 1)
+	if bytes.Equal(data, frozen.Registry(frozen.Basic)) {
+		t.Fatal("the frozen registry no longer names Learning Rust as the test expects")
+	}
+	h := pageHandlers(t, data, nil)
+	ts := pageServer(t, h, h, httpserver.Options{})
+	if _, _, body := getPage(t, ts, "/c/rust-learning"); !strings.Contains(body, "Tags: systems, memory-safety") {
+		t.Errorf("/c/rust-learning does not show its tags:\n%s", body)
+	}
+	if _, _, body := getPage(t, ts, "/c/go-learning"); strings.Contains(body, "Tags:") {
+		t.Errorf("/c/go-learning shows tags it has not:\n%s", body)
+	}
+}
+
 // hostileSources answers get_sources with a source whose URL is not
 // http(s), as a hand-edited or peer's registry might carry.
 type hostileSources struct{ *tools.Handlers }

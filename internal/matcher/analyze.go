@@ -252,3 +252,8 @@ var genericStems = func() map[string]bool {
 // abbreviations maps an abbreviation to the words it stands for
 // (data/abbreviations.txt).
 var abbreviations = words.Abbreviations()
+
+// Stem is the form the matcher compares words in: word lower-cased and
+// reduced to its stem, so callers outside the matcher (list_categories'
+// tags) meet words as the matcher does ("containers" and "container").
+func Stem(word string) string { return stemQuery(strings.ToLower(word)) }

@@ -124,6 +124,7 @@ type categoryBody struct {
 	Out        *gen.GetSourcesOutput
 	LastChange *gen.AuditEntry
 	Candidates []gen.CandidateCategory // for a slug not found
+	Tags       []string                // the curator's, none when absent
 	Slug       string
 	Problem    string
 }
@@ -149,6 +150,9 @@ func (s *Site) categoryBody(ctx context.Context, slug string) (*categoryBody, er
 		return b, ErrNotFound
 	}
 	b.Out = out
+	if c, ok := s.c.Tools.Published().Registry.Category(slug); ok {
+		b.Tags = c.Tags
+	}
 	b.LastChange = s.lastChange(slug)
 	return b, nil
 }

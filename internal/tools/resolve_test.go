@@ -123,14 +123,21 @@ func TestListCategoriesFilterAndPages(t *testing.T) {
 	if !slices.Equal(paged, want) {
 		t.Errorf("paged %v, want %v", paged, want)
 	}
-	// Every filter word must start a word of the slug, name or description.
+	// Filter words that start words of the slug, name or description find
+	// the category.
 	out, err := h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("SELF hos")})
 	if err != nil || len(out.Categories) != 1 || out.Categories[0].Slug != "self-hosted-email" {
 		t.Errorf("filter: %+v, %v", out, err)
 	}
+	// A word no category has neither finds one nor keeps the others from
+	// finding it; alone, it finds nothing.
 	out, _ = h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("self zebra")})
-	if len(out.Categories) != 0 {
+	if len(out.Categories) == 0 || out.Categories[0].Slug != "self-hosted-email" {
 		t.Errorf("filter with a word no category has: %+v", out.Categories)
+	}
+	out, _ = h.ListCategories(ctx, &gen.ListCategoriesInput{Filter: ptr("zebra")})
+	if len(out.Categories) != 0 {
+		t.Errorf("filter with only a word no category has: %+v", out.Categories)
 	}
 	te := toolError(t, func() error {
 		_, err := h.ListCategories(ctx, &gen.ListCategoriesInput{Cursor: ptr("not-a-cursor")})
