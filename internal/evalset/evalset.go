@@ -116,16 +116,20 @@ type Blend struct {
 	Asked []string
 	// Tuned is true when every asked set is a development set.
 	Tuned bool
+	// Own, when set, is a queries.tsv written for the blended registry
+	// itself (slugs as Big names them), asked too as the set Name.
+	Own string
 }
 
 // Blends are the two registries of about 120 categories: one asked the
 // development sets' questions (the held-out set's categories among them
 // as neighbours, its questions never asked), one asked the held-out and
-// probe sets' questions, with dev2's categories as neighbours.
+// probe sets' questions and its own (testdata/blend-heldout, written
+// for it), with dev2's categories as neighbours.
 func Blends() []Blend {
 	return []Blend{
 		{Name: "blend-dev", Of: []string{"dev", "dev2", "dev3", "heldout"}, Asked: []string{"dev", "dev2", "dev3"}, Tuned: true},
-		{Name: "blend-heldout", Of: []string{"heldout", "heldout2", "probe", "dev2"}, Asked: []string{"heldout", "heldout2", "probe"}},
+		{Name: "blend-heldout", Of: []string{"heldout", "heldout2", "probe", "dev2"}, Asked: []string{"heldout", "heldout2", "probe"}, Own: "blend-heldout"},
 	}
 }
 
@@ -155,5 +159,16 @@ func (b Blend) Build(root string) (*Large, error) {
 		}
 	}
 	l.Cases = asked
+	if b.Own != "" {
+		own, err := Read(filepath.Join(root, "internal", "matcher", "testdata", b.Own, "queries.tsv"))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range own {
+			c.Shape = b.Name + "/" + c.Shape
+			c.Set = b.Name
+			l.Cases = append(l.Cases, c)
+		}
+	}
 	return l, nil
 }

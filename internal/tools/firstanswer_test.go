@@ -269,7 +269,13 @@ func TestFirstAnswerBlend(t *testing.T) {
 			t.Logf("described candidates: %s; by shape:%s", f.described, f.shapes())
 			t.Logf("on another set's curated category: confident on-topic answers %d, answers to questions no category of their own set answers %d; without them, confident and wrong %.3f, answered with confidence %.3f",
 				f.elsewhereOn, f.elsewhereOff, f.rate(f.confWrong-f.elsewhereOn, f.on), f.rate(f.offAnswered-f.elsewhereOff, f.off))
-			for _, set := range b.Asked {
+			for _, set := range append(slices.Clone(b.Asked), b.Own) {
+				if set == "" {
+					continue
+				}
+				if set == b.Own {
+					set = b.Name
+				}
 				var cases []evalset.Case
 				for _, c := range l.Cases {
 					if c.Set == set {
