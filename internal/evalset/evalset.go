@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -99,4 +100,75 @@ func (s Set) Questions() ([]string, error) {
 		out[i] = c.Query
 	}
 	return out, nil
+}
+
+// A Blend is a registry of about 120 categories made of several sets'
+// registries (Big with no distractors), asked only the questions of some
+// of them: the size of the registry the agent trial of issue 48 used
+// (121 categories), where a not-confident answer describes five
+// candidates and lists the rest by slug.
+type Blend struct {
+	Name string
+	// Of are the sets whose categories make the registry.
+	Of []string
+	// Asked are the sets whose questions are asked of it; the others'
+	// categories are there as neighbours.
+	Asked []string
+	// Tuned is true when every asked set is a development set.
+	Tuned bool
+	// Own, when set, is a queries.tsv written for the blended registry
+	// itself (slugs as Big names them), asked too as the set Name.
+	Own string
+}
+
+// Blends are the two registries of about 120 categories: one asked the
+// development sets' questions (the held-out set's categories among them
+// as neighbours, its questions never asked), one asked the held-out and
+// probe sets' questions and its own (testdata/blend-heldout, written
+// for it), with dev2's categories as neighbours.
+func Blends() []Blend {
+	return []Blend{
+		{Name: "blend-dev", Of: []string{"dev", "dev2", "dev3", "heldout"}, Asked: []string{"dev", "dev2", "dev3"}, Tuned: true},
+		{Name: "blend-heldout", Of: []string{"heldout", "heldout2", "probe", "dev2"}, Asked: []string{"heldout", "heldout2", "probe"}, Own: "blend-heldout"},
+	}
+}
+
+// Build makes b's registry and questions from the sets under root (see
+// Big: a slug two sets share is renamed SET-SLUG, shapes are SET/SHAPE).
+func (b Blend) Build(root string) (*Large, error) {
+	byName := map[string]Set{}
+	for _, s := range Sets(root) {
+		byName[s.Name] = s
+	}
+	var of []Set
+	for _, n := range b.Of {
+		s, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("blend %s: no set %q", b.Name, n)
+		}
+		of = append(of, s)
+	}
+	l, err := Big(root, of, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	asked := l.Cases[:0]
+	for _, c := range l.Cases {
+		if slices.Contains(b.Asked, c.Set) {
+			asked = append(asked, c)
+		}
+	}
+	l.Cases = asked
+	if b.Own != "" {
+		own, err := Read(filepath.Join(root, "internal", "matcher", "testdata", b.Own, "queries.tsv"))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range own {
+			c.Shape = b.Name + "/" + c.Shape
+			c.Set = b.Name
+			l.Cases = append(l.Cases, c)
+		}
+	}
+	return l, nil
 }

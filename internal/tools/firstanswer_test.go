@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,6 +46,44 @@ type firstTally struct {
 	elsewhereOn, elsewhereOff int
 	bytes                     []int
 	misses                    []string
+	// described: for the on-topic questions without a confident answer,
+	// where the right category stands among the described candidates,
+	// in all and by question shape.
+	described        lead
+	describedByShape map[string]*lead
+}
+
+// lead counts the not-confident answers to on-topic questions (n) and
+// those whose described candidates have the right category first (top1)
+// or among the first five (top5): what an agent that reads only the
+// described candidates, a smaller model or a host that truncates, sees.
+type lead struct{ n, top1, top5 int }
+
+func (l lead) String() string {
+	if l.n == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d not confident: right first %.3f, in the first five %.3f", l.n, float64(l.top1)/float64(l.n), float64(l.top5)/float64(l.n))
+}
+
+func (l *lead) add(at int) {
+	l.n++
+	if at == 0 {
+		l.top1++
+	}
+	if at >= 0 && at < 5 {
+		l.top5++
+	}
+}
+
+// shapes reports the described-candidate figures by question shape,
+// shapes in order.
+func (f *firstTally) shapes() string {
+	var b strings.Builder
+	for _, sh := range slices.Sorted(maps.Keys(f.describedByShape)) {
+		fmt.Fprintf(&b, "\n  %-10s %s", sh, f.describedByShape[sh])
+	}
+	return b.String()
 }
 
 func (f *firstTally) rate(k, n int) float64 {
@@ -118,6 +157,24 @@ func firstAnswers(t *testing.T, reg *registry.Registry, cases []evalset.Case, ow
 			continue
 		}
 		f.on++
+		if got == "" {
+			at := -1
+			if out, ok := te.Structured.(*gen.GetSourcesOutput); ok {
+				at = slices.IndexFunc(out.Candidates, func(cc gen.CandidateCategory) bool { return cc.Slug == c.Want })
+			}
+			f.described.add(at)
+			_, shape, ok := strings.Cut(c.Shape, "/")
+			if !ok {
+				shape = c.Shape
+			}
+			if f.describedByShape == nil {
+				f.describedByShape = map[string]*lead{}
+			}
+			if f.describedByShape[shape] == nil {
+				f.describedByShape[shape] = &lead{}
+			}
+			f.describedByShape[shape].add(at)
+		}
 		switch {
 		case got == c.Want:
 			f.confRight++
@@ -177,12 +234,71 @@ func TestFirstAnswer(t *testing.T) {
 			}
 			f := firstAnswers(t, reg, cases, nil)
 			t.Logf("%d categories: %s", len(reg.Categories()), f)
+			t.Logf("described candidates: %s; by shape:%s", f.described, f.shapes())
 			if *showFirstMisses && set.Tuned {
 				for _, m := range f.misses {
 					t.Log(m)
 				}
 			}
 			checkFirst(t, f, bars[set.Name])
+		})
+	}
+}
+
+// TestFirstAnswerBlend: registries of about 120 categories made of
+// several sets (evalset.Blends), the size at which issue 48's agent trial
+// found the right category first among the described candidates 46% of
+// the time and among the first five 63%. It reports per asked set and per
+// question shape where the right category stands among the described
+// candidates of a not-confident answer, and holds the honesty bars.
+func TestFirstAnswerBlend(t *testing.T) {
+	blendTop5 := map[string]float64{"blend-dev": 0.55, "blend-heldout": 0.67}
+	blendTop1 := map[string]float64{"blend-dev": 0.35, "blend-heldout": 0.44}
+	for _, b := range evalset.Blends() {
+		t.Run(b.Name, func(t *testing.T) {
+			l, err := b.Build("../..")
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg, err := registry.Load(l.Registry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := firstAnswers(t, reg, l.Cases, l.Owner)
+			t.Logf("%d categories: %s", len(reg.Categories()), f)
+			t.Logf("described candidates: %s; by shape:%s", f.described, f.shapes())
+			t.Logf("on another set's curated category: confident on-topic answers %d, answers to questions no category of their own set answers %d; without them, confident and wrong %.3f, answered with confidence %.3f",
+				f.elsewhereOn, f.elsewhereOff, f.rate(f.confWrong-f.elsewhereOn, f.on), f.rate(f.offAnswered-f.elsewhereOff, f.off))
+			for _, set := range append(slices.Clone(b.Asked), b.Own) {
+				if set == "" {
+					continue
+				}
+				if set == b.Own {
+					set = b.Name
+				}
+				var cases []evalset.Case
+				for _, c := range l.Cases {
+					if c.Set == set {
+						cases = append(cases, c)
+					}
+				}
+				fs := firstAnswers(t, reg, cases, l.Owner)
+				t.Logf("%s: %s; described candidates: %s; by shape:%s", set, fs, fs.described, fs.shapes())
+			}
+			if *showFirstMisses && b.Tuned {
+				for _, m := range f.misses {
+					t.Log(m)
+				}
+			}
+			// What the matcher reached when the figure was first measured,
+			// rounded against it: the order must not lose ground (issue
+			// 48's target is 0.85).
+			if top5, bar := float64(f.described.top5)/float64(f.described.n), blendTop5[b.Name]; top5 < bar {
+				t.Errorf("right among the first five described candidates %.3f, below %.2f", top5, bar)
+			}
+			if top1, bar := float64(f.described.top1)/float64(f.described.n), blendTop1[b.Name]; top1 < bar {
+				t.Errorf("right first among the described candidates %.3f, below %.2f", top1, bar)
+			}
 		})
 	}
 }
@@ -203,6 +319,7 @@ func TestFirstAnswerLarge(t *testing.T) {
 	}
 	f := firstAnswers(t, reg, big.Cases, big.Owner)
 	t.Logf("%d categories: %s", len(reg.Categories()), f)
+	t.Logf("described candidates: %s; by shape:%s", f.described, f.shapes())
 	t.Logf("of which on another set's curated category (the sets' topics overlap): confident on-topic answers %d (%.3f), answers to questions no category of their own set answers %d (%.3f); without them, confident and wrong %.3f, answered with confidence %.3f",
 		f.elsewhereOn, f.rate(f.elsewhereOn, f.on), f.elsewhereOff, f.rate(f.elsewhereOff, f.off),
 		f.rate(f.confWrong-f.elsewhereOn, f.on), f.rate(f.offAnswered-f.elsewhereOff, f.off))
