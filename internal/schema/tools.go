@@ -18,9 +18,17 @@ type Tool struct {
 	Title       string
 	Description string
 	Tier        string // public, user or admin
-	// Discoverable tools are listed to callers below their tier, so those
-	// learn the tool exists and that a token would unlock it.
+	// Discoverable tools answer a caller below their tier who calls them
+	// anyway with the tier needed and how to get a token, rather than as
+	// an unknown tool. No tool is listed to callers below its tier.
 	Discoverable bool
+	// ListedWhen, when set, is the one condition under which tools/list
+	// shows the tool (to callers of its tier and above); it may still be
+	// called otherwise, as far as the server allows. One of ListedWhen's
+	// values: "peers" (the node follows curators its registry endorses),
+	// "proposals" (the node takes proposals), "token" (the caller presented
+	// a token of any tier).
+	ListedWhen string
 	// Annotations are the behaviour hints, by name (readOnlyHint, ...).
 	Annotations map[string]bool
 	Input       *Node
@@ -49,7 +57,9 @@ var (
 	// optionalToolKeys may be left out of a tool file. Generate requires
 	// "examples" (tests call every tool with them); Load does not, so that
 	// 3gs schema diff can read revisions from before examples existed.
-	optionalToolKeys = []string{"discoverable", "examples"}
+	optionalToolKeys = []string{"discoverable", "listedWhen", "examples"}
+	// ListedWhenValues are the conditions a tool file's "listedWhen" may name.
+	ListedWhenValues = []string{"peers", "proposals", "token"}
 	// Every hint is required so that no client falls back on the protocol's
 	// defaults (destructive, open-world) for a tool that is neither.
 	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
@@ -98,9 +108,16 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 			return nil, fail("\"discoverable\" must be a boolean")
 		}
 		if b && t.Tier == "public" {
-			return nil, fail("a public tool is listed to everyone already; \"discoverable\" applies to user and admin tools")
+			return nil, fail("anyone may call a public tool already; \"discoverable\" applies to user and admin tools")
 		}
 		t.Discoverable = b
+	}
+	if v, ok := o.Vals["listedWhen"]; ok {
+		s, isString := v.(string)
+		if !isString || !slices.Contains(ListedWhenValues, s) {
+			return nil, fail("\"listedWhen\" must be one of %s", strings.Join(ListedWhenValues, ", "))
+		}
+		t.ListedWhen = s
 	}
 	if !strings.Contains(t.Description, "Example") {
 		return nil, fail("the description must show at least one call (\"Example: {...}\"); agents copy examples")
