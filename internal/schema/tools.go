@@ -34,9 +34,9 @@ type Tool struct {
 	Input       *Node
 	Output      *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
-	// the input and output schemas as written (compacted, self-contained),
-	// and annotations. The one thing left out is a "oneOf" at the root of
-	// the input schema (see unpublished).
+	// the input and output schemas (compacted, self-contained; the output
+	// one lean, see leanOutput), and annotations. A "oneOf" at the root of
+	// the input schema is left out (see unpublished).
 	Manifest []byte
 	// InputSchema and OutputSchema are the schemas as written, compacted
 	// and self-contained, with nothing left out: what the decoders
@@ -178,10 +178,10 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 var unpublished = []string{"oneOf"}
 
 // manifestEntry builds the tool's tools/list entry, and fills
-// t.InputSchema and t.OutputSchema. The schemas are copied from the file
-// byte for byte, only with insignificant whitespace removed, so what
-// clients see is what reviewers read; the one exception is a root keyword
-// in unpublished. A schema that refers into a document schema
+// t.InputSchema and t.OutputSchema. The input schema is copied from the
+// file, only with insignificant whitespace removed, but for a root keyword
+// in unpublished and its definitions' own notes (leanInput); the output
+// schema is cut to what a client needs (leanOutput). A schema that refers into a document schema
 // (registry.schema.json#/$defs/NAME) gets those definitions, and the ones
 // they use, copied into its own "$defs", because clients cannot follow
 // references to files they do not have.
@@ -210,8 +210,14 @@ func manifestEntry(t *Tool, data []byte, docs Documents) ([]byte, error) {
 		}
 		if k == "inputSchema" {
 			t.InputSchema = full
+			if published, err = leanInput(published); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
 		} else {
 			t.OutputSchema = full
+			if published, err = leanOutput(full); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
 		}
 		b.WriteString(`,"` + k + `":`)
 		b.Write(published)
@@ -266,6 +272,128 @@ func selfContained(raw json.RawMessage, docs Documents, leaveOut bool) (full, pu
 	var pb bytes.Buffer
 	WriteJSON(&pb, root)
 	return full, pb.Bytes(), nil
+}
+
+// leanKeywords are what tools/list leaves out of an output schema, at
+// any depth: the prose that explains fields to people, who read it in the
+// tool file and schema/CONTRACT.md, the bounds the server keeps
+// (lengths, counts, ranges, patterns), and the promise that an object has
+// no other members ("additionalProperties": false), which a client
+// reading a result has no use for: without it a client is only more
+// lenient. What it needs stays: types, required, enums, formats and the
+// shared "$defs". Every host puts the list
+// into the model's context on every conversation (issue 48). Input
+// schemas keep everything: they tell the model how to call the tool, and
+// their bounds are what the server refuses.
+var leanKeywords = []string{"title", "description", "examples", "$comment",
+	"pattern", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"}
+
+// leanOutput is an output schema as tools/list carries it: without
+// leanKeywords at any depth. Names of properties and definitions are kept
+// whatever they are, so a property called "description" stays.
+func leanOutput(full []byte) ([]byte, error) {
+	tree, err := ParseTree(full)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("an output schema must be an object")
+	}
+	stripLean(root)
+	var b bytes.Buffer
+	WriteJSON(&b, root)
+	return b.Bytes(), nil
+}
+
+// leanInput is an input schema as tools/list carries it: whole, but for
+// the "title" and "description" of each definition in its "$defs", notes
+// on the shared definition for the people who maintain it (where it is
+// used, why it is shared). The properties that use a definition keep
+// their own descriptions, which are what tell the model how to call.
+func leanInput(published []byte) ([]byte, error) {
+	tree, err := ParseTree(published)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("an input schema must be an object")
+	}
+	defs, _ := root.Vals["$defs"].(*Object)
+	if defs == nil {
+		return published, nil
+	}
+	for _, name := range defs.Keys {
+		d, ok := defs.Vals[name].(*Object)
+		if !ok {
+			continue
+		}
+		kept := d.Keys[:0]
+		for _, k := range d.Keys {
+			if k == "title" || k == "description" {
+				delete(d.Vals, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		d.Keys = kept
+	}
+	var b bytes.Buffer
+	WriteJSON(&b, root)
+	return b.Bytes(), nil
+}
+
+// subschemaMaps are the keywords whose value maps names to schemas;
+// subschemaKeys those whose value is a schema, and subschemaLists those
+// whose value is a list of schemas.
+var (
+	subschemaMaps  = []string{"properties", "$defs", "patternProperties", "dependentSchemas"}
+	subschemaKeys  = []string{"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
+	subschemaLists = []string{"oneOf", "anyOf", "allOf", "prefixItems"}
+)
+
+// eachSubschema calls f on every schema directly inside s.
+func eachSubschema(s *Object, f func(*Object)) {
+	for _, k := range s.Keys {
+		v := s.Vals[k]
+		switch {
+		case slices.Contains(subschemaMaps, k):
+			if m, ok := v.(*Object); ok {
+				for _, name := range m.Keys {
+					if sub, ok := m.Vals[name].(*Object); ok {
+						f(sub)
+					}
+				}
+			}
+		case slices.Contains(subschemaKeys, k):
+			if sub, ok := v.(*Object); ok {
+				f(sub)
+			}
+		case slices.Contains(subschemaLists, k):
+			if l, ok := v.([]any); ok {
+				for _, e := range l {
+					if sub, ok := e.(*Object); ok {
+						f(sub)
+					}
+				}
+			}
+		}
+	}
+}
+
+// stripLean removes leanKeywords from s and every schema inside it.
+func stripLean(s *Object) {
+	kept := s.Keys[:0]
+	for _, k := range s.Keys {
+		if slices.Contains(leanKeywords, k) || k == "additionalProperties" && s.Vals[k] == false {
+			delete(s.Vals, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	s.Keys = kept
+	eachSubschema(s, stripLean)
 }
 
 // GoName turns a snake_case name into an exported Go identifier.
