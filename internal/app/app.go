@@ -238,7 +238,9 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 		lock = LockForEditing(log, srvd, cfg.Edit)
 	}
 	if c.Proposals.Take == "on" && lock == nil {
-		return nil, errors.New("--proposals on (THREEGS_PROPOSALS): this server does not edit the registry it serves, so it cannot take proposals; serve a registry file with --registry PATH")
+		// As when the proposals file cannot be opened: not worth refusing
+		// to serve for.
+		log.Warn("taking no proposals despite --proposals on (THREEGS_PROPOSALS): this server does not edit the registry it serves; serve a registry file with --registry PATH")
 	}
 	ql, err := openQueryLog(c)
 	if err != nil {

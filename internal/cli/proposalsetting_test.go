@@ -14,7 +14,7 @@ import (
 // --proposals (issue 48): a node lists and takes proposals when it edits
 // its registry (auto) or is told to (on); off hides the community tools,
 // which then answer that this node takes none; the embedded registry
-// takes none, and on there stops serve with the reason.
+// takes none, and on there is a warning at start.
 func TestServeProposalsSetting(t *testing.T) {
 	reg := filepath.Join(t.TempDir(), "registry.json")
 	os.WriteFile(reg, testkit.WithCurator(frozen.Registry(frozen.Basic), "pk:placeholder"), 0o644)
@@ -57,8 +57,8 @@ func TestServeProposalsSetting(t *testing.T) {
 			t.Errorf("%s: list_proposals answered %v", c.name, res["p"])
 		}
 	}
-	if code, _, errOut := serveLines(t, nil, []string{"--proposals", "on"}, list); code == ExitOK || !strings.Contains(errOut, "cannot take proposals") {
-		t.Errorf("embedded registry with --proposals on: exit %d, %s", code, errOut)
+	if code, res, errOut := serveLines(t, nil, []string{"--proposals", "on"}, list); code != ExitOK || !strings.Contains(errOut, "taking no proposals despite --proposals on") || slices.Contains(listed(res), "propose_change") {
+		t.Errorf("embedded registry with --proposals on: exit %d, listed %v, %s", code, listed(res), errOut)
 	}
 	if code, _, errOut := serveLines(t, nil, []string{"--proposals", "yes"}, list); code == ExitOK || !strings.Contains(errOut, "on, off or auto") {
 		t.Errorf("--proposals yes: exit %d, %s", code, errOut)
