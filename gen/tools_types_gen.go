@@ -657,8 +657,7 @@ type GetProvenanceOutput struct {
 
 type GetSourcesInput struct {
 	// The topic in plain words, e.g. "how do I harden a linux server". Give this or
-	// slug, not both. An empty or blank query is answered with an error result that
-	// says how to ask.
+	// slug, not both.
 	Query *string `json:"query,omitempty,omitzero"`
 
 	// A category's slug, as named by the candidates of an earlier answer or by
@@ -666,9 +665,8 @@ type GetSourcesInput struct {
 	// query, not both.
 	Slug *string `json:"slug,omitempty,omitzero"`
 
-	// Minimum match score from 0 to 1 (default 0.4). The score of the best category
-	// is the matcher's confidence that it is the right one, so raise the threshold to
-	// answer only when surer.
+	// Minimum match score from 0 to 1 (default 0.4), the matcher's confidence that
+	// the best category is right: raise it to answer only when surer.
 	Threshold *float64 `json:"threshold,omitempty,omitzero"`
 }
 
@@ -957,15 +955,14 @@ type ProposeChangeInput struct {
 	// (add_category, update_category).
 	Category *Category `json:"category,omitempty,omitzero"`
 
-	// Optional: how the curator may reach you (an email, a URL), at most 200
-	// characters. It is shown to anyone who reads the proposal.
+	// How the curator may reach you (an email, a URL); shown to anyone who reads the
+	// proposal.
 	Contact *string `json:"contact,omitempty,omitzero"`
 
 	// The rank of the source concerned (replace_source, report_dead_source).
 	Rank *int `json:"rank,omitempty,omitzero"`
 
-	// Why the change is needed, for the curator: at most 1,000 characters, no control
-	// or invisible format characters.
+	// Why the change is needed, for the curator (no control or invisible characters).
 	Reason string `json:"reason"`
 
 	// The category's slug: lower-case words joined by hyphens, e.g. "rust-learning".

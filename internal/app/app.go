@@ -237,6 +237,11 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 			Validity: c.Validity, AllowExpired: c.AllowExpired, MaxRegistryBytes: c.MaxRegistry}
 		lock = LockForEditing(log, srvd, cfg.Edit)
 	}
+	if c.Proposals.Take == "on" && lock == nil {
+		// As when the proposals file cannot be opened: not worth refusing
+		// to serve for.
+		log.Warn("taking no proposals despite --proposals on (THREEGS_PROPOSALS): this server does not edit the registry it serves; serve a registry file with --registry PATH")
+	}
 	ql, err := openQueryLog(c)
 	if err != nil {
 		return nil, err
@@ -272,10 +277,12 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 			log.Warn(n)
 		}
 	}
-	srv := &Server{MCP: mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c), Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0}), Tools: h, lock: lock, peers: cfg.Peers}
-	if lock != nil {
+	srv := &Server{Tools: h, lock: lock, peers: cfg.Peers}
+	if lock != nil && c.Proposals.Take != "off" {
 		srv.proposals = openProposals(c.Proposals, h, srvd.Path, log)
 	}
+	srv.MCP = mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c),
+		Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0, Proposals: srv.proposals != nil})
 	srv.start(ctx, c, og, pc.CacheDir)
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.Sig.Verified)

@@ -17,6 +17,9 @@ type Proposals struct {
 	Rate       int
 	TotalRate  int
 	IPv6Prefix int
+	// Take is --proposals: "on", "off", or "auto" (or ""), on when the
+	// server edits its registry.
+	Take string
 }
 
 // openProposals opens the proposals file of the registry a server edits

@@ -105,7 +105,7 @@ func runInit(_ context.Context, env *Env, f *Flags) int {
 	fmt.Fprintf(w, "  %-22s its signature, valid for %d days: sign again before then\n", "registry.json"+signature.Suffix, int(signature.DefaultValidity.Hours()/24))
 	fmt.Fprintf(w, "  %-22s its audit log: every change is recorded there, signed\n", "registry.json.audit.jsonl")
 	fmt.Fprintf(w, "\nAfter editing the registry, check and sign it:\n  3gs validate %s\n  3gs sign --key-file %s %s\n", q(regPath), q(keyPath), q(regPath))
-	fmt.Fprintf(w, "Serve it:\n  3gs serve --registry %s --key-file %s --http 127.0.0.1:8080\n", q(regPath), q(keyPath))
+	fmt.Fprintf(w, "Serve it (--proposals on: a public node takes proposals from anyone):\n  3gs serve --registry %s --key-file %s --http 127.0.0.1:8080 --proposals on\n", q(regPath), q(keyPath))
 	fmt.Fprintf(w, "Verify it, as a reader would:\n  3gs verify --pubkey %s %s\n", pub, q(regPath))
 	// With their key: without it endorse leaves their registry unsigned,
 	// which their server then refuses.

@@ -82,7 +82,7 @@ func TestInitCreatesSignedNode(t *testing.T) {
 		}
 	}
 	for _, s := range []string{
-		"3gs serve --registry " + regPath + " --key-file " + keyPath + " --http 127.0.0.1:8080",
+		"3gs serve --registry " + regPath + " --key-file " + keyPath + " --http 127.0.0.1:8080 --proposals on",
 		"3gs verify --pubkey " + pub + " " + regPath,
 		"3gs endorse --registry THEIR/registry.json --key-file THEIR/curator.key --pubkey " + pub + " --url https://YOUR-HOST:PORT --name 'Ada'\\''s picks'",
 	} {

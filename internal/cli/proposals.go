@@ -35,12 +35,14 @@ var proposalsSubcommands = []command{
 
 // proposalServeOptions are serve's (and doctor's) flags for proposals.
 type proposalServeOptions struct {
+	take                                            string
 	maxPending, maxBytes, rate, totalRate, v6prefix intFlag
 	retention                                       durationFlag
 }
 
 func proposalFlags(f *Flags) {
 	o := options[proposalServeOptions](f)
+	f.StringVar(&o.take, "proposals", "THREEGS_PROPOSALS", "auto", "take proposals from anyone (propose_change, list_proposals, get_proposal, vote_proposal; tools/list shows them only then): on, off, or auto, on for a --registry PATH this server edits and off for the embedded registry")
 	f.IntVar(&o.maxPending, "max-pending-proposals", "THREEGS_MAX_PENDING_PROPOSALS", strconv.Itoa(proposals.DefaultMaxPending), 1, "proposals (propose_change) that may wait for the curator at once; past it new ones are refused until some are decided")
 	f.IntVar(&o.maxBytes, "max-proposals-bytes", "THREEGS_MAX_PROPOSALS_BYTES", strconv.Itoa(proposals.DefaultMaxBytes), 4*proposals.MaxLine, "cap on the proposals file, pending and decided proposals together, in bytes (64 MiB by default); decided proposals lose their bodies a day after the decision, or at once when the file nears the cap, and new proposals are refused while pending ones alone fill it")
 	f.DurationVar(&o.retention, "proposal-retention", "THREEGS_PROPOSAL_RETENTION", proposals.DefaultRetention.String(), "how long an accepted or rejected proposal is kept (and shown) after its decision")
@@ -97,7 +99,10 @@ func parseProposals(f *Flags) (app.Proposals, error) {
 	if err == nil && v6 > 128 {
 		err = fmt.Errorf("--proposal-ipv6-prefix (THREEGS_PROPOSAL_IPV6_PREFIX) is a prefix length of an IPv6 address, 16 to 128, got %d", v6)
 	}
-	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep, MaxBytes: int64(maxBytes)}, Rate: rate, TotalRate: total, IPv6Prefix: v6}, err
+	if err == nil && o.take != "auto" && o.take != "on" && o.take != "off" {
+		err = fmt.Errorf("--proposals (THREEGS_PROPOSALS) is on, off or auto, got %q", o.take)
+	}
+	return app.Proposals{Options: proposals.Options{MaxPending: max, Retention: keep, MaxBytes: int64(maxBytes)}, Rate: rate, TotalRate: total, IPv6Prefix: v6, Take: o.take}, err
 }
 
 // proposalsRegistry is the registry named by --registry, which the

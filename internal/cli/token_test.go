@@ -11,6 +11,7 @@ import (
 
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/frozen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -95,8 +96,8 @@ func TestServeWithTokens(t *testing.T) {
 	}
 	// Without the token: the admin tools are hidden.
 	_, res, _ = serveLines(t, map[string]string{"THREEGS_TOKENS": tokens}, []string{"--registry", reg}, list, remove)
-	if tools := res["list"]["result"].(map[string]any)["tools"].([]any); len(tools) != len(gen.ListedFor(gen.TierPublic)) {
-		t.Errorf("public list has %d tools, want %v", len(tools), gen.ListedFor(gen.TierPublic))
+	if tools := res["list"]["result"].(map[string]any)["tools"].([]any); len(tools) != len(mcp.ListedFor(gen.TierPublic, mcp.Config{Proposals: true})) {
+		t.Errorf("public list has %d tools, want %v", len(tools), mcp.ListedFor(gen.TierPublic, mcp.Config{Proposals: true}))
 	}
 	if e, _ := res["rm"]["error"].(map[string]any); e == nil || e["code"].(float64) != -32601 {
 		t.Errorf("public remove: %v", res["rm"])

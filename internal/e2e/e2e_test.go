@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -28,7 +29,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	node := needSDK(t)
 	bin := testkit.Binary(t)
 	cmd := exec.Command(node, "testdata/client.mjs", bin)
-	cmd.Env = append(os.Environ(), toolsEnv(t))
+	cmd.Env = append(os.Environ(), toolsEnv(t, mcp.Config{}))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK client failed: %v\n%s", err, out)
@@ -163,7 +164,7 @@ func TestSIGHUPReloadsTokens(t *testing.T) {
 	if _, err := out.ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	admin, public := len(gen.ListedFor(gen.TierAdmin)), len(gen.ListedFor(gen.TierPublic))
+	admin, public := len(mcp.ListedFor(gen.TierAdmin, mcp.Config{})), len(mcp.ListedFor(gen.TierPublic, mcp.Config{}))
 	if n := count(1); n != admin {
 		t.Fatalf("admin sees %d tools, want %d", n, admin)
 	}
@@ -186,9 +187,10 @@ func TestSIGHUPReloadsTokens(t *testing.T) {
 }
 
 // toolsEnv is THREEGS_E2E_TOOLS for the TypeScript clients: the tools
-// listed to a public and to an admin caller, each tool's first example
-// arguments and its readOnlyHint, all from the generated tables.
-func toolsEnv(t *testing.T) string {
+// listed to a public and to an admin caller of a node configured as c,
+// each tool's first example arguments and its readOnlyHint, all from the
+// generated tables.
+func toolsEnv(t *testing.T, c mcp.Config) string {
 	t.Helper()
 	examples := map[string]json.RawMessage{}
 	readOnly := map[string]bool{}
@@ -206,7 +208,7 @@ func toolsEnv(t *testing.T) string {
 		}
 		readOnly[tool.Name] = m.Annotations.ReadOnlyHint
 	}
-	data, err := json.Marshal(map[string]any{"public": gen.ListedFor(gen.TierPublic), "admin": gen.ListedFor(gen.TierAdmin), "examples": examples, "readOnly": readOnly})
+	data, err := json.Marshal(map[string]any{"public": mcp.ListedFor(gen.TierPublic, c), "admin": mcp.ListedFor(gen.TierAdmin, c), "examples": examples, "readOnly": readOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

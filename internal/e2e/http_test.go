@@ -14,6 +14,7 @@ import (
 	"github.com/three-good-sources/3gs/gen"
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/loadgen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
 	"github.com/three-good-sources/3gs/internal/testkit/curator"
 )
@@ -38,7 +39,8 @@ func TestTypeScriptSDKOverHTTP(t *testing.T) {
 	}
 	s := testkit.Serve(t, bin, "--registry", reg, "--key-file", keyPath, "--tokens", tokens)
 	cmd := exec.Command(node, "testdata/http_client.mjs", s.URL, admin)
-	cmd.Env = append(os.Environ(), toolsEnv(t))
+	// A --registry PATH the server edits takes proposals (--proposals auto).
+	cmd.Env = append(os.Environ(), toolsEnv(t, mcp.Config{Proposals: true}))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the TypeScript SDK HTTP client failed: %v\n%s\nserver log:\n%s", err, out, s.Stderr())

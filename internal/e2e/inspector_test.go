@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
 
@@ -53,11 +54,11 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	count := func(r map[string]any) int { tools, _ := r["tools"].([]any); return len(tools) }
 
-	if n, want := count(inspect("--method", "tools/list", "--strict")), len(gen.ListedFor(gen.TierPublic)); n != want {
+	if n, want := count(inspect("--method", "tools/list", "--strict")), len(mcp.ListedFor(gen.TierPublic, mcp.Config{})); n != want {
 		t.Errorf("an anonymous client lists %d tools, want %d", n, want)
 	}
 	admin := inspect("--method", "tools/list", "--strict", "-e", "THREEGS_TOKENS="+tokens, "-e", "THREEGS_TOKEN="+strings.TrimSpace(string(tok)))
-	if n, want := count(admin), len(gen.ListedFor(gen.TierAdmin)); n != want {
+	if n, want := count(admin), len(mcp.ListedFor(gen.TierAdmin, mcp.Config{})); n != want {
 		t.Errorf("an admin lists %d tools, want %d", n, want)
 	}
 	r := inspect("--method", "tools/call", "--tool-name", "get_sources", "--tool-arg", "query=learn rust")

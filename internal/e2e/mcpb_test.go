@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 	"github.com/three-good-sources/3gs/internal/mcpb"
 	"github.com/three-good-sources/3gs/internal/testkit"
 )
@@ -120,8 +121,8 @@ func TestMCPBundle(t *testing.T) {
 	for _, tool := range tools.Tools {
 		names = append(names, tool.Name)
 	}
-	if !slices.Equal(names, listed) || !slices.Equal(names, gen.ListedFor(gen.TierPublic)) {
-		t.Errorf("tools/list %v, the manifest %v, the public tier %v", names, listed, gen.ListedFor(gen.TierPublic))
+	if want := mcp.ListedFor(gen.TierPublic, mcp.Config{}); !slices.Equal(names, listed) || !slices.Equal(names, want) {
+		t.Errorf("tools/list %v, the manifest %v, the public tier of a plain serve %v", names, listed, want)
 	}
 	var sources struct {
 		IsError           bool `json:"isError"`

@@ -65,10 +65,6 @@ const FederationInstructions = " This node also follows the curators its curator
 const toolsListTTLMs = 3600000
 
 // toolsListTTL is the member of a modern tools/list result that says so.
-// The lists themselves are appended from gen.ToolsListJSON, in the
-// binary, for each answer rather than kept as nine prebuilt copies of
-// about 40 KB each on the heap: a copy costs the same either way, and
-// the heap the collector paces itself by stays smaller.
 var toolsListTTL = `,"ttlMs":` + strconv.Itoa(toolsListTTLMs)
 
 // Server holds what every session shares: the tool handlers, the tokens it
@@ -86,6 +82,9 @@ type Server struct {
 
 	discover   []byte
 	serverInfo []byte
+	// lists is, per caller tier, the JSON array of the tools/list entries
+	// that caller sees on this node (Listed): built once, a few KB each.
+	lists [gen.NumTiers][]byte
 }
 
 // Config is what a server is made of.
@@ -103,8 +102,44 @@ type Config struct {
 	// this node's.
 	ReplicaOf string
 	// Federated: this node follows the curators its registry endorses, so
-	// the instructions name get_federated_sources.
+	// the instructions name get_federated_sources, and tools/list shows it.
 	Federated bool
+	// Proposals: this node takes proposals, so tools/list shows the
+	// community tools (those whose schema says "listedWhen": "proposals").
+	Proposals bool
+}
+
+// Listed reports whether a caller of tier sees t in tools/list on a node
+// configured as c: a tool of the caller's tier or below (never one that
+// needs a token the caller lacks), whose listedWhen condition, if any, c or
+// the caller meets. A tool left out may still be called: a discoverable
+// one answers with the token it needs, a community tool with why this
+// node takes no proposals, get_audit_log and get_identity as always.
+func Listed(t *gen.Tool, tier gen.Tier, c Config) bool {
+	if !t.Listed(tier) {
+		return false
+	}
+	switch t.ListedWhen {
+	case "peers":
+		return c.Federated
+	case "proposals":
+		return c.Proposals
+	case "token":
+		return tier > gen.TierPublic
+	}
+	return true
+}
+
+// ListedFor names, in tools/list order, the tools a caller of tier sees
+// on a node configured as c.
+func ListedFor(tier gen.Tier, c Config) []string {
+	var names []string
+	for i := range gen.Tools {
+		if t := &gen.Tools[i]; Listed(t, tier, c) {
+			names = append(names, t.Name)
+		}
+	}
+	return names
 }
 
 // NewServer returns a server for c.
@@ -115,8 +150,23 @@ func NewServer(c Config) *Server {
 	}
 	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
 	s.discover = appendDiscover(nil, s.serverInfo, s.instructions)
+	for tier := range gen.NumTiers {
+		list := []byte{'['}
+		for i := range gen.Tools {
+			if t := &gen.Tools[i]; Listed(t, gen.Tier(tier), c) {
+				if len(list) > 1 {
+					list = append(list, ',')
+				}
+				list = append(list, t.Manifest...)
+			}
+		}
+		s.lists[tier] = append(list, ']')
+	}
 	return s
 }
+
+// ToolsList is the JSON array tools/list answers a caller of tier with.
+func (s *Server) ToolsList(tier gen.Tier) []byte { return s.lists[tier] }
 
 // The fixed results are written by hand, exactly as sonic encodes the
 // structs below (TestHandWrittenResults compares them): encoding them with
@@ -473,12 +523,12 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 				scope = `,"cacheScope":"private"}`
 			}
 			dst = append(dst, `{"resultType":"complete","tools":`...)
-			dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+			dst = append(dst, sess.srv.lists[c.Tier]...)
 			dst = append(dst, toolsListTTL...)
 			return append(dst, scope...), nil
 		}
 		dst = append(dst, `{"tools":`...)
-		dst = append(dst, gen.ToolsListJSON[c.Tier]...)
+		dst = append(dst, sess.srv.lists[c.Tier]...)
 		return append(dst, '}'), nil
 	case "tools/call":
 		return sess.callTool(ctx, req, modern, dst)

@@ -117,8 +117,9 @@ func example(tool string) string { return gen.LookupTool(tool).Examples.Argument
 // exact tool list and the outcome of calling every tool.
 //
 // The expectations come from the generated tool table and the tier rules,
-// never from a list of tools here: a caller sees every tool at or below its
-// tier plus the discoverable ones above it; it runs those at or below; a
+// never from a list of tools here: a caller sees the tools at or below its
+// tier that this node's configuration lists (mcp.Listed); it runs those at
+// or below; a
 // discoverable tool above answers -31001 to a caller without a valid token
 // and -31003 to one whose token is too low; every other tool answers as
 // unknown.
@@ -141,7 +142,7 @@ func TestTierMatrix(t *testing.T) {
 		}
 		return m
 	}
-	public := gen.ListedFor(gen.TierPublic)
+	public := mcp.ListedFor(gen.TierPublic, mcp.Config{})
 	callers := []struct {
 		name  string
 		token string
@@ -151,8 +152,8 @@ func TestTierMatrix(t *testing.T) {
 		{"no token", "", public, outcomes(gen.TierPublic, false)},
 		{"unknown token", "3gs_not-a-token", public, outcomes(gen.TierPublic, false)},
 		{"revoked token", ts.revoked, public, outcomes(gen.TierPublic, false)},
-		{"user", ts.user, gen.ListedFor(gen.TierUser), outcomes(gen.TierUser, true)},
-		{"admin", ts.admin, gen.ListedFor(gen.TierAdmin), outcomes(gen.TierAdmin, true)},
+		{"user", ts.user, mcp.ListedFor(gen.TierUser, mcp.Config{}), outcomes(gen.TierUser, true)},
+		{"admin", ts.admin, mcp.ListedFor(gen.TierAdmin, mcp.Config{}), outcomes(gen.TierAdmin, true)},
 	}
 	for _, c := range callers {
 		for _, src := range sources {
@@ -239,9 +240,10 @@ func toolNames(res map[string]any) []string {
 	return names
 }
 
-// For every caller, tools/call runs exactly the tools tools/list shows,
-// except discoverable ones above the caller's tier, which answer -31001 or
-// -31003; every tool not listed answers as unknown.
+// For every caller, tools/call runs every tool tools/list shows; a tool
+// not listed answers as unknown, unless it is discoverable (-31001 or
+// -31003) or listed only under a condition (listedWhen) this node or
+// caller does not meet, which it may still be called without.
 func TestCallsFollowTheList(t *testing.T) {
 	ts := newTierServer(t)
 	for _, token := range []string{"", "3gs_bogus", ts.revoked, ts.user, ts.admin} {
@@ -258,7 +260,9 @@ func TestCallsFollowTheList(t *testing.T) {
 			shown := slices.Contains(listed, tool.Name)
 			ran := code != jsonrpc.CodeMethodNotFound && code != jsonrpc.CodeAuthRequired && code != jsonrpc.CodeForbidden
 			switch {
-			case !shown && code != jsonrpc.CodeMethodNotFound:
+			case !shown && tool.Discoverable && ran:
+				t.Errorf("token %.8q: %s is above the caller's tier but ran", token, tool.Name)
+			case !shown && tool.ListedWhen == "" && !tool.Discoverable && code != jsonrpc.CodeMethodNotFound:
 				t.Errorf("token %.8q: %s is not listed but answers %d", token, tool.Name, code)
 			case shown && !ran && !tool.Discoverable:
 				t.Errorf("token %.8q: %s is listed but refused with %d", token, tool.Name, code)
@@ -273,7 +277,7 @@ func TestCallsFollowTheList(t *testing.T) {
 // params.token, then the session's.
 func TestTokenPrecedence(t *testing.T) {
 	ts := newTierServer(t)
-	public, admin := len(gen.ListedFor(gen.TierPublic)), len(gen.ListedFor(gen.TierAdmin))
+	public, admin := len(mcp.ListedFor(gen.TierPublic, mcp.Config{})), len(mcp.ListedFor(gen.TierAdmin, mcp.Config{}))
 	cases := []struct {
 		name    string
 		session string

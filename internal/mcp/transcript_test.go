@@ -98,7 +98,7 @@ func replay(t *testing.T, srv *mcp.Server, files []string) {
 					continue
 				}
 				if out := exchange(sess, []byte(line)); out != nil {
-					got = append(got, abbreviate(out))
+					got = append(got, abbreviate(srv, out))
 				}
 			}
 			if *update {
@@ -167,10 +167,10 @@ func answers(text []byte) ([][]byte, error) {
 }
 
 // abbreviate replaces a tier's whole tools/list array with its marker,
-// naming the lowest tier that sees that list.
-func abbreviate(answer []byte) []byte {
+// naming the tier that sees that list on srv.
+func abbreviate(srv *mcp.Server, answer []byte) []byte {
 	for tier := range gen.NumTiers {
-		answer = bytes.ReplaceAll(answer, []byte(gen.ToolsListJSON[tier]), []byte(`"$TOOLS_LIST:`+gen.Tier(tier).String()+`"`))
+		answer = bytes.ReplaceAll(answer, srv.ToolsList(gen.Tier(tier)), []byte(`"$TOOLS_LIST:`+gen.Tier(tier).String()+`"`))
 	}
 	return answer
 }

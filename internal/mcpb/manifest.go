@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 )
 
 // Platform is the operating system and CPU a bundle's binary is built for,
@@ -309,16 +310,24 @@ func Build(version string, p Platform) (*Manifest, error) {
 }
 
 // Tools is the bundle's tool list: what tools/list shows a caller without a
-// token, read from the generated manifest, each with the first sentence of
-// its description. Tools a token unlocks are listed to everyone (they are
-// discoverable), and say which token.
+// token on the node the bundle starts (a plain serve: no peers, no
+// proposals), read from the generated manifests, each with the first
+// sentence of its description. A tool a token unlocks would say which
+// token, but none is listed to a caller without one.
 func Tools() ([]Tool, error) {
-	var listed []struct {
+	type entry struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	}
-	if err := json.Unmarshal([]byte(gen.ToolsListJSON[gen.TierPublic]), &listed); err != nil {
-		return nil, fmt.Errorf("the generated tools/list does not parse: %w", err)
+	var listed []entry
+	for i := range gen.Tools {
+		if t := &gen.Tools[i]; mcp.Listed(t, gen.TierPublic, mcp.Config{}) {
+			var e entry
+			if err := json.Unmarshal([]byte(t.Manifest), &e); err != nil {
+				return nil, fmt.Errorf("the generated tools/list entry of %s does not parse: %w", t.Name, err)
+			}
+			listed = append(listed, e)
+		}
 	}
 	tiers := map[string]gen.Tier{}
 	for _, t := range gen.Tools {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/mcp"
 )
 
 // The bundle lists exactly the tools an anonymous caller's tools/list
@@ -24,7 +25,7 @@ func TestManifestToolsAreThePublicList(t *testing.T) {
 			t.Errorf("%s: description %q is not one sentence of what it does", tool.Name, tool.Description)
 		}
 	}
-	if want := gen.ListedFor(gen.TierPublic); !slices.Equal(names, want) {
+	if want := mcp.ListedFor(gen.TierPublic, mcp.Config{}); !slices.Equal(names, want) {
 		t.Errorf("the manifest lists %v, tools/list for the public tier %v", names, want)
 	}
 	// A tool a token unlocks says so; a public one does not.

@@ -18,17 +18,25 @@ type Tool struct {
 	Title       string
 	Description string
 	Tier        string // public, user or admin
-	// Discoverable tools are listed to callers below their tier, so those
-	// learn the tool exists and that a token would unlock it.
+	// Discoverable tools answer a caller below their tier who calls them
+	// anyway with the tier needed and how to get a token, rather than as
+	// an unknown tool. No tool is listed to callers below its tier.
 	Discoverable bool
+	// ListedWhen, when set, is the one condition under which tools/list
+	// shows the tool (to callers of its tier and above); it may still be
+	// called otherwise, as far as the server allows. One of ListedWhen's
+	// values: "peers" (the node follows curators its registry endorses),
+	// "proposals" (the node takes proposals), "token" (the caller presented
+	// a token of any tier).
+	ListedWhen string
 	// Annotations are the behaviour hints, by name (readOnlyHint, ...).
 	Annotations map[string]bool
 	Input       *Node
 	Output      *Node
 	// Manifest is the tool's entry in tools/list: name, title, description,
-	// the input and output schemas as written (compacted, self-contained),
-	// and annotations. The one thing left out is a "oneOf" at the root of
-	// the input schema (see unpublished).
+	// the input and output schemas (compacted, self-contained; the output
+	// one lean, see leanOutput), and annotations. A "oneOf" at the root of
+	// the input schema is left out (see unpublished).
 	Manifest []byte
 	// InputSchema and OutputSchema are the schemas as written, compacted
 	// and self-contained, with nothing left out: what the decoders
@@ -49,7 +57,9 @@ var (
 	// optionalToolKeys may be left out of a tool file. Generate requires
 	// "examples" (tests call every tool with them); Load does not, so that
 	// 3gs schema diff can read revisions from before examples existed.
-	optionalToolKeys = []string{"discoverable", "examples"}
+	optionalToolKeys = []string{"discoverable", "listedWhen", "examples"}
+	// ListedWhenValues are the conditions a tool file's "listedWhen" may name.
+	ListedWhenValues = []string{"peers", "proposals", "token"}
 	// Every hint is required so that no client falls back on the protocol's
 	// defaults (destructive, open-world) for a tool that is neither.
 	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
@@ -98,9 +108,16 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 			return nil, fail("\"discoverable\" must be a boolean")
 		}
 		if b && t.Tier == "public" {
-			return nil, fail("a public tool is listed to everyone already; \"discoverable\" applies to user and admin tools")
+			return nil, fail("anyone may call a public tool already; \"discoverable\" applies to user and admin tools")
 		}
 		t.Discoverable = b
+	}
+	if v, ok := o.Vals["listedWhen"]; ok {
+		s, isString := v.(string)
+		if !isString || !slices.Contains(ListedWhenValues, s) {
+			return nil, fail("\"listedWhen\" must be one of %s", strings.Join(ListedWhenValues, ", "))
+		}
+		t.ListedWhen = s
 	}
 	if !strings.Contains(t.Description, "Example") {
 		return nil, fail("the description must show at least one call (\"Example: {...}\"); agents copy examples")
@@ -161,10 +178,10 @@ func parseTool(file string, data []byte, docs Documents) (*Tool, error) {
 var unpublished = []string{"oneOf"}
 
 // manifestEntry builds the tool's tools/list entry, and fills
-// t.InputSchema and t.OutputSchema. The schemas are copied from the file
-// byte for byte, only with insignificant whitespace removed, so what
-// clients see is what reviewers read; the one exception is a root keyword
-// in unpublished. A schema that refers into a document schema
+// t.InputSchema and t.OutputSchema. The input schema is copied from the
+// file, only with insignificant whitespace removed, but for a root keyword
+// in unpublished and its definitions' own notes (leanInput); the output
+// schema is cut to what a client needs (leanOutput). A schema that refers into a document schema
 // (registry.schema.json#/$defs/NAME) gets those definitions, and the ones
 // they use, copied into its own "$defs", because clients cannot follow
 // references to files they do not have.
@@ -193,8 +210,14 @@ func manifestEntry(t *Tool, data []byte, docs Documents) ([]byte, error) {
 		}
 		if k == "inputSchema" {
 			t.InputSchema = full
+			if published, err = leanInput(published); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
 		} else {
 			t.OutputSchema = full
+			if published, err = leanOutput(full); err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
 		}
 		b.WriteString(`,"` + k + `":`)
 		b.Write(published)
@@ -249,6 +272,128 @@ func selfContained(raw json.RawMessage, docs Documents, leaveOut bool) (full, pu
 	var pb bytes.Buffer
 	WriteJSON(&pb, root)
 	return full, pb.Bytes(), nil
+}
+
+// leanKeywords are what tools/list leaves out of an output schema, at
+// any depth: the prose that explains fields to people, who read it in the
+// tool file and schema/CONTRACT.md, the bounds the server keeps
+// (lengths, counts, ranges, patterns), and the promise that an object has
+// no other members ("additionalProperties": false), which a client
+// reading a result has no use for: without it a client is only more
+// lenient. What it needs stays: types, required, enums, formats and the
+// shared "$defs". Every host puts the list
+// into the model's context on every conversation (issue 48). Input
+// schemas keep everything: they tell the model how to call the tool, and
+// their bounds are what the server refuses.
+var leanKeywords = []string{"title", "description", "examples", "$comment",
+	"pattern", "minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum"}
+
+// leanOutput is an output schema as tools/list carries it: without
+// leanKeywords at any depth. Names of properties and definitions are kept
+// whatever they are, so a property called "description" stays.
+func leanOutput(full []byte) ([]byte, error) {
+	tree, err := ParseTree(full)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("an output schema must be an object")
+	}
+	stripLean(root)
+	var b bytes.Buffer
+	WriteJSON(&b, root)
+	return b.Bytes(), nil
+}
+
+// leanInput is an input schema as tools/list carries it: whole, but for
+// the "title" and "description" of each definition in its "$defs", notes
+// on the shared definition for the people who maintain it (where it is
+// used, why it is shared). The properties that use a definition keep
+// their own descriptions, which are what tell the model how to call.
+func leanInput(published []byte) ([]byte, error) {
+	tree, err := ParseTree(published)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("an input schema must be an object")
+	}
+	defs, _ := root.Vals["$defs"].(*Object)
+	if defs == nil {
+		return published, nil
+	}
+	for _, name := range defs.Keys {
+		d, ok := defs.Vals[name].(*Object)
+		if !ok {
+			continue
+		}
+		kept := d.Keys[:0]
+		for _, k := range d.Keys {
+			if k == "title" || k == "description" {
+				delete(d.Vals, k)
+				continue
+			}
+			kept = append(kept, k)
+		}
+		d.Keys = kept
+	}
+	var b bytes.Buffer
+	WriteJSON(&b, root)
+	return b.Bytes(), nil
+}
+
+// subschemaMaps are the keywords whose value maps names to schemas;
+// subschemaKeys those whose value is a schema, and subschemaLists those
+// whose value is a list of schemas.
+var (
+	subschemaMaps  = []string{"properties", "$defs", "patternProperties", "dependentSchemas"}
+	subschemaKeys  = []string{"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "unevaluatedProperties", "unevaluatedItems"}
+	subschemaLists = []string{"oneOf", "anyOf", "allOf", "prefixItems"}
+)
+
+// eachSubschema calls f on every schema directly inside s.
+func eachSubschema(s *Object, f func(*Object)) {
+	for _, k := range s.Keys {
+		v := s.Vals[k]
+		switch {
+		case slices.Contains(subschemaMaps, k):
+			if m, ok := v.(*Object); ok {
+				for _, name := range m.Keys {
+					if sub, ok := m.Vals[name].(*Object); ok {
+						f(sub)
+					}
+				}
+			}
+		case slices.Contains(subschemaKeys, k):
+			if sub, ok := v.(*Object); ok {
+				f(sub)
+			}
+		case slices.Contains(subschemaLists, k):
+			if l, ok := v.([]any); ok {
+				for _, e := range l {
+					if sub, ok := e.(*Object); ok {
+						f(sub)
+					}
+				}
+			}
+		}
+	}
+}
+
+// stripLean removes leanKeywords from s and every schema inside it.
+func stripLean(s *Object) {
+	kept := s.Keys[:0]
+	for _, k := range s.Keys {
+		if slices.Contains(leanKeywords, k) || k == "additionalProperties" && s.Vals[k] == false {
+			delete(s.Vals, k)
+			continue
+		}
+		kept = append(kept, k)
+	}
+	s.Keys = kept
+	eachSubschema(s, stripLean)
 }
 
 // GoName turns a snake_case name into an exported Go identifier.

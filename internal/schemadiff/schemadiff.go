@@ -131,7 +131,10 @@ func (d *differ) tool(path string, a, b *schema.Tool) {
 		d.add(Compatible, path+"/tier", a.Tier+" → "+b.Tier)
 	}
 	if a.Discoverable != b.Discoverable {
-		d.add(Compatible, path+"/discoverable", strconv.FormatBool(a.Discoverable)+" → "+strconv.FormatBool(b.Discoverable)+": changes who sees it listed, not who may call it")
+		d.add(Compatible, path+"/discoverable", strconv.FormatBool(a.Discoverable)+" → "+strconv.FormatBool(b.Discoverable)+": changes what a caller below its tier is told, not who may call it")
+	}
+	if a.ListedWhen != b.ListedWhen {
+		d.add(Compatible, path+"/listedWhen", strconv.Quote(a.ListedWhen)+" → "+strconv.Quote(b.ListedWhen)+": changes when it is listed, not who may call it")
 	}
 	if a.Title != b.Title {
 		d.add(Compatible, path+"/title", "title changed")

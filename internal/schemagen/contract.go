@@ -166,10 +166,19 @@ func ReplaceSection(doc, section []byte) ([]byte, error) {
 }
 
 func tierText(t *schema.Tool) string {
+	s := t.Tier
 	if t.Discoverable {
-		return t.Tier + " (listed to all)"
+		s += " (a caller without one is told the token it needs)"
 	}
-	return t.Tier
+	switch t.ListedWhen {
+	case "peers":
+		s += " (listed when the node has peers)"
+	case "proposals":
+		s += " (listed when the node takes proposals)"
+	case "token":
+		s += " (listed to callers with a token)"
+	}
+	return s
 }
 
 func hints(t *schema.Tool) []string {

@@ -163,6 +163,7 @@ func toolSpec(t *schema.Tool) jen.Dict {
 		jen.Id("Name"):         jen.Lit(t.Name),
 		jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
 		jen.Id("Discoverable"): jen.Lit(t.Discoverable),
+		jen.Id("ListedWhen"):   jen.Lit(t.ListedWhen),
 		jen.Id("Manifest"):     jen.Id(manifestVar(t)),
 		jen.Id("Examples"):     jen.Qual(tooltablePkg, "Examples").Values(examples),
 	}
@@ -219,10 +220,11 @@ func toolsLists(tools []*schema.Tool) [][]byte {
 	return lists
 }
 
-// visible reports whether a caller of tier (an index into schema.Tiers) sees t in
-// tools/list.
+// visible reports whether a caller of tier (an index into schema.Tiers) may
+// see t in tools/list: the list a node with every listedWhen condition met
+// shows that tier.
 func visible(t *schema.Tool, tier int) bool {
-	return schema.TierRank(t.Tier) <= tier || t.Discoverable
+	return schema.TierRank(t.Tier) <= tier
 }
 
 // tierConst is the Go constant of a tier name: public → TierPublic.

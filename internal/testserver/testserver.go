@@ -51,6 +51,9 @@ type Options struct {
 	Log *slog.Logger
 	// Modified is the registry's modification time; zero means unknown.
 	Modified time.Time
+	// Federated and Proposals are mcp.Config's: what tools/list shows
+	// besides the tools every node lists.
+	Federated, Proposals bool
 }
 
 // Server is a built server.
@@ -132,5 +135,5 @@ func New(t testing.TB, opt Options) *Server {
 	if opt.Stub {
 		serve = Stubs{ToolHandlers: h}
 	}
-	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: serve, Version: "test", Log: log, Keyring: opt.Keyring}), Handlers: h, Path: path}
+	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: serve, Version: "test", Log: log, Keyring: opt.Keyring, Federated: opt.Federated, Proposals: opt.Proposals}), Handlers: h, Path: path}
 }

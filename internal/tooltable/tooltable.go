@@ -70,8 +70,12 @@ type Spec[T Tier] struct {
 	Name string
 	// Tier is the lowest caller tier that may run the tool.
 	Tier T
-	// Discoverable tools are listed to callers below Tier, who may not run them.
+	// Discoverable tools answer callers below Tier who call them with the
+	// tier needed; they are not listed to them.
 	Discoverable bool
+	// ListedWhen is the schema's "listedWhen": the condition under which
+	// tools/list shows the tool ("peers", "proposals", "token"), or "".
+	ListedWhen string
 	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
 	Manifest string
 	// Examples are the calls the tool's schema shows, checked against its
@@ -192,7 +196,9 @@ func decodeAny[T any](decode func([]byte) (*T, error)) func([]byte) (any, error)
 	}
 }
 
-// Listed reports whether a caller of tier sees t in tools/list: every tool
-// at or below the caller's tier, and the discoverable ones above it. The
-// generated ToolsListJSON follows the same rule.
-func (t *Tool[H, T]) Listed(tier T) bool { return t.Tier <= tier || t.Discoverable }
+// Listed reports whether a caller of tier may see t in tools/list: every
+// tool at or below the caller's tier, and none above it, so an anonymous
+// caller is never shown a tool that needs a token. The generated
+// ToolsListJSON follows the same rule; a server further leaves out the
+// tools whose ListedWhen its configuration or the caller does not meet.
+func (t *Tool[H, T]) Listed(tier T) bool { return t.Tier <= tier }

@@ -17,8 +17,8 @@ assert.equal(info.name, "three-good-sources");
 // passes them in THREEGS_E2E_TOOLS), so a new tool needs no edit here.
 const expected = JSON.parse(process.env.THREEGS_E2E_TOOLS);
 const { tools } = await client.listTools();
-// Without a token: the public tools, and the gated tools that are
-// discoverable (listed so an agent learns a token would unlock them).
+// Without a token: the public tools this node lists (a plain serve: no
+// peers, no proposals); no tool that needs a token.
 assert.deepEqual(tools.map((t) => t.name).sort(), [...expected.public].sort());
 for (const t of tools) {
   assert.equal(t.inputSchema.type, "object", `${t.name} input schema`);

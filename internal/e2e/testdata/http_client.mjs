@@ -23,7 +23,8 @@ async function connect(token) {
   return { client, transport };
 }
 
-// Anonymous: the public tools and the discoverable gated ones.
+// Anonymous: the public tools this node lists, none that needs a token;
+// a discoverable one called anyway answers with the token it needs.
 const anon = await connect();
 assert.equal(anon.client.getServerVersion().name, "three-good-sources");
 const publicTools = (await anon.client.listTools()).tools.map((t) => t.name).sort();
