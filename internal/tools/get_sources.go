@@ -144,7 +144,7 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return nil, err
 	}
 	if !confident {
-		err := s.noMatch(query, ranked, threshold, h.catalogued.Load() == s)
+		err := s.noMatch(query, ranked, threshold, h.catalogued.Load() == s.reg)
 		if te := (*gen.ToolError)(nil); h.federates(s) && errors.As(err, &te) {
 			te.Text += federationAdvice
 		}

@@ -65,7 +65,7 @@ type Handlers struct {
 	identities atomic.Pointer[curatorlinks.Checker]
 	// catalogued is the registry whose catalog the server's instructions
 	// carry (Catalog); nil when they carry none.
-	catalogued atomic.Pointer[snapshot]
+	catalogued atomic.Pointer[registry.Registry]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -266,7 +266,7 @@ func (h *Handlers) Catalog(max int) (version string, slugs []string, ok bool) {
 	if max <= 0 || len(s.slugs) > max {
 		return "", nil, false
 	}
-	h.catalogued.Store(s)
+	h.catalogued.Store(s.reg)
 	return catalogVersion(s), s.slugs, true
 }
 
