@@ -183,6 +183,9 @@ func NewServer(c Config) *Server {
 	return s
 }
 
+// Instructions are what initialize and server/discover tell the model.
+func (s *Server) Instructions() string { return s.instructions }
+
 // ToolsList is the JSON array tools/list answers a caller of tier with.
 func (s *Server) ToolsList(tier gen.Tier) []byte { return s.lists[tier] }
 
