@@ -1011,6 +1011,10 @@ func appendGetSourcesOutput(w *tooltable.Writer, v *GetSourcesOutput) {
 		}
 		w.EndArray()
 	}
+	if v.CatalogVersion != nil {
+		w.Field(`"catalog_version":`)
+		w.String(*v.CatalogVersion)
+	}
 	if v.CategoryCount != nil {
 		w.Field(`"category_count":`)
 		w.Int(*v.CategoryCount)

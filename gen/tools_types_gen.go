@@ -687,6 +687,11 @@ type GetSourcesOutput struct {
 	// category. For an unknown slug, the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
+	// When nothing matched and more_categories is left out: the registry version
+	// whose every category slug this server's instructions list (the catalog), read
+	// there instead of repeated here.
+	CatalogVersion *string `json:"catalog_version,omitempty,omitzero"`
+
 	// When nothing matched: how many categories the registry holds. The candidates
 	// are the closest of them that share words with the query; list_categories pages
 	// through them all.

@@ -2883,8 +2883,20 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.
 					out.MoreCategories = items0
 				}
 			}
-		case "category_count":
+		case "catalog_version":
 			if !d.Claim(p, key, &seen, 12) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 string
+				if v, ok := d.String(&fp); ok {
+					opt0 = v
+				}
+				out.CatalogVersion = &opt0
+			}
+		case "category_count":
+			if !d.Claim(p, key, &seen, 13) {
 				continue
 			}
 			fp := p.Key(key)
@@ -2897,7 +2909,7 @@ func decodeGetSourcesOutput(d *strictjson.Decoder, p *strictjson.Path, out *gen.
 				out.CategoryCount = &opt0
 			}
 		case "available_categories":
-			if !d.Claim(p, key, &seen, 13) {
+			if !d.Claim(p, key, &seen, 14) {
 				continue
 			}
 			fp := p.Key(key)
@@ -4396,7 +4408,7 @@ var verificationFields = []string{"command", "where", "steps"}
 var verificationStepFields = []string{"what", "run", "expect"}
 
 // getSourcesOutputFields lists GetSourcesOutput's fields in schema order; bit i of a decoder's seen set stands for getSourcesOutputFields[i].
-var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "more_categories", "category_count", "available_categories"}
+var getSourcesOutputFields = []string{"query", "slug", "name", "description", "score", "sources", "registry_version", "curator", "closest", "alternatives", "candidates", "more_categories", "catalog_version", "category_count", "available_categories"}
 
 // rankedSourceFields lists RankedSource's fields in schema order; bit i of a decoder's seen set stands for rankedSourceFields[i].
 var rankedSourceFields = []string{"rank", "name", "url", "type", "why", "health"}

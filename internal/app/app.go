@@ -38,7 +38,11 @@ import (
 // Config is serve's command line, checked.
 type Config struct {
 	// Registry is the file to serve; "" the embedded registry.
-	Registry    string
+	Registry string
+	// CatalogMax is the most categories a registry may hold for the
+	// server's instructions to list them all (mcp.CatalogInstructions);
+	// 0 lists none.
+	CatalogMax  int
 	MaxRegistry int64
 	Threshold   float64
 	NewMatcher  func(*registry.Registry) matcher.Matcher
@@ -281,8 +285,12 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 	if lock != nil && c.Proposals.Take != "off" {
 		srv.proposals = openProposals(c.Proposals, h, srvd.Path, log)
 	}
+	var catalog string
+	if v, slugs, ok := h.Catalog(c.CatalogMax); ok {
+		catalog = mcp.CatalogInstructions(v, slugs)
+	}
 	srv.MCP = mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c),
-		Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0, Proposals: srv.proposals != nil})
+		Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0, Proposals: srv.proposals != nil, Catalog: catalog})
 	srv.start(ctx, c, og, pc.CacheDir)
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.Sig.Verified)

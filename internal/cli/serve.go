@@ -35,6 +35,7 @@ type serveOptions struct {
 	allowExpired                                                     bool
 	queryLog                                                         string
 	queryLogMaxBytes                                                 intFlag
+	catalogMax                                                       intFlag
 	allowUnsigned                                                    bool
 	http, allowOrigin, allowHost, publicURL                          string
 	accessLog                                                        string
@@ -65,6 +66,7 @@ func serveFlags(f *Flags) {
 	f.BoolVar(&o.allowExpired, "allow-expired", "THREEGS_ALLOW_EXPIRED", "serve a registry, and accept peers' registries, whose signature has expired or never expires (signed by a 3gs before expiry existed); without it they are refused, since an expired copy is what a freeze attack replays")
 	f.StringVar(&o.queryLog, "query-log", "THREEGS_QUERY_LOG", "", "JSON Lines file (created 0600) to log every get_sources query and how it ended, for 3gs misses; never tokens or who asked. None: no query log")
 	f.IntVar(&o.queryLogMaxBytes, "query-log-max-bytes", "THREEGS_QUERY_LOG_MAX_BYTES", strconv.Itoa(querylog.DefaultMaxBytes), 4096, "size at which the query log is rotated to FILE.1 (replacing it), so it never takes more than twice this")
+	f.IntVar(&o.catalogMax, "catalog-max", "THREEGS_CATALOG_MAX", strconv.Itoa(defaultCatalogMax), 0, "largest registry, in categories, whose every slug the server's instructions list, so an agent may name a category on its first call and a get_sources answer that finds none points there instead of listing them; 0 lists none")
 	f.BoolVar(&o.allowUnsigned, "allow-unsigned", "THREEGS_ALLOW_UNSIGNED", "serve even when the registry's signature does not verify, or is missing although the registry names a curator key; get_provenance and /health then report it as not verified")
 	httpFlags(f, o)
 	peerFlags(f, o)
@@ -109,6 +111,7 @@ type serveConfig struct {
 	maxBytes    int
 	maxRegistry int64 // --max-registry-bytes
 	queryLogMax int
+	catalogMax  int // --catalog-max
 	log         *slog.Logger
 	// closeLog writes out what the log still holds; HTTP serving batches
 	// its lines (logWriter).
@@ -181,7 +184,7 @@ func (c *serveConfig) app(env *Env) *app.Config {
 		Registry: c.registry, MaxRegistry: c.maxRegistry, Threshold: c.threshold, NewMatcher: c.newMatcher, Pubkey: c.pubkey,
 		Key:    func(warn func(string)) (ed25519.PrivateKey, string, error) { return signingKey(env, c.key, warn) },
 		Tokens: c.tokens, Session: env.Getenv(stdioTokenEnv),
-		AuditLog: c.auditLog, QueryLog: c.queryLog, HealthFile: c.healthFile, QueryLogMax: c.queryLogMax,
+		AuditLog: c.auditLog, QueryLog: c.queryLog, HealthFile: c.healthFile, QueryLogMax: c.queryLogMax, CatalogMax: c.catalogMax,
 		AllowExpired: c.allowExpired, AllowUnsigned: c.allowUnsigned, Validity: c.validity,
 		Peers: c.peers, PeerCache: c.peerCache, Follow: c.follow, CheckSources: c.checkSources, Proposals: c.proposals, Identity: c.identity,
 		HTTP: c.http, HTTPAddr: c.httpAddr, Stdin: env.Stdin, Stdout: env.Stdout, MaxMessageSize: c.maxBytes,
@@ -212,6 +215,9 @@ func parseServe(env *Env, f *Flags) (*serveConfig, error) {
 		return nil, err
 	}
 	if c.validity, err = validity(o.expires); err != nil {
+		return nil, err
+	}
+	if c.catalogMax, err = o.catalogMax.get(); err != nil {
 		return nil, err
 	}
 	if c.maxBytes, err = o.maxMessageBytes.get(); err != nil {
@@ -352,6 +358,11 @@ func parsePeers(o *serveOptions, c *serveConfig) error {
 	c.peerCache = o.peerCache
 	return nil
 }
+
+// defaultCatalogMax is --catalog-max when none is given: the slugs of
+// 150 categories take about 3 KB of instructions, read once a session,
+// against about as much in every answer that finds no confident category.
+const defaultCatalogMax = 150
 
 // defaultPeerMaxBytes is --peer-max-bytes when none is given (or
 // --max-registry-bytes, when that is lower).

@@ -42,3 +42,20 @@ func TestInstructionsNameTheFederationOnlyWhenThereIsOne(t *testing.T) {
 		}
 	}
 }
+
+// A catalog given in Config ends the instructions of both initialize and
+// server/discover, every slug and the registry version in it; without
+// one they name no category.
+func TestInstructionsCarryTheCatalog(t *testing.T) {
+	cat := CatalogInstructions("1.2.0 sha256:abcdef12", []string{"linux-hardening", "postgres-tuning"})
+	for _, catalog := range []string{"", cat} {
+		s := NewServer(Config{Catalog: catalog})
+		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, s.instructions)
+		for name, got := range map[string][]byte{"initialize": init, "server/discover": s.discover} {
+			has := strings.Contains(string(got), "Categories (registry 1.2.0 sha256:abcdef12)") && strings.Contains(string(got), "linux-hardening, postgres-tuning.")
+			if has != (catalog != "") || (catalog == "") == strings.Contains(string(got), "linux-hardening") {
+				t.Errorf("catalog %q: %s:\n%s", catalog, name, got)
+			}
+		}
+	}
+}

@@ -107,6 +107,23 @@ type Config struct {
 	// Proposals: this node takes proposals, so tools/list shows the
 	// community tools (those whose schema says "listedWhen": "proposals").
 	Proposals bool
+	// Catalog ends the instructions: CatalogInstructions of the registry
+	// served, when it is small enough to list whole; "" for none.
+	Catalog string
+}
+
+// CatalogInstructions list every category of the registry of version
+// version by slug, so an agent may pass a slug on its first call; a
+// get_sources answer that finds no confident category then points here
+// (its catalog_version) instead of listing them again.
+func CatalogInstructions(version string, slugs []string) string {
+	var b strings.Builder
+	b.WriteString(" Categories (registry ")
+	b.WriteString(version)
+	b.WriteString("), to pass as get_sources' slug when one plainly fits: ")
+	b.WriteString(strings.Join(slugs, ", "))
+	b.WriteString(".")
+	return b.String()
 }
 
 // Listed reports whether a caller of tier sees t in tools/list on a node
@@ -148,6 +165,7 @@ func NewServer(c Config) *Server {
 	if c.Federated {
 		s.instructions += FederationInstructions
 	}
+	s.instructions += c.Catalog
 	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
 	s.discover = appendDiscover(nil, s.serverInfo, s.instructions)
 	for tier := range gen.NumTiers {
@@ -164,6 +182,9 @@ func NewServer(c Config) *Server {
 	}
 	return s
 }
+
+// Instructions are what initialize and server/discover tell the model.
+func (s *Server) Instructions() string { return s.instructions }
 
 // ToolsList is the JSON array tools/list answers a caller of tier with.
 func (s *Server) ToolsList(tier gen.Tier) []byte { return s.lists[tier] }

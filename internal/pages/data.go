@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -116,7 +117,13 @@ func (s *Site) searchBody(ctx context.Context, q string) (*searchBody, error) {
 	}
 	b.Candidates = miss.Candidates
 	b.Covered = len(miss.Candidates) > 0
-	b.More = miss.MoreCategories[:min(len(miss.MoreCategories), moreShown)]
+	more := miss.MoreCategories
+	if miss.CatalogVersion != nil {
+		// The answer left the other categories to the MCP instructions'
+		// catalog, which a browser never sees: list them here.
+		more = otherCategories(s.c.Tools.Published().Registry, miss.Candidates)
+	}
+	b.More = more[:min(len(more), moreShown)]
 	return b, nil
 }
 
@@ -315,4 +322,16 @@ func (s *Site) Proposals(ctx context.Context, l Links) ([]byte, error) {
 		return nil, err
 	}
 	return s.render(l, "proposals", "Proposals", b)
+}
+
+// otherCategories are reg's categories by slug and name, in catalog order,
+// but for the candidates.
+func otherCategories(reg *registry.Registry, candidates []gen.CandidateCategory) []gen.ListedCategory {
+	var out []gen.ListedCategory
+	for _, c := range reg.Categories() {
+		if !slices.ContainsFunc(candidates, func(cc gen.CandidateCategory) bool { return cc.Slug == c.Slug }) {
+			out = append(out, gen.ListedCategory{Slug: c.Slug, Name: c.Name})
+		}
+	}
+	return out
 }

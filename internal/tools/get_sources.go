@@ -144,7 +144,7 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return nil, err
 	}
 	if !confident {
-		err := s.noMatch(query, ranked, threshold)
+		err := s.noMatch(query, ranked, threshold, h.catalogued.Load() == s.reg)
 		if te := (*gen.ToolError)(nil); h.federates(s) && errors.As(err, &te) {
 			te.Text += federationAdvice
 		}
@@ -348,7 +348,11 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 // ones and how to browse the rest. When the query shares nothing with
 // any category, the answer says so, offers no candidate and lists the
 // catalog in its order.
-func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64) error {
+//
+// When the server's instructions carry this registry's catalog
+// (catalogued), the answer lists the described candidates only and points
+// at the catalog for the rest: the agent has read it already.
+func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64, catalogued bool) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
 	b.Grow(answerBudget)
@@ -365,6 +369,22 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	c := list([]shelf{{reg: s.reg, ranked: ranked}}, room)
 	for _, l := range c.described {
 		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
+	}
+	if catalogued {
+		v := catalogVersion(s)
+		out.CatalogVersion = &v
+		if len(out.Candidates) > 0 {
+			b.WriteString(pickAdvice)
+			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d. ", v, len(s.slugs))
+		} else {
+			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
+		}
+		b.WriteString(wholeAdvice)
+		if len(out.Candidates) > 0 {
+			b.WriteString(" The closest:")
+			writeCandidates(&b, out.Candidates)
+		}
+		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
 	for _, l := range c.more {
 		cat, _ := s.reg.Category(l.slug)

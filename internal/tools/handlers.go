@@ -63,6 +63,9 @@ type Handlers struct {
 	// identities is what the checks of curators' links found
 	// (SetIdentities); nil: every link is pending.
 	identities atomic.Pointer[curatorlinks.Checker]
+	// catalogued is the registry whose catalog the server's instructions
+	// carry (Catalog); nil when they carry none.
+	catalogued atomic.Pointer[registry.Registry]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -249,4 +252,34 @@ func categories(n int) string {
 		return "1 category"
 	}
 	return strconv.Itoa(n) + " categories"
+}
+
+// Catalog is the registry served now, its version and every category's
+// slug, when it holds at most max categories (max > 0): the server lists
+// them in its instructions, so an agent may pass a slug on its first call.
+// From then on a no-match answer on this registry, as long as it is the
+// one served, names the instructions' catalog instead of repeating it;
+// after a reload it lists the categories again, since a session may hold
+// the older catalog.
+func (h *Handlers) Catalog(max int) (version string, slugs []string, ok bool) {
+	s := h.cur.Load()
+	if max <= 0 || len(s.slugs) > max {
+		return "", nil, false
+	}
+	h.catalogued.Store(s.reg)
+	return catalogVersion(s), s.slugs, true
+}
+
+// catalogVersion names s's registry in the catalog: its version, and the
+// start of its digest, which changes with every edit even when the
+// version does not.
+func catalogVersion(s *snapshot) string {
+	v := s.reg.Version()
+	if d := s.reg.SHA256(); len(d) >= 8 {
+		if v != "" {
+			v += " "
+		}
+		v += "sha256:" + d[:8]
+	}
+	return v
 }

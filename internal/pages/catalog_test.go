@@ -1,0 +1,44 @@
+package pages
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/registry/registrytest"
+	"github.com/three-good-sources/3gs/internal/tools"
+)
+
+// A browser never sees the MCP instructions: when the server gave their
+// catalog to its sessions, a search that finds no confident category
+// still lists further categories, none of them a candidate, as it did
+// before.
+func TestSearchListsMoreWhenTheCatalogIsInTheInstructions(t *testing.T) {
+	reg, err := registry.Load(registrytest.Encode(40, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, catalog := range []bool{false, true} {
+		h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+		if _, _, ok := h.Catalog(150); catalog && !ok {
+			t.Fatal("no catalog")
+		} else if !catalog {
+			h = tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+		}
+		b, err := New(Config{Tools: h}).searchBody(context.Background(), "replication for a beginner zzqx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Candidates) == 0 || len(b.More) != moreShown {
+			t.Errorf("catalog %v: %d candidates, %d more", catalog, len(b.Candidates), len(b.More))
+		}
+		for _, m := range b.More {
+			if slices.ContainsFunc(b.Candidates, func(c gen.CandidateCategory) bool { return c.Slug == m.Slug }) || m.Name == "" {
+				t.Errorf("catalog %v: %+v listed again or without its name", catalog, m)
+			}
+		}
+	}
+}

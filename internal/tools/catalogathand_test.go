@@ -1,0 +1,102 @@
+package tools
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/gen/gentest"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/registry/registrytest"
+	"github.com/three-good-sources/3gs/internal/store"
+)
+
+// noMatchOn asks h a question none of its categories answers.
+func noMatchOn(t *testing.T, h *Handlers) (*gen.GetSourcesOutput, string) {
+	t.Helper()
+	_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("replication for a beginner zzqx")})
+	te := toolError(t, err)
+	out := te.Structured.(*gen.GetSourcesOutput)
+	js, err := out.AppendJSON(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gentest.DecodeOutput(gen.ToolGetSources, js); err != nil {
+		t.Errorf("structured answer does not match the output schema: %v", err)
+	}
+	return out, te.Text
+}
+
+// The instructions carry a small registry's catalog (Catalog): a
+// no-match answer on it lists the described candidates, names the
+// catalog and its version, and repeats no other slug.
+func TestNoMatchPointsAtTheCatalogItWasGiven(t *testing.T) {
+	h := handlers(t, registrytest.Encode(40, 3))
+	v, slugs, ok := h.Catalog(150)
+	if !ok || len(slugs) != 40 || !strings.Contains(v, "sha256:") {
+		t.Fatalf("Catalog(150) of 40 categories: %q, %d slugs, %v", v, len(slugs), ok)
+	}
+	out, text := noMatchOn(t, h)
+	if out.CatalogVersion == nil || *out.CatalogVersion != v || len(out.MoreCategories) != 0 || len(out.Candidates) == 0 {
+		t.Fatalf("catalog_version %v, %d more, %d candidates", out.CatalogVersion, len(out.MoreCategories), len(out.Candidates))
+	}
+	if !strings.Contains(text, "catalog of categories in this server's instructions (registry "+v+")") || !strings.Contains(text, "get_sources with its slug") {
+		t.Errorf("the text does not point at the catalog:\n%s", text)
+	}
+	for _, s := range slugs {
+		described := slices.ContainsFunc(out.Candidates, func(c gen.CandidateCategory) bool { return c.Slug == s })
+		if n := timesListed(text, s); described && n != 1 || !described && strings.Contains(text, s) {
+			t.Errorf("%s (described %v) listed %d times:\n%s", s, described, n, text)
+		}
+	}
+	whole, wholeText := noMatchFor(t, 40)
+	if len(text) >= len(wholeText)/2 || len(whole.MoreCategories) == 0 {
+		t.Errorf("%d bytes with the catalog at hand, %d without", len(text), len(wholeText))
+	}
+}
+
+// After a reload the session may hold the older catalog: the answer lists
+// the categories again. A new signature for the same registry keeps it.
+func TestNoMatchListsAgainAfterAReload(t *testing.T) {
+	data := registrytest.Encode(40, 3)
+	h := handlers(t, data)
+	if _, _, ok := h.Catalog(150); !ok {
+		t.Fatal("no catalog")
+	}
+	h.newMatcher = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	p := published{h}
+	p.Publish(store.Served{Registry: h.cur.Load().reg, Signature: h.cur.Load().signature})
+	if out, _ := noMatchOn(t, h); out.CatalogVersion == nil {
+		t.Error("a new signature of the same registry dropped the catalog")
+	}
+	reg, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Publish(store.Served{Registry: reg})
+	out, text := noMatchOn(t, h)
+	if out.CatalogVersion != nil || shownOnce(t, out, text) != 40 || strings.Contains(text, "instructions") {
+		t.Errorf("after a reload: catalog_version %v, text:\n%s", out.CatalogVersion, text)
+	}
+}
+
+// Past the limit, or with it 0, there is no catalog and the answer lists
+// the categories as before.
+func TestNoCatalogPastTheLimit(t *testing.T) {
+	for _, max := range []int{0, 39} {
+		h := handlers(t, registrytest.Encode(40, 3))
+		if v, slugs, ok := h.Catalog(max); ok || v != "" || slugs != nil {
+			t.Errorf("Catalog(%d) of 40: %q %v %v", max, v, slugs, ok)
+		}
+		out, text := noMatchOn(t, h)
+		if out.CatalogVersion != nil || shownOnce(t, out, text) != 40 {
+			t.Errorf("max %d: catalog_version %v, text:\n%s", max, out.CatalogVersion, text)
+		}
+	}
+	if _, _, ok := handlers(t, registrytest.Encode(40, 3)).Catalog(40); !ok {
+		t.Error("Catalog(40) of 40 categories refused")
+	}
+}
