@@ -43,7 +43,7 @@ func TestNoMatchPointsAtTheCatalogItWasGiven(t *testing.T) {
 	if out.CatalogVersion == nil || *out.CatalogVersion != v || len(out.MoreCategories) != 0 || len(out.Candidates) == 0 {
 		t.Fatalf("catalog_version %v, %d more, %d candidates", out.CatalogVersion, len(out.MoreCategories), len(out.Candidates))
 	}
-	if !strings.Contains(text, "catalog of categories in this server's instructions (registry "+v+")") || !strings.Contains(text, "get_sources with its slug") {
+	if !strings.Contains(text, "catalog of categories in this server's instructions (registry "+v+")") || !strings.Contains(text, "get_sources with its slug") || !strings.Contains(text, "as list_categories does") {
 		t.Errorf("the text does not point at the catalog:\n%s", text)
 	}
 	for _, s := range slugs {

@@ -351,7 +351,9 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 //
 // When the server's instructions carry this registry's catalog
 // (catalogued), the answer lists the described candidates only and points
-// at the catalog for the rest: the agent has read it already.
+// at the catalog for the rest: the agent has read it already. It names
+// list_categories as well, for a host that does not show the model the
+// instructions: the model must not take the candidates for all there is.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64, catalogued bool) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
@@ -375,9 +377,9 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		out.CatalogVersion = &v
 		if len(out.Candidates) > 0 {
 			b.WriteString(pickAdvice)
-			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d. ", v, len(s.slugs))
+			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d, as list_categories does. ", v, len(s.slugs))
 		} else {
-			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
+			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d, as list_categories does: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
 		}
 		b.WriteString(wholeAdvice)
 		if len(out.Candidates) > 0 {
