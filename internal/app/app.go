@@ -346,7 +346,7 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	})
 	goRun(func() {
 		if s.lock != nil {
-			serveLocalChannel(peersCtx, h, srvd.Path, og.key != nil, log)
+			serveLocalChannel(peersCtx, h, s.MCP, srvd.Path, og.key != nil, log)
 		}
 	})
 	goRun(func() { s.peers.Run(peersCtx) })

@@ -451,6 +451,8 @@ type Session struct {
 	listed atomic.Uint32
 	// listening: Listen was called, so a change to the tools is told.
 	listening atomic.Bool
+	// as, when set (NewSessionAs), is who every request runs as.
+	as *auth.Caller
 }
 
 // ForgetCatalog makes sess's tools act as if initialize had given no
@@ -474,6 +476,18 @@ func (s *Server) Keyring() *auth.Keyring { return s.keyring }
 
 // NewSession starts a session.
 func (s *Server) NewSession() *Session { return &Session{srv: s} }
+
+// NewSessionAs starts a session, initialized, whose every request runs
+// as c, whatever token it carries: the local admin channel's, whose
+// caller is the server's own user (internal/app). Its tools/call is the
+// one every transport's goes through.
+func (s *Server) NewSessionAs(c auth.Caller) *Session {
+	sess := &Session{srv: s, as: &c}
+	version := LatestLegacy
+	sess.version.Store(&version)
+	sess.initialized.Store(true)
+	return sess
+}
 
 // NewSessionWithToken starts a session whose requests that carry no token
 // of their own use token: for stdio, THREEGS_TOKEN.
