@@ -85,3 +85,26 @@ func TestRefreshTellsWhoseListChanged(t *testing.T) {
 		t.Error("get_federated_sources not listed after the refresh")
 	}
 }
+
+// Every listedWhen condition the schemas may name (the generated
+// gen.ListedWhen constants) is decided by Listed: each lists its tool on
+// some node to some caller, and ListedAlways to everyone of its tier.
+func TestEveryListedWhenIsDecided(t *testing.T) {
+	everything := Node{Federated: true, Proposals: true}
+	for i := range gen.NumListedWhen {
+		l := gen.ListedWhen(i)
+		tool := gen.Tools[0]
+		tool.Tier, tool.ListedWhen = gen.TierPublic, l
+		if !listed(&tool, gen.TierAdmin, everything) {
+			t.Errorf("listedWhen %q (%d) is listed on no node to no caller: mcp.listed does not decide it", l, int(l))
+		}
+		if l.String() == "unknown" || (l == gen.ListedAlways) != (l.String() == "") {
+			t.Errorf("condition %d is named %q", int(l), l.String())
+		}
+	}
+	tool := gen.Tools[0]
+	tool.Tier, tool.ListedWhen = gen.TierPublic, gen.ListedAlways
+	if !listed(&tool, gen.TierPublic, Node{}) {
+		t.Error("a tool with no condition is not listed to its tier")
+	}
+}

@@ -197,14 +197,18 @@ func listed(t *gen.Tool, tier gen.Tier, n Node) bool {
 		return false
 	}
 	switch t.ListedWhen {
-	case "peers":
+	case gen.ListedAlways:
+		return true
+	case gen.ListedWhenPeers:
 		return n.Federated
-	case "proposals":
+	case gen.ListedWhenProposals:
 		return n.Proposals
-	case "token":
+	case gen.ListedWhenToken:
 		return tier > gen.TierPublic
 	}
-	return true
+	// A condition added to the schemas and not decided here: not listed
+	// (TestEveryListedWhenIsDecided fails until it is).
+	return false
 }
 
 // ListedFor names, in tools/list order, the tools a caller of tier sees
