@@ -386,7 +386,10 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
 	}
 	if given != "" && given == v {
-		out.CatalogVersion = &v
+		// A copy of its own: taking v's address would move it to the heap
+		// on every no-match answer.
+		cv := v
+		out.CatalogVersion = &cv
 		if len(out.Candidates) > 0 {
 			b.WriteString(pickAdvice)
 			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d, as list_categories does. ", v, len(s.slugs))
