@@ -5,7 +5,7 @@ package gen
 import "github.com/three-good-sources/3gs/internal/tooltable"
 
 // Tool is one entry of Tools (see tooltable.Tool).
-type Tool = tooltable.Tool[ToolHandlers, Tier]
+type Tool = tooltable.Tool[ToolHandlers, Tier, ListedWhen]
 
 // ToolError is a failure a tool reports to the model (see tooltable.Error).
 type ToolError = tooltable.Error
@@ -22,7 +22,7 @@ type ToolExamples = tooltable.Examples
 
 // Tools lists every tool in tools/list order (by name). Do not modify it.
 var Tools = []Tool{
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -32,12 +32,12 @@ var Tools = []Tool{
 			Invalid: `{}`,
 			Result:  `{"id":"p0f3a9c2e41b7d586","status":"accepted","changed":true,"registry_version":"1.1.2","signed":true}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestAcceptProposal,
 		Name:       "accept_proposal",
 		Tier:       TierAdmin,
 	}, DecodeAcceptProposalInput, ToolHandlers.AcceptProposal, tooltable.TextString(ToolHandlers.AcceptProposalText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -47,12 +47,12 @@ var Tools = []Tool{
 			Invalid: `{"pubkey":"6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","url":"coffee.example.org"}`,
 			Result:  `{"pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","action":"added","url":"https://coffee.example.org","name":"Coffee curator","since":"2026-12-02","registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestEndorseCurator,
 		Name:       "endorse_curator",
 		Tier:       TierAdmin,
 	}, DecodeEndorseCuratorInput, ToolHandlers.EndorseCurator, tooltable.TextString(ToolHandlers.EndorseCuratorText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: true,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -62,12 +62,12 @@ var Tools = []Tool{
 			Invalid: `{"query":""}`,
 			Result:  `{"query":"learn rust ownership","threshold":0.4,"candidates":[]}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestExplainMatch,
 		Name:       "explain_match",
 		Tier:       TierUser,
 	}, DecodeExplainMatchInput, ToolHandlers.ExplainMatch, tooltable.TextString(ToolHandlers.ExplainMatchText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -78,12 +78,12 @@ var Tools = []Tool{
 			Invalid: `{"limit":0}`,
 			Result:  `{"entries":[{"seq":1,"time":"2026-11-01T10:00:00Z","action":"start","actor":"cli","version":"1.0.0","after":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}],"head":{"seq":1,"hash":"60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}}`,
 		},
-		ListedWhen: "token",
+		ListedWhen: ListedWhenToken,
 		Manifest:   manifestGetAuditLog,
 		Name:       "get_audit_log",
 		Tier:       TierPublic,
 	}, DecodeGetAuditLogInput, ToolHandlers.GetAuditLog, tooltable.TextString(ToolHandlers.GetAuditLogText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -92,12 +92,12 @@ var Tools = []Tool{
 			Invalid: `{"curator":"x"}`,
 			Result:  `{"endorsements":[{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","url":"https://peer.example/","since":"2026-11-01","name":"A peer curator","status":"fresh","last_success":"2026-11-25T10:00:00Z","version":"1.4.0","categories":12}]}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestGetEndorsements,
 		Name:       "get_endorsements",
 		Tier:       TierPublic,
 	}, DecodeGetEndorsementsInput, ToolHandlers.GetEndorsements, tooltable.TextString(ToolHandlers.GetEndorsementsText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -107,12 +107,12 @@ var Tools = []Tool{
 			Invalid: `{"query":"learn rust","slug":"rust-learning"}`,
 			Result:  `{"query":"learn rust ownership","threshold":0.4,"results":[{"trust":"own","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"registry_version":"1.1.0","stale":false,"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.9,"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}],"peers":[{"pubkey":"pk:yfbdbkwnb6nycj4c3q1pd7p8jqcn39e1f5jwn7y8s1ux8dt5wzuo","name":"A peer curator","status":"unreachable","answered":false}]}`,
 		},
-		ListedWhen: "peers",
+		ListedWhen: ListedWhenPeers,
 		Manifest:   manifestGetFederatedSources,
 		Name:       "get_federated_sources",
 		Tier:       TierPublic,
 	}, DecodeGetFederatedSourcesInput, ToolHandlers.GetFederatedSources, tooltable.TextString(ToolHandlers.GetFederatedSourcesText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -122,12 +122,12 @@ var Tools = []Tool{
 			Invalid: `{"pubkey":"gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"}`,
 			Result:  `{"pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","role":"own","name":"A curator","links":[{"url":"https://example.org","status":"verified","checked_at":"2026-11-25T10:00:00Z","verified_at":"2026-11-25T10:00:00Z","check":"curl -sf 'https://example.org/.well-known/3gs.json' | tr -d ' \\t\\r\\n' | grep -Fx '{\"pubkey\":\"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o\"}' || curl -sf 'https://example.org' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://gist.github.com/someone/0123456789abcdef","status":"failed","reason":"key not found","checked_at":"2026-11-25T10:00:00Z","check":"curl -sf 'https://gist.github.com/someone/0123456789abcdef' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"},{"url":"https://njump.me/npub1example","status":"pending","check":"curl -sf 'https://njump.me/npub1example' | grep -Fw 'pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o'"}]}`,
 		},
-		ListedWhen: "token",
+		ListedWhen: ListedWhenToken,
 		Manifest:   manifestGetIdentity,
 		Name:       "get_identity",
 		Tier:       TierPublic,
 	}, DecodeGetIdentityInput, ToolHandlers.GetIdentity, tooltable.TextString(ToolHandlers.GetIdentityText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -136,12 +136,12 @@ var Tools = []Tool{
 			Invalid: `{"id":"42"}`,
 			Result:  `{"id":"p0f3a9c2e41b7d586","proposal":{"id":"p0f3a9c2e41b7d586","created":"2026-11-20T10:00:00Z","action":"report_dead_source","slug":"rust-learning","rank":2,"status":"rejected","reason":"The second source answers 404.","support":0,"oppose":0,"votes":[],"decision":{"time":"2026-11-21T09:00:00Z","actor":"cli","reason":"It answers again."}},"node_pubkey":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo"}`,
 		},
-		ListedWhen: "proposals",
+		ListedWhen: ListedWhenProposals,
 		Manifest:   manifestGetProposal,
 		Name:       "get_proposal",
 		Tier:       TierPublic,
 	}, DecodeGetProposalInput, ToolHandlers.GetProposal, tooltable.TextString(ToolHandlers.GetProposalText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -150,12 +150,12 @@ var Tools = []Tool{
 			Invalid: `{"verbose":true}`,
 			Result:  `{"curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"pubkey_configured":true,"version":"1.1.0","updated":"2026-11-21","category_count":16,"endorsement_count":0,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true,"verified":true,"signature_detail":"Verified: signed by the curator's key.","signed_by":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o","signed_at":"2026-11-21T10:48:32Z","verification":{"command":"3gs verify --pubkey pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o registry.json","where":"Run the steps where you can read registry.json and registry.json.sig.","steps":[{"what":"Check the signature","run":"3gs verify registry.json","expect":"OK: signed by ..."}]}}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestGetProvenance,
 		Name:       "get_provenance",
 		Tier:       TierPublic,
 	}, DecodeGetProvenanceInput, ToolHandlers.GetProvenance, tooltable.TextString(ToolHandlers.GetProvenanceText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -166,12 +166,12 @@ var Tools = []Tool{
 			Invalid: `{"query":"learn rust","Query":"learn go"}`,
 			Result:  `{"query":"learn rust ownership","slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","score":0.8,"registry_version":"1.1.0","curator":{"name":"3gs maintainers","pubkey":"pk:gcumbhd7sqit6nn457jxmrwqx9pyymqwamnarekgo3xppqo6a19o"},"sources":[{"rank":1,"name":"The Rust Programming Language","url":"https://doc.rust-lang.org/book/","type":"book","why":"The official book."},{"rank":2,"name":"Rust by Example","url":"https://doc.rust-lang.org/rust-by-example/","type":"tutorial","why":"Runnable examples."},{"rank":3,"name":"Rustlings","url":"https://github.com/rust-lang/rustlings","type":"course","why":"Small exercises."}]}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestGetSources,
 		Name:       "get_sources",
 		Tier:       TierPublic,
 	}, DecodeGetSourcesInput, ToolHandlers.GetSources, ToolHandlers.AppendGetSourcesText),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -182,12 +182,12 @@ var Tools = []Tool{
 			Invalid: `{"limit":0}`,
 			Result:  `{"categories":[{"slug":"rust-learning","name":"Learning Rust","description":"Learning the Rust programming language.","tags":["rust","learning"]}]}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestListCategories,
 		Name:       "list_categories",
 		Tier:       TierPublic,
 	}, DecodeListCategoriesInput, ToolHandlers.ListCategories, tooltable.TextString(ToolHandlers.ListCategoriesText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -198,12 +198,12 @@ var Tools = []Tool{
 			Invalid: `{"limit":0}`,
 			Result:  `{"proposals":[{"id":"p0f3a9c2e41b7d586","created":"2026-11-20T10:00:00Z","action":"report_dead_source","slug":"rust-learning","status":"pending","reason":"The second source answers 404.","support":1,"oppose":0}],"pending":1}`,
 		},
-		ListedWhen: "proposals",
+		ListedWhen: ListedWhenProposals,
 		Manifest:   manifestListProposals,
 		Name:       "list_proposals",
 		Tier:       TierPublic,
 	}, DecodeListProposalsInput, ToolHandlers.ListProposals, tooltable.TextString(ToolHandlers.ListProposalsText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -213,12 +213,12 @@ var Tools = []Tool{
 			Invalid: `{"action":"report_dead_source","slug":"rust-learning"}`,
 			Result:  `{"recorded":true,"id":"p0f3a9c2e41b7d586","status":"pending","action":"report_dead_source","slug":"rust-learning"}`,
 		},
-		ListedWhen: "proposals",
+		ListedWhen: ListedWhenProposals,
 		Manifest:   manifestProposeChange,
 		Name:       "propose_change",
 		Tier:       TierPublic,
 	}, DecodeProposeChangeInput, ToolHandlers.ProposeChange, tooltable.TextString(ToolHandlers.ProposeChangeText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -228,12 +228,12 @@ var Tools = []Tool{
 			Invalid: `{"id":"p0f3a9c2e41b7d586"}`,
 			Result:  `{"id":"p0f3a9c2e41b7d586","status":"rejected","changed":false,"count":1,"rejected":["p0f3a9c2e41b7d586"]}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestRejectProposal,
 		Name:       "reject_proposal",
 		Tier:       TierAdmin,
 	}, DecodeRejectProposalInput, ToolHandlers.RejectProposal, tooltable.TextString(ToolHandlers.RejectProposalText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: true,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -242,12 +242,12 @@ var Tools = []Tool{
 			Invalid: `{"path":"/etc/passwd"}`,
 			Result:  `{"reloaded":true,"registry_version":"1.1.1","registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","category_count":16,"verified":true}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestReloadRegistry,
 		Name:       "reload_registry",
 		Tier:       TierAdmin,
 	}, DecodeReloadRegistryInput, ToolHandlers.ReloadRegistry, tooltable.TextString(ToolHandlers.ReloadRegistryText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -256,12 +256,12 @@ var Tools = []Tool{
 			Invalid: `{"slug":"Regular Expressions"}`,
 			Result:  `{"slug":"regular-expressions","registry_version":"1.1.1","updated":"2026-11-25","category_count":15,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestRemoveCategory,
 		Name:       "remove_category",
 		Tier:       TierAdmin,
 	}, DecodeRemoveCategoryInput, ToolHandlers.RemoveCategory, tooltable.TextString(ToolHandlers.RemoveCategoryText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -270,12 +270,12 @@ var Tools = []Tool{
 			Invalid: `{"slug":"sqlite-learning"}`,
 			Result:  `{"slug":"sqlite-learning","created":true,"registry_version":"1.1.1","updated":"2026-11-25","category_count":17,"registry_sha256":"0000000000000000000000000000000000000000000000000000000000000000","signed":true}`,
 		},
-		ListedWhen: "",
+		ListedWhen: ListedAlways,
 		Manifest:   manifestUpsertCategory,
 		Name:       "upsert_category",
 		Tier:       TierAdmin,
 	}, DecodeUpsertCategoryInput, ToolHandlers.UpsertCategory, tooltable.TextString(ToolHandlers.UpsertCategoryText)),
-	tooltable.New(tooltable.Spec[Tier]{
+	tooltable.New(tooltable.Spec[Tier, ListedWhen]{
 		Discoverable: false,
 		Examples: tooltable.Examples{
 			Arguments: []string{
@@ -284,7 +284,7 @@ var Tools = []Tool{
 			Invalid: `{"id":"p0f3a9c2e41b7d586","vote":"maybe","voter":"pk:x","time":"now","signature":"x"}`,
 			Result:  `{"id":"p0f3a9c2e41b7d586","vote":"support","voter":"pk:6kozs5ey44jcees417bpf99rchoutjdz8x175zh8jeqw5fr4eaoo","recorded":true,"support":1,"oppose":0}`,
 		},
-		ListedWhen: "proposals",
+		ListedWhen: ListedWhenProposals,
 		Manifest:   manifestVoteProposal,
 		Name:       "vote_proposal",
 		Tier:       TierPublic,

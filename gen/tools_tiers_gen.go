@@ -33,3 +33,30 @@ func ParseTier(s string) (Tier, bool) {
 	}
 	return 0, false
 }
+
+// ListedWhen is the condition under which tools/list shows a tool: its schema's
+// "listedWhen", or ListedAlways when it has none.
+type ListedWhen int
+
+const (
+	// ListedAlways: the schema names no condition.
+	ListedAlways ListedWhen = iota
+	// ListedWhenPeers: "peers", listed when the node has peers.
+	ListedWhenPeers
+	// ListedWhenProposals: "proposals", listed when the node takes proposals.
+	ListedWhenProposals
+	// ListedWhenToken: "token", listed to callers with a token.
+	ListedWhenToken
+	// NumListedWhen counts the conditions, ListedAlways included.
+	NumListedWhen = 4
+)
+
+var listedWhenNames = [NumListedWhen]string{"", "peers", "proposals", "token"}
+
+// String is the condition as tool schemas spell it; "" for ListedAlways.
+func (l ListedWhen) String() string {
+	if l < 0 || l >= NumListedWhen {
+		return "unknown"
+	}
+	return listedWhenNames[l]
+}

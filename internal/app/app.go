@@ -285,12 +285,20 @@ func Start(ctx context.Context, c *Config) (*Server, error) {
 	if lock != nil && c.Proposals.Take != "off" {
 		srv.proposals = openProposals(c.Proposals, h, srvd.Path, log)
 	}
-	var catalog string
-	if v, slugs, ok := h.Catalog(c.CatalogMax); ok {
-		catalog = mcp.CatalogInstructions(v, slugs)
+	// What tools/list and the instructions show follows the registry:
+	// read again after each reload, edit or new copy, so a new endorsement
+	// lists get_federated_sources and a session begun after an edit gets
+	// the new catalog.
+	takes := srv.proposals != nil
+	node := func() mcp.Node {
+		n := mcp.Node{Federated: h.Federates(), Proposals: takes}
+		if v, slugs, ok := h.Catalog(c.CatalogMax); ok {
+			n.Catalog = mcp.Catalog{Version: v, Slugs: slugs}
+		}
+		return n
 	}
-	srv.MCP = mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c),
-		Federated: cfg.Peers != nil && len(reg.Endorsements()) > 0, Proposals: srv.proposals != nil, Catalog: catalog})
+	srv.MCP = mcp.NewServer(mcp.Config{Handlers: h, Version: c.Version, Log: log, Keyring: keyring, ReplicaOf: replicaOf(c), Node: node})
+	h.OnPublish(srv.MCP.Refresh)
 	srv.start(ctx, c, og, pc.CacheDir)
 	if n := len(reg.Endorsements()); n > 0 {
 		log.Info("following endorsed curators", "peers", n, "cache", pc.CacheDir, "refresh", pc.Refresh, "verified_own", srvd.Sig.Verified)
@@ -338,7 +346,7 @@ func (s *Server) start(ctx context.Context, c *Config, og *origin, peerDir strin
 	})
 	goRun(func() {
 		if s.lock != nil {
-			serveLocalChannel(peersCtx, h, srvd.Path, og.key != nil, log)
+			serveLocalChannel(peersCtx, h, s.MCP, srvd.Path, og.key != nil, log)
 		}
 	})
 	goRun(func() { s.peers.Run(peersCtx) })

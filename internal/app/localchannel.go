@@ -20,9 +20,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/auth"
 	"github.com/three-good-sources/3gs/internal/jsonrpc"
 	"github.com/three-good-sources/3gs/internal/mcp"
-	"github.com/three-good-sources/3gs/internal/strictjson"
 	"github.com/three-good-sources/3gs/internal/tools"
-	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
 // The local admin channel: a command cannot write a registry while a
@@ -38,10 +36,10 @@ import (
 //   - a JSON-RPC 2.0 tools/call request, answered as an MCP server
 //     answers it: the curator commands (3gs proposals accept|reject,
 //     3gs endorse, 3gs category add|edit|remove) call the server's own
-//     tools (the generated table, the same handlers an admin token
-//     reaches over HTTP), as an admin caller named LocalActor(), so a
-//     change made here is the change the tool makes, with the same audit
-//     log entry.
+//     tools through an MCP session of its (the tools/call an admin token
+//     reaches over stdio or HTTP), as an admin caller named LocalActor(),
+//     so a change made here is the change the tool makes, with the same
+//     audit log entry.
 func LocalSocket(regPath string) string { return regPath + ".sock" }
 
 // maxSocketPath is the longest socket path every Unix takes (sun_path).
@@ -84,7 +82,7 @@ func LocalActor() string {
 // socket. A path too long for a socket, or one that is taken by anything
 // but a stale socket, leaves the channel closed, with a warning: the
 // commands then say to stop the server.
-func serveLocalChannel(ctx context.Context, h *tools.Handlers, regPath string, signs bool, log *slog.Logger) {
+func serveLocalChannel(ctx context.Context, h *tools.Handlers, srv *mcp.Server, regPath string, signs bool, log *slog.Logger) {
 	path := LocalSocket(regPath)
 	if len(path) > maxSocketPath {
 		log.Warn("no local admin channel: the registry's path is too long for a Unix socket beside it; 3gs sign, proposals, endorse and category need this server stopped", "socket", path)
@@ -145,13 +143,13 @@ func serveLocalChannel(ctx context.Context, h *tools.Handlers, regPath string, s
 			}
 			continue
 		}
-		answerLocal(ctx, h, c, signs, log)
+		answerLocal(ctx, h, srv, c, signs, log)
 	}
 }
 
 // answerLocal serves one connection: one request, one answer, within
 // localTimeout.
-func answerLocal(ctx context.Context, h *tools.Handlers, c net.Conn, signs bool, log *slog.Logger) {
+func answerLocal(ctx context.Context, h *tools.Handlers, srv *mcp.Server, c net.Conn, signs bool, log *slog.Logger) {
 	defer c.Close()
 	if !peerIsUs(c) {
 		fmt.Fprintln(c, "FAIL only the user this server runs as may use its local channel")
@@ -168,7 +166,7 @@ func answerLocal(ctx context.Context, h *tools.Handlers, c net.Conn, signs bool,
 	}
 	line = bytes.TrimSpace(line)
 	if len(line) > 0 && line[0] == '{' {
-		ans := callLocal(ctx, h, line, log)
+		ans := callLocal(ctx, srv, line, log)
 		data, err := json.Marshal(ans)
 		if err != nil {
 			data = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
@@ -293,57 +291,88 @@ func (e *CallError) Error() string {
 	return e.Message + ": " + strings.Join(lines, "; ")
 }
 
-// callLocal runs one tools/call request at the admin tier, as LocalActor.
-func callLocal(ctx context.Context, h *tools.Handlers, line []byte, log *slog.Logger) *localResponse {
-	var req localRequest
+// callLocal runs one tools/call request at the admin tier, as LocalActor,
+// through an MCP session of srv's (mcp.Server.NewSessionAs): the same
+// dispatch, argument checks and results as a tools/call over stdio or
+// HTTP. Its answer is put in the channel's own shape: an argument
+// problem's path is the one inside the arguments, as the curator
+// commands name them.
+func callLocal(ctx context.Context, srv *mcp.Server, line []byte, log *slog.Logger) *localResponse {
 	ans := &localResponse{JSONRPC: "2.0", ID: json.RawMessage("null")}
-	if err := json.Unmarshal(line, &req); err != nil {
-		ans.Error = &CallError{Code: jsonrpc.CodeParseError, Message: "not a JSON-RPC request: " + err.Error()}
+	m, _, perr := jsonrpc.Parse(line)
+	if perr != nil {
+		ans.Error = &CallError{Code: perr.Code, Message: "not a JSON-RPC request: " + perr.Message}
 		return ans
 	}
-	if len(req.ID) > 0 {
-		ans.ID = req.ID
+	if m.ID != nil {
+		ans.ID = json.RawMessage(m.ID)
 	}
-	if req.JSONRPC != "2.0" || req.Method != "tools/call" {
+	if m.Kind != jsonrpc.KindRequest || m.Method != "tools/call" {
 		ans.Error = &CallError{Code: jsonrpc.CodeMethodNotFound, Message: "the local channel answers tools/call (JSON-RPC 2.0) only"}
 		return ans
 	}
-	tool := gen.LookupTool(req.Params.Name)
-	if tool == nil {
-		ans.Error = &CallError{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found: " + jsonrpc.Brief(req.Params.Name)}
+	actor := LocalActor()
+	req := mcp.Prepare(m)
+	resp, _ := srv.NewSessionAs(auth.Caller{Tier: gen.TierAdmin, Name: actor, Presented: true}).Answer(ctx, &req, nil)
+	var out struct {
+		Result *ToolResult `json:"result"`
+		Error  *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp, &out); err != nil || (out.Result == nil) == (out.Error == nil) {
+		log.Error("the local channel could not read the MCP answer", "answer", string(resp), "err", err)
+		ans.Error = &CallError{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		return ans
 	}
-	args := []byte(req.Params.Arguments)
-	if string(args) == "null" {
-		args = nil
+	name, _ := req.ToolName()
+	if out.Result != nil {
+		ans.Result = out.Result
+		if !out.Result.IsError {
+			log.Info("a local command called a tool", "tool", name, "actor", actor)
+		}
+		return ans
 	}
-	actor := LocalActor()
-	ctx = auth.WithCaller(ctx, auth.Caller{Tier: gen.TierAdmin, Name: actor, Presented: true})
-	res, err := tool.Call(ctx, h, args)
-	var (
-		errs    strictjson.Errors
-		toolErr *gen.ToolError
-	)
-	switch {
-	case err == nil:
-		ans.Result = &ToolResult{Content: []TextBlock{{Type: "text", Text: res.Text}}, StructuredContent: res.Structured}
-		log.Info("a local command called a tool", "tool", tool.Name, "actor", actor)
-	case errors.As(err, &errs):
-		ans.Error = &CallError{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params"}
-		for _, e := range errs {
-			ans.Error.Problems = append(ans.Error.Problems, Problem{Path: e.Path, Reason: e.Reason})
+	e := out.Error
+	ans.Error = &CallError{Code: e.Code, Message: e.Message}
+	if e.Code == jsonrpc.CodeInvalidParams {
+		if problems := argumentProblems(e.Data); len(problems) > 0 {
+			ans.Error.Message, ans.Error.Problems = "Invalid params", problems
 		}
-	case errors.As(err, &toolErr):
-		structured, serr := tooltable.AppendOutput(nil, toolErr.Structured)
-		if serr != nil {
-			structured = []byte("null")
-		}
-		ans.Result = &ToolResult{Content: []TextBlock{{Type: "text", Text: toolErr.Text}}, StructuredContent: structured, IsError: true}
-	default:
-		log.Error("tool failed", "tool", tool.Name, "err", err)
-		ans.Error = &CallError{Code: jsonrpc.CodeInternalError, Message: "Internal error: " + oneLineError(err)}
 	}
 	return ans
+}
+
+// argumentProblems are the problems an MCP Invalid params error's data
+// names ({path, reason, errors}), with the paths inside the arguments:
+// "arguments.slug" is "slug", and "arguments" itself "".
+func argumentProblems(data json.RawMessage) []Problem {
+	type problem struct {
+		Path   string    `json:"path"`
+		Reason string    `json:"reason"`
+		Errors []problem `json:"errors"`
+	}
+	var p problem
+	if json.Unmarshal(data, &p) != nil || p.Path == "" {
+		return nil
+	}
+	all := p.Errors
+	if len(all) == 0 {
+		all = []problem{p}
+	}
+	var out []Problem
+	for _, q := range all {
+		path := q.Path
+		if path == "arguments" {
+			path = ""
+		} else if rest, ok := strings.CutPrefix(path, "arguments."); ok {
+			path = rest
+		}
+		out = append(out, Problem{Path: path, Reason: q.Reason})
+	}
+	return out
 }
 
 // ourSocket reports whether a socket of this user's is at the registry

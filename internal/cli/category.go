@@ -97,19 +97,62 @@ type upsertArgs struct {
 	Category json.RawMessage `json:"category"`
 }
 
-func runCategoryUpsert(env *Env, f *Flags, verb string) int {
-	cmd := "category " + verb
-	reg, slug, ok := categoryTarget(env, verb, f)
+// categoryCall is one category verb under way: its command's name, the
+// registry and slug it names, its flags and the signer they make.
+type categoryCall struct {
+	env            *Env
+	cmd, reg, slug string
+	o              *categoryOptions
+	sg             signer
+}
+
+// startCategory reads what every category verb takes: the registry and
+// the slug, and the key to sign with. ok is false, with the exit code,
+// when it said why they will not do.
+func startCategory(env *Env, f *Flags, verb string) (c categoryCall, exit int, ok bool) {
+	c = categoryCall{env: env, cmd: "category " + verb, o: options[categoryOptions](f)}
+	if c.reg, c.slug, ok = categoryTarget(env, verb, f); !ok {
+		return c, ExitUsage, false
+	}
+	var err error
+	if c.sg, err = c.o.signer(env, c.cmd); err != nil {
+		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", c.cmd, err)
+		return c, ExitUsage, false
+	}
+	return c, ExitOK, true
+}
+
+// write makes the change: through the server holding the registry, as
+// its tool with args, or on the files by local, whose report (what it
+// did) comes before what the change wrote. from names where the category
+// came from ("" for none), for the fix of a refused one.
+func (c categoryCall) write(tool string, args any, from string, local func(*curation.Node) (report string, ch *curation.Changed, err error)) int {
+	w, ok := takeWriter(c.env, c.cmd, c.reg)
 	if !ok {
-		return ExitUsage
+		return ExitFail
 	}
-	o := options[categoryOptions](f)
-	sg, err := o.signer(env, cmd)
+	defer w.release()
+	if w.server {
+		return w.callServer(c.env, c.cmd, c.reg, tool, args, c.sg.key != nil)
+	}
+	logPath := auditLogPath(c.o.auditLog, c.reg)
+	report, ch, err := local(curation.NewFile(c.sg.file(c.env, c.cmd, c.reg, logPath)))
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
+		categoryFailed(c.env, c.cmd, c.reg, logPath, c.sg, err, from)
+		return ExitFail
 	}
-	cur, err := registry.LoadFileLimit(reg, sg.limit)
+	fmt.Fprintln(c.env.Stdout, report)
+	printChanged(c.env, c.reg, logPath, c.sg, ch)
+	return ExitOK
+}
+
+func runCategoryUpsert(env *Env, f *Flags, verb string) int {
+	c, exit, ok := startCategory(env, f, verb)
+	if !ok {
+		return exit
+	}
+	cmd, reg, slug := c.cmd, c.reg, c.slug
+	cur, err := registry.LoadFileLimit(reg, c.sg.limit)
 	if err != nil {
 		problem, fix := registryProblem(reg, err, "")
 		fmt.Fprintf(env.Stderr, "3gs %s: not changed: %s\nFix: %s.\n", cmd, problem, fix)
@@ -130,72 +173,42 @@ func runCategoryUpsert(env *Env, f *Flags, verb string) int {
 	} else {
 		start = []byte(categoryTemplate)
 	}
-	data, from, ok := categoryInput(env, cmd, o, start)
+	data, from, ok := categoryInput(env, cmd, c.o, start)
 	if !ok {
 		return ExitFail
 	}
-	c, ok := decodeCategory(env, cmd, slug, data, from)
+	cat, ok := decodeCategory(env, cmd, slug, data, from)
 	if !ok {
 		return ExitFail
 	}
-	if exists && bytes.Equal(categoryJSON(slug, c), start) {
+	if exists && bytes.Equal(categoryJSON(slug, cat), start) {
 		fmt.Fprintf(env.Stdout, "The category %s is unchanged; nothing was written.\n", slug)
 		return ExitOK
 	}
-	w, ok := takeWriter(env, cmd, reg)
-	if !ok {
-		return ExitFail
-	}
-	defer w.release()
-	if w.server {
-		return w.callServer(env, cmd, reg, "upsert_category", upsertArgs{Slug: slug, Category: compact(data)}, sg.key != nil)
-	}
-	logPath := auditLogPath(o.auditLog, reg)
-	done, err := curation.NewFile(sg.file(env, cmd, reg, logPath)).UpsertCategory(app.LocalActor(), slug, c)
-	if err != nil {
-		categoryFailed(env, cmd, reg, logPath, sg, err, from)
-		return ExitFail
-	}
-	verbDone := "Replaced"
-	if done.Created {
-		verbDone = "Added"
-	}
-	fmt.Fprintf(env.Stdout, "%s category %s in %s.\n", verbDone, slug, reg)
-	printChanged(env, reg, logPath, sg, done.Changed)
-	return ExitOK
+	return c.write("upsert_category", upsertArgs{Slug: slug, Category: compact(data)}, from, func(n *curation.Node) (string, *curation.Changed, error) {
+		done, err := n.UpsertCategory(app.LocalActor(), slug, cat)
+		if err != nil {
+			return "", nil, err
+		}
+		verbDone := "Replaced"
+		if done.Created {
+			verbDone = "Added"
+		}
+		return fmt.Sprintf("%s category %s in %s.", verbDone, slug, reg), done.Changed, nil
+	})
 }
 
 func runCategoryRemove(_ context.Context, env *Env, f *Flags) int {
-	const cmd = "category remove"
-	reg, slug, ok := categoryTarget(env, "remove", f)
+	c, exit, ok := startCategory(env, f, "remove")
 	if !ok {
-		return ExitUsage
+		return exit
 	}
-	o := options[categoryOptions](f)
-	sg, err := o.signer(env, cmd)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "3gs %s: %v\n", cmd, err)
-		return ExitUsage
-	}
-	w, ok := takeWriter(env, cmd, reg)
-	if !ok {
-		return ExitFail
-	}
-	defer w.release()
-	if w.server {
-		return w.callServer(env, cmd, reg, "remove_category", struct {
-			Slug string `json:"slug"`
-		}{slug}, sg.key != nil)
-	}
-	logPath := auditLogPath(o.auditLog, reg)
-	done, err := curation.NewFile(sg.file(env, cmd, reg, logPath)).RemoveCategory(app.LocalActor(), slug)
-	if err != nil {
-		categoryFailed(env, cmd, reg, logPath, sg, err, "")
-		return ExitFail
-	}
-	fmt.Fprintf(env.Stdout, "Removed category %s from %s.\n", slug, reg)
-	printChanged(env, reg, logPath, sg, done)
-	return ExitOK
+	return c.write("remove_category", struct {
+		Slug string `json:"slug"`
+	}{c.slug}, "", func(n *curation.Node) (string, *curation.Changed, error) {
+		done, err := n.RemoveCategory(app.LocalActor(), c.slug)
+		return fmt.Sprintf("Removed category %s from %s.", c.slug, c.reg), done, err
+	})
 }
 
 // printChanged says what a change wrote, and what is left to do.

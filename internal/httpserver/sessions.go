@@ -336,7 +336,8 @@ func (t *sessionTable) evictions() int64 {
 // resumeSession returns a session of srv in the state initialize leaves
 // it in for version, by running that initialize. The core keeps nothing
 // else of a legacy session (it stores no client info, capabilities or log
-// level), so this rebuilds it whole; and going through initialize keeps
+// level) but the catalog its instructions gave, which is forgotten, so
+// this rebuilds it whole; and going through initialize keeps
 // it in step with whatever the core's handshake does. nil when the core
 // negotiates another version, as it would for one it no longer serves.
 func resumeSession(srv *mcp.Server, version string) *mcp.Session {
@@ -350,5 +351,8 @@ func resumeSession(srv *mcp.Server, version string) *mcp.Session {
 	if ms.Version() != version {
 		return nil
 	}
+	// Its client holds the catalog the session was first given, which may
+	// be an earlier registry's: its answers list the categories.
+	ms.ForgetCatalog()
 	return ms
 }

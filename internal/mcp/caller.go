@@ -34,7 +34,11 @@ const metaToken = "io.3gs/token"
 // caller identifies who sent a request from the first token found, in this
 // order: the transport's (HTTP Authorization), params._meta's, params',
 // then the session's default. The first one present decides, valid or not.
+// A session made for one caller (NewSessionAs) reads no token.
 func (sess *Session) caller(ctx context.Context, p *params) (auth.Caller, *jsonrpc.Error) {
+	if sess.as != nil {
+		return *sess.as, nil
+	}
 	token, found := auth.TransportToken(ctx)
 	for _, src := range [...]struct {
 		raw  []byte

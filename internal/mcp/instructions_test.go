@@ -34,8 +34,9 @@ func TestInstructionsNameRealTools(t *testing.T) {
 func TestInstructionsNameTheFederationOnlyWhenThereIsOne(t *testing.T) {
 	for _, federated := range []bool{false, true} {
 		s := NewServer(Config{Federated: federated})
-		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, s.instructions)
-		for name, got := range map[string][]byte{"initialize": init, "server/discover": s.discover} {
+		v := s.view.Load()
+		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, v.instructions, false)
+		for name, got := range map[string][]byte{"initialize": init, "server/discover": v.discover} {
 			if named := strings.Contains(string(got), "get_federated_sources"); named != federated {
 				t.Errorf("federated %v: %s names get_federated_sources: %v\n%s", federated, name, named, got)
 			}
@@ -47,13 +48,14 @@ func TestInstructionsNameTheFederationOnlyWhenThereIsOne(t *testing.T) {
 // server/discover, every slug and the registry version in it; without
 // one they name no category.
 func TestInstructionsCarryTheCatalog(t *testing.T) {
-	cat := CatalogInstructions("1.2.0 sha256:abcdef12", []string{"linux-hardening", "postgres-tuning"})
-	for _, catalog := range []string{"", cat} {
+	cat := Catalog{Version: "1.2.0 sha256:abcdef12", Slugs: []string{"linux-hardening", "postgres-tuning"}}
+	for _, catalog := range []Catalog{{}, cat} {
 		s := NewServer(Config{Catalog: catalog})
-		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, s.instructions)
-		for name, got := range map[string][]byte{"initialize": init, "server/discover": s.discover} {
+		v := s.view.Load()
+		init := appendInitializeResult(nil, LegacyVersions[0], s.serverInfo, v.instructions, false)
+		for name, got := range map[string][]byte{"initialize": init, "server/discover": v.discover} {
 			has := strings.Contains(string(got), "Categories (registry 1.2.0 sha256:abcdef12)") && strings.Contains(string(got), "linux-hardening, postgres-tuning.")
-			if has != (catalog != "") || (catalog == "") == strings.Contains(string(got), "linux-hardening") {
+			if has != (catalog.Version != "") || (catalog.Version == "") == strings.Contains(string(got), "linux-hardening") {
 				t.Errorf("catalog %q: %s:\n%s", catalog, name, got)
 			}
 		}

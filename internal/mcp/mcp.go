@@ -11,11 +11,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bytedance/sonic"
@@ -61,30 +63,77 @@ const Instructions = "3gs answers 'where should I read about X?' with three huma
 const FederationInstructions = " This node also follows the curators its curator endorses: when get_sources finds nothing that fits, get_federated_sources asks their registries too."
 
 // toolsListTTLMs is how long modern clients may cache tools/list and
-// server/discover: the tool set changes only with a new binary.
+// server/discover. The tools themselves change only with a new binary;
+// which are listed may change with the registry (Config.Node), and a
+// modern client, which holds no session, is not told: it may list the
+// older set until then, and every tool stays callable.
 const toolsListTTLMs = 3600000
 
 // toolsListTTL is the member of a modern tools/list result that says so.
 var toolsListTTL = `,"ttlMs":` + strconv.Itoa(toolsListTTLMs)
 
 // Server holds what every session shares: the tool handlers, the tokens it
-// accepts and the precomputed payloads. It is immutable.
+// accepts and the precomputed payloads. What it lists and its
+// instructions follow the node's state (Node), read again on Refresh;
+// the rest is fixed.
 type Server struct {
 	handlers gen.ToolHandlers
 	version  string
 	log      *slog.Logger
 	keyring  *auth.Keyring
 	// replicaOf is Config.ReplicaOf.
-	replicaOf string
-	// instructions are Instructions, and FederationInstructions when
-	// Config.Federated.
-	instructions string
-
-	discover   []byte
+	replicaOf  string
 	serverInfo []byte
+	// node is Config.Node; nil when the node's state is fixed.
+	node func() Node
+
+	// view is what the node's state makes of the lists and instructions
+	// now; swapped whole by Refresh.
+	view atomic.Pointer[view]
+	// mu serializes Refresh and guards listeners.
+	mu sync.Mutex
+	// listeners are the sessions told when their tools change (Listen),
+	// each with what tells it.
+	listeners map[*Session]func()
+}
+
+// view is the payloads one state of the node gives.
+type view struct {
+	node Node
+	// instructions are Instructions, FederationInstructions when
+	// node.Federated, and the catalog's.
+	instructions string
+	discover     []byte
 	// lists is, per caller tier, the JSON array of the tools/list entries
-	// that caller sees on this node (Listed): built once, a few KB each.
+	// that caller sees on this node (Listed): a few KB each.
 	lists [gen.NumTiers][]byte
+}
+
+// Node is what, of the node a server runs on, its tools/list and
+// instructions depend on; it may change while the server runs (a reload
+// gains or loses peers, the registry grows).
+type Node struct {
+	// Federated: this node follows the curators its registry endorses, so
+	// the instructions name get_federated_sources, and tools/list shows it.
+	Federated bool
+	// Proposals: this node takes proposals, so tools/list shows the
+	// community tools (those whose schema says "listedWhen": "proposals").
+	Proposals bool
+	// Catalog is the registry's catalog, which ends the instructions
+	// (CatalogInstructions) when it is small enough to list whole; its
+	// Version is "" for none.
+	Catalog Catalog
+}
+
+// Catalog is every category of the registry of version Version, by slug.
+type Catalog struct {
+	Version string
+	Slugs   []string
+}
+
+func (n Node) equal(o Node) bool {
+	return n.Federated == o.Federated && n.Proposals == o.Proposals &&
+		n.Catalog.Version == o.Catalog.Version && slices.Equal(n.Catalog.Slugs, o.Catalog.Slugs)
 }
 
 // Config is what a server is made of.
@@ -101,15 +150,22 @@ type Config struct {
 	// edits go there, since an admin token of the origin is not one of
 	// this node's.
 	ReplicaOf string
-	// Federated: this node follows the curators its registry endorses, so
-	// the instructions name get_federated_sources, and tools/list shows it.
+	// Federated, Proposals and Catalog are the node's state (Node) when
+	// Node is nil.
 	Federated bool
-	// Proposals: this node takes proposals, so tools/list shows the
-	// community tools (those whose schema says "listedWhen": "proposals").
 	Proposals bool
-	// Catalog ends the instructions: CatalogInstructions of the registry
-	// served, when it is small enough to list whole; "" for none.
-	Catalog string
+	Catalog   Catalog
+	// Node, when set, is the node's state as it is now: read when the
+	// server is made and again on each Refresh, in place of the three
+	// fields above.
+	Node func() Node
+}
+
+func (c Config) state() Node {
+	if c.Node != nil {
+		return c.Node()
+	}
+	return Node{Federated: c.Federated, Proposals: c.Proposals, Catalog: c.Catalog}
 }
 
 // CatalogInstructions list every category of the registry of version
@@ -133,26 +189,35 @@ func CatalogInstructions(version string, slugs []string) string {
 // one answers with the token it needs, a community tool with why this
 // node takes no proposals, get_audit_log and get_identity as always.
 func Listed(t *gen.Tool, tier gen.Tier, c Config) bool {
+	return listed(t, tier, c.state())
+}
+
+func listed(t *gen.Tool, tier gen.Tier, n Node) bool {
 	if !t.Listed(tier) {
 		return false
 	}
 	switch t.ListedWhen {
-	case "peers":
-		return c.Federated
-	case "proposals":
-		return c.Proposals
-	case "token":
+	case gen.ListedAlways:
+		return true
+	case gen.ListedWhenPeers:
+		return n.Federated
+	case gen.ListedWhenProposals:
+		return n.Proposals
+	case gen.ListedWhenToken:
 		return tier > gen.TierPublic
 	}
-	return true
+	// A condition added to the schemas and not decided here: not listed
+	// (TestEveryListedWhenIsDecided fails until it is).
+	return false
 }
 
 // ListedFor names, in tools/list order, the tools a caller of tier sees
 // on a node configured as c.
 func ListedFor(tier gen.Tier, c Config) []string {
+	n := c.state()
 	var names []string
 	for i := range gen.Tools {
-		if t := &gen.Tools[i]; Listed(t, tier, c) {
+		if t := &gen.Tools[i]; listed(t, tier, n) {
 			names = append(names, t.Name)
 		}
 	}
@@ -161,33 +226,100 @@ func ListedFor(tier gen.Tier, c Config) []string {
 
 // NewServer returns a server for c.
 func NewServer(c Config) *Server {
-	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring, replicaOf: c.ReplicaOf, instructions: Instructions}
-	if c.Federated {
-		s.instructions += FederationInstructions
-	}
-	s.instructions += c.Catalog
+	s := &Server{handlers: c.Handlers, version: c.Version, log: c.Log, keyring: c.Keyring, replicaOf: c.ReplicaOf, node: c.Node, listeners: map[*Session]func(){}}
 	s.serverInfo = appendImplementation(nil, implementation{Name: ServerName, Version: c.Version, ContractVersion: gen.ContractVersion})
-	s.discover = appendDiscover(nil, s.serverInfo, s.instructions)
+	s.view.Store(s.makeView(c.state()))
+	return s
+}
+
+// makeView builds the payloads of node state n.
+func (s *Server) makeView(n Node) *view {
+	v := &view{node: n, instructions: Instructions}
+	if n.Federated {
+		v.instructions += FederationInstructions
+	}
+	if n.Catalog.Version != "" {
+		v.instructions += CatalogInstructions(n.Catalog.Version, n.Catalog.Slugs)
+	}
+	v.discover = appendDiscover(nil, s.serverInfo, v.instructions)
 	for tier := range gen.NumTiers {
 		list := []byte{'['}
 		for i := range gen.Tools {
-			if t := &gen.Tools[i]; Listed(t, gen.Tier(tier), c) {
+			if t := &gen.Tools[i]; listed(t, gen.Tier(tier), n) {
 				if len(list) > 1 {
 					list = append(list, ',')
 				}
 				list = append(list, t.Manifest...)
 			}
 		}
-		s.lists[tier] = append(list, ']')
+		v.lists[tier] = append(list, ']')
 	}
-	return s
+	return v
 }
 
-// Instructions are what initialize and server/discover tell the model.
-func (s *Server) Instructions() string { return s.instructions }
+// Refresh reads the node's state again (Config.Node) and, when it
+// changed, serves what it makes of it from now on: the sessions that
+// begin from then on get its instructions, every tools/list its lists.
+// Each session listening (Listen) whose tools/list, at a tier it asked
+// with, now differs is told. Without Config.Node it does nothing.
+func (s *Server) Refresh() {
+	if s.node == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, n := s.view.Load(), s.node()
+	if n.equal(old.node) {
+		return
+	}
+	v := s.makeView(n)
+	s.view.Store(v)
+	var changed uint32
+	for tier := range gen.NumTiers {
+		if !bytes.Equal(old.lists[tier], v.lists[tier]) {
+			changed |= 1 << tier
+		}
+	}
+	if changed == 0 {
+		return
+	}
+	for sess, tell := range s.listeners {
+		if sess.initialized.Load() && sess.listed.Load()&changed != 0 {
+			tell()
+		}
+	}
+}
 
-// ToolsList is the JSON array tools/list answers a caller of tier with.
-func (s *Server) ToolsList(tier gen.Tier) []byte { return s.lists[tier] }
+// Instructions are what initialize and server/discover tell the model
+// now.
+func (s *Server) Instructions() string { return s.view.Load().instructions }
+
+// ToolsList is the JSON array tools/list answers a caller of tier with
+// now.
+func (s *Server) ToolsList(tier gen.Tier) []byte { return s.view.Load().lists[tier] }
+
+// ToolsListChanged is the notification a listening session is sent when
+// the tools it lists change.
+const ToolsListChanged = `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+
+// Listen makes sess a session that can be told when the tools it lists
+// change: from then on, after a Refresh that changes the tools/list of a
+// tier sess asked with, tell is called, and should send sess's client
+// ToolsListChanged. tell must not block. The session's initialize then
+// declares tools.listChanged. A transport that cannot carry a message the
+// client did not ask for does not call it. stop ends it.
+func (sess *Session) Listen(tell func()) (stop func()) {
+	s := sess.srv
+	s.mu.Lock()
+	s.listeners[sess] = tell
+	s.mu.Unlock()
+	sess.listening.Store(true)
+	return func() {
+		s.mu.Lock()
+		delete(s.listeners, sess)
+		s.mu.Unlock()
+	}
+}
 
 // The fixed results are written by hand, exactly as sonic encodes the
 // structs below (TestHandWrittenResults compares them): encoding them with
@@ -205,8 +337,15 @@ func appendImplementation(dst []byte, v implementation) []byte {
 	return append(dst, '}')
 }
 
-// capabilitiesJSON is serverCapabilities encoded.
-const capabilitiesJSON = `{"tools":{"listChanged":false}}`
+// capabilitiesJSON is serverCapabilities encoded, and
+// listeningCapabilitiesJSON listeningCapabilities: the latter is a
+// session's that can be told its tools changed (Listen). Modern clients
+// hear of a change only on a subscriptions/listen stream, which this
+// server does not open, so server/discover says false.
+const (
+	capabilitiesJSON          = `{"tools":{"listChanged":false}}`
+	listeningCapabilitiesJSON = `{"tools":{"listChanged":true}}`
+)
 
 func appendDiscover(dst, serverInfo []byte, instructions string) []byte {
 	dst = append(dst, `{"resultType":"complete","supportedVersions":[`...)
@@ -225,10 +364,16 @@ func appendDiscover(dst, serverInfo []byte, instructions string) []byte {
 	return append(dst, `,"cacheScope":"public"}`...)
 }
 
-func appendInitializeResult(dst []byte, version string, serverInfo []byte, instructions string) []byte {
+func appendInitializeResult(dst []byte, version string, serverInfo []byte, instructions string, listening bool) []byte {
 	dst = append(dst, `{"protocolVersion":`...)
 	dst = jsonrpc.AppendString(dst, version)
-	dst = append(dst, `,"capabilities":`+capabilitiesJSON+`,"serverInfo":`...)
+	caps := capabilitiesJSON
+	if listening {
+		caps = listeningCapabilitiesJSON
+	}
+	dst = append(dst, `,"capabilities":`...)
+	dst = append(dst, caps...)
+	dst = append(dst, `,"serverInfo":`...)
 	dst = append(dst, serverInfo...)
 	dst = append(dst, `,"instructions":`...)
 	dst = jsonrpc.AppendString(dst, instructions)
@@ -285,8 +430,14 @@ type (
 	}
 )
 
-// serverCapabilities: tools only, and the list never changes while running.
-var serverCapabilities capabilities
+// serverCapabilities: tools only, and no word of a change to their list;
+// listeningCapabilities: a change to the list is told (Listen).
+var (
+	serverCapabilities    capabilities
+	listeningCapabilities = capabilities{Tools: struct {
+		ListChanged bool `json:"listChanged"`
+	}{ListChanged: true}}
+)
 
 // Session is one client's conversation: a stdio process or, later, an HTTP
 // session. The legacy handshake state lives here, and the token a stdio
@@ -296,7 +447,23 @@ type Session struct {
 	initialized  atomic.Bool
 	version      atomic.Pointer[string] // negotiated by initialize
 	defaultToken string
+	// catalog is the version of the catalog of categories initialize's
+	// instructions gave; nil or "" when they gave none. The tools it calls
+	// see it (tooltable.WithCatalog).
+	catalog atomic.Pointer[string]
+	// listed has bit t set once tools/list answered a caller of tier t.
+	listed atomic.Uint32
+	// listening: Listen was called, so a change to the tools is told.
+	listening atomic.Bool
+	// as, when set (NewSessionAs), is who every request runs as.
+	as *auth.Caller
 }
+
+// ForgetCatalog makes sess's tools act as if initialize had given no
+// catalog: for a session taken up from its id (Streamable HTTP), whose
+// client may hold the catalog of an earlier registry than the one this
+// initialize gave.
+func (sess *Session) ForgetCatalog() { sess.catalog.Store(nil) }
 
 // Version is the protocol version initialize negotiated; empty before it.
 func (sess *Session) Version() string {
@@ -313,6 +480,18 @@ func (s *Server) Keyring() *auth.Keyring { return s.keyring }
 
 // NewSession starts a session.
 func (s *Server) NewSession() *Session { return &Session{srv: s} }
+
+// NewSessionAs starts a session, initialized, whose every request runs
+// as c, whatever token it carries: the local admin channel's, whose
+// caller is the server's own user (internal/app). Its tools/call is the
+// one every transport's goes through.
+func (s *Server) NewSessionAs(c auth.Caller) *Session {
+	sess := &Session{srv: s, as: &c}
+	version := LatestLegacy
+	sess.version.Store(&version)
+	sess.initialized.Store(true)
+	return sess
+}
 
 // NewSessionWithToken starts a session whose requests that carry no token
 // of their own use token: for stdio, THREEGS_TOKEN.
@@ -529,7 +708,7 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 		}
 		return append(dst, `{}`...), nil
 	case "server/discover":
-		return append(dst, sess.srv.discover...), nil
+		return append(dst, sess.srv.view.Load().discover...), nil
 	case "tools/list":
 		if p.Cursor != nil && string(p.Cursor) != "null" && string(p.Cursor) != `""` {
 			return nil, invalidParams("cursor", "unknown cursor; tools/list has a single page, so send no cursor")
@@ -538,18 +717,22 @@ func (sess *Session) dispatch(ctx context.Context, req *Request, dst []byte) ([]
 		if err != nil {
 			return nil, err
 		}
+		// Marked before the list is read, so a Refresh that stores a new
+		// list after this read sees the mark and tells the session.
+		sess.listed.Or(1 << c.Tier)
+		list := sess.srv.view.Load().lists[c.Tier]
 		if modern {
 			scope := `,"cacheScope":"public"}`
 			if c.Authenticated() {
 				scope = `,"cacheScope":"private"}`
 			}
 			dst = append(dst, `{"resultType":"complete","tools":`...)
-			dst = append(dst, sess.srv.lists[c.Tier]...)
+			dst = append(dst, list...)
 			dst = append(dst, toolsListTTL...)
 			return append(dst, scope...), nil
 		}
 		dst = append(dst, `{"tools":`...)
-		dst = append(dst, sess.srv.lists[c.Tier]...)
+		dst = append(dst, list...)
 		return append(dst, '}'), nil
 	case "tools/call":
 		return sess.callTool(ctx, req, modern, dst)
@@ -573,7 +756,13 @@ func (sess *Session) initialize(p *params) ([]byte, *jsonrpc.Error) {
 	if slices.Contains(LegacyVersions, requested) {
 		version = requested
 	}
+	v := sess.srv.view.Load()
 	sess.version.Store(&version)
+	if c := v.node.Catalog.Version; c != "" {
+		sess.catalog.Store(&c)
+	} else {
+		sess.catalog.Store(nil)
+	}
 	sess.initialized.Store(true)
-	return appendInitializeResult(nil, version, sess.srv.serverInfo, sess.srv.instructions), nil
+	return appendInitializeResult(nil, version, sess.srv.serverInfo, v.instructions, sess.listening.Load()), nil
 }

@@ -31,10 +31,12 @@ func TestHandWrittenResults(t *testing.T) {
 			t.Errorf("server/discover:\n%s\nsonic:\n%s", disc, want)
 		}
 		for _, pv := range LegacyVersions {
-			got := appendInitializeResult(nil, pv, info, Instructions)
-			want := mustJSON(initializeResult{ProtocolVersion: pv, Capabilities: serverCapabilities, ServerInfo: sonic.NoCopyRawMessage(info), Instructions: Instructions})
-			if string(got) != string(want) {
-				t.Errorf("initialize:\n%s\nsonic:\n%s", got, want)
+			for listening, caps := range map[bool]capabilities{false: serverCapabilities, true: listeningCapabilities} {
+				got := appendInitializeResult(nil, pv, info, Instructions, listening)
+				want := mustJSON(initializeResult{ProtocolVersion: pv, Capabilities: caps, ServerInfo: sonic.NoCopyRawMessage(info), Instructions: Instructions})
+				if string(got) != string(want) {
+					t.Errorf("initialize (listening %v):\n%s\nsonic:\n%s", listening, got, want)
+				}
 			}
 		}
 	}

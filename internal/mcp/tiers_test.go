@@ -262,7 +262,7 @@ func TestCallsFollowTheList(t *testing.T) {
 			switch {
 			case !shown && tool.Discoverable && ran:
 				t.Errorf("token %.8q: %s is above the caller's tier but ran", token, tool.Name)
-			case !shown && tool.ListedWhen == "" && !tool.Discoverable && code != jsonrpc.CodeMethodNotFound:
+			case !shown && tool.ListedWhen == gen.ListedAlways && !tool.Discoverable && code != jsonrpc.CodeMethodNotFound:
 				t.Errorf("token %.8q: %s is not listed but answers %d", token, tool.Name, code)
 			case shown && !ran && !tool.Discoverable:
 				t.Errorf("token %.8q: %s is listed but refused with %d", token, tool.Name, code)

@@ -61,6 +61,13 @@ func (sess *Session) callTool(ctx context.Context, req *Request, modern bool, ds
 	if c != (auth.Caller{}) || auth.CallerFrom(ctx) != (auth.Caller{}) {
 		ctx = auth.WithCaller(ctx, c)
 	}
+	// The catalog initialize gave this session, for get_sources, which
+	// would otherwise list the categories (no other tool reads it, and the
+	// context costs an allocation); a modern request has no session, and
+	// no catalog it is known to hold.
+	if v := sess.catalog.Load(); v != nil && !modern && name == gen.ToolGetSources {
+		ctx = tooltable.WithCatalog(ctx, *v)
+	}
 	args := []byte(p.Arguments)
 	if string(args) == "null" {
 		args = nil

@@ -10,6 +10,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/tools"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
 // A browser never sees the MCP instructions: when the server gave their
@@ -23,12 +24,15 @@ func TestSearchListsMoreWhenTheCatalogIsInTheInstructions(t *testing.T) {
 	}
 	for _, catalog := range []bool{false, true} {
 		h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
-		if _, _, ok := h.Catalog(150); catalog && !ok {
+		ctx := context.Background()
+		if v, _, ok := h.Catalog(150); catalog && !ok {
 			t.Fatal("no catalog")
-		} else if !catalog {
-			h = tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+		} else if catalog {
+			// As if the page were asked on behalf of a session given the
+			// catalog: the answer points there, and the page lists anyway.
+			ctx = tooltable.WithCatalog(ctx, v)
 		}
-		b, err := New(Config{Tools: h}).searchBody(context.Background(), "replication for a beginner zzqx")
+		b, err := New(Config{Tools: h}).searchBody(ctx, "replication for a beginner zzqx")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,10 +24,10 @@ type Tool struct {
 	Discoverable bool
 	// ListedWhen, when set, is the one condition under which tools/list
 	// shows the tool (to callers of its tier and above); it may still be
-	// called otherwise, as far as the server allows. One of ListedWhen's
-	// values: "peers" (the node follows curators its registry endorses),
-	// "proposals" (the node takes proposals), "token" (the caller presented
-	// a token of any tier).
+	// called otherwise, as far as the server allows. One of
+	// ListedWhenConditions' names: "peers" (the node follows curators its
+	// registry endorses), "proposals" (the node takes proposals), "token"
+	// (the caller presented a token of any tier).
 	ListedWhen string
 	// Annotations are the behaviour hints, by name (readOnlyHint, ...).
 	Annotations map[string]bool
@@ -50,6 +50,26 @@ type Tool struct {
 	Tree *Object
 }
 
+// ListedWhenCondition is one value a tool file's "listedWhen" may take.
+type ListedWhenCondition struct {
+	// Name is the value, as the tool file spells it.
+	Name string
+	// Says is what the contract (schema/CONTRACT.md) says of a tool
+	// listed under it.
+	Says string
+}
+
+// ListedWhenSays is what the contract says of a tool listed under the
+// condition named name; "" for none (a tool always listed).
+func ListedWhenSays(name string) string {
+	for _, c := range ListedWhenConditions {
+		if c.Name == name {
+			return c.Says
+		}
+	}
+	return ""
+}
+
 var (
 	toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	Tiers      = []string{"public", "user", "admin"}
@@ -58,8 +78,24 @@ var (
 	// "examples" (tests call every tool with them); Load does not, so that
 	// 3gs schema diff can read revisions from before examples existed.
 	optionalToolKeys = []string{"discoverable", "listedWhen", "examples"}
-	// ListedWhenValues are the conditions a tool file's "listedWhen" may name.
-	ListedWhenValues = []string{"peers", "proposals", "token"}
+	// ListedWhenConditions are the conditions a tool file's "listedWhen"
+	// may name, in the order of the constants generated for them
+	// (gen.ListedWhen: ListedWhenPeers, ...), each with what the contract
+	// says of a tool listed under it. A server decides each one
+	// (mcp.Listed, whose test fails for a condition it does not).
+	ListedWhenConditions = []ListedWhenCondition{
+		{Name: "peers", Says: "listed when the node has peers"},
+		{Name: "proposals", Says: "listed when the node takes proposals"},
+		{Name: "token", Says: "listed to callers with a token"},
+	}
+	// ListedWhenValues are ListedWhenConditions' names.
+	ListedWhenValues = func() []string {
+		var names []string
+		for _, c := range ListedWhenConditions {
+			names = append(names, c.Name)
+		}
+		return names
+	}()
 	// Every hint is required so that no client falls back on the protocol's
 	// defaults (destructive, open-world) for a tool that is neither.
 	annotationKeys = []string{"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}

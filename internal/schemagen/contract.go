@@ -170,13 +170,8 @@ func tierText(t *schema.Tool) string {
 	if t.Discoverable {
 		s += " (a caller without one is told the token it needs)"
 	}
-	switch t.ListedWhen {
-	case "peers":
-		s += " (listed when the node has peers)"
-	case "proposals":
-		s += " (listed when the node takes proposals)"
-	case "token":
-		s += " (listed to callers with a token)"
+	if says := schema.ListedWhenSays(t.ListedWhen); says != "" {
+		s += " (" + says + ")"
 	}
 	return s
 }

@@ -237,6 +237,8 @@ func TestToolFileChecks(t *testing.T) {
 		{"duplicate key", `"tier": "public",`, `"tier": "public", "tier": "public",`, `duplicate key "tier"`},
 		{"discoverable public tool", `"tier": "public",`, `"tier": "public", "discoverable": true,`, `"discoverable" applies to user and admin tools`},
 		{"discoverable not a boolean", `"tier": "public",`, `"tier": "user", "discoverable": "yes",`, `"discoverable" must be a boolean`},
+		{"unknown listedWhen", `"tier": "public",`, `"tier": "public", "listedWhen": "friday",`, `"listedWhen" must be one of peers, proposals, token`},
+		{"listedWhen not a string", `"tier": "public",`, `"tier": "public", "listedWhen": true,`, `"listedWhen" must be one of peers, proposals, token`},
 		{"x-go-type on a tool", `"inputSchema": {`, `"inputSchema": { "x-go-type": "Lookup",`, `"x-go-type" names a document schema's type; a tool's types are named after the tool (GetSourcesInput, GetSourcesOutput)`},
 	}
 	for _, c := range cases {

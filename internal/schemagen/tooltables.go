@@ -90,7 +90,7 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	f.HeaderComment(header)
 	f.ImportName(tooltablePkg, "tooltable")
 	f.Comment("Tool is one entry of Tools (see tooltable.Tool).")
-	f.Type().Id("Tool").Op("=").Qual(tooltablePkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"))
+	f.Type().Id("Tool").Op("=").Qual(tooltablePkg, "Tool").Types(jen.Id("ToolHandlers"), jen.Id("Tier"), jen.Id("ListedWhen"))
 	f.Comment("ToolError is a failure a tool reports to the model (see tooltable.Error).")
 	f.Type().Id("ToolError").Op("=").Qual(tooltablePkg, "Error")
 	f.Comment("ToolOutput is what every tool's output type is: it appends itself as JSON (see")
@@ -104,7 +104,7 @@ func dispatchFile(pkg, header string, tools []*schema.Tool) ([]byte, error) {
 	var entries []jen.Code
 	for _, t := range tools {
 		entries = append(entries, jen.Line().Qual(tooltablePkg, "New").Call(
-			jen.Qual(tooltablePkg, "Spec").Types(jen.Id("Tier")).Values(toolSpec(t)),
+			jen.Qual(tooltablePkg, "Spec").Types(jen.Id("Tier"), jen.Id("ListedWhen")).Values(toolSpec(t)),
 			jen.Id("Decode"+t.Method+"Input"),
 			jen.Id("ToolHandlers").Dot(t.Method),
 			textArg(t),
@@ -163,7 +163,7 @@ func toolSpec(t *schema.Tool) jen.Dict {
 		jen.Id("Name"):         jen.Lit(t.Name),
 		jen.Id("Tier"):         jen.Id(tierConst(t.Tier)),
 		jen.Id("Discoverable"): jen.Lit(t.Discoverable),
-		jen.Id("ListedWhen"):   jen.Lit(t.ListedWhen),
+		jen.Id("ListedWhen"):   jen.Id(listedWhenConst(t.ListedWhen)),
 		jen.Id("Manifest"):     jen.Id(manifestVar(t)),
 		jen.Id("Examples"):     jen.Qual(tooltablePkg, "Examples").Values(examples),
 	}
@@ -230,6 +230,39 @@ func visible(t *schema.Tool, tier int) bool {
 // tierConst is the Go constant of a tier name: public → TierPublic.
 func tierConst(name string) string { return "Tier" + strings.ToUpper(name[:1]) + name[1:] }
 
+// listedWhenConst is the Go constant of a listedWhen condition: peers →
+// ListedWhenPeers, and none → ListedAlways.
+func listedWhenConst(name string) string {
+	if name == "" {
+		return "ListedAlways"
+	}
+	return "ListedWhen" + schema.GoName(name)
+}
+
+// listedWhenDecls declares the conditions a tool's "listedWhen" may
+// name (schema.ListedWhenConditions, the one place they are spelled), as
+// the constants of a type of their own: a server decides each (mcp.Listed)
+// with a switch over them rather than over strings.
+func listedWhenDecls(f *jen.File) {
+	f.Comment("ListedWhen is the condition under which tools/list shows a tool: its schema's")
+	f.Comment("\"listedWhen\", or ListedAlways when it has none.")
+	f.Type().Id("ListedWhen").Int()
+	defs := []jen.Code{jen.Comment("ListedAlways: the schema names no condition."), jen.Id("ListedAlways").Id("ListedWhen").Op("=").Iota()}
+	names := []jen.Code{jen.Lit("")}
+	for _, c := range schema.ListedWhenConditions {
+		defs = append(defs, jen.Comment(listedWhenConst(c.Name)+": \""+c.Name+"\", "+c.Says+"."), jen.Id(listedWhenConst(c.Name)))
+		names = append(names, jen.Lit(c.Name))
+	}
+	defs = append(defs, jen.Comment("NumListedWhen counts the conditions, ListedAlways included."), jen.Id("NumListedWhen").Op("=").Lit(len(schema.ListedWhenConditions)+1))
+	f.Const().Defs(defs...)
+	f.Var().Id("listedWhenNames").Op("=").Index(jen.Id("NumListedWhen")).String().Values(names...)
+	f.Comment("String is the condition as tool schemas spell it; \"\" for ListedAlways.")
+	f.Func().Params(jen.Id("l").Id("ListedWhen")).Id("String").Params().String().Block(
+		jen.If(jen.Id("l").Op("<").Lit(0).Op("||").Id("l").Op(">=").Id("NumListedWhen")).Block(jen.Return(jen.Lit("unknown"))),
+		jen.Return(jen.Id("listedWhenNames").Index(jen.Id("l"))),
+	)
+}
+
 // tiersFile declares the caller tiers in order of standing. The names come
 // from schema.Tiers, the one place tiers are spelled.
 func tiersFile(pkg, header string) ([]byte, error) {
@@ -265,6 +298,7 @@ func tiersFile(pkg, header string) ([]byte, error) {
 		),
 		jen.Return(jen.Lit(0), jen.False()),
 	)
+	listedWhenDecls(f)
 	return render(f)
 }
 

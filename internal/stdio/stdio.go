@@ -12,6 +12,11 @@
 // through one writer goroutine that batches whatever is queued and flushes
 // when the queue is empty, so pipelined load costs few system calls while a
 // lone request is answered at once.
+//
+// The session listens for changes to its tools (mcp.Session.Listen): when
+// the tools it lists change while it runs, it is sent
+// notifications/tools/list_changed, once for however many changes come
+// before the notification is queued.
 package stdio
 
 import (
@@ -62,6 +67,17 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	c := &conn{sess: sess, opt: opt, w: newWriter(out, 2*opt.MaxInFlight), jobs: make(chan *job), quit: make(chan struct{}),
 		values: context.WithoutCancel(ctx)}
 	go c.w.loop()
+	// A change to the session's tools is queued by a goroutine of its
+	// own: the server's Refresh, which tells it, must never wait on a
+	// client that does not read.
+	changed, told := make(chan struct{}, 1), make(chan struct{})
+	stopListening := sess.Listen(func() {
+		select {
+		case changed <- struct{}{}:
+		default: // one is pending already, and says as much
+		}
+	})
+	go c.tellChanges(changed, told)
 	c.workers.Add(opt.MaxInFlight)
 	for range opt.MaxInFlight {
 		go c.work()
@@ -78,12 +94,14 @@ func Serve(ctx context.Context, sess *mcp.Session, in io.Reader, out io.Writer, 
 	// Every request handed to a worker is finished before the workers
 	// return; the reader hands over no more once quit is closed. Each
 	// worker stops at the nil it takes after whatever it was running.
+	stopListening()
 	close(c.quit)
 	for range opt.MaxInFlight {
 		c.jobs <- nil
 	}
 	c.workers.Wait()
 	c.w.close()
+	<-told
 	if err == nil {
 		err = c.w.err
 	}
@@ -103,6 +121,27 @@ type conn struct {
 	// values is Serve's ctx for its values alone: Serve's ctx ending does
 	// not cancel a request, which finishes and is answered.
 	values context.Context
+}
+
+// tellChanges sends the client notifications/tools/list_changed for each
+// signal on changed, until Serve quits, and then for one still pending,
+// so none told before the end is lost; it closes told when it returns.
+func (c *conn) tellChanges(changed <-chan struct{}, told chan<- struct{}) {
+	defer close(told)
+	tell := func() { c.w.send(append(getBuffer(), mcp.ToolsListChanged...)) }
+	for {
+		select {
+		case <-changed:
+			tell()
+		case <-c.quit:
+			select {
+			case <-changed:
+				tell()
+			default:
+			}
+			return
+		}
+	}
 }
 
 // job is one request handed to a worker.

@@ -12,12 +12,18 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/store"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
-// noMatchOn asks h a question none of its categories answers.
-func noMatchOn(t *testing.T, h *Handlers) (*gen.GetSourcesOutput, string) {
+// noMatchOn asks h a question none of its categories answers, as a caller
+// whose session was given the catalog of version given ("" for none).
+func noMatchOn(t *testing.T, h *Handlers, given string) (*gen.GetSourcesOutput, string) {
 	t.Helper()
-	_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("replication for a beginner zzqx")})
+	ctx := context.Background()
+	if given != "" {
+		ctx = tooltable.WithCatalog(ctx, given)
+	}
+	_, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: ptr("replication for a beginner zzqx")})
 	te := toolError(t, err)
 	out := te.Structured.(*gen.GetSourcesOutput)
 	js, err := out.AppendJSON(nil)
@@ -30,8 +36,8 @@ func noMatchOn(t *testing.T, h *Handlers) (*gen.GetSourcesOutput, string) {
 	return out, te.Text
 }
 
-// The instructions carry a small registry's catalog (Catalog): a
-// no-match answer on it lists the described candidates, names the
+// A session's instructions carry a small registry's catalog (Catalog): a
+// no-match answer to it lists the described candidates, names the
 // catalog and its version, and repeats no other slug.
 func TestNoMatchPointsAtTheCatalogItWasGiven(t *testing.T) {
 	h := handlers(t, registrytest.Encode(40, 3))
@@ -39,7 +45,7 @@ func TestNoMatchPointsAtTheCatalogItWasGiven(t *testing.T) {
 	if !ok || len(slugs) != 40 || !strings.Contains(v, "sha256:") {
 		t.Fatalf("Catalog(150) of 40 categories: %q, %d slugs, %v", v, len(slugs), ok)
 	}
-	out, text := noMatchOn(t, h)
+	out, text := noMatchOn(t, h, v)
 	if out.CatalogVersion == nil || *out.CatalogVersion != v || len(out.MoreCategories) != 0 || len(out.Candidates) == 0 {
 		t.Fatalf("catalog_version %v, %d more, %d candidates", out.CatalogVersion, len(out.MoreCategories), len(out.Candidates))
 	}
@@ -58,28 +64,84 @@ func TestNoMatchPointsAtTheCatalogItWasGiven(t *testing.T) {
 	}
 }
 
-// After a reload the session may hold the older catalog: the answer lists
-// the categories again. A new signature for the same registry keeps it.
+// After a reload that changes the registry a session holds the older
+// catalog: the answer to it lists the categories again and says its
+// catalog is out of date; a session given the new one is pointed at it.
+// A new signature for the same registry, or a reload of the same bytes,
+// keeps the catalog.
 func TestNoMatchListsAgainAfterAReload(t *testing.T) {
 	data := registrytest.Encode(40, 3)
 	h := handlers(t, data)
-	if _, _, ok := h.Catalog(150); !ok {
+	v, _, ok := h.Catalog(150)
+	if !ok {
 		t.Fatal("no catalog")
 	}
 	h.newMatcher = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
 	p := published{h}
 	p.Publish(store.Served{Registry: h.cur.Load().reg, Signature: h.cur.Load().signature})
-	if out, _ := noMatchOn(t, h); out.CatalogVersion == nil {
+	if out, _ := noMatchOn(t, h, v); out.CatalogVersion == nil {
 		t.Error("a new signature of the same registry dropped the catalog")
 	}
-	reg, err := registry.Load(data)
+	same, err := registry.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Publish(store.Served{Registry: same})
+	if out, _ := noMatchOn(t, h, v); out.CatalogVersion == nil || *out.CatalogVersion != v {
+		t.Errorf("a reload of the same bytes dropped the catalog: %v", out.CatalogVersion)
+	}
+	reg, err := registry.Load(registrytest.Encode(39, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Publish(store.Served{Registry: reg})
-	out, text := noMatchOn(t, h)
-	if out.CatalogVersion != nil || shownOnce(t, out, text) != 40 || strings.Contains(text, "instructions") {
+	out, text := noMatchOn(t, h, v)
+	if out.CatalogVersion != nil || shownOnce(t, out, text) != 39 || strings.Contains(text, "instructions") {
 		t.Errorf("after a reload: catalog_version %v, text:\n%s", out.CatalogVersion, text)
+	}
+	now, _, _ := h.Catalog(150)
+	if now == v || !strings.Contains(text, "The registry changed since this session began (the session's catalog is of registry "+v+", this one is "+now+")") {
+		t.Errorf("the answer does not say the session's catalog (%s) is not the registry's (%s):\n%s", v, now, text)
+	}
+	if out, text := noMatchOn(t, h, now); out.CatalogVersion == nil || *out.CatalogVersion != now || len(out.MoreCategories) != 0 || strings.Contains(text, "changed since") {
+		t.Errorf("a session begun after the reload: catalog_version %v, text:\n%s", out.CatalogVersion, text)
+	}
+}
+
+// A session given a catalog, after the registry grew past the limit,
+// gets the categories listed: the version it holds is no longer served.
+func TestNoMatchListsOnceTheRegistryGrowsPastTheLimit(t *testing.T) {
+	h := handlers(t, registrytest.Encode(40, 3))
+	v, _, ok := h.Catalog(40)
+	if !ok {
+		t.Fatal("no catalog")
+	}
+	h.newMatcher = func(r *registry.Registry) matcher.Matcher { return matcher.New(r) }
+	reg, err := registry.Load(registrytest.Encode(41, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	published{h}.Publish(store.Served{Registry: reg})
+	if _, _, ok := h.Catalog(40); ok {
+		t.Fatal("a catalog of 41 categories past a limit of 40")
+	}
+	out, text := noMatchOn(t, h, v)
+	if out.CatalogVersion != nil || shownOnce(t, out, text) != 41 || !strings.Contains(text, "changed since this session began") {
+		t.Errorf("catalog_version %v, text:\n%s", out.CatalogVersion, text)
+	}
+}
+
+// A caller whose session was given no catalog (a page, a modern request,
+// a server that lists none) gets the categories listed, however small
+// the registry.
+func TestNoMatchListsToACallerGivenNoCatalog(t *testing.T) {
+	h := handlers(t, registrytest.Encode(40, 3))
+	if _, _, ok := h.Catalog(150); !ok {
+		t.Fatal("no catalog")
+	}
+	out, text := noMatchOn(t, h, "")
+	if out.CatalogVersion != nil || shownOnce(t, out, text) != 40 || strings.Contains(text, "instructions") || strings.Contains(text, "changed since") {
+		t.Errorf("catalog_version %v, text:\n%s", out.CatalogVersion, text)
 	}
 }
 
@@ -91,7 +153,7 @@ func TestNoCatalogPastTheLimit(t *testing.T) {
 		if v, slugs, ok := h.Catalog(max); ok || v != "" || slugs != nil {
 			t.Errorf("Catalog(%d) of 40: %q %v %v", max, v, slugs, ok)
 		}
-		out, text := noMatchOn(t, h)
+		out, text := noMatchOn(t, h, "")
 		if out.CatalogVersion != nil || shownOnce(t, out, text) != 40 {
 			t.Errorf("max %d: catalog_version %v, text:\n%s", max, out.CatalogVersion, text)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/evalset"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
 // catalogBytes asks reg every question of cases, as a session without the
@@ -23,11 +24,12 @@ func catalogBytes(t *testing.T, reg *registry.Registry, cases []evalset.Case) (w
 	t.Helper()
 	plain := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
 	given := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
-	_, _, catalogued := given.Catalog(150)
+	v, _, catalogued := given.Catalog(150)
+	ctxs := [2]context.Context{context.Background(), tooltable.WithCatalog(context.Background(), v)}
 	for _, c := range cases {
 		var answers [2]string
 		for i, h := range []*Handlers{plain, given} {
-			_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr(c.Query)})
+			_, err := h.GetSources(ctxs[i], &gen.GetSourcesInput{Query: ptr(c.Query)})
 			var te *gen.ToolError
 			if !errors.As(err, &te) {
 				break

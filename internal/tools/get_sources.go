@@ -13,10 +13,11 @@ import (
 	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/sourcehealth"
+	"github.com/three-good-sources/3gs/internal/tooltable"
 )
 
 // GetSources implements gen.ToolHandlers.
-func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
+func (h *Handlers) GetSources(ctx context.Context, in *gen.GetSourcesInput) (*gen.GetSourcesOutput, error) {
 	threshold := h.threshold
 	if in.Threshold != nil {
 		threshold = *in.Threshold
@@ -27,7 +28,7 @@ func (h *Handlers) GetSources(_ context.Context, in *gen.GetSourcesInput) (*gen.
 	if st := h.signatureNow(s); st.Expired {
 		return nil, h.withheldAt(st, &gen.GetSourcesOutput{Query: deref(in.Query), Sources: []gen.RankedSource{}})
 	}
-	out, err := h.getSources(s, in, threshold)
+	out, err := h.getSources(s, in, threshold, tooltable.CatalogGiven(ctx))
 	if err == nil {
 		h.addHealth(out)
 	}
@@ -129,7 +130,9 @@ func logEntry(s *snapshot, in *gen.GetSourcesInput, threshold float64, out *gen.
 // still allows the state, so it is answered rather than assumed away.
 var errNotOneOf = errors.New("get_sources: arguments with neither or both of query and slug reached the handler; they must be decoded with gen.DecodeGetSourcesInput, which refuses them")
 
-func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold float64) (*gen.GetSourcesOutput, error) {
+// given is the version of the catalog the caller's session was given
+// (tooltable.CatalogGiven), "" when none.
+func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold float64, given string) (*gen.GetSourcesOutput, error) {
 	switch {
 	case (in.Query == nil) == (in.Slug == nil):
 		return nil, errNotOneOf
@@ -144,7 +147,7 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 		return nil, err
 	}
 	if !confident {
-		err := s.noMatch(query, ranked, threshold, h.catalogued.Load() == s.reg)
+		err := s.noMatch(query, ranked, threshold, given)
 		if te := (*gen.ToolError)(nil); h.federates(s) && errors.As(err, &te) {
 			te.Text += federationAdvice
 		}
@@ -349,12 +352,15 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 // any category, the answer says so, offers no candidate and lists the
 // catalog in its order.
 //
-// When the server's instructions carry this registry's catalog
-// (catalogued), the answer lists the described candidates only and points
-// at the catalog for the rest: the agent has read it already. It names
-// list_categories as well, for a host that does not show the model the
-// instructions: the model must not take the candidates for all there is.
-func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64, catalogued bool) error {
+// When the caller's session was given this registry's catalog in its
+// instructions (given is its version), the answer lists the described
+// candidates only and points at the catalog for the rest: the agent has
+// read it already. It names list_categories as well, for a host that does
+// not show the model the instructions: the model must not take the
+// candidates for all there is. A session given the catalog of an earlier
+// registry (the registry was reloaded or edited since it began) gets the
+// list, and is told its catalog is out of date.
+func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64, given string) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
 	b.Grow(answerBudget)
@@ -365,6 +371,13 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	} else {
 		fmt.Fprintf(&b, " No category shares anything with it: none of the registry's %d has a word of the query, or one related to it, in what its curator wrote about it, so there are no candidates.", len(s.slugs))
 	}
+	v := ""
+	if given != "" {
+		v = catalogVersion(s)
+	}
+	if given != "" && given != v {
+		fmt.Fprintf(&b, " The registry changed since this session began (the session's catalog is of registry %s, this one is %s): its categories are listed here.", oneLine(given, 100), v)
+	}
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
@@ -372,9 +385,11 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	for _, l := range c.described {
 		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
 	}
-	if catalogued {
-		v := catalogVersion(s)
-		out.CatalogVersion = &v
+	if given != "" && given == v {
+		// A copy of its own: taking v's address would move it to the heap
+		// on every no-match answer.
+		cv := v
+		out.CatalogVersion = &cv
 		if len(out.Candidates) > 0 {
 			b.WriteString(pickAdvice)
 			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d, as list_categories does. ", v, len(s.slugs))

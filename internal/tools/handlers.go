@@ -63,9 +63,9 @@ type Handlers struct {
 	// identities is what the checks of curators' links found
 	// (SetIdentities); nil: every link is pending.
 	identities atomic.Pointer[curatorlinks.Checker]
-	// catalogued is the registry whose catalog the server's instructions
-	// carry (Catalog); nil when they carry none.
-	catalogued atomic.Pointer[registry.Registry]
+	// onPublish, when set (OnPublish), runs after each new snapshot is
+	// published.
+	onPublish atomic.Pointer[func()]
 }
 
 var _ gen.ToolHandlers = (*Handlers)(nil)
@@ -186,6 +186,9 @@ func (s published) Publish(next store.Served) {
 // tampered file cannot tell us whose registries to trust.
 func (h *Handlers) publish(s *snapshot) {
 	h.cur.Store(s)
+	if f := h.onPublish.Load(); f != nil {
+		defer (*f)()
+	}
 	if h.peers == nil {
 		return
 	}
@@ -196,6 +199,17 @@ func (h *Handlers) publish(s *snapshot) {
 	}
 	h.peers.SetEndorsements(s.reg.Curator().Pubkey, s.reg.Endorsements())
 }
+
+// OnPublish runs f after each registry (or signature) published from now
+// on: a reload, an edit, a read replica's new copy. The MCP core reads
+// again then what its tools/list and instructions depend on (Catalog,
+// Federates).
+func (h *Handlers) OnPublish(f func()) { h.onPublish.Store(&f) }
+
+// Federates reports whether this node asks the curators its registry
+// endorses (get_federated_sources): it has peers, and the registry served
+// now endorses at least one curator.
+func (h *Handlers) Federates() bool { return h.federates(h.cur.Load()) }
 
 // Published returns the registry being served.
 func (h *Handlers) Published() store.Served {
@@ -256,17 +270,17 @@ func categories(n int) string {
 
 // Catalog is the registry served now, its version and every category's
 // slug, when it holds at most max categories (max > 0): the server lists
-// them in its instructions, so an agent may pass a slug on its first call.
-// From then on a no-match answer on this registry, as long as it is the
-// one served, names the instructions' catalog instead of repeating it;
-// after a reload it lists the categories again, since a session may hold
-// the older catalog.
+// them in a session's instructions, so an agent may pass a slug on its
+// first call. A no-match answer to a caller whose session was given this
+// catalog (tooltable.WithCatalog with this version), as long as this
+// registry is the one served, names the catalog instead of repeating it;
+// after a reload or an edit it lists the categories again, since the
+// session holds the older catalog.
 func (h *Handlers) Catalog(max int) (version string, slugs []string, ok bool) {
 	s := h.cur.Load()
 	if max <= 0 || len(s.slugs) > max {
 		return "", nil, false
 	}
-	h.catalogued.Store(s.reg)
 	return catalogVersion(s), s.slugs, true
 }
 

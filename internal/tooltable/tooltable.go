@@ -63,9 +63,13 @@ func (r *Result) AppendStructured(dst []byte) ([]byte, error) {
 // first, so that a caller of a tier may do all that lower tiers may.
 type Tier interface{ ~int }
 
+// Listing is what the generated listedWhen type is: the condition under
+// which tools/list shows a tool, its zero value "always".
+type Listing interface{ ~int }
+
 // Spec is what a tool's schema says of it, as the generated table hands
 // it to New.
-type Spec[T Tier] struct {
+type Spec[T Tier, L Listing] struct {
 	// Name is the MCP tool name.
 	Name string
 	// Tier is the lowest caller tier that may run the tool.
@@ -74,8 +78,9 @@ type Spec[T Tier] struct {
 	// tier needed; they are not listed to them.
 	Discoverable bool
 	// ListedWhen is the schema's "listedWhen": the condition under which
-	// tools/list shows the tool ("peers", "proposals", "token"), or "".
-	ListedWhen string
+	// tools/list shows the tool (gen.ListedWhenPeers, ...), or the zero
+	// value when it is always listed.
+	ListedWhen L
 	// Manifest is the tool's tools/list entry, schemas embedded verbatim.
 	Manifest string
 	// Examples are the calls the tool's schema shows, checked against its
@@ -86,8 +91,8 @@ type Spec[T Tier] struct {
 
 // Tool is one entry of the dispatch table (gen.Tools): a tool's Spec and
 // the functions that decode its arguments and run it on handlers H.
-type Tool[H any, T Tier] struct {
-	Spec[T]
+type Tool[H any, T Tier, L Listing] struct {
+	Spec[T, L]
 
 	call        func(ctx context.Context, h H, args []byte) (*Result, error)
 	decodeInput func([]byte) (any, error)
@@ -99,12 +104,12 @@ type Tool[H any, T Tier] struct {
 // method that returns a string goes through TextString). The output type's
 // generated AppendJSON encodes its results: a type without one does not
 // compile here.
-func New[H any, T Tier, I, O any, P interface {
+func New[H any, T Tier, L Listing, I, O any, P interface {
 	*O
 	Output
-}](s Spec[T], decode func([]byte) (*I, error), run func(H, context.Context, *I) (*O, error), text func(H, []byte, *O) []byte) Tool[H, T] {
+}](s Spec[T, L], decode func([]byte) (*I, error), run func(H, context.Context, *I) (*O, error), text func(H, []byte, *O) []byte) Tool[H, T, L] {
 	appendText := func(h any, dst []byte, out Output) []byte { return text(h.(H), dst, out.(P)) }
-	return Tool[H, T]{
+	return Tool[H, T, L]{
 		Spec: s,
 		call: func(ctx context.Context, h H, args []byte) (*Result, error) {
 			return call[H, I, O, P](ctx, h, args, s.Name, decode, run, appendText)
@@ -137,7 +142,7 @@ type Examples struct {
 // Arguments that break the input schema yield a strictjson.Errors and the
 // handler is not called; any other error is the handler's or the
 // encoder's.
-func (t *Tool[H, T]) Call(ctx context.Context, h H, args []byte) (*Result, error) {
+func (t *Tool[H, T, L]) Call(ctx context.Context, h H, args []byte) (*Result, error) {
 	res, err := t.Run(ctx, h, args)
 	if err != nil {
 		return nil, err
@@ -152,7 +157,7 @@ func (t *Tool[H, T]) Call(ctx context.Context, h H, args []byte) (*Result, error
 // Run is Call without rendering the text nor encoding the structured
 // content: the result's AppendText and AppendStructured write them where
 // they are wanted.
-func (t *Tool[H, T]) Run(ctx context.Context, h H, args []byte) (*Result, error) {
+func (t *Tool[H, T, L]) Run(ctx context.Context, h H, args []byte) (*Result, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
@@ -161,7 +166,7 @@ func (t *Tool[H, T]) Run(ctx context.Context, h H, args []byte) (*Result, error)
 
 // DecodeInput decodes arguments of this tool strictly, as Call does, and
 // returns them as the generated input type.
-func (t *Tool[H, T]) DecodeInput(args []byte) (any, error) { return t.decodeInput(args) }
+func (t *Tool[H, T, L]) DecodeInput(args []byte) (any, error) { return t.decodeInput(args) }
 
 // call is the body of every tool's call: decode the arguments with the
 // tool's generated decoder and run its handler. The result's text and
@@ -201,4 +206,4 @@ func decodeAny[T any](decode func([]byte) (*T, error)) func([]byte) (any, error)
 // caller is never shown a tool that needs a token. The generated
 // ToolsListJSON follows the same rule; a server further leaves out the
 // tools whose ListedWhen its configuration or the caller does not meet.
-func (t *Tool[H, T]) Listed(tier T) bool { return t.Tier <= tier }
+func (t *Tool[H, T, L]) Listed(tier T) bool { return t.Tier <= tier }
