@@ -40,6 +40,8 @@ type listed struct {
 	shelf int
 	slug  string
 	score float64
+	// near: described as close to the query in meaning only (fillNear).
+	near bool
 }
 
 // catalog is what a listing shows: described are the closest with what
@@ -286,7 +288,7 @@ func (ls *lister) fillNear(describe int) (full bool) {
 			continue
 		}
 		ls.nearing = true
-		ok := ls.add(listed{shelf: best, slug: r.Slug, score: r.Score}, true)
+		ok := ls.add(listed{shelf: best, slug: r.Slug, score: r.Score, near: true}, true)
 		ls.nearing = false
 		if !ok {
 			return true

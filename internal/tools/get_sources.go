@@ -370,7 +370,11 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
 	c := listNear([]shelf{{reg: s.reg, ranked: ranked}}, room, true)
 	for _, l := range c.described {
-		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
+		cc := s.candidate(l.slug, l.score)
+		if l.near {
+			cc.MeaningOnly = ptr(true)
+		}
+		out.Candidates = append(out.Candidates, cc)
 	}
 	if catalogued {
 		v := catalogVersion(s)
