@@ -1089,6 +1089,10 @@ func appendCandidateCategory(w *tooltable.Writer, v *CandidateCategory) {
 	w.BeginObject()
 	w.Field(`"description":`)
 	w.String(v.Description)
+	if v.MeaningOnly != nil {
+		w.Field(`"meaning_only":`)
+		w.Bool(*v.MeaningOnly)
+	}
 	w.Field(`"name":`)
 	w.String(v.Name)
 	w.Field(`"score":`)

@@ -120,6 +120,10 @@ type CandidateCategory struct {
 	// What it covers, in one line.
 	Description string `json:"description"`
 
+	// True when it shares no word with the query and is offered as close to it in
+	// meaning only; absent otherwise.
+	MeaningOnly *bool `json:"meaning_only,omitempty,omitzero"`
+
 	// Its display name.
 	Name string `json:"name"`
 
@@ -682,9 +686,11 @@ type GetSourcesOutput struct {
 
 	// When nothing matched: the closest categories that share a word of the query (or
 	// one related to it), best first, each with what it covers (up to five; up to ten
-	// in a registry too large to list whole), for the agent to choose from by calling
-	// get_sources with the chosen slug; absent when the query shares nothing with any
-	// category. For an unknown slug, the slugs closest to it.
+	// in a registry too large to list whole), then, when fewer than five do, others
+	// close to the query in meaning only (meaning_only), up to five in all, for the
+	// agent to choose from by calling get_sources with the chosen slug; absent when
+	// the query shares nothing with any category. For an unknown slug, the slugs
+	// closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
 	// When nothing matched and more_categories is left out: the registry version

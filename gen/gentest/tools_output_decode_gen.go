@@ -3168,6 +3168,18 @@ func decodeCandidateCategory(d *strictjson.Decoder, p *strictjson.Path, out *gen
 				d.Maximum(&fp, v, 1.0)
 				out.Score = v
 			}
+		case "meaning_only":
+			if !d.Claim(p, key, &seen, 4) {
+				continue
+			}
+			fp := p.Key(key)
+			{
+				var opt0 bool
+				if v, ok := d.Bool(&fp); ok {
+					opt0 = v
+				}
+				out.MeaningOnly = &opt0
+			}
 		default:
 			d.UnknownKey(p, key, candidateCategoryFields)
 		}
@@ -4423,7 +4435,7 @@ var closestCategoryFields = []string{"slug", "score"}
 var alternativeCategoryFields = []string{"slug", "name", "score"}
 
 // candidateCategoryFields lists CandidateCategory's fields in schema order; bit i of a decoder's seen set stands for candidateCategoryFields[i].
-var candidateCategoryFields = []string{"slug", "name", "description", "score"}
+var candidateCategoryFields = []string{"slug", "name", "description", "score", "meaning_only"}
 
 // listedCategoryFields lists ListedCategory's fields in schema order; bit i of a decoder's seen set stands for listedCategoryFields[i].
 var listedCategoryFields = []string{"slug", "name"}

@@ -29,6 +29,14 @@ type Scored struct {
 	// grounded category is offered as a candidate; the score alone cannot
 	// say it, as calibration keeps every listed score above zero.
 	Grounded bool
+	// Near says the question as a whole is close in meaning to what the
+	// curator wrote about the category (the cosine of their meanings is at
+	// least nearCosine, meaning.go), whether or not it is grounded. Only
+	// a long list (a limit above the few the answer and its confidence
+	// read) says it, and only for a question some word of which has a
+	// word vector. A category near but not grounded may be offered as a
+	// candidate closest in meaning only, said to be so.
+	Near bool
 }
 
 var (

@@ -155,3 +155,35 @@ func TestLongListScoresDoNotCompound(t *testing.T) {
 		}
 	}
 }
+
+// Near marks, in a long list only, the categories whose meaning is
+// closer to the question's than the registry's mean by nearMargin: the
+// guitar for sore fingertips from strings, not the far pastimes; and
+// nothing when no word of the question has a vector, as the meaning the
+// list then goes by is its first categories', not the question's.
+func TestNearInMeaning(t *testing.T) {
+	x := Build(pastimes())
+	near := func(q string, limit int) []string {
+		t.Helper()
+		got, err := x.Match(q, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, s := range got {
+			if s.Near {
+				out = append(out, s.Slug)
+			}
+		}
+		return out
+	}
+	if got := near("my fingertips are sore from the strings", 8); !slices.Contains(got, "guitar") || slices.Contains(got, "tax") || slices.Contains(got, "ironing") {
+		t.Errorf("near %v, want guitar and not tax or ironing", got)
+	}
+	if got := near("my fingertips are sore from the strings", candidatePool); len(got) != 0 {
+		t.Errorf("a list of %d says near %v", candidatePool, got)
+	}
+	if got := near("zzqx wqxz", 8); len(got) != 0 {
+		t.Errorf("a question without word vectors: near %v", got)
+	}
+}

@@ -3,10 +3,14 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/frozen"
+	"github.com/three-good-sources/3gs/internal/matcher"
+	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 )
 
@@ -69,7 +73,17 @@ func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
 	if got := shownOnce(t, out, text); got != 40 {
 		t.Errorf("listed %d of 40 categories:\n%s", got, text)
 	}
-	if len(out.Candidates) == 0 || !strings.Contains(text, fmt.Sprintf("The registry's 40 categories, the %d that share words with the query first, closest first, then the others:", len(out.Candidates))) ||
+	// The candidates that share words with the query come first; those
+	// after nearLabel are close to it in meaning only (listNear).
+	shared := len(out.Candidates)
+	if at := strings.Index(text, nearLabel); at >= 0 {
+		for _, c := range out.Candidates {
+			if i := strings.Index(text, "\n- "+c.Slug+" ("); i > at {
+				shared--
+			}
+		}
+	}
+	if shared == 0 || !strings.Contains(text, fmt.Sprintf("The registry's 40 categories, the %d that share words with the query first, closest first, then the others:", shared)) ||
 		!strings.Contains(text, "this registry does not cover the topic") || strings.Contains(text, "list_categories") {
 		t.Errorf("%d candidates; text:\n%s", len(out.Candidates), text)
 	}
@@ -113,5 +127,47 @@ func TestHeadingFitsItsRoom(t *testing.T) {
 		if h := c.heading("the registry's"); len(h) > headingRoom {
 			t.Errorf("%d bytes, room %d: %q", len(h), headingRoom, h)
 		}
+	}
+}
+
+// listNear fills the described candidates up to maxCandidates after the
+// grounded with the categories near the query in meaning only, under
+// nearLabel; a query that shares nothing with any category gets none,
+// and list (federated answers) never fills.
+func TestListNearFillsAfterTheGrounded(t *testing.T) {
+	reg, err := registry.Load(frozen.Registry(frozen.Basic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranked := []matcher.Scored{
+		{Slug: "rust-learning", Score: 0.3, Grounded: true},
+		{Slug: "go-learning", Score: 0.01, Near: true},
+		{Slug: "shell-scripting", Score: 0.009},
+		{Slug: "python-packaging", Score: 0.008, Near: true},
+	}
+	described := func(c catalog) []string {
+		var out []string
+		for _, l := range c.described {
+			out = append(out, l.slug)
+		}
+		return out
+	}
+	c := listNear([]shelf{{reg: reg, ranked: ranked}}, answerBudget, true)
+	if got, want := described(c), []string{"rust-learning", "go-learning", "python-packaging"}; !slices.Equal(got, want) || c.near != 2 || c.grounded != 1 {
+		t.Errorf("described %v (near %d, grounded %d), want %v (near 2, grounded 1)", got, c.near, c.grounded, want)
+	}
+	rust, label, goLine := strings.Index(c.text, "\n- rust-learning ("), strings.Index(c.text, nearLabel), strings.Index(c.text, "\n- go-learning (")
+	if rust < 0 || label < rust || goLine < label || strings.Count(c.text, nearLabel) != 1 {
+		t.Errorf("want the grounded, then %q, then the near ones:\n%s", nearLabel, c.text)
+	}
+	if h := c.heading("the registry's"); !strings.Contains(h, "the 1 that share words with the query first") {
+		t.Errorf("heading %q counts the near ones as sharing words", h)
+	}
+	if got := described(list([]shelf{{reg: reg, ranked: ranked}}, answerBudget)); !slices.Equal(got, []string{"rust-learning"}) {
+		t.Errorf("list described %v, want rust-learning alone", got)
+	}
+	none := listNear([]shelf{{reg: reg, ranked: ranked[1:]}}, answerBudget, true)
+	if len(none.described) != 0 || none.near != 0 || strings.Contains(none.text, nearLabel) {
+		t.Errorf("nothing grounded, yet described %v:\n%s", described(none), none.text)
 	}
 }

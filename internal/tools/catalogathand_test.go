@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,53 @@ func TestNoCatalogPastTheLimit(t *testing.T) {
 	}
 	if _, _, ok := handlers(t, registrytest.Encode(40, 3)).Catalog(40); !ok {
 		t.Error("Catalog(40) of 40 categories refused")
+	}
+}
+
+// A question that shares a word with fewer than five categories gets
+// the described candidates filled with those close to it in meaning
+// only, after the others, marked meaning_only and under their own label
+// in both listings (whole, and with the catalog at hand): "crema" shares
+// a word with cake-baking alone in the development set's registry, and
+// is about espresso.
+func TestNoMatchFillsCandidatesCloseInMeaning(t *testing.T) {
+	data, err := os.ReadFile("../matcher/testdata/dev/registry.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, catalogued := range []bool{false, true} {
+		h := handlers(t, data)
+		if catalogued {
+			if _, _, ok := h.Catalog(150); !ok {
+				t.Fatal("no catalog")
+			}
+		}
+		_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("crema")})
+		te := toolError(t, err)
+		out := te.Structured.(*gen.GetSourcesOutput)
+		var shared, near []string
+		for _, c := range out.Candidates {
+			if c.MeaningOnly != nil && *c.MeaningOnly {
+				near = append(near, c.Slug)
+			} else if len(near) > 0 {
+				t.Errorf("catalogued %v: %s shares a word yet comes after %v", catalogued, c.Slug, near)
+			} else {
+				shared = append(shared, c.Slug)
+			}
+		}
+		if !slices.Equal(shared, []string{"cake-baking"}) || !slices.Contains(near, "espresso") || len(out.Candidates) > maxCandidates || (out.CatalogVersion != nil) != catalogued {
+			t.Errorf("catalogued %v (catalog_version %v): sharing a word %v, close in meaning only %v; want cake-baking, then espresso, at most %d in all", catalogued, out.CatalogVersion, shared, near, maxCandidates)
+		}
+		label, cake, espresso := strings.Index(te.Text, nearLabel), strings.Index(te.Text, "\n- cake-baking ("), strings.Index(te.Text, "\n- espresso (")
+		if cake < 0 || label < cake || espresso < label || strings.Count(te.Text, nearLabel) != 1 {
+			t.Errorf("catalogued %v: want cake-baking, then %q, then espresso:\n%s", catalogued, nearLabel, te.Text)
+		}
+		js, err := out.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gentest.DecodeOutput(gen.ToolGetSources, js); err != nil || !strings.Contains(string(js), `"meaning_only":true`) {
+			t.Errorf("catalogued %v: structured answer %s: %v", catalogued, js, err)
+		}
 	}
 }

@@ -381,9 +381,13 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
-	c := list([]shelf{{reg: s.reg, ranked: ranked}}, room)
+	c := listNear([]shelf{{reg: s.reg, ranked: ranked}}, room, true)
 	for _, l := range c.described {
-		out.Candidates = append(out.Candidates, s.candidate(l.slug, l.score))
+		cc := s.candidate(l.slug, l.score)
+		if l.near {
+			cc.MeaningOnly = ptr(true)
+		}
+		out.Candidates = append(out.Candidates, cc)
 	}
 	if given != "" && given == v {
 		// A copy of its own: taking v's address would move it to the heap
@@ -397,9 +401,13 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d, as list_categories does: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
 		}
 		b.WriteString(wholeAdvice)
-		if len(out.Candidates) > 0 {
+		if g := len(out.Candidates) - c.near; g > 0 {
 			b.WriteString(" The closest:")
-			writeCandidates(&b, out.Candidates)
+			writeCandidates(&b, out.Candidates[:g])
+		}
+		if c.near > 0 {
+			b.WriteString(nearLabel)
+			writeCandidates(&b, out.Candidates[len(out.Candidates)-c.near:])
 		}
 		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
