@@ -177,12 +177,15 @@ func TestNoMatchFillsCandidatesCloseInMeaning(t *testing.T) {
 	}
 	for _, catalogued := range []bool{false, true} {
 		h := handlers(t, data)
+		ctx := context.Background()
 		if catalogued {
-			if _, _, ok := h.Catalog(150); !ok {
+			v, _, ok := h.Catalog(150)
+			if !ok {
 				t.Fatal("no catalog")
 			}
+			ctx = tooltable.WithCatalog(ctx, v)
 		}
-		_, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: ptr("crema")})
+		_, err := h.GetSources(ctx, &gen.GetSourcesInput{Query: ptr("crema")})
 		te := toolError(t, err)
 		out := te.Structured.(*gen.GetSourcesOutput)
 		var shared, near []string
