@@ -407,9 +407,11 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
-	for _, l := range c.more {
-		cat, _ := s.reg.Category(l.slug)
-		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: l.slug, Name: cat.Name})
+	if len(c.more) > 0 {
+		out.MoreCategories = make([]gen.ListedCategory, len(c.more))
+		for i, l := range c.more {
+			out.MoreCategories[i] = gen.ListedCategory{Slug: l.slug, Name: l.cat.Name}
+		}
 	}
 	// What to do comes before the list, so an agent reads it first.
 	b.WriteString(pickAdvice)

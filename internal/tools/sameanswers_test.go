@@ -3,8 +3,12 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"flag"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -54,11 +58,95 @@ func rendered(t *testing.T, h *Handlers, q string, catalogued bool) []byte {
 // registries of about 120 categories, answered by the server's matcher
 // and by the same matcher behind the plain interface.
 func TestGetSourcesSameAnswers(t *testing.T) {
-	type asked struct {
-		name string
-		reg  []byte
-		qs   []string
+	all := answerSets(t)
+	for _, a := range all {
+		reg, err := registry.Load(a.reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := matcher.New(reg)
+		if _, ok := matcher.Matcher(m).(matcher.MoreMatcher); !ok {
+			t.Fatal("the server's matcher is no MoreMatcher: the device is gone")
+		}
+		qs := a.qs
+		unsure := 0
+		for _, catalogued := range []bool{false, true} {
+			fast := New(Config{Registry: reg, Matcher: m, Threshold: DefaultThreshold})
+			plain := New(Config{Registry: reg, Matcher: matchOnly{m}, Threshold: DefaultThreshold})
+			for _, q := range qs {
+				got, want := rendered(t, fast, q, catalogued), rendered(t, plain, q, catalogued)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: %q (catalogued %v): answers differ:\n%s\nplain:\n%s", a.name, q, catalogued, got, want)
+				}
+				if bytes.HasPrefix(got, []byte("error")) {
+					unsure++
+				}
+			}
+		}
+		t.Logf("%s: %d questions, %d answers not confident", a.name, len(qs), unsure/2)
 	}
+}
+
+var updateAnswers = flag.Bool("update-answers", false, "rewrite testdata/answers.sha256 from the answers given now")
+
+// TestGetSourcesAnswersDigest holds every get_sources answer of the
+// evaluation sets, the benchmark mix, the two blended registries and the
+// 1,000-category one, text and structured output, catalogued or not, to the digests in
+// testdata/answers.sha256: a change made for speed (how a listing is
+// built) must not move a byte of what it says. A deliberate change of
+// the answers (the matcher's ranking, the wording) rewrites the file with
+// -update-answers, and says why in its commit, as the matcher's golden
+// output does.
+func TestGetSourcesAnswersDigest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("answers some 5,000 questions on ten registries")
+	}
+	var got strings.Builder
+	for _, a := range answerSets(t) {
+		reg, err := registry.Load(a.reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := matcher.New(reg)
+		for _, catalogued := range []bool{false, true} {
+			h := New(Config{Registry: reg, Matcher: m, Threshold: DefaultThreshold})
+			sum := sha256.New()
+			for _, q := range a.qs {
+				sum.Write(rendered(t, h, q, catalogued))
+				sum.Write([]byte{0})
+			}
+			fmt.Fprintf(&got, "%x  %s catalogued=%v\n", sum.Sum(nil), a.name, catalogued)
+		}
+	}
+	const path = "testdata/answers.sha256"
+	if *updateAnswers {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("get_sources answers changed (go test ./internal/tools -run TestGetSourcesAnswersDigest -update-answers, if that is meant):\ngot\n%swant\n%s", got.String(), want)
+	}
+}
+
+// asked is a registry document and the questions asked of it.
+type asked struct {
+	name string
+	reg  []byte
+	qs   []string
+}
+
+// answerSets are the evaluation sets, the benchmark mix and (unless
+// -short) the two blended registries of about 120 categories and the
+// 1,000-category one of TestFirstAnswerLarge, each with
+// its questions and a few that are empty, stop words, nonsense or off
+// the topic.
+func answerSets(t *testing.T) []asked {
 	var all []asked
 	for _, s := range append(evalset.Sets("../.."), evalset.MixV1("../..")) {
 		data, err := os.ReadFile(s.Registry)
@@ -84,30 +172,21 @@ func TestGetSourcesSameAnswers(t *testing.T) {
 			all = append(all, asked{b.Name, large.Registry, qs})
 		}
 	}
-	for _, a := range all {
-		reg, err := registry.Load(a.reg)
+	if !testing.Short() {
+		// The 1,000-category registry of TestFirstAnswerLarge: listings
+		// that cannot be whole, faint signs and all.
+		big, err := evalset.Big("../..", evalset.Sets("../.."), 1000, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := matcher.New(reg)
-		if _, ok := matcher.Matcher(m).(matcher.MoreMatcher); !ok {
-			t.Fatal("the server's matcher is no MoreMatcher: the device is gone")
+		var qs []string
+		for _, c := range big.Cases {
+			qs = append(qs, c.Query)
 		}
-		qs := append(a.qs, "", "the", "zzqx vorpal blorf", "learn rust ownership")
-		unsure := 0
-		for _, catalogued := range []bool{false, true} {
-			fast := New(Config{Registry: reg, Matcher: m, Threshold: DefaultThreshold})
-			plain := New(Config{Registry: reg, Matcher: matchOnly{m}, Threshold: DefaultThreshold})
-			for _, q := range qs {
-				got, want := rendered(t, fast, q, catalogued), rendered(t, plain, q, catalogued)
-				if !bytes.Equal(got, want) {
-					t.Fatalf("%s: %q (catalogued %v): answers differ:\n%s\nplain:\n%s", a.name, q, catalogued, got, want)
-				}
-				if bytes.HasPrefix(got, []byte("error")) {
-					unsure++
-				}
-			}
-		}
-		t.Logf("%s: %d questions, %d answers not confident", a.name, len(qs), unsure/2)
+		all = append(all, asked{"big-1000", big.Registry, qs})
 	}
+	for i := range all {
+		all[i].qs = append(all[i].qs, "", "the", "zzqx vorpal blorf", "learn rust ownership")
+	}
+	return all
 }
