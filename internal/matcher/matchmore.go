@@ -8,10 +8,10 @@ package matcher
 // included, was a quarter of its cost (mcp BenchmarkHandle/mix-v1-unsure).
 type MoreMatcher interface {
 	Matcher
-	// MatchMore is Match(query, limit), then, when more(head) > 0,
-	// Match(query, more(head)) as long; it returns exactly what those
-	// two calls return.
-	MatchMore(query string, limit int, more func(head []Scored) int) (head, long []Scored, err error)
+	// MatchMore is Match(query, limit) as head, then, when head has no
+	// category scoring at least threshold and more > 0, Match(query,
+	// more) as long; it returns exactly what those calls return.
+	MatchMore(query string, limit int, threshold float64, more int) (head, long []Scored, err error)
 }
 
 var _ MoreMatcher = (*Index)(nil)
@@ -20,7 +20,7 @@ var _ MoreMatcher = (*Index)(nil)
 // never changes it, and leaves the working memory as clean as it found it
 // (as Match's pooled scratch is for the next query), so the second ranking
 // is the one a second Match would make.
-func (x *Index) MatchMore(query string, limit int, more func(head []Scored) int) (head, long []Scored, err error) {
+func (x *Index) MatchMore(query string, limit int, threshold float64, more int) (head, long []Scored, err error) {
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
 	p := &s.query
@@ -28,8 +28,8 @@ func (x *Index) MatchMore(query string, limit int, more func(head []Scored) int)
 		return nil, nil, err
 	}
 	head = scored(x.rank(p, limit, s))
-	if n := more(head); n > 0 {
-		long = scored(x.rank(p, n, s))
+	if more > 0 && (len(head) == 0 || head[0].Score < threshold) {
+		long = scored(x.rank(p, more, s))
 	}
 	return head, long, nil
 }

@@ -13,8 +13,9 @@ import (
 // TestMatchMoreIsTwoMatches: MatchMore returns exactly what Match at its
 // two limits returns, for every question of the evaluation sets and the
 // benchmark mix on their registries, at the limits get_sources asks for
-// (5, then the whole of a small registry or 200), and at a few more; and
-// the long list only when asked for.
+// (5, then the whole of a small registry or 200), and at a few more, at
+// thresholds some, none and every head falls below; the long list only
+// when the head has nothing at the threshold.
 func TestMatchMoreIsTwoMatches(t *testing.T) {
 	sets := append(evalset.Sets("../.."), evalset.MixV1("../.."))
 	for _, set := range sets {
@@ -31,30 +32,26 @@ func TestMatchMoreIsTwoMatches(t *testing.T) {
 		n := len(reg.Categories())
 		for _, q := range qs {
 			for _, lim := range [][2]int{{5, min(n, 200)}, {5, 3}, {1, 8}, {5, 0}} {
-				wantHead, wantErr := m.Match(q, lim[0])
-				var wantLong []matcher.Scored
-				if lim[1] > 0 {
-					wantLong, _ = m.Match(q, lim[1])
-				}
-				var asked []matcher.Scored
-				head, long, err := m.MatchMore(q, lim[0], func(h []matcher.Scored) int {
-					asked = h
-					return lim[1]
-				})
-				what := fmt.Sprintf("%s: %q at %v", set.Name, q, lim)
-				switch {
-				case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
-					t.Fatalf("%s: error %v, Match's %v", what, err, wantErr)
-				case err != nil:
-					if head != nil || long != nil {
-						t.Fatalf("%s: lists with an error", what)
+				for _, threshold := range []float64{0.4, 0, 2} {
+					wantHead, wantErr := m.Match(q, lim[0])
+					var wantLong []matcher.Scored
+					if lim[1] > 0 && wantErr == nil && (len(wantHead) == 0 || wantHead[0].Score < threshold) {
+						wantLong, _ = m.Match(q, lim[1])
 					}
-				case !slices.Equal(head, wantHead):
-					t.Fatalf("%s: head %v, Match's %v", what, head, wantHead)
-				case !slices.Equal(asked, wantHead):
-					t.Fatalf("%s: more was shown %v, not the head %v", what, asked, wantHead)
-				case !slices.Equal(long, wantLong):
-					t.Fatalf("%s: long %v, Match's %v", what, long, wantLong)
+					head, long, err := m.MatchMore(q, lim[0], threshold, lim[1])
+					what := fmt.Sprintf("%s: %q at %v, threshold %v", set.Name, q, lim, threshold)
+					switch {
+					case (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error():
+						t.Fatalf("%s: error %v, Match's %v", what, err, wantErr)
+					case err != nil:
+						if head != nil || long != nil {
+							t.Fatalf("%s: lists with an error", what)
+						}
+					case !slices.Equal(head, wantHead):
+						t.Fatalf("%s: head %v, Match's %v", what, head, wantHead)
+					case !slices.Equal(long, wantLong):
+						t.Fatalf("%s: long %v, Match's %v", what, long, wantLong)
+					}
 				}
 			}
 		}
@@ -82,7 +79,6 @@ func BenchmarkMatchMore(b *testing.B) {
 			unsure = append(unsure, q)
 		}
 	}
-	all := func([]matcher.Scored) int { return n }
 	b.Run("two-matches", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -94,7 +90,7 @@ func BenchmarkMatchMore(b *testing.B) {
 	b.Run("match-more", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			m.MatchMore(unsure[i%len(unsure)], 5, all)
+			m.MatchMore(unsure[i%len(unsure)], 5, 0.4, n)
 		}
 	})
 }

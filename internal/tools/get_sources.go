@@ -169,12 +169,7 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 // about a sixth less of a not-confident answer's cost.
 func matchFor(m matcher.Matcher, size int, query string, threshold float64) (ranked []matcher.Scored, confident bool, err error) {
 	if mm, ok := m.(matcher.MoreMatcher); ok {
-		head, long, err := mm.MatchMore(query, maxCandidates, func(head []matcher.Scored) int {
-			if len(head) > 0 && head[0].Score >= threshold {
-				return 0
-			}
-			return min(size, listedMost)
-		})
+		head, long, err := mm.MatchMore(query, maxCandidates, threshold, min(size, listedMost))
 		switch {
 		case err != nil:
 			return nil, false, err
