@@ -4,8 +4,12 @@
 // and drives each in turn with the same 64 keep-alive clients calling
 // get_sources (internal/loadgen). Rounds alternate between the servers so
 // both see the same machine; the medians are reported with their ratio.
-// Run it from bench/:
+// Run it from bench/; by default it asks the benchmark mix (mix-v1, the
+// questions agents ask, a third and more not answered confidently) over
+// its registry, and with -registry the 8 questions of benchtools.Queries
+// of that registry:
 //
+//	go run ./httpload
 //	go run ./httpload -registry ../../shared/fixtures/3gs-registry.json
 //
 // With -categories it runs once per size on generated registries
@@ -37,16 +41,13 @@ import (
 	"github.com/three-good-sources/3gs/internal/loadgen"
 )
 
-// queries are the get_sources questions every driver asks.
-var queries = benchtools.Queries
-
 type server struct {
 	name  string
 	start func() (url string, stop func())
 }
 
 func main() {
-	registry := flag.String("registry", "", "registry file both servers load; empty means 3gs's embedded registry")
+	registry := flag.String("registry", "", "registry file both servers load, asked the questions of benchtools.Queries; empty means the benchmark mix (mix-v1) over its registry")
 	categories := flag.String("categories", "", "comma-separated sizes, such as 1000,10000,100000: run on a generated registry of each size instead of -registry")
 	clients := flag.Int("clients", 64, "concurrent keep-alive clients")
 	duration := flag.Duration("duration", 10*time.Second, "measured time per round")
@@ -60,9 +61,14 @@ func main() {
 	}
 	dir, threegs, gosdk := benchtools.Binaries("3gs-httpload-", "./gosdk")
 	defer os.RemoveAll(dir)
+	if *categories == "" && *registry == "" {
+		mix := benchtools.MixV1("..", dir)
+		compare(threegs, gosdk, mix.Registry, "of benchmark mix "+mix.Name+", asked its questions", mix.All, *clients, *duration, *warmup, *rounds, *logLevel)
+		return
+	}
 	if *categories == "" {
 		*registry = benchtools.Registry(*registry)
-		compare(threegs, gosdk, *registry, orDefault(*registry, "embedded"), queries, *clients, *duration, *warmup, *rounds, *logLevel)
+		compare(threegs, gosdk, *registry, orDefault(*registry, "embedded"), benchtools.Queries, *clients, *duration, *warmup, *rounds, *logLevel)
 		return
 	}
 	var summary []string

@@ -18,8 +18,8 @@ func httpSection(c config) {
 
 func httpEra(c config, era string) {
 	args := []string{"run", "./httpload", "-era", era, "-rounds", strconv.Itoa(c.rounds), "-duration", c.httpDuration.String(), "-warmup", c.httpWarm.String()}
-	if c.registry != "" {
-		args = append(args, "-registry", c.registry)
+	if c.mix == nil && c.registry != "" {
+		args = append(args, "-registry", c.registry) // otherwise httpload asks the mix
 	}
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
@@ -29,7 +29,11 @@ func httpEra(c config, era string) {
 	if era == "2026-07-28" {
 		how = "2026-07-28 stateless requests (go-sdk with `Stateless`)"
 	}
-	fmt.Fprintf(w, "### HTTP: 64 keep-alive clients calling `get_sources`, %s (`go run ./httpload -era %s`, access log on; medians of %d rounds of %s)\n\n", how, era, c.rounds, c.httpDuration)
+	what := "the benchmark mix"
+	if c.mix == nil {
+		what = registryName(c.registry)
+	}
+	fmt.Fprintf(w, "### HTTP: 64 keep-alive clients calling `get_sources` on %s, %s (`go run ./httpload -era %s`, access log on; medians of %d rounds of %s)\n\n", what, how, era, c.rounds, c.httpDuration)
 	fmt.Fprintln(w, "| server | requests/s | p50 | p99 |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	median := regexp.MustCompile(`^median (\S+):\s+(\d+) req/s, p50 (\S+), p99 (\S+)`)

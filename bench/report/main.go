@@ -13,14 +13,18 @@
 //     -baseline, an older 3gs binary, in rounds that alternate between
 //     them: requests/s, server CPU per request, peak RSS (VmHWM), and the
 //     time from spawning the process to the initialize answer and to the
-//     first get_sources answer (medians of -spawns starts).
+//     first get_sources answer (medians of -spawns starts). The questions
+//     are the benchmark mix (benchtools.MixV1) over its registry: the mix
+//     whole, the headline, then its sure and its unsure questions alone,
+//     each in processes of their own, so their peaks compare.
 //   - matcher: go test's Match and Build benchmarks of internal/matcher.
 //   - http: bench/httpload, 64 keep-alive clients calling get_sources over
 //     Streamable HTTP in 2025-11-25 sessions, 3gs against the official Go
-//     SDK (bench/gosdk).
+//     SDK (bench/gosdk), on the benchmark mix.
 //   - scale: generated registries of -scale sizes: 3gs validate (time,
 //     peak RSS) and serve (process start to the first get_sources answer,
-//     peak RSS then and after -calls answers).
+//     peak RSS then and after -calls answers, and the round trip of those
+//     answers, the not-confident ones apart with their line's size).
 //
 // Nothing here asserts a figure: timings on a shared machine are reports,
 // not tests, so none of this runs under go test.
@@ -43,8 +47,9 @@ import (
 	"github.com/three-good-sources/3gs/bench/internal/benchtools"
 )
 
-// queries are the get_sources questions every driver asks.
-var queries = benchtools.Queries
+// queries are the get_sources questions the stdio and HTTP sections ask:
+// the benchmark mix's, or benchtools.Queries of a -registry.
+var queries []string
 
 // w is where the tables go: stdout, or the buffer -write splices into
 // the document.
@@ -57,7 +62,10 @@ const (
 )
 
 type config struct {
+	// registry is the file the stdio and HTTP servers load: mix's, unless
+	// -registry names another (then mix is nil).
 	registry, baseline     string
+	mix                    *benchtools.Mix
 	n, inflight, rounds    int
 	spawns, calls          int
 	httpDuration, httpWarm time.Duration
@@ -67,7 +75,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.registry, "registry", "../../shared/fixtures/3gs-registry.json", "registry file the stdio and HTTP servers load; empty or missing means 3gs's embedded registry")
+	flag.StringVar(&c.registry, "registry", "", "registry file the stdio and HTTP servers load, asked the 8 questions of benchtools.Queries instead of the benchmark mix (mix-v1 over its registry), the default")
 	flag.StringVar(&c.baseline, "baseline", "", "an older 3gs binary to measure beside this tree's in the stdio section (a row \"3gs baseline\")")
 	sections := flag.String("sections", "stdio,matcher,http,scale", "comma-separated sections to run: stdio, matcher, http, scale")
 	scale := flag.String("scale", "1000,100000", "comma-separated registry sizes for the scale section")
@@ -93,16 +101,22 @@ func main() {
 			c.scale = append(c.scale, k)
 		}
 	}
-	c.registry = benchtools.Registry(c.registry)
-	if c.registry != "" {
-		c.registry, _ = filepath.Abs(c.registry)
-	}
 
 	dir, err := os.MkdirTemp("", "3gs-report-")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
+	if c.registry == "" {
+		m := benchtools.MixV1("..", dir)
+		c.mix, c.registry, queries = &m, m.Registry, m.All
+	} else {
+		c.registry = benchtools.Registry(c.registry)
+		if c.registry != "" {
+			c.registry, _ = filepath.Abs(c.registry)
+		}
+		queries = benchtools.Queries
+	}
 	bins := map[string]string{}
 	for _, b := range []struct{ name, pkg, dir string }{{"3gs", "./cmd/3gs", ".."}, {"mcpgo", "./mcpgo", "."}, {"null", "./null", "."}} {
 		bins[b.name] = filepath.Join(dir, b.name)

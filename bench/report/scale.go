@@ -21,10 +21,19 @@ func scaleSection(c config, bins map[string]string, dir string) {
 		afterHWM, afterRSS    int64
 		bytes                 int64
 		p50, p99              time.Duration
+		// The same calls split by their answer: sure (confident) and
+		// unsure (not confident or no match: an error result, the
+		// listing), with the unsure answer lines' median and largest size.
+		sure, unsure                [2]time.Duration
+		nSure, nUnsure              int
+		unsureLine, unsureLineLarge int
 	}
 	rows := map[int]row{}
 	for _, n := range c.scale {
 		path, qs := benchtools.Generated(dir, n)
+		// The question the issue of slow unsure answers measured (no
+		// generated category is about Rust) comes first among them.
+		qs = append([]string{"learn rust ownership"}, qs...)
 		fi, _ := os.Stat(path)
 		var r row
 		r.bytes = fi.Size()
@@ -47,16 +56,30 @@ func scaleSection(c config, bins map[string]string, dir string) {
 			hwm, _ := procMemory(p.Cmd.Process.Pid)
 			r.firstHWM = max(r.firstHWM, hwm)
 			if round == 0 {
-				var took []time.Duration
+				var took, sure, unsure []time.Duration
+				var lines []int
 				for i := range c.calls {
 					t := time.Now()
 					p.send(callLine(i+2, qs[i%len(qs)]))
 					p.In.Flush()
-					p.answer("get_sources")
-					took = append(took, time.Since(t))
+					size, isError := p.answerLine("get_sources")
+					d := time.Since(t)
+					took = append(took, d)
+					if isError {
+						unsure = append(unsure, d)
+						lines = append(lines, size)
+					} else {
+						sure = append(sure, d)
+					}
 				}
-				slices.Sort(took)
-				r.p50, r.p99 = took[len(took)/2], took[len(took)*99/100]
+				r.p50, r.p99 = percentiles(took)
+				r.nSure, r.nUnsure = len(sure), len(unsure)
+				r.sure[0], r.sure[1] = percentiles(sure)
+				r.unsure[0], r.unsure[1] = percentiles(unsure)
+				if len(lines) > 0 {
+					slices.Sort(lines)
+					r.unsureLine, r.unsureLineLarge = lines[len(lines)/2], lines[len(lines)-1]
+				}
 				r.afterHWM, r.afterRSS = procMemory(p.Cmd.Process.Pid)
 			}
 			p.stop()
@@ -86,9 +109,30 @@ func scaleSection(c config, bins map[string]string, dir string) {
 	line("`serve` on stdio: start to the first `get_sources` answer", func(r row) string { return secs(r.first) })
 	line("`serve` peak RSS at the first answer", func(r row) string { return mib(r.firstHWM) })
 	line(fmt.Sprintf("`get_sources` one at a time, %d calls: p50, p99", c.calls), func(r row) string { return dur(float64(r.p50)) + ", " + dur(float64(r.p99)) })
+	line("of which sure (confident): count, p50, p99", func(r row) string {
+		return fmt.Sprintf("%d, %s, %s", r.nSure, dur(float64(r.sure[0])), dur(float64(r.sure[1])))
+	})
+	line("of which unsure (not confident or no match): count, p50, p99", func(r row) string {
+		return fmt.Sprintf("%d, %s, %s", r.nUnsure, dur(float64(r.unsure[0])), dur(float64(r.unsure[1])))
+	})
+	line("unsure answer line: median, largest", func(r row) string {
+		return fmt.Sprintf("%s, %s", kb(r.unsureLine), kb(r.unsureLineLarge))
+	})
 	line("`serve` after those calls: peak RSS, RSS now", func(r row) string { return mib(r.afterHWM) + ", " + mib(r.afterRSS) })
 	fmt.Fprintln(w)
 }
+
+// percentiles are the p50 and p99 of ds (zero when empty); ds is sorted.
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)*99/100]
+}
+
+// kb is a size in bytes as KB (1,000 bytes), as the issue's targets give it.
+func kb(n int) string { return fmt.Sprintf("%.1f KB", float64(n)/1000) }
 
 // timed runs bin to completion and returns its wall time and its peak
 // RSS, polled from /proc while it runs (the rusage of a child counts the

@@ -33,51 +33,128 @@ type stdioRun struct {
 func (r stdioRun) perSecond() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
 func (r stdioRun) cpuPerReq() float64 { return float64(r.cpu) / float64(r.reqs) }
 
+// workload is a set of questions a stdio run asks in turn.
+type workload struct {
+	name string
+	qs   []string
+}
+
 func stdioSection(c config, bins map[string]string) {
 	reg3gs, regMcpgo := []string{"serve", "--log-level", "warn"}, []string{}
 	if c.registry != "" {
 		reg3gs = append(reg3gs, "--registry", c.registry)
 		regMcpgo = append(regMcpgo, "-registry", c.registry)
 	}
-	servers := []stdioServer{{"null server (answers without reading: the ceiling)", bins["null"], nil}, {"3gs", bins["3gs"], reg3gs}}
+	nullName := "null server (answers without reading: the ceiling)"
+	servers := []stdioServer{{nullName, bins["null"], nil}, {"3gs", bins["3gs"], reg3gs}}
 	if c.baseline != "" {
 		servers = append(servers, stdioServer{"3gs -baseline (an older build)", c.baseline, reg3gs})
 	}
-	servers = append(servers, stdioServer{"mcp-go v1.2.1, same tools", bins["mcpgo"], regMcpgo})
-
-	runs := map[string][]stdioRun{}
-	spawnInit, spawnFirst := map[string][]time.Duration{}, map[string][]time.Duration{}
-	for range c.rounds {
+	mcpgoName := "mcp-go v1.2.1, same tools"
+	servers = append(servers, stdioServer{mcpgoName, bins["mcpgo"], regMcpgo})
+	// The mix whole is the headline; its sure and unsure questions alone
+	// follow, each in processes of its own, so that the peak RSS of a
+	// sure-only load and of the mix compare. The null server reads
+	// nothing, so it runs the mix alone.
+	loads := []workload{{"", queries}}
+	if m := c.mix; m != nil {
+		loads = []workload{{"mix", m.All}, {"sure", m.Sure}, {"unsure", m.Unsure}}
+	}
+	type key struct{ server, load string }
+	runs := map[key][]stdioRun{}
+	spawnInit, spawnFirst := map[key][]time.Duration{}, map[key][]time.Duration{}
+	each := func(f func(s stdioServer, l workload)) {
 		for _, s := range servers {
-			runs[s.name] = append(runs[s.name], pipelined(s, c.n, c.inflight))
+			for _, l := range loads {
+				if s.name == nullName && l.name != loads[0].name {
+					continue
+				}
+				f(s, l)
+			}
 		}
+	}
+	for range c.rounds {
+		each(func(s stdioServer, l workload) {
+			runs[key{s.name, l.name}] = append(runs[key{s.name, l.name}], pipelined(s, l.qs, c.n, c.inflight))
+		})
 	}
 	for range c.spawns {
-		for _, s := range servers {
-			i, f := spawn(s)
-			spawnInit[s.name] = append(spawnInit[s.name], i)
-			spawnFirst[s.name] = append(spawnFirst[s.name], f)
-		}
+		each(func(s stdioServer, l workload) {
+			i, f := spawn(s, l.qs[0])
+			spawnInit[key{s.name, l.name}] = append(spawnInit[key{s.name, l.name}], i)
+			spawnFirst[key{s.name, l.name}] = append(spawnFirst[key{s.name, l.name}], f)
+		})
 	}
 	fmt.Fprintf(w, "### stdio: `get_sources` pipelined %d deep\n\n", c.inflight)
-	fmt.Fprintf(w, "Registry %s; %d requests per run, medians of %d rounds that alternate between the servers; process start times are medians of %d starts.\n\n",
-		registryName(c.registry), c.n, c.rounds, c.spawns)
-	fmt.Fprintln(w, "| server | requests/s | server CPU µs/request | peak RSS | spawn → initialize answered | spawn → first `get_sources` answered |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
-	med := map[string]stdioRun{}
-	for _, s := range servers {
-		r := medianRun(runs[s.name])
-		med[s.name] = r
-		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %s | %s |\n", s.name, thousands(r.perSecond()), r.cpuPerReq()/1e3, mib(r.hwm),
-			ms(median(spawnInit[s.name])), ms(median(spawnFirst[s.name])))
+	if m := c.mix; m != nil {
+		fmt.Fprintf(w, "Benchmark mix `%s` (`internal/matcher/testdata/mix-v1/queries.tsv`, frozen): %d questions over its registry of %d categories, %d of them answered confidently (sure) and %d not (unsure: not confident or no match, the listing); typos, long questions, off-topic ones and nonsense included. ",
+			m.Name, len(m.All), categoryCount(m.Registry), len(m.Sure), len(m.Unsure))
+		fmt.Fprintf(w, "The mix is the headline; its sure and unsure questions alone run in processes of their own. ")
+	} else {
+		fmt.Fprintf(w, "Registry %s, the %d questions of `benchtools.Queries`. ", registryName(c.registry), len(queries))
 	}
-	a, null, mg := med["3gs"], med[servers[0].name], med[servers[len(servers)-1].name]
-	fmt.Fprintf(w, "\n3gs: %.2fx mcp-go's throughput at %.2fx its CPU per request; %.3f of the null server's throughput.", a.perSecond()/mg.perSecond(), a.cpuPerReq()/mg.cpuPerReq(), a.perSecond()/null.perSecond())
+	fmt.Fprintf(w, "%d requests per run, medians of %d rounds that alternate between the servers; process start times are medians of %d starts.\n\n",
+		c.n, c.rounds, c.spawns)
+	fmt.Fprintln(w, "| server | questions | requests/s | server CPU µs/request | peak RSS | spawn → initialize answered | spawn → first `get_sources` answered |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+	med := map[key]stdioRun{}
+	each(func(s stdioServer, l workload) {
+		k := key{s.name, l.name}
+		r := medianRun(runs[k])
+		med[k] = r
+		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s |\n", s.name, orDash(l.name), thousands(r.perSecond()), r.cpuPerReq()/1e3, mib(r.hwm),
+			ms(median(spawnInit[k])), ms(median(spawnFirst[k])))
+	})
+	head := loads[0].name
+	a, null, mg := med[key{"3gs", head}], med[key{nullName, head}], med[key{mcpgoName, head}]
+	fmt.Fprintf(w, "\n3gs%s: %.2fx mcp-go's throughput at %.2fx its CPU per request; %.3f of the null server's throughput.", onLoad(head), a.perSecond()/mg.perSecond(), a.cpuPerReq()/mg.cpuPerReq(), a.perSecond()/null.perSecond())
+	if c.mix != nil {
+		sure, unsure := med[key{"3gs", "sure"}], med[key{"3gs", "unsure"}]
+		fmt.Fprintf(w, " An unsure request costs %.2fx a sure one's CPU; the mix peaks %s above the sure-only load (%s against %s).",
+			unsure.cpuPerReq()/sure.cpuPerReq(), mibDelta(a.hwm-sure.hwm), mib(a.hwm), mib(sure.hwm))
+	}
 	if c.baseline != "" {
-		b := med[servers[2].name]
-		fmt.Fprintf(w, " Against the baseline: %.2fx the throughput, %.2fx the CPU per request.", a.perSecond()/b.perSecond(), a.cpuPerReq()/b.cpuPerReq())
+		b := med[key{servers[2].name, head}]
+		fmt.Fprintf(w, " Against the baseline%s: %.2fx the throughput, %.2fx the CPU per request.", onLoad(head), a.perSecond()/b.perSecond(), a.cpuPerReq()/b.cpuPerReq())
 	}
 	fmt.Fprint(w, "\n\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func onLoad(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " (" + name + ")"
+}
+
+// mibDelta is a signed size in MiB.
+func mibDelta(b int64) string {
+	if b < 0 {
+		return "-" + mib(-b)
+	}
+	return mib(b)
+}
+
+// categoryCount is how many categories the registry file at path holds.
+func categoryCount(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var doc struct {
+		Categories map[string]json.RawMessage `json:"categories"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		log.Fatal(err)
+	}
+	return len(doc.Categories)
 }
 
 func registryName(path string) string {
@@ -133,6 +210,27 @@ func (p *proc) answer(what string) {
 	}
 }
 
+// answerLine reads one answer line, failing on a JSON-RPC error, and
+// returns its size, newline included, and whether it is a tool's error
+// result (isError: a get_sources answer that is not confident).
+func (p *proc) answerLine(what string) (size int, isError bool) {
+	line, err := p.Out.ReadSlice('\n')
+	size = len(line)
+	for err == bufio.ErrBufferFull {
+		line, err = p.Out.ReadSlice('\n')
+		size += len(line)
+	}
+	if err != nil {
+		log.Fatalf("%s: %s: %v", p.Cmd.Path, what, err)
+	}
+	if size == len(line) && bytes.Contains(line[:min(len(line), 64)], []byte(`"error"`)) {
+		log.Fatalf("%s: %s: error answer %.200s", p.Cmd.Path, what, line)
+	}
+	// A line longer than the reader's buffer (1 MiB) is read in parts;
+	// isError, near its end, is in the last.
+	return size, bytes.Contains(line, []byte(`"isError":true`))
+}
+
 func (p *proc) stop() stdioRun {
 	hwm := peakRSS(p.Cmd.Process.Pid)
 	p.Stdin.Close()
@@ -144,8 +242,8 @@ func (p *proc) stop() stdioRun {
 }
 
 // spawn times one process start: to the initialize answer, and to the
-// first get_sources answer asked right after it.
-func spawn(s stdioServer) (initialized, first time.Duration) {
+// first get_sources answer, to question, asked right after it.
+func spawn(s stdioServer, question string) (initialized, first time.Duration) {
 	started := time.Now()
 	p := start(s.bin, s.args)
 	p.send(initLine)
@@ -153,7 +251,7 @@ func spawn(s stdioServer) (initialized, first time.Duration) {
 	p.answer("initialize")
 	initialized = time.Since(started)
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	p.send(callLine(1, queries[0]))
+	p.send(callLine(1, question))
 	p.In.Flush()
 	p.answer("first get_sources")
 	first = time.Since(started)
@@ -162,9 +260,9 @@ func spawn(s stdioServer) (initialized, first time.Duration) {
 }
 
 // pipelined completes the handshake, then keeps inflight requests
-// outstanding until n are answered; the CPU counted is what the server
+// outstanding, asking qs in turn, until n are answered; the CPU counted is what the server
 // used after the handshake, and the peak RSS is read before it exits.
-func pipelined(s stdioServer, n, inflight int) stdioRun {
+func pipelined(s stdioServer, qs []string, n, inflight int) stdioRun {
 	p := start(s.bin, s.args)
 	p.send(initLine)
 	p.In.Flush()
@@ -183,7 +281,7 @@ func pipelined(s stdioServer, n, inflight int) stdioRun {
 	started := time.Now()
 	for i := 1; i <= n; i++ {
 		tokens <- struct{}{}
-		p.send(callLine(i, queries[i%len(queries)]))
+		p.send(callLine(i, qs[i%len(qs)]))
 		if len(tokens) == cap(tokens) || i == n {
 			p.In.Flush()
 		}

@@ -1,10 +1,12 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/three-good-sources/3gs/internal/testserver"
@@ -43,7 +45,8 @@ func sessionOn(b *testing.B, data []byte) *mcp.Session {
 // BenchmarkHandle measures parse + handle of one request, without
 // transport. mix-v1 is get_sources over the benchmark mix (evalset.MixV1)
 // on its registry: the figure the request path's devices (pools, unsafe
-// conversions) are kept or dropped on.
+// conversions) are kept or dropped on; mix-v1-sure and mix-v1-unsure are
+// its questions answered confidently and the others (the listing) apart.
 func BenchmarkHandle(b *testing.B) {
 	sess := benchSession(b)
 	mix := evalset.MixV1("../..")
@@ -60,6 +63,21 @@ func BenchmarkHandle(b *testing.B) {
 		arg, _ := json.Marshal(q)
 		mixLines = append(mixLines, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%s}}}`, i, arg))
 	}
+	mixSess := sessionOn(b, mixData)
+	// The mix's questions apart by their answer: sure (confident) and
+	// unsure (not confident or no match, a tool error: the listing).
+	var sureLines, unsureLines [][]byte
+	for _, l := range mixLines {
+		m, _, err := jsonrpc.Parse(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bytes.Contains(mixSess.Handle(context.Background(), m, nil), []byte(`"isError":true`)) {
+			unsureLines = append(unsureLines, l)
+		} else {
+			sureLines = append(sureLines, l)
+		}
+	}
 	var lines [][]byte
 	for i, q := range benchQueries {
 		lines = append(lines, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_sources","arguments":{"query":%q}}}`, i, q))
@@ -70,11 +88,12 @@ func BenchmarkHandle(b *testing.B) {
 		// By slug: no matching, so what remains is the protocol around it.
 		"get_sources_slug": {[]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_sources","arguments":{"slug":"rust-learning"}}}`)},
 		"mix-v1":           mixLines,
+		"mix-v1-sure":      sureLines,
+		"mix-v1-unsure":    unsureLines,
 	}
-	mixSess := sessionOn(b, mixData)
 	for name, in := range cases {
 		sess := sess
-		if name == "mix-v1" {
+		if strings.HasPrefix(name, "mix-v1") {
 			sess = mixSess
 		}
 		b.Run(name, func(b *testing.B) {

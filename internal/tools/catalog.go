@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/three-good-sources/3gs/internal/matcher"
@@ -40,6 +41,8 @@ type listed struct {
 	shelf int
 	slug  string
 	score float64
+	// cat is the category, looked up once when it is shown (nil before).
+	cat *registry.Category
 	// near: described as close to the query in meaning only (fillNear).
 	near bool
 }
@@ -94,7 +97,7 @@ func list(shelves []shelf, room int) catalog { return listNear(shelves, room, fa
 // the registry has nothing it shares a word with, and near in meaning
 // alone is too weak a sign to put a category forward on its own.
 func listNear(shelves []shelf, room int, near bool) catalog {
-	ls := lister{shelves: shelves, room: room, shown: map[shelfSlug]bool{}, c: catalog{shown: make([]int, len(shelves))}}
+	ls := lister{shelves: shelves, room: room, c: catalog{shown: make([]int, len(shelves))}}
 	c := &ls.c
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
@@ -123,25 +126,66 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 		full = ls.ranked(0, false)
 		c.hinted = len(c.more) - n
 	}
-	// Then every other category, while they fit.
+	// Then every other category, while they fit: the shelf's categories
+	// are in catalog (slug) order, so the ones shown already are skipped
+	// by walking their slugs, sorted, alongside; no set of every
+	// category shown is kept.
 	ls.phase = catalogOrder
 	for i := 0; i < len(shelves) && !full; i++ {
-		for _, cat := range shelves[i].reg.Categories() {
-			if !ls.shown[shelfSlug{i, cat.Slug}] && !ls.add(listed{shelf: i, slug: cat.Slug}, false) {
+		skip := ls.shownSlugs(i)
+		cats := shelves[i].reg.Categories()
+		for j := range cats {
+			cat := &cats[j]
+			for len(skip) > 0 && skip[0] < cat.Slug {
+				skip = skip[1:]
+			}
+			if len(skip) > 0 && skip[0] == cat.Slug {
+				continue
+			}
+			if !ls.add(listed{shelf: i, slug: cat.Slug, cat: cat}, false) {
 				full = true
 				break
 			}
 		}
 	}
-	c.whole = len(ls.shown) == c.total
-	c.text = ls.desc.String()
+	c.whole = c.shownCount() == c.total
+	var text strings.Builder
+	text.Grow(ls.desc.Len() + ls.more.Len() + ls.hints.Len() + ls.rest.Len() + 3*len(hintsLabel))
+	text.WriteString(ls.desc.String())
 	for _, p := range []phase{closest, hinted, catalogOrder} {
 		ls.phase = p
 		if b := ls.into(); b.Len() > 0 {
-			c.text += ls.label() + b.String()
+			text.WriteString(ls.label())
+			text.WriteString(b.String())
 		}
 	}
+	c.text = text.String()
 	return ls.c
+}
+
+// describedNear reports whether fillNear described slug of shelf i: the
+// pass over the ranked categories without evidence meets it again.
+func (ls *lister) describedNear(i int, slug string) bool {
+	for _, l := range ls.c.described[len(ls.c.described)-ls.c.near:] {
+		if l.shelf == i && l.slug == slug {
+			return true
+		}
+	}
+	return false
+}
+
+// shownSlugs are the slugs of shelf i shown so far, sorted.
+func (ls *lister) shownSlugs(i int) []string {
+	var out []string
+	for _, part := range [][]listed{ls.c.described, ls.c.more} {
+		for _, l := range part {
+			if l.shelf == i {
+				out = append(out, l.slug)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // label is what comes before the not-described lines of the current
@@ -188,12 +232,6 @@ func anyGrounded(shelves []shelf) bool {
 	return false
 }
 
-// shelfSlug names a category of a listing.
-type shelfSlug struct {
-	shelf int
-	slug  string
-}
-
 // lister is list at work: the catalog so far, the room left, and the
 // lines written: desc the described, more the other grounded ones, hints
 // the ranked ones without evidence, rest those in catalog order.
@@ -202,7 +240,6 @@ type lister struct {
 	room    int
 	compact bool
 	phase   phase
-	shown   map[shelfSlug]bool
 	// nearing: the line being added is a near one (fillNear).
 	nearing                 bool
 	desc, more, hints, rest strings.Builder
@@ -247,7 +284,10 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 		}
 		r := shelves[best].ranked[next[best]]
 		next[best]++
-		if r.Grounded != grounded || ls.shown[shelfSlug{best, r.Slug}] {
+		// A ranked list names a category once (Matcher.Match), and one
+		// pass takes its grounded categories, the other the rest, so none
+		// is met twice.
+		if r.Grounded != grounded || !grounded && ls.describedNear(best, r.Slug) {
 			continue
 		}
 		l := listed{shelf: best, slug: r.Slug, score: r.Score}
@@ -284,9 +324,6 @@ func (ls *lister) fillNear(describe int) (full bool) {
 		}
 		r := shelves[best].ranked[next[best]]
 		next[best]++
-		if ls.shown[shelfSlug{best, r.Slug}] {
-			continue
-		}
 		ls.nearing = true
 		ok := ls.add(listed{shelf: best, slug: r.Slug, score: r.Score, near: true}, true)
 		ls.nearing = false
@@ -302,14 +339,27 @@ func (ls *lister) fillNear(describe int) (full bool) {
 func (ls *lister) add(l listed, described bool) bool {
 	c := &ls.c
 	sh := &ls.shelves[l.shelf]
-	line := ls.line(sh, l, described)
-	cost := len(line)
-	if ls.nearing && c.near == 0 {
-		line = nearLabel + line
-		cost += len(nearLabel)
+	if l.cat == nil {
+		l.cat, _ = sh.reg.Category(l.slug)
 	}
-	if !described && ls.into().Len() == 0 {
-		cost += len(ls.label())
+	// A described line is made whole; the others, most of a listing, are
+	// measured first and written in their parts only if they fit, so a
+	// line that does not fit, or one that does, makes no string.
+	var line, name string
+	var cost int
+	if described {
+		line = ls.describedLine(sh, l)
+		cost = len(line)
+		if ls.nearing && c.near == 0 {
+			line = nearLabel + line
+			cost += len(nearLabel)
+		}
+	} else {
+		name = ls.name(sh, l.cat)
+		cost = ls.lineLen(sh, l.slug, name)
+		if ls.into().Len() == 0 {
+			cost += len(ls.label())
+		}
 	}
 	if c.shown[l.shelf] == 0 {
 		cost += len(sh.note)
@@ -318,42 +368,70 @@ func (ls *lister) add(l listed, described bool) bool {
 		return false
 	}
 	ls.room -= cost
-	ls.shown[shelfSlug{l.shelf, l.slug}] = true
 	c.shown[l.shelf]++
 	if described {
 		ls.desc.WriteString(line)
 		c.described = append(c.described, l)
 	} else {
-		ls.into().WriteString(line)
+		ls.writeLine(sh, l.slug, name)
 		c.more = append(c.more, l)
 	}
 	return true
 }
 
-// line is l's line in the listing, from shelf sh.
-func (ls *lister) line(sh *shelf, l listed, described bool) string {
-	cat, _ := sh.reg.Category(l.slug)
-	name := registry.Visible(cat.Name)
-	if sh.foreign {
-		name = oneLine(cat.Name, 200)
-	}
+// name is cat's name as a listing shows it, from shelf sh (unused in a
+// compact listing's lines, so not made there).
+func (ls *lister) name(sh *shelf, cat *registry.Category) string {
 	switch {
-	case described:
-		d := firstLine(cat.Description)
-		if sh.foreign {
-			d = oneLine(d, 500)
-		} else {
-			d = registry.Visible(d)
-		}
-		return candidateLine(sh.tag+l.slug, name, d, l.score)
 	case ls.compact:
-		line := ", " + sh.tag + l.slug
-		if ls.into().Len() == 0 {
-			line = line[2:]
-		}
-		return line
+		return ""
+	case sh.foreign:
+		return oneLine(cat.Name, 200)
 	}
-	return "\n- " + sh.tag + l.slug + ": " + name
+	return registry.Visible(cat.Name)
+}
+
+// describedLine is l's described line in the listing, from shelf sh.
+func (ls *lister) describedLine(sh *shelf, l listed) string {
+	name := registry.Visible(l.cat.Name)
+	d := firstLine(l.cat.Description)
+	if sh.foreign {
+		name, d = oneLine(l.cat.Name, 200), oneLine(d, 500)
+	} else {
+		d = registry.Visible(d)
+	}
+	return candidateLine(sh.tag+l.slug, name, d, l.score)
+}
+
+// lineLen is the length of the not-described line writeLine writes.
+func (ls *lister) lineLen(sh *shelf, slug, name string) int {
+	switch {
+	case ls.compact && ls.into().Len() == 0:
+		return len(sh.tag) + len(slug)
+	case ls.compact:
+		return len(", ") + len(sh.tag) + len(slug)
+	}
+	return len("\n- ") + len(sh.tag) + len(slug) + len(": ") + len(name)
+}
+
+// writeLine writes a not-described line into the current phase's lines:
+// ", slug" in a compact listing (the first without its comma), otherwise
+// "\n- slug: name".
+func (ls *lister) writeLine(sh *shelf, slug, name string) {
+	b := ls.into()
+	switch {
+	case ls.compact && b.Len() == 0:
+	case ls.compact:
+		b.WriteString(", ")
+	default:
+		b.WriteString("\n- ")
+	}
+	b.WriteString(sh.tag)
+	b.WriteString(slug)
+	if !ls.compact {
+		b.WriteString(": ")
+		b.WriteString(name)
+	}
 }
 
 // candidateLine is a described category's line: "- slug (Name, score

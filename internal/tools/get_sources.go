@@ -166,7 +166,21 @@ func (h *Handlers) getSources(s *snapshot, in *gen.GetSourcesInput, threshold fl
 // differently and can move the best's score. Only when it is not confident
 // are the many a no-match listing shows ranked too, so a confident answer
 // never pays for them.
+//
+// A matcher that can (matcher.MoreMatcher, as the server's Index can)
+// ranks both lists from one analysis of the query: the same lists, for
+// about a sixth less of a not-confident answer's cost.
 func matchFor(m matcher.Matcher, size int, query string, threshold float64) (ranked []matcher.Scored, confident bool, err error) {
+	if mm, ok := m.(matcher.MoreMatcher); ok {
+		head, long, err := mm.MatchMore(query, maxCandidates, threshold, min(size, listedMost))
+		switch {
+		case err != nil:
+			return nil, false, err
+		case long == nil:
+			return head, len(head) > 0 && head[0].Score >= threshold, nil
+		}
+		return long, false, nil
+	}
 	ranked, err = m.Match(query, maxCandidates)
 	if err != nil {
 		return nil, false, err
@@ -411,9 +425,11 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
-	for _, l := range c.more {
-		cat, _ := s.reg.Category(l.slug)
-		out.MoreCategories = append(out.MoreCategories, gen.ListedCategory{Slug: l.slug, Name: cat.Name})
+	if len(c.more) > 0 {
+		out.MoreCategories = make([]gen.ListedCategory, len(c.more))
+		for i, l := range c.more {
+			out.MoreCategories[i] = gen.ListedCategory{Slug: l.slug, Name: l.cat.Name}
+		}
 	}
 	// What to do comes before the list, so an agent reads it first.
 	b.WriteString(pickAdvice)

@@ -6,6 +6,7 @@ package benchtools
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,18 +20,68 @@ import (
 
 	threegs "github.com/three-good-sources/3gs"
 	"github.com/three-good-sources/3gs/gen"
+	"github.com/three-good-sources/3gs/internal/evalset"
 	"github.com/three-good-sources/3gs/internal/matcher"
 	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 	"github.com/three-good-sources/3gs/internal/tools"
 )
 
-// Queries are the get_sources questions the drivers ask of the fixture
-// registry, the same in every benchmark so their figures compare.
+// Queries are the get_sources questions the drivers asked of the fixture
+// registry before the benchmark mix (MixV1), all of them answered
+// confidently; a driver asks them of a registry given with -registry.
 var Queries = []string{
 	"how do I run a bitcoin full node", "self host my email server", "learn rust ownership",
 	"best password manager", "harden ssh on linux", "threat modeling with stride",
 	"home assistant without cloud", "build an mcp server in go",
+}
+
+// Mix is a benchmark mix: a registry and the questions asked of it,
+// split by the answer 3gs gives, so a driver can report the sure
+// (confident) and the unsure (not confident, or no match: the listing)
+// requests apart as well as the mix whole.
+type Mix struct {
+	Name     string
+	Registry string   // absolute path of its registry.json
+	All      []string // every question, in the mix's order
+	Sure     []string // those answered confidently
+	Unsure   []string // the others
+}
+
+// MixV1 is the frozen benchmark mix (internal/evalset.MixV1: questions of
+// the development set, typos, long and off-topic ones and nonsense
+// included, over its registry), with root the 3gs module's directory
+// ("..", from bench/). Its registry is copied into dir, as a server
+// writes its lock files beside the registry it serves and the repository's
+// copy is test data. The questions are split by asking this tree's tools
+// in process, which is what the 3gs binary built from it answers.
+func MixV1(root, dir string) Mix {
+	set := evalset.MixV1(root)
+	qs, err := set.Questions()
+	if err != nil {
+		log.Fatal(err)
+	}
+	data, err := os.ReadFile(set.Registry)
+	if err != nil {
+		log.Fatal(err)
+	}
+	path, err := filepath.Abs(filepath.Join(dir, set.Name+"-registry.json"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	m := Mix{Name: set.Name, Registry: path, All: qs}
+	h := Handlers(path)
+	for _, q := range qs {
+		if _, err := h.GetSources(context.Background(), &gen.GetSourcesInput{Query: &q}); err == nil {
+			m.Sure = append(m.Sure, q)
+		} else {
+			m.Unsure = append(m.Unsure, q)
+		}
+	}
+	return m
 }
 
 // maxRegistryBytes is the comparison servers' registry limit: they load
