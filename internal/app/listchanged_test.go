@@ -17,7 +17,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 )
 
-// writeRegistry writes a registry of n categories endorsing endorsed
+// reloadEndorsing writes a registry of n categories endorsing endorsed
 // curators to the server's file and reloads it.
 func reloadEndorsing(t *testing.T, srv *Server, cfg *Config, n, endorsed int) {
 	t.Helper()

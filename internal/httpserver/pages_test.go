@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,29 @@ func TestPageSearchMisses(t *testing.T) {
 	status, _, _ := getPage(t, ts, "/?q="+strings.Repeat("a", pages.MaxQuery+1))
 	if status != http.StatusRequestURITooLong {
 		t.Errorf("a query over %d bytes: %d, want 414", pages.MaxQuery, status)
+	}
+}
+
+// A candidate the matcher put forward for the question's meaning alone,
+// not for a word it shares, says so on the page as in the MCP answer:
+// "crema" shares a word with cake-baking alone in the development set's
+// registry, and espresso comes after it by meaning.
+func TestPageMarksMeaningOnlyCandidates(t *testing.T) {
+	data, err := os.ReadFile("../matcher/testdata/dev/registry.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := pageHandlers(t, data, nil)
+	ts := pageServer(t, h, h, httpserver.Options{})
+	_, _, body := getPage(t, ts, "/?q=crema")
+	const mark = "(close in meaning only)"
+	cake := strings.Index(body, `href="/c/cake-baking"`)
+	espresso := strings.Index(body, `href="/c/espresso"`)
+	if cake < 0 || espresso < cake {
+		t.Fatalf("want cake-baking, then espresso, among the candidates:\n%s", body)
+	}
+	if strings.Contains(body[cake:espresso], mark) || !strings.Contains(body[espresso:], mark) {
+		t.Errorf("want espresso, not cake-baking, marked %q:\n%s", mark, body)
 	}
 }
 

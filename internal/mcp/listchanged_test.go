@@ -46,7 +46,7 @@ func TestListChangedDeclaredOnlyWhereItIsTold(t *testing.T) {
 
 // Refresh tells a listening session only when the list of a tier it
 // listed with changed: not one that has not initialized or never listed,
-// not one whose tier's list is the same, not after stop.
+// not after stop.
 func TestRefreshTellsWhoseListChanged(t *testing.T) {
 	node := Node{}
 	s := NewServer(Config{Node: func() Node { return node }})
@@ -64,7 +64,10 @@ func TestRefreshTellsWhoseListChanged(t *testing.T) {
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
 	listen("listed", initLine, list)
 	listen("never listed", initLine)
-	listen("not initialized")
+	// A modern request lists with no initialize: the session has listed,
+	// and only its missing handshake keeps it from being told.
+	modern := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	listen("not initialized", modern)
 	stop := listen("stopped", initLine, list)
 	stop()
 	node.Catalog = Catalog{Version: "1", Slugs: []string{"a"}}
