@@ -390,7 +390,7 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		v = catalogVersion(s)
 	}
 	if given != "" && given != v {
-		fmt.Fprintf(&b, " The registry changed since this session began (the session's catalog is of registry %s, this one is %s): its categories are listed here.", oneLine(given, 100), v)
+		fmt.Fprintf(&b, " The registry changed since this session began (the session's catalog is of registry %s, this one is %s), so this answer lists its categories instead of pointing at it.", oneLine(given, 100), v)
 	}
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
