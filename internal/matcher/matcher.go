@@ -37,6 +37,14 @@ type Scored struct {
 	// word vector. A category near but not grounded may be offered as a
 	// candidate closest in meaning only, said to be so.
 	Near bool
+	// Lead is what a no-match answer orders its described candidates by,
+	// the categories that share words with the question and those near it
+	// in meaning alike: the score (before leadByMeaning gave the grounded
+	// their new order's), plus closeness in meaning of the whole question
+	// and the semantic score (meaning.go, leadKey). Only a long list whose
+	// question has word vectors says it, and only for a category grounded
+	// or near; zero otherwise.
+	Lead float64
 }
 
 var (

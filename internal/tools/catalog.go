@@ -40,7 +40,7 @@ type listed struct {
 	shelf int
 	slug  string
 	score float64
-	// near: described as close to the query in meaning only (fillNear).
+	// near: described as close to the query in meaning only (byLead).
 	near bool
 }
 
@@ -60,8 +60,8 @@ type catalog struct {
 	// the faint signs the matcher saw (compact listings only).
 	hinted int
 	// near counts the described categories without evidence that are
-	// close to the query in meaning only (matcher.Scored.Near): the last
-	// of described, filling it up to maxCandidates after the grounded.
+	// close to the query in meaning only (matcher.Scored.Near), among
+	// the grounded by their key (byLead); not counted in grounded.
 	near  int
 	whole bool
 	text  string
@@ -80,19 +80,17 @@ type catalog struct {
 // list.
 func list(shelves []shelf, room int) catalog { return listNear(shelves, room, false) }
 
-// listNear is list, and when near and some but fewer than maxCandidates
-// categories are grounded, the described are filled up to maxCandidates with the
-// ranked categories close to the query in meaning only
-// (matcher.Scored.Near), after the grounded and under their own label
-// (nearLabel), so an agent does not take them for word matches. An agent
-// that reads only the described candidates then still sees the category
-// a question asked in other words is about: on the development sets at
-// 120 categories, the right one was among the first five described for
-// 0.587 of the not-confident on-topic questions, against 0.553 from the
-// grounded alone. A query that shares nothing with any category still
-// gets no candidates (filling those too reached 0.625): the answer says
-// the registry has nothing it shares a word with, and near in meaning
-// alone is too weak a sign to put a category forward on its own.
+// listNear is list, and when near and some category is grounded, the
+// described are chosen and ordered by one key (matcher.Scored.Lead: score
+// plus closeness in meaning) among the grounded and the ranked categories
+// close to the query in meaning only (matcher.Scored.Near), so a category
+// near in meaning may come before a weak word match (describedByLead).
+// Each of those near in meaning only says so on its own line
+// (meaningOnlyLine), so an agent does not take it for a word match. A
+// query that shares nothing with any category still gets no candidates:
+// the answer says the registry has nothing it shares a word with, and
+// near in meaning alone is too weak a sign to put a category forward on
+// its own.
 func listNear(shelves []shelf, room int, near bool) catalog {
 	ls := lister{shelves: shelves, room: room, shown: map[shelfSlug]bool{}, c: catalog{shown: make([]int, len(shelves))}}
 	c := &ls.c
@@ -108,11 +106,15 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 	if ls.compact {
 		describe = maxCandidatesLarge
 	}
-	full := ls.ranked(describe, true)
-	c.grounded = len(c.described) + len(c.more)
-	if near && !full && c.grounded > 0 && len(c.described) < maxCandidates && len(c.more) == 0 {
-		full = ls.fillNear(maxCandidates)
+	full := false
+	if near && len(shelves) == 1 && anyGrounded(shelves) {
+		full = ls.byLead(describe)
+		describe = 0
 	}
+	if !full {
+		full = ls.ranked(describe, true)
+	}
+	c.grounded = len(c.described) + len(c.more) - c.near
 	if ls.compact && !full {
 		// The list cannot be whole, so something must choose which of
 		// the rest it shows: the faint signs the matcher saw (a word in
@@ -171,9 +173,6 @@ const (
 	hintsLabel    = "\nNo evidence, only faint signs, by slug: "
 	othersCompact = "\nOthers, in catalog order, by slug: "
 	othersLabel   = "\nThe others, by slug and name:"
-	// nearLabel comes before the described categories that are close to
-	// the query in meaning only.
-	nearLabel = "\nClose in meaning only, sharing no word with the query:"
 )
 
 // anyGrounded reports whether a category of any shelf has evidence.
@@ -198,13 +197,11 @@ type shelfSlug struct {
 // lines written: desc the described, more the other grounded ones, hints
 // the ranked ones without evidence, rest those in catalog order.
 type lister struct {
-	shelves []shelf
-	room    int
-	compact bool
-	phase   phase
-	shown   map[shelfSlug]bool
-	// nearing: the line being added is a near one (fillNear).
-	nearing                 bool
+	shelves                 []shelf
+	room                    int
+	compact                 bool
+	phase                   phase
+	shown                   map[shelfSlug]bool
 	desc, more, hints, rest strings.Builder
 	c                       catalog
 }
@@ -262,52 +259,12 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 	return full
 }
 
-// fillNear describes, after the grounded, the ranked categories without
-// evidence that are near the query in meaning (matcher.Scored.Near),
-// merged across shelves by score, until describe are described or one
-// does not fit, and reports whether the listing is full.
-func (ls *lister) fillNear(describe int) (full bool) {
-	shelves := ls.shelves
-	next := make([]int, len(shelves))
-	for len(ls.c.described) < describe {
-		best := -1
-		for i, sh := range shelves {
-			for next[i] < len(sh.ranked) && (sh.ranked[next[i]].Grounded || !sh.ranked[next[i]].Near) {
-				next[i]++
-			}
-			if next[i] < len(sh.ranked) && (best < 0 || sh.ranked[next[i]].Score > shelves[best].ranked[next[best]].Score) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return false
-		}
-		r := shelves[best].ranked[next[best]]
-		next[best]++
-		if ls.shown[shelfSlug{best, r.Slug}] {
-			continue
-		}
-		ls.nearing = true
-		ok := ls.add(listed{shelf: best, slug: r.Slug, score: r.Score, near: true}, true)
-		ls.nearing = false
-		if !ok {
-			return true
-		}
-		ls.c.near++
-	}
-	return false
-}
-
 // add shows l, described or not, if it fits; false when it does not.
 func (ls *lister) add(l listed, described bool) bool {
 	c := &ls.c
 	sh := &ls.shelves[l.shelf]
 	line := ls.line(sh, l, described)
 	cost := len(line)
-	if ls.nearing && c.near == 0 {
-		line = nearLabel + line
-		cost += len(nearLabel)
-	}
 	if !described && ls.into().Len() == 0 {
 		cost += len(ls.label())
 	}
@@ -345,6 +302,9 @@ func (ls *lister) line(sh *shelf, l listed, described bool) string {
 		} else {
 			d = registry.Visible(d)
 		}
+		if l.near {
+			return meaningOnlyLine(sh.tag+l.slug, name, d)
+		}
 		return candidateLine(sh.tag+l.slug, name, d, l.score)
 	case ls.compact:
 		line := ", " + sh.tag + l.slug
@@ -374,6 +334,12 @@ func (c *catalog) shownCount() int { return len(c.described) + len(c.more) }
 // the others in catalog order. what names the whole ("the registry's").
 func (c *catalog) heading(what string) string {
 	switch {
+	case c.near > 0 && c.whole:
+		return fmt.Sprintf(" %s %d categories, the %d closest first (%d in meaning only, so marked), then the others:", capitalize(what), c.total, c.grounded+c.near, c.near)
+	case c.near > 0 && c.grounded+c.near == c.shownCount():
+		return fmt.Sprintf(" The %d closest of %s %d categories (%d in meaning only, so marked):", c.shownCount(), what, c.total, c.near)
+	case c.near > 0:
+		return fmt.Sprintf(" %d of %s %d categories: the %d closest first (%d in meaning only, so marked), then others:", c.shownCount(), what, c.total, c.grounded+c.near, c.near)
 	case c.grounded == 0 && c.whole:
 		return fmt.Sprintf(" %s %d categories, in catalog order:", capitalize(what), c.total)
 	case c.grounded == 0 && c.hinted == 0:
