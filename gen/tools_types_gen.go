@@ -120,8 +120,9 @@ type CandidateCategory struct {
 	// What it covers, in one line.
 	Description string `json:"description"`
 
-	// True when it shares no word with the query and is offered as close to it in
-	// meaning only; absent otherwise.
+	// True when the matcher counts no word of the query as evidence for it (it may
+	// share a weak one: a generic word, a word of a source's note) and offers it as
+	// close to the query in meaning; absent otherwise.
 	MeaningOnly *bool `json:"meaning_only,omitempty,omitzero"`
 
 	// Its display name.
@@ -684,13 +685,13 @@ type GetSourcesOutput struct {
 	// Kept so that clients reading it still validate.
 	AvailableCategories []string `json:"available_categories,omitempty,omitzero"`
 
-	// When nothing matched: the closest categories that share a word of the query (or
-	// one related to it), best first, each with what it covers (up to five; up to ten
-	// in a registry too large to list whole), then, when fewer than five do, others
-	// close to the query in meaning only (meaning_only), up to five in all, for the
-	// agent to choose from by calling get_sources with the chosen slug; absent when
-	// the query shares nothing with any category. For an unknown slug, the slugs
-	// closest to it.
+	// When nothing matched: the closest categories, best first by shared words and
+	// meaning alike, each with what it covers (up to five; up to ten in a registry
+	// too large to list whole): those that share a word of the query (or one related
+	// to it) and, among the first five, others close to it in meaning only
+	// (meaning_only), for the agent to choose from by calling get_sources with the
+	// chosen slug; absent when the query shares nothing with any category. For an
+	// unknown slug, the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
 	// When nothing matched and more_categories is left out: the registry version

@@ -30,13 +30,22 @@ type Scored struct {
 	// say it, as calibration keeps every listed score above zero.
 	Grounded bool
 	// Near says the question as a whole is close in meaning to what the
-	// curator wrote about the category (the cosine of their meanings is at
-	// least nearCosine, meaning.go), whether or not it is grounded. Only
+	// curator wrote about the category (the cosine of their meanings is
+	// at least nearMargin above the registry's mean for the question,
+	// meaning.go), whether or not it is grounded. Only
 	// a long list (a limit above the few the answer and its confidence
 	// read) says it, and only for a question some word of which has a
 	// word vector. A category near but not grounded may be offered as a
 	// candidate closest in meaning only, said to be so.
 	Near bool
+	// Lead is what a no-match answer orders its described candidates by,
+	// the categories that share words with the question and those near it
+	// in meaning alike: the score (before leadByMeaning gave the grounded
+	// their new order's), plus closeness in meaning of the whole question
+	// and the semantic score (meaning.go, leadKey). Only a long list whose
+	// question has word vectors says it, and only for a category grounded
+	// or near; zero otherwise.
+	Lead float64
 }
 
 var (

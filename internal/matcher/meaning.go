@@ -148,9 +148,6 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	n := len(x.slugs)
 	dots := make([]int32, n)
 	words.DotRows(q, x.meaning, dots)
-	if own {
-		leadByMeaning(out, dots)
-	}
 	// nearDot is the least dot product of a category near the question
 	// (Scored.Near): only the question's own meaning says it.
 	nearDot := int32(math.MaxInt32)
@@ -160,10 +157,17 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 			sum += int64(d)
 		}
 		nearDot = int32(sum/int64(n)) + int32(math.Ceil(nearMargin*meaningScale*meaningScale))
+		for i := range out {
+			if h := &out[i]; h.ev.grounded || dots[h.cat] >= nearDot {
+				h.Lead = leadKey(h.Score, dots[h.cat], h.sem)
+			}
+		}
+		leadByMeaning(out, dots)
 	}
 	list := make([]hit, 0, limit)
 	in := make([]uint64, (n+63)/64) // the categories list holds
 	var boosted []near              // the categories boosted, with their dot before
+	var sems []float32              // and their semantic scores
 	for i, h := range out {
 		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
 			h.Near = dots[h.cat] >= nearDot
@@ -171,6 +175,7 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 			in[h.cat/64] |= 1 << (h.cat % 64)
 		} else {
 			boosted = append(boosted, near{h.cat, dots[h.cat]})
+			sems = append(sems, h.sem)
 			dots[h.cat] += int32(meaningSemBoost * meaningScale * meaningScale * float64(h.sem))
 		}
 	}
@@ -210,11 +215,15 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	const full = meaningScale * meaningScale
 	for _, c := range closest.items {
 		score := max(roundScore(ceil*float64(min(c.dot, full))/full), minScore)
-		dot := c.dot
+		dot, sem := c.dot, float32(0)
 		if k := slices.IndexFunc(boosted, func(b near) bool { return b.cat == c.cat }); k >= 0 {
-			dot = boosted[k].dot
+			dot, sem = boosted[k].dot, sems[k]
 		}
-		list = append(list, hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score, Near: dot >= nearDot}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}})
+		h := hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score, Near: dot >= nearDot}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}}
+		if h.Near {
+			h.Lead = leadKey(score, dot, sem)
+		}
+		list = append(list, h)
 	}
 	return list
 }
@@ -226,13 +235,16 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 // and a category, 0.5 for "knitting patterns for beginners" and a
 // category on shell scripts): only the margin over the rest says
 // something. Chosen on the development sets' questions at 120 categories
-// (blend-dev, 472 not-confident on-topic questions), with the described
-// candidates filled up to five with the near ones after the grounded
-// (right among the first five described: 0.553 with the grounded alone,
-// 0.606 with any of the rest in the matcher's order): margin 0.05 0.619,
-// 0.1 0.621, 0.15 0.625, 0.2 0.608; as z-scores over the registry, 1
-// 0.623, 1.5 0.625, 2 0.600, 3 0.568.
-const nearMargin = 0.15
+// (blend-dev, 472 not-confident on-topic questions; right among the first
+// five described). With the near ones filling the slots after the
+// grounded: margin 0.05 0.619, 0.1 0.621, 0.15 0.625, 0.2 0.608. With
+// the near ones competing with the grounded by one key (Scored.Lead,
+// tools' byLead): 0.05 0.646, 0.1 0.640, 0.12 0.636, 0.13 0.629, 0.15
+// 0.627 (dev, dev2, dev3 alone at 0.12: 0.611, 0.684, 0.688; at 0.15
+// 0.603, 0.677, 0.688). Below 0.12 "quantum chromodynamics in rust"
+// comes near a category on Python packaging: 0.12 is the lowest margin
+// at which the frozen registry's far categories stay far.
+const nearMargin = 0.12
 
 // near is a category and its query meaning's dot product with its own.
 type near struct {
@@ -337,7 +349,6 @@ func leadByMeaning(out []hit, dots []int32) {
 	if len(at) < 2 {
 		return
 	}
-	const full = meaningScale * meaningScale
 	type keyed struct {
 		h   hit
 		key float64
@@ -347,7 +358,7 @@ func leadByMeaning(out []hit, dots []int32) {
 	for k, i := range at {
 		h := out[i]
 		scores[k] = h.Score
-		ks[k] = keyed{h, h.Score + meaningLeadWeight*float64(dots[h.cat])/full + meaningLeadSem*float64(h.sem)}
+		ks[k] = keyed{h, leadKey(h.Score, dots[h.cat], h.sem)}
 	}
 	slices.SortStableFunc(ks, func(a, b keyed) int {
 		switch {
@@ -362,4 +373,13 @@ func leadByMeaning(out []hit, dots []int32) {
 		out[i] = ks[k].h
 		out[i].Score = scores[k]
 	}
+}
+
+// leadKey is a category's key in leadByMeaning and its Scored.Lead: its
+// score, plus meaningLeadWeight times the cosine of its meaning with the
+// question's (dot, as int8 rows give it), plus meaningLeadSem times its
+// semantic score.
+func leadKey(score float64, dot int32, sem float32) float64 {
+	const full = meaningScale * meaningScale
+	return score + meaningLeadWeight*float64(dot)/full + meaningLeadSem*float64(sem)
 }

@@ -187,3 +187,55 @@ func TestNearInMeaning(t *testing.T) {
 		t.Errorf("a question without word vectors: near %v", got)
 	}
 }
+
+// Lead, in a long list only, is leadKey of each grounded or near
+// category: the grounded among the first meaningLead come in its order
+// (leadByMeaning), and a near category that shares no word with the
+// question has one too, so a no-match answer can weigh it against weak
+// word matches; a category neither grounded nor near, and every category
+// of a short list, has none.
+func TestLeadInLongLists(t *testing.T) {
+	x := Build(pastimes())
+	got, err := x.Match("my fingertips are sore from the strings and the rope", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var grounded []float64
+	nearOnly := 0
+	for _, s := range got {
+		switch {
+		case s.Grounded:
+			grounded = append(grounded, s.Lead)
+		case s.Near:
+			nearOnly++
+		}
+		if (s.Grounded || s.Near) != (s.Lead != 0) {
+			t.Errorf("%s: grounded %v, near %v, lead %v", s.Slug, s.Grounded, s.Near, s.Lead)
+		}
+	}
+	if len(grounded) == 0 || nearOnly == 0 {
+		t.Fatalf("want grounded and near-only categories: %+v", got)
+	}
+	if !slices.IsSortedFunc(grounded, func(a, b float64) int { return cmpDesc(a, b) }) {
+		t.Errorf("grounded leads %v not in the list's order", grounded)
+	}
+	short, err := x.Match("my fingertips are sore from the strings and the rope", candidatePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range short {
+		if s.Lead != 0 {
+			t.Errorf("a list of %d: %s leads %v", candidatePool, s.Slug, s.Lead)
+		}
+	}
+}
+
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}

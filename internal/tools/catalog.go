@@ -43,7 +43,7 @@ type listed struct {
 	score float64
 	// cat is the category, looked up once when it is shown (nil before).
 	cat *registry.Category
-	// near: described as close to the query in meaning only (fillNear).
+	// near: described as close to the query in meaning only (byLead).
 	near bool
 }
 
@@ -63,8 +63,8 @@ type catalog struct {
 	// the faint signs the matcher saw (compact listings only).
 	hinted int
 	// near counts the described categories without evidence that are
-	// close to the query in meaning only (matcher.Scored.Near): the last
-	// of described, filling it up to maxCandidates after the grounded.
+	// close to the query in meaning only (matcher.Scored.Near), among
+	// the grounded by their key (byLead); not counted in grounded.
 	near  int
 	whole bool
 	text  string
@@ -83,17 +83,14 @@ type catalog struct {
 // list.
 func list(shelves []shelf, room int) catalog { return listNear(shelves, room, false) }
 
-// listNear is list, and when near and some but fewer than maxCandidates
-// categories are grounded, the described are filled up to maxCandidates with the
-// ranked categories close to the query in meaning only
-// (matcher.Scored.Near), after the grounded and under their own label
-// (nearLabel), so an agent does not take them for word matches. An agent
-// that reads only the described candidates then still sees the category
-// a question asked in other words is about: on the development sets at
-// 120 categories, the right one was among the first five described for
-// 0.587 of the not-confident on-topic questions, against 0.553 from the
-// grounded alone. A query that shares nothing with any category still
-// gets no candidates (filling those too reached 0.625): the answer says
+// listNear is list, and when near and some category is grounded, the
+// described are chosen and ordered by one key (matcher.Scored.Lead: score
+// plus closeness in meaning) among the grounded and the ranked categories
+// close to the query in meaning only (matcher.Scored.Near), so a category
+// near in meaning may come before a weak word match (byLead). Each of
+// those near in meaning only says so on its own line (meaningOnlyLine),
+// so an agent does not take it for a word match. A query that shares
+// nothing with any category still gets no candidates: the answer says
 // the registry has nothing it shares a word with, and near in meaning
 // alone is too weak a sign to put a category forward on its own.
 func listNear(shelves []shelf, room int, near bool) catalog {
@@ -111,11 +108,15 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 	if ls.compact {
 		describe = maxCandidatesLarge
 	}
-	full := ls.ranked(describe, true)
-	c.grounded = len(c.described) + len(c.more)
-	if near && !full && c.grounded > 0 && len(c.described) < maxCandidates && len(c.more) == 0 {
-		full = ls.fillNear(maxCandidates)
+	full := false
+	if near && len(shelves) == 1 && anyGrounded(shelves) {
+		full = ls.byLead(describe)
+		describe = 0
 	}
+	if !full {
+		full = ls.ranked(describe, true)
+	}
+	c.grounded = len(c.described) + len(c.more) - c.near
 	if ls.compact && !full {
 		// The list cannot be whole, so something must choose which of
 		// the rest it shows: the faint signs the matcher saw (a word in
@@ -163,10 +164,11 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 	return ls.c
 }
 
-// describedNear reports whether fillNear described slug of shelf i: the
-// pass over the ranked categories without evidence meets it again.
-func (ls *lister) describedNear(i int, slug string) bool {
-	for _, l := range ls.c.described[len(ls.c.described)-ls.c.near:] {
+// isDescribed reports whether slug of shelf i is described already:
+// byLead describes some of the ranked categories before the passes over
+// them (ranked), which meet them again.
+func (ls *lister) isDescribed(i int, slug string) bool {
+	for _, l := range ls.c.described {
 		if l.shelf == i && l.slug == slug {
 			return true
 		}
@@ -215,9 +217,6 @@ const (
 	hintsLabel    = "\nNo evidence, only faint signs, by slug: "
 	othersCompact = "\nOthers, in catalog order, by slug: "
 	othersLabel   = "\nThe others, by slug and name:"
-	// nearLabel comes before the described categories that are close to
-	// the query in meaning only.
-	nearLabel = "\nClose in meaning only, sharing no word with the query:"
 )
 
 // anyGrounded reports whether a category of any shelf has evidence.
@@ -236,12 +235,10 @@ func anyGrounded(shelves []shelf) bool {
 // lines written: desc the described, more the other grounded ones, hints
 // the ranked ones without evidence, rest those in catalog order.
 type lister struct {
-	shelves []shelf
-	room    int
-	compact bool
-	phase   phase
-	// nearing: the line being added is a near one (fillNear).
-	nearing                 bool
+	shelves                 []shelf
+	room                    int
+	compact                 bool
+	phase                   phase
 	desc, more, hints, rest strings.Builder
 	c                       catalog
 }
@@ -285,9 +282,9 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 		r := shelves[best].ranked[next[best]]
 		next[best]++
 		// A ranked list names a category once (Matcher.Match), and one
-		// pass takes its grounded categories, the other the rest, so none
-		// is met twice.
-		if r.Grounded != grounded || !grounded && ls.describedNear(best, r.Slug) {
+		// pass takes its grounded categories, the other the rest; only
+		// those byLead described already are met again.
+		if r.Grounded != grounded || ls.isDescribed(best, r.Slug) {
 			continue
 		}
 		l := listed{shelf: best, slug: r.Slug, score: r.Score}
@@ -300,39 +297,6 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 		full = !ls.add(l, false)
 	}
 	return full
-}
-
-// fillNear describes, after the grounded, the ranked categories without
-// evidence that are near the query in meaning (matcher.Scored.Near),
-// merged across shelves by score, until describe are described or one
-// does not fit, and reports whether the listing is full.
-func (ls *lister) fillNear(describe int) (full bool) {
-	shelves := ls.shelves
-	next := make([]int, len(shelves))
-	for len(ls.c.described) < describe {
-		best := -1
-		for i, sh := range shelves {
-			for next[i] < len(sh.ranked) && (sh.ranked[next[i]].Grounded || !sh.ranked[next[i]].Near) {
-				next[i]++
-			}
-			if next[i] < len(sh.ranked) && (best < 0 || sh.ranked[next[i]].Score > shelves[best].ranked[next[best]].Score) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return false
-		}
-		r := shelves[best].ranked[next[best]]
-		next[best]++
-		ls.nearing = true
-		ok := ls.add(listed{shelf: best, slug: r.Slug, score: r.Score, near: true}, true)
-		ls.nearing = false
-		if !ok {
-			return true
-		}
-		ls.c.near++
-	}
-	return false
 }
 
 // add shows l, described or not, if it fits; false when it does not.
@@ -350,10 +314,6 @@ func (ls *lister) add(l listed, described bool) bool {
 	if described {
 		line = ls.describedLine(sh, l)
 		cost = len(line)
-		if ls.nearing && c.near == 0 {
-			line = nearLabel + line
-			cost += len(nearLabel)
-		}
 	} else {
 		name = ls.name(sh, l.cat)
 		cost = ls.lineLen(sh, l.slug, name)
@@ -399,6 +359,9 @@ func (ls *lister) describedLine(sh *shelf, l listed) string {
 		name, d = oneLine(l.cat.Name, 200), oneLine(d, 500)
 	} else {
 		d = registry.Visible(d)
+	}
+	if l.near {
+		return meaningOnlyLine(sh.tag+l.slug, name, d)
 	}
 	return candidateLine(sh.tag+l.slug, name, d, l.score)
 }
@@ -452,6 +415,12 @@ func (c *catalog) shownCount() int { return len(c.described) + len(c.more) }
 // the others in catalog order. what names the whole ("the registry's").
 func (c *catalog) heading(what string) string {
 	switch {
+	case c.near > 0 && c.whole:
+		return fmt.Sprintf(" %s %d categories, the %d closest first (%d in meaning only, so marked), then the others:", capitalize(what), c.total, c.grounded+c.near, c.near)
+	case c.near > 0 && c.grounded+c.near == c.shownCount():
+		return fmt.Sprintf(" The %d closest of %s %d categories (%d in meaning only, so marked):", c.shownCount(), what, c.total, c.near)
+	case c.near > 0:
+		return fmt.Sprintf(" %d of %s %d categories: the %d closest first (%d in meaning only, so marked), then others:", c.shownCount(), what, c.total, c.grounded+c.near, c.near)
 	case c.grounded == 0 && c.whole:
 		return fmt.Sprintf(" %s %d categories, in catalog order:", capitalize(what), c.total)
 	case c.grounded == 0 && c.hinted == 0:

@@ -73,17 +73,13 @@ func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
 	if got := shownOnce(t, out, text); got != 40 {
 		t.Errorf("listed %d of 40 categories:\n%s", got, text)
 	}
-	// The candidates that share words with the query come first; those
-	// after nearLabel are close to it in meaning only (listNear).
-	shared := len(out.Candidates)
-	if at := strings.Index(text, nearLabel); at >= 0 {
-		for _, c := range out.Candidates {
-			if i := strings.Index(text, "\n- "+c.Slug+" ("); i > at {
-				shared--
-			}
-		}
+	// The candidates come first, by one key, those close to the query in
+	// meaning only marked so (listNear); the heading counts them apart.
+	heading := fmt.Sprintf("The registry's 40 categories, the %d that share words with the query first, closest first, then the others:", len(out.Candidates))
+	if near := strings.Count(text, meaningOnlyMark+"): "); near > 0 {
+		heading = fmt.Sprintf("The registry's 40 categories, the %d closest first (%d in meaning only, so marked), then the others:", len(out.Candidates), near)
 	}
-	if shared == 0 || !strings.Contains(text, fmt.Sprintf("The registry's 40 categories, the %d that share words with the query first, closest first, then the others:", shared)) ||
+	if len(out.Candidates) == 0 || !strings.Contains(text, heading) ||
 		!strings.Contains(text, "this registry does not cover the topic") || strings.Contains(text, "list_categories") {
 		t.Errorf("%d candidates; text:\n%s", len(out.Candidates), text)
 	}
@@ -122,6 +118,9 @@ func TestHeadingFitsItsRoom(t *testing.T) {
 		{total: total, grounded: shown, whole: true},
 		{total: total, grounded: shown},
 		{total: total, grounded: shown - 1},
+		{total: total, grounded: shown - 5, near: 5, whole: true},
+		{total: total, grounded: shown - 5, near: 5},
+		{total: total, grounded: shown - 6, near: 5},
 	} {
 		c.more = make([]listed, shown)
 		if h := c.heading("the registry's"); len(h) > headingRoom {
@@ -130,20 +129,23 @@ func TestHeadingFitsItsRoom(t *testing.T) {
 	}
 }
 
-// listNear fills the described candidates up to maxCandidates after the
-// grounded with the categories near the query in meaning only, under
-// nearLabel; a query that shares nothing with any category gets none,
-// and list (federated answers) never fills.
-func TestListNearFillsAfterTheGrounded(t *testing.T) {
+// listNear describes the grounded categories and those near the query
+// in meaning only by one key (matcher.Scored.Lead), so a near one may
+// come before a weak word match; each near one's line says so and shows
+// no score, and the heading counts them apart. A query that shares
+// nothing with any category gets none, and list (federated answers)
+// describes the grounded alone.
+func TestListNearOrdersByLead(t *testing.T) {
 	reg, err := registry.Load(frozen.Registry(frozen.Basic))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ranked := []matcher.Scored{
-		{Slug: "rust-learning", Score: 0.3, Grounded: true},
-		{Slug: "go-learning", Score: 0.01, Near: true},
-		{Slug: "shell-scripting", Score: 0.009},
-		{Slug: "python-packaging", Score: 0.008, Near: true},
+		{Slug: "rust-learning", Score: 0.3, Grounded: true, Lead: 0.35},
+		{Slug: "shell-scripting", Score: 0.1, Grounded: true, Lead: 0.12},
+		{Slug: "go-learning", Score: 0.01, Near: true, Lead: 0.4},
+		{Slug: "regular-expressions", Score: 0.009},
+		{Slug: "python-packaging", Score: 0.008, Near: true, Lead: 0.2},
 	}
 	described := func(c catalog) []string {
 		var out []string
@@ -153,21 +155,24 @@ func TestListNearFillsAfterTheGrounded(t *testing.T) {
 		return out
 	}
 	c := listNear([]shelf{{reg: reg, ranked: ranked}}, answerBudget, true)
-	if got, want := described(c), []string{"rust-learning", "go-learning", "python-packaging"}; !slices.Equal(got, want) || c.near != 2 || c.grounded != 1 {
-		t.Errorf("described %v (near %d, grounded %d), want %v (near 2, grounded 1)", got, c.near, c.grounded, want)
+	if got, want := described(c), []string{"go-learning", "rust-learning", "python-packaging", "shell-scripting"}; !slices.Equal(got, want) || c.near != 2 || c.grounded != 2 {
+		t.Errorf("described %v (near %d, grounded %d), want %v (near 2, grounded 2)", got, c.near, c.grounded, want)
 	}
-	rust, label, goLine := strings.Index(c.text, "\n- rust-learning ("), strings.Index(c.text, nearLabel), strings.Index(c.text, "\n- go-learning (")
-	if rust < 0 || label < rust || goLine < label || strings.Count(c.text, nearLabel) != 1 {
-		t.Errorf("want the grounded, then %q, then the near ones:\n%s", nearLabel, c.text)
+	for _, l := range c.described {
+		line := c.text[strings.Index(c.text, "\n- "+l.slug+" ("):]
+		line = line[:strings.IndexByte(line[1:], '\n')+1]
+		if near := l.slug == "go-learning" || l.slug == "python-packaging"; l.near != near || strings.Contains(line, meaningOnlyMark) != near || strings.Contains(line, "score") == near {
+			t.Errorf("%s: near %v, line %q", l.slug, l.near, line)
+		}
 	}
-	if h := c.heading("the registry's"); !strings.Contains(h, "the 1 that share words with the query first") {
-		t.Errorf("heading %q counts the near ones as sharing words", h)
+	if h := c.heading("the registry's"); !strings.Contains(h, "the 4 closest first (2 in meaning only, so marked)") {
+		t.Errorf("heading %q does not count the near ones apart", h)
 	}
-	if got := described(list([]shelf{{reg: reg, ranked: ranked}}, answerBudget)); !slices.Equal(got, []string{"rust-learning"}) {
-		t.Errorf("list described %v, want rust-learning alone", got)
+	if got := described(list([]shelf{{reg: reg, ranked: ranked}}, answerBudget)); !slices.Equal(got, []string{"rust-learning", "shell-scripting"}) {
+		t.Errorf("list described %v, want rust-learning and shell-scripting", got)
 	}
-	none := listNear([]shelf{{reg: reg, ranked: ranked[1:]}}, answerBudget, true)
-	if len(none.described) != 0 || none.near != 0 || strings.Contains(none.text, nearLabel) {
+	none := listNear([]shelf{{reg: reg, ranked: []matcher.Scored{ranked[2], ranked[3], ranked[4]}}}, answerBudget, true)
+	if len(none.described) != 0 || none.near != 0 || strings.Contains(none.text, meaningOnlyMark) {
 		t.Errorf("nothing grounded, yet described %v:\n%s", described(none), none.text)
 	}
 }

@@ -351,6 +351,10 @@ const minShownScore = 0.1
 
 func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 	for _, c := range cs {
+		if c.MeaningOnly != nil && *c.MeaningOnly {
+			b.WriteString(meaningOnlyLine(c.Slug, c.Name, c.Description))
+			continue
+		}
 		b.WriteString(candidateLine(c.Slug, c.Name, c.Description, c.Score))
 	}
 }
@@ -415,13 +419,9 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d, as list_categories does: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
 		}
 		b.WriteString(wholeAdvice)
-		if g := len(out.Candidates) - c.near; g > 0 {
+		if len(out.Candidates) > 0 {
 			b.WriteString(" The closest:")
-			writeCandidates(&b, out.Candidates[:g])
-		}
-		if c.near > 0 {
-			b.WriteString(nearLabel)
-			writeCandidates(&b, out.Candidates[len(out.Candidates)-c.near:])
+			writeCandidates(&b, out.Candidates)
 		}
 		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
