@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -166,19 +167,20 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	}
 	list := make([]hit, 0, limit)
 	in := make([]uint64, (n+63)/64) // the categories list holds
-	var boosted []near              // the categories boosted, with their dot before
-	var sems []float32              // and their semantic scores
+	var boosted []boost             // the categories boosted, by category
 	for i, h := range out {
 		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
 			h.Near = dots[h.cat] >= nearDot
 			list = append(list, h)
 			in[h.cat/64] |= 1 << (h.cat % 64)
 		} else {
-			boosted = append(boosted, near{h.cat, dots[h.cat]})
-			sems = append(sems, h.sem)
+			boosted = append(boosted, boost{h.cat, dots[h.cat], h.sem})
 			dots[h.cat] += int32(meaningSemBoost * meaningScale * meaningScale * float64(h.sem))
 		}
 	}
+	// Sorted by category, so each of the closest finds its own in a
+	// binary search: scanning for it was quadratic in the list's length.
+	slices.SortFunc(boosted, func(a, b boost) int { return cmp.Compare(a.cat, b.cat) })
 	// The closest of the others, kept in a heap of as many as the list
 	// has room for, then sorted: a registry of thousands is not sorted
 	// whole for the few hundred shown.
@@ -216,8 +218,8 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 	for _, c := range closest.items {
 		score := max(roundScore(ceil*float64(min(c.dot, full))/full), minScore)
 		dot, sem := c.dot, float32(0)
-		if k := slices.IndexFunc(boosted, func(b near) bool { return b.cat == c.cat }); k >= 0 {
-			dot, sem = boosted[k].dot, sems[k]
+		if k, ok := slices.BinarySearchFunc(boosted, c.cat, func(b boost, cat uint32) int { return cmp.Compare(b.cat, cat) }); ok {
+			dot, sem = boosted[k].dot, boosted[k].sem
 		}
 		h := hit{Scored: Scored{Slug: x.slugs[c.cat], Score: score, Near: dot >= nearDot}, cat: c.cat, ev: evidence{kind: doubtVectorsOnly}}
 		if h.Near {
@@ -245,6 +247,14 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 // comes near a category on Python packaging: 0.12 is the lowest margin
 // at which the frozen registry's far categories stay far.
 const nearMargin = 0.12
+
+// boost is a category byMeaning boosted by its semantic score: its dot
+// product before the boost, and that score.
+type boost struct {
+	cat uint32
+	dot int32
+	sem float32
+}
 
 // near is a category and its query meaning's dot product with its own.
 type near struct {
