@@ -10,9 +10,8 @@ import "strings"
 // the slots they leave: on the development sets' questions at 120
 // categories (blend-dev), the right category was among the first five
 // described for 0.636 of the not-confident on-topic questions (nearMargin
-// 0.12), against
-// 0.591 with the near ones after all the grounded. Those near in meaning
-// only are marked so (listed.near). It stops at the first line that does
+// 0.12), against 0.591 with the near ones after all the grounded. Those
+// near in meaning only are marked so (listed.near). It stops at the first line that does
 // not fit and reports whether the listing is full; the grounded not
 // described are listed next by list's own phases.
 func (ls *lister) byLead(describe int) (full bool) {
