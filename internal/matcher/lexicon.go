@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	_ "embed"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ const minEnglishTypoLen = 5
 // in frequency.txt) most likely stands for: the most common one at the
 // smallest edit distance, one edit for words of 5 to 7 letters, two from
 // 8, keeping the first letter below 8 as the registry's typo rule does.
-// The index over the word list is built on first use.
+// The index over the word list comes embedded (englishTypos).
 func englishTypo(word string) (fixed string, dist int, ok bool) {
 	if len(word) < minEnglishTypoLen || len(word) > 32 {
 		return englishTypoOf(word)
@@ -106,12 +107,34 @@ type typoEntry struct {
 	ok          bool
 }
 
-// englishWords is the typo index over the ordinary English words, built on
-// first use: a process that never meets a misspelling pays nothing.
+// englishTypos is the typo index over the ordinary English words of
+// minEnglishTypoLen-1 letters or more (one short, for a deleted letter),
+// built at go generate time by typogen: built at the first misspelt
+// question instead, it held the server's first answer about 60 ms
+// (BenchmarkEnglishTyposLoad against typo's BenchmarkBuild) and took 4.7
+// MB of heap (11 MB allocated to build it), which the collector then
+// paced itself by. Loaded in place, its arrays are the binary's
+// read-only data, paged in where a lookup looks.
+//
+//go:generate go run ./typogen -min 4 -out data/englishtypos.bin
+//go:embed data/englishtypos.bin
+var englishTypos string
+
+// englishWords is the typo index over the ordinary English words, loaded
+// on first use: a process that never meets a misspelling pays nothing.
 var englishWords struct {
 	once  sync.Once
 	typos typo.Index
 	words []string // words.ByFrequency()
+}
+
+// englishTypoTerms marks the words of list the English typo index holds.
+func englishTypoTerms(list []string) []bool {
+	long := make([]bool, len(list))
+	for i, w := range list {
+		long[i] = len(w) >= minEnglishTypoLen-1
+	}
+	return long
 }
 
 // englishTypoOf is englishTypo without the cache.
@@ -122,11 +145,11 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 	}
 	englishWords.once.Do(func() {
 		englishWords.words = words.ByFrequency()
-		long := make([]bool, len(englishWords.words))
-		for i, w := range englishWords.words {
-			long[i] = len(w) >= minEnglishTypoLen-1
+		ix, ok := typo.Load(englishTypos)
+		if !ok { // not written by this typo package: build it
+			ix = typo.Build(englishWords.words, englishTypoTerms(englishWords.words))
 		}
-		englishWords.typos = typo.Build(englishWords.words, long)
+		englishWords.typos = ix
 	})
 	list := englishWords.words
 	maxDist := 1

@@ -113,3 +113,51 @@ func BenchmarkBuild(b *testing.B) {
 		Build(list, long)
 	}
 }
+
+// TestLoad: an index written by AppendBinary loads back to the same
+// arrays, whether the data is aligned (read in place) or not (copied),
+// and data that is not a whole index is refused.
+func TestLoad(t *testing.T) {
+	list, long := englishList()
+	ix := Build(list, long)
+	data := ix.AppendBinary(nil)
+	same := func(got Index) bool {
+		return got.shift == ix.shift && slices.Equal(got.start, ix.start) && slices.Equal(got.keys, ix.keys) && slices.Equal(got.terms, ix.terms)
+	}
+	got, ok := Load(string(data))
+	if !ok || !same(got) {
+		t.Fatalf("Load(AppendBinary) = %v, ok %v: not the index written", got.shift, ok)
+	}
+	shifted := string(append([]byte{0}, data...))[1:] // most likely unaligned
+	if got, ok := Load(shifted); !ok || !same(got) {
+		t.Fatalf("Load of unaligned data: ok %v, not the index written", ok)
+	}
+	bad := map[string]string{
+		"empty":       "",
+		"truncated":   string(data[:len(data)-2]),
+		"longer":      string(append(slices.Clone(data), 0, 0)),
+		"header":      string(data[:headerLen]),
+		"magic":       string(append([]byte{'x'}, data[1:]...)),
+		"version":     string(append(append(slices.Clone(data[:4]), 9, 0, 0, 0), data[8:]...)),
+		"first":       string(append(append(slices.Clone(data[:headerLen]), 1, 0, 0, 0), data[headerLen+4:]...)),
+		"empty index": string(new(Index).AppendBinary(nil)),
+	}
+	for name, d := range bad {
+		if _, ok := Load(d); ok {
+			t.Errorf("%s: loaded", name)
+		}
+	}
+}
+
+// TestVariantHashFixed: the hash is the same in every process and on
+// every machine, as an index built once and shipped requires.
+func TestVariantHashFixed(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want uint32
+	}{{"", 0}, {"rut", 0x5fb244d1}, {"rust", 0x2585c8d8}, {"bitcoin", 0x661a3ce4}, {"kubernetes", 0x8053f335}, {"abcdefghijklmnop", 0x9116d5d4}} {
+		if got := variantHash([]byte(c.s)); got != c.want {
+			t.Errorf("variantHash(%q) = %#x, want %#x", c.s, got, c.want)
+		}
+	}
+}
