@@ -61,3 +61,17 @@ func BenchmarkEnglishTyposLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEnglishTypo corrects misspelt words with the English typo
+// index, bypassing the cache: what a misspelling new to the process
+// costs.
+func BenchmarkEnglishTypo(b *testing.B) {
+	ws := []string{"recieve", "langauge", "ownrship", "beginer", "cofee", "programing", "qzxwv", "expresso", "gardning", "photografy"}
+	englishTypoOf(ws[0])
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, w := range ws {
+			englishTypoOf(w)
+		}
+	}
+}

@@ -39,7 +39,27 @@ type Index struct {
 	shift uint
 	start []uint32
 	keys  []uint16 // low 16 bits of the variant's hash; the bucket holds the top bits
-	terms []uint32 // terms[i] is stored under keys[i]
+	// The term stored under keys[i] is narrow[i] where there are at
+	// most 1<<16 terms (the English word list's 27,612, most
+	// registries'), terms[i] otherwise: 4 bytes an entry instead of 6.
+	terms  []uint32
+	narrow []uint16
+}
+
+// narrowTerms is the most terms an index numbers in 16 bits.
+const narrowTerms = 1 << 16
+
+// term is the term stored under keys[i].
+func (ix *Index) term(i uint32) uint32 {
+	if ix.narrow != nil {
+		return uint32(ix.narrow[i])
+	}
+	return ix.terms[i]
+}
+
+// Size is the bytes the index's arrays take.
+func (ix *Index) Size() int {
+	return 4*len(ix.start) + 2*len(ix.keys) + 4*len(ix.terms) + 2*len(ix.narrow)
 }
 
 const (
@@ -134,7 +154,12 @@ func Build(terms []string, words []bool) Index {
 	for 8<<bits < len(entries) && bits < 30 { // about 8 entries a bucket
 		bits++
 	}
-	ix := Index{shift: 32 - bits, start: make([]uint32, 1<<bits+1), keys: make([]uint16, len(entries)), terms: make([]uint32, len(entries))}
+	ix := Index{shift: 32 - bits, start: make([]uint32, 1<<bits+1), keys: make([]uint16, len(entries))}
+	if len(terms) <= narrowTerms {
+		ix.narrow = make([]uint16, len(entries))
+	} else {
+		ix.terms = make([]uint32, len(entries))
+	}
 	for _, e := range entries {
 		ix.start[uint32(e>>32)>>ix.shift+1]++
 	}
@@ -145,7 +170,12 @@ func Build(terms []string, words []bool) Index {
 	for _, e := range entries {
 		h := uint32(e >> 32)
 		b := h >> ix.shift
-		ix.keys[next[b]], ix.terms[next[b]] = uint16(h), uint32(e)
+		ix.keys[next[b]] = uint16(h)
+		if ix.narrow != nil {
+			ix.narrow[next[b]] = uint16(e)
+		} else {
+			ix.terms[next[b]] = uint32(e)
+		}
 		next[b]++
 	}
 	return ix
@@ -195,7 +225,7 @@ func (ix *Index) Near(w string, maxDist int, terms []string, fn func(term uint32
 			if ix.keys[i] != uint16(h) {
 				continue
 			}
-			t := ix.terms[i]
+			t := ix.term(i)
 			if terms[t] == w || slices.Contains(seen[:nseen], t) {
 				continue
 			}
@@ -210,20 +240,25 @@ func (ix *Index) Near(w string, maxDist int, terms []string, fn func(term uint32
 	}
 }
 
-// The binary form of an Index (AppendBinary, Load): a header of five
-// little-endian uint32s (binaryMagic, the format's version, shift, and
-// the lengths of start and of keys), then start and terms as uint32s and
-// keys as uint16s, little-endian, so that the 4-byte arrays stay aligned
-// where the data is.
+// The binary form of an Index (AppendBinary, Load): a header of six
+// little-endian uint32s (binaryMagic, the format's version, shift, the
+// lengths of start and of keys, and the bytes of a term number, 2 or 4),
+// then start as uint32s, the term numbers, and keys as uint16s, all
+// little-endian and each array aligned to its numbers' size where the
+// data is.
 const (
 	binaryMagic   = 0x54736733 // "3gsT"
-	binaryVersion = 1
-	headerLen     = 5 * 4
+	binaryVersion = 2
+	headerLen     = 6 * 4
 )
 
 // AppendBinary appends ix in its binary form to b.
 func (ix *Index) AppendBinary(b []byte) []byte {
-	for _, v := range [...]uint32{binaryMagic, binaryVersion, uint32(ix.shift), uint32(len(ix.start)), uint32(len(ix.keys))} {
+	width := uint32(4)
+	if ix.narrow != nil || len(ix.keys) == 0 {
+		width = 2
+	}
+	for _, v := range [...]uint32{binaryMagic, binaryVersion, uint32(ix.shift), uint32(len(ix.start)), uint32(len(ix.keys)), width} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	for _, v := range ix.start {
@@ -231,6 +266,9 @@ func (ix *Index) AppendBinary(b []byte) []byte {
 	}
 	for _, v := range ix.terms {
 		b = binary.LittleEndian.AppendUint32(b, v)
+	}
+	for _, v := range ix.narrow {
+		b = binary.LittleEndian.AppendUint16(b, v)
 	}
 	for _, v := range ix.keys {
 		b = binary.LittleEndian.AppendUint16(b, v)
@@ -252,15 +290,20 @@ func Load(data string) (ix Index, ok bool) {
 	if word(0) != binaryMagic || word(1) != binaryVersion {
 		return Index{}, false
 	}
-	shift, nstart, nkeys := word(2), int(word(3)), int(word(4))
-	if shift < 2 || shift > 31 || nstart != 1<<(32-shift)+1 || len(data) != headerLen+4*nstart+6*nkeys {
+	shift, nstart, nkeys, width := word(2), int(word(3)), int(word(4)), int(word(5))
+	if shift < 2 || shift > 31 || nstart != 1<<(32-shift)+1 || width != 2 && width != 4 || len(data) != headerLen+4*nstart+(width+2)*nkeys {
 		return Index{}, false
 	}
 	body := data[headerLen:]
 	ix = Index{shift: uint(shift)}
 	ix.start = view[uint32](body[:4*nstart])
-	ix.terms = view[uint32](body[4*nstart : 4*(nstart+nkeys)])
-	ix.keys = view[uint16](body[4*(nstart+nkeys):])
+	body = body[4*nstart:]
+	if width == 2 {
+		ix.narrow = view[uint16](body[:2*nkeys])
+	} else {
+		ix.terms = view[uint32](body[:4*nkeys])
+	}
+	ix.keys = view[uint16](body[width*nkeys:])
 	// A corrupt start would send Near out of its arrays.
 	if ix.start[0] != 0 || int(ix.start[nstart-1]) != nkeys || !slices.IsSorted(ix.start) {
 		return Index{}, false
