@@ -125,7 +125,6 @@ var englishTypos string
 var englishWords struct {
 	once  sync.Once
 	typos typo.Index
-	words []string // words.ByFrequency()
 }
 
 // englishTypoTerms marks the words of list the English typo index holds.
@@ -144,21 +143,20 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 		return "", 0, false
 	}
 	englishWords.once.Do(func() {
-		englishWords.words = words.ByFrequency()
 		ix, ok := typo.Load(englishTypos)
 		if !ok { // not written by this typo package: build it
-			ix = typo.Build(englishWords.words, englishTypoTerms(englishWords.words))
+			list := words.ByFrequency()
+			ix = typo.Build(list, englishTypoTerms(list))
 		}
 		englishWords.typos = ix
 	})
-	list := englishWords.words
 	maxDist := 1
 	if n >= twoTypoLen {
 		maxDist = 2
 	}
 	best, bestDist := -1, maxDist+1
-	englishWords.typos.Near(word, maxDist, list, func(t uint32, d int) {
-		if !keepsFirstLetter(word, list[t]) {
+	englishWords.typos.NearFunc(word, maxDist, englishWord, func(t uint32, d int) {
+		if !keepsFirstLetter(word, englishWord(t)) {
 			return
 		}
 		// list is most common first, so a lower index wins a tie.
@@ -169,8 +167,12 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 	if best < 0 {
 		return "", 0, false
 	}
-	return list[best], bestDist, true
+	return englishWord(uint32(best)), bestDist, true
 }
+
+// englishWord is word t of the English word list, as the typo index
+// numbers them.
+func englishWord(t uint32) string { return words.FrequencyWord(int(t)) }
 
 // Preload builds the word data's tables now, each on a goroutine of its
 // own (words.Preload), so that the first index built does not wait for

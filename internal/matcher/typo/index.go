@@ -213,6 +213,14 @@ const maxDeletions = 1 + MaxTermLen + MaxTermLen*(MaxTermLen-1)/2
 // if it is a term, is skipped: the caller has already looked it up
 // exactly.
 func (ix *Index) Near(w string, maxDist int, terms []string, fn func(term uint32, dist int)) {
+	ix.NearFunc(w, maxDist, func(t uint32) string { return terms[t] }, fn)
+}
+
+// NearFunc is Near for terms not held in a slice: term(t) is term t as
+// given to Build. The English word list is read where it lies in the
+// embedded text (words.FrequencyWord), not copied out into 27,612 string
+// headers (432 KB the collector kept live and paced itself by).
+func (ix *Index) NearFunc(w string, maxDist int, term func(uint32) string, fn func(term uint32, dist int)) {
 	if len(ix.keys) == 0 || len(w) > MaxTermLen {
 		return
 	}
@@ -226,14 +234,15 @@ func (ix *Index) Near(w string, maxDist int, terms []string, fn func(term uint32
 				continue
 			}
 			t := ix.term(i)
-			if terms[t] == w || slices.Contains(seen[:nseen], t) {
+			tw := term(t)
+			if tw == w || slices.Contains(seen[:nseen], t) {
 				continue
 			}
 			if nseen < len(seen) {
 				seen[nseen] = t
 				nseen++
 			}
-			if d := Distance(w, terms[t]); d <= maxDist {
+			if d := Distance(w, tw); d <= maxDist {
 				fn(t, d)
 			}
 		}
