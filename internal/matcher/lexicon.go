@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	_ "embed"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ const minEnglishTypoLen = 5
 // in frequency.txt) most likely stands for: the most common one at the
 // smallest edit distance, one edit for words of 5 to 7 letters, two from
 // 8, keeping the first letter below 8 as the registry's typo rule does.
-// The index over the word list is built on first use.
+// The index over the word list comes embedded (englishTypos).
 func englishTypo(word string) (fixed string, dist int, ok bool) {
 	if len(word) < minEnglishTypoLen || len(word) > 32 {
 		return englishTypoOf(word)
@@ -106,12 +107,33 @@ type typoEntry struct {
 	ok          bool
 }
 
-// englishWords is the typo index over the ordinary English words, built on
-// first use: a process that never meets a misspelling pays nothing.
+// englishTypos is the typo index over the ordinary English words of
+// minEnglishTypoLen-1 letters or more (one short, for a deleted letter),
+// built at go generate time by typogen: built at the first misspelt
+// question instead, it held the server's first answer about 60 ms
+// (BenchmarkEnglishTyposLoad against typo's BenchmarkBuild) and took 4.7
+// MB of heap (11 MB allocated to build it), which the collector then
+// paced itself by. Loaded in place, its arrays are the binary's
+// read-only data, paged in where a lookup looks.
+//
+//go:generate go run ./typogen -min 4 -out data/englishtypos.bin
+//go:embed data/englishtypos.bin
+var englishTypos string
+
+// englishWords is the typo index over the ordinary English words, loaded
+// on first use: a process that never meets a misspelling pays nothing.
 var englishWords struct {
 	once  sync.Once
 	typos typo.Index
-	words []string // words.ByFrequency()
+}
+
+// englishTypoTerms marks the words of list the English typo index holds.
+func englishTypoTerms(list []string) []bool {
+	long := make([]bool, len(list))
+	for i, w := range list {
+		long[i] = len(w) >= minEnglishTypoLen-1
+	}
+	return long
 }
 
 // englishTypoOf is englishTypo without the cache.
@@ -121,21 +143,20 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 		return "", 0, false
 	}
 	englishWords.once.Do(func() {
-		englishWords.words = words.ByFrequency()
-		long := make([]bool, len(englishWords.words))
-		for i, w := range englishWords.words {
-			long[i] = len(w) >= minEnglishTypoLen-1
+		ix, ok := typo.Load(englishTypos)
+		if !ok { // not written by this typo package: build it
+			list := words.ByFrequency()
+			ix = typo.Build(list, englishTypoTerms(list))
 		}
-		englishWords.typos = typo.Build(englishWords.words, long)
+		englishWords.typos = ix
 	})
-	list := englishWords.words
 	maxDist := 1
 	if n >= twoTypoLen {
 		maxDist = 2
 	}
 	best, bestDist := -1, maxDist+1
-	englishWords.typos.Near(word, maxDist, list, func(t uint32, d int) {
-		if !keepsFirstLetter(word, list[t]) {
+	englishWords.typos.NearFunc(word, maxDist, englishWord, func(t uint32, d int) {
+		if !keepsFirstLetter(word, englishWord(t)) {
 			return
 		}
 		// list is most common first, so a lower index wins a tie.
@@ -146,8 +167,12 @@ func englishTypoOf(word string) (fixed string, dist int, ok bool) {
 	if best < 0 {
 		return "", 0, false
 	}
-	return list[best], bestDist, true
+	return englishWord(uint32(best)), bestDist, true
 }
+
+// englishWord is word t of the English word list, as the typo index
+// numbers them.
+func englishWord(t uint32) string { return words.FrequencyWord(int(t)) }
 
 // Preload builds the word data's tables now, each on a goroutine of its
 // own (words.Preload), so that the first index built does not wait for

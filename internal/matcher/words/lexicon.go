@@ -186,6 +186,13 @@ func (l *lexiconTables) load() {
 	l.rel.index()
 }
 
+// FrequencyWord is word i of data/frequency.txt (ByFrequency()[i]), read
+// in place: nothing is allocated.
+func FrequencyWord(i int) string {
+	lexicon.once.Do(lexicon.load)
+	return lexicon.freq.key(i)
+}
+
 // ByFrequency returns the words of data/frequency.txt, most common first.
 func ByFrequency() []string {
 	lexicon.once.Do(lexicon.load)
