@@ -61,8 +61,11 @@ type scratch struct {
 	// candMask and posOf are candMasks' rows and its category → row + 1.
 	candMask []uint16
 	posOf    []uint8
-	hits     []hit  // the candidates of the current query
-	query    parsed // the current query, for Match
+	hits     []hit // the candidates of the current query
+	// sortHits' positions and copies.
+	order   []int32
+	sortBuf []hit
+	query   parsed // the current query, for Match
 }
 
 func newScratch(n int) *scratch {
@@ -111,17 +114,8 @@ type hit struct {
 func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
-	return tiesBySlug(x.byMeaning(p, out[:min(len(out), limit)], limit))
-}
-
-// tiesBySlug puts categories of equal score in slug order, as Match
-// promises (byScore). The list is already in descending score order, but
-// scaling and rounding the runners-up (calibrate) can make two of them
-// equal in another order: only such runs move.
-func tiesBySlug(out []hit) []hit {
-	if !slices.IsSortedFunc(out, byHitScore) {
-		slices.SortStableFunc(out, byHitScore)
-	}
+	out = x.byMeaning(p, out[:min(len(out), limit)], limit)
+	sortHits(out, s) // ties by slug (see byScore)
 	return out
 }
 
@@ -341,7 +335,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
-	slices.SortFunc(out, byHitScore)
+	sortHits(out, s)
 	// More than maxFinish categories could reach the kept scores: the
 	// runner-up may be one never scored, so no category is shown to stand
 	// clear of the rest (distinct then raises nothing).

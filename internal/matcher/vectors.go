@@ -262,8 +262,8 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	}
 	out = append(out, vectorsOnly.items...)
 	s.semTouched = s.semTouched[:0]
-	slices.SortFunc(out, byHitScore)
-	x.orderTail(out)
+	sortHits(out, s)
+	x.orderTail(out, s)
 	return out
 }
 
@@ -274,7 +274,7 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 // a category close in meaning but sharing no word is not pushed out of a
 // long list by it. Scores stay at or below the last head candidate's, so
 // the list is still in score order.
-func (x *Index) orderTail(out []hit) {
+func (x *Index) orderTail(out []hit, s *scratch) {
 	if len(out) <= candidatePool {
 		return
 	}
@@ -288,5 +288,5 @@ func (x *Index) orderTail(out []hit) {
 		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
 		h.Score = roundScore(min(v, ceil))
 	}
-	slices.SortStableFunc(tail, byHitScore)
+	sortHits(tail, s)
 }
