@@ -62,6 +62,7 @@ type scratch struct {
 	candMask []uint16
 	posOf    []uint8
 	hits     []hit // the candidates of the current query
+	vecOnly  []hit // blend's categories only word vectors reach
 	// sortHits' positions and copies.
 	order   []int32
 	sortBuf []hit
