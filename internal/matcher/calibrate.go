@@ -140,7 +140,17 @@ func (x *Index) factors(p *parsed, out []hit, vectors bool) (f [numFactors]float
 // reads its factors.
 func (x *Index) bestFactors(p *parsed, out []hit, vectors bool) [numFactors]float64 {
 	if vectors {
-		out[0].ev.strangers, out[0].ev.farAliens = x.strangers(p, &out[0])
+		// strangers reads the query, the category and which of the
+		// query's words it left unmet or alien, nothing else: the best
+		// candidate of a query ranked twice (a not-confident answer's
+		// MatchMore) is most often the same, and its word-vector
+		// cosines were a fourteenth of the answer's profile each time.
+		h, m := &out[0], &p.stranger
+		if !m.ok || m.cat != h.cat || m.left != h.ev.left || m.aliens != h.ev.aliens {
+			st, far := x.strangers(p, h)
+			*m = strangerMemo{ok: true, cat: h.cat, left: h.ev.left, aliens: h.ev.aliens, strangers: st, farAliens: far}
+		}
+		h.ev.strangers, h.ev.farAliens = m.strangers, m.farAliens
 	}
 	return x.factors(p, out, vectors)
 }

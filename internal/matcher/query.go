@@ -101,6 +101,19 @@ type parsed struct {
 	lookup []termWord
 
 	candBuf []cand // storage of the words' cands
+
+	// stranger is what strangers last found for this query (bestFactors),
+	// which a second ranking of it (MatchMore) reads back.
+	stranger strangerMemo
+}
+
+// strangerMemo is strangers' answer for a category and the evidence it
+// read: the words the category left unmet, and its aliens.
+type strangerMemo struct {
+	ok                   bool
+	cat                  uint32
+	left, aliens         uint64
+	strangers, farAliens int
 }
 
 type termWord struct {

@@ -61,8 +61,17 @@ type scratch struct {
 	// candMask and posOf are candMasks' rows and its category → row + 1.
 	candMask []uint16
 	posOf    []uint8
-	hits     []hit  // the candidates of the current query
-	query    parsed // the current query, for Match
+	hits     []hit // the candidates of the current query
+	vecOnly  []hit // blend's categories only word vectors reach
+	// fins are the categories the first ranking of a query finished, kept
+	// when finKeep is set, for a second ranking of the same query
+	// (MatchMore) to read back.
+	fins    []finEntry
+	finKeep bool
+	// sortHits' positions and copies.
+	order   []int32
+	sortBuf []hit
+	query   parsed // the current query, for Match
 }
 
 func newScratch(n int) *scratch {
@@ -111,17 +120,8 @@ type hit struct {
 func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
-	return tiesBySlug(x.byMeaning(p, out[:min(len(out), limit)], limit))
-}
-
-// tiesBySlug puts categories of equal score in slug order, as Match
-// promises (byScore). The list is already in descending score order, but
-// scaling and rounding the runners-up (calibrate) can make two of them
-// equal in another order: only such runs move.
-func tiesBySlug(out []hit) []hit {
-	if !slices.IsSortedFunc(out, byHitScore) {
-		slices.SortStableFunc(out, byHitScore)
-	}
+	out = x.byMeaning(p, out[:min(len(out), limit)], limit)
+	sortHits(out, s) // ties by slug (see byScore)
 	return out
 }
 
@@ -337,11 +337,16 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 			k := len(p.candBuf)
 			masks = rows[i*k : (i+1)*k]
 		}
-		f := x.finish(p, qc.cat, s.acc[qc.cat]*inv, nil, masks)
+		q := s.acc[qc.cat] * inv
+		f, ok := s.finishedBefore(qc.cat, q)
+		if !ok {
+			f = x.finish(p, qc.cat, q, nil, masks)
+			s.keepFinished(qc.cat, q, f)
+		}
 		kept.offer(hit{Scored: Scored{Slug: x.slugs[qc.cat], Score: roundScore(f.score)}, cat: qc.cat, lex: f.lex, ev: f.ev, cov: f.cov, phrase: f.phrase})
 	}
 	out := kept.items
-	slices.SortFunc(out, byHitScore)
+	sortHits(out, s)
 	// More than maxFinish categories could reach the kept scores: the
 	// runner-up may be one never scored, so no category is shown to stand
 	// clear of the rest (distinct then raises nothing).
@@ -351,6 +356,33 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		}
 	}
 	return out
+}
+
+// finEntry is a category finished at coverage q.
+type finEntry struct {
+	cat uint32
+	q   float32
+	f   finished
+}
+
+// finishedBefore is what finish gave category c at coverage q earlier in
+// this query (fins), if it did. finish reads only the query, the index
+// and c's coverage, so it would give the same again: MatchMore's long
+// ranking scored again every category its short one had.
+func (s *scratch) finishedBefore(c uint32, q float32) (finished, bool) {
+	for i := range s.fins {
+		if e := &s.fins[i]; e.cat == c && e.q == q {
+			return e.f, true
+		}
+	}
+	return finished{}, false
+}
+
+// keepFinished notes f, c's finish at coverage q, when s keeps them.
+func (s *scratch) keepFinished(c uint32, q float32, f finished) {
+	if s.finKeep {
+		s.fins = append(s.fins, finEntry{c, q, f})
+	}
 }
 
 // roundScore keeps six decimals: scores are computed in float32, which

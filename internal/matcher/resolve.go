@@ -198,8 +198,53 @@ func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 		x.emit(p, mod, raw, st, KindNone, nil)
 		return
 	}
+	cands := x.relatedOf(st)
+	if len(cands) > 0 {
+		x.emit(p, mod, raw, st, KindRelated, cands)
+		return
+	}
+	x.emit(p, mod, raw, st, KindNone, nil)
+}
+
+// relatedOf is the registry terms related to stem st, a word the
+// vocabulary lacks, for addRelated (nil when none): the ones WordNet
+// relates it to (x.related), then those in its own definitions. Finding
+// the latter looks every word of its definitions up in the vocabulary,
+// and the ordinary words that take this path ("kitchen", "tastes") come
+// back in question after question: addRelated was a tenth of a
+// not-confident answer's profile. The answers are kept in relCache,
+// bounded and lock-free as stemCache (BenchmarkRelatedOf).
+func (x *Index) relatedOf(st string) []cand {
+	h := termHash(st) & (relCacheSlots - 1)
+	for _, i := range [2]uint32{h, h ^ 1} {
+		if e := x.relCache[i].Load(); e != nil && e.stem == st {
+			return e.cands
+		}
+	}
 	var buf [32]cand
-	cands := append(buf[:0], x.related[st]...)
+	cands := x.findRelated(st, buf[:0])
+	if len(cands) > 0 {
+		cands = slices.Clone(cands)
+	} else {
+		cands = nil
+	}
+	store2(&x.relCache[h], &x.relCache[h^1], &relEntry{stem: strings.Clone(st), cands: cands})
+	return cands
+}
+
+// relCacheSlots bounds relCache: a word may sit in either slot of its
+// pair, and a newer one replaces it.
+const relCacheSlots = 1024
+
+// relEntry is relatedOf's answer for a stem; cands is never changed.
+type relEntry struct {
+	stem  string
+	cands []cand
+}
+
+// findRelated is relatedOf without its cache, appending to cands.
+func (x *Index) findRelated(st string, cands []cand) []cand {
+	cands = append(cands, x.related[st]...)
 	// The other way round from x.related: registry terms in the query
 	// word's own definitions ("yeast" is defined with "bread").
 	if _, _, _, gloss, ok := words.Related(st); ok {
@@ -218,11 +263,7 @@ func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 			}
 		}
 	}
-	if len(cands) > 0 {
-		x.emit(p, mod, raw, st, KindRelated, cands)
-		return
-	}
-	x.emit(p, mod, raw, st, KindNone, nil)
+	return cands
 }
 
 // nextField is the first space-separated field of s and what follows it,

@@ -2,7 +2,6 @@ package matcher
 
 import (
 	"math"
-	"slices"
 	"sync/atomic"
 
 	"github.com/three-good-sources/3gs/internal/matcher/words"
@@ -247,24 +246,35 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	// many categories wants those closest in meaning among them). Offering
 	// every one cost a registry of a thousand categories a thousand hits
 	// and a sort per query.
-	var store [semExtra]hit
+	// Their heap lives in s: a no-match answer's long list asks for as
+	// many as it lists, and allocating them was its largest allocation
+	// in the matcher.
 	k := max(semExtra, limit)
-	items := store[:0]
-	if k > semExtra {
-		items = make([]hit, 0, k) // only a no-match answer's long list asks for more
+	if cap(s.vecOnly) < k {
+		s.vecOnly = make([]hit, 0, k)
 	}
-	vectorsOnly := hitHeap{items: items, k: k}
+	vectorsOnly := hitHeap{items: s.vecOnly[:0], k: k}
 	for _, c := range s.semTouched {
-		if s.sem[c] > 0 && !slices.ContainsFunc(out[:lexical], func(h hit) bool { return h.cat == c }) {
+		if s.sem[c] > 0 && !lexicalHit(out[:lexical], c) {
 			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
 		}
 		s.sem[c] = 0
 	}
 	out = append(out, vectorsOnly.items...)
 	s.semTouched = s.semTouched[:0]
-	slices.SortFunc(out, byHitScore)
-	x.orderTail(out)
+	sortHits(out, s)
+	x.orderTail(out, s)
 	return out
+}
+
+// lexicalHit reports whether a lexical candidate is category c.
+func lexicalHit(out []hit, c uint32) bool {
+	for i := range out {
+		if out[i].cat == c {
+			return true
+		}
+	}
+	return false
 }
 
 // orderTail reorders the candidates after the first candidatePool, which
@@ -274,7 +284,7 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 // a category close in meaning but sharing no word is not pushed out of a
 // long list by it. Scores stay at or below the last head candidate's, so
 // the list is still in score order.
-func (x *Index) orderTail(out []hit) {
+func (x *Index) orderTail(out []hit, s *scratch) {
 	if len(out) <= candidatePool {
 		return
 	}
@@ -288,5 +298,5 @@ func (x *Index) orderTail(out []hit) {
 		v := h.Score + semWeight*float64(h.sem)*(1-h.Score)
 		h.Score = roundScore(min(v, ceil))
 	}
-	slices.SortStableFunc(tail, byHitScore)
+	sortHits(tail, s)
 }

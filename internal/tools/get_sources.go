@@ -382,12 +382,20 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
 	var b strings.Builder
 	b.Grow(answerBudget)
-	fmt.Fprintf(&b, "No category matches query '%s' confidently (a score of at least %s is needed).", oneLine(query, 500), strconv.FormatFloat(threshold, 'f', -1, 64))
+	// Written in parts, not through fmt: every not-confident answer
+	// starts so, and formatting it was a tenth of the rendering (noMatch).
+	b.WriteString("No category matches query '")
+	b.WriteString(oneLine(query, 500))
+	b.WriteString("' confidently (a score of at least ")
+	b.WriteString(strconv.FormatFloat(threshold, 'f', -1, 64))
+	b.WriteString(" is needed).")
 	if g := grounded(ranked); len(g) > 0 {
 		out.Closest = &gen.ClosestCategory{Slug: g[0].Slug, Score: g[0].Score}
 		out.Alternatives = s.alternatives(g[1:], threshold)
 	} else {
-		fmt.Fprintf(&b, " No category shares anything with it: none of the registry's %d has a word of the query, or one related to it, in what its curator wrote about it, so there are no candidates.", len(s.slugs))
+		b.WriteString(" No category shares anything with it: none of the registry's ")
+		b.WriteString(strconv.Itoa(len(s.slugs)))
+		b.WriteString(" has a word of the query, or one related to it, in what its curator wrote about it, so there are no candidates.")
 	}
 	v := ""
 	if given != "" {
