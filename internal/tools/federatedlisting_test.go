@@ -52,6 +52,13 @@ func TestFederatedListingsDigest(t *testing.T) {
 			for _, room := range []int{answerBudget, 2500, 600, 120, 10} {
 				for _, n := range []int{1, 2, len(shelves)} {
 					c := list(shelves[:n], room)
+					// Our own shelf shown as is (snapshot.visible) says
+					// the same as passed through registry.Visible.
+					shelves[0].visible = true
+					if v := list(shelves[:n], room); v.text() != c.text() {
+						t.Errorf("%q: our names shown as they are differ:\n%s\nthrough Visible:\n%s", q, v.text(), c.text())
+					}
+					shelves[0].visible = false
 					sum := sha256.New()
 					fmt.Fprintf(sum, "%d %d %d %d %d %v %v\n", c.total, c.grounded, c.hinted, c.near, c.shownCount(), c.whole, c.shown)
 					for _, part := range [][]listed{c.described, c.more} {
@@ -83,4 +90,4 @@ func TestFederatedListingsDigest(t *testing.T) {
 }
 
 // listingText is the text of c's lines.
-func listingText(c *catalog) string { return c.text }
+func listingText(c *catalog) string { return c.text() }

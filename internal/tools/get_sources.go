@@ -407,9 +407,12 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
-	c := listNear([]shelf{{reg: s.reg, ranked: ranked}}, room, true)
+	c := listNear([]shelf{{reg: s.reg, ranked: ranked, visible: s.visible}}, room, true)
+	if len(c.described) > 0 {
+		out.Candidates = make([]gen.CandidateCategory, 0, len(c.described))
+	}
 	for _, l := range c.described {
-		cc := s.candidate(l.slug, l.score)
+		cc := gen.CandidateCategory{Slug: l.slug, Name: l.cat.Name, Description: firstLine(l.cat.Description), Score: l.score}
 		if l.near {
 			cc.MeaningOnly = ptr(true)
 		}
@@ -447,7 +450,7 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		b.WriteString(partialAdvice)
 	}
 	b.WriteString(c.heading("the registry's"))
-	b.WriteString(c.text)
+	c.writeText(&b)
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 

@@ -77,6 +77,11 @@ type snapshot struct {
 	signature signature.Status
 	files     signature.Files
 	slugs     []string // sorted, for no-match answers
+	// visible: registry.Visible changes no category's name nor the first
+	// line of its description (the loader refuses what it would drop, so
+	// it is so unless that check was bypassed), so a listing shows them
+	// as they are instead of passing each through it on every answer.
+	visible bool
 	// modified is when these bytes became the registry: the file's
 	// modification time, or the moment a change was written.
 	modified time.Time
@@ -84,8 +89,10 @@ type snapshot struct {
 
 func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files, modified time.Time) *snapshot {
 	s := &snapshot{reg: reg, matcher: m, signature: st, files: files, modified: modified}
+	s.visible = true
 	for _, cat := range reg.Categories() {
 		s.slugs = append(s.slugs, cat.Slug)
+		s.visible = s.visible && registry.Visible(cat.Name) == cat.Name && registry.Visible(firstLine(cat.Description)) == firstLine(cat.Description)
 	}
 	return s
 }
