@@ -38,6 +38,11 @@ type shelf struct {
 	// lines of its descriptions (snapshot.visible, checked once per
 	// registry), so they are shown as they are.
 	visible bool
+	// lineBytes are about how many bytes a line not described takes, on
+	// average: by slug and name, and by slug alone (snapshot.lineBytes,
+	// once per registry), so the listing's slice of them is made at its
+	// size once; zero when unknown.
+	lineBytes [2]int
 }
 
 // listed is one category of a listing.
@@ -126,6 +131,13 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 	c.compact = ls.compact
 	if ls.compact {
 		describe = maxCandidatesLarge
+	}
+	c.described = make([]listed, 0, describe)
+	if per := shelves[0].lineBytes[b2i(ls.compact)]; per > 0 && room > 0 {
+		// A quarter more than the average says, as the closest may be
+		// shorter than most.
+		n := room / per
+		c.more = make([]listed, 0, min(c.total, n+n/4+4))
 	}
 	full := false
 	if near && len(shelves) == 1 && anyGrounded(shelves) {
@@ -501,4 +513,12 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
