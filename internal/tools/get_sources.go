@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -304,11 +305,15 @@ const maxAlternatives = 2
 // noise, not near misses.
 func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
 	var out []gen.AlternativeCategory
-	rest = grounded(rest)
-	for _, r := range rest[:min(len(rest), maxAlternatives)] {
-		if r.Score <= threshold/2 {
+	n := 0 // the grounded met
+	for _, r := range rest {
+		if !r.Grounded {
+			continue
+		}
+		if n == maxAlternatives || r.Score <= threshold/2 {
 			break
 		}
+		n++
 		c, _ := s.reg.Category(r.Slug)
 		out = append(out, gen.AlternativeCategory{Slug: r.Slug, Name: c.Name, Score: r.Score})
 	}
@@ -385,13 +390,15 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// Written in parts, not through fmt: every not-confident answer
 	// starts so, and formatting it was a tenth of the rendering (noMatch).
 	b.WriteString("No category matches query '")
-	b.WriteString(oneLine(query, 500))
+	writeOneLine(&b, query, 500)
 	b.WriteString("' confidently (a score of at least ")
 	b.WriteString(strconv.FormatFloat(threshold, 'f', -1, 64))
 	b.WriteString(" is needed).")
-	if g := grounded(ranked); len(g) > 0 {
-		out.Closest = &gen.ClosestCategory{Slug: g[0].Slug, Score: g[0].Score}
-		out.Alternatives = s.alternatives(g[1:], threshold)
+	// The first grounded, found in place: a copy of the grounded of a
+	// long ranked list was an allocation of it on every such answer.
+	if i := slices.IndexFunc(ranked, func(r matcher.Scored) bool { return r.Grounded }); i >= 0 {
+		out.Closest = &gen.ClosestCategory{Slug: ranked[i].Slug, Score: ranked[i].Score}
+		out.Alternatives = s.alternatives(ranked[i+1:], threshold)
 	} else {
 		b.WriteString(" No category shares anything with it: none of the registry's ")
 		b.WriteString(strconv.Itoa(len(s.slugs)))
