@@ -43,6 +43,18 @@ type shelf struct {
 	// once per registry), so the listing's slice of them is made at its
 	// size once; zero when unknown.
 	lineBytes [2]int
+	// index finds its categories by slug (snapshot.index); nil: the
+	// registry's own search.
+	index *slugIndex
+}
+
+// category is the category of slug on sh.
+func (sh *shelf) category(slug string) *registry.Category {
+	if sh.index != nil {
+		return sh.index.category(slug)
+	}
+	c, _ := sh.reg.Category(slug)
+	return c
 }
 
 // listed is one category of a listing.
@@ -341,7 +353,7 @@ func (ls *lister) add(l listed, described bool) bool {
 	c := &ls.c
 	sh := &ls.shelves[l.shelf]
 	if l.cat == nil {
-		l.cat, _ = sh.reg.Category(l.slug)
+		l.cat = sh.category(l.slug)
 	}
 	var cost int
 	if described {

@@ -414,7 +414,7 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
-	c := listNear([]shelf{{reg: s.reg, ranked: ranked, visible: s.visible, lineBytes: s.lineBytes}}, room, true)
+	c := listNear([]shelf{{reg: s.reg, ranked: ranked, visible: s.visible, lineBytes: s.lineBytes, index: s.index}}, room, true)
 	if len(c.described) > 0 {
 		out.Candidates = make([]gen.CandidateCategory, 0, len(c.described))
 	}

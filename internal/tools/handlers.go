@@ -85,6 +85,8 @@ type snapshot struct {
 	// lineBytes are the average bytes of a listing's line by slug and
 	// name, and by slug alone (shelf.lineBytes).
 	lineBytes [2]int
+	// index finds a category by slug for the listings (shelf.index).
+	index *slugIndex
 	// modified is when these bytes became the registry: the file's
 	// modification time, or the moment a change was written.
 	modified time.Time
@@ -100,6 +102,7 @@ func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status,
 		named += len("\n- ") + len(cat.Slug) + len(": ") + len(cat.Name)
 		slugs += len(", ") + len(cat.Slug)
 	}
+	s.index = newSlugIndex(reg.Categories())
 	if n := len(s.slugs); n > 0 {
 		s.lineBytes = [2]int{named / n, slugs / n}
 	}
