@@ -34,6 +34,27 @@ type shelf struct {
 	// foreign: its curator is not ours, so its names and descriptions are
 	// shown on one line (oneLine), as someone else's words.
 	foreign bool
+	// visible: registry.Visible changes none of its names nor the first
+	// lines of its descriptions (snapshot.visible, checked once per
+	// registry), so they are shown as they are.
+	visible bool
+	// lineBytes are about how many bytes a line not described takes, on
+	// average: by slug and name, and by slug alone (snapshot.lineBytes,
+	// once per registry), so the listing's slice of them is made at its
+	// size once; zero when unknown.
+	lineBytes [2]int
+	// index finds its categories by slug (snapshot.index); nil: the
+	// registry's own search.
+	index *slugIndex
+}
+
+// category is the category of slug on sh.
+func (sh *shelf) category(slug string) *registry.Category {
+	if sh.index != nil {
+		return sh.index.category(slug)
+	}
+	c, _ := sh.reg.Category(slug)
+	return c
 }
 
 // listed is one category of a listing.
@@ -45,11 +66,19 @@ type listed struct {
 	cat *registry.Category
 	// near: described as close to the query in meaning only (byLead).
 	near bool
+	// part is which part of the listing a line not described is in.
+	part phase
+	// name is the category's name as its line shows it ("" on a compact
+	// listing's lines not described); desc, a described line's first
+	// line of what it covers, as shown.
+	name, desc string
 }
 
 // catalog is what a listing shows: described are the closest with what
-// they cover, more the next ones by slug and name. text is their lines,
-// ready to follow the answer's heading.
+// they cover, more the next ones by slug and name. Its lines are written
+// once, by writeText, straight into the answer after its heading: they
+// are chosen first (list), and measured as they are, so the heading that
+// counts them comes before them without their text being kept anywhere.
 type catalog struct {
 	described, more []listed
 	// shown counts the categories shown of each shelf.
@@ -67,7 +96,13 @@ type catalog struct {
 	// the grounded by their key (byLead); not counted in grounded.
 	near  int
 	whole bool
-	text  string
+	// What writing the lines needs: the shelves' tags, whether the lines
+	// not described are by slug alone, how many lines each part has, and
+	// the bytes of them all.
+	shelves []shelf
+	compact bool
+	parts   [3]int
+	size    int
 }
 
 // list chooses what a no-match answer shows within room bytes (the
@@ -94,7 +129,7 @@ func list(shelves []shelf, room int) catalog { return listNear(shelves, room, fa
 // the registry has nothing it shares a word with, and near in meaning
 // alone is too weak a sign to put a category forward on its own.
 func listNear(shelves []shelf, room int, near bool) catalog {
-	ls := lister{shelves: shelves, room: room, c: catalog{shown: make([]int, len(shelves))}}
+	ls := lister{shelves: shelves, room: room, c: catalog{shown: make([]int, len(shelves)), shelves: shelves}}
 	c := &ls.c
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
@@ -105,8 +140,16 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 	// "slug: name" line each: twice as many of the closest fit, and a
 	// slug is the curator's short name for the topic.
 	ls.compact = c.total > wholeCatalog
+	c.compact = ls.compact
 	if ls.compact {
 		describe = maxCandidatesLarge
+	}
+	c.described = make([]listed, 0, describe)
+	if per := shelves[0].lineBytes[b2i(ls.compact)]; per > 0 && room > 0 {
+		// A quarter more than the average says, as the closest may be
+		// shorter than most.
+		n := room / per
+		c.more = make([]listed, 0, min(c.total, n+n/4+4))
 	}
 	full := false
 	if near && len(shelves) == 1 && anyGrounded(shelves) {
@@ -150,18 +193,35 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 		}
 	}
 	c.whole = c.shownCount() == c.total
-	var text strings.Builder
-	text.Grow(ls.desc.Len() + ls.more.Len() + ls.hints.Len() + ls.rest.Len() + 3*len(hintsLabel))
-	text.WriteString(ls.desc.String())
-	for _, p := range []phase{closest, hinted, catalogOrder} {
-		ls.phase = p
-		if b := ls.into(); b.Len() > 0 {
-			text.WriteString(ls.label())
-			text.WriteString(b.String())
-		}
-	}
-	c.text = text.String()
 	return ls.c
+}
+
+// writeText writes c's lines to b: the described, then each part of the
+// others after its label. They were chosen in that order, so each line
+// is written as it was measured, once.
+func (c *catalog) writeText(b *strings.Builder) {
+	b.Grow(c.size)
+	for i := range c.described {
+		c.writeDescribed(b, &c.described[i])
+	}
+	var p phase
+	n := 0 // lines written of part p
+	for i := range c.more {
+		l := &c.more[i]
+		if l.part != p || i == 0 {
+			p, n = l.part, 0
+			b.WriteString(c.label(p))
+		}
+		c.writeLine(b, l, n == 0)
+		n++
+	}
+}
+
+// text is c's lines as one string (writeText's).
+func (c *catalog) text() string {
+	var b strings.Builder
+	c.writeText(&b)
+	return b.String()
 }
 
 // isDescribed reports whether slug of shelf i is described already:
@@ -190,21 +250,21 @@ func (ls *lister) shownSlugs(i int) []string {
 	return out
 }
 
-// label is what comes before the not-described lines of the current
-// phase, charged to the room with the first of them.
-func (ls *lister) label() string {
+// label is what comes before the not-described lines of part p, charged
+// to the room with the first of them.
+func (c *catalog) label(p phase) string {
 	switch {
-	case ls.phase == closest && ls.compact:
+	case p == closest && c.compact:
 		return nextCompact
-	case ls.phase == closest:
+	case p == closest:
 		return nextLabel
-	case ls.phase == hinted:
+	case p == hinted:
 		return hintsLabel
-	case ls.c.grounded == 0 && ls.hints.Len() == 0 && ls.compact:
+	case c.grounded == 0 && c.parts[hinted] == 0 && c.compact:
 		return "\n"
-	case ls.c.grounded == 0 && ls.hints.Len() == 0:
+	case c.grounded == 0 && c.parts[hinted] == 0:
 		return ""
-	case ls.compact:
+	case c.compact:
 		return othersCompact
 	}
 	return othersLabel
@@ -232,18 +292,16 @@ func anyGrounded(shelves []shelf) bool {
 }
 
 // lister is list at work: the catalog so far, the room left, and the
-// lines written: desc the described, more the other grounded ones, hints
-// the ranked ones without evidence, rest those in catalog order.
+// part it is choosing lines for.
 type lister struct {
-	shelves                 []shelf
-	room                    int
-	compact                 bool
-	phase                   phase
-	desc, more, hints, rest strings.Builder
-	c                       catalog
+	shelves []shelf
+	room    int
+	compact bool
+	phase   phase
+	c       catalog
 }
 
-// phase is which part of a listing lister is writing.
+// phase is which part of a listing lister is choosing.
 type phase uint8
 
 const (
@@ -251,17 +309,6 @@ const (
 	hinted                    // ranked ones without evidence (compact listings only)
 	catalogOrder              // every other category, in catalog order
 )
-
-// into is the builder of the not-described lines of the current phase.
-func (ls *lister) into() *strings.Builder {
-	switch ls.phase {
-	case hinted:
-		return &ls.hints
-	case catalogOrder:
-		return &ls.rest
-	}
-	return &ls.more
-}
 
 // ranked shows the ranked categories whose Grounded is grounded, merged
 // across shelves by score, the first describe of them described while
@@ -300,25 +347,25 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 }
 
 // add shows l, described or not, if it fits; false when it does not.
+// Only the line's parts are made (the name and description as shown),
+// and its length counted: the line is written by writeText.
 func (ls *lister) add(l listed, described bool) bool {
 	c := &ls.c
 	sh := &ls.shelves[l.shelf]
 	if l.cat == nil {
-		l.cat, _ = sh.reg.Category(l.slug)
+		l.cat = sh.category(l.slug)
 	}
-	// A described line is made whole; the others, most of a listing, are
-	// measured first and written in their parts only if they fit, so a
-	// line that does not fit, or one that does, makes no string.
-	var line, name string
 	var cost int
 	if described {
-		line = ls.describedLine(sh, l)
-		cost = len(line)
+		l.name, l.desc = describedParts(sh, l.cat)
+		cost = describedLen(sh, &l)
 	} else {
-		name = ls.name(sh, l.cat)
-		cost = ls.lineLen(sh, l.slug, name)
-		if ls.into().Len() == 0 {
-			cost += len(ls.label())
+		l.part = ls.phase
+		l.name = ls.name(sh, l.cat)
+		first := c.parts[l.part] == 0
+		cost = ls.lineLen(sh, l.slug, l.name, first)
+		if first {
+			cost += len(c.label(l.part))
 		}
 	}
 	if c.shown[l.shelf] == 0 {
@@ -329,11 +376,14 @@ func (ls *lister) add(l listed, described bool) bool {
 	}
 	ls.room -= cost
 	c.shown[l.shelf]++
+	if c.shown[l.shelf] == 1 {
+		c.size -= len(sh.note) // the notes are written by the caller
+	}
+	c.size += cost
 	if described {
-		ls.desc.WriteString(line)
 		c.described = append(c.described, l)
 	} else {
-		ls.writeLine(sh, l.slug, name)
+		c.parts[l.part]++
 		c.more = append(c.more, l)
 	}
 	return true
@@ -347,29 +397,64 @@ func (ls *lister) name(sh *shelf, cat *registry.Category) string {
 		return ""
 	case sh.foreign:
 		return oneLine(cat.Name, 200)
+	case sh.visible:
+		return cat.Name
 	}
 	return registry.Visible(cat.Name)
 }
 
-// describedLine is l's described line in the listing, from shelf sh.
-func (ls *lister) describedLine(sh *shelf, l listed) string {
-	name := registry.Visible(l.cat.Name)
-	d := firstLine(l.cat.Description)
-	if sh.foreign {
-		name, d = oneLine(l.cat.Name, 200), oneLine(d, 500)
-	} else {
-		d = registry.Visible(d)
+// describedParts are cat's name and first line of what it covers as a
+// described line shows them, from shelf sh.
+func describedParts(sh *shelf, cat *registry.Category) (name, desc string) {
+	d := firstLine(cat.Description)
+	switch {
+	case sh.foreign:
+		return oneLine(cat.Name, 200), oneLine(d, 500)
+	case sh.visible:
+		return cat.Name, d
 	}
-	if l.near {
-		return meaningOnlyLine(sh.tag+l.slug, name, d)
-	}
-	return candidateLine(sh.tag+l.slug, name, d, l.score)
+	return registry.Visible(cat.Name), registry.Visible(d)
 }
 
-// lineLen is the length of the not-described line writeLine writes.
-func (ls *lister) lineLen(sh *shelf, slug, name string) int {
+// describedLen is the length of l's described line (candidateLine's, or
+// meaningOnlyLine's), from shelf sh.
+func describedLen(sh *shelf, l *listed) int {
+	n := len("\n- ") + len(sh.tag) + len(l.slug) + len(" (") + len(l.name) + len("): ") + len(l.desc)
 	switch {
-	case ls.compact && ls.into().Len() == 0:
+	case l.near:
+		n += len(meaningOnlyMark)
+	case l.score >= minShownScore:
+		var buf [24]byte
+		n += len(", score ") + len(appendScore(buf[:0], l.score))
+	}
+	return n
+}
+
+// writeDescribed writes l's described line: "- slug (Name, score 0.31):
+// what it covers" (candidateLine), or meaningOnlyLine's.
+func (c *catalog) writeDescribed(b *strings.Builder, l *listed) {
+	b.WriteString("\n- ")
+	b.WriteString(c.shelves[l.shelf].tag)
+	b.WriteString(l.slug)
+	b.WriteString(" (")
+	b.WriteString(l.name)
+	switch {
+	case l.near:
+		b.WriteString(meaningOnlyMark)
+	case l.score >= minShownScore:
+		var buf [24]byte
+		b.WriteString(", score ")
+		b.Write(appendScore(buf[:0], l.score))
+	}
+	b.WriteString("): ")
+	b.WriteString(l.desc)
+}
+
+// lineLen is the length of the not-described line writeLine writes, the
+// first of its part or not.
+func (ls *lister) lineLen(sh *shelf, slug, name string, first bool) int {
+	switch {
+	case ls.compact && first:
 		return len(sh.tag) + len(slug)
 	case ls.compact:
 		return len(", ") + len(sh.tag) + len(slug)
@@ -377,23 +462,21 @@ func (ls *lister) lineLen(sh *shelf, slug, name string) int {
 	return len("\n- ") + len(sh.tag) + len(slug) + len(": ") + len(name)
 }
 
-// writeLine writes a not-described line into the current phase's lines:
-// ", slug" in a compact listing (the first without its comma), otherwise
-// "\n- slug: name".
-func (ls *lister) writeLine(sh *shelf, slug, name string) {
-	b := ls.into()
+// writeLine writes a not-described line: ", slug" in a compact listing
+// (the first of its part without its comma), otherwise "\n- slug: name".
+func (c *catalog) writeLine(b *strings.Builder, l *listed, first bool) {
 	switch {
-	case ls.compact && b.Len() == 0:
-	case ls.compact:
+	case c.compact && first:
+	case c.compact:
 		b.WriteString(", ")
 	default:
 		b.WriteString("\n- ")
 	}
-	b.WriteString(sh.tag)
-	b.WriteString(slug)
-	if !ls.compact {
+	b.WriteString(c.shelves[l.shelf].tag)
+	b.WriteString(l.slug)
+	if !c.compact {
 		b.WriteString(": ")
-		b.WriteString(name)
+		b.WriteString(l.name)
 	}
 }
 
@@ -442,4 +525,12 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -159,7 +159,7 @@ func TestListNearOrdersByLead(t *testing.T) {
 		t.Errorf("described %v (near %d, grounded %d), want %v (near 2, grounded 2)", got, c.near, c.grounded, want)
 	}
 	for _, l := range c.described {
-		line := c.text[strings.Index(c.text, "\n- "+l.slug+" ("):]
+		line := c.text()[strings.Index(c.text(), "\n- "+l.slug+" ("):]
 		line = line[:strings.IndexByte(line[1:], '\n')+1]
 		if near := l.slug == "go-learning" || l.slug == "python-packaging"; l.near != near || strings.Contains(line, meaningOnlyMark) != near || strings.Contains(line, "score") == near {
 			t.Errorf("%s: near %v, line %q", l.slug, l.near, line)
@@ -172,7 +172,7 @@ func TestListNearOrdersByLead(t *testing.T) {
 		t.Errorf("list described %v, want rust-learning and shell-scripting", got)
 	}
 	none := listNear([]shelf{{reg: reg, ranked: []matcher.Scored{ranked[2], ranked[3], ranked[4]}}}, answerBudget, true)
-	if len(none.described) != 0 || none.near != 0 || strings.Contains(none.text, meaningOnlyMark) {
-		t.Errorf("nothing grounded, yet described %v:\n%s", described(none), none.text)
+	if len(none.described) != 0 || none.near != 0 || strings.Contains(none.text(), meaningOnlyMark) {
+		t.Errorf("nothing grounded, yet described %v:\n%s", described(none), none.text())
 	}
 }

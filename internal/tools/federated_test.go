@@ -454,8 +454,8 @@ func TestListShowsAPeersTextOnOneLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := list([]shelf{{reg: reg, ranked: []matcher.Scored{{Slug: "bread", Score: 0.3, Grounded: true}}, tag: "[1] ", note: "\n[1] Mallory", foreign: true}}, answerBudget)
-	if len(c.described) != 1 || strings.Count(c.text, "\n") != 1 || !strings.HasPrefix(c.text, "\n- [1] bread (") {
-		t.Errorf("a peer's description broke its line: %q", c.text)
+	if len(c.described) != 1 || strings.Count(c.text(), "\n") != 1 || !strings.HasPrefix(c.text(), "\n- [1] bread (") {
+		t.Errorf("a peer's description broke its line: %q", c.text())
 	}
 }
 

@@ -108,6 +108,12 @@ func (h *Handlers) GetEndorsementsText(out *gen.GetEndorsementsOutput) string {
 // such characters already (registry.Hidden), and this is the second line.
 func oneLine(s string, max int) string {
 	var b strings.Builder
+	writeOneLine(&b, s, max)
+	return b.String()
+}
+
+// writeOneLine writes oneLine(s, max) to b, making no string of it.
+func writeOneLine(b *strings.Builder, s string, max int) {
 	n := 0
 	for _, r := range s {
 		if n == max {
@@ -123,5 +129,4 @@ func oneLine(s string, max int) string {
 		b.WriteRune(r)
 		n++
 	}
-	return b.String()
 }

@@ -40,7 +40,7 @@ func (h *Handlers) GetFederatedSources(_ context.Context, in *gen.GetFederatedSo
 		return nil, err
 	}
 	cur := s.reg.Curator()
-	shelves := []shelf{{reg: s.reg, ranked: own, confident: ownConfident, tag: "[own] ", note: "\n[own] this server's curator, " + oneLine(cur.Name, 200) + " (" + cur.Pubkey + ")"}}
+	shelves := []shelf{{reg: s.reg, ranked: own, confident: ownConfident, visible: s.visible, lineBytes: s.lineBytes, index: s.index, tag: "[own] ", note: "\n[own] this server's curator, " + oneLine(cur.Name, 200) + " (" + cur.Pubkey + ")"}}
 	// copies are the peers asked, in the order of their shelves after ours.
 	type copied struct {
 		fetched time.Time
@@ -177,7 +177,7 @@ func federatedNoMatch(out *gen.GetFederatedSourcesOutput, shelves []shelf) error
 		what = "the " + strconv.Itoa(len(shelves)) + " registries'"
 	}
 	b.WriteString("\n" + strings.TrimSpace(c.heading(what)))
-	b.WriteString(c.text)
+	c.writeText(&b)
 	b.WriteString(down)
 	b.WriteByte('\n')
 	if c.shown[0] > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -304,11 +305,15 @@ const maxAlternatives = 2
 // noise, not near misses.
 func (s *snapshot) alternatives(rest []matcher.Scored, threshold float64) []gen.AlternativeCategory {
 	var out []gen.AlternativeCategory
-	rest = grounded(rest)
-	for _, r := range rest[:min(len(rest), maxAlternatives)] {
-		if r.Score <= threshold/2 {
+	n := 0 // the grounded met
+	for _, r := range rest {
+		if !r.Grounded {
+			continue
+		}
+		if n == maxAlternatives || r.Score <= threshold/2 {
 			break
 		}
+		n++
 		c, _ := s.reg.Category(r.Slug)
 		out = append(out, gen.AlternativeCategory{Slug: r.Slug, Name: c.Name, Score: r.Score})
 	}
@@ -385,13 +390,15 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// Written in parts, not through fmt: every not-confident answer
 	// starts so, and formatting it was a tenth of the rendering (noMatch).
 	b.WriteString("No category matches query '")
-	b.WriteString(oneLine(query, 500))
+	writeOneLine(&b, query, 500)
 	b.WriteString("' confidently (a score of at least ")
 	b.WriteString(strconv.FormatFloat(threshold, 'f', -1, 64))
 	b.WriteString(" is needed).")
-	if g := grounded(ranked); len(g) > 0 {
-		out.Closest = &gen.ClosestCategory{Slug: g[0].Slug, Score: g[0].Score}
-		out.Alternatives = s.alternatives(g[1:], threshold)
+	// The first grounded, found in place: a copy of the grounded of a
+	// long ranked list was an allocation of it on every such answer.
+	if i := slices.IndexFunc(ranked, func(r matcher.Scored) bool { return r.Grounded }); i >= 0 {
+		out.Closest = &gen.ClosestCategory{Slug: ranked[i].Slug, Score: ranked[i].Score}
+		out.Alternatives = s.alternatives(ranked[i+1:], threshold)
 	} else {
 		b.WriteString(" No category shares anything with it: none of the registry's ")
 		b.WriteString(strconv.Itoa(len(s.slugs)))
@@ -407,9 +414,12 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
-	c := listNear([]shelf{{reg: s.reg, ranked: ranked}}, room, true)
+	c := listNear([]shelf{{reg: s.reg, ranked: ranked, visible: s.visible, lineBytes: s.lineBytes, index: s.index}}, room, true)
+	if len(c.described) > 0 {
+		out.Candidates = make([]gen.CandidateCategory, 0, len(c.described))
+	}
 	for _, l := range c.described {
-		cc := s.candidate(l.slug, l.score)
+		cc := gen.CandidateCategory{Slug: l.slug, Name: l.cat.Name, Description: firstLine(l.cat.Description), Score: l.score}
 		if l.near {
 			cc.MeaningOnly = ptr(true)
 		}
@@ -447,7 +457,7 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		b.WriteString(partialAdvice)
 	}
 	b.WriteString(c.heading("the registry's"))
-	b.WriteString(c.text)
+	c.writeText(&b)
 	return &gen.ToolError{Text: b.String(), Structured: out}
 }
 

@@ -77,6 +77,16 @@ type snapshot struct {
 	signature signature.Status
 	files     signature.Files
 	slugs     []string // sorted, for no-match answers
+	// visible: registry.Visible changes no category's name nor the first
+	// line of its description (the loader refuses what it would drop, so
+	// it is so unless that check was bypassed), so a listing shows them
+	// as they are instead of passing each through it on every answer.
+	visible bool
+	// lineBytes are the average bytes of a listing's line by slug and
+	// name, and by slug alone (shelf.lineBytes).
+	lineBytes [2]int
+	// index finds a category by slug for the listings (shelf.index).
+	index *slugIndex
 	// modified is when these bytes became the registry: the file's
 	// modification time, or the moment a change was written.
 	modified time.Time
@@ -84,8 +94,17 @@ type snapshot struct {
 
 func newSnapshot(reg *registry.Registry, m matcher.Matcher, st signature.Status, files signature.Files, modified time.Time) *snapshot {
 	s := &snapshot{reg: reg, matcher: m, signature: st, files: files, modified: modified}
+	s.visible = true
+	var named, slugs int
 	for _, cat := range reg.Categories() {
 		s.slugs = append(s.slugs, cat.Slug)
+		s.visible = s.visible && registry.Visible(cat.Name) == cat.Name && registry.Visible(firstLine(cat.Description)) == firstLine(cat.Description)
+		named += len("\n- ") + len(cat.Slug) + len(": ") + len(cat.Name)
+		slugs += len(", ") + len(cat.Slug)
+	}
+	s.index = newSlugIndex(reg.Categories())
+	if n := len(s.slugs); n > 0 {
+		s.lineBytes = [2]int{named / n, slugs / n}
 	}
 	return s
 }

@@ -107,3 +107,63 @@ func renderAnswer(b *testing.B, h *Handlers, query string, buf []byte) (text int
 	}
 	return text, buf
 }
+
+// BenchmarkNoMatch is the listing of a not-confident get_sources answer
+// alone: snapshot.noMatch, its text and structured output (not encoded),
+// for questions ranked beforehand, so the matcher's share of
+// BenchmarkGetSourcesUnsure does not hide what the listing costs. Same
+// registries and questions.
+func BenchmarkNoMatch(b *testing.B) {
+	mix := evalset.MixV1("../..")
+	regs := map[string]func() (*registry.Registry, []string){
+		"mix-v1": func() (*registry.Registry, []string) {
+			reg, err := registry.LoadFile(mix.Registry)
+			if err != nil {
+				b.Fatal(err)
+			}
+			qs, err := mix.Questions()
+			if err != nil {
+				b.Fatal(err)
+			}
+			return reg, qs
+		},
+	}
+	for _, n := range []int{1000, 100000} {
+		regs[fmt.Sprintf("generated-%d", n)] = func() (*registry.Registry, []string) {
+			doc := registrytest.Generate(n, 1)
+			reg, err := registry.LoadLimit(gen.EncodeRegistry(doc), 1<<30)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return reg, append([]string{"learn rust ownership"}, registrytest.Queries(doc, 256, 1)...)
+		}
+	}
+	for _, name := range []string{"mix-v1", "generated-1000", "generated-100000"} {
+		b.Run(name, func(b *testing.B) {
+			reg, qs := regs[name]()
+			h := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
+			s := h.cur.Load()
+			type asked struct {
+				q      string
+				ranked []matcher.Scored
+			}
+			var unsure []asked
+			for _, q := range qs {
+				ranked, confident, err := matchFor(s.matcher, len(s.slugs), q, DefaultThreshold)
+				if err == nil && !confident {
+					unsure = append(unsure, asked{q, ranked})
+				}
+			}
+			if len(unsure) == 0 {
+				b.Skip("no such question")
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				a := unsure[i%len(unsure)]
+				if err := s.noMatch(a.q, a.ranked, DefaultThreshold, ""); err == nil {
+					b.Fatal("an answer")
+				}
+			}
+		})
+	}
+}
