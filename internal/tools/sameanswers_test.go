@@ -121,9 +121,15 @@ func TestGetSourcesAnswersDigest(t *testing.T) {
 			fmt.Fprintf(&got, "%x  %s catalogued=%v\n", sum.Sum(nil), a.name, catalogued)
 		}
 	}
-	const path = "testdata/answers.sha256"
+	checkDigests(t, "testdata/answers.sha256", got.String(), "get_sources answers")
+}
+
+// checkDigests compares got with the digest file at path, or rewrites the
+// file with -update-answers; what names what the digests cover.
+func checkDigests(t *testing.T, path, got, what string) {
+	t.Helper()
 	if *updateAnswers {
-		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -132,8 +138,8 @@ func TestGetSourcesAnswersDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.String() != string(want) {
-		t.Errorf("get_sources answers changed (go test ./internal/tools -run TestGetSourcesAnswersDigest -update-answers, if that is meant):\ngot\n%swant\n%s", got.String(), want)
+	if got != string(want) {
+		t.Errorf("%s changed (go test ./internal/tools -run %s -update-answers, if that is meant):\ngot\n%swant\n%s", what, t.Name(), got, want)
 	}
 }
 
