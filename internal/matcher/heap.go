@@ -1,9 +1,6 @@
 package matcher
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // The heaps ranking keeps its best candidates in.
 
@@ -145,12 +142,4 @@ func sortHits(hits []hit, s *scratch) {
 }
 
 // cmpHits is byHitScore through pointers.
-func cmpHits(x, y *hit) int {
-	switch {
-	case x.Score > y.Score:
-		return -1
-	case x.Score < y.Score:
-		return 1
-	}
-	return strings.Compare(x.Slug, y.Slug)
-}
+func cmpHits(x, y *hit) int { return cmpScored(&x.Scored, &y.Scored) }

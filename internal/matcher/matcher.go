@@ -59,7 +59,11 @@ var (
 var _ Matcher = (*Index)(nil)
 var _ Matcher = (*Baseline)(nil)
 
-func byScore(a, b Scored) int {
+func byScore(a, b Scored) int { return cmpScored(&a, &b) }
+
+// cmpScored is byScore through pointers, for callers that sort large
+// values holding a Scored without copying them (sortHits).
+func cmpScored(a, b *Scored) int {
 	switch {
 	case a.Score > b.Score:
 		return -1
