@@ -84,14 +84,7 @@ func TestCatalogFirstAnswerBytes(t *testing.T) {
 	}
 	for _, set := range evalset.Sets("../..") {
 		t.Run(set.Name, func(t *testing.T) {
-			reg, err := registry.LoadFile(set.Registry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cases, err := evalset.Read(set.Queries)
-			if err != nil {
-				t.Fatal(err)
-			}
+			reg, cases := loadSet(t, set)
 			check(t, reg, cases)
 		})
 	}

@@ -224,14 +224,7 @@ func TestFirstAnswer(t *testing.T) {
 	}
 	for _, set := range evalset.Sets("../..") {
 		t.Run(set.Name, func(t *testing.T) {
-			reg, err := registry.LoadFile(set.Registry)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cases, err := evalset.Read(set.Queries)
-			if err != nil {
-				t.Fatal(err)
-			}
+			reg, cases := loadSet(t, set)
 			f := firstAnswers(t, reg, cases, nil)
 			t.Logf("%d categories: %s", len(reg.Categories()), f)
 			t.Logf("described candidates: %s; by shape:%s", f.described, f.shapes())
@@ -370,4 +363,18 @@ func BenchmarkFirstAnswerLarge(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// loadSet is an evaluation set's registry and questions.
+func loadSet(t *testing.T, set evalset.Set) (*registry.Registry, []evalset.Case) {
+	t.Helper()
+	reg, err := registry.LoadFile(set.Registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := evalset.Read(set.Queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, cases
 }
