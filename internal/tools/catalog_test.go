@@ -65,6 +65,43 @@ func timesListed(text, entry string) int {
 	return n
 }
 
+// textListed is the slugs text lists, in its order: described lines
+// ("- slug (" or "- slug:") and the items of a compact "by slug:" line.
+func textListed(text string) []string {
+	var slugs []string
+	for _, line := range strings.Split(text, "\n") {
+		if _, items, ok := strings.Cut(line, "by slug: "); ok {
+			slugs = append(slugs, strings.Split(items, ", ")...)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "- "); ok {
+			if i := strings.IndexAny(rest, " :"); i > 0 {
+				slugs = append(slugs, rest[:i])
+			}
+		}
+	}
+	return slugs
+}
+
+// structuredIsTextHead checks that a no-match answer whose list is not
+// the whole registry carries, as more_categories, the first
+// structuredMore of the further categories its text lists, in the same
+// order, and returns how many categories the text lists.
+func structuredIsTextHead(t *testing.T, out *gen.GetSourcesOutput, text string) int {
+	t.Helper()
+	listed := textListed(text)
+	further := listed[min(len(out.Candidates), len(listed)):]
+	want := further[:min(len(further), structuredMore)]
+	var got []string
+	for _, c := range out.MoreCategories {
+		got = append(got, c.Slug)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("more_categories %v, want the text's first %d further categories %v", got, structuredMore, want)
+	}
+	return len(listed)
+}
+
 // A registry small enough to show whole: every category is in the first
 // answer, the described candidates (those that share a word with the
 // query: "replication") first.
@@ -92,7 +129,8 @@ func TestNoMatchListsASmallRegistryWhole(t *testing.T) {
 // ten of them described, then others, and how to browse the rest.
 func TestNoMatchListsALargeRegistryToItsBudget(t *testing.T) {
 	out, text := noMatchFor(t, 400)
-	got := shownOnce(t, out, text)
+	shownOnce(t, out, text)
+	got := structuredIsTextHead(t, out, text)
 	if got < 30 || got >= 400 || len(out.Candidates) == 0 || len(out.Candidates) > maxCandidatesLarge {
 		t.Errorf("listed %d categories, %d described:\n%s", got, len(out.Candidates), text)
 	}

@@ -151,7 +151,7 @@ func federatedNoMatch(out *gen.GetFederatedSourcesOutput, shelves []shelf) error
 		out.Candidates = append(out.Candidates, gen.FederatedCandidate{Trust: trust(l.shelf), Curator: cur,
 			Slug: l.slug, Name: registry.Visible(cat.Name), Description: registry.Visible(firstLine(cat.Description)), Score: l.score})
 	}
-	for _, l := range c.more {
+	for _, l := range c.moreForStructure() {
 		reg := shelves[l.shelf].reg
 		cat, _ := reg.Category(l.slug)
 		out.MoreCategories = append(out.MoreCategories, gen.FederatedListed{Trust: trust(l.shelf), Pubkey: reg.Curator().Pubkey, Slug: l.slug, Name: registry.Visible(cat.Name)})

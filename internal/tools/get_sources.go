@@ -443,9 +443,9 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 		return &gen.ToolError{Text: b.String(), Structured: out}
 	}
-	if len(c.more) > 0 {
-		out.MoreCategories = make([]gen.ListedCategory, len(c.more))
-		for i, l := range c.more {
+	if more := c.moreForStructure(); len(more) > 0 {
+		out.MoreCategories = make([]gen.ListedCategory, len(more))
+		for i, l := range more {
 			out.MoreCategories[i] = gen.ListedCategory{Slug: l.slug, Name: l.cat.Name}
 		}
 	}
