@@ -103,6 +103,9 @@ type catalog struct {
 	compact bool
 	parts   [3]int
 	size    int
+	// describedSize is the bytes of the described lines alone, which an
+	// answer pointing at the catalog in the instructions writes.
+	describedSize int
 }
 
 // list chooses what a no-match answer shows within room bytes (the
@@ -129,7 +132,21 @@ func list(shelves []shelf, room int) catalog { return listNear(shelves, room, fa
 // the registry has nothing it shares a word with, and near in meaning
 // alone is too weak a sign to put a category forward on its own.
 func listNear(shelves []shelf, room int, near bool) catalog {
-	ls := lister{shelves: shelves, room: room, c: catalog{shown: make([]int, len(shelves)), shelves: shelves}}
+	return choose(lister{shelves: shelves, room: room}, near)
+}
+
+// describedNear is listNear's described categories alone, the same ones
+// in the same order, without choosing the others: an answer pointing at
+// the catalog in the session's instructions shows no more, and choosing
+// them was most of the listing's work.
+func describedNear(shelves []shelf, room int) catalog {
+	return choose(lister{shelves: shelves, room: room, describedOnly: true}, true)
+}
+
+// choose is listNear for ls, which names the shelves and the room.
+func choose(ls lister, near bool) catalog {
+	shelves := ls.shelves
+	ls.c = catalog{shown: make([]int, len(shelves)), shelves: shelves}
 	c := &ls.c
 	for _, sh := range shelves {
 		c.total += len(sh.reg.Categories())
@@ -145,10 +162,10 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 		describe = maxCandidatesLarge
 	}
 	c.described = make([]listed, 0, describe)
-	if per := shelves[0].lineBytes[b2i(ls.compact)]; per > 0 && room > 0 {
+	if per := shelves[0].lineBytes[b2i(ls.compact)]; per > 0 && ls.room > 0 && !ls.describedOnly {
 		// A quarter more than the average says, as the closest may be
 		// shorter than most.
-		n := room / per
+		n := ls.room / per
 		c.more = make([]listed, 0, min(c.total, n+n/4+4))
 	}
 	full := false
@@ -156,9 +173,11 @@ func listNear(shelves []shelf, room int, near bool) catalog {
 		full = ls.byLead(describe)
 		describe = 0
 	}
-	if !full {
+	if !full && (describe > 0 || !ls.describedOnly) {
 		full = ls.ranked(describe, true)
 	}
+	// Only the described are wanted: the others are not chosen.
+	full = full || ls.describedOnly
 	c.grounded = len(c.described) + len(c.more) - c.near
 	if ls.compact && !full {
 		// The list cannot be whole, so something must choose which of
@@ -220,9 +239,7 @@ func (c *catalog) moreForStructure() []listed {
 // is written as it was measured, once.
 func (c *catalog) writeText(b *strings.Builder) {
 	b.Grow(c.size)
-	for i := range c.described {
-		c.writeDescribed(b, &c.described[i])
-	}
+	c.writeDescribedLines(b)
 	var p phase
 	n := 0 // lines written of part p
 	for i := range c.more {
@@ -233,6 +250,13 @@ func (c *catalog) writeText(b *strings.Builder) {
 		}
 		c.writeLine(b, l, n == 0)
 		n++
+	}
+}
+
+// writeDescribedLines writes c's described lines to b, as listed.
+func (c *catalog) writeDescribedLines(b *strings.Builder) {
+	for i := range c.described {
+		c.writeDescribed(b, &c.described[i])
 	}
 }
 
@@ -317,7 +341,10 @@ type lister struct {
 	room    int
 	compact bool
 	phase   phase
-	c       catalog
+	// describedOnly: the listing ends with the described categories
+	// (describedNear).
+	describedOnly bool
+	c             catalog
 }
 
 // phase is which part of a listing lister is choosing.
@@ -360,6 +387,9 @@ func (ls *lister) ranked(describe int, grounded bool) (full bool) {
 			}
 			describe = len(ls.c.described) // the rest by slug and name
 		}
+		if ls.describedOnly {
+			return true
+		}
 		full = !ls.add(l, false)
 	}
 	return full
@@ -401,6 +431,7 @@ func (ls *lister) add(l listed, described bool) bool {
 	c.size += cost
 	if described {
 		c.described = append(c.described, l)
+		c.describedSize += cost
 	} else {
 		c.parts[l.part]++
 		c.more = append(c.more, l)

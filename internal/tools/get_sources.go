@@ -385,8 +385,12 @@ func writeCandidates(b *strings.Builder, cs []gen.CandidateCategory) {
 // list, and is told its catalog is out of date.
 func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold float64, given string) error {
 	out := &gen.GetSourcesOutput{Query: query, Sources: []gen.RankedSource{}, CategoryCount: ptr(len(s.slugs))}
+	// The opening is written first, as the room it leaves decides the
+	// listing; the answer's text is then made once at its exact size
+	// (answerText). Growing it to the whole budget up front allocated
+	// 4,000 bytes for answers that are mostly a third of that.
 	var b strings.Builder
-	b.Grow(answerBudget)
+	b.Grow(len(query) + openingRoom)
 	// Written in parts, not through fmt: every not-confident answer
 	// starts so, and formatting it was a tenth of the rendering (noMatch).
 	b.WriteString("No category matches query '")
@@ -414,7 +418,14 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 	// The room left after what comes before the list: the advice, the
 	// longer of its two endings, and the heading.
 	room := answerBudget - b.Len() - len(pickAdvice) - max(len(wholeAdvice), len(partialAdvice)) - headingRoom
-	c := listNear([]shelf{{reg: s.reg, ranked: ranked, visible: s.visible, lineBytes: s.lineBytes, index: s.index}}, room, true)
+	shelves := []shelf{{reg: s.reg, ranked: ranked, visible: s.visible, lineBytes: s.lineBytes, index: s.index}}
+	atHand := given != "" && given == v
+	var c catalog
+	if atHand {
+		c = describedNear(shelves, room)
+	} else {
+		c = listNear(shelves, room, true)
+	}
 	if len(c.described) > 0 {
 		out.Candidates = make([]gen.CandidateCategory, 0, len(c.described))
 	}
@@ -425,23 +436,25 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 		out.Candidates = append(out.Candidates, cc)
 	}
-	if given != "" && given == v {
+	if atHand {
 		// A copy of its own: taking v's address would move it to the heap
 		// on every no-match answer.
 		cv := v
 		out.CatalogVersion = &cv
+		var t strings.Builder
+		answerText(&t, &b, len(pickAdvice)+catalogAdviceRoom+len(v)+len(wholeAdvice)+len(" The closest:")+c.describedSize)
 		if len(out.Candidates) > 0 {
-			b.WriteString(pickAdvice)
-			fmt.Fprintf(&b, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d, as list_categories does. ", v, len(s.slugs))
+			t.WriteString(pickAdvice)
+			fmt.Fprintf(&t, "Or pick one from the catalog of categories in this server's instructions (registry %s): it lists all %d, as list_categories does. ", v, len(s.slugs))
 		} else {
-			fmt.Fprintf(&b, " The catalog of categories in this server's instructions (registry %s) lists all %d, as list_categories does: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
+			fmt.Fprintf(&t, " The catalog of categories in this server's instructions (registry %s) lists all %d, as list_categories does: pick the one that fits the question and call get_sources with its slug. ", v, len(s.slugs))
 		}
-		b.WriteString(wholeAdvice)
+		t.WriteString(wholeAdvice)
 		if len(out.Candidates) > 0 {
-			b.WriteString(" The closest:")
-			writeCandidates(&b, out.Candidates)
+			t.WriteString(" The closest:")
+			c.writeDescribedLines(&t)
 		}
-		return &gen.ToolError{Text: b.String(), Structured: out}
+		return &gen.ToolError{Text: t.String(), Structured: out}
 	}
 	if more := c.moreForStructure(); len(more) > 0 {
 		out.MoreCategories = make([]gen.ListedCategory, len(more))
@@ -450,15 +463,34 @@ func (s *snapshot) noMatch(query string, ranked []matcher.Scored, threshold floa
 		}
 	}
 	// What to do comes before the list, so an agent reads it first.
-	b.WriteString(pickAdvice)
+	var t strings.Builder
+	answerText(&t, &b, len(pickAdvice)+max(len(wholeAdvice), len(partialAdvice))+headingRoom+c.size)
+	t.WriteString(pickAdvice)
 	if c.whole {
-		b.WriteString(wholeAdvice)
+		t.WriteString(wholeAdvice)
 	} else {
-		b.WriteString(partialAdvice)
+		t.WriteString(partialAdvice)
 	}
-	b.WriteString(c.heading("the registry's"))
-	c.writeText(&b)
-	return &gen.ToolError{Text: b.String(), Structured: out}
+	t.WriteString(c.heading("the registry's"))
+	c.writeText(&t)
+	return &gen.ToolError{Text: t.String(), Structured: out}
+}
+
+// openingRoom is what a no-match answer's opening takes besides the
+// query: its sentences, and the one saying the session's catalog is out
+// of date, with two registry versions. More only costs a second growth.
+const openingRoom = 640
+
+// catalogAdviceRoom is what the sentence pointing at the catalog in the
+// instructions takes besides the registry version.
+const catalogAdviceRoom = 220
+
+// answerText starts t, empty, with the opening written to b and room for
+// rest bytes more: the answer's text in one allocation of about its
+// size, as the opening was written before the rest's size was known.
+func answerText(t, b *strings.Builder, rest int) {
+	t.Grow(b.Len() + rest)
+	t.WriteString(b.String())
 }
 
 // What a no-match answer says to do, before its list: pick, then what to

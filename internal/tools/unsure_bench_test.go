@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/three-good-sources/3gs/gen"
@@ -138,9 +139,13 @@ func BenchmarkNoMatch(b *testing.B) {
 			return reg, append([]string{"learn rust ownership"}, registrytest.Queries(doc, 256, 1)...)
 		}
 	}
-	for _, name := range []string{"mix-v1", "generated-1000", "generated-100000"} {
+	// mix-v1-catalogued: a session given the catalog in its instructions,
+	// as stdio and HTTP sessions of a registry within serve --catalog-max
+	// are: the answer shows the described categories alone.
+	for _, name := range []string{"mix-v1", "mix-v1-catalogued", "generated-1000", "generated-100000"} {
 		b.Run(name, func(b *testing.B) {
-			reg, qs := regs[name]()
+			base, catalogued := strings.CutSuffix(name, "-catalogued")
+			reg, qs := regs[base]()
 			h := New(Config{Registry: reg, Matcher: matcher.New(reg), Threshold: DefaultThreshold})
 			s := h.cur.Load()
 			type asked struct {
@@ -157,10 +162,14 @@ func BenchmarkNoMatch(b *testing.B) {
 			if len(unsure) == 0 {
 				b.Skip("no such question")
 			}
+			given := ""
+			if catalogued {
+				given = catalogVersion(s)
+			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				a := unsure[i%len(unsure)]
-				if err := s.noMatch(a.q, a.ranked, DefaultThreshold, ""); err == nil {
+				if err := s.noMatch(a.q, a.ranked, DefaultThreshold, given); err == nil {
 					b.Fatal("an answer")
 				}
 			}
