@@ -35,7 +35,12 @@ func benchSession(b *testing.B) *mcp.Session {
 
 // sessionOn is an initialized session serving the registry document data.
 func sessionOn(b *testing.B, data []byte) *mcp.Session {
-	srv := testserver.New(b, testserver.Options{Registry: data})
+	return sessionWith(b, testserver.Options{Registry: data})
+}
+
+// sessionWith is an initialized session of a server built for opt.
+func sessionWith(b *testing.B, opt testserver.Options) *mcp.Session {
+	srv := testserver.New(b, opt)
 	sess := srv.NewSession()
 	m, _, _ := jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	sess.Handle(context.Background(), m, nil)
@@ -90,10 +95,22 @@ func BenchmarkHandle(b *testing.B) {
 		"mix-v1":           mixLines,
 		"mix-v1-sure":      sureLines,
 		"mix-v1-unsure":    unsureLines,
+		// A session given the catalog in its instructions, as serve's
+		// sessions of the mix's registry are (--catalog-max): its
+		// not-confident answers point there instead of listing.
+		"mix-v1-catalogued":        mixLines,
+		"mix-v1-catalogued-unsure": unsureLines,
+	}
+	catalogued := sessionWith(b, testserver.Options{Registry: mixData, Catalog: true})
+	if m, _, err := jsonrpc.Parse(unsureLines[0]); err != nil || !bytes.Contains(catalogued.Handle(context.Background(), m, nil), []byte(`"catalog_version"`)) {
+		b.Fatal("a catalogued session's not-confident answer does not point at the catalog", err)
 	}
 	for name, in := range cases {
 		sess := sess
-		if strings.HasPrefix(name, "mix-v1") {
+		switch {
+		case strings.HasPrefix(name, "mix-v1-catalogued"):
+			sess = catalogued
+		case strings.HasPrefix(name, "mix-v1"):
 			sess = mixSess
 		}
 		b.Run(name, func(b *testing.B) {

@@ -9,6 +9,7 @@ package testserver
 
 import (
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,6 +55,10 @@ type Options struct {
 	// Federated and Proposals are mcp.Config's: what tools/list shows
 	// besides the tools every node lists.
 	Federated, Proposals bool
+	// Catalog gives sessions the registry's catalog in their
+	// instructions, as serve does for a registry within --catalog-max:
+	// a not-confident answer then points there.
+	Catalog bool
 }
 
 // Server is a built server.
@@ -135,5 +140,9 @@ func New(t testing.TB, opt Options) *Server {
 	if opt.Stub {
 		serve = Stubs{ToolHandlers: h}
 	}
-	return &Server{Server: mcp.NewServer(mcp.Config{Handlers: serve, Version: "test", Log: log, Keyring: opt.Keyring, Federated: opt.Federated, Proposals: opt.Proposals}), Handlers: h, Path: path}
+	cfg := mcp.Config{Handlers: serve, Version: "test", Log: log, Keyring: opt.Keyring, Federated: opt.Federated, Proposals: opt.Proposals}
+	if v, slugs, ok := h.Catalog(math.MaxInt); opt.Catalog && ok {
+		cfg.Catalog = mcp.Catalog{Version: v, Slugs: slugs}
+	}
+	return &Server{Server: mcp.NewServer(cfg), Handlers: h, Path: path}
 }
