@@ -239,11 +239,11 @@ func (x *Index) similarTerms(order []uint32, vecs []int32) {
 	x.simNorms = make([]float32, len(x.simVecs))
 	x.simPostStart = make([]uint32, 1, len(x.simVecs)+1)
 	if len(x.simVecs) > 0 {
-		x.simRows = make([]int8, 0, len(x.simVecs)*len(words.Row(x.simVecs[0])))
+		x.simRows = make([]int8, 0, len(x.simVecs)*words.Dims())
 	}
 	for i, v := range x.simVecs {
-		x.simRows = append(x.simRows, words.Row(v)...)
-		x.simNorms[i] = words.Norm(v)
+		x.simRows = words.AppendRow(x.simRows, v)
+		x.simNorms[i] = words.NormOf(x.simRows[len(x.simRows)-words.Dims():])
 		cats, masks := x.postings(x.simTerms[i])
 		for k, c := range cats {
 			switch m := masks[k]; {

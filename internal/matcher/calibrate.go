@@ -171,6 +171,7 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		return 0, 0
 	}
 	idx := x.catVecs[h.cat]
+	dims := words.Dims()
 	for i := range p.words {
 		if h.ev.left&(1<<i) == 0 {
 			continue
@@ -181,7 +182,7 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		}
 		near := false
 		for _, k := range idx {
-			if words.Cosine(q, x.simVecs[k]) >= strangerCos && !p.metBy(h.ev.left, x.simTerms[k]) {
+			if words.CosineRow(q, x.simRows[int(k)*dims:int(k+1)*dims], x.simNorms[k]) >= strangerCos && !p.metBy(h.ev.left, x.simTerms[k]) {
 				near = true
 				break
 			}

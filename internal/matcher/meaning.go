@@ -64,14 +64,14 @@ func (x *Index) meanings() {
 	if len(x.simVecs) == 0 {
 		return
 	}
-	dims := len(words.Row(x.simVecs[0]))
+	dims := words.Dims()
 	sum := make([]float32, dims)
 	x.meaning = make([]int8, len(x.slugs)*dims)
 	for c, ks := range x.catVecs {
 		clear(sum)
 		for _, k := range ks {
 			w := x.weight[x.simTerms[k]] / x.simNorms[k]
-			for d, v := range words.Row(x.simVecs[k]) {
+			for d, v := range x.simRows[int(k)*dims : int(k+1)*dims] {
 				sum[d] += w * float32(v)
 			}
 		}

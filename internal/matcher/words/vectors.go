@@ -21,12 +21,12 @@ import (
 var vectorData []byte
 
 // vectors reads data/vectors.bin in place: the rows are an int8 view
-// of the embedded bytes, never copied to the heap, and the words are
-// found through a hash table of their ids, and where a word begins from
-// its block's start and the lengths before it. The tables are all that
-// is allocated (about 0.67 MB, against 20 MB for a map and a copy, mapped
-// apart from the collector's heap: see table), and only the pages of the
-// rows a registry and its queries use are ever read.
+// of the embedded bytes, never copied to the heap (on Linux a row is read
+// from the executable file instead, the 64 bytes asked for: rowfile.go),
+// and the words are found through a hash table of their ids, and where a
+// word begins from its block's start and the lengths before it. The
+// tables are all that is allocated (about 0.67 MB, against 20 MB for a
+// map and a copy, mapped apart from the collector's heap: see table).
 //
 // The tables are kept small because they are most of a small registry's
 // live heap, which the collector lets grow to twice itself: the open
@@ -100,11 +100,13 @@ func loadVectors() {
 		return
 	}
 	v.words, v.blocks, v.lens, v.dims = data[:off], blocks, lens, dims
-	// Rows are read as int8 where they lie; the embedded data is never
-	// written, so the view stays valid for the life of the process. A
-	// copy would put 6.4 MB on the heap (BenchmarkTablesHeap, rows-B),
-	// about five times all the tables together.
+	// Rows are read as int8 where they lie, or from the executable
+	// (openRowFile); the embedded data is never written, so the view
+	// stays valid for the life of the process. A copy would put 6.4 MB on
+	// the heap (BenchmarkTablesHeap, rows-B), about five times all the
+	// tables together.
 	v.rows = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(data[off:]))), n*dims)
+	openRowFile(v.rows, dims)
 	v.normTab = make([]atomic.Uint64, normSlots)
 	v.idBits = idBits
 	v.slots = table[uint32](denseTableSize(n))
@@ -194,10 +196,15 @@ func Norm(id int32) float32 {
 }
 
 // rowNorm computes |row id|.
-func rowNorm(id int32) float32 {
-	v := &vectors
+func rowNorm(id int32) float32 { return NormOf(Row(id)) }
+
+// NormOf is the norm of a row, as Norm gives it: an index computes its
+// registry's words' norms from the rows it copied (AppendRow), so they
+// are neither read again nor kept in the caches meant for the question's
+// words.
+func NormOf(row []int8) float32 {
 	var s int32
-	for _, x := range v.rows[int(id)*v.dims : int(id+1)*v.dims] {
+	for _, x := range row {
 		s += int32(x) * int32(x)
 	}
 	n := float32(math.Sqrt(float64(s)))
@@ -212,10 +219,10 @@ func Cosine(a, b int32) float32 {
 	return float32(dot(Row(a), Row(b))) / (Norm(a) * Norm(b))
 }
 
-// Row is the vector of id, in place.
-func Row(id int32) []int8 {
-	v := &vectors
-	return v.rows[int(id)*v.dims : int(id+1)*v.dims]
+// CosineRow is Cosine(a, b) given b's row and norm (Norm(b)), as an index
+// keeps them for its registry's words, so they need not be read again.
+func CosineRow(a int32, row []int8, norm float32) float32 {
+	return float32(dot(Row(a), row)) / (Norm(a) * norm)
 }
 
 // dot is the dot product of two rows, an exact integer.
