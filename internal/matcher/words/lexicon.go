@@ -6,7 +6,7 @@
 // (data/generic.txt) and the abbreviations (data/abbreviations.txt). A
 // registry is loaded at run time, so these cover English as a whole; the
 // matcher picks out what its vocabulary needs. The package only reads its
-// data, and imports nothing of the project.
+// data, and imports nothing of the project but internal/execfile.
 package words
 
 import (

@@ -1,6 +1,7 @@
 package words
 
 import (
+	"github.com/three-good-sources/3gs/internal/execfile"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -11,11 +12,10 @@ import (
 // pages around it (fault-around, 64 KB by default): the thousand-odd rows
 // a small registry's words and questions read, spread over all 100,000,
 // left about 4 MB of them resident in a server that uses 64 KB. So where
-// the executable can be read as a file (Linux: /proc/self/exe, at the
-// offset /proc/self/maps gives the rows' address), a row is read from it
-// with pread, 64 bytes, into a small cache, and the rows in place are
-// never touched; elsewhere, or if anything about that fails, they are
-// read in place as before. BenchmarkRowsResident measures both.
+// the executable can be read as a file (internal/execfile: Linux), a row
+// is read from it, 64 bytes, into a small cache, and the rows in place
+// are never touched; elsewhere, or if that fails, they are read in place
+// as before. BenchmarkRowsResident measures both.
 
 // rowSlots is the size of the row cache: rowWays-way by id, each entry
 // immutable once stored, so a Row may be read while another goroutine
@@ -39,9 +39,8 @@ type rowEntry struct {
 
 var rowFile struct {
 	once sync.Once
-	// read reads row id into buf from the executable; nil when rows are
-	// read in place.
-	read  func(id int32, buf []byte) bool
+	// file is where rows are read from; nil when they are read in place.
+	file  *execfile.Region
 	cache [rowSlots]atomic.Pointer[rowEntry]
 }
 
@@ -49,13 +48,12 @@ var rowFile struct {
 // benchmark and the test that compare the two ways.
 var readRowsInPlace bool
 
-// openRowFile sets rowFile.read, once, for rows (vectors.rows).
+// openRowFile sets rowFile.file, once, for rows (vectors.rows).
 func openRowFile(rows []int8, dims int) {
 	rowFile.once.Do(func() {
-		if dims != rowDims || len(rows) == 0 {
-			return
+		if dims == rowDims {
+			rowFile.file = execfile.Open(unsafe.Pointer(unsafe.SliceData(rows)), len(rows))
 		}
-		rowFile.read = rowReader(unsafe.Pointer(unsafe.SliceData(rows)), len(rows))
 	})
 }
 
@@ -64,7 +62,7 @@ func openRowFile(rows []int8, dims int) {
 // embedded data. Either way it is never written. It is for the
 // question's words; a registry's words are read once, with AppendRow.
 func Row(id int32) []int8 {
-	if rowFile.read == nil || readRowsInPlace {
+	if rowFile.file == nil || readRowsInPlace {
 		return inPlace(id)
 	}
 	// Four ways: id may sit in any slot of its set of four, so the few
@@ -103,7 +101,7 @@ func Row(id int32) []int8 {
 // not kept in the row cache: an index copies its registry's rows once,
 // and they would only push the question's words out of the cache.
 func AppendRow(dst []int8, id int32) []int8 {
-	if rowFile.read != nil && !readRowsInPlace {
+	if rowFile.file != nil && !readRowsInPlace {
 		var row [rowDims]int8
 		if readRow(id, row[:]) {
 			return append(dst, row[:]...)
@@ -126,5 +124,5 @@ func inPlace(id int32) []int8 {
 
 // readRow reads row id from the executable into row.
 func readRow(id int32, row []int8) bool {
-	return rowFile.read(id, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)))
+	return rowFile.file.ReadAt(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(row))), len(row)), int64(id)*rowDims)
 }
