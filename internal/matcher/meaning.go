@@ -134,7 +134,7 @@ func (x *Index) queryMeaning(p *parsed) []int8 {
 // come closer by meaningSemBoost. The categories it adds score the last
 // listed one's score (at most what word vectors alone could) times their
 // cosine, so the list stays in score order.
-func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
+func (x *Index) byMeaning(p *parsed, out []hit, limit int, s *scratch) []hit {
 	if limit <= candidatePool || x.meaning == nil {
 		return out
 	}
@@ -165,7 +165,15 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int) []hit {
 		}
 		leadByMeaning(out, dots)
 	}
-	list := make([]hit, 0, limit)
+	var list []hit
+	if s != nil && cap(s.listed) >= limit {
+		list = s.listed[:0]
+	} else {
+		list = make([]hit, 0, limit)
+		if s != nil {
+			s.listed = list
+		}
+	}
 	in := make([]uint64, (n+63)/64) // the categories list holds
 	var boosted []boost             // the categories boosted, by category
 	for i, h := range out {

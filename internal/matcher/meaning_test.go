@@ -33,7 +33,7 @@ func TestLongListByMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := x.byMeaning(p, slices.Clone(out), 8)
+	got := x.byMeaning(p, slices.Clone(out), 8, nil)
 	var slugs []string
 	for i, h := range got {
 		slugs = append(slugs, h.Slug)
@@ -44,7 +44,7 @@ func TestLongListByMeaning(t *testing.T) {
 	if want := []string{"tax", "sourdough", "knots", "manicure", "puppetry", "first-aid", "guitar"}; len(slugs) < len(want) || !slices.Equal(slugs[:len(want)], want) {
 		t.Errorf("got %v, want %v first", slugs, want)
 	}
-	if short := x.byMeaning(p, slices.Clone(out[:candidatePool]), candidatePool); len(short) != candidatePool {
+	if short := x.byMeaning(p, slices.Clone(out[:candidatePool]), candidatePool, nil); len(short) != candidatePool {
 		t.Errorf("a list of %d candidates grew to %v", candidatePool, short)
 	}
 }
@@ -119,13 +119,13 @@ func TestLongListSemanticBoost(t *testing.T) {
 	at := func(list []hit, slug string) int {
 		return slices.IndexFunc(list, func(h hit) bool { return h.Slug == slug })
 	}
-	plain := x.byMeaning(p, slices.Clone(out), len(x.slugs))
+	plain := x.byMeaning(p, slices.Clone(out), len(x.slugs), nil)
 	last := plain[len(plain)-1]
 	if at(plain, last.Slug) <= candidatePool {
 		t.Fatalf("too few by meaning: %v", plain)
 	}
 	offered := append(slices.Clone(out), hit{Scored: Scored{Slug: last.Slug, Score: 0.1}, cat: last.cat, sem: 1, ev: evidence{kind: doubtVectorsOnly}})
-	if got := x.byMeaning(p, offered, len(x.slugs)); at(got, last.Slug) >= at(plain, last.Slug) {
+	if got := x.byMeaning(p, offered, len(x.slugs), nil); at(got, last.Slug) >= at(plain, last.Slug) {
 		t.Errorf("%s stayed at %d of %v (plain %v)", last.Slug, at(got, last.Slug), got, plain)
 	}
 }
@@ -145,7 +145,7 @@ func TestLongListScoresDoNotCompound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := x.byMeaning(p, nil, 45)
+	got := x.byMeaning(p, nil, 45, nil)
 	if len(got) != 40 {
 		t.Fatalf("got %d categories, want the 40 close in meaning", len(got))
 	}

@@ -63,6 +63,7 @@ type scratch struct {
 	posOf    []uint8
 	hits     []hit // the candidates of the current query
 	vecOnly  []hit // blend's categories only word vectors reach
+	listed   []hit // byMeaning's long list
 	// fins are the categories the first ranking of a query finished, kept
 	// when finKeep is set, for a second ranking of the same query
 	// (MatchMore) to read back.
@@ -120,7 +121,7 @@ type hit struct {
 func (x *Index) rank(p *parsed, limit int, s *scratch) []hit {
 	out, vectors := x.candidatesIn(p, limit, s)
 	x.calibrate(p, out, vectors)
-	out = x.byMeaning(p, out[:min(len(out), limit)], limit)
+	out = x.byMeaning(p, out[:min(len(out), limit)], limit, s)
 	sortHits(out, s) // ties by slug (see byScore)
 	return out
 }
