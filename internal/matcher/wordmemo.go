@@ -30,8 +30,9 @@ const (
 )
 
 // maxMemoWord is the longest word kept: longer ones are resolved each
-// time (they are rare, and an entry stays small).
-const maxMemoWord = 32
+// time (they are rare, and an entry stays small). Nonsense that long
+// ("zzzz…") is the costliest to resolve, so it is kept up to this length.
+const maxMemoWord = 64
 
 type wordMemo [wordMemoSlots]atomic.Pointer[memoEntry]
 
