@@ -75,6 +75,13 @@ type qword struct {
 	common bool
 	// generic is isGeneric(stem), which doubt reads per category.
 	generic bool
+	// vec is words.Vector(raw), which the semantic channel and strangers
+	// read; meanVec is the vector the question's meaning takes for the
+	// word (queryMeaning): vec, or for a word that meets no term its
+	// head's (headVector). sifSem and sifMeaning are its SIF weights
+	// there, sif with semSIF and meaningSIF.
+	vec, meanVec       int32
+	sifSem, sifMeaning float32
 }
 
 type cand struct {
@@ -184,7 +191,14 @@ func (x *Index) newWord(raw, st string, kind MatchKind, cands []cand) qword {
 			w = float32(x.tune.unknownWeight)
 		}
 	}
-	return qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best, zipf: z, common: common, generic: generic}
+	q := qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best, zipf: z, common: common, generic: generic}
+	q.vec = words.Vector(raw)
+	q.meanVec = q.vec
+	if q.vec < 0 && len(cands) == 0 && !generic && x.meaning != nil {
+		q.meanVec = x.headVector(raw)
+	}
+	q.sifSem, q.sifMeaning = sif(&q, semSIF), sif(&q, meaningSIF)
+	return q
 }
 
 // put records a query word (its cands copied into p's own storage), or

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/three-good-sources/3gs/internal/matcher/words"
 	"github.com/three-good-sources/3gs/internal/registry"
 )
 
@@ -196,4 +197,71 @@ func inside(s, outer string) bool {
 	}
 	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(outer)))
 	return lo <= p && p < lo+uintptr(len(outer))
+}
+
+// TestQueryWordVectors: what a query word keeps of the word vectors and
+// frequencies (through the memo or not) is what the semantic channel,
+// queryMeaning and strangers looked up for it: words.Vector of the word
+// as typed, the head's vector for a word that meets no term, and sif.
+func TestQueryWordVectors(t *testing.T) {
+	reg, questions := readMix(t)
+	x := New(reg)
+	var p parsed
+	for _, q := range questions {
+		if err := x.parseInto(q, &p); err != nil {
+			continue
+		}
+		for _, w := range p.words {
+			meanVec := words.Vector(w.raw)
+			if meanVec < 0 && len(w.cands) == 0 {
+				meanVec = x.headVector(w.raw)
+			}
+			if w.vec != words.Vector(w.raw) || !w.generic && w.meanVec != meanVec ||
+				w.sifSem != sif(&w, semSIF) || w.sifMeaning != sif(&w, meaningSIF) {
+				t.Fatalf("%q: word %q keeps vec %d, meanVec %d, sif %v %v", q, w.raw, w.vec, w.meanVec, w.sifSem, w.sifMeaning)
+			}
+		}
+	}
+}
+
+// BenchmarkQueryWordVectors: what the semantic channel, queryMeaning and
+// strangers read of each word of a parsed mix question, looked up from
+// the word as typed (lookup, as they did) against kept in the query
+// word, from the memo (kept).
+func BenchmarkQueryWordVectors(b *testing.B) {
+	reg, questions := readMix(b)
+	x := New(reg)
+	var parsedQs []parsed
+	for _, q := range questions {
+		var p parsed
+		if x.parseInto(q, &p) == nil {
+			parsedQs = append(parsedQs, p)
+		}
+	}
+	var sink float32
+	b.Run("lookup", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			p := &parsedQs[i%len(parsedQs)]
+			for j := range p.words {
+				w := &p.words[j]
+				v := words.Vector(w.raw) // semantic
+				m := words.Vector(w.raw) // queryMeaning
+				if m < 0 && len(w.cands) == 0 && !w.generic {
+					m = x.headVector(w.raw)
+				}
+				s := words.Vector(w.raw) // strangers
+				sink += float32(v+m+s) + sif(w, semSIF) + sif(w, meaningSIF)
+			}
+		}
+	})
+	b.Run("kept", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			p := &parsedQs[i%len(parsedQs)]
+			for j := range p.words {
+				w := &p.words[j]
+				sink += float32(w.vec+w.meanVec+w.vec) + w.sifSem + w.sifMeaning
+			}
+		}
+	})
+	runtime.KeepAlive(sink)
 }
