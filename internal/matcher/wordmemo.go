@@ -5,19 +5,20 @@ package matcher
 // Resolving a word asks the stem cache, the vocabulary (stem, then as
 // written), the abbreviations, the English frequency list, and for a word
 // the vocabulary lacks the typo index, prefixes, splits, the English typo
-// index and the related words, before add looks its frequency and
-// genericity up again: several hash probes for a known word, dozens for a
-// misspelt one. Questions repeat their words ("how", "learn", "server"),
-// so the whole answer is kept for the words met lately, and a word met
-// again costs one probe (BenchmarkParse, BenchmarkWordMemo). Bounded and
-// lock-free as stemCache: wordMemoSlots entries of a few hundred bytes at
-// most (BenchmarkWordMemo reports them in bytes per word), each immutable
+// index and the related words, before newWord looks its frequency,
+// genericity and word vectors up: several hash probes for a known word,
+// dozens for a misspelt one. Questions repeat their words ("how",
+// "learn", "server"), so the whole answer is kept for the words met
+// lately, and a word met again costs one probe (BenchmarkParse). Bounded and
+// lock-free as stemCache: wordMemoSlots entries of at most maxMemoEntry
+// bytes (BenchmarkParse reports them in bytes per word), each immutable
 // once stored and holding its own copies of the words, never the query's.
 // The index never changes after Build, so an entry never goes stale.
 
 import (
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // wordMemoSlots bounds the memo. It is four-way set associative: a word
@@ -33,6 +34,15 @@ const (
 // time (they are rare, and an entry stays small). Nonsense that long
 // ("zzzz…") is the costliest to resolve, so it is kept up to this length.
 const maxMemoWord = 64
+
+// maxMemoEntry bounds the bytes an entry may take (memoBytes), so the
+// memo never holds more than wordMemoSlots times this, whatever the
+// registry and the questions: a word that meets many terms (a typo of a
+// word with many neighbours in a huge registry, a word with many related
+// terms) is resolved each time instead. The mix's words take 180 bytes
+// on average, and no word of 5,000 questions on a 100,000-category
+// registry met more than 18 terms.
+const maxMemoEntry = 512
 
 type wordMemo [wordMemoSlots]atomic.Pointer[memoEntry]
 
@@ -67,7 +77,7 @@ func (x *Index) resolveWord(raw string, p *parsed, memo bool) []qword {
 	}
 	p.resolved, p.resolvedCands = p.resolved[:0], p.resolvedCands[:0]
 	x.resolve(raw, 0, p, wordMod{})
-	if memo {
+	if memo && memoBytes(raw, p.resolved) <= maxMemoEntry {
 		x.wordMemo.store(set, newMemoEntry(raw, p.resolved))
 	}
 	return p.resolved
@@ -141,6 +151,23 @@ func newMemoEntry(raw string, ws []qword) *memoEntry {
 		e.words = append(e.words, w)
 	}
 	return e
+}
+
+// memoBytes is about what newMemoEntry(raw, ws) takes: the entry, the
+// words and terms it cannot hold itself, and its text.
+func memoBytes(raw string, ws []qword) int {
+	n := int(unsafe.Sizeof(memoEntry{})) + len(raw) + memoText(raw, ws)
+	if len(ws) > 1 {
+		n += len(ws) * int(unsafe.Sizeof(qword{}))
+	}
+	nc := 0
+	for _, w := range ws {
+		nc += len(w.cands)
+	}
+	if nc > len(memoEntry{}.cands) {
+		n += nc * int(unsafe.Sizeof(cand{}))
+	}
+	return n
 }
 
 // memoText is the bytes an entry's text needs beside raw: the words'

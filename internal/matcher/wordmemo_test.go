@@ -265,3 +265,32 @@ func BenchmarkQueryWordVectors(b *testing.B) {
 	})
 	runtime.KeepAlive(sink)
 }
+
+// TestWordMemoBoundsEntries: no entry the evaluation sets' questions
+// leave in the memo takes more than maxMemoEntry bytes.
+func TestWordMemoBoundsEntries(t *testing.T) {
+	for name, set := range memoSets(t) {
+		x := New(set.reg)
+		var p parsed
+		for _, q := range set.questions {
+			x.parseInto(q, &p)
+		}
+		for i := range x.wordMemo {
+			if e := x.wordMemo[i].Load(); e != nil && memoBytes(e.raw, e.words) > maxMemoEntry {
+				t.Fatalf("%s: entry %q takes %d bytes", name, e.raw, memoBytes(e.raw, e.words))
+			}
+		}
+	}
+}
+
+// TestMemoBytesCountsTerms: a word that meets many terms is over the
+// bound, one that meets a few is within it.
+func TestMemoBytesCountsTerms(t *testing.T) {
+	many := make([]cand, maxMemoEntry/int(unsafe.Sizeof(cand{})))
+	if n := memoBytes("word", []qword{{raw: "word", stem: "word", cands: many}}); n <= maxMemoEntry {
+		t.Errorf("%d terms take %d bytes, within the bound", len(many), n)
+	}
+	if n := memoBytes("words", []qword{{raw: "words", stem: "word", cands: many[:2]}}); n > maxMemoEntry {
+		t.Errorf("2 terms take %d bytes, over the bound", n)
+	}
+}
