@@ -176,7 +176,7 @@ func (x *Index) strangers(p *parsed, h *hit) (strangers, farAliens int) {
 		if h.ev.left&(1<<i) == 0 {
 			continue
 		}
-		q := words.Vector(p.words[i].raw)
+		q := p.words[i].vec
 		if q < 0 {
 			continue // nothing to tell a name from a misspelling by
 		}

@@ -176,6 +176,9 @@ type Index struct {
 	scratch sync.Pool
 	// relCache holds relatedOf's answers for the stems met lately.
 	relCache [relCacheSlots]atomic.Pointer[relEntry]
+	// wordMemo holds what resolve reported for the query words met lately
+	// (wordmemo.go).
+	wordMemo wordMemo
 }
 
 // elemMark tags the entry that opens a short element in Index.elems; the

@@ -101,19 +101,16 @@ func quantize(v []float32, q []int8) {
 func (x *Index) queryMeaning(p *parsed) []int8 {
 	sum := make([]float32, x.meaningDims)
 	found := false
-	for i, w := range p.words {
+	for _, w := range p.words {
 		if w.generic {
 			continue
 		}
-		id := words.Vector(w.raw)
-		if id < 0 && len(w.cands) == 0 {
-			id = x.headVector(w.raw)
-		}
+		id := w.meanVec
 		if id < 0 {
 			continue
 		}
 		found = true
-		wt := sif(&p.words[i], meaningSIF) / words.Norm(id)
+		wt := w.sifMeaning / words.Norm(id)
 		for d, v := range words.Row(id) {
 			sum[d] += wt * float32(v)
 		}

@@ -75,6 +75,13 @@ type qword struct {
 	common bool
 	// generic is isGeneric(stem), which doubt reads per category.
 	generic bool
+	// vec is words.Vector(raw), which the semantic channel and strangers
+	// read; meanVec is the vector the question's meaning takes for the
+	// word (queryMeaning): vec, or for a word that meets no term its
+	// head's (headVector). sifSem and sifMeaning are its SIF weights
+	// there, sif with semSIF and meaningSIF.
+	vec, meanVec       int32
+	sifSem, sifMeaning float32
 }
 
 type cand struct {
@@ -101,6 +108,11 @@ type parsed struct {
 	lookup []termWord
 
 	candBuf []cand // storage of the words' cands
+
+	// resolved and resolvedCands hold what resolve reported for the word
+	// being parsed, before put records it (emit).
+	resolved      []qword
+	resolvedCands []cand
 
 	// stranger is what strangers last found for this query (bestFactors),
 	// which a second ranking of it (MatchMore) reads back.
@@ -151,44 +163,61 @@ func (x *Index) parse(query string) (*parsed, error) {
 
 // reset empties p for another query, keeping its storage.
 func (p *parsed) reset() {
-	*p = parsed{words: p.words[:0], seq: p.seq[:0], pairs: p.pairs[:0], lookup: p.lookup[:0], candBuf: p.candBuf[:0]}
+	*p = parsed{words: p.words[:0], seq: p.seq[:0], pairs: p.pairs[:0], lookup: p.lookup[:0], candBuf: p.candBuf[:0],
+		resolved: p.resolved[:0], resolvedCands: p.resolvedCands[:0]}
 }
 
-// add records a query word and the terms it meets (copied into p's own
-// storage), or one more occurrence of a word already seen.
-func (p *parsed) add(x *Index, raw, st string, kind MatchKind, cands []cand) {
-	i := slices.IndexFunc(p.words, func(w qword) bool { return w.stem == st })
+// newWord is the query word a resolved word becomes, before
+// decayUnknown: its weight, best quality, commonness and genericity. Its
+// cands are the caller's.
+func (x *Index) newWord(raw, st string, kind MatchKind, cands []cand) qword {
+	var w, best float32
+	z, common := words.Zipf(raw)
+	for _, c := range cands {
+		w = max(w, x.weight[c.term])
+		best = max(best, c.quality)
+	}
+	generic := isGeneric(st)
+	if len(cands) == 0 {
+		switch {
+		case generic:
+			w = float32(x.tune.unknownWeight * x.tune.genericFactor)
+		case common:
+			// An ordinary English word the registry does not use
+			// ("today", "belt") says less about the topic the
+			// more common it is.
+			w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
+		default:
+			w = float32(x.tune.unknownWeight)
+		}
+	}
+	q := qword{raw: raw, stem: st, kind: kind, weight: w, cands: cands, best: best, zipf: z, common: common, generic: generic}
+	q.vec = words.Vector(raw)
+	q.meanVec = q.vec
+	if q.vec < 0 && len(cands) == 0 && !generic && x.meaning != nil {
+		q.meanVec = x.headVector(raw)
+	}
+	q.sifSem, q.sifMeaning = sif(&q, semSIF), sif(&q, meaningSIF)
+	return q
+}
+
+// put records a query word (its cands copied into p's own storage), or
+// one more occurrence of a word already seen.
+func (p *parsed) put(w *qword) {
+	i := slices.IndexFunc(p.words, func(o qword) bool { return o.stem == w.stem })
 	if i < 0 {
 		if len(p.words) == maxQueryWords {
 			return
 		}
 		i = len(p.words)
-		var w, best float32
-		z, common := words.Zipf(raw)
-		for _, c := range cands {
-			w = max(w, x.weight[c.term])
-			best = max(best, c.quality)
-		}
-		if len(cands) == 0 {
-			switch {
-			case isGeneric(st):
-				w = float32(x.tune.unknownWeight * x.tune.genericFactor)
-			case common:
-				// An ordinary English word the registry does not use
-				// ("today", "belt") says less about the topic the
-				// more common it is.
-				w = float32(x.tune.unknownWeight) * commonness(&x.tune, z)
-			default:
-				w = float32(x.tune.unknownWeight)
-			}
-		}
-		var own []cand
-		if len(cands) > 0 {
+		own := *w
+		own.cands = nil
+		if len(w.cands) > 0 {
 			start := len(p.candBuf)
-			p.candBuf = append(p.candBuf, cands...)
-			own = p.candBuf[start:len(p.candBuf):len(p.candBuf)]
+			p.candBuf = append(p.candBuf, w.cands...)
+			own.cands = p.candBuf[start:len(p.candBuf):len(p.candBuf)]
 		}
-		p.words = append(p.words, qword{raw: raw, stem: st, kind: kind, weight: w, cands: own, best: best, zipf: z, common: common, generic: isGeneric(st)})
+		p.words = append(p.words, own)
 	}
 	p.seq = append(p.seq, uint8(i))
 }
@@ -203,7 +232,7 @@ type wordMod struct {
 	typoQ        float32
 }
 
-// emit reports a resolved word to p, as modified by mod.
+// emit reports a resolved word to p (p.resolved), as modified by mod.
 func (x *Index) emit(p *parsed, mod wordMod, raw, st string, kind MatchKind, cands []cand) {
 	switch {
 	case mod.abbrev:
@@ -222,11 +251,19 @@ func (x *Index) emit(p *parsed, mod wordMod, raw, st string, kind MatchKind, can
 			cands = scaled
 		}
 	}
-	p.add(x, raw, st, kind, cands)
+	start := len(p.resolvedCands)
+	p.resolvedCands = append(p.resolvedCands, cands...)
+	p.resolved = append(p.resolved, x.newWord(raw, st, kind, p.resolvedCands[start:len(p.resolvedCands):len(p.resolvedCands)]))
 }
 
 // parseInto is parse into p, whose storage it reuses.
 func (x *Index) parseInto(query string, p *parsed) error {
+	return x.parseWith(query, p, true)
+}
+
+// parseWith is parseInto, with the words of the query resolved through
+// x.wordMemo (memo) or each time (the plain path it must equal).
+func (x *Index) parseWith(query string, p *parsed, memo bool) error {
 	if strings.TrimSpace(query) == "" {
 		return ErrEmptyQuery
 	}
@@ -234,7 +271,10 @@ func (x *Index) parseInto(query string, p *parsed) error {
 	any := false
 	scan(strings.ToLower(query), nil, func(raw string) {
 		any = true
-		x.resolve(raw, 0, p, wordMod{})
+		ws := x.resolveWord(raw, p, memo)
+		for i := range ws {
+			p.put(&ws[i])
+		}
 	}, nil)
 	if !any {
 		return ErrOnlyStopWords
@@ -273,7 +313,7 @@ func (p *parsed) decayUnknown(t *tuning) {
 	var store [maxQueryWords]int
 	unknown := store[:0]
 	for i, w := range p.words {
-		if (len(w.cands) == 0 || w.kind == KindRelated) && !isGeneric(w.stem) {
+		if (len(w.cands) == 0 || w.kind == KindRelated) && !w.generic {
 			unknown = append(unknown, i)
 		}
 	}

@@ -37,11 +37,9 @@ const (
 // below it.
 const simProse = 1 << 31
 
-// sifWeight is how much a query word counts in the semantic score.
-func sifWeight(w *qword) float32 { return sif(w, semSIF) }
-
 // sif is a/(a+p), p the word's frequency: 1 for a word the frequency list
-// lacks.
+// lacks. A query word holds its two (qword.sifSem, for how much it counts
+// in the semantic score, and qword.sifMeaning).
 func sif(w *qword, a float64) float32 {
 	z, ok := w.zipf, w.common
 	if !ok {
@@ -62,8 +60,8 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 	var weights [maxQueryWords]float32
 	var den float32
 	for i, w := range p.words {
-		if !isGeneric(w.stem) {
-			weights[i] = sifWeight(&p.words[i])
+		if !w.generic {
+			weights[i] = w.sifSem
 			den += weights[i]
 		}
 	}
@@ -74,7 +72,7 @@ func (x *Index) semantic(p *parsed, s *scratch) bool {
 		if weights[i] == 0 {
 			continue // generic
 		}
-		q := words.Vector(w.raw)
+		q := w.vec
 		if q < 0 {
 			continue
 		}
