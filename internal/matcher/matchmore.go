@@ -27,15 +27,16 @@ func (x *Index) MatchMore(query string, limit int, threshold float64, more int) 
 	if err := x.parseInto(query, p); err != nil {
 		return nil, nil, err
 	}
-	// The short ranking's finished categories are kept for the long one
-	// (finishedBefore); s.fins is empty again when s goes back to the pool.
-	s.finKeep = more > 0
+	// The short ranking's accumulation, selection and finished categories
+	// are kept for the long one (candidatesIn, finishedBefore); release
+	// clears them before s goes back to the pool.
+	s.keep = more > 0
 	head = scored(x.rank(p, limit, s))
-	s.finKeep = false
+	s.keep = false
 	if more > 0 && (len(head) == 0 || head[0].Score < threshold) {
 		long = scored(x.rank(p, more, s))
 	}
-	s.fins = s.fins[:0]
+	s.release()
 	return head, long, nil
 }
 

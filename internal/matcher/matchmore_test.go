@@ -13,7 +13,8 @@ import (
 // TestMatchMoreIsTwoMatches: MatchMore returns exactly what Match at its
 // two limits returns, for every question of the evaluation sets and the
 // benchmark mix on their registries, at the limits get_sources asks for
-// (5, then the whole of a small registry or 200), and at a few more, at
+// (5, then the whole of a small registry or 200), and at a few more (a
+// long limit below the short one among them), at
 // thresholds some, none and every head falls below; the long list only
 // when the head has nothing at the threshold.
 func TestMatchMoreIsTwoMatches(t *testing.T) {
@@ -31,7 +32,7 @@ func TestMatchMoreIsTwoMatches(t *testing.T) {
 		m := matcher.New(reg)
 		n := len(reg.Categories())
 		for _, q := range qs {
-			for _, lim := range [][2]int{{5, min(n, 200)}, {5, 3}, {1, 8}, {5, 0}} {
+			for _, lim := range [][2]int{{5, min(n, 200)}, {5, 3}, {1, 8}, {8, 5}, {5, 0}} {
 				for _, threshold := range []float64{0.4, 0, 2} {
 					wantHead, wantErr := m.Match(q, lim[0])
 					var wantLong []matcher.Scored

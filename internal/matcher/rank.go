@@ -64,11 +64,15 @@ type scratch struct {
 	hits     []hit // the candidates of the current query
 	vecOnly  []hit // blend's categories only word vectors reach
 	listed   []hit // byMeaning's long list
-	// fins are the categories the first ranking of a query finished, kept
-	// when finKeep is set, for a second ranking of the same query
-	// (MatchMore) to read back.
-	fins    []finEntry
-	finKeep bool
+	// keep is set while the first ranking of a query that will be ranked
+	// again (MatchMore) runs: what it accumulated and selected stays in
+	// kept, and the categories it finished in fins, for the second
+	// ranking to read back; release clears them.
+	keep bool
+	kept keptWork
+	fins []finEntry
+	// bounds holds top's categories worth scoring, by upper bound.
+	bounds [maxFinish]qcand
 	// sortHits' positions and copies.
 	order   []int32
 	sortBuf []hit
@@ -138,6 +142,10 @@ func (x *Index) candidates(p *parsed, limit int) (out []hit, vectors bool) {
 
 // candidatesIn is candidates with the working memory s, which also holds
 // the hits returned (until s is reused).
+//
+// A second ranking of the query s holds the accumulation of (MatchMore's
+// long one, s.kept) starts from that accumulation when it is the one its
+// own would be (kept.serves), and selects its longer top from it.
 func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vectors bool) {
 	if limit <= 0 || p.total == 0 {
 		return nil, false
@@ -146,23 +154,109 @@ func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vecto
 	// it the confidence, do not depend on how many candidates were asked
 	// for.
 	n := max(limit, candidatePool)
-	vectors = x.semantic(p, s)
-	if len(s.semTouched) > 0 {
-		n += semExtra
+	var sel selection
+	if k := &s.kept; k.serves(n) {
+		vectors, sel = k.vectors, k.sel
+		k.restoreSem(s)
+		if len(s.semTouched) > 0 {
+			n += semExtra
+		}
+	} else {
+		s.clearAccumulated()
+		vectors = x.semantic(p, s)
+		if len(s.semTouched) > 0 {
+			n += semExtra
+		}
+		pruned := x.accumulate(p, s, n)
+		sel = x.selection(p, s)
+		if s.keep {
+			k.keep(s, n, pruned, vectors, sel)
+		}
 	}
-	x.accumulate(p, s, n)
 	if cap(s.hits) < n+semExtra {
 		s.hits = make([]hit, 0, n+semExtra)
 	}
-	out = x.top(p, s, n)
-	for _, c := range s.touched {
-		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
+	out = x.top(p, s, n, sel)
+	if !s.kept.ok {
+		s.clearAccumulated()
 	}
-	s.touched = s.touched[:0]
 	if len(s.semTouched) > 0 {
 		out = x.blend(out, s, limit)
 	}
 	return out, vectors
+}
+
+// keptWork is what a ranking that keeps (scratch.keep) accumulated for the
+// query, for a second ranking of it. The accumulation itself (acc,
+// matched, share, touched) stays in the scratch while ok is set.
+type keptWork struct {
+	ok      bool
+	n       int  // the candidates accumulate was asked for, semExtra included
+	pruned  bool // accumulate stopped admitting categories (see accumulate)
+	vectors bool // the semantic channel ran
+	// The semantic channel's categories and scores before blend, which
+	// consumes them.
+	semCats []uint32
+	semVals []float32
+	sel     selection
+}
+
+// serves says whether the kept accumulation is the one a ranking of
+// max(limit, candidatePool) = base candidates would make. The limit enters
+// accumulate only through its pruning: a category reaches it the same way
+// whatever the limit, and once pruning starts, categories already touched
+// still get every word's contribution, untouched ones none. So an equal
+// candidate count (semExtra is added to both, as the semantic channel's
+// categories are the query's) gives the same accumulation; and when the
+// kept one never pruned, a larger count never prunes either: it prunes
+// only with at least that many categories touched and the bound of the
+// words left below the count-th best floor, which is at most the kept
+// count's floor, never passed. Then selection, which reads only the
+// accumulation, is the same too. A smaller count could prune where the
+// kept one did not.
+func (k *keptWork) serves(base int) bool {
+	if !k.ok {
+		return false
+	}
+	n := base
+	if len(k.semCats) > 0 {
+		n += semExtra
+	}
+	return n == k.n || n > k.n && !k.pruned
+}
+
+func (k *keptWork) keep(s *scratch, n int, pruned, vectors bool, sel selection) {
+	k.ok, k.n, k.pruned, k.vectors, k.sel = true, n, pruned, vectors, sel
+	k.semCats = append(k.semCats[:0], s.semTouched...)
+	k.semVals = k.semVals[:0]
+	for _, c := range s.semTouched {
+		k.semVals = append(k.semVals, s.sem[c])
+	}
+}
+
+// restoreSem puts back the semantic scores semantic gave the query.
+func (k *keptWork) restoreSem(s *scratch) {
+	s.semTouched = append(s.semTouched[:0], k.semCats...)
+	for i, c := range k.semCats {
+		s.sem[c] = k.semVals[i]
+	}
+}
+
+// clearAccumulated zeroes the accumulation of the last query and forgets
+// what was kept of it.
+func (s *scratch) clearAccumulated() {
+	for _, c := range s.touched {
+		s.acc[c], s.matched[c], s.share[c] = 0, 0, 0
+	}
+	s.touched = s.touched[:0]
+	s.kept.ok = false
+}
+
+// release readies s for the next query after a ranking that kept its work.
+func (s *scratch) release() {
+	s.keep = false
+	s.clearAccumulated()
+	s.fins = s.fins[:0]
 }
 
 // candidatePool is the fewest candidates ranked for any query: what the
@@ -182,8 +276,9 @@ const semExtra = 8
 // limit-th best score already assured, the remaining words only update
 // categories already touched (the MaxScore idea from search engines). A
 // query that names its topic next to "guide" or "server" thus never walks
-// the long postings of those common words in full.
-func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
+// the long postings of those common words in full. It reports whether it
+// did so: then categories no earlier word reached were left untouched.
+func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
 	var order [maxQueryWords]uint8
 	n := 0
 	for i, w := range p.words {
@@ -270,6 +365,7 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) {
 		}
 		s.wordSeen = s.wordSeen[:0]
 	}
+	return updateOnly
 }
 
 // assured is the limit-th best score that the touched categories are
@@ -302,14 +398,21 @@ func (x *Index) assured(s *scratch, limit int, inv, qmax float32) float32 {
 // most categories share ("guide"), where any of them is as good an answer.
 const maxFinish = 64
 
-// top returns the limit best categories. Scoring phrases needs a look at a
-// category's fields, so it is done only where it can change the answer: in
-// order of the categories' upper bounds, until the next bound cannot beat
-// the worst score kept.
-func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
+// selection is which categories top may score: the best maxFinish of the
+// accumulated ones by upper bound, in that order, the best bound of the
+// others (-1 when none was dropped), and the candidate terms' field masks
+// of those selected (candMasks; nil when not worth gathering). It does not
+// depend on the limit.
+type selection struct {
+	byUB       []qcand
+	maxDropped float32
+	rows       []uint16
+}
+
+// selection selects from the accumulation in s. Its slices live in s.
+func (x *Index) selection(p *parsed, s *scratch) selection {
 	inv, qmax := 1/p.total, p.maxCoverage
-	var store [maxFinish]qcand
-	bounds := best[qcand]{items: store[:0], k: maxFinish, worse: func(a, b qcand) bool { return a.q < b.q }}
+	bounds := best[qcand]{items: s.bounds[:0], k: maxFinish, worse: func(a, b qcand) bool { return a.q < b.q }}
 	var maxDropped float32 = -1 // the best bound of a category never scored
 	for _, c := range s.touched {
 		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
@@ -327,8 +430,17 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 		}
 		return int(a.cat) - int(b.cat)
 	})
+	return selection{byUB: byUB, maxDropped: maxDropped, rows: x.candMasks(p, s, byUB)}
+}
+
+// top returns the limit best categories of sel. Scoring phrases needs a
+// look at a category's fields, so it is done only where it can change the
+// answer: in order of the categories' upper bounds, until the next bound
+// cannot beat the worst score kept.
+func (x *Index) top(p *parsed, s *scratch, limit int, sel selection) []hit {
+	inv := 1 / p.total
+	byUB, rows := sel.byUB, sel.rows
 	kept := hitHeap{items: s.hits[:0], k: limit}
-	rows := x.candMasks(p, s, byUB)
 	for i, qc := range byUB {
 		if kept.full() && float64(qc.q)+roundingSlack < kept.items[0].Score {
 			break
@@ -339,7 +451,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 			masks = rows[i*k : (i+1)*k]
 		}
 		q := s.acc[qc.cat] * inv
-		f, ok := s.finishedBefore(qc.cat, q)
+		f, ok := s.finishedBefore(i, qc.cat, q)
 		if !ok {
 			f = x.finish(p, qc.cat, q, nil, masks)
 			s.keepFinished(qc.cat, q, f)
@@ -351,7 +463,7 @@ func (x *Index) top(p *parsed, s *scratch, limit int) []hit {
 	// More than maxFinish categories could reach the kept scores: the
 	// runner-up may be one never scored, so no category is shown to stand
 	// clear of the rest (distinct then raises nothing).
-	if len(out) > 0 && float64(maxDropped)+roundingSlack >= out[len(out)-1].Score {
+	if len(out) > 0 && float64(sel.maxDropped)+roundingSlack >= out[len(out)-1].Score {
 		for i := range out {
 			out[i].crowded = true
 		}
@@ -369,8 +481,13 @@ type finEntry struct {
 // finishedBefore is what finish gave category c at coverage q earlier in
 // this query (fins), if it did. finish reads only the query, the index
 // and c's coverage, so it would give the same again: MatchMore's long
-// ranking scored again every category its short one had.
-func (s *scratch) finishedBefore(c uint32, q float32) (finished, bool) {
+// ranking scored again every category its short one had. i is c's place
+// in top's order: a second ranking from the kept selection finishes the
+// same categories in the same order, so the i-th kept is c's.
+func (s *scratch) finishedBefore(i int, c uint32, q float32) (finished, bool) {
+	if i < len(s.fins) && s.fins[i].cat == c && s.fins[i].q == q {
+		return s.fins[i].f, true
+	}
 	for i := range s.fins {
 		if e := &s.fins[i]; e.cat == c && e.q == q {
 			return e.f, true
@@ -381,7 +498,7 @@ func (s *scratch) finishedBefore(c uint32, q float32) (finished, bool) {
 
 // keepFinished notes f, c's finish at coverage q, when s keeps them.
 func (s *scratch) keepFinished(c uint32, q float32, f finished) {
-	if s.finKeep {
+	if s.keep {
 		s.fins = append(s.fins, finEntry{c, q, f})
 	}
 }
