@@ -136,7 +136,13 @@ func Registry(path string) string {
 }
 
 // Build runs a go build command, stopping the benchmark if it fails.
+//
+// Every binary is built as the releases, the container image and the
+// MCP Bundle build 3gs (release/build.go): with cgo off, a static
+// executable. A build with cgo links the C library besides, about 1.3 MiB
+// more resident, which no user's binary carries.
 func Build(cmd *exec.Cmd) {
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("%v: %v", cmd.Args, err)
