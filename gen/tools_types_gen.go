@@ -537,9 +537,9 @@ type GetFederatedSourcesOutput struct {
 
 	// When no registry has a confident answer: their other categories after the
 	// candidates, by registry, slug and name only (any more that share words with the
-	// query closest first, then the others). All of them when the text lists every
-	// category of the registries asked; otherwise the first 20 the text lists (it
-	// names more, within its 4,000 bytes).
+	// query closest first, then the others). Sent only when the text lists every
+	// category of the registries asked: then it holds all of them. Otherwise left
+	// out: the text names the closest within its 4,000 bytes.
 	MoreCategories []FederatedListed `json:"more_categories,omitempty,omitzero"`
 
 	// Every endorsed curator and whether its registry could be asked: a peer that is
@@ -717,10 +717,10 @@ type GetSourcesOutput struct {
 	// When nothing matched: the registry's other categories after the candidates, by
 	// slug and name only: first any more that share words with the query, closest
 	// first, then the others in catalog order (in a registry too large to list whole,
-	// those with faint signs of a match come before them). All of them when the whole
-	// list fits in the answer (about 80 categories); otherwise the first 20 of those
-	// the text lists (the text names more, by slug), with list_categories to browse
-	// the rest.
+	// those with faint signs of a match come before them). Sent only when the whole
+	// list fits in the answer (about 80 categories): then it holds all of them. A
+	// registry too large to list whole leaves it out: the text names the closest by
+	// slug, and list_categories browses the rest.
 	MoreCategories []ListedCategory `json:"more_categories,omitempty,omitzero"`
 
 	// The matched category's name.

@@ -215,23 +215,19 @@ func choose(ls lister, near bool) catalog {
 	return ls.c
 }
 
-// structuredMore is how many of the further categories a no-match
-// answer's structured more_categories carries when its list is not the
-// whole registry: the closest of them, as the text lists them. The text
-// already names every one it shows, and repeating hundreds by slug and
-// name as JSON made the answer three times the text (11 KB of a 15 KB
-// line at 100,000 categories); list_categories browses the rest.
-const structuredMore = 20
-
 // moreForStructure is what of c.more a no-match answer's structured
 // more_categories carries: all of it when the list is the whole of what
-// the shelves hold, so a client holds every category, and otherwise the
-// first structuredMore.
+// the shelves hold, so a client holds every category, and nothing when
+// it is not. The text names every category it shows, and repeating them
+// as JSON made a large registry's answer line three times its text (11
+// KB of a 15 KB line at 100,000 categories); even the first 20 kept the
+// line over 8 KB when ten candidates came described. A program has the
+// described candidates, category_count, and list_categories to browse.
 func (c *catalog) moreForStructure() []listed {
 	if c.whole {
 		return c.more
 	}
-	return c.more[:min(len(c.more), structuredMore)]
+	return nil
 }
 
 // writeText writes c's lines to b: the described, then each part of the

@@ -66,7 +66,7 @@ func TestNoEvidenceInALargeRegistry(t *testing.T) {
 		t.Errorf("%d candidates, closest %+v, %d bytes:\n%s", len(out.Candidates), out.Closest, len(te.Text), te.Text)
 	}
 	shownOnce(t, out, te.Text)
-	if n := structuredIsTextHead(t, out, te.Text); n < 30 {
+	if n := partialListing(t, out, te.Text); n < 30 {
 		t.Errorf("listed %d categories", n)
 	}
 }

@@ -115,9 +115,9 @@ func TestScale(t *testing.T) {
 	// Answers that could list the registry stay the same size at any
 	// scale: a page of list_categories, and the no-match answer. That one
 	// lists at most listedMost (200) categories, its text within 4,000
-	// bytes; its structured more_categories repeats only the first 20 of
-	// them by slug and name, so the whole line stays within 8 KB (issue
-	// 49's target) at any size.
+	// bytes; a list that is not whole is not repeated in the structured
+	// more_categories, so the whole line stays within 8 KB (issue 49's
+	// target) at any size.
 	for _, c := range []struct {
 		name string
 		args map[string]any
