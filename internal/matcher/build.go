@@ -29,11 +29,19 @@ func Build(cats []registry.Category) *Index {
 	// while the rest is assembled.
 	typosDone := make(chan typo.Index)
 	go func() { typosDone <- typo.Build(x.terms, typoTerms) }()
+	// The related words, read from the whole list, are only needed by a
+	// question with a word the registry lacks: they are found on another
+	// core too, and the first such question waits for them (relatedOf),
+	// not the index.
+	x.relatedDone = make(chan struct{})
+	go func() {
+		x.related = relatedTerms(x.terms, typoTerms, x.term)
+		close(x.relatedDone)
+	}()
 	x.placeElements(parts, v.local)
 	x.placePostings(parts, v.local)
 	x.weigh(len(cats))
 	x.shares()
-	x.related = relatedTerms(x.terms, typoTerms, x.term)
 	x.similarTerms(order, v.vecs)
 	x.meanings()
 	x.typos = <-typosDone

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/three-good-sources/3gs/internal/matcher/typo"
 	"github.com/three-good-sources/3gs/internal/registry"
@@ -137,10 +136,13 @@ type Index struct {
 	elems     []uint32 // term ids; elemMark|field opens each element
 
 	typos typo.Index
-	// related maps the stem of a word WordNet relates to a registry term
-	// (data/related.txt) to the terms it reaches, with the quality of each
-	// link. Exact stems of the registry are never in it.
-	related map[string][]cand
+	// related maps the stem of a word WordNet relates to registry terms
+	// (data/related.txt), either way, to those terms, with the quality of
+	// each link (relatedTerms). Exact stems of the registry are never in
+	// it.
+	related relatedTable
+	// relatedDone is closed once related is built (Build).
+	relatedDone chan struct{}
 	// simTerms are the terms with a word vector (simVecs) that the semantic
 	// channel (vectors.go) compares each query word with; empty past
 	// maxSimTerms.
@@ -174,8 +176,6 @@ type Index struct {
 	// allocates 227 B/op with it and 7,476 without, BenchmarkMatch/10000
 	// 380 B/op and 350,500.
 	scratch sync.Pool
-	// relCache holds relatedOf's answers for the stems met lately.
-	relCache [relCacheSlots]atomic.Pointer[relEntry]
 	// wordMemo holds what resolve reported for the query words met lately
 	// (wordmemo.go).
 	wordMemo wordMemo

@@ -1,7 +1,9 @@
 package matcher
 
 import (
+	"cmp"
 	_ "embed"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -27,39 +29,134 @@ const (
 	glossQuality = 0.3
 )
 
-// relatedTerms maps the stems WordNet relates to the registry's terms to
-// those terms. Only terms that stand as words of their own are looked up
-// (not joined compounds), and generic words are left out: "guide" related
-// to "lead" would tie any query to any category.
-func relatedTerms(terms []string, word []bool, lookup func(string) (uint32, bool)) map[string][]cand {
-	out := map[string][]cand{}
+// relatedTerms finds, for every stem the registry lacks, the registry
+// terms WordNet relates it to (data/related.txt), with the quality of
+// each link: what relatedOf answers for a query word outside the
+// vocabulary, found at build in one read of the list
+// (words.EachRelated), so that the list is neither looked up nor kept in
+// memory while questions are answered.
+//
+// A stem's terms are, in order, those whose own related words hold it
+// (the terms in order, each through its close, narrow, broad and gloss
+// words, the best quality kept), then those in the stem's own
+// definitions ("yeast" is defined with "bread") not already there. Only
+// terms that stand as words of their own are looked up for the former
+// (not joined compounds), and generic words are left out both ways:
+// "guide" related to "lead" would tie any query to any category.
+func relatedTerms(terms []string, word []bool, lookup func(string) (uint32, bool)) relatedTable {
+	// The lines of the registry's own terms, kept (copied) for the links
+	// from them; the registry terms in the other stems' definitions, kept
+	// flat for the stems that have any (glossStems, one after another,
+	// glossStemEnd[i] where stem i ends, glossTerms[glossEnd[i-1]:glossEnd[i]]
+	// its terms).
+	type ownLine struct {
+		t                           uint32
+		close, narrow, broad, gloss string
+	}
+	var own []ownLine
+	// Nearly all of the list's 280,000 words are not the registry's: a
+	// filter of the terms' hashes answers most of them without the
+	// lookup: 12 ms for the benchmark mix's registry against 18
+	// (BenchmarkRelatedTerms).
+	if !unfilteredTerms {
+		lookup = termFilter(terms, lookup)
+	}
+	var glossStems []byte
+	var glossStemEnd, glossTerms, glossEnd []uint32
+	words.EachRelated(func(stem, close, narrow, broad, gloss string) {
+		if t, known := lookup(stem); known {
+			// A registry stem is never asked about (resolve takes it
+			// as it is): only its links to other stems count.
+			if word[t] && !isGeneric(stem) {
+				own = append(own, ownLine{t, strings.Clone(close), strings.Clone(narrow), strings.Clone(broad), strings.Clone(gloss)})
+			}
+			return
+		}
+		from := len(glossTerms)
+		for gloss != "" {
+			var g string
+			g, gloss = nextField(gloss)
+			if g == "" {
+				break
+			}
+			if t, ok := lookup(g); ok && !isGeneric(g) && !slices.Contains(glossTerms[from:], t) {
+				glossTerms = append(glossTerms, t)
+			}
+		}
+		if len(glossTerms) > from {
+			glossStems = append(glossStems, stem...)
+			glossStemEnd = append(glossStemEnd, uint32(len(glossStems)))
+			glossEnd = append(glossEnd, uint32(len(glossTerms)))
+		}
+	})
+	// The links from the terms, in the terms' order.
+	slices.SortFunc(own, func(a, b ownLine) int { return cmp.Compare(a.t, b.t) })
+	fwd := map[string][]cand{}
 	link := func(list string, t uint32, q float32) {
 		for r := range strings.FieldsSeq(list) {
 			if _, known := lookup(r); known || isGeneric(r) {
 				continue
 			}
-			cs := out[r]
+			cs := fwd[r]
 			if i := slices.IndexFunc(cs, func(c cand) bool { return c.term == t }); i >= 0 {
 				cs[i].quality = max(cs[i].quality, q)
 				continue
 			}
-			out[r] = append(cs, cand{t, q})
+			fwd[r] = append(cs, cand{t, q})
 		}
 	}
-	for t, st := range terms {
-		if !word[t] || isGeneric(st) {
-			continue
-		}
-		close, narrow, broad, gloss, ok := words.Related(st)
-		if !ok {
-			continue
-		}
-		link(close, uint32(t), closeQuality)
-		link(narrow, uint32(t), narrowQuality)
-		link(broad, uint32(t), broadQuality)
-		link(gloss, uint32(t), glossQuality)
+	for _, l := range own {
+		link(l.close, l.t, closeQuality)
+		link(l.narrow, l.t, narrowQuality)
+		link(l.broad, l.t, broadQuality)
+		link(l.gloss, l.t, glossQuality)
 	}
-	return out
+	// Each stem with terms in its definitions, after its links from the
+	// terms; then the stems with only the latter.
+	var rt relatedBuilder
+	stemStart, termStart := uint32(0), uint32(0)
+	for i, end := range glossStemEnd {
+		stem := string(glossStems[stemStart:end])
+		cs := fwd[stem]
+		delete(fwd, stem)
+		rt.add(stem, cs)
+		for _, t := range glossTerms[termStart:glossEnd[i]] {
+			if !slices.ContainsFunc(cs, func(c cand) bool { return c.term == t }) {
+				rt.cands = append(rt.cands, cand{t, glossQuality})
+			}
+		}
+		stemStart, termStart = end, glossEnd[i]
+	}
+	for _, stem := range slices.Sorted(maps.Keys(fwd)) {
+		rt.add(stem, fwd[stem])
+	}
+	return rt.table()
+}
+
+// unfilteredTerms makes relatedTerms look every word up without
+// termFilter, for the benchmark that compares the two.
+var unfilteredTerms bool
+
+// termFilter returns lookup behind a filter of the terms' hashes
+// (termHash): a word whose hash has no bit set is no term, and the bit
+// costs a hash and a load where a miss in the terms' table probes it.
+func termFilter(terms []string, lookup func(string) (uint32, bool)) func(string) (uint32, bool) {
+	n := 1 << 12 // bits, 16 or more a term
+	for n < 16*len(terms) {
+		n *= 2
+	}
+	bits := make([]uint64, n/64)
+	mask := uint32(n - 1)
+	for _, t := range terms {
+		h := termHash(t) & mask
+		bits[h/64] |= 1 << (h % 64)
+	}
+	return func(w string) (uint32, bool) {
+		if h := termHash(w) & mask; bits[h/64]&(1<<(h%64)) == 0 {
+			return 0, false
+		}
+		return lookup(w)
+	}
 }
 
 // commonness scales the weight of an ordinary English word the registry

@@ -2,7 +2,6 @@ package matcher
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -207,63 +206,11 @@ func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 }
 
 // relatedOf is the registry terms related to stem st, a word the
-// vocabulary lacks, for addRelated (nil when none): the ones WordNet
-// relates it to (x.related), then those in its own definitions. Finding
-// the latter looks every word of its definitions up in the vocabulary,
-// and the ordinary words that take this path ("kitchen", "tastes") come
-// back in question after question: addRelated was a tenth of a
-// not-confident answer's profile. The answers are kept in relCache,
-// bounded and lock-free as stemCache (BenchmarkRelatedOf).
+// vocabulary lacks, for addRelated (nil when none): found at build for
+// every stem of the list (relatedTerms), so looked up here in one probe.
 func (x *Index) relatedOf(st string) []cand {
-	h := termHash(st) & (relCacheSlots - 1)
-	for _, i := range [2]uint32{h, h ^ 1} {
-		if e := x.relCache[i].Load(); e != nil && e.stem == st {
-			return e.cands
-		}
-	}
-	var buf [32]cand
-	cands := x.findRelated(st, buf[:0])
-	if len(cands) > 0 {
-		cands = slices.Clone(cands)
-	} else {
-		cands = nil
-	}
-	store2(&x.relCache[h], &x.relCache[h^1], &relEntry{stem: strings.Clone(st), cands: cands})
-	return cands
-}
-
-// relCacheSlots bounds relCache: a word may sit in either slot of its
-// pair, and a newer one replaces it.
-const relCacheSlots = 1024
-
-// relEntry is relatedOf's answer for a stem; cands is never changed.
-type relEntry struct {
-	stem  string
-	cands []cand
-}
-
-// findRelated is relatedOf without its cache, appending to cands.
-func (x *Index) findRelated(st string, cands []cand) []cand {
-	cands = append(cands, x.related[st]...)
-	// The other way round from x.related: registry terms in the query
-	// word's own definitions ("yeast" is defined with "bread").
-	if _, _, _, gloss, ok := words.Related(st); ok {
-		for gloss != "" {
-			var g string
-			g, gloss = nextField(gloss)
-			if g == "" {
-				break
-			}
-			t, ok := x.term(g)
-			if !ok || isGeneric(g) {
-				continue
-			}
-			if !slices.ContainsFunc(cands, func(c cand) bool { return c.term == t }) {
-				cands = append(cands, cand{t, glossQuality})
-			}
-		}
-	}
-	return cands
+	<-x.relatedDone
+	return x.related.find(st)
 }
 
 // nextField is the first space-separated field of s and what follows it,

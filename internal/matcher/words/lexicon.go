@@ -40,17 +40,27 @@ func Zipf(word string) (z float32, ok bool) {
 // Related is the related-word line of a stem: close words, narrower
 // words, broader words and the words of its definitions and topics, each
 // a space-separated list of stems.
+//
+// It indexes the whole list in place on first use, which leaves its 1.9
+// MB resident: the matcher reads the list once with EachRelated instead.
 func Related(stem string) (close, narrow, broad, gloss string, ok bool) {
-	lexicon.once.Do(lexicon.load)
-	id, ok := lexicon.rel.find(stem)
+	related.once.Do(loadRelated)
+	id, ok := related.rel.find(stem)
 	if !ok {
 		return "", "", "", "", false
 	}
-	_, line, _ := strings.Cut(lexicon.rel.line(id), "|")
+	_, close, narrow, broad, gloss = splitRelated(related.rel.line(id))
+	return close, narrow, broad, gloss, true
+}
+
+// splitRelated splits a line of related.txt (without its newline) into
+// its stem and its four lists.
+func splitRelated(line string) (stem, close, narrow, broad, gloss string) {
+	stem, line, _ = strings.Cut(line, "|")
 	close, rest, _ := strings.Cut(line, "|")
 	narrow, rest, _ = strings.Cut(rest, "|")
 	broad, gloss, _ = strings.Cut(rest, "|")
-	return close, narrow, broad, gloss, true
+	return stem, close, narrow, broad, gloss
 }
 
 // Preload builds the lexicon's and the word vectors' tables now, each on
@@ -67,7 +77,7 @@ func Preload() {
 // lexicon is indexed on first use: a process that never builds an index
 // (a CLI command) pays nothing. The words and lines stay in the embedded
 // strings; what is allocated is the offset of each line, a float per
-// word and two open-addressing tables of line numbers, mapped apart from
+// word and an open-addressing table of line numbers, mapped apart from
 // the collector's heap (table). None of it holds a pointer; as string
 // headers the lines were 680 KB of the heap the collector scanned and
 // paced itself by, about an eighth of a small registry's server.
@@ -77,8 +87,14 @@ type lexiconTables struct {
 	once sync.Once
 	freq lineTable // the words of frequency.txt, most common first
 	zipf []float32 // zipf[i] is the Zipf value of freq.line(i)
-	rel  lineTable // the lines of related.txt, keyed by their stem
+}
 
+// related indexes the lines of related.txt, keyed by their stem, for
+// Related, on its first use: apart from the lexicon, so that a server,
+// which reads the list with EachRelated, never reads it in place.
+var related struct {
+	once sync.Once
+	rel  lineTable
 }
 
 // lineTable finds lines by key without a map: a line is the text from
@@ -175,15 +191,20 @@ func (l *lexiconTables) load() {
 		}
 	}
 	l.freq.index()
-	l.rel = lineTable{text: relatedList, starts: table[uint32](strings.Count(relatedList, "\n"))[:0], delim: '|'}
-	off = 0
+}
+
+// loadRelated indexes related.txt's lines in place (related.rel).
+func loadRelated() {
+	rel := lineTable{text: relatedList, starts: table[uint32](strings.Count(relatedList, "\n"))[:0], delim: '|'}
+	off := 0
 	for line := range strings.Lines(relatedList) {
 		if !strings.HasPrefix(line, "#") {
-			l.rel.starts = append(l.rel.starts, uint32(off))
+			rel.starts = append(rel.starts, uint32(off))
 		}
 		off += len(line)
 	}
-	l.rel.index()
+	rel.index()
+	related.rel = rel
 }
 
 // FrequencyWord is word i of data/frequency.txt (ByFrequency()[i]), read
