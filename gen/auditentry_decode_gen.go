@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -111,7 +112,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore())
 					opt0 = v
 				}
 				out.Before = &opt0
@@ -122,7 +123,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntryBefore)
+				d.Pattern(&fp, v, patternAuditEntryBefore())
 				out.After = v
 			}
 		case "legacy_log_sha256":
@@ -133,7 +134,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore())
 					opt0 = v
 				}
 				out.LegacyLogSHA256 = &opt0
@@ -146,7 +147,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntryBefore)
+					d.Pattern(&fp, v, patternAuditEntryBefore())
 					opt0 = v
 				}
 				out.Prev = &opt0
@@ -159,7 +160,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *AuditEntry
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntrySignature)
+					d.Pattern(&fp, v, patternAuditEntrySignature())
 					opt0 = v
 				}
 				out.Signature = &opt0
@@ -188,8 +189,12 @@ func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }
 
-var patternAuditEntryBefore = regexp.MustCompile("^[0-9a-f]{64}$")
-var patternAuditEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+var patternAuditEntryBefore = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
+var patternAuditEntrySignature = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+})
 
 // auditEntryFields lists AuditEntry's fields in schema order; bit i of a decoder's seen set stands for auditEntryFields[i].
 var auditEntryFields = []string{"seq", "time", "action", "slug", "detail", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"sync"
 )
 
 /*
@@ -44,7 +45,7 @@ func decodeAuditHead(d *strictjson.Decoder, p *strictjson.Path, out *AuditHead) 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditHeadHash)
+					d.Pattern(&fp, v, patternAuditHeadHash())
 					opt0 = v
 				}
 				out.Hash = &opt0
@@ -55,7 +56,7 @@ func decodeAuditHead(d *strictjson.Decoder, p *strictjson.Path, out *AuditHead) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditHeadHash)
+				d.Pattern(&fp, v, patternAuditHeadHash())
 				out.RegistrySHA256 = v
 			}
 		case "registry_version":
@@ -83,7 +84,9 @@ func DecodeAuditHeadInPlace(data []byte) (*AuditHead, error) {
 	return strictjson.DecodeInPlace(data, decodeAuditHead)
 }
 
-var patternAuditHeadHash = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternAuditHeadHash = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
 
 // auditHeadFields lists AuditHead's fields in schema order; bit i of a decoder's seen set stands for auditHeadFields[i].
 var auditHeadFields = []string{"seq", "hash", "registry_sha256", "registry_version"}

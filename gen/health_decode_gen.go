@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -53,7 +54,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternHealthContractVersion)
+				d.Pattern(&fp, v, patternHealthContractVersion())
 				out.ContractVersion = v
 			}
 		case "protocol_versions":
@@ -67,7 +68,7 @@ func decodeHealth(d *strictjson.Decoder, p *strictjson.Path, out *Health) {
 					ip0 := fp.Index(i0)
 					var item0 string
 					if v, ok := d.String(&ip0); ok {
-						d.Pattern(&ip0, v, patternHealthProtocolVersionsItem)
+						d.Pattern(&ip0, v, patternHealthProtocolVersionsItem())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -201,7 +202,7 @@ func decodeHealthRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Health
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternHealthRegistrySHA256)
+				d.Pattern(&fp, v, patternHealthRegistrySHA256())
 				out.SHA256 = v
 			}
 		case "signed":
@@ -657,12 +658,18 @@ func EnumHealthStatus() []string {
 	return slices.Clone(enumHealthStatus)
 }
 
-var patternHealthContractVersion = regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
-var patternHealthProtocolVersionsItem = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+var patternHealthContractVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9]+\\.[0-9]+\\.[0-9]+$")
+})
+var patternHealthProtocolVersionsItem = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+})
 
 // healthFields lists Health's fields in schema order; bit i of a decoder's seen set stands for healthFields[i].
 var healthFields = []string{"status", "version", "contract_version", "protocol_versions", "registry", "pubkey", "sessions", "load", "sources", "peers", "follow"}
-var patternHealthRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternHealthRegistrySHA256 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
 
 // healthRegistryFields lists HealthRegistry's fields in schema order; bit i of a decoder's seen set stands for healthRegistryFields[i].
 var healthRegistryFields = []string{"version", "updated", "categories", "sha256", "signed", "verified", "expires", "expired", "log_seq"}

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -70,7 +71,7 @@ func decodeIdentityCheck(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternIdentityCheckPubkey)
+				d.Pattern(&fp, v, patternIdentityCheckPubkey())
 				out.Pubkey = v
 			}
 		case "url":
@@ -158,7 +159,9 @@ func DecodeIdentityCacheInPlace(data []byte) (*IdentityCache, error) {
 
 // identityCacheFields lists IdentityCache's fields in schema order; bit i of a decoder's seen set stands for identityCacheFields[i].
 var identityCacheFields = []string{"checks"}
-var patternIdentityCheckPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternIdentityCheckPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
 
 // enumIdentityCheckStatus holds the values allowed at schema/identitycache.schema.json#/$defs/identityCheck/properties/status.
 var enumIdentityCheckStatus = []string{"verified", "failed"}

@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"sync"
 )
 
 /*
@@ -33,7 +34,7 @@ func decodeIdentityProof(d *strictjson.Decoder, p *strictjson.Path, out *Identit
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternIdentityProofPubkey)
+				d.Pattern(&fp, v, patternIdentityProofPubkey())
 				out.Pubkey = v
 			}
 		default:
@@ -52,7 +53,9 @@ func DecodeIdentityProofInPlace(data []byte) (*IdentityProof, error) {
 	return strictjson.DecodeInPlace(data, decodeIdentityProof)
 }
 
-var patternIdentityProofPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternIdentityProofPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
 
 // identityProofFields lists IdentityProof's fields in schema order; bit i of a decoder's seen set stands for identityProofFields[i].
 var identityProofFields = []string{"pubkey"}

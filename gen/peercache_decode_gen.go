@@ -5,6 +5,7 @@ package gen
 import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -34,7 +35,7 @@ func decodePeerCache(d *strictjson.Decoder, p *strictjson.Path, out *PeerCache) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternPeerCachePubkey)
+				d.Pattern(&fp, v, patternPeerCachePubkey())
 				out.Pubkey = v
 			}
 		case "url":
@@ -103,7 +104,9 @@ func DecodePeerCacheInPlace(data []byte) (*PeerCache, error) {
 	return strictjson.DecodeInPlace(data, decodePeerCache)
 }
 
-var patternPeerCachePubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternPeerCachePubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
 
 // peerCacheFields lists PeerCache's fields in schema order; bit i of a decoder's seen set stands for peerCacheFields[i].
 var peerCacheFields = []string{"pubkey", "url", "fetched_at", "etag", "registry", "signature"}

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -35,7 +36,7 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternProposalRecordID)
+				d.Pattern(&fp, v, patternProposalRecordID())
 				out.ID = v
 			}
 		case "created":
@@ -181,7 +182,7 @@ func decodeProposalRecord(d *strictjson.Decoder, p *strictjson.Path, out *Propos
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternProposalRecordDigest)
+					d.Pattern(&fp, v, patternProposalRecordDigest())
 					opt0 = v
 				}
 				out.Digest = &opt0
@@ -316,7 +317,7 @@ func decodeProposalDecision(d *strictjson.Decoder, p *strictjson.Path, out *Prop
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternProposalDecisionSignature)
+					d.Pattern(&fp, v, patternProposalDecisionSignature())
 					opt0 = v
 				}
 				out.Signature = &opt0
@@ -337,7 +338,9 @@ func DecodeProposalRecordInPlace(data []byte) (*ProposalRecord, error) {
 	return strictjson.DecodeInPlace(data, decodeProposalRecord)
 }
 
-var patternProposalRecordID = regexp.MustCompile("^p[0-9a-f]{16}$")
+var patternProposalRecordID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^p[0-9a-f]{16}$")
+})
 
 // enumProposalRecordAction holds the values allowed at schema/proposal.schema.json#/$defs/proposalAction.
 var enumProposalRecordAction = []string{"add_category", "update_category", "remove_category", "replace_source", "report_dead_source"}
@@ -355,7 +358,9 @@ func EnumProposalRecordStatus() []string {
 	return slices.Clone(enumProposalRecordStatus)
 }
 
-var patternProposalRecordDigest = regexp.MustCompile("^sha256:[0-9a-f]{64}$")
+var patternProposalRecordDigest = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^sha256:[0-9a-f]{64}$")
+})
 
 // proposalRecordFields lists ProposalRecord's fields in schema order; bit i of a decoder's seen set stands for proposalRecordFields[i].
 var proposalRecordFields = []string{"id", "created", "action", "slug", "category", "rank", "source", "reason", "contact", "status", "votes", "decision", "client", "digest"}
@@ -370,7 +375,9 @@ func EnumProposalVoteVote() []string {
 
 // proposalVoteFields lists ProposalVote's fields in schema order; bit i of a decoder's seen set stands for proposalVoteFields[i].
 var proposalVoteFields = []string{"pubkey", "vote", "time", "signature"}
-var patternProposalDecisionSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+var patternProposalDecisionSignature = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+})
 
 // proposalDecisionFields lists ProposalDecision's fields in schema order; bit i of a decoder's seen set stands for proposalDecisionFields[i].
 var proposalDecisionFields = []string{"time", "reason", "actor", "version", "signature"}

@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 )
 
 /*
@@ -35,7 +36,7 @@ func decodeRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Registry) {
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternRegistryVersion)
+				d.Pattern(&fp, v, patternRegistryVersion())
 				out.Version = v
 			}
 		case "updated":
@@ -76,7 +77,7 @@ func decodeRegistry(d *strictjson.Decoder, p *strictjson.Path, out *Registry) {
 			fp := p.Key(key)
 			if d.Object(&fp) {
 				m0 := strictjson.Map(d, &fp, func(d *strictjson.Decoder, key0 string, kp0 *strictjson.Path, v0 *Category) {
-					d.KeyPattern(kp0, key0, patternRegistryCategoriesKey)
+					d.KeyPattern(kp0, key0, patternRegistryCategoriesKey())
 					d.KeyMaxLength(kp0, key0, 64)
 					decodeCategory(d, kp0, &(*v0))
 				})
@@ -118,7 +119,7 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *Curator) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternCuratorPubkey)
+				d.Pattern(&fp, v, patternCuratorPubkey())
 				out.Pubkey = v
 			}
 		case "links":
@@ -134,7 +135,7 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *Curator) {
 					if v, ok := d.String(&ip0); ok {
 						d.MaxLength(&ip0, v, 512)
 						d.FormatURI(&ip0, v)
-						d.Pattern(&ip0, v, patternCuratorLinksItem)
+						d.Pattern(&ip0, v, patternCuratorLinksItem())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -169,7 +170,7 @@ func decodeEndorsement(d *strictjson.Decoder, p *strictjson.Path, out *Endorseme
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorsementPubkey)
+				d.Pattern(&fp, v, patternEndorsementPubkey())
 				out.Pubkey = v
 			}
 		case "url":
@@ -180,7 +181,7 @@ func decodeEndorsement(d *strictjson.Decoder, p *strictjson.Path, out *Endorseme
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternCuratorLinksItem)
+				d.Pattern(&fp, v, patternCuratorLinksItem())
 				out.URL = v
 			}
 		case "name":
@@ -278,7 +279,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *Category) {
 					if v, ok := d.String(&ip0); ok {
 						d.MinLength(&ip0, v, 1)
 						d.MaxLength(&ip0, v, 32)
-						d.Pattern(&ip0, v, patternRegistryCategoriesKey)
+						d.Pattern(&ip0, v, patternRegistryCategoriesKey())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -351,7 +352,7 @@ func decodeSource(d *strictjson.Decoder, p *strictjson.Path, out *Source) {
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternCuratorLinksItem)
+				d.Pattern(&fp, v, patternCuratorLinksItem())
 				out.URL = v
 			}
 		case "type":
@@ -389,17 +390,27 @@ func DecodeRegistryInPlace(data []byte) (*Registry, error) {
 	return strictjson.DecodeInPlace(data, decodeRegistry)
 }
 
-var patternRegistryVersion = regexp.MustCompile("^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$")
-var patternRegistryCategoriesKey = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+var patternRegistryVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\\+[0-9A-Za-z.-]+)?$")
+})
+var patternRegistryCategoriesKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+})
 
 // registryFields lists Registry's fields in schema order; bit i of a decoder's seen set stands for registryFields[i].
 var registryFields = []string{"version", "updated", "curator", "endorsements", "categories"}
-var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
-var patternCuratorLinksItem = regexp.MustCompile("^https?://")
+var patternCuratorPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
+})
+var patternCuratorLinksItem = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^https?://")
+})
 
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
 var curatorFields = []string{"name", "pubkey", "links"}
-var patternEndorsementPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+var patternEndorsementPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
 
 // endorsementFields lists Endorsement's fields in schema order; bit i of a decoder's seen set stands for endorsementFields[i].
 var endorsementFields = []string{"pubkey", "url", "name", "since"}

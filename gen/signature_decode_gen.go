@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -44,7 +45,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternSignaturePubkey)
+				d.Pattern(&fp, v, patternSignaturePubkey())
 				out.Pubkey = v
 			}
 		case "signature":
@@ -53,7 +54,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternSignatureSignature)
+				d.Pattern(&fp, v, patternSignatureSignature())
 				out.Signature = v
 			}
 		case "signed_sha256":
@@ -62,7 +63,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternSignatureSignedSHA256)
+				d.Pattern(&fp, v, patternSignatureSignedSHA256())
 				out.SignedSHA256 = v
 			}
 		case "signed_at":
@@ -85,7 +86,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 				var opt0 time.Time
 				if v, ok := d.String(&fp); ok {
 					d.FormatDateTime(&fp, v)
-					d.Pattern(&fp, v, patternSignatureExpires)
+					d.Pattern(&fp, v, patternSignatureExpires())
 					if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 						opt0 = t.UTC()
 					}
@@ -113,7 +114,7 @@ func decodeSignature(d *strictjson.Decoder, p *strictjson.Path, out *Signature) 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternSignatureSignedSHA256)
+					d.Pattern(&fp, v, patternSignatureSignedSHA256())
 					opt0 = v
 				}
 				out.LogHead = &opt0
@@ -142,10 +143,18 @@ func EnumSignatureAlgorithm() []string {
 	return slices.Clone(enumSignatureAlgorithm)
 }
 
-var patternSignaturePubkey = regexp.MustCompile("^[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
-var patternSignatureSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
-var patternSignatureSignedSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
-var patternSignatureExpires = regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+var patternSignaturePubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
+var patternSignatureSignature = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+})
+var patternSignatureSignedSHA256 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
+var patternSignatureExpires = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")
+})
 
 // signatureFields lists Signature's fields in schema order; bit i of a decoder's seen set stands for signatureFields[i].
 var signatureFields = []string{"algorithm", "pubkey", "signature", "signed_sha256", "signed_at", "expires", "log_seq", "log_head"}

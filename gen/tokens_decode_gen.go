@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -69,7 +70,7 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternTokenName)
+				d.Pattern(&fp, v, patternTokenName())
 				out.Name = v
 			}
 		case "tier":
@@ -87,7 +88,7 @@ func decodeToken(d *strictjson.Decoder, p *strictjson.Path, out *Token) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternTokenSHA256)
+				d.Pattern(&fp, v, patternTokenSHA256())
 				out.SHA256 = v
 			}
 		case "created":
@@ -119,7 +120,9 @@ func DecodeTokensInPlace(data []byte) (*Tokens, error) {
 
 // tokensFields lists Tokens's fields in schema order; bit i of a decoder's seen set stands for tokensFields[i].
 var tokensFields = []string{"tokens"}
-var patternTokenName = regexp.MustCompile("^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+var patternTokenName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+})
 
 // enumTokenTier holds the values allowed at schema/tokens.schema.json#/$defs/token/properties/tier.
 var enumTokenTier = []string{"user", "admin"}
@@ -129,7 +132,9 @@ func EnumTokenTier() []string {
 	return slices.Clone(enumTokenTier)
 }
 
-var patternTokenSHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternTokenSHA256 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
 
 // tokenFields lists Token's fields in schema order; bit i of a decoder's seen set stands for tokenFields[i].
 var tokenFields = []string{"name", "tier", "sha256", "created"}

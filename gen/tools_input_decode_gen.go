@@ -6,6 +6,7 @@ import (
 	"github.com/three-good-sources/3gs/internal/strictjson"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -35,7 +36,7 @@ func decodeAcceptProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *A
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				d.Pattern(&fp, v, patternAcceptProposalInputID())
 				out.ID = v
 			}
 		case "reason":
@@ -85,7 +86,7 @@ func decodeEndorseCuratorInput(d *strictjson.Decoder, p *strictjson.Path, out *E
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorInputPubkey)
+				d.Pattern(&fp, v, patternEndorseCuratorInputPubkey())
 				out.Pubkey = v
 			}
 		case "url":
@@ -97,7 +98,7 @@ func decodeEndorseCuratorInput(d *strictjson.Decoder, p *strictjson.Path, out *E
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
 					d.MaxLength(&fp, v, 2048)
-					d.Pattern(&fp, v, patternEndorseCuratorInputURL)
+					d.Pattern(&fp, v, patternEndorseCuratorInputURL())
 					opt0 = v
 				}
 				out.URL = &opt0
@@ -255,7 +256,7 @@ func decodeGetAuditLogInput(d *strictjson.Decoder, p *strictjson.Path, out *GetA
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
 					d.MaxLength(&fp, v, 64)
-					d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+					d.Pattern(&fp, v, patternGetAuditLogInputSlug())
 					opt0 = v
 				}
 				out.Slug = &opt0
@@ -397,7 +398,7 @@ func decodeGetIdentityInput(d *strictjson.Decoder, p *strictjson.Path, out *GetI
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternEndorseCuratorInputPubkey)
+					d.Pattern(&fp, v, patternEndorseCuratorInputPubkey())
 					opt0 = v
 				}
 				out.Pubkey = &opt0
@@ -434,7 +435,7 @@ func decodeGetProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *GetP
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				d.Pattern(&fp, v, patternAcceptProposalInputID())
 				out.ID = v
 			}
 		default:
@@ -645,7 +646,7 @@ func decodeListProposalsInput(d *strictjson.Decoder, p *strictjson.Path, out *Li
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
 					d.MaxLength(&fp, v, 64)
-					d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+					d.Pattern(&fp, v, patternGetAuditLogInputSlug())
 					opt0 = v
 				}
 				out.Slug = &opt0
@@ -658,7 +659,7 @@ func decodeListProposalsInput(d *strictjson.Decoder, p *strictjson.Path, out *Li
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAcceptProposalInputID)
+					d.Pattern(&fp, v, patternAcceptProposalInputID())
 					opt0 = v
 				}
 				out.Cursor = &opt0
@@ -719,7 +720,7 @@ func decodeProposeChangeInput(d *strictjson.Decoder, p *strictjson.Path, out *Pr
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug())
 				out.Slug = v
 			}
 		case "category":
@@ -815,7 +816,7 @@ func decodeRejectProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAcceptProposalInputID)
+					d.Pattern(&fp, v, patternAcceptProposalInputID())
 					opt0 = v
 				}
 				out.ID = &opt0
@@ -831,7 +832,7 @@ func decodeRejectProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 					ip0 := fp.Index(i0)
 					var item0 string
 					if v, ok := d.String(&ip0); ok {
-						d.Pattern(&ip0, v, patternAcceptProposalInputID)
+						d.Pattern(&ip0, v, patternAcceptProposalInputID())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -951,7 +952,7 @@ func decodeRemoveCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *R
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug())
 				out.Slug = v
 			}
 		default:
@@ -988,7 +989,7 @@ func decodeUpsertCategoryInput(d *strictjson.Decoder, p *strictjson.Path, out *U
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 64)
-				d.Pattern(&fp, v, patternGetAuditLogInputSlug)
+				d.Pattern(&fp, v, patternGetAuditLogInputSlug())
 				out.Slug = v
 			}
 		case "category":
@@ -1030,7 +1031,7 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAcceptProposalInputID)
+				d.Pattern(&fp, v, patternAcceptProposalInputID())
 				out.ID = v
 			}
 		case "vote":
@@ -1048,7 +1049,7 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternVoteProposalInputVoter)
+				d.Pattern(&fp, v, patternVoteProposalInputVoter())
 				out.Voter = v
 			}
 		case "time":
@@ -1068,7 +1069,7 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternVoteProposalInputSignature)
+				d.Pattern(&fp, v, patternVoteProposalInputSignature())
 				out.Signature = v
 			}
 		default:
@@ -1078,19 +1079,27 @@ func decodeVoteProposalInput(d *strictjson.Decoder, p *strictjson.Path, out *Vot
 	d.Missing(p, seen, 0b11111, voteProposalInputFields)
 }
 
-var patternAcceptProposalInputID = regexp.MustCompile("^p[0-9a-f]{16}$")
+var patternAcceptProposalInputID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^p[0-9a-f]{16}$")
+})
 
 // acceptProposalInputFields lists AcceptProposalInput's fields in schema order; bit i of a decoder's seen set stands for acceptProposalInputFields[i].
 var acceptProposalInputFields = []string{"id", "reason"}
-var patternEndorseCuratorInputPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
-var patternEndorseCuratorInputURL = regexp.MustCompile("^https?://")
+var patternEndorseCuratorInputPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
+var patternEndorseCuratorInputURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^https?://")
+})
 
 // endorseCuratorInputFields lists EndorseCuratorInput's fields in schema order; bit i of a decoder's seen set stands for endorseCuratorInputFields[i].
 var endorseCuratorInputFields = []string{"pubkey", "url", "name", "since", "remove"}
 
 // explainMatchInputFields lists ExplainMatchInput's fields in schema order; bit i of a decoder's seen set stands for explainMatchInputFields[i].
 var explainMatchInputFields = []string{"query", "threshold", "limit"}
-var patternGetAuditLogInputSlug = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+var patternGetAuditLogInputSlug = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+})
 
 // enumGetAuditLogInputAction holds the values allowed at schema/auditentry.schema.json#/$defs/auditAction.
 var enumGetAuditLogInputAction = []string{"start", "upsert", "remove", "reload", "sign", "endorse"}
@@ -1173,8 +1182,12 @@ func EnumVoteProposalInputVote() []string {
 	return slices.Clone(enumVoteProposalInputVote)
 }
 
-var patternVoteProposalInputVoter = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
-var patternVoteProposalInputSignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+var patternVoteProposalInputVoter = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+})
+var patternVoteProposalInputSignature = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+})
 
 // voteProposalInputFields lists VoteProposalInput's fields in schema order; bit i of a decoder's seen set stands for voteProposalInputFields[i].
 var voteProposalInputFields = []string{"id", "vote", "voter", "time", "signature"}

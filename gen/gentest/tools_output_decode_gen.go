@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -177,7 +178,7 @@ func decodeEndorseCuratorOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.RegistrySHA256 = v
 			}
 		case "signed":
@@ -816,7 +817,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 					opt0 = v
 				}
 				out.Before = &opt0
@@ -827,7 +828,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.After = v
 			}
 		case "legacy_log_sha256":
@@ -838,7 +839,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 					opt0 = v
 				}
 				out.LegacyLogSHA256 = &opt0
@@ -851,7 +852,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 					opt0 = v
 				}
 				out.Prev = &opt0
@@ -864,7 +865,7 @@ func decodeAuditEntry(d *strictjson.Decoder, p *strictjson.Path, out *gen.AuditE
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntrySignature)
+					d.Pattern(&fp, v, patternAuditEntrySignature())
 					opt0 = v
 				}
 				out.Signature = &opt0
@@ -905,7 +906,7 @@ func decodeGetAuditLogOutputHead(d *strictjson.Decoder, p *strictjson.Path, out 
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+					d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 					opt0 = v
 				}
 				out.Hash = &opt0
@@ -977,7 +978,7 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorsedPeerPubkey)
+				d.Pattern(&fp, v, patternEndorsedPeerPubkey())
 				out.Pubkey = v
 			}
 		case "url":
@@ -988,7 +989,7 @@ func decodeEndorsedPeer(d *strictjson.Decoder, p *strictjson.Path, out *gen.Endo
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				d.Pattern(&fp, v, patternEndorsedPeerURL())
 				out.URL = v
 			}
 		case "name":
@@ -1592,7 +1593,7 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *gen.Curator) 
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternCuratorPubkey)
+				d.Pattern(&fp, v, patternCuratorPubkey())
 				out.Pubkey = v
 			}
 		case "links":
@@ -1608,7 +1609,7 @@ func decodeCurator(d *strictjson.Decoder, p *strictjson.Path, out *gen.Curator) 
 					if v, ok := d.String(&ip0); ok {
 						d.MaxLength(&ip0, v, 512)
 						d.FormatURI(&ip0, v)
-						d.Pattern(&ip0, v, patternEndorsedPeerURL)
+						d.Pattern(&ip0, v, patternEndorsedPeerURL())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -1665,7 +1666,7 @@ func decodeFederatedSource(d *strictjson.Decoder, p *strictjson.Path, out *gen.F
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				d.Pattern(&fp, v, patternEndorsedPeerURL())
 				out.URL = v
 			}
 		case "type":
@@ -2205,7 +2206,7 @@ func decodeCategory(d *strictjson.Decoder, p *strictjson.Path, out *gen.Category
 					if v, ok := d.String(&ip0); ok {
 						d.MinLength(&ip0, v, 1)
 						d.MaxLength(&ip0, v, 32)
-						d.Pattern(&ip0, v, patternCategoryTagsItem)
+						d.Pattern(&ip0, v, patternCategoryTagsItem())
 						item0 = v
 					}
 					items0 = append(items0, item0)
@@ -2278,7 +2279,7 @@ func decodeSource(d *strictjson.Decoder, p *strictjson.Path, out *gen.Source) {
 			if v, ok := d.String(&fp); ok {
 				d.MaxLength(&fp, v, 2048)
 				d.FormatURI(&fp, v)
-				d.Pattern(&fp, v, patternEndorsedPeerURL)
+				d.Pattern(&fp, v, patternEndorsedPeerURL())
 				out.URL = v
 			}
 		case "type":
@@ -2325,7 +2326,7 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternVotePubkey)
+				d.Pattern(&fp, v, patternVotePubkey())
 				out.Pubkey = v
 			}
 		case "vote":
@@ -2354,7 +2355,7 @@ func decodeVote(d *strictjson.Decoder, p *strictjson.Path, out *gen.Vote) {
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternAuditEntrySignature)
+				d.Pattern(&fp, v, patternAuditEntrySignature())
 				out.Signature = v
 			}
 		default:
@@ -2430,7 +2431,7 @@ func decodeDecision(d *strictjson.Decoder, p *strictjson.Path, out *gen.Decision
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternAuditEntrySignature)
+					d.Pattern(&fp, v, patternAuditEntrySignature())
 					opt0 = v
 				}
 				out.Signature = &opt0
@@ -2516,7 +2517,7 @@ func decodeGetProvenanceOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.RegistrySHA256 = v
 			}
 		case "signed":
@@ -3544,7 +3545,7 @@ func decodeProposeChangeOutput(d *strictjson.Decoder, p *strictjson.Path, out *g
 			{
 				var opt0 string
 				if v, ok := d.String(&fp); ok {
-					d.Pattern(&fp, v, patternProposeChangeOutputID)
+					d.Pattern(&fp, v, patternProposeChangeOutputID())
 					opt0 = v
 				}
 				out.ID = &opt0
@@ -3730,7 +3731,7 @@ func decodeReloadRegistryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -3859,7 +3860,7 @@ func decodeRemoveCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -3944,7 +3945,7 @@ func decodeUpsertCategoryOutput(d *strictjson.Decoder, p *strictjson.Path, out *
 			}
 			fp := p.Key(key)
 			if v, ok := d.String(&fp); ok {
-				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256)
+				d.Pattern(&fp, v, patternEndorseCuratorOutputRegistrySHA256())
 				out.RegistrySHA256 = v
 			}
 		case "category_count":
@@ -4192,7 +4193,9 @@ func EnumEndorseCuratorOutputAction() []string {
 	return slices.Clone(enumEndorseCuratorOutputAction)
 }
 
-var patternEndorseCuratorOutputRegistrySHA256 = regexp.MustCompile("^[0-9a-f]{64}$")
+var patternEndorseCuratorOutputRegistrySHA256 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[0-9a-f]{64}$")
+})
 
 // endorseCuratorOutputFields lists EndorseCuratorOutput's fields in schema order; bit i of a decoder's seen set stands for endorseCuratorOutputFields[i].
 var endorseCuratorOutputFields = []string{"pubkey", "action", "url", "name", "since", "registry_version", "registry_sha256", "signed"}
@@ -4223,7 +4226,9 @@ func EnumAuditEntryAction() []string {
 	return slices.Clone(enumAuditEntryAction)
 }
 
-var patternAuditEntrySignature = regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+var patternAuditEntrySignature = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[A-Za-z0-9+/]{86}==$")
+})
 
 // auditEntryFields lists AuditEntry's fields in schema order; bit i of a decoder's seen set stands for auditEntryFields[i].
 var auditEntryFields = []string{"seq", "time", "action", "slug", "detail", "actor", "version", "before", "after", "legacy_log_sha256", "prev", "signature"}
@@ -4233,8 +4238,12 @@ var getAuditLogOutputHeadFields = []string{"seq", "hash"}
 
 // getEndorsementsOutputFields lists GetEndorsementsOutput's fields in schema order; bit i of a decoder's seen set stands for getEndorsementsOutputFields[i].
 var getEndorsementsOutputFields = []string{"endorsements"}
-var patternEndorsedPeerPubkey = regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
-var patternEndorsedPeerURL = regexp.MustCompile("^https?://")
+var patternEndorsedPeerPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[ybndrfg8ejkmcpqxot1uwisza345h769]{52}$")
+})
+var patternEndorsedPeerURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^https?://")
+})
 
 // enumEndorsedPeerStatus holds the values allowed at schema/tools/get_endorsements.json#/outputSchema/$defs/endorsedPeer/properties/status.
 var enumEndorsedPeerStatus = []string{"fresh", "stale", "pending", "unreachable", "refused"}
@@ -4301,7 +4310,9 @@ func EnumFederatedListedTrust() []string {
 
 // federatedListedFields lists FederatedListed's fields in schema order; bit i of a decoder's seen set stands for federatedListedFields[i].
 var federatedListedFields = []string{"trust", "pubkey", "slug", "name"}
-var patternCuratorPubkey = regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
+var patternCuratorPubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:([ybndrfg8ejkmcpqxot1uwisza345h769]{52}|placeholder)$")
+})
 
 // curatorFields lists Curator's fields in schema order; bit i of a decoder's seen set stands for curatorFields[i].
 var curatorFields = []string{"name", "pubkey", "links"}
@@ -4379,7 +4390,9 @@ func EnumProposalStatus() []string {
 
 // proposalFields lists Proposal's fields in schema order; bit i of a decoder's seen set stands for proposalFields[i].
 var proposalFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose", "category", "rank", "source", "contact", "votes", "decision", "digest"}
-var patternCategoryTagsItem = regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+var patternCategoryTagsItem = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^[a-z0-9]+(-[a-z0-9]+)*$")
+})
 
 // categoryFields lists Category's fields in schema order; bit i of a decoder's seen set stands for categoryFields[i].
 var categoryFields = []string{"name", "description", "query_patterns", "tags", "sources"}
@@ -4394,7 +4407,9 @@ func EnumSourceType() []string {
 
 // sourceFields lists Source's fields in schema order; bit i of a decoder's seen set stands for sourceFields[i].
 var sourceFields = []string{"rank", "name", "url", "type", "why"}
-var patternVotePubkey = regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+var patternVotePubkey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^pk:[13456789abcdefghijkmnopqrstuwxyz]{52}$")
+})
 
 // enumVoteVote holds the values allowed at schema/proposal.schema.json#/$defs/voteChoice.
 var enumVoteVote = []string{"support", "oppose"}
@@ -4467,7 +4482,9 @@ func EnumProposalSummaryStatus() []string {
 
 // proposalSummaryFields lists ProposalSummary's fields in schema order; bit i of a decoder's seen set stands for proposalSummaryFields[i].
 var proposalSummaryFields = []string{"id", "created", "action", "slug", "status", "reason", "support", "oppose"}
-var patternProposeChangeOutputID = regexp.MustCompile("^p[0-9a-f]{16}$")
+var patternProposeChangeOutputID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^p[0-9a-f]{16}$")
+})
 
 // enumProposeChangeOutputStatus holds the values allowed at schema/tools/propose_change.json#/outputSchema/properties/status.
 var enumProposeChangeOutputStatus = []string{"pending"}

@@ -370,7 +370,7 @@ func (e *decoderEmitter) objectValue(n *schema.Node, path pathRef, goType string
 	var member []jen.Code
 	if pn := n.PropertyNames; pn != nil {
 		if pn.Pattern != "" {
-			member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key"))))
+			member = append(member, jen.Id("d").Dot("KeyPattern").Call(jen.Id(kp), jen.Id(key), jen.Id(e.pattern(pn.Pattern, hint+"Key")).Call()))
 		}
 		if pn.MaxLength != nil {
 			member = append(member, jen.Id("d").Dot("KeyMaxLength").Call(jen.Id(kp), jen.Id(key), jen.Lit(*pn.MaxLength)))
@@ -424,7 +424,7 @@ func (e *decoderEmitter) stringChecks(n *schema.Node, path pathRef, hint string)
 		call("FormatURI")
 	}
 	if n.Pattern != "" {
-		call("Pattern", jen.Id(e.pattern(n.Pattern, hint)))
+		call("Pattern", jen.Id(e.pattern(n.Pattern, hint)).Call())
 	}
 	if len(n.Enum) > 0 {
 		name := "enum" + hint
@@ -449,15 +449,20 @@ func (e *decoderEmitter) stringChecks(n *schema.Node, path pathRef, hint string)
 	return c
 }
 
-// pattern returns the variable holding the compiled pattern, declaring it on
-// first use. Patterns are compiled once, at package initialization.
+// pattern returns the function that gives the compiled pattern, declaring
+// it on first use. A pattern is compiled once, when a document is first
+// checked against it, not at package initialization: a process reads
+// only a few of the schemas (a server its registry, signature and tool
+// arguments), and compiling all of them at start kept about 290 KB of
+// regexps live on its heap, which the collector paces itself by.
 func (e *decoderEmitter) pattern(src, hint string) string {
 	if name, ok := e.patterns[src]; ok {
 		return name
 	}
 	name := "pattern" + hint
 	e.patterns[src] = name
-	e.decls = append(e.decls, jen.Var().Id(name).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(src)))
+	e.decls = append(e.decls, jen.Var().Id(name).Op("=").Qual("sync", "OnceValue").Call(
+		jen.Func().Params().Op("*").Qual("regexp", "Regexp").Block(jen.Return(jen.Qual("regexp", "MustCompile").Call(jen.Lit(src))))))
 	return name
 }
 
