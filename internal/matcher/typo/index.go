@@ -39,6 +39,9 @@ type Index struct {
 	shift uint
 	start []uint32
 	keys  []uint16 // low 16 bits of the variant's hash; the bucket holds the top bits
+	// keys8 replaces keys in an index Load read: the low 8 bits only,
+	// which AppendBinary writes (see there).
+	keys8 []uint8
 	// The term stored under keys[i] is narrow[i] where there are at
 	// most 1<<16 terms (the English word list's 27,612, most
 	// registries'), terms[i] otherwise: 4 bytes an entry instead of 6.
@@ -59,7 +62,7 @@ func (ix *Index) term(i uint32) uint32 {
 
 // Size is the bytes the index's arrays take.
 func (ix *Index) Size() int {
-	return 4*len(ix.start) + 2*len(ix.keys) + 4*len(ix.terms) + 2*len(ix.narrow)
+	return 4*len(ix.start) + 2*len(ix.keys) + len(ix.keys8) + 4*len(ix.terms) + 2*len(ix.narrow)
 }
 
 const (
@@ -221,7 +224,16 @@ func (ix *Index) Near(w string, maxDist int, terms []string, fn func(term uint32
 // embedded text (words.FrequencyWord), not copied out into 27,612 string
 // headers (432 KB the collector kept live and paced itself by).
 func (ix *Index) NearFunc(w string, maxDist int, term func(uint32) string, fn func(term uint32, dist int)) {
-	if len(ix.keys) == 0 || len(w) > MaxTermLen {
+	if ix.keys8 != nil {
+		nearFunc(ix, ix.keys8, w, maxDist, term, fn)
+		return
+	}
+	nearFunc(ix, ix.keys, w, maxDist, term, fn)
+}
+
+// nearFunc is NearFunc over keys, ix.keys or ix.keys8.
+func nearFunc[K uint8 | uint16](ix *Index, keys []K, w string, maxDist int, term func(uint32) string, fn func(term uint32, dist int)) {
+	if len(keys) == 0 || len(w) > MaxTermLen {
 		return
 	}
 	var seen [64]uint32
@@ -230,7 +242,7 @@ func (ix *Index) NearFunc(w string, maxDist int, term func(uint32) string, fn fu
 	for _, h := range deletionHashes(w, maxDist, store[:0]) {
 		b := h >> ix.shift
 		for i := ix.start[b]; i < ix.start[b+1]; i++ {
-			if ix.keys[i] != uint16(h) {
+			if keys[i] != K(h) {
 				continue
 			}
 			t := ix.term(i)
@@ -252,22 +264,33 @@ func (ix *Index) NearFunc(w string, maxDist int, term func(uint32) string, fn fu
 // The binary form of an Index (AppendBinary, Load): a header of six
 // little-endian uint32s (binaryMagic, the format's version, shift, the
 // lengths of start and of keys, and the bytes of a term number, 2 or 4),
-// then start as uint32s, the term numbers, and keys as uint16s, all
-// little-endian and each array aligned to its numbers' size where the
+// then start as uint32s, the term numbers, and the low 8 bits of the keys,
+// all little-endian and each array aligned to its numbers' size where the
 // data is.
+//
+// 8 bits of key, not Build's 16: the matcher's English index is loaded
+// in place and a misspelt question reads most of it, so all of it is
+// resident in a server (fault-around), and the narrower keys make it
+// 2.6 MB instead of 3.3. A key that agrees by chance only adds a
+// candidate the distance check drops, about one in 256 entries of a
+// bucket (about 8) per deletion looked up; but it may also report a term
+// that is near at an earlier deletion than its own, so Near on a loaded
+// index may report the terms in another order than on the index written:
+// it is for callers whose answer does not depend on the order, as the
+// English index's (the nearest, the most common among equals).
 const (
 	binaryMagic   = 0x54736733 // "3gsT"
-	binaryVersion = 2
+	binaryVersion = 3
 	headerLen     = 6 * 4
 )
 
 // AppendBinary appends ix in its binary form to b.
 func (ix *Index) AppendBinary(b []byte) []byte {
 	width := uint32(4)
-	if ix.narrow != nil || len(ix.keys) == 0 {
+	if ix.narrow != nil || len(ix.keys)+len(ix.keys8) == 0 {
 		width = 2
 	}
-	for _, v := range [...]uint32{binaryMagic, binaryVersion, uint32(ix.shift), uint32(len(ix.start)), uint32(len(ix.keys)), width} {
+	for _, v := range [...]uint32{binaryMagic, binaryVersion, uint32(ix.shift), uint32(len(ix.start)), uint32(len(ix.keys) + len(ix.keys8)), width} {
 		b = binary.LittleEndian.AppendUint32(b, v)
 	}
 	for _, v := range ix.start {
@@ -280,8 +303,9 @@ func (ix *Index) AppendBinary(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint16(b, v)
 	}
 	for _, v := range ix.keys {
-		b = binary.LittleEndian.AppendUint16(b, v)
+		b = append(b, uint8(v))
 	}
+	b = append(b, ix.keys8...)
 	return b
 }
 
@@ -289,8 +313,9 @@ func (ix *Index) AppendBinary(b []byte) []byte {
 // little-endian and data is 4-byte aligned (an embedded file is), the
 // index's arrays are data itself, so an index embedded in the binary
 // takes no heap and is paged in only where Near looks; elsewhere they
-// are copied out. data must not change while the index is used. ok is
-// false if data is not a well-formed index.
+// are copied out. Its keys are the 8 bits written (keys8). data must not
+// change while the index is used. ok is false if data is not a
+// well-formed index.
 func Load(data string) (ix Index, ok bool) {
 	if len(data) < headerLen {
 		return Index{}, false
@@ -300,7 +325,7 @@ func Load(data string) (ix Index, ok bool) {
 		return Index{}, false
 	}
 	shift, nstart, nkeys, width := word(2), int(word(3)), int(word(4)), int(word(5))
-	if shift < 2 || shift > 31 || nstart != 1<<(32-shift)+1 || width != 2 && width != 4 || len(data) != headerLen+4*nstart+(width+2)*nkeys {
+	if shift < 2 || shift > 31 || nstart != 1<<(32-shift)+1 || width != 2 && width != 4 || len(data) != headerLen+4*nstart+(width+1)*nkeys {
 		return Index{}, false
 	}
 	body := data[headerLen:]
@@ -312,7 +337,7 @@ func Load(data string) (ix Index, ok bool) {
 	} else {
 		ix.terms = view[uint32](body[:4*nkeys])
 	}
-	ix.keys = view[uint16](body[width*nkeys:])
+	ix.keys8 = view[uint8](body[width*nkeys:])
 	// A corrupt start would send Near out of its arrays.
 	if ix.start[0] != 0 || int(ix.start[nstart-1]) != nkeys || !slices.IsSorted(ix.start) {
 		return Index{}, false

@@ -12,14 +12,14 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // view returns the little-endian numbers in s as a slice: s's own bytes
 // where the machine is little-endian and s is aligned for T, a copy
 // otherwise. The slice must not be written: it may be read-only memory.
-func view[T uint16 | uint32](s string) []T {
+func view[T uint8 | uint16 | uint32](s string) []T {
 	size := int(unsafe.Sizeof(T(0)))
 	n := len(s) / size
 	if n == 0 {
 		return nil
 	}
 	p := unsafe.StringData(s)
-	if littleEndian && uintptr(unsafe.Pointer(p))%uintptr(size) == 0 {
+	if (littleEndian || size == 1) && uintptr(unsafe.Pointer(p))%uintptr(size) == 0 {
 		return unsafe.Slice((*T)(unsafe.Pointer(p)), n)
 	}
 	out := make([]T, n)
