@@ -167,10 +167,10 @@ func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vecto
 		if len(s.semTouched) > 0 {
 			n += semExtra
 		}
-		pruned := x.accumulate(p, s, n)
+		pruned, wide := x.accumulate(p, s, n)
 		sel = x.selection(p, s)
 		if s.keep {
-			k.keep(s, n, pruned, vectors, sel)
+			k.keep(s, n, pruned, wide, vectors, sel)
 		}
 	}
 	if cap(s.hits) < n+semExtra {
@@ -193,6 +193,7 @@ type keptWork struct {
 	ok      bool
 	n       int  // the candidates accumulate was asked for, semExtra included
 	pruned  bool // accumulate stopped admitting categories (see accumulate)
+	wide    bool // and any count above maxAssured would have stopped there too
 	vectors bool // the semantic channel ran
 	// The semantic channel's categories and scores before blend, which
 	// consumes them.
@@ -213,7 +214,11 @@ type keptWork struct {
 // words left below the count-th best floor, which is at most the kept
 // count's floor, never passed. Then selection, which reads only the
 // accumulation, is the same too. A smaller count could prune where the
-// kept one did not.
+// kept one did not. Two counts above maxAssured prune at the same rank
+// (pruneRank), so they accumulate the same; and a count of at most
+// maxAssured that pruned where that rank would prune too (wide)
+// accumulated as they do, since that rank's floor is at most its own and
+// no sooner passed.
 func (k *keptWork) serves(base int) bool {
 	if !k.ok {
 		return false
@@ -222,11 +227,11 @@ func (k *keptWork) serves(base int) bool {
 	if len(k.semCats) > 0 {
 		n += semExtra
 	}
-	return n == k.n || n > k.n && !k.pruned
+	return n == k.n || n > maxAssured && (k.n > maxAssured || k.wide) || n > k.n && !k.pruned
 }
 
-func (k *keptWork) keep(s *scratch, n int, pruned, vectors bool, sel selection) {
-	k.ok, k.n, k.pruned, k.vectors, k.sel = true, n, pruned, vectors, sel
+func (k *keptWork) keep(s *scratch, n int, pruned, wide, vectors bool, sel selection) {
+	k.ok, k.n, k.pruned, k.wide, k.vectors, k.sel = true, n, pruned, wide, vectors, sel
 	k.semCats = append(k.semCats[:0], s.semTouched...)
 	k.semVals = k.semVals[:0]
 	for _, c := range s.semTouched {
@@ -273,12 +278,21 @@ const semExtra = 8
 //
 // Words go rarest (heaviest) first, and as soon as the words left could
 // not lift a category that none of the earlier words reached above the
-// limit-th best score already assured, the remaining words only update
-// categories already touched (the MaxScore idea from search engines). A
-// query that names its topic next to "guide" or "server" thus never walks
-// the long postings of those common words in full. It reports whether it
-// did so: then categories no earlier word reached were left untouched.
-func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
+// pruneRank(limit)-th best score already assured, the remaining words
+// only update categories already touched (the MaxScore idea from search
+// engines). A query that names its topic next to "guide" or "server" thus
+// never walks the long postings of those common words in full. It reports
+// whether it did so: then categories no earlier word reached were left
+// untouched. A negative limit never prunes.
+//
+// wide says that the ranks of candidate counts above maxAssured would
+// have pruned at the same word (always so when limit is such a count).
+// With a smaller limit it is found only for a ranking that keeps its work
+// (scratch.keep): MatchMore's long ranking then reuses the short one's
+// accumulation where it pruned at once, on the first common word, as a
+// question of common words at 100,000 categories does ("meaning of the
+// word serendipity": 160,000 postings walked, twice).
+func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned, wide bool) {
 	var order [maxQueryWords]uint8
 	n := 0
 	for i, w := range p.words {
@@ -297,12 +311,16 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
 		restW[k] = restW[k+1] + w.weight
 	}
 	inv, qmax := 1/p.total, p.maxCoverage
+	rank := pruneRank(limit)
 	updateOnly := false
 	for k := range n {
 		w := &p.words[order[k]]
-		if !updateOnly && k > 0 && len(s.touched) >= limit {
+		if !updateOnly && rank > 0 && k > 0 && len(s.touched) >= rank {
 			fresh := x.upperBound(p, min(restAcc[k]*inv, qmax), restW[k]*inv, restW[k]*inv)
-			updateOnly = fresh+roundingSlack < x.assured(s, limit, inv, qmax)
+			updateOnly = fresh+roundingSlack < x.assured(s, rank, inv, qmax)
+			if wideRank := pruneRank(maxAssured + 1); updateOnly {
+				wide = rank == wideRank || s.keep && fresh+roundingSlack < x.assured(s, wideRank, inv, qmax)
+			}
 		}
 		s.pass++
 		if s.pass == 0 { // wrapped: old stamps could collide
@@ -365,30 +383,88 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
 		}
 		s.wordSeen = s.wordSeen[:0]
 	}
-	return updateOnly
+	return updateOnly, wide
 }
 
-// assured is the limit-th best score that the touched categories are
-// already sure to reach: coverage only grows as words are added, and the
-// phrase and adjacency parts only add, so q·(1 − phraseWeight) is a floor.
-func (x *Index) assured(s *scratch, limit int, inv, qmax float32) float32 {
-	var worst [8]float32 // the limit best floors, ascending; limit ≤ 8 here
-	if limit > len(worst) {
+// maxAssured is the largest candidate count whose own floor accumulate
+// prunes at (pruneRank).
+const maxAssured = 8
+
+// pruneRank is the rank of the assured floor accumulate compares the
+// words left with, for a ranking of limit candidates; 0 for a negative
+// limit, which never prunes.
+//
+// Up to maxAssured it is limit itself: no category left untouched could
+// reach the answer. Above it, the long list of a not-confident answer
+// (200, or the whole registry) would need the floor of its last: no
+// floor of a few hundred categories was kept, so that ranking never
+// pruned, and at 100,000 categories it walked in full the postings of
+// every common word of the question ("tutorial", "beginners": 60,000
+// categories and more each), the slowest of the unsure questions. But
+// such a ranking reads no more of the accumulation than selection takes
+// from it: the maxFinish categories of best upper bound, in their order,
+// and the best bound of the others. A category whose bound (at most what
+// the words left could lift it to) lies below the (maxFinish+1)-th best
+// floor of those touched is none of them, and leaving it untouched
+// changes neither: touched stays a prefix of what it would have been,
+// offered in the same order (TestPrunedSelectionIsWhole). So above
+// maxAssured the rank is maxFinish+1, whatever the limit, and every such
+// limit accumulates the same.
+func pruneRank(limit int) int {
+	switch {
+	case limit < 0:
+		return 0
+	case limit <= maxAssured:
+		return limit
+	}
+	return maxFinish + 1
+}
+
+// assured is the rank-th best score that the touched categories are
+// already sure to reach (0 when fewer are touched): coverage only grows
+// as words are added, and the phrase and adjacency parts only add, so
+// q·(1 − phraseWeight) is a floor. rank is at most maxFinish+1.
+func (x *Index) assured(s *scratch, rank int, inv, qmax float32) float32 {
+	// The rank best floors in a heap, the least of them on top.
+	var heap [maxFinish + 1]float32
+	if rank <= 0 || rank > len(heap) || len(s.touched) < rank {
 		return 0
 	}
-	k := 0
+	h := heap[:0]
 	for _, c := range s.touched {
 		v := min(s.acc[c]*inv, qmax)
-		if k < limit {
-			worst[k] = v
-			k++
-			slices.Sort(worst[:k])
-		} else if v > worst[0] {
-			worst[0] = v
-			slices.Sort(worst[:k])
+		if len(h) < rank {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0; { // sift up
+				parent := (i - 1) / 2
+				if h[parent] <= h[i] {
+					break
+				}
+				h[i], h[parent] = h[parent], h[i]
+				i = parent
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for i := 0; ; { // sift down
+			m, l := i, 2*i+1
+			if l < len(h) && h[l] < h[m] {
+				m = l
+			}
+			if r := l + 1; r < len(h) && h[r] < h[m] {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
 	}
-	return worst[0] * (1 - float32(x.tune.phraseWeight))
+	return h[0] * (1 - float32(x.tune.phraseWeight))
 }
 
 // maxFinish bounds how many categories get their phrases scored. They are
