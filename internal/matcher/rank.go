@@ -322,68 +322,109 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned, wide bool)
 				wide = rank == wideRank || s.keep && fresh+roundingSlack < x.assured(s, wideRank, inv, qmax)
 			}
 		}
-		s.pass++
-		if s.pass == 0 { // wrapped: old stamps could collide
-			clear(s.stamp)
-			s.pass = 1
+		if len(w.cands) == 1 && !updateOnly {
+			x.addWord(w, s)
+		} else {
+			x.passWord(w, s, updateOnly)
 		}
-		for _, c := range w.cands {
-			cats, masks := x.postings(c.term)
-			shares := x.postingShares(c.term)
-			onlyCurated := w.kind == KindRelated
-			note := func(j int, cat uint32) {
-				mask := masks[j]
-				if onlyCurated {
-					// A related word proves something only in what the
-					// curator wrote about the category: its sources'
-					// names and prose are too loose a net for a loose
-					// link ("child" → "individuals" in a source's name).
-					if mask &= curatedFields; mask == 0 {
-						return
-					}
-				}
-				v := c.quality * x.strength[mask]
-				sh := c.quality * float32(shares[j]) / 255
-				if s.stamp[cat] != s.pass {
-					s.stamp[cat] = s.pass
-					s.best[cat], s.shareNow[cat] = v, sh
-					s.wordSeen = append(s.wordSeen, cat)
-				} else {
-					s.best[cat] = max(s.best[cat], v)
-					s.shareNow[cat] = max(s.shareNow[cat], sh)
-				}
-			}
-			switch {
-			case !updateOnly:
-				for j, cat := range cats {
-					note(j, cat)
-				}
-			case len(s.touched)*16 < len(cats):
-				// Few categories left in play: look each up.
-				for _, cat := range s.touched {
-					if j, ok := slices.BinarySearch(cats, cat); ok {
-						note(j, cat)
-					}
-				}
-			default:
-				for j, cat := range cats {
-					if s.acc[cat] > 0 {
-						note(j, cat)
-					}
-				}
-			}
-		}
-		for _, cat := range s.wordSeen {
-			if s.acc[cat] == 0 {
-				s.touched = append(s.touched, cat)
-			}
-			s.acc[cat] += w.weight * s.best[cat]
-			s.matched[cat] += w.weight
-			s.share[cat] += s.shareNow[cat]
-		}
-		s.wordSeen = s.wordSeen[:0]
 	}
 	return updateOnly, wide
+}
+
+// passWord is accumulate's pass of word w: each category it reaches
+// gains its best strength and share among the terms w meets; with
+// updateOnly, only the categories already touched.
+func (x *Index) passWord(w *qword, s *scratch, updateOnly bool) {
+	s.pass++
+	if s.pass == 0 { // wrapped: old stamps could collide
+		clear(s.stamp)
+		s.pass = 1
+	}
+	for _, c := range w.cands {
+		cats, masks := x.postings(c.term)
+		shares := x.postingShares(c.term)
+		onlyCurated := w.kind == KindRelated
+		note := func(j int, cat uint32) {
+			mask := masks[j]
+			if onlyCurated {
+				// A related word proves something only in what the
+				// curator wrote about the category: its sources'
+				// names and prose are too loose a net for a loose
+				// link ("child" → "individuals" in a source's name).
+				if mask &= curatedFields; mask == 0 {
+					return
+				}
+			}
+			v := c.quality * x.strength[mask]
+			sh := c.quality * float32(shares[j]) / 255
+			if s.stamp[cat] != s.pass {
+				s.stamp[cat] = s.pass
+				s.best[cat], s.shareNow[cat] = v, sh
+				s.wordSeen = append(s.wordSeen, cat)
+			} else {
+				s.best[cat] = max(s.best[cat], v)
+				s.shareNow[cat] = max(s.shareNow[cat], sh)
+			}
+		}
+		switch {
+		case !updateOnly:
+			for j, cat := range cats {
+				note(j, cat)
+			}
+		case len(s.touched)*16 < len(cats):
+			// Few categories left in play: look each up.
+			for _, cat := range s.touched {
+				if j, ok := slices.BinarySearch(cats, cat); ok {
+					note(j, cat)
+				}
+			}
+		default:
+			for j, cat := range cats {
+				if s.acc[cat] > 0 {
+					note(j, cat)
+				}
+			}
+		}
+	}
+	for _, cat := range s.wordSeen {
+		if s.acc[cat] == 0 {
+			s.touched = append(s.touched, cat)
+		}
+		s.acc[cat] += w.weight * s.best[cat]
+		s.matched[cat] += w.weight
+		s.share[cat] += s.shareNow[cat]
+	}
+	s.wordSeen = s.wordSeen[:0]
+}
+
+// addWord is accumulate's pass of a word that meets one term, before any
+// pruning: a category then meets the word once, so its best strength and
+// share for the word are those of its one posting, added at once, with
+// no stamps, no per-word maxima and no list of the categories the word
+// reached. It adds what the general pass adds, in the same order
+// (TestAddWordIsGeneralPass). The common words of an unsure question
+// mostly meet one term each, and at 100,000 categories their postings
+// run to tens of thousands.
+func (x *Index) addWord(w *qword, s *scratch) {
+	c := w.cands[0]
+	cats, masks := x.postings(c.term)
+	shares := x.postingShares(c.term)
+	masks, shares = masks[:len(cats)], shares[:len(cats)]
+	onlyCurated := w.kind == KindRelated
+	for j, cat := range cats {
+		mask := masks[j]
+		if onlyCurated {
+			if mask &= curatedFields; mask == 0 {
+				continue
+			}
+		}
+		if s.acc[cat] == 0 {
+			s.touched = append(s.touched, cat)
+		}
+		s.acc[cat] += w.weight * (c.quality * x.strength[mask])
+		s.matched[cat] += w.weight
+		s.share[cat] += c.quality * float32(shares[j]) / 255
+	}
 }
 
 // maxAssured is the largest candidate count whose own floor accumulate
@@ -492,6 +533,11 @@ func (x *Index) selection(p *parsed, s *scratch) selection {
 	var maxDropped float32 = -1 // the best bound of a category never scored
 	for _, c := range s.touched {
 		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
+		if bounds.full() && ub <= bounds.items[0].q {
+			// What offer would refuse, without the call through worse.
+			maxDropped = max(maxDropped, ub)
+			continue
+		}
 		if dropped, ok := bounds.offer(qcand{c, ub}); ok {
 			maxDropped = max(maxDropped, dropped.q)
 		}
