@@ -100,14 +100,14 @@ func BenchmarkMatchMore(b *testing.B) {
 }
 
 // BenchmarkMatchMoreLarge is MatchMore as a not-confident get_sources
-// answer calls it (5, then 200) on generated registries of 10,000 and
-// 100,000 categories (registrytest, as bench/report's scale section
+// answer calls it (5, then 200) on generated registries of 1,000, 10,000
+// and 100,000 categories (registrytest, as bench/report's scale section
 // serves them), over those of the question and the registry's
 // generated ones that ask for the long list. It reports the median and
 // 99th percentile of single calls (p50-ns, p99-ns): the slowest of these
 // questions are those of common words, which the mean hides.
 func BenchmarkMatchMoreLarge(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("generated-%d", n), func(b *testing.B) {
 			doc := registrytest.Generate(n, 1)
 			reg, err := registry.LoadLimit(gen.EncodeRegistry(doc), 1<<30)

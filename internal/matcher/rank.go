@@ -61,9 +61,9 @@ type scratch struct {
 	// candMask and posOf are candMasks' rows and its category → row + 1.
 	candMask []uint16
 	posOf    []uint8
-	hits     []hit // the candidates of the current query
-	vecOnly  []hit // blend's categories only word vectors reach
-	listed   []hit // byMeaning's long list
+	hits     []hit     // the candidates of the current query
+	semOnly  []semOnly // blend's categories only word vectors reach
+	listed   []hit     // byMeaning's long list
 	// keep is set while the first ranking of a query that will be ranked
 	// again (MatchMore) runs: what it accumulated and selected stays in
 	// kept, and the categories it finished in fins, for the second
