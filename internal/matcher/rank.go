@@ -173,8 +173,16 @@ func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vecto
 			k.keep(s, n, pruned, wide, vectors, sel)
 		}
 	}
-	if cap(s.hits) < n+semExtra {
-		s.hits = make([]hit, 0, n+semExtra)
+	// Room for top's n, and for what blend adds after them: as many
+	// categories only word vectors reach as were asked for. Without it
+	// the long list of a not-confident answer at 1,000 categories grew
+	// its 200 hits out of s.hits, 60 KB of garbage a question.
+	room := n + semExtra
+	if len(s.semTouched) > 0 {
+		room = n + max(semExtra, limit)
+	}
+	if cap(s.hits) < room {
+		s.hits = make([]hit, 0, room)
 	}
 	out = x.top(p, s, n, sel)
 	if !s.kept.ok {
