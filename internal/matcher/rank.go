@@ -64,6 +64,9 @@ type scratch struct {
 	hits     []hit     // the candidates of the current query
 	semOnly  []semOnly // blend's categories only word vectors reach
 	listed   []hit     // byMeaning's long list
+	// byMeaning's dot products and categories listed (meaningWork).
+	meanDots []int32
+	meanIn   []uint64
 	// keep is set while the first ranking of a query that will be ranked
 	// again (MatchMore) runs: what it accumulated and selected stays in
 	// kept, and the categories it finished in fins, for the second
