@@ -230,7 +230,7 @@ func exhaustive(x *Index, q string) *ranking {
 		return &ranking{}
 	}
 	r := &ranking{x: x, p: p, s: newScratch(x.Len()), inv: 1 / p.total}
-	x.accumulate(p, r.s, math.MaxInt32) // a limit no pruning can reach
+	x.accumulate(p, r.s, -1) // never pruned
 	for _, c := range r.s.touched {
 		f := x.finish(p, c, r.s.acc[c]*r.inv, nil, nil)
 		r.hits = append(r.hits, hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(f.score)}, cat: c})

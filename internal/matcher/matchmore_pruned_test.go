@@ -10,7 +10,8 @@ import (
 // the evaluation registries' questions almost never reach), MatchMore still
 // returns exactly what Match at its two limits returns: the long ranking
 // accumulates again when the kept accumulation is not the one it would
-// make, and reuses it when it is (equal candidate counts).
+// make, and reuses it when it is (equal candidate counts, or a short
+// ranking that pruned where the long one's rank would too: wide).
 func TestMatchMoreIsTwoMatchesWhenPruned(t *testing.T) {
 	s := newSynth(11, 4_000)
 	cats := s.categories(600)
@@ -19,12 +20,16 @@ func TestMatchMoreIsTwoMatchesWhenPruned(t *testing.T) {
 	for i := range 60 {
 		queries = append(queries, s.common[i%20]+" "+s.common[(i*7)%50], s.common[i%5]+" "+s.common[i%3])
 	}
-	pruned := 0
+	pruned, wide := 0, 0
 	for _, q := range queries {
-		if !shortRankingPrunes(x, q, 5) {
+		p, w := shortRankingPrunes(x, q, 5)
+		if !p {
 			continue
 		}
 		pruned++
+		if w {
+			wide++
+		}
 		for _, lim := range [][2]int{{5, 200}, {5, 5}, {5, 3}, {1, 8}, {5, 8}, {8, 5}} {
 			wantHead, err := x.Match(q, lim[0])
 			if err != nil {
@@ -43,22 +48,22 @@ func TestMatchMoreIsTwoMatchesWhenPruned(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d questions pruned", pruned, len(queries))
-	if pruned < 10 {
-		t.Fatalf("only %d of %d questions pruned: the test proves too little", pruned, len(queries))
+	t.Logf("%d of %d questions pruned, %d of them wide", pruned, len(queries), wide)
+	if pruned < 10 || wide < 10 || pruned-wide < 10 {
+		t.Fatalf("%d of %d questions pruned, %d of them wide: the test proves too little", pruned, len(queries), wide)
 	}
 }
 
 // shortRankingPrunes says whether ranking q at limit, as MatchMore's short
-// ranking does, prunes its accumulation.
-func shortRankingPrunes(x *Index, q string, limit int) bool {
+// ranking does, prunes its accumulation, and whether wide (keptWork).
+func shortRankingPrunes(x *Index, q string, limit int) (pruned, wide bool) {
 	p, err := x.parse(q)
 	if err != nil {
-		return false
+		return false, false
 	}
 	s := newScratch(x.Len())
 	s.keep = true
 	x.rank(p, limit, s)
 	defer s.release()
-	return s.kept.ok && s.kept.pruned
+	return s.kept.ok && s.kept.pruned, s.kept.ok && s.kept.wide
 }

@@ -144,7 +144,7 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int, s *scratch) []hit {
 		return out
 	}
 	n := len(x.slugs)
-	dots := make([]int32, n)
+	dots, in := meaningWork(s, n)
 	words.DotRows(q, x.meaning, dots)
 	// nearDot is the least dot product of a category near the question
 	// (Scored.Near): only the question's own meaning says it.
@@ -171,8 +171,7 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int, s *scratch) []hit {
 			s.listed = list
 		}
 	}
-	in := make([]uint64, (n+63)/64) // the categories list holds
-	var boosted []boost             // the categories boosted, by category
+	var boosted []boost // the categories boosted, by category
 	for i, h := range out {
 		if i < candidatePool || h.ev.kind != doubtVectorsOnly {
 			h.Near = dots[h.cat] >= nearDot
@@ -233,6 +232,28 @@ func (x *Index) byMeaning(p *parsed, out []hit, limit int, s *scratch) []hit {
 		list = append(list, h)
 	}
 	return list
+}
+
+// meaningWork is byMeaning's working memory for a registry of n
+// categories: the dot product of each category's meaning with the
+// question's (DotRows writes every one) and a bit per category, cleared,
+// for those the list holds. Kept in s when there is one: they were made
+// for every long list, 4 bytes and a bit a category (BenchmarkMatchMoreLarge
+// /generated-1000, -benchmem).
+func meaningWork(s *scratch, n int) (dots []int32, in []uint64) {
+	words := (n + 63) / 64
+	if s == nil {
+		return make([]int32, n), make([]uint64, words)
+	}
+	if cap(s.meanDots) < n {
+		s.meanDots = make([]int32, n)
+	}
+	if cap(s.meanIn) < words {
+		s.meanIn = make([]uint64, words)
+	}
+	in = s.meanIn[:words]
+	clear(in)
+	return s.meanDots[:n], in
 }
 
 // nearMargin is how much closer than the registry's mean a category's

@@ -61,9 +61,12 @@ type scratch struct {
 	// candMask and posOf are candMasks' rows and its category → row + 1.
 	candMask []uint16
 	posOf    []uint8
-	hits     []hit // the candidates of the current query
-	vecOnly  []hit // blend's categories only word vectors reach
-	listed   []hit // byMeaning's long list
+	hits     []hit     // the candidates of the current query
+	semOnly  []semOnly // blend's categories only word vectors reach
+	listed   []hit     // byMeaning's long list
+	// byMeaning's dot products and categories listed (meaningWork).
+	meanDots []int32
+	meanIn   []uint64
 	// keep is set while the first ranking of a query that will be ranked
 	// again (MatchMore) runs: what it accumulated and selected stays in
 	// kept, and the categories it finished in fins, for the second
@@ -167,14 +170,22 @@ func (x *Index) candidatesIn(p *parsed, limit int, s *scratch) (out []hit, vecto
 		if len(s.semTouched) > 0 {
 			n += semExtra
 		}
-		pruned := x.accumulate(p, s, n)
+		pruned, wide := x.accumulate(p, s, n)
 		sel = x.selection(p, s)
 		if s.keep {
-			k.keep(s, n, pruned, vectors, sel)
+			k.keep(s, n, pruned, wide, vectors, sel)
 		}
 	}
-	if cap(s.hits) < n+semExtra {
-		s.hits = make([]hit, 0, n+semExtra)
+	// Room for top's n, and for what blend adds after them: as many
+	// categories only word vectors reach as were asked for. Without it
+	// the long list of a not-confident answer at 1,000 categories grew
+	// its 200 hits out of s.hits, 60 KB of garbage a question.
+	room := n + semExtra
+	if len(s.semTouched) > 0 {
+		room = n + max(semExtra, limit)
+	}
+	if cap(s.hits) < room {
+		s.hits = make([]hit, 0, room)
 	}
 	out = x.top(p, s, n, sel)
 	if !s.kept.ok {
@@ -193,6 +204,7 @@ type keptWork struct {
 	ok      bool
 	n       int  // the candidates accumulate was asked for, semExtra included
 	pruned  bool // accumulate stopped admitting categories (see accumulate)
+	wide    bool // and any count above maxAssured would have stopped there too
 	vectors bool // the semantic channel ran
 	// The semantic channel's categories and scores before blend, which
 	// consumes them.
@@ -213,7 +225,11 @@ type keptWork struct {
 // words left below the count-th best floor, which is at most the kept
 // count's floor, never passed. Then selection, which reads only the
 // accumulation, is the same too. A smaller count could prune where the
-// kept one did not.
+// kept one did not. Two counts above maxAssured prune at the same rank
+// (pruneRank), so they accumulate the same; and a count of at most
+// maxAssured that pruned where that rank would prune too (wide)
+// accumulated as they do, since that rank's floor is at most its own and
+// no sooner passed.
 func (k *keptWork) serves(base int) bool {
 	if !k.ok {
 		return false
@@ -222,11 +238,11 @@ func (k *keptWork) serves(base int) bool {
 	if len(k.semCats) > 0 {
 		n += semExtra
 	}
-	return n == k.n || n > k.n && !k.pruned
+	return n == k.n || n > maxAssured && (k.n > maxAssured || k.wide) || n > k.n && !k.pruned
 }
 
-func (k *keptWork) keep(s *scratch, n int, pruned, vectors bool, sel selection) {
-	k.ok, k.n, k.pruned, k.vectors, k.sel = true, n, pruned, vectors, sel
+func (k *keptWork) keep(s *scratch, n int, pruned, wide, vectors bool, sel selection) {
+	k.ok, k.n, k.pruned, k.wide, k.vectors, k.sel = true, n, pruned, wide, vectors, sel
 	k.semCats = append(k.semCats[:0], s.semTouched...)
 	k.semVals = k.semVals[:0]
 	for _, c := range s.semTouched {
@@ -273,12 +289,21 @@ const semExtra = 8
 //
 // Words go rarest (heaviest) first, and as soon as the words left could
 // not lift a category that none of the earlier words reached above the
-// limit-th best score already assured, the remaining words only update
-// categories already touched (the MaxScore idea from search engines). A
-// query that names its topic next to "guide" or "server" thus never walks
-// the long postings of those common words in full. It reports whether it
-// did so: then categories no earlier word reached were left untouched.
-func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
+// pruneRank(limit)-th best score already assured, the remaining words
+// only update categories already touched (the MaxScore idea from search
+// engines). A query that names its topic next to "guide" or "server" thus
+// never walks the long postings of those common words in full. It reports
+// whether it did so: then categories no earlier word reached were left
+// untouched. A negative limit never prunes.
+//
+// wide says that the ranks of candidate counts above maxAssured would
+// have pruned at the same word (always so when limit is such a count).
+// With a smaller limit it is found only for a ranking that keeps its work
+// (scratch.keep): MatchMore's long ranking then reuses the short one's
+// accumulation where it pruned at once, on the first common word, as a
+// question of common words at 100,000 categories does ("meaning of the
+// word serendipity": 160,000 postings walked, twice).
+func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned, wide bool) {
 	var order [maxQueryWords]uint8
 	n := 0
 	for i, w := range p.words {
@@ -297,98 +322,201 @@ func (x *Index) accumulate(p *parsed, s *scratch, limit int) (pruned bool) {
 		restW[k] = restW[k+1] + w.weight
 	}
 	inv, qmax := 1/p.total, p.maxCoverage
+	rank := pruneRank(limit)
 	updateOnly := false
 	for k := range n {
 		w := &p.words[order[k]]
-		if !updateOnly && k > 0 && len(s.touched) >= limit {
+		if !updateOnly && rank > 0 && k > 0 && len(s.touched) >= rank {
 			fresh := x.upperBound(p, min(restAcc[k]*inv, qmax), restW[k]*inv, restW[k]*inv)
-			updateOnly = fresh+roundingSlack < x.assured(s, limit, inv, qmax)
-		}
-		s.pass++
-		if s.pass == 0 { // wrapped: old stamps could collide
-			clear(s.stamp)
-			s.pass = 1
-		}
-		for _, c := range w.cands {
-			cats, masks := x.postings(c.term)
-			shares := x.postingShares(c.term)
-			onlyCurated := w.kind == KindRelated
-			note := func(j int, cat uint32) {
-				mask := masks[j]
-				if onlyCurated {
-					// A related word proves something only in what the
-					// curator wrote about the category: its sources'
-					// names and prose are too loose a net for a loose
-					// link ("child" → "individuals" in a source's name).
-					if mask &= curatedFields; mask == 0 {
-						return
-					}
-				}
-				v := c.quality * x.strength[mask]
-				sh := c.quality * float32(shares[j]) / 255
-				if s.stamp[cat] != s.pass {
-					s.stamp[cat] = s.pass
-					s.best[cat], s.shareNow[cat] = v, sh
-					s.wordSeen = append(s.wordSeen, cat)
-				} else {
-					s.best[cat] = max(s.best[cat], v)
-					s.shareNow[cat] = max(s.shareNow[cat], sh)
-				}
-			}
-			switch {
-			case !updateOnly:
-				for j, cat := range cats {
-					note(j, cat)
-				}
-			case len(s.touched)*16 < len(cats):
-				// Few categories left in play: look each up.
-				for _, cat := range s.touched {
-					if j, ok := slices.BinarySearch(cats, cat); ok {
-						note(j, cat)
-					}
-				}
-			default:
-				for j, cat := range cats {
-					if s.acc[cat] > 0 {
-						note(j, cat)
-					}
-				}
+			updateOnly = fresh+roundingSlack < x.assured(s, rank, inv, qmax)
+			if wideRank := pruneRank(maxAssured + 1); updateOnly {
+				wide = rank == wideRank || s.keep && fresh+roundingSlack < x.assured(s, wideRank, inv, qmax)
 			}
 		}
-		for _, cat := range s.wordSeen {
-			if s.acc[cat] == 0 {
-				s.touched = append(s.touched, cat)
-			}
-			s.acc[cat] += w.weight * s.best[cat]
-			s.matched[cat] += w.weight
-			s.share[cat] += s.shareNow[cat]
+		if len(w.cands) == 1 && !updateOnly {
+			x.addWord(w, s)
+		} else {
+			x.passWord(w, s, updateOnly)
 		}
-		s.wordSeen = s.wordSeen[:0]
 	}
-	return updateOnly
+	return updateOnly, wide
 }
 
-// assured is the limit-th best score that the touched categories are
-// already sure to reach: coverage only grows as words are added, and the
-// phrase and adjacency parts only add, so q·(1 − phraseWeight) is a floor.
-func (x *Index) assured(s *scratch, limit int, inv, qmax float32) float32 {
-	var worst [8]float32 // the limit best floors, ascending; limit ≤ 8 here
-	if limit > len(worst) {
-		return 0
+// passWord is accumulate's pass of word w: each category it reaches
+// gains its best strength and share among the terms w meets; with
+// updateOnly, only the categories already touched.
+func (x *Index) passWord(w *qword, s *scratch, updateOnly bool) {
+	s.pass++
+	if s.pass == 0 { // wrapped: old stamps could collide
+		clear(s.stamp)
+		s.pass = 1
 	}
-	k := 0
-	for _, c := range s.touched {
-		v := min(s.acc[c]*inv, qmax)
-		if k < limit {
-			worst[k] = v
-			k++
-			slices.Sort(worst[:k])
-		} else if v > worst[0] {
-			worst[0] = v
-			slices.Sort(worst[:k])
+	for _, c := range w.cands {
+		cats, masks := x.postings(c.term)
+		shares := x.postingShares(c.term)
+		onlyCurated := w.kind == KindRelated
+		note := func(j int, cat uint32) {
+			mask := masks[j]
+			if onlyCurated {
+				// A related word proves something only in what the
+				// curator wrote about the category: its sources'
+				// names and prose are too loose a net for a loose
+				// link ("child" → "individuals" in a source's name).
+				if mask &= curatedFields; mask == 0 {
+					return
+				}
+			}
+			v := c.quality * x.strength[mask]
+			sh := c.quality * float32(shares[j]) / 255
+			if s.stamp[cat] != s.pass {
+				s.stamp[cat] = s.pass
+				s.best[cat], s.shareNow[cat] = v, sh
+				s.wordSeen = append(s.wordSeen, cat)
+			} else {
+				s.best[cat] = max(s.best[cat], v)
+				s.shareNow[cat] = max(s.shareNow[cat], sh)
+			}
+		}
+		switch {
+		case !updateOnly:
+			for j, cat := range cats {
+				note(j, cat)
+			}
+		case len(s.touched)*16 < len(cats):
+			// Few categories left in play: look each up.
+			for _, cat := range s.touched {
+				if j, ok := slices.BinarySearch(cats, cat); ok {
+					note(j, cat)
+				}
+			}
+		default:
+			for j, cat := range cats {
+				if s.acc[cat] > 0 {
+					note(j, cat)
+				}
+			}
 		}
 	}
-	return worst[0] * (1 - float32(x.tune.phraseWeight))
+	for _, cat := range s.wordSeen {
+		if s.acc[cat] == 0 {
+			s.touched = append(s.touched, cat)
+		}
+		s.acc[cat] += w.weight * s.best[cat]
+		s.matched[cat] += w.weight
+		s.share[cat] += s.shareNow[cat]
+	}
+	s.wordSeen = s.wordSeen[:0]
+}
+
+// addWord is accumulate's pass of a word that meets one term, before any
+// pruning: a category then meets the word once, so its best strength and
+// share for the word are those of its one posting, added at once, with
+// no stamps, no per-word maxima and no list of the categories the word
+// reached. It adds what the general pass adds, in the same order
+// (TestAddWordIsGeneralPass). The common words of an unsure question
+// mostly meet one term each, and at 100,000 categories their postings
+// run to tens of thousands.
+func (x *Index) addWord(w *qword, s *scratch) {
+	c := w.cands[0]
+	cats, masks := x.postings(c.term)
+	shares := x.postingShares(c.term)
+	masks, shares = masks[:len(cats)], shares[:len(cats)]
+	onlyCurated := w.kind == KindRelated
+	for j, cat := range cats {
+		mask := masks[j]
+		if onlyCurated {
+			if mask &= curatedFields; mask == 0 {
+				continue
+			}
+		}
+		if s.acc[cat] == 0 {
+			s.touched = append(s.touched, cat)
+		}
+		s.acc[cat] += w.weight * (c.quality * x.strength[mask])
+		s.matched[cat] += w.weight
+		s.share[cat] += c.quality * float32(shares[j]) / 255
+	}
+}
+
+// maxAssured is the largest candidate count whose own floor accumulate
+// prunes at (pruneRank).
+const maxAssured = 8
+
+// pruneRank is the rank of the assured floor accumulate compares the
+// words left with, for a ranking of limit candidates; 0 for a negative
+// limit, which never prunes.
+//
+// Up to maxAssured it is limit itself: no category left untouched could
+// reach the answer. Above it, the long list of a not-confident answer
+// (200, or the whole registry) would need the floor of its last: no
+// floor of a few hundred categories was kept, so that ranking never
+// pruned, and at 100,000 categories it walked in full the postings of
+// every common word of the question ("tutorial", "beginners": 60,000
+// categories and more each), the slowest of the unsure questions. But
+// such a ranking reads no more of the accumulation than selection takes
+// from it: the maxFinish categories of best upper bound, in their order,
+// and the best bound of the others. A category whose bound (at most what
+// the words left could lift it to) lies below the (maxFinish+1)-th best
+// floor of those touched is none of them, and leaving it untouched
+// changes neither: touched stays a prefix of what it would have been,
+// offered in the same order (TestPrunedSelectionIsWhole). So above
+// maxAssured the rank is maxFinish+1, whatever the limit, and every such
+// limit accumulates the same.
+func pruneRank(limit int) int {
+	switch {
+	case limit < 0:
+		return 0
+	case limit <= maxAssured:
+		return limit
+	}
+	return maxFinish + 1
+}
+
+// assured is the rank-th best score that the touched categories are
+// already sure to reach (0 when fewer are touched): coverage only grows
+// as words are added, and the phrase and adjacency parts only add, so
+// q·(1 − phraseWeight) is a floor. rank is at most maxFinish+1.
+func (x *Index) assured(s *scratch, rank int, inv, qmax float32) float32 {
+	// The rank best floors in a heap, the least of them on top.
+	var heap [maxFinish + 1]float32
+	if rank <= 0 || rank > len(heap) || len(s.touched) < rank {
+		return 0
+	}
+	h := heap[:0]
+	for _, c := range s.touched {
+		v := min(s.acc[c]*inv, qmax)
+		if len(h) < rank {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0; { // sift up
+				parent := (i - 1) / 2
+				if h[parent] <= h[i] {
+					break
+				}
+				h[i], h[parent] = h[parent], h[i]
+				i = parent
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for i := 0; ; { // sift down
+			m, l := i, 2*i+1
+			if l < len(h) && h[l] < h[m] {
+				m = l
+			}
+			if r := l + 1; r < len(h) && h[r] < h[m] {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	return h[0] * (1 - float32(x.tune.phraseWeight))
 }
 
 // maxFinish bounds how many categories get their phrases scored. They are
@@ -416,6 +544,11 @@ func (x *Index) selection(p *parsed, s *scratch) selection {
 	var maxDropped float32 = -1 // the best bound of a category never scored
 	for _, c := range s.touched {
 		ub := x.upperBound(p, min(s.acc[c]*inv, qmax), s.matched[c]*inv, s.share[c])
+		if bounds.full() && ub <= bounds.items[0].q {
+			// What offer would refuse, without the call through worse.
+			maxDropped = max(maxDropped, ub)
+			continue
+		}
 		if dropped, ok := bounds.offer(qcand{c, ub}); ok {
 			maxDropped = max(maxDropped, dropped.q)
 		}

@@ -246,23 +246,48 @@ func (x *Index) blend(out []hit, s *scratch, limit int) []hit {
 	// and a sort per query.
 	// Their heap lives in s: a no-match answer's long list asks for as
 	// many as it lists, and allocating them was its largest allocation
-	// in the matcher.
+	// in the matcher. It holds what a hit needs of them, 24 bytes, not
+	// the hits (160 bytes, a string among them, so every move of one in
+	// the heap went through the write barrier): at 1,000 categories
+	// heaping the long list's 200 hits was a sixth of a not-confident
+	// answer (BenchmarkMatchMoreLarge/generated-1000). The hits are made
+	// for those kept only; which are kept is the same, as the order is
+	// total (slugs are unique), and sortHits orders them below.
 	k := max(semExtra, limit)
-	if cap(s.vecOnly) < k {
-		s.vecOnly = make([]hit, 0, k)
+	if cap(s.semOnly) < k {
+		s.semOnly = make([]semOnly, 0, k)
 	}
-	vectorsOnly := hitHeap{items: s.vecOnly[:0], k: k}
+	vectorsOnly := best[semOnly]{items: s.semOnly[:0], k: k, worse: x.semOnlyWorse}
 	for _, c := range s.semTouched {
 		if s.sem[c] > 0 && !lexicalHit(out[:lexical], c) {
-			vectorsOnly.offer(hit{Scored: Scored{Slug: x.slugs[c], Score: roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor)}, cat: c, sem: s.sem[c], semGap: gap(c), ev: evidence{kind: doubtVectorsOnly}})
+			vectorsOnly.offer(semOnly{roundScore(semWeight * float64(s.sem[c]) * x.tune.doubtFactor), c, s.sem[c], gap(c)})
 		}
 		s.sem[c] = 0
 	}
-	out = append(out, vectorsOnly.items...)
+	for _, v := range vectorsOnly.items {
+		out = append(out, hit{Scored: Scored{Slug: x.slugs[v.cat], Score: v.score}, cat: v.cat, sem: v.sem, semGap: v.gap, ev: evidence{kind: doubtVectorsOnly}})
+	}
 	s.semTouched = s.semTouched[:0]
 	sortHits(out, s)
 	x.orderTail(out, s)
 	return out
+}
+
+// semOnly is a category only word vectors reach, as blend keeps it: its
+// score, and its semantic score and gap (hit.sem, hit.semGap).
+type semOnly struct {
+	score    float64
+	cat      uint32
+	sem, gap float32
+}
+
+// semOnlyWorse: a ranks below b as their hits would (hitWorse): by
+// score, then by slug.
+func (x *Index) semOnlyWorse(a, b semOnly) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return x.slugs[a.cat] > x.slugs[b.cat]
 }
 
 // lexicalHit reports whether a lexical candidate is category c.
