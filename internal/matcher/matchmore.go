@@ -22,7 +22,13 @@ var _ MoreMatcher = (*Index)(nil)
 // is the one a second Match would make.
 func (x *Index) MatchMore(query string, limit int, threshold float64, more int) (head, long []Scored, err error) {
 	s := x.scratch.Get().(*scratch)
-	defer x.scratch.Put(s)
+	// Released before it goes back, even when a ranking panics (a
+	// transport recovers the request): a scratch returned with a kept
+	// accumulation would serve the next query another's candidates.
+	defer func() {
+		s.release()
+		x.scratch.Put(s)
+	}()
 	p := &s.query
 	if err := x.parseInto(query, p); err != nil {
 		return nil, nil, err
@@ -36,7 +42,6 @@ func (x *Index) MatchMore(query string, limit int, threshold float64, more int) 
 	if more > 0 && (len(head) == 0 || head[0].Score < threshold) {
 		long = scored(x.rank(p, more, s))
 	}
-	s.release()
 	return head, long, nil
 }
 

@@ -209,7 +209,9 @@ func (x *Index) addRelated(raw, st string, p *parsed, mod wordMod) {
 // vocabulary lacks, for addRelated (nil when none): found at build for
 // every stem of the list (relatedTerms), so looked up here in one probe.
 func (x *Index) relatedOf(st string) []cand {
-	<-x.relatedDone
+	if x.relatedDone != nil { // nil for an Index not made by Build
+		<-x.relatedDone
+	}
 	return x.related.find(st)
 }
 
