@@ -695,9 +695,9 @@ type GetSourcesOutput struct {
 	// unknown slug, the slugs closest to it.
 	Candidates []CandidateCategory `json:"candidates,omitempty,omitzero"`
 
-	// When nothing matched and more_categories is left out: the registry version
-	// whose every category slug this server's instructions list (the catalog), read
-	// there instead of repeated here.
+	// When nothing matched and the session was given the catalog (every category
+	// slug, in this server's instructions): the registry version of that catalog,
+	// which the answer points at instead of listing the other categories.
 	CatalogVersion *string `json:"catalog_version,omitempty,omitzero"`
 
 	// When nothing matched: how many categories the registry holds. The candidates

@@ -46,3 +46,26 @@ func TestSearchListsMoreWhenTheCatalogIsInTheInstructions(t *testing.T) {
 		}
 	}
 }
+
+// A registry too large to list whole: the answer's structured
+// more_categories is left out (its text lists the closest), and the page
+// still lists further categories, none of them a candidate.
+func TestSearchListsMoreInALargeRegistry(t *testing.T) {
+	reg, err := registry.Load(registrytest.Encode(300, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := tools.New(tools.Config{Registry: reg, Matcher: matcher.New(reg), Threshold: tools.DefaultThreshold})
+	b, err := New(Config{Tools: h}).searchBody(context.Background(), "replication for a beginner zzqx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Candidates) == 0 || len(b.More) != moreShown {
+		t.Errorf("%d candidates, %d more; want some, and %d more", len(b.Candidates), len(b.More), moreShown)
+	}
+	for _, m := range b.More {
+		if slices.ContainsFunc(b.Candidates, func(c gen.CandidateCategory) bool { return c.Slug == m.Slug }) || m.Name == "" {
+			t.Errorf("%+v listed again or without its name", m)
+		}
+	}
+}

@@ -118,10 +118,12 @@ func (s *Site) searchBody(ctx context.Context, q string) (*searchBody, error) {
 	b.Candidates = miss.Candidates
 	b.Covered = len(miss.Candidates) > 0
 	more := miss.MoreCategories
-	if miss.CatalogVersion != nil {
-		// The answer left the other categories to the MCP instructions'
-		// catalog, which a browser never sees: list them here.
-		more = otherCategories(s.c.Tools.Published().Registry, miss.Candidates)
+	if len(more) == 0 && miss.CategoryCount != nil && *miss.CategoryCount > len(miss.Candidates) {
+		// The answer left the other categories out: to the MCP
+		// instructions' catalog, which a browser never sees, or to its
+		// text, as the registry is too large to list whole. List the
+		// first of them here.
+		more = otherCategories(s.c.Tools.Published().Registry, miss.Candidates, moreShown)
 	}
 	b.More = more[:min(len(more), moreShown)]
 	return b, nil
@@ -324,11 +326,14 @@ func (s *Site) Proposals(ctx context.Context, l Links) ([]byte, error) {
 	return s.render(l, "proposals", "Proposals", b)
 }
 
-// otherCategories are reg's categories by slug and name, in catalog order,
-// but for the candidates.
-func otherCategories(reg *registry.Registry, candidates []gen.CandidateCategory) []gen.ListedCategory {
+// otherCategories are the first most of reg's categories by slug and
+// name, in catalog order, but for the candidates.
+func otherCategories(reg *registry.Registry, candidates []gen.CandidateCategory, most int) []gen.ListedCategory {
 	var out []gen.ListedCategory
 	for _, c := range reg.Categories() {
+		if len(out) == most {
+			break
+		}
 		if !slices.ContainsFunc(candidates, func(cc gen.CandidateCategory) bool { return cc.Slug == c.Slug }) {
 			out = append(out, gen.ListedCategory{Slug: c.Slug, Name: c.Name})
 		}
