@@ -58,19 +58,25 @@ func viewOf(p *parsed) parsedView {
 
 // parseBoth parses q on the plain path and through the memo and fails
 // unless both give the same analysis.
-func parseBoth(t *testing.T, x *Index, q string, plain, memo *parsed) {
+// parseBoth reports whether q parsed the same both ways; it reports a
+// difference with t.Errorf, as it may run on goroutines of a test, where
+// t.Fatalf may not be called.
+func parseBoth(t *testing.T, x *Index, q string, plain, memo *parsed) bool {
 	t.Helper()
 	errPlain := x.parseWith(q, plain, false)
 	errMemo := x.parseWith(q, memo, true)
 	if !errors.Is(errMemo, errPlain) {
-		t.Fatalf("%q: error %v through the memo, %v plain", q, errMemo, errPlain)
+		t.Errorf("%q: error %v through the memo, %v plain", q, errMemo, errPlain)
+		return false
 	}
 	if errPlain != nil {
-		return
+		return true
 	}
 	if a, b := viewOf(memo), viewOf(plain); !reflect.DeepEqual(a, b) {
-		t.Fatalf("%q: through the memo\n%+v\nplain\n%+v", q, a, b)
+		t.Errorf("%q: through the memo\n%+v\nplain\n%+v", q, a, b)
+		return false
 	}
+	return true
 }
 
 // TestWordMemoIsResolve: every question of the evaluation sets is
@@ -83,7 +89,9 @@ func TestWordMemoIsResolve(t *testing.T) {
 			var plain, memo parsed
 			for range 2 { // cold, then warm
 				for _, q := range set.questions {
-					parseBoth(t, x, q, &plain, &memo)
+					if !parseBoth(t, x, q, &plain, &memo) {
+						return
+					}
 				}
 			}
 		})
@@ -101,7 +109,9 @@ func TestWordMemoConcurrent(t *testing.T) {
 			var plain, memo parsed
 			for i := range questions {
 				q := questions[(i*7+g*31)%len(questions)]
-				parseBoth(t, x, q, &plain, &memo)
+				if !parseBoth(t, x, q, &plain, &memo) {
+					return
+				}
 			}
 		})
 	}
