@@ -91,25 +91,9 @@ func relatedTerms(terms []string, word []bool, lookup func(string) (uint32, bool
 	})
 	// The links from the terms, in the terms' order.
 	slices.SortFunc(own, func(a, b ownLine) int { return cmp.Compare(a.t, b.t) })
-	fwd := map[string][]cand{}
-	link := func(list string, t uint32, q float32) {
-		for r := range strings.FieldsSeq(list) {
-			if _, known := lookup(r); known || isGeneric(r) {
-				continue
-			}
-			cs := fwd[r]
-			if i := slices.IndexFunc(cs, func(c cand) bool { return c.term == t }); i >= 0 {
-				cs[i].quality = max(cs[i].quality, q)
-				continue
-			}
-			fwd[r] = append(cs, cand{t, q})
-		}
-	}
+	fwd := relatedLinks{}
 	for _, l := range own {
-		link(l.close, l.t, closeQuality)
-		link(l.narrow, l.t, narrowQuality)
-		link(l.broad, l.t, broadQuality)
-		link(l.gloss, l.t, glossQuality)
+		fwd.linkLine(l.t, l.close, l.narrow, l.broad, l.gloss, lookup)
 	}
 	// Each stem with terms in its definitions, after its links from the
 	// terms; then the stems with only the latter.
@@ -131,6 +115,35 @@ func relatedTerms(terms []string, word []bool, lookup func(string) (uint32, bool
 		rt.add(stem, fwd[stem])
 	}
 	return rt.table()
+}
+
+// relatedLinks is, for each word of the registry terms' related-word
+// lines, the terms whose lines hold it, in the order they were linked,
+// each with the best quality of its links.
+type relatedLinks map[string][]cand
+
+// linkLine links the words of term t's line (its close, narrow, broad and
+// gloss words) to t, each list at its quality; words the registry has
+// (lookup) and generic words are not linked.
+func (f relatedLinks) linkLine(t uint32, close, narrow, broad, gloss string, lookup func(string) (uint32, bool)) {
+	f.link(close, t, closeQuality, lookup)
+	f.link(narrow, t, narrowQuality, lookup)
+	f.link(broad, t, broadQuality, lookup)
+	f.link(gloss, t, glossQuality, lookup)
+}
+
+func (f relatedLinks) link(list string, t uint32, q float32, lookup func(string) (uint32, bool)) {
+	for r := range strings.FieldsSeq(list) {
+		if _, known := lookup(r); known || isGeneric(r) {
+			continue
+		}
+		cs := f[r]
+		if i := slices.IndexFunc(cs, func(c cand) bool { return c.term == t }); i >= 0 {
+			cs[i].quality = max(cs[i].quality, q)
+			continue
+		}
+		f[r] = append(cs, cand{t, q})
+	}
 }
 
 // unfilteredTerms makes relatedTerms look every word up without

@@ -16,20 +16,7 @@ import (
 // term's line looked up (words.Related), then, for the stem asked about,
 // the registry terms in its own line's definitions, looked up when asked.
 func relatedByLookup(terms []string, word []bool, lookup func(string) (uint32, bool)) func(st string) []cand {
-	fwd := map[string][]cand{}
-	link := func(list string, t uint32, q float32) {
-		for r := range strings.FieldsSeq(list) {
-			if _, known := lookup(r); known || isGeneric(r) {
-				continue
-			}
-			cs := fwd[r]
-			if i := slices.IndexFunc(cs, func(c cand) bool { return c.term == t }); i >= 0 {
-				cs[i].quality = max(cs[i].quality, q)
-				continue
-			}
-			fwd[r] = append(cs, cand{t, q})
-		}
-	}
+	fwd := relatedLinks{}
 	for t, st := range terms {
 		if !word[t] || isGeneric(st) {
 			continue
@@ -38,10 +25,7 @@ func relatedByLookup(terms []string, word []bool, lookup func(string) (uint32, b
 		if !ok {
 			continue
 		}
-		link(close, uint32(t), closeQuality)
-		link(narrow, uint32(t), narrowQuality)
-		link(broad, uint32(t), broadQuality)
-		link(gloss, uint32(t), glossQuality)
+		fwd.linkLine(uint32(t), close, narrow, broad, gloss, lookup)
 	}
 	return func(st string) []cand {
 		cands := slices.Clone(fwd[st])
