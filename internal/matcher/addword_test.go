@@ -15,12 +15,7 @@ import (
 // it: the same touched categories in the same order, bit for bit the
 // same sums.
 func TestAddWordIsGeneralPass(t *testing.T) {
-	doc := registrytest.Generate(2_000, 3)
-	reg, err := registry.Load(gen.EncodeRegistry(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := New(reg)
+	doc, x := generatedIndex(t, 2_000, 3)
 	compared := 0
 	for _, q := range append(registrytest.Queries(doc, 300, 3), "learn rust ownership", "meaning of the word serendipity") {
 		p, err := x.parse(q)
@@ -64,12 +59,7 @@ func BenchmarkAccumulate(b *testing.B) {
 	if testing.Short() {
 		b.Skip("100,000 categories")
 	}
-	doc := registrytest.Generate(100_000, 1)
-	reg, err := registry.LoadLimit(gen.EncodeRegistry(doc), 1<<30)
-	if err != nil {
-		b.Fatal(err)
-	}
-	x := New(reg)
+	doc, x := generatedIndex(b, 100_000, 1)
 	var ps []*parsed
 	for _, q := range append([]string{"learn rust ownership"}, registrytest.Queries(doc, 256, 1)...) {
 		if p, err := x.parse(q); err == nil && p.total > 0 {
@@ -86,4 +76,17 @@ func BenchmarkAccumulate(b *testing.B) {
 		}
 	}
 	s.clearAccumulated()
+}
+
+// generatedIndex is the index of registrytest's registry of n categories
+// from seed, with the document its questions (registrytest.Queries) are
+// drawn from.
+func generatedIndex(tb testing.TB, n int, seed uint64) (*gen.Registry, *Index) {
+	tb.Helper()
+	doc := registrytest.Generate(n, seed)
+	reg, err := registry.LoadLimit(gen.EncodeRegistry(doc), 1<<30)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return doc, New(reg)
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/three-good-sources/3gs/gen"
-	"github.com/three-good-sources/3gs/internal/registry"
 	"github.com/three-good-sources/3gs/internal/registry/registrytest"
 )
 
@@ -17,11 +15,7 @@ import (
 // questions, off-topic and misspelt ones among them) and a synthetic one
 // with common-word questions, at the long lists' limits.
 func TestPrunedSelectionIsWhole(t *testing.T) {
-	doc := registrytest.Generate(3_000, 7)
-	reg, err := registry.Load(gen.EncodeRegistry(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, x := generatedIndex(t, 3_000, 7)
 	syn := newSynth(11, 4_000)
 	cats := syn.categories(2_000)
 	synQueries := syn.queries(cats, 200)
@@ -33,7 +27,7 @@ func TestPrunedSelectionIsWhole(t *testing.T) {
 		x       *Index
 		queries []string
 	}{
-		{"registrytest-3000", New(reg), append(registrytest.Queries(doc, 400, 7), "learn rust ownership", "meaning of the word serendipity")},
+		{"registrytest-3000", x, append(registrytest.Queries(doc, 400, 7), "learn rust ownership", "meaning of the word serendipity")},
 		{"synth-2000", Build(cats), synQueries},
 	} {
 		pruned := 0
